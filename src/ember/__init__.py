@@ -1,0 +1,1 @@
+"""Ember: Spark SQL's join and aggregation machinery in Python."""

@@ -1,0 +1,571 @@
+"""Expression tree: the base class and the nodes every layer needs.
+
+Contract of an :class:`Expression`:
+
+- ``data_type`` / ``nullable``: valid once ``resolved`` is true (unresolved nodes raise).
+- ``references``: the :class:`ExprId` s of the attributes it reads (an ``AttributeSet``).
+- ``deterministic`` / ``foldable``: as in Catalyst.
+- ``eval(batch)``: vectorized evaluation over one ``pyarrow.RecordBatch`` returning a
+  ``pyarrow.Array`` of ``len(batch)`` values, of Arrow type ``data_type.to_arrow()``.  Only *bound*
+  expressions are evaluated: :func:`bind_references` replaces each ``AttributeReference`` with a
+  ``BoundReference`` (column ordinal) against the operator's input attributes.
+- ``__str__`` / ``simple_string()``: Catalyst's ``toString`` with ids, e.g. ``(a#1 + 1)``;
+  ``sql()``: the id-free SQL Spark uses to name unaliased columns, e.g. ``(a + 1)``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Iterable
+from dataclasses import field
+from typing import Any, ClassVar
+
+import pyarrow as pa
+
+from ember import types as T
+from ember.errors import AnalysisError, InternalError
+from ember.trees import TreeNode, node
+
+# ---------------------------------------------------------------------------------------------
+# Expression ids
+
+
+_id_lock = threading.Lock()
+_id_counter = itertools.count(1)
+
+
+def new_expr_id() -> int:
+    """A fresh, process-unique expression id (Spark's ``NamedExpression.newExprId``)."""
+    with _id_lock:
+        return next(_id_counter)
+
+
+# ---------------------------------------------------------------------------------------------
+# Base classes
+
+
+class Expression(TreeNode):
+    """Base of all expressions.  Children are the fields holding expressions."""
+
+    __slots__ = ()
+    child_base: ClassVar[type]  # set below to Expression
+
+    # -- typing -----------------------------------------------------------------------------
+    @property
+    def data_type(self) -> T.DataType:
+        raise AnalysisError(f"Invalid call to data_type on unresolved object {self}",
+                            error_class="INTERNAL_ERROR")
+
+    @property
+    def nullable(self) -> bool:
+        return True
+
+    @property
+    def resolved(self) -> bool:
+        """True when this expression and all its children are resolved and type-check."""
+        return all(c.resolved for c in self.children) and self.check_input_types() is None
+
+    def check_input_types(self) -> str | None:
+        """None when the children's types are acceptable, else a message (Spark's
+        ``checkInputDataTypes``).  The analyzer raises ``DATATYPE_MISMATCH`` with it."""
+        return None
+
+    @property
+    def deterministic(self) -> bool:
+        return all(c.deterministic for c in self.children)
+
+    @property
+    def foldable(self) -> bool:
+        return False
+
+    @property
+    def references(self) -> frozenset[int]:
+        """Expr ids of the attributes this expression reads."""
+        out: set[int] = set()
+        for c in self.children:
+            out |= c.references
+        return frozenset(out)
+
+    # -- evaluation -------------------------------------------------------------------------
+    def eval(self, batch: pa.RecordBatch) -> pa.Array:
+        raise InternalError(f"{type(self).__name__} cannot be evaluated (it is {self})")
+
+    # -- display ----------------------------------------------------------------------------
+    @property
+    def pretty_name(self) -> str:
+        return type(self).__name__.lower()
+
+    def simple_string(self) -> str:
+        args = ", ".join(c.simple_string() for c in self.children)
+        return f"{self.pretty_name}({args})"
+
+    def sql(self) -> str:
+        args = ", ".join(c.sql() for c in self.children)
+        return f"{self.pretty_name}({args})"
+
+    def __str__(self) -> str:
+        return self.simple_string()
+
+    def __repr__(self) -> str:
+        return self.simple_string()
+
+
+Expression.child_base = Expression
+
+
+class LeafExpression(Expression):
+    __slots__ = ()
+
+    @property
+    def children(self) -> tuple[Expression, ...]:
+        return ()
+
+
+class Unevaluable(Expression):
+    """Marker: exists only before analysis/planning replaces it."""
+
+    __slots__ = ()
+
+    @property
+    def resolved(self) -> bool:
+        return False
+
+
+class NamedExpression(Expression):
+    """An expression with a name and an id: attributes and aliases."""
+
+    __slots__ = ()
+
+    @property
+    def name(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def expr_id(self) -> int:
+        raise NotImplementedError
+
+    @property
+    def qualifier(self) -> tuple[str, ...]:
+        return ()
+
+    def to_attribute(self) -> "AttributeReference":
+        raise NotImplementedError
+
+
+# ---------------------------------------------------------------------------------------------
+# Attributes, aliases, literals
+
+
+@node
+class AttributeReference(NamedExpression, LeafExpression):
+    """A resolved column: name, type, nullability, unique id and qualifier (``a#12``)."""
+
+    attr_name: str
+    dtype: T.DataType
+    is_nullable: bool = True
+    id: int = field(default_factory=new_expr_id)
+    attr_qualifier: tuple[str, ...] = field(default=(), compare=False)
+
+    @property
+    def name(self) -> str:
+        return self.attr_name
+
+    @property
+    def expr_id(self) -> int:
+        return self.id
+
+    @property
+    def qualifier(self) -> tuple[str, ...]:
+        return self.attr_qualifier
+
+    @property
+    def data_type(self) -> T.DataType:
+        return self.dtype
+
+    @property
+    def nullable(self) -> bool:
+        return self.is_nullable
+
+    @property
+    def resolved(self) -> bool:
+        return True
+
+    @property
+    def references(self) -> frozenset[int]:
+        return frozenset((self.id,))
+
+    def to_attribute(self) -> "AttributeReference":
+        return self
+
+    def with_nullability(self, nullable: bool) -> "AttributeReference":
+        return self if nullable == self.is_nullable else self.copy(is_nullable=nullable)
+
+    def with_qualifier(self, qualifier: tuple[str, ...]) -> "AttributeReference":
+        return self if qualifier == self.attr_qualifier else self.copy(attr_qualifier=qualifier)
+
+    def with_name(self, name: str) -> "AttributeReference":
+        return self if name == self.attr_name else self.copy(attr_name=name)
+
+    def new_instance(self) -> "AttributeReference":
+        """The same column with a fresh id (used to de-duplicate self-joins)."""
+        return self.copy(id=new_expr_id())
+
+    def simple_string(self) -> str:
+        return f"{self.attr_name}#{self.id}"
+
+    def sql(self) -> str:
+        return _quote_if_needed(self.attr_name)
+
+
+@node
+class Alias(NamedExpression):
+    """``child AS name`` with its own id (``(a#1 + 1) AS x#5``)."""
+
+    child: Expression
+    alias_name: str
+    id: int = field(default_factory=new_expr_id)
+    alias_qualifier: tuple[str, ...] = field(default=(), compare=False)
+
+    @property
+    def name(self) -> str:
+        return self.alias_name
+
+    @property
+    def expr_id(self) -> int:
+        return self.id
+
+    @property
+    def qualifier(self) -> tuple[str, ...]:
+        return self.alias_qualifier
+
+    @property
+    def data_type(self) -> T.DataType:
+        return self.child.data_type
+
+    @property
+    def nullable(self) -> bool:
+        return self.child.nullable
+
+    @property
+    def foldable(self) -> bool:
+        return False
+
+    def to_attribute(self) -> AttributeReference:
+        return AttributeReference(
+            self.alias_name, self.child.data_type, self.child.nullable, self.id,
+            self.alias_qualifier,
+        )
+
+    def eval(self, batch: pa.RecordBatch) -> pa.Array:
+        return self.child.eval(batch)
+
+    def simple_string(self) -> str:
+        return f"{self.child.simple_string()} AS {self.alias_name}#{self.id}"
+
+    def sql(self) -> str:
+        return f"{self.child.sql()} AS {_quote_if_needed(self.alias_name)}"
+
+
+@node
+class BoundReference(LeafExpression):
+    """Column ``ordinal`` of the input batch (produced by :func:`bind_references`)."""
+
+    ordinal: int
+    dtype: T.DataType
+    is_nullable: bool = True
+
+    @property
+    def data_type(self) -> T.DataType:
+        return self.dtype
+
+    @property
+    def nullable(self) -> bool:
+        return self.is_nullable
+
+    def eval(self, batch: pa.RecordBatch) -> pa.Array:
+        return batch.column(self.ordinal)
+
+    def simple_string(self) -> str:
+        return f"input[{self.ordinal}, {self.dtype.simple_string()}, {str(self.is_nullable).lower()}]"
+
+
+@node
+class Literal(LeafExpression):
+    """A constant of a SQL type.  ``value`` is a Python value (None for NULL):
+    int, float, bool, str, bytes, decimal.Decimal, datetime.date, datetime.datetime (UTC-aware)."""
+
+    value: Any
+    dtype: T.DataType
+
+    @property
+    def data_type(self) -> T.DataType:
+        return self.dtype
+
+    @property
+    def nullable(self) -> bool:
+        return self.value is None
+
+    @property
+    def foldable(self) -> bool:
+        return True
+
+    @property
+    def resolved(self) -> bool:
+        return True
+
+    def eval(self, batch: pa.RecordBatch) -> pa.Array:
+        n = batch.num_rows
+        at = self.dtype.to_arrow()
+        if self.value is None:
+            return pa.nulls(n, type=at)
+        return pa.repeat(pa.scalar(self.value, type=at), n)
+
+    def scalar(self) -> pa.Scalar:
+        return pa.scalar(self.value, type=self.dtype.to_arrow())
+
+    def simple_string(self) -> str:
+        return literal_to_string(self.value, self.dtype)
+
+    def sql(self) -> str:
+        return literal_to_sql(self.value, self.dtype)
+
+
+def literal_to_string(value: Any, dtype: T.DataType) -> str:
+    """Catalyst's ``Literal.toString``: ``1``, ``abc``, ``null``, ``1.5``, ``2001-01-01``."""
+    if value is None:
+        return "null"
+    if isinstance(dtype, T.BooleanType):
+        return "true" if value else "false"
+    if isinstance(dtype, (T.FloatType, T.DoubleType)):
+        return _float_str(float(value))
+    if isinstance(dtype, T.TimestampType):
+        return value.strftime("%Y-%m-%d %H:%M:%S") + (
+            f".{value.microsecond:06d}".rstrip("0") if value.microsecond else ""
+        )
+    return str(value)
+
+
+def literal_to_sql(value: Any, dtype: T.DataType) -> str:
+    """Catalyst's ``Literal.sql``: ``'abc'``, ``1L``, ``1.5D``, ``DATE '2001-01-01'``, ``NULL``."""
+    if value is None:
+        return "NULL"
+    match dtype:
+        case T.StringType():
+            return "'" + str(value).replace("\\", "\\\\").replace("'", "\\'") + "'"
+        case T.BooleanType():
+            return "true" if value else "false"
+        case T.LongType():
+            return f"{value}L"
+        case T.ShortType():
+            return f"{value}S"
+        case T.ByteType():
+            return f"{value}Y"
+        case T.DoubleType():
+            return _float_str(float(value)) + "D"
+        case T.FloatType():
+            return _float_str(float(value)) + "F"
+        case T.DecimalType():
+            return f"{value}BD"
+        case T.DateType():
+            return f"DATE '{value}'"
+        case T.TimestampType():
+            return f"TIMESTAMP '{literal_to_string(value, dtype)}'"
+        case _:
+            return str(value)
+
+
+def _float_str(v: float) -> str:
+    if v != v:
+        return "NaN"
+    if v in (float("inf"), float("-inf")):
+        return "Infinity" if v > 0 else "-Infinity"
+    r = repr(v)
+    if "e" in r:
+        mant, exp = r.split("e")
+        if "." not in mant:
+            mant += ".0"
+        return f"{mant}E{int(exp)}"
+    return r
+
+
+_SIMPLE_IDENT_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+def _quote_if_needed(name: str) -> str:
+    if name and set(name) <= _SIMPLE_IDENT_CHARS and not name[0].isdigit():
+        return name
+    return "`" + name.replace("`", "``") + "`"
+
+
+# ---------------------------------------------------------------------------------------------
+# Unresolved expressions (produced by the SQL front end and the DataFrame API)
+
+
+@node
+class UnresolvedAttribute(Unevaluable, LeafExpression):
+    """A column name not yet resolved: ``name_parts`` is e.g. ``('t', 'a')`` for ``t.a``.
+    ``origin`` is (line, column) in the SQL text, for error positions."""
+
+    name_parts: tuple[str, ...]
+    origin: tuple[int, int] | None = field(default=None, compare=False)
+
+    @property
+    def name(self) -> str:
+        return ".".join(self.name_parts)
+
+    def simple_string(self) -> str:
+        return "'" + ".".join(self.name_parts)
+
+    def sql(self) -> str:
+        return ".".join(_quote_if_needed(p) for p in self.name_parts)
+
+
+@node
+class UnresolvedStar(Unevaluable, LeafExpression):
+    """``*`` or ``t.*`` (``target`` is the qualifier, empty for a bare ``*``)."""
+
+    target: tuple[str, ...] = ()
+
+    def simple_string(self) -> str:
+        return ".".join(self.target + ("*",))
+
+    def sql(self) -> str:
+        return self.simple_string()
+
+
+@node
+class UnresolvedFunction(Unevaluable):
+    """A function call by name, resolved by the analyzer through the function registry.
+    ``filter`` is the aggregate ``FILTER (WHERE ...)`` clause; ``ignore_nulls`` is set for
+    ``first(x) IGNORE NULLS`` style calls."""
+
+    fn_name: str
+    arguments: tuple[Expression, ...]
+    is_distinct: bool = False
+    filter: Expression | None = None
+    ignore_nulls: bool = False
+    origin: tuple[int, int] | None = field(default=None, compare=False)
+
+    def simple_string(self) -> str:
+        d = "distinct " if self.is_distinct else ""
+        args = ", ".join(a.simple_string() for a in self.arguments)
+        f = f" FILTER (WHERE {self.filter.simple_string()})" if self.filter is not None else ""
+        return f"'{self.fn_name}({d}{args}){f}"
+
+
+@node
+class UnresolvedAlias(Unevaluable):
+    """A select-list item without an alias; the analyzer names it after ``child.sql()``."""
+
+    child: Expression
+
+    def simple_string(self) -> str:
+        return f"unresolvedalias({self.child.simple_string()})"
+
+
+@node
+class UnresolvedOrdinal(Unevaluable, LeafExpression):
+    """``GROUP BY 1`` / ``ORDER BY 2``: a 1-based position in the select list."""
+
+    ordinal: int
+
+    def simple_string(self) -> str:
+        return str(self.ordinal)
+
+
+# ---------------------------------------------------------------------------------------------
+# Sort order
+
+
+class SortDirection:
+    ASCENDING = "ASC"
+    DESCENDING = "DESC"
+
+
+class NullOrdering:
+    NULLS_FIRST = "NULLS FIRST"
+    NULLS_LAST = "NULLS LAST"
+
+
+@node
+class SortOrder(Expression):
+    """``child ASC NULLS FIRST``.  Spark's defaults: ASC -> NULLS FIRST, DESC -> NULLS LAST."""
+
+    child: Expression
+    ascending: bool = True
+    nulls_first: bool | None = None
+
+    @property
+    def effective_nulls_first(self) -> bool:
+        return self.ascending if self.nulls_first is None else self.nulls_first
+
+    @property
+    def data_type(self) -> T.DataType:
+        return self.child.data_type
+
+    @property
+    def nullable(self) -> bool:
+        return self.child.nullable
+
+    def simple_string(self) -> str:
+        d = "ASC" if self.ascending else "DESC"
+        n = "NULLS FIRST" if self.effective_nulls_first else "NULLS LAST"
+        return f"{self.child.simple_string()} {d} {n}"
+
+    def sql(self) -> str:
+        d = "ASC" if self.ascending else "DESC"
+        n = "NULLS FIRST" if self.effective_nulls_first else "NULLS LAST"
+        return f"{self.child.sql()} {d} {n}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers
+
+
+def bind_references(expr: Expression, input_attrs: Iterable[NamedExpression]) -> Expression:
+    """Replace every ``AttributeReference`` by a ``BoundReference`` to its position in
+    ``input_attrs``.  Raises an internal error naming the attribute when it is missing."""
+    attrs = list(input_attrs)
+    index = {a.expr_id: i for i, a in enumerate(attrs)}
+
+    def bind(e: Expression) -> Expression | None:
+        if isinstance(e, AttributeReference):
+            i = index.get(e.id)
+            if i is None:
+                raise InternalError(
+                    f"Couldn't find {e} in [{', '.join(str(a) for a in attrs)}]"
+                )
+            a = attrs[i]
+            return BoundReference(i, a.data_type, a.nullable)
+        return None
+
+    return expr.transform_up(bind)
+
+
+def attribute_set(exprs: Iterable[Expression]) -> frozenset[int]:
+    out: set[int] = set()
+    for e in exprs:
+        out |= e.references
+    return frozenset(out)
+
+
+def split_conjuncts(cond: Expression | None) -> list[Expression]:
+    """``a AND (b AND c)`` -> ``[a, b, c]`` (order kept)."""
+    if cond is None:
+        return []
+    from ember.expressions.predicates import And
+
+    if isinstance(cond, And):
+        return split_conjuncts(cond.left) + split_conjuncts(cond.right)
+    return [cond]
+
+
+def and_all(conds: Iterable[Expression]) -> Expression | None:
+    """Left-deep AND of ``conds``; None when empty."""
+    from ember.expressions.predicates import And
+
+    result: Expression | None = None
+    for c in conds:
+        result = c if result is None else And(result, c)
+    return result

@@ -1,0 +1,167 @@
+"""Subquery expressions and outer references.
+
+A subquery expression holds a logical plan (not an expression child).  Correlated columns inside
+that plan are wrapped in :class:`OuterReference` by the analyzer; ``outer_attrs`` lists the outer
+attributes the subquery reads.  None of these are evaluated directly: the subquery rewrite
+(``ember.optimizer.rules.rewrite_subquery``) turns them into joins before execution.
+"""
+
+from __future__ import annotations
+
+from dataclasses import field
+from typing import Any
+
+from ember import types as T
+from ember.expressions.base import (
+    AttributeReference,
+    Expression,
+    LeafExpression,
+    Unevaluable,
+    new_expr_id,
+)
+from ember.trees import node
+
+
+@node
+class OuterReference(LeafExpression):
+    """A column of an enclosing query, referenced from inside a subquery."""
+
+    attr: AttributeReference
+
+    @property
+    def data_type(self) -> T.DataType:
+        return self.attr.data_type
+
+    @property
+    def nullable(self) -> bool:
+        return self.attr.nullable
+
+    @property
+    def resolved(self) -> bool:
+        return True
+
+    @property
+    def references(self) -> frozenset[int]:
+        # Outer references are not inputs of the operator that holds them.
+        return frozenset()
+
+    @property
+    def name(self) -> str:
+        return self.attr.name
+
+    def simple_string(self) -> str:
+        return f"outer({self.attr.simple_string()})"
+
+    def sql(self) -> str:
+        return self.attr.sql()
+
+
+class SubqueryExpression(Expression):
+    """Base of expressions that hold a plan.  ``plan`` is a LogicalPlan."""
+
+    __slots__ = ()
+    plan: Any
+
+    @property
+    def correlated(self) -> bool:
+        return bool(getattr(self, "outer_attrs", ()))
+
+    def with_plan(self, plan: Any) -> "SubqueryExpression":
+        return self.copy(plan=plan)  # type: ignore[attr-defined]
+
+    @property
+    def resolved(self) -> bool:
+        return bool(self.plan.resolved) and all(c.resolved for c in self.children)
+
+
+@node
+class ScalarSubquery(SubqueryExpression, LeafExpression):
+    """``(SELECT max(x) FROM t WHERE t.k = outer.k)``: one column, at most one row."""
+
+    plan: Any
+    outer_attrs: tuple[Expression, ...] = ()
+    id: int = field(default_factory=new_expr_id)
+
+    @property
+    def children(self) -> tuple[Expression, ...]:
+        return ()
+
+    @property
+    def data_type(self) -> T.DataType:
+        return self.plan.output[0].data_type
+
+    @property
+    def nullable(self) -> bool:
+        return True
+
+    def simple_string(self) -> str:
+        return f"scalar-subquery#{self.id} [{', '.join(a.simple_string() for a in self.outer_attrs)}]"
+
+    def sql(self) -> str:
+        return f"scalarsubquery({', '.join(a.sql() for a in self.outer_attrs)})"
+
+
+@node
+class Exists(SubqueryExpression, Unevaluable, LeafExpression):
+    """``EXISTS (subquery)``."""
+
+    plan: Any
+    outer_attrs: tuple[Expression, ...] = ()
+    id: int = field(default_factory=new_expr_id)
+
+    @property
+    def children(self) -> tuple[Expression, ...]:
+        return ()
+
+    @property
+    def resolved(self) -> bool:
+        return bool(self.plan.resolved)
+
+    @property
+    def data_type(self) -> T.DataType:
+        return T.BOOLEAN
+
+    @property
+    def nullable(self) -> bool:
+        return False
+
+    def simple_string(self) -> str:
+        return f"exists#{self.id} [{', '.join(a.simple_string() for a in self.outer_attrs)}]"
+
+    def sql(self) -> str:
+        return f"exists({', '.join(a.sql() for a in self.outer_attrs)})"
+
+
+@node
+class InSubquery(SubqueryExpression, Unevaluable):
+    """``(v1, ..., vn) IN (subquery)``; ``NOT IN`` is ``Not(InSubquery(...))``."""
+
+    values: tuple[Expression, ...]
+    plan: Any
+    outer_attrs: tuple[Expression, ...] = ()
+    id: int = field(default_factory=new_expr_id)
+
+    @property
+    def resolved(self) -> bool:
+        return bool(self.plan.resolved) and all(v.resolved for v in self.values)
+
+    @property
+    def data_type(self) -> T.DataType:
+        return T.BOOLEAN
+
+    @property
+    def nullable(self) -> bool:
+        return True
+
+    def simple_string(self) -> str:
+        vals = ", ".join(v.simple_string() for v in self.values)
+        if len(self.values) > 1:
+            vals = f"named_struct({vals})"
+        outer = ", ".join(a.simple_string() for a in self.outer_attrs)
+        return f"{vals} IN (list#{self.id} [{outer}])"
+
+    def sql(self) -> str:
+        vals = ", ".join(v.sql() for v in self.values)
+        if len(self.values) > 1:
+            vals = f"({vals})"
+        return f"({vals} IN (listquery()))"

@@ -1,0 +1,169 @@
+"""Join types and their semantics tables: the one place join semantics live.
+
+Every analyzer rule, optimizer rule, strategy and operator reads these tables instead of re-deriving
+them (STYLE.md section 4).
+
+=============  =================  ==================  ================================
+join type      output             nullability change  build sides a hash join may use
+=============  =================  ==================  ================================
+Inner/Cross    left ++ right      none                left or right
+LeftOuter      left ++ right      right nullable      right (shuffled hash: both)
+RightOuter     left ++ right      left nullable       left  (shuffled hash: both)
+FullOuter      left ++ right      all nullable        shuffled hash only, either side
+LeftSemi       left               none                right (shuffled hash: both)
+LeftAnti       left               none                right (shuffled hash: both)
+Existence      left ++ [exists]   exists not null     right
+=============  =================  ==================  ================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class JoinType(Enum):
+    INNER = "Inner"
+    CROSS = "Cross"
+    LEFT_OUTER = "LeftOuter"
+    RIGHT_OUTER = "RightOuter"
+    FULL_OUTER = "FullOuter"
+    LEFT_SEMI = "LeftSemi"
+    LEFT_ANTI = "LeftAnti"
+    EXISTENCE = "ExistenceJoin"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def sql(self) -> str:
+        return _SQL[self]
+
+    @property
+    def is_inner_like(self) -> bool:
+        return self in (JoinType.INNER, JoinType.CROSS)
+
+    @property
+    def is_left_existence(self) -> bool:
+        """LeftSemi, LeftAnti or ExistenceJoin: the output is (mostly) the left side."""
+        return self in (JoinType.LEFT_SEMI, JoinType.LEFT_ANTI, JoinType.EXISTENCE)
+
+    @property
+    def outputs_right(self) -> bool:
+        """Whether the right side's columns appear in the output."""
+        return not self.is_left_existence
+
+    @property
+    def preserves_left(self) -> bool:
+        """Every left row appears at least once (possibly NULL-padded)."""
+        return self in (JoinType.LEFT_OUTER, JoinType.FULL_OUTER, JoinType.EXISTENCE)
+
+    @property
+    def preserves_right(self) -> bool:
+        return self in (JoinType.RIGHT_OUTER, JoinType.FULL_OUTER)
+
+    @property
+    def left_nullable(self) -> bool:
+        """Left columns become nullable in the output."""
+        return self in (JoinType.RIGHT_OUTER, JoinType.FULL_OUTER)
+
+    @property
+    def right_nullable(self) -> bool:
+        return self in (JoinType.LEFT_OUTER, JoinType.FULL_OUTER)
+
+
+_SQL = {
+    JoinType.INNER: "INNER",
+    JoinType.CROSS: "CROSS",
+    JoinType.LEFT_OUTER: "LEFT OUTER",
+    JoinType.RIGHT_OUTER: "RIGHT OUTER",
+    JoinType.FULL_OUTER: "FULL OUTER",
+    JoinType.LEFT_SEMI: "LEFT SEMI",
+    JoinType.LEFT_ANTI: "LEFT ANTI",
+    JoinType.EXISTENCE: "EXISTENCE",
+}
+
+_BY_NAME = {
+    "inner": JoinType.INNER,
+    "cross": JoinType.CROSS,
+    "outer": JoinType.FULL_OUTER,
+    "full": JoinType.FULL_OUTER,
+    "fullouter": JoinType.FULL_OUTER,
+    "full_outer": JoinType.FULL_OUTER,
+    "left": JoinType.LEFT_OUTER,
+    "leftouter": JoinType.LEFT_OUTER,
+    "left_outer": JoinType.LEFT_OUTER,
+    "right": JoinType.RIGHT_OUTER,
+    "rightouter": JoinType.RIGHT_OUTER,
+    "right_outer": JoinType.RIGHT_OUTER,
+    "semi": JoinType.LEFT_SEMI,
+    "leftsemi": JoinType.LEFT_SEMI,
+    "left_semi": JoinType.LEFT_SEMI,
+    "anti": JoinType.LEFT_ANTI,
+    "leftanti": JoinType.LEFT_ANTI,
+    "left_anti": JoinType.LEFT_ANTI,
+}
+
+
+def join_type_from_string(how: str) -> JoinType:
+    """PySpark's ``how`` strings (``'left_outer'``, ``'semi'``, ``'full'`` ...) to a JoinType."""
+    key = how.lower().replace(" ", "")
+    if key not in _BY_NAME:
+        from ember.errors import AnalysisError
+
+        supported = "'" + "', '".join(sorted(_BY_NAME)) + "'"
+        raise AnalysisError(
+            f"Unsupported join type '{how}'. Supported join types include: {supported}.",
+            error_class="UNSUPPORTED_JOIN_TYPE",
+            parameters={"typ": how, "supported": supported},
+        )
+    return _BY_NAME[key]
+
+
+@dataclass(frozen=True, slots=True)
+class UsingJoin:
+    """Unresolved ``JOIN ... USING (cols)`` / ``NATURAL JOIN`` (``natural=True``, cols empty).
+    The analyzer turns it into an equi-join plus a projection (ResolveNaturalAndUsingJoin)."""
+
+    join_type: JoinType
+    using_columns: tuple[str, ...] = ()
+    natural: bool = False
+
+    def __str__(self) -> str:
+        if self.natural:
+            return f"NaturalJoin({self.join_type})"
+        return f"UsingJoin({self.join_type}, [{', '.join(self.using_columns)}])"
+
+
+@dataclass(frozen=True, slots=True)
+class JoinHint:
+    """Hints attached to each side of a Join (``BROADCAST``, ``SHUFFLE_MERGE``, ``SHUFFLE_HASH``,
+    ``SHUFFLE_REPLICATE_NL``).  Spark's strategy names, canonical form."""
+
+    left: tuple[str, ...] = ()
+    right: tuple[str, ...] = ()
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.left and not self.right
+
+    def __str__(self) -> str:
+        parts = []
+        if self.left:
+            parts.append("leftHint=(strategy=" + ",".join(h.lower() for h in self.left) + ")")
+        if self.right:
+            parts.append("rightHint=(strategy=" + ",".join(h.lower() for h in self.right) + ")")
+        return ", ".join(parts)
+
+
+# Spark's hint names and their aliases -> canonical strategy name.
+JOIN_HINT_ALIASES: dict[str, str] = {
+    "BROADCAST": "BROADCAST",
+    "BROADCASTJOIN": "BROADCAST",
+    "MAPJOIN": "BROADCAST",
+    "MERGE": "SHUFFLE_MERGE",
+    "SHUFFLE_MERGE": "SHUFFLE_MERGE",
+    "MERGEJOIN": "SHUFFLE_MERGE",
+    "SHUFFLE_HASH": "SHUFFLE_HASH",
+    "SHUFFLE_REPLICATE_NL": "SHUFFLE_REPLICATE_NL",
+}

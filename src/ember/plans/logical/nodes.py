@@ -1,0 +1,666 @@
+"""Logical plan nodes, named as in Catalyst, with Spark-like ``tree_string()`` output.
+
+A plan's children are its fields holding plans; its *expressions* are the fields holding
+expressions (or tuples of them).  ``output`` is the tuple of attributes the node produces; it is
+computed once and cached.  Unresolved nodes (``UnresolvedRelation``, ``UnresolvedHint`` ...) exist
+only between the parser and the analyzer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import field, fields
+from typing import Any, ClassVar
+
+import pyarrow as pa
+
+from ember import types as T
+from ember.errors import InternalError
+from ember.expressions.base import (
+    AttributeReference,
+    Expression,
+    NamedExpression,
+    SortOrder,
+)
+from ember.plans.logical.join_type import JoinHint, JoinType, UsingJoin
+from ember.trees import TreeNode, node
+
+
+def _attrs_str(attrs: tuple[Expression, ...] | list[Expression]) -> str:
+    return "[" + ", ".join(a.simple_string() for a in attrs) + "]"
+
+
+def _attrs_str_compact(attrs: tuple[Expression, ...] | list[Expression]) -> str:
+    return "[" + ",".join(a.simple_string() for a in attrs) + "]"
+
+
+class LogicalPlan(TreeNode):
+    """Base of logical plan nodes."""
+
+    __slots__ = ("_out",)
+    child_base: ClassVar[type]
+
+    # -- schema -----------------------------------------------------------------------------
+    @property
+    def output(self) -> tuple[AttributeReference, ...]:
+        try:
+            return self._out  # type: ignore[attr-defined]
+        except AttributeError:
+            out = tuple(self._compute_output())
+            object.__setattr__(self, "_out", out)
+            return out
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        raise InternalError(f"{self.node_name}.output is not defined (unresolved?)")
+
+    @property
+    def output_set(self) -> frozenset[int]:
+        return frozenset(a.id for a in self.output)
+
+    @property
+    def schema_names(self) -> list[str]:
+        return [a.name for a in self.output]
+
+    # -- resolution -------------------------------------------------------------------------
+    @property
+    def expressions_resolved(self) -> bool:
+        return all(e.resolved for e in self.expressions())
+
+    @property
+    def child_resolved(self) -> bool:
+        return all(c.resolved for c in self.children)
+
+    @property
+    def resolved(self) -> bool:
+        return self.expressions_resolved and self.child_resolved
+
+    @property
+    def references(self) -> frozenset[int]:
+        out: set[int] = set()
+        for e in self.expressions():
+            out |= e.references
+        return frozenset(out)
+
+    @property
+    def missing_input(self) -> frozenset[int]:
+        inputs: set[int] = set()
+        for c in self.children:
+            inputs |= c.output_set
+        return self.references - inputs - self.produced_attributes
+
+    @property
+    def produced_attributes(self) -> frozenset[int]:
+        return frozenset()
+
+    # -- expressions ------------------------------------------------------------------------
+    def expressions(self) -> tuple[Expression, ...]:
+        """Every expression held directly by this node (flattening tuples of tuples)."""
+        out: list[Expression] = []
+        for f in fields(self):  # type: ignore[arg-type]
+            _collect_exprs(getattr(self, f.name), out)
+        return tuple(out)
+
+    def map_expressions(self, fn: Callable[[Expression], Expression]) -> "LogicalPlan":
+        """This node with ``fn`` applied to each of its expressions; ``self`` if none changed."""
+        changes: dict[str, Any] = {}
+        for f in fields(self):  # type: ignore[arg-type]
+            value = getattr(self, f.name)
+            new = _map_exprs(value, fn)
+            if new is not value:
+                changes[f.name] = new
+        return self.copy(**changes) if changes else self
+
+    def transform_expressions(self, rule: Callable[[Expression], Any]) -> "LogicalPlan":
+        """Apply ``rule`` (pre-order) to every expression of this node only."""
+        return self.map_expressions(lambda e: e.transform_down(rule))
+
+    def transform_expressions_up(self, rule: Callable[[Expression], Any]) -> "LogicalPlan":
+        return self.map_expressions(lambda e: e.transform_up(rule))
+
+    def transform_all_expressions(self, rule: Callable[[Expression], Any]) -> "LogicalPlan":
+        """``transform_expressions`` on every node of the plan (not into subqueries)."""
+        return self.transform_up(lambda p: p.transform_expressions(rule))
+
+    def subqueries(self) -> list["LogicalPlan"]:
+        """Plans of subquery expressions held by this node."""
+        from ember.expressions.subquery import SubqueryExpression
+
+        out: list[LogicalPlan] = []
+        for e in self.expressions():
+            e.foreach(lambda x: out.append(x.plan) if isinstance(x, SubqueryExpression) else None)
+        return out
+
+    def inner_children(self) -> tuple[TreeNode, ...]:
+        return tuple(self.subqueries())
+
+    def simple_string(self) -> str:
+        args = []
+        for f in fields(self):  # type: ignore[arg-type]
+            v = getattr(self, f.name)
+            if isinstance(v, LogicalPlan) or (
+                isinstance(v, tuple) and v and all(isinstance(x, LogicalPlan) for x in v)
+            ):
+                continue
+            if isinstance(v, tuple):
+                args.append(_attrs_str(v) if all(isinstance(x, Expression) for x in v) else str(v))
+            elif v is not None:
+                args.append(str(v) if not isinstance(v, Expression) else v.simple_string())
+        return f"{self.node_name} {', '.join(args)}".rstrip()
+
+
+LogicalPlan.child_base = LogicalPlan
+
+
+def _collect_exprs(value: Any, out: list[Expression]) -> None:
+    if isinstance(value, Expression):
+        out.append(value)
+    elif isinstance(value, tuple):
+        for v in value:
+            _collect_exprs(v, out)
+
+
+def _map_exprs(value: Any, fn: Callable[[Expression], Expression]) -> Any:
+    if isinstance(value, Expression):
+        return fn(value)
+    if isinstance(value, tuple) and value and any(
+        isinstance(v, (Expression, tuple)) for v in value
+    ):
+        new = tuple(_map_exprs(v, fn) for v in value)
+        return value if all(a is b for a, b in zip(new, value)) else new
+    return value
+
+
+class LeafNode(LogicalPlan):
+    __slots__ = ()
+
+
+class UnaryNode(LogicalPlan):
+    __slots__ = ()
+
+    @property
+    def child_plan(self) -> LogicalPlan:
+        return self.children[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# Leaves
+
+
+@node
+class OneRowRelation(LeafNode):
+    """``SELECT 1`` with no FROM: one row, no columns."""
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return ()
+
+    def simple_string(self) -> str:
+        return "OneRowRelation"
+
+
+@node
+class LocalRelation(LeafNode):
+    """In-memory data (VALUES, createDataFrame).  ``data`` holds Arrow columns in ``attrs`` order."""
+
+    attrs: tuple[AttributeReference, ...]
+    data: pa.Table | None = field(default=None, compare=False)
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return self.attrs
+
+    @property
+    def num_rows(self) -> int:
+        return 0 if self.data is None else self.data.num_rows
+
+    def simple_string(self) -> str:
+        return f"LocalRelation {_attrs_str(self.attrs)}"
+
+
+@node
+class FileRelation(LeafNode):
+    """A Parquet or CSV source (Spark's ``Relation [cols] parquet``)."""
+
+    attrs: tuple[AttributeReference, ...]
+    format: str
+    paths: tuple[str, ...]
+    options: tuple[tuple[str, str], ...] = ()
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return self.attrs
+
+    def simple_string(self) -> str:
+        return f"Relation {_attrs_str_compact(self.attrs)} {self.format}"
+
+
+@node
+class UnresolvedRelation(LeafNode):
+    """A table or view name to be looked up in the catalog."""
+
+    name_parts: tuple[str, ...]
+    origin: tuple[int, int] | None = field(default=None, compare=False)
+
+    @property
+    def resolved(self) -> bool:
+        return False
+
+    def simple_string(self) -> str:
+        return f"'UnresolvedRelation [{', '.join(self.name_parts)}], [], false"
+
+
+@node
+class UnresolvedInlineTable(LeafNode):
+    """``VALUES (1, 'a'), (2, 'b') AS t(a, b)`` before its rows are evaluated."""
+
+    names: tuple[str, ...]
+    rows: tuple[tuple[Expression, ...], ...]
+
+    @property
+    def resolved(self) -> bool:
+        return False
+
+    def simple_string(self) -> str:
+        rows = ", ".join("[" + ", ".join(e.simple_string() for e in r) + "]" for r in self.rows)
+        return f"'UnresolvedInlineTable [{', '.join(self.names)}], [{rows}]"
+
+
+# ---------------------------------------------------------------------------------------------
+# Unary operators
+
+
+@node
+class Project(UnaryNode):
+    project_list: tuple[Expression, ...]
+    child: LogicalPlan
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return tuple(e.to_attribute() for e in self.project_list)  # type: ignore[attr-defined]
+
+    @property
+    def resolved(self) -> bool:
+        return super().resolved and all(isinstance(e, NamedExpression) for e in self.project_list)
+
+    def simple_string(self) -> str:
+        return f"Project {_attrs_str(self.project_list)}"
+
+
+@node
+class Filter(UnaryNode):
+    condition: Expression
+    child: LogicalPlan
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return self.child.output
+
+    def simple_string(self) -> str:
+        return f"Filter {self.condition.simple_string()}"
+
+
+@node
+class Join(LogicalPlan):
+    """A join.  ``join_type`` is a :class:`JoinType`, or a :class:`UsingJoin` before analysis.
+    ``existence_attr`` is the boolean ``exists#N`` column of an ExistenceJoin."""
+
+    left: LogicalPlan
+    right: LogicalPlan
+    join_type: JoinType | UsingJoin
+    condition: Expression | None = None
+    hint: JoinHint = JoinHint()
+    existence_attr: AttributeReference | None = None
+
+    @property
+    def resolved(self) -> bool:
+        return isinstance(self.join_type, JoinType) and super().resolved
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        jt = self.join_type
+        if not isinstance(jt, JoinType):
+            raise InternalError(f"Join output requested before {jt} was resolved")
+        left = self.left.output
+        if jt in (JoinType.LEFT_SEMI, JoinType.LEFT_ANTI):
+            return left
+        if jt is JoinType.EXISTENCE:
+            assert self.existence_attr is not None
+            return left + (self.existence_attr,)
+        right = self.right.output
+        if jt.left_nullable:
+            left = tuple(a.with_nullability(True) for a in left)
+        if jt.right_nullable:
+            right = tuple(a.with_nullability(True) for a in right)
+        return left + right
+
+    def simple_string(self) -> str:
+        jt = self.join_type
+        if jt is JoinType.EXISTENCE and self.existence_attr is not None:
+            jt_s = f"ExistenceJoin({self.existence_attr.simple_string()})"
+        else:
+            jt_s = str(jt)
+        parts = [f"Join {jt_s}"]
+        if self.condition is not None:
+            parts.append(self.condition.simple_string())
+        if not self.hint.is_empty:
+            parts.append(str(self.hint))
+        return ", ".join(parts)
+
+
+@node
+class Aggregate(UnaryNode):
+    grouping_expressions: tuple[Expression, ...]
+    aggregate_expressions: tuple[Expression, ...]
+    child: LogicalPlan
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return tuple(e.to_attribute() for e in self.aggregate_expressions)  # type: ignore[attr-defined]
+
+    @property
+    def resolved(self) -> bool:
+        return super().resolved and all(
+            isinstance(e, NamedExpression) for e in self.aggregate_expressions
+        )
+
+    def simple_string(self) -> str:
+        return (
+            f"Aggregate {_attrs_str(self.grouping_expressions)}, "
+            f"{_attrs_str(self.aggregate_expressions)}"
+        )
+
+
+@node
+class Expand(UnaryNode):
+    """Emits ``len(projections)`` rows per input row, one per projection (used by
+    RewriteDistinctAggregates and GROUPING SETS)."""
+
+    projections: tuple[tuple[Expression, ...], ...]
+    attrs: tuple[AttributeReference, ...]
+    child: LogicalPlan
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return self.attrs
+
+    @property
+    def produced_attributes(self) -> frozenset[int]:
+        return frozenset(a.id for a in self.attrs) - self.child.output_set
+
+    def simple_string(self) -> str:
+        projs = ", ".join(_attrs_str(p) for p in self.projections)
+        return f"Expand [{projs}], {_attrs_str(self.attrs)}"
+
+
+@node
+class Sort(UnaryNode):
+    order: tuple[SortOrder, ...]
+    is_global: bool
+    child: LogicalPlan
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return self.child.output
+
+    def simple_string(self) -> str:
+        return f"Sort {_attrs_str(self.order)}, {str(self.is_global).lower()}"
+
+
+@node
+class Limit(UnaryNode):
+    """``LIMIT n`` (Spark shows GlobalLimit over LocalLimit; Ember keeps one node)."""
+
+    limit: Expression
+    child: LogicalPlan
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return self.child.output
+
+    def simple_string(self) -> str:
+        return f"GlobalLimit {self.limit.simple_string()}"
+
+
+@node
+class Offset(UnaryNode):
+    offset: Expression
+    child: LogicalPlan
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return self.child.output
+
+    def simple_string(self) -> str:
+        return f"Offset {self.offset.simple_string()}"
+
+
+@node
+class Distinct(UnaryNode):
+    child: LogicalPlan
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return self.child.output
+
+    def simple_string(self) -> str:
+        return "Distinct"
+
+
+@node
+class SubqueryAlias(UnaryNode):
+    """Names a relation: its output attributes get ``identifier`` as qualifier."""
+
+    identifier: tuple[str, ...]
+    child: LogicalPlan
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        q = self.identifier
+        return tuple(a.with_qualifier(q) for a in self.child.output)
+
+    @property
+    def alias(self) -> str:
+        return self.identifier[-1]
+
+    def simple_string(self) -> str:
+        return f"SubqueryAlias {'.'.join(self.identifier)}"
+
+
+@node
+class View(UnaryNode):
+    """A temporary view's analyzed plan, as Spark shows it: ``View (`t`, [a#1,b#2])``."""
+
+    name: str
+    child: LogicalPlan
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return self.child.output
+
+    def simple_string(self) -> str:
+        return f"View (`{self.name}`, {_attrs_str_compact(self.output)})"
+
+
+@node
+class UnresolvedHint(UnaryNode):
+    """``/*+ NAME(params) */`` before the analyzer resolves it."""
+
+    name: str
+    parameters: tuple[Any, ...]
+    child: LogicalPlan
+
+    @property
+    def resolved(self) -> bool:
+        return False
+
+    def simple_string(self) -> str:
+        return f"'UnresolvedHint {self.name}, [{', '.join(map(str, self.parameters))}]"
+
+
+@node
+class UnresolvedHaving(UnaryNode):
+    """``HAVING cond`` over an Aggregate, before the analyzer resolves aggregates in ``condition``."""
+
+    condition: Expression
+    child: LogicalPlan
+
+    @property
+    def resolved(self) -> bool:
+        return False
+
+    def simple_string(self) -> str:
+        return f"'UnresolvedHaving {self.condition.simple_string()}"
+
+
+@node
+class ResolvedHint(UnaryNode):
+    """A join strategy hint on the relation below it; moved onto Join nodes before planning."""
+
+    strategies: tuple[str, ...]
+    child: LogicalPlan
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return self.child.output
+
+    def simple_string(self) -> str:
+        return f"ResolvedHint (strategy={','.join(s.lower() for s in self.strategies)})"
+
+
+@node
+class UnresolvedWith(UnaryNode):
+    """``WITH name AS (query), ...`` before CTE substitution."""
+
+    child: LogicalPlan
+    cte_names: tuple[str, ...]
+    cte_plans: tuple[LogicalPlan, ...]
+
+    @property
+    def resolved(self) -> bool:
+        return False
+
+    def simple_string(self) -> str:
+        return f"'UnresolvedWith [{', '.join(self.cte_names)}]"
+
+
+# ---------------------------------------------------------------------------------------------
+# Set operations
+
+
+@node
+class Union(LogicalPlan):
+    """UNION ALL of ``inputs`` (UNION DISTINCT is Distinct over Union). Output takes the first
+    child's names and ids, with the widest nullability."""
+
+    inputs: tuple[LogicalPlan, ...]
+    by_name: bool = False
+    allow_missing_columns: bool = False
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        first = self.inputs[0].output
+        return tuple(
+            a.with_nullability(any(c.output[i].nullable for c in self.inputs))
+            for i, a in enumerate(first)
+        )
+
+    def simple_string(self) -> str:
+        return f"Union {str(self.by_name).lower()}, {str(self.allow_missing_columns).lower()}"
+
+
+@node
+class Intersect(LogicalPlan):
+    left: LogicalPlan
+    right: LogicalPlan
+    is_all: bool = False
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return tuple(
+            a.with_nullability(a.nullable and b.nullable)
+            for a, b in zip(self.left.output, self.right.output)
+        )
+
+    def simple_string(self) -> str:
+        return "Intersect All" if self.is_all else "Intersect"
+
+
+@node
+class Except(LogicalPlan):
+    left: LogicalPlan
+    right: LogicalPlan
+    is_all: bool = False
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return self.left.output
+
+    def simple_string(self) -> str:
+        return "Except All" if self.is_all else "Except"
+
+
+# ---------------------------------------------------------------------------------------------
+# Commands (run by the session, not by the executor)
+
+
+class Command(LogicalPlan):
+    __slots__ = ()
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return ()
+
+
+@node
+class CreateViewCommand(Command):
+    """``CREATE [OR REPLACE] [TEMP] VIEW name[(cols)] AS query``."""
+
+    name: str
+    query: LogicalPlan
+    user_columns: tuple[str, ...] | None = None
+    replace: bool = False
+    temporary: bool = True
+    if_not_exists: bool = False
+
+    def simple_string(self) -> str:
+        return f"CreateViewCommand `{self.name}`, {self.replace}, {self.temporary}"
+
+
+@node
+class CreateTempViewUsing(Command):
+    """``CREATE [OR REPLACE] TEMP VIEW name USING parquet|csv OPTIONS (path '...')``."""
+
+    name: str
+    provider: str
+    options: tuple[tuple[str, str], ...]
+    replace: bool = False
+
+    def simple_string(self) -> str:
+        return f"CreateTempViewUsing [tableIdent:`{self.name}`] replace:{self.replace}, provider:{self.provider}"
+
+
+@node
+class DropView(Command):
+    name: str
+    if_exists: bool = False
+
+
+@node
+class SetCommand(Command):
+    """``SET``, ``SET key``, ``SET key=value``."""
+
+    key: str | None = None
+    value: str | None = None
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return (
+            AttributeReference("key", T.STRING, False),
+            AttributeReference("value", T.STRING, False),
+        )
+
+
+@node
+class ExplainCommand(Command):
+    """``EXPLAIN [EXTENDED|FORMATTED|CODEGEN|COST] query``; ``mode`` is lower case."""
+
+    query: LogicalPlan
+    mode: str = "simple"
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return (AttributeReference("plan", T.STRING, False),)
+
+
+@node
+class DescribeRelation(Command):
+    """``DESCRIBE [TABLE] name`` or ``DESCRIBE QUERY query``."""
+
+    query: LogicalPlan
+    extended: bool = False
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return (
+            AttributeReference("col_name", T.STRING, False),
+            AttributeReference("data_type", T.STRING, False),
+            AttributeReference("comment", T.STRING, True),
+        )

@@ -1,0 +1,403 @@
+"""SQL data types and their Arrow representation.
+
+Ember's types mirror Spark's (``IntegerType`` prints as ``int``, ``DecimalType(10, 2)`` as
+``decimal(10,2)``).  Each type maps to one Arrow type, the physical representation of its columns:
+
+=============  ============================  ==============================================
+Spark          Ember                         Arrow
+=============  ============================  ==============================================
+boolean        BooleanType                   bool
+tinyint        ByteType                      int8
+smallint       ShortType                     int16
+int            IntegerType                   int32
+bigint         LongType                      int64
+float          FloatType                     float32
+double         DoubleType                    float64
+decimal(p,s)   DecimalType(p, s)             decimal128(p, s)
+string         StringType                    large_string
+binary         BinaryType                    large_binary
+date           DateType                      date32
+timestamp      TimestampType                 timestamp[us, tz=UTC] (instant; shown in the
+                                             session time zone)
+void           NullType                      null
+struct<...>    StructType                    struct
+array<...>     ArrayType                     large_list
+=============  ============================  ==============================================
+
+Type coercion (ANSI wider types, decimal precision rules) lives in :mod:`ember.coercion`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import pyarrow as pa
+
+
+class DataType:
+    """Base of all SQL types.  Instances are immutable and compare by value."""
+
+    __slots__ = ()
+    type_name: ClassVar[str] = "?"
+
+    def simple_string(self) -> str:
+        return self.type_name
+
+    def __repr__(self) -> str:
+        return type(self).__name__ + "()" if not isinstance(self, (DecimalType, StructType, ArrayType)) else self.simple_string()
+
+    def __str__(self) -> str:
+        return self.simple_string()
+
+    def to_arrow(self) -> pa.DataType:
+        raise NotImplementedError(type(self).__name__)
+
+    # Broad categories used by coercion and by kernels.
+    @property
+    def is_numeric(self) -> bool:
+        return isinstance(self, NumericType)
+
+    @property
+    def is_integral(self) -> bool:
+        return isinstance(self, IntegralType)
+
+    @property
+    def is_fractional(self) -> bool:
+        return isinstance(self, (FloatType, DoubleType, DecimalType))
+
+    @property
+    def is_datetime(self) -> bool:
+        return isinstance(self, (DateType, TimestampType))
+
+    @property
+    def is_orderable(self) -> bool:
+        return not isinstance(self, (StructType, ArrayType)) or all(
+            f.data_type.is_orderable for f in getattr(self, "fields", ())
+        )
+
+
+class AtomicType(DataType):
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other)
+
+    def __hash__(self) -> int:
+        return hash(type(self).__name__)
+
+
+class NumericType(AtomicType):
+    __slots__ = ()
+
+
+class IntegralType(NumericType):
+    __slots__ = ()
+    bits: ClassVar[int] = 0
+
+    @property
+    def min_value(self) -> int:
+        return -(1 << (self.bits - 1))
+
+    @property
+    def max_value(self) -> int:
+        return (1 << (self.bits - 1)) - 1
+
+
+class NullType(AtomicType):
+    __slots__ = ()
+    type_name = "void"
+
+    def to_arrow(self) -> pa.DataType:
+        return pa.null()
+
+
+class BooleanType(AtomicType):
+    __slots__ = ()
+    type_name = "boolean"
+
+    def to_arrow(self) -> pa.DataType:
+        return pa.bool_()
+
+
+class ByteType(IntegralType):
+    __slots__ = ()
+    type_name = "tinyint"
+    bits = 8
+
+    def to_arrow(self) -> pa.DataType:
+        return pa.int8()
+
+
+class ShortType(IntegralType):
+    __slots__ = ()
+    type_name = "smallint"
+    bits = 16
+
+    def to_arrow(self) -> pa.DataType:
+        return pa.int16()
+
+
+class IntegerType(IntegralType):
+    __slots__ = ()
+    type_name = "int"
+    bits = 32
+
+    def to_arrow(self) -> pa.DataType:
+        return pa.int32()
+
+
+class LongType(IntegralType):
+    __slots__ = ()
+    type_name = "bigint"
+    bits = 64
+
+    def to_arrow(self) -> pa.DataType:
+        return pa.int64()
+
+
+class FloatType(NumericType):
+    __slots__ = ()
+    type_name = "float"
+
+    def to_arrow(self) -> pa.DataType:
+        return pa.float32()
+
+
+class DoubleType(NumericType):
+    __slots__ = ()
+    type_name = "double"
+
+    def to_arrow(self) -> pa.DataType:
+        return pa.float64()
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class DecimalType(NumericType):
+    precision: int = 10
+    scale: int = 0
+
+    MAX_PRECISION: ClassVar[int] = 38
+    MAX_SCALE: ClassVar[int] = 38
+
+    def __post_init__(self) -> None:
+        if not (1 <= self.precision <= 38) or not (0 <= self.scale <= self.precision):
+            from ember.errors import AnalysisError
+
+            raise AnalysisError(
+                f"Decimal precision {self.precision} exceeds max precision 38"
+                if self.precision > 38
+                else f"Invalid decimal({self.precision},{self.scale})",
+                error_class="DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION"
+                if self.precision > 38
+                else "_LEGACY_ERROR_TEMP_1295",
+            )
+
+    def simple_string(self) -> str:
+        return f"decimal({self.precision},{self.scale})"
+
+    def to_arrow(self) -> pa.DataType:
+        return pa.decimal128(self.precision, self.scale)
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, DecimalType)
+            and self.precision == other.precision
+            and self.scale == other.scale
+        )
+
+    def __hash__(self) -> int:
+        return hash(("decimal", self.precision, self.scale))
+
+
+class StringType(AtomicType):
+    __slots__ = ()
+    type_name = "string"
+
+    def to_arrow(self) -> pa.DataType:
+        return pa.large_string()
+
+
+class BinaryType(AtomicType):
+    __slots__ = ()
+    type_name = "binary"
+
+    def to_arrow(self) -> pa.DataType:
+        return pa.large_binary()
+
+
+class DateType(AtomicType):
+    __slots__ = ()
+    type_name = "date"
+
+    def to_arrow(self) -> pa.DataType:
+        return pa.date32()
+
+
+class TimestampType(AtomicType):
+    __slots__ = ()
+    type_name = "timestamp"
+
+    def to_arrow(self) -> pa.DataType:
+        return pa.timestamp("us", tz="UTC")
+
+
+@dataclass(frozen=True, slots=True)
+class StructField:
+    name: str
+    data_type: DataType
+    nullable: bool = True
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class StructType(DataType):
+    fields: tuple[StructField, ...] = ()
+
+    def simple_string(self) -> str:
+        inner = ",".join(f"{f.name}:{f.data_type.simple_string()}" for f in self.fields)
+        return f"struct<{inner}>"
+
+    def to_arrow(self) -> pa.DataType:
+        return pa.struct(
+            [pa.field(f.name, f.data_type.to_arrow(), nullable=f.nullable) for f in self.fields]
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, StructType) and self.fields == other.fields
+
+    def __hash__(self) -> int:
+        return hash(("struct", self.fields))
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class ArrayType(DataType):
+    element_type: DataType
+    contains_null: bool = True
+
+    def simple_string(self) -> str:
+        return f"array<{self.element_type.simple_string()}>"
+
+    def to_arrow(self) -> pa.DataType:
+        return pa.large_list(self.element_type.to_arrow())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ArrayType) and self.element_type == other.element_type
+
+    def __hash__(self) -> int:
+        return hash(("array", self.element_type))
+
+
+# Singletons: types without parameters are compared by class, so these are just conveniences.
+NULL = NullType()
+BOOLEAN = BooleanType()
+BYTE = ByteType()
+SHORT = ShortType()
+INT = IntegerType()
+LONG = LongType()
+FLOAT = FloatType()
+DOUBLE = DoubleType()
+STRING = StringType()
+BINARY = BinaryType()
+DATE = DateType()
+TIMESTAMP = TimestampType()
+
+INTEGRAL_TYPES: tuple[IntegralType, ...] = (BYTE, SHORT, INT, LONG)
+
+_BY_NAME: dict[str, DataType] = {
+    "boolean": BOOLEAN,
+    "bool": BOOLEAN,
+    "tinyint": BYTE,
+    "byte": BYTE,
+    "smallint": SHORT,
+    "short": SHORT,
+    "int": INT,
+    "integer": INT,
+    "bigint": LONG,
+    "long": LONG,
+    "float": FLOAT,
+    "real": FLOAT,
+    "double": DOUBLE,
+    "string": STRING,
+    "varchar": STRING,
+    "char": STRING,
+    "text": STRING,
+    "binary": BINARY,
+    "date": DATE,
+    "timestamp": TIMESTAMP,
+    "timestamp_ltz": TIMESTAMP,
+    "void": NULL,
+    "null": NULL,
+}
+
+
+def parse_type_name(name: str, params: tuple[int, ...] = ()) -> DataType:
+    """The type for a SQL type name such as ``'bigint'`` or ``('decimal', (10, 2))``."""
+    n = name.lower().strip()
+    if n in ("decimal", "dec", "numeric"):
+        if len(params) == 0:
+            return DecimalType(10, 0)
+        if len(params) == 1:
+            return DecimalType(params[0], 0)
+        return DecimalType(params[0], params[1])
+    if n in _BY_NAME:
+        return _BY_NAME[n]
+    from ember.errors import ParseError
+
+    raise ParseError(
+        f"Unsupported data type {name!r}.",
+        error_class="UNSUPPORTED_DATATYPE",
+        parameters={"typeName": f'"{name.upper()}"'},
+    )
+
+
+def from_arrow(t: pa.DataType) -> DataType:
+    """The SQL type of an Arrow type (used when data enters Ember)."""
+    if pa.types.is_null(t):
+        return NULL
+    if pa.types.is_boolean(t):
+        return BOOLEAN
+    if pa.types.is_int8(t):
+        return BYTE
+    if pa.types.is_int16(t) or pa.types.is_uint8(t):
+        return SHORT
+    if pa.types.is_int32(t) or pa.types.is_uint16(t):
+        return INT
+    if pa.types.is_int64(t) or pa.types.is_uint32(t):
+        return LONG
+    if pa.types.is_uint64(t):
+        return DecimalType(20, 0)
+    if pa.types.is_float16(t) or pa.types.is_float32(t):
+        return FLOAT
+    if pa.types.is_float64(t):
+        return DOUBLE
+    if pa.types.is_decimal(t):
+        return DecimalType(t.precision, t.scale)
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        return STRING
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
+        return BINARY
+    if pa.types.is_date(t):
+        return DATE
+    if pa.types.is_timestamp(t):
+        return TIMESTAMP
+    if pa.types.is_struct(t):
+        return StructType(
+            tuple(StructField(f.name, from_arrow(f.type), f.nullable) for f in t)
+        )
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return ArrayType(from_arrow(t.value_type))
+    if pa.types.is_dictionary(t):
+        return from_arrow(t.value_type)
+    from ember.errors import UnsupportedError
+
+    raise UnsupportedError(f"Arrow type {t} has no Ember SQL type")
+
+
+def arrow_schema(names: list[str] | tuple[str, ...], types: list[DataType] | tuple[DataType, ...],
+                 nullables: list[bool] | tuple[bool, ...] | None = None) -> pa.Schema:
+    """An Arrow schema for columns with these names and SQL types."""
+    if nullables is None:
+        nullables = [True] * len(names)
+    return pa.schema(
+        [pa.field(n, t.to_arrow(), nullable=nl) for n, t, nl in zip(names, types, nullables)]
+    )
