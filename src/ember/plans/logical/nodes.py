@@ -276,7 +276,7 @@ class Project(UnaryNode):
 
     @property
     def resolved(self) -> bool:
-        return super().resolved and all(isinstance(e, NamedExpression) for e in self.project_list)
+        return LogicalPlan.resolved.fget(self) and all(isinstance(e, NamedExpression) for e in self.project_list)
 
     def simple_string(self) -> str:
         return f"Project {_attrs_str(self.project_list)}"
@@ -308,7 +308,7 @@ class Join(LogicalPlan):
 
     @property
     def resolved(self) -> bool:
-        return isinstance(self.join_type, JoinType) and super().resolved
+        return isinstance(self.join_type, JoinType) and LogicalPlan.resolved.fget(self)
 
     def _compute_output(self) -> tuple[AttributeReference, ...]:
         jt = self.join_type
@@ -352,7 +352,7 @@ class Aggregate(UnaryNode):
 
     @property
     def resolved(self) -> bool:
-        return super().resolved and all(
+        return LogicalPlan.resolved.fget(self) and all(
             isinstance(e, NamedExpression) for e in self.aggregate_expressions
         )
 
@@ -526,6 +526,23 @@ class UnresolvedWith(UnaryNode):
 
     def simple_string(self) -> str:
         return f"'UnresolvedWith [{', '.join(self.cte_names)}]"
+
+
+@node
+class UnresolvedSubqueryColumnAliases(UnaryNode):
+    """``FROM t AS x(c1, c2)`` / ``WITH x(c1, c2) AS (...)``: renames the child's output columns
+    by position (Spark's ``UnresolvedSubqueryColumnAliases``); the parser puts it under the
+    ``SubqueryAlias``.  The analyzer replaces it with a Project of Aliases."""
+
+    output_column_names: tuple[str, ...]
+    child: LogicalPlan
+
+    @property
+    def resolved(self) -> bool:
+        return False
+
+    def simple_string(self) -> str:
+        return f"'UnresolvedSubqueryColumnAliases [{', '.join(self.output_column_names)}]"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,786 @@
+"""sqlglot AST -> Ember's unresolved logical plan (Spark's ``AstBuilder``).
+
+A SELECT is shaped exactly as Spark's parser shapes it::
+
+    SELECT DISTINCT a, count(*) FROM t WHERE x GROUP BY a HAVING c ORDER BY 1 LIMIT 5
+
+    Limit 5
+    +- Sort [1 ASC NULLS FIRST], true
+       +- Distinct
+          +- UnresolvedHaving c
+             +- Aggregate [a], [unresolvedalias('a), unresolvedalias('count(*))]
+                +- Filter 'x
+                   +- UnresolvedRelation [t]
+
+Joins follow Spark's grammar: ``FROM a, b JOIN c`` is ``Join(a, Join(b, c))`` (each comma item is
+its own join chain), comma and ``[INNER] JOIN`` without a condition are ``Inner``, ``CROSS JOIN``
+is ``Cross``; ``USING``/``NATURAL`` give a :class:`UsingJoin`.
+
+Every column reference carries ``origin=(line, column)`` (1-based line, 0-based column) of its
+first identifier in the original SQL text, so the analyzer can point at it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Callable
+from typing import Any
+
+from sqlglot import exp
+
+from ember import types as T
+from ember.errors import ParseError, UnsupportedError
+from ember.expressions.base import (
+    Alias,
+    Expression,
+    Literal,
+    SortOrder,
+    UnresolvedAlias,
+    UnresolvedAttribute,
+    UnresolvedFunction,
+    UnresolvedOrdinal,
+    UnresolvedStar,
+)
+from ember.expressions.subquery import Exists, InSubquery, ScalarSubquery
+from ember.plans.logical import nodes as L
+from ember.plans.logical.join_type import JoinType, UsingJoin
+from ember.sql.datatypes import convert_data_type
+from ember.sql.dialect import UnaryPlus
+from ember.sql.literals import number_literal, typed_literal
+
+__all__ = ["AstBuilder", "AUTO_SUBQUERY_NAME"]
+
+AUTO_SUBQUERY_NAME = "__auto_generated_subquery_name"
+
+_TYPED_LITERAL_KEYWORD = re.compile(r"(?i)\b(date|timestamp|timestamp_ltz)\s*$")
+
+
+_MODULES = ("predicates", "arithmetic", "conditional", "cast")
+
+
+class _Lazy:
+    """``ember.expressions.<module>``, imported on first attribute access (those modules are
+    owned by the expressions engineer and import the rest of the package)."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        module = importlib.import_module(f"ember.expressions.{self._name}")
+        return getattr(module, attr)
+
+
+_LAZY = tuple(_Lazy(m) for m in _MODULES)
+
+
+def _mods() -> tuple[Any, Any, Any, Any]:
+    """(predicates, arithmetic, conditional, cast) modules, lazily imported."""
+    return _LAZY  # type: ignore[return-value]
+
+
+class AstBuilder:
+    """Converts one parsed statement.  ``source`` is the exact text sqlglot parsed (its token
+    offsets index it); the first ``prefix_len`` characters of it (on line 1) are a wrapper added
+    by the caller (``parse_expression`` parses ``"SELECT " + text``) and are not part of the
+    user's text that positions and errors refer to."""
+
+    def __init__(self, source: str, prefix_len: int = 0) -> None:
+        self.source = source
+        self.text = source[prefix_len:]
+        self._prefix_len = prefix_len
+        self._line_starts = [0] + [i + 1 for i, ch in enumerate(source) if ch == "\n"]
+
+    # -- positions ------------------------------------------------------------------------------
+    def position(self, offset: int) -> tuple[int, int]:
+        """(1-based line, 0-based column) of character ``offset`` of the text."""
+        lo, hi = 0, len(self._line_starts) - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self._line_starts[mid] <= offset:
+                lo = mid
+            else:
+                hi = mid - 1
+        col = offset - self._line_starts[lo]
+        if lo == 0:
+            col = max(col - self._prefix_len, 0)
+        return lo + 1, col
+
+    def origin_of(self, node: exp.Expr | None) -> tuple[int, int] | None:
+        """Position of the first token of ``node`` that sqlglot recorded."""
+        if node is None:
+            return None
+        best: int | None = None
+        for n in node.walk():
+            start = n.meta.get("start") if n.meta else None
+            if start is not None and (best is None or start < best):
+                best = start
+        return None if best is None else self.position(best)
+
+    def unsupported(self, what: str, node: exp.Expr | None = None) -> UnsupportedError:
+        from ember.errors import Origin
+
+        pos = self.origin_of(node)
+        origin = Origin(pos[0], pos[1], sql_text=self.text) if pos else None
+        return UnsupportedError(f"The SQL construct {what} is not supported by Ember.",
+                                parameters={"construct": what}, origin=origin)
+
+    # ===========================================================================================
+    # Queries
+
+    def query(self, node: exp.Expr) -> L.LogicalPlan:
+        """A query: SELECT, set operation, VALUES, or a parenthesised query."""
+        match node:
+            case exp.Select():
+                plan = self.select(node)
+            case exp.SetOperation():
+                plan = self.set_operation(node)
+            case exp.Values():
+                plan = self.values(node)
+            case exp.Subquery() if node.args.get("alias") is None and self._is_query(node.this):
+                plan = self.query(node.this)
+                plan = self.query_modifiers(node, plan)
+            case exp.Table() if isinstance(node.this, exp.Identifier) and not node.args.get("joins"):
+                # `TABLE t` or a bare table used as a query
+                plan = self.relation(node)
+            case _:
+                raise self.unsupported(type(node).__name__.upper(), node)
+        return self.with_ctes(node, plan)
+
+    @staticmethod
+    def _is_query(node: exp.Expr | None) -> bool:
+        return isinstance(node, (exp.Select, exp.SetOperation, exp.Values)) or (
+            isinstance(node, exp.Subquery)
+            and node.args.get("alias") is None
+            and AstBuilder._is_query(node.this)
+        )
+
+    def with_ctes(self, node: exp.Expr, plan: L.LogicalPlan) -> L.LogicalPlan:
+        with_ = node.args.get("with_") or node.args.get("with")
+        if not with_:
+            return plan
+        if with_.args.get("recursive"):
+            raise self.unsupported("WITH RECURSIVE", with_)
+        names, plans = [], []
+        for cte in with_.expressions:
+            alias = cte.args.get("alias")
+            name = alias.name
+            cte_plan = self.query(cte.this)
+            cols = tuple(c.name for c in alias.columns) if alias.columns else ()
+            if cols:
+                cte_plan = L.UnresolvedSubqueryColumnAliases(cols, cte_plan)
+            names.append(name)
+            plans.append(L.SubqueryAlias((name,), cte_plan))
+        return L.UnresolvedWith(plan, tuple(names), tuple(plans))
+
+    def set_operation(self, node: exp.SetOperation) -> L.LogicalPlan:
+        if node.args.get("by_name") or node.args.get("side") or node.args.get("kind"):
+            raise self.unsupported(f"{node.key.upper()} BY NAME / CORRESPONDING", node)
+        left = self.query(node.this)
+        right = self.query(node.expression)
+        distinct = node.args.get("distinct", True)
+        match node:
+            case exp.Union():
+                plan: L.LogicalPlan = L.Union((left, right))
+                if distinct:
+                    plan = L.Distinct(plan)
+            case exp.Intersect():
+                plan = L.Intersect(left, right, is_all=not distinct)
+            case exp.Except():
+                plan = L.Except(left, right, is_all=not distinct)
+            case _:  # pragma: no cover
+                raise self.unsupported(node.key.upper(), node)
+        return self.query_modifiers(node, plan)
+
+    def select(self, node: exp.Select) -> L.LogicalPlan:
+        for key in ("laterals", "pivots", "windows", "qualify", "connect", "prewhere", "into",
+                    "locks", "sample", "kind"):
+            if node.args.get(key):
+                raise self.unsupported(key.upper(), node.args[key] if isinstance(
+                    node.args[key], exp.Expr) else node)
+        if node.args.get("distinct") is not None and node.args["distinct"].args.get("on"):
+            raise self.unsupported("DISTINCT ON", node)
+
+        # FROM (+ hints over it)
+        from_ = node.args.get("from_") or node.args.get("from")
+        plan: L.LogicalPlan
+        if from_ is None:
+            plan = L.OneRowRelation()
+            if node.args.get("joins"):
+                raise self.unsupported("JOIN without FROM", node)
+        else:
+            plan = self.from_clause(from_.this, node.args.get("joins") or [])
+        hint = node.args.get("hint")
+        if hint is not None:
+            plan = self.hints(hint, plan)
+
+        where = node.args.get("where")
+        if where is not None:
+            plan = L.Filter(self.expr(where.this), plan)
+
+        select_list = tuple(self.select_item(e) for e in node.expressions)
+        group = node.args.get("group")
+        having = node.args.get("having")
+        if group is not None:
+            for key in ("grouping_sets", "cube", "rollup", "totals"):
+                if group.args.get(key):
+                    raise self.unsupported(f"GROUP BY {key.upper()}", group)
+            if group.args.get("all"):
+                raise self.unsupported("GROUP BY ALL", group)
+            groups = tuple(self.ordinal_or_expr(e) for e in group.expressions)
+            plan = L.Aggregate(groups, select_list, plan)
+        elif having is not None:
+            plan = L.Aggregate((), select_list, plan)
+        else:
+            plan = L.Project(select_list, plan)
+        if having is not None:
+            plan = L.UnresolvedHaving(self.expr(having.this), plan)
+        if node.args.get("distinct") is not None:
+            plan = L.Distinct(plan)
+        return self.query_modifiers(node, plan)
+
+    def query_modifiers(self, node: exp.Expr, plan: L.LogicalPlan) -> L.LogicalPlan:
+        """ORDER BY / SORT BY, OFFSET, LIMIT on a query (Spark: Limit over Offset over Sort)."""
+        for key in ("cluster", "distribute"):
+            if node.args.get(key):
+                raise self.unsupported(f"{key.upper()} BY", node.args[key])
+        order = node.args.get("order")
+        sort = node.args.get("sort")
+        if order is not None:
+            plan = L.Sort(tuple(self.sort_order(o) for o in order.expressions), True, plan)
+        elif sort is not None:
+            plan = L.Sort(tuple(self.sort_order(o) for o in sort.expressions), False, plan)
+        offset = node.args.get("offset")
+        if offset is not None:
+            plan = L.Offset(self.expr(offset.expression), plan)
+        limit = node.args.get("limit")
+        if limit is not None:
+            if isinstance(limit, exp.Fetch) or limit.args.get("offset") is not None:
+                raise self.unsupported("FETCH / LIMIT with offset", limit)
+            plan = L.Limit(self.expr(limit.expression), plan)
+        return plan
+
+    def sort_order(self, o: exp.Expr) -> SortOrder:
+        if not isinstance(o, exp.Ordered):
+            return SortOrder(self.ordinal_or_expr(o), True, None)
+        ascending = not o.args.get("desc")
+        nulls_first = bool(o.args.get("nulls_first"))
+        # Spark's defaults (ASC NULLS FIRST, DESC NULLS LAST) are stored as None.
+        nf = None if nulls_first == ascending else nulls_first
+        return SortOrder(self.ordinal_or_expr(o.this), ascending, nf)
+
+    def ordinal_or_expr(self, e: exp.Expr) -> Expression:
+        """GROUP BY / ORDER BY item: an integer literal is a position (UnresolvedOrdinal)."""
+        if isinstance(e, exp.Literal) and not e.is_string and e.this.isdigit():
+            return UnresolvedOrdinal(int(e.this))
+        return self.expr(e)
+
+    def select_item(self, e: exp.Expr) -> Expression:
+        match e:
+            case exp.Alias():
+                return Alias(self.expr(e.this), e.alias)
+            case exp.Star():
+                self._check_star(e)
+                return UnresolvedStar(())
+            case exp.Column() if isinstance(e.this, exp.Star):
+                return UnresolvedStar(self.column_parts(e)[:-1])
+            case exp.Aliases():
+                raise self.unsupported("multi-name alias AS (a, b)", e)
+            case _:
+                return UnresolvedAlias(self.expr(e))
+
+    def _check_star(self, e: exp.Star) -> None:
+        for key in ("except", "replace", "rename"):
+            if e.args.get(key):
+                raise self.unsupported(f"* {key.upper()}", e)
+
+    # ===========================================================================================
+    # Relations
+
+    def from_clause(self, first: exp.Expr, joins: list[exp.Join]) -> L.LogicalPlan:
+        """``FROM r1 [JOIN ...], r2 [JOIN ...]``: comma items are inner-joined left to right."""
+        result: L.LogicalPlan | None = None
+        current = self.relation(first)
+        for j in joins:
+            if j.meta.get("comma"):
+                result = current if result is None else L.Join(result, current, JoinType.INNER)
+                current = self.relation(j.this)
+            else:
+                current = self.join(current, j)
+        return current if result is None else L.Join(result, current, JoinType.INNER)
+
+    def join(self, left: L.LogicalPlan, j: exp.Join) -> L.LogicalPlan:
+        method = (j.args.get("method") or "").upper()
+        side = (j.args.get("side") or "").upper()
+        kind = (j.args.get("kind") or "").upper()
+        if j.args.get("match_condition") or j.args.get("expressions"):
+            raise self.unsupported("this join form", j)
+        if kind in ("CROSS",) and not side:
+            jt = JoinType.CROSS
+        elif kind == "SEMI":
+            jt = JoinType.LEFT_SEMI
+            if side not in ("", "LEFT"):
+                raise self.unsupported(f"{side} SEMI JOIN", j)
+        elif kind == "ANTI":
+            jt = JoinType.LEFT_ANTI
+            if side not in ("", "LEFT"):
+                raise self.unsupported(f"{side} ANTI JOIN", j)
+        elif side == "LEFT" and kind in ("", "OUTER"):
+            jt = JoinType.LEFT_OUTER
+        elif side == "RIGHT" and kind in ("", "OUTER"):
+            jt = JoinType.RIGHT_OUTER
+        elif side == "FULL" and kind in ("", "OUTER"):
+            jt = JoinType.FULL_OUTER
+        elif not side and kind in ("", "INNER"):
+            jt = JoinType.INNER
+        elif not side and kind == "OUTER":  # bare OUTER JOIN is a full outer join in Spark
+            jt = JoinType.FULL_OUTER
+        else:
+            raise self.unsupported(f"{side} {kind} JOIN".strip(), j)
+        right = self.relation(j.this)
+        on, using = j.args.get("on"), j.args.get("using")
+        if method == "NATURAL":
+            if on is not None or using:
+                raise self._syntax_error_at(j, "NATURAL JOIN with a join condition")
+            return L.Join(left, right, UsingJoin(jt, (), natural=True))
+        if method:
+            raise self.unsupported(f"{method} JOIN", j)
+        if using:
+            cols = tuple(c.name for c in using)
+            return L.Join(left, right, UsingJoin(jt, cols))
+        cond = self.expr(on) if on is not None else None
+        return L.Join(left, right, jt, cond)
+
+    def _syntax_error_at(self, node: exp.Expr, what: str) -> ParseError:
+        from ember.errors import Origin
+
+        pos = self.origin_of(node)
+        return ParseError(f"Syntax error: {what}.", parameters={"error": what},
+                          origin=Origin(pos[0], pos[1], sql_text=self.text) if pos else None)
+
+    def relation(self, node: exp.Expr) -> L.LogicalPlan:
+        """A FROM item (``relationPrimary``) with its alias and nested joins."""
+        alias = node.args.get("alias")
+        match node:
+            case exp.Table():
+                if not isinstance(node.this, exp.Identifier):
+                    raise self.unsupported(f"table-valued expression {type(node.this).__name__}",
+                                           node)
+                for key in ("version", "when", "sample", "laterals", "pivots", "hints"):
+                    if node.args.get(key):
+                        raise self.unsupported(f"table {key}", node)
+                parts = tuple(p.name for p in node.parts)
+                plan: L.LogicalPlan = L.UnresolvedRelation(parts, self.origin_of(node))
+            case exp.Subquery():
+                if self._is_query(node.this):
+                    plan = self.query(node.this)
+                    plan = self.query_modifiers(node, plan)
+                    if alias is None:
+                        plan = L.SubqueryAlias((AUTO_SUBQUERY_NAME,), plan)
+                else:
+                    # parenthesised join relation: `(a JOIN b)`
+                    plan = self.relation(node.this)
+            case exp.Values():
+                return self.values(node)
+            case _:
+                raise self.unsupported(f"FROM item {type(node).__name__}", node)
+        plan = self.aliased(plan, alias)
+        for j in node.args.get("joins") or []:
+            plan = self.join(plan, j)
+        return plan
+
+    def aliased(self, plan: L.LogicalPlan, alias: exp.TableAlias | None) -> L.LogicalPlan:
+        """``plan AS name(c1, c2)`` -> SubqueryAlias(name, UnresolvedSubqueryColumnAliases)."""
+        if alias is None:
+            return plan
+        cols = tuple(c.name for c in alias.columns) if alias.columns else ()
+        if cols:
+            plan = L.UnresolvedSubqueryColumnAliases(cols, plan)
+        if alias.name:
+            plan = L.SubqueryAlias((alias.name,), plan)
+        return plan
+
+    def values(self, node: exp.Values) -> L.LogicalPlan:
+        """``VALUES (1, 'a'), (2, 'b') [AS] t(x, y)`` -> SubqueryAlias(t, UnresolvedInlineTable)."""
+        rows = []
+        for row in node.expressions:
+            items = row.expressions if isinstance(row, exp.Tuple) else [row]
+            rows.append(tuple(self.expr(e) for e in items))
+        width = len(rows[0]) if rows else 0
+        alias = node.args.get("alias")
+        cols = tuple(c.name for c in alias.columns) if alias is not None and alias.columns else ()
+        names = cols or tuple(f"col{i + 1}" for i in range(width))
+        plan: L.LogicalPlan = L.UnresolvedInlineTable(names, tuple(rows))
+        if alias is not None and alias.name:
+            plan = L.SubqueryAlias((alias.name,), plan)
+        return plan
+
+    def hints(self, hint: exp.Hint, plan: L.LogicalPlan) -> L.LogicalPlan:
+        """``/*+ A(x), B(y, z) */``: the first hint ends up outermost, as in Spark."""
+        specs = []
+        for h in hint.expressions:
+            match h:
+                case exp.JoinHint():
+                    name = str(h.this)
+                    params = tuple(self.hint_param(p) for p in h.expressions)
+                case exp.Anonymous():
+                    name = str(h.this)
+                    params = tuple(self.hint_param(p) for p in h.expressions)
+                case exp.Var() | exp.Column() | exp.Identifier():
+                    name, params = h.name, ()
+                case exp.Func():
+                    name = h.sql_name()
+                    params = tuple(self.hint_param(p) for p in h.args.values()
+                                   if isinstance(p, exp.Expr))
+                case _:
+                    raise self.unsupported(f"hint {h.sql()}", hint)
+            specs.append((name.upper(), params))
+        for name, params in reversed(specs):
+            plan = L.UnresolvedHint(name, params, plan)
+        return plan
+
+    def hint_param(self, p: exp.Expr) -> Expression:
+        if isinstance(p, exp.Table):
+            return UnresolvedAttribute(tuple(x.name for x in p.parts), self.origin_of(p))
+        return self.expr(p)
+
+    # ===========================================================================================
+    # Expressions
+
+    def column_parts(self, c: exp.Column) -> tuple[str, ...]:
+        return tuple(p.name if not isinstance(p, exp.Star) else "*" for p in c.parts)
+
+    def expr(self, node: exp.Expr) -> Expression:
+        fn = self._DISPATCH.get(type(node))
+        if fn is not None:
+            return fn(self, node)
+        if isinstance(node, exp.Func):
+            return self.known_function(node)
+        raise self.unsupported(f"expression {type(node).__name__}", node)
+
+    # -- leaves ---------------------------------------------------------------------------------
+    def _column(self, node: exp.Column) -> Expression:
+        if isinstance(node.this, exp.Star):
+            return UnresolvedStar(self.column_parts(node)[:-1])
+        return UnresolvedAttribute(self.column_parts(node), self.origin_of(node))
+
+    def _dot(self, node: exp.Dot) -> Expression:
+        parts: list[str] = []
+        cur: exp.Expr = node
+        while isinstance(cur, exp.Dot):
+            parts.insert(0, cur.expression.name)
+            cur = cur.this
+        if not isinstance(cur, exp.Column):
+            raise self.unsupported("field access on an expression", node)
+        if parts and parts[-1] == "*":
+            return UnresolvedStar(self.column_parts(cur) + tuple(parts[:-1]))
+        return UnresolvedAttribute(self.column_parts(cur) + tuple(parts), self.origin_of(cur))
+
+    def _literal(self, node: exp.Literal) -> Expression:
+        if node.is_string:
+            return Literal(node.this, T.STRING)
+        return number_literal(node.this)
+
+    def _star(self, node: exp.Star) -> Expression:
+        self._check_star(node)
+        return UnresolvedStar(())
+
+    def _null(self, node: exp.Null) -> Expression:
+        return Literal(None, T.NULL)
+
+    def _boolean(self, node: exp.Boolean) -> Expression:
+        return Literal(bool(node.this), T.BOOLEAN)
+
+    def _paren(self, node: exp.Paren) -> Expression:
+        return self.expr(node.this)
+
+    def _tuple(self, node: exp.Tuple) -> Expression:
+        return UnresolvedFunction("struct", tuple(self.expr(e) for e in node.expressions))
+
+    def _alias(self, node: exp.Alias) -> Expression:
+        return Alias(self.expr(node.this), node.alias)
+
+    # -- operators ------------------------------------------------------------------------------
+    def _binary(cls_name: str, module: int) -> Callable[["AstBuilder", exp.Expr], Expression]:  # type: ignore[misc]
+        def build(self: "AstBuilder", node: exp.Expr) -> Expression:
+            cls = getattr(_mods()[module], cls_name)
+            return cls(self.expr(node.this), self.expr(node.expression))
+
+        return build
+
+    def _neq(self, node: exp.NEQ) -> Expression:
+        P = _mods()[0]
+        return P.Not(P.EqualTo(self.expr(node.this), self.expr(node.expression)))
+
+    def _null_safe_neq(self, node: exp.NullSafeNEQ) -> Expression:
+        P = _mods()[0]
+        return P.Not(P.EqualNullSafe(self.expr(node.this), self.expr(node.expression)))
+
+    def _not(self, node: exp.Not) -> Expression:
+        P = _mods()[0]
+        inner = node.this
+        while isinstance(inner, exp.Paren):
+            inner = inner.this
+        if isinstance(inner, exp.Is) and isinstance(inner.expression, exp.Null):
+            return P.IsNotNull(self.expr(inner.this))
+        return P.Not(self.expr(node.this))
+
+    def _is(self, node: exp.Is) -> Expression:
+        P = _mods()[0]
+        target = node.expression
+        if isinstance(target, exp.Null):
+            return P.IsNull(self.expr(node.this))
+        if isinstance(target, exp.Boolean):  # x IS TRUE -> x <=> true
+            return P.EqualNullSafe(self.expr(node.this), self._boolean(target))
+        raise self.unsupported(f"IS {target.sql()}", node)
+
+    def _neg(self, node: exp.Neg) -> Expression:
+        inner = node.this
+        if isinstance(inner, exp.Literal) and not inner.is_string:
+            return number_literal(inner.this, negate=True)
+        return _mods()[1].UnaryMinus(self.expr(inner))
+
+    def _unary_plus(self, node: UnaryPlus) -> Expression:
+        return _mods()[1].UnaryPositive(self.expr(node.this))
+
+    def _dpipe(self, node: exp.DPipe) -> Expression:
+        return UnresolvedFunction("concat", (self.expr(node.this), self.expr(node.expression)))
+
+    def _concat(self, node: exp.Concat) -> Expression:
+        items = node.expressions
+        if all(isinstance(e, exp.Literal) and e.is_string for e in items):
+            # adjacent string literals: 'a' 'b' is 'ab' in Spark
+            return Literal("".join(e.this for e in items), T.STRING)
+        return UnresolvedFunction("concat", tuple(self.expr(e) for e in items))
+
+    def _between(self, node: exp.Between) -> Expression:
+        P = _mods()[0]
+        if node.args.get("symmetric"):
+            raise self.unsupported("BETWEEN SYMMETRIC", node)
+        v = self.expr(node.this)
+        return P.And(P.GreaterThanOrEqual(v, self.expr(node.args["low"])),
+                     P.LessThanOrEqual(v, self.expr(node.args["high"])))
+
+    def _in(self, node: exp.In) -> Expression:
+        P = _mods()[0]
+        query = node.args.get("query")
+        if node.args.get("unnest") or node.args.get("field"):
+            raise self.unsupported("IN UNNEST / IN field", node)
+        if query is not None:
+            q = query.this if isinstance(query, exp.Subquery) and query.args.get(
+                "alias") is None else query
+            values_node = node.this
+            if isinstance(values_node, exp.Tuple):
+                values = tuple(self.expr(e) for e in values_node.expressions)
+            else:
+                values = (self.expr(values_node),)
+            return InSubquery(values, self.query(q))
+        return P.In(self.expr(node.this), tuple(self.expr(e) for e in node.expressions))
+
+    def _like(self, node: exp.Like) -> Expression:
+        P = _mods()[0]
+        escape = "\\"
+        if node.args.get("escape") is not None:
+            escape = node.args["escape"].name
+        result = P.Like(self.expr(node.this), self.expr(node.expression), escape)
+        return P.Not(result) if node.args.get("negate") else result
+
+    def _escape(self, node: exp.Escape) -> Expression:
+        P = _mods()[0]
+        like = node.this
+        if not isinstance(like, exp.Like):
+            raise self.unsupported("ESCAPE", node)
+        result = P.Like(self.expr(like.this), self.expr(like.expression), node.expression.name)
+        return P.Not(result) if like.args.get("negate") else result
+
+    def _ilike(self, node: exp.ILike) -> Expression:
+        result = UnresolvedFunction("ilike", (self.expr(node.this), self.expr(node.expression)))
+        return _mods()[0].Not(result) if node.args.get("negate") else result
+
+    def _case(self, node: exp.Case) -> Expression:
+        C = _mods()[2]
+        P = _mods()[0]
+        subject = node.this
+        conds, values = [], []
+        for branch in node.args.get("ifs") or []:
+            cond = self.expr(branch.this)
+            if subject is not None:
+                cond = P.EqualTo(self.expr(subject), cond)
+            conds.append(cond)
+            values.append(self.expr(branch.args["true"]))
+        default = node.args.get("default")
+        return C.CaseWhen(tuple(conds), tuple(values),
+                          self.expr(default) if default is not None else None)
+
+    def _cast(self, node: exp.Cast) -> Expression:
+        if node.args.get("format") or node.args.get("default"):
+            raise self.unsupported("CAST ... FORMAT / DEFAULT", node)
+        to = node.args["to"]
+        child = node.this
+        if (
+            isinstance(node, exp.Cast)
+            and not isinstance(node, exp.TryCast)
+            and isinstance(child, exp.Literal)
+            and child.is_string
+            and child.meta.get("start") is not None
+        ):
+            m = _TYPED_LITERAL_KEYWORD.search(self.source[: child.meta["start"]])
+            if m is not None:
+                return self.typed(typed_literal, m.group(1), child)
+        target = convert_data_type(to)
+        ansi = not isinstance(node, exp.TryCast)
+        return _mods()[3].Cast(self.expr(child), target, ansi=ansi)
+
+    def typed(self, fn: Callable[[str, str], Literal], kind: str, child: exp.Literal) -> Literal:
+        try:
+            return fn(kind, child.this)
+        except ParseError as e:
+            pos = self.origin_of(child)
+            from ember.errors import Origin
+
+            if pos is not None:
+                e.with_origin(Origin(pos[0], pos[1], sql_text=self.text))
+            raise
+
+    def _arith(cls_name: str) -> Callable[["AstBuilder", exp.Expr], Expression]:  # type: ignore[misc]
+        def build(self: "AstBuilder", node: exp.Expr) -> Expression:
+            cls = getattr(_mods()[1], cls_name)
+            return cls(self.expr(node.this), self.expr(node.expression))
+
+        return build
+
+    # -- subqueries -----------------------------------------------------------------------------
+    def _subquery(self, node: exp.Subquery) -> Expression:
+        if not self._is_query(node.this):
+            raise self.unsupported("parenthesised relation as an expression", node)
+        return ScalarSubquery(self.query(node))
+
+    def _exists(self, node: exp.Exists) -> Expression:
+        q = node.this
+        return Exists(self.query(q))
+
+    # -- functions ------------------------------------------------------------------------------
+    def _anonymous(self, node: exp.Anonymous) -> Expression:
+        name = node.name.lower()
+        return self.function_call(name, list(node.expressions), node)
+
+    def function_call(self, name: str, args: list[exp.Expr], node: exp.Expr,
+                      is_distinct: bool = False) -> Expression:
+        if args and isinstance(args[0], exp.Distinct):
+            # count(DISTINCT a, b) -> Distinct([a, b]); f(DISTINCT a, 0.8) -> [Distinct([a]), 0.8]
+            is_distinct = True
+            args = list(args[0].expressions) + list(args[1:])
+        out = []
+        for a in args:
+            if isinstance(a, exp.Distinct):
+                raise self._syntax_error_at(a, "DISTINCT must be the first argument")
+            out.append(self.expr(a))
+        return UnresolvedFunction(name, tuple(out), is_distinct, None, False, self.origin_of(node))
+
+    def _filter(self, node: exp.Filter) -> Expression:
+        func = self.expr(node.this)
+        if not isinstance(func, UnresolvedFunction):
+            raise self.unsupported("FILTER on a non-aggregate", node)
+        where = node.expression
+        cond = where.this if isinstance(where, exp.Where) else where
+        return func.copy(filter=self.expr(cond))
+
+    def _ignore_nulls(self, node: exp.IgnoreNulls) -> Expression:
+        func = self.expr(node.this)
+        if not isinstance(func, UnresolvedFunction):
+            raise self.unsupported("IGNORE NULLS on a non-function", node)
+        return func.copy(ignore_nulls=True)
+
+    def _respect_nulls(self, node: exp.RespectNulls) -> Expression:
+        return self.expr(node.this)
+
+    def _window(self, node: exp.Window) -> Expression:
+        raise self.unsupported("window function (OVER)", node)
+
+    def _approx_quantile(self, node: exp.ApproxQuantile) -> Expression:
+        args = [node.this, node.args.get("quantile"), node.args.get("accuracy")]
+        return self.function_call("percentile_approx", [a for a in args if a is not None], node)
+
+    def known_function(self, node: exp.Func) -> Expression:
+        """Function nodes sqlglot builds even with an empty FUNCTIONS table (no-paren functions
+        and special forms).  Only argument-free or simple forms are mapped back to their Spark
+        names; anything else is reported as unsupported rather than guessed."""
+        simple = {
+            exp.CurrentDate: "current_date",
+            exp.CurrentTimestamp: "current_timestamp",
+            exp.CurrentUser: "current_user",
+        }
+        for cls, name in simple.items():
+            if isinstance(node, cls) and not any(node.args.values()):
+                return UnresolvedFunction(name, (), origin=self.origin_of(node))
+        # Special forms sqlglot parses itself: (Spark name, argument keys in Spark's order).
+        forms: dict[type, tuple[str, tuple[str, ...]]] = {
+            exp.If: ("if", ("this", "true", "false")),
+            exp.Substring: ("substring", ("this", "start", "length")),
+            exp.RegexpLike: ("rlike", ("this", "expression")),
+            exp.StrPosition: ("position", ("substr", "this", "position")),
+            exp.Trim: ("trim", ("this",)),
+        }
+        form = forms.get(type(node))
+        if form is not None:
+            name, keys = form
+            extra = set(k for k, v in node.args.items() if v is not None) - set(keys)
+            if not extra:
+                args = [node.args[k] for k in keys if node.args.get(k) is not None]
+                return self.function_call(name, args, node)
+        raise self.unsupported(f"function {node.sql_name()}", node)
+
+    _DISPATCH: dict[type, Callable[["AstBuilder", Any], Expression]] = {}
+
+
+_B = AstBuilder
+_B._DISPATCH = {
+    exp.Column: _B._column,
+    exp.Dot: _B._dot,
+    exp.Literal: _B._literal,
+    exp.Star: _B._star,
+    exp.Null: _B._null,
+    exp.Boolean: _B._boolean,
+    exp.Paren: _B._paren,
+    exp.Tuple: _B._tuple,
+    exp.Alias: _B._alias,
+    exp.And: _B._binary("And", 0),
+    exp.Or: _B._binary("Or", 0),
+    exp.Not: _B._not,
+    exp.EQ: _B._binary("EqualTo", 0),
+    exp.NEQ: _B._neq,
+    exp.NullSafeEQ: _B._binary("EqualNullSafe", 0),
+    exp.NullSafeNEQ: _B._null_safe_neq,
+    exp.GT: _B._binary("GreaterThan", 0),
+    exp.GTE: _B._binary("GreaterThanOrEqual", 0),
+    exp.LT: _B._binary("LessThan", 0),
+    exp.LTE: _B._binary("LessThanOrEqual", 0),
+    exp.Is: _B._is,
+    exp.Between: _B._between,
+    exp.In: _B._in,
+    exp.Like: _B._like,
+    exp.ILike: _B._ilike,
+    exp.Escape: _B._escape,
+    exp.Case: _B._case,
+    exp.Cast: _B._cast,
+    exp.TryCast: _B._cast,
+    exp.Add: _B._arith("Add"),
+    exp.Sub: _B._arith("Subtract"),
+    exp.Mul: _B._arith("Multiply"),
+    exp.Div: _B._arith("Divide"),
+    exp.Mod: _B._arith("Remainder"),
+    exp.IntDiv: _B._arith("IntegralDivide"),
+    exp.Neg: _B._neg,
+    UnaryPlus: _B._unary_plus,
+    exp.DPipe: _B._dpipe,
+    exp.Concat: _B._concat,
+    exp.Subquery: _B._subquery,
+    exp.Exists: _B._exists,
+    exp.Anonymous: _B._anonymous,
+    exp.Filter: _B._filter,
+    exp.IgnoreNulls: _B._ignore_nulls,
+    exp.RespectNulls: _B._respect_nulls,
+    exp.Window: _B._window,
+    exp.ApproxQuantile: _B._approx_quantile,
+}
+del _B

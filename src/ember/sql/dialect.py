@@ -1,0 +1,106 @@
+"""The sqlglot dialect Ember parses Spark SQL with.
+
+sqlglot's ``spark`` dialect is tuned for *transpiling*: it rewrites what it reads into canonical
+forms (``CAST`` becomes ``TRY_CAST``, ``t1 JOIN t2`` gains ``ON TRUE``, comma joins become CROSS
+joins, ``+x`` disappears, functions become typed nodes such as ``ApproxQuantile``).  Ember needs the
+query *as written* so it can build Spark's own unresolved plan, so this dialect turns those rewrites
+off:
+
+- ``CAST`` / ``::`` parse to ``exp.Cast`` (Spark 4 runs with ANSI casts), ``try_cast`` to
+  ``exp.TryCast``.
+- Joins keep their written type: no implicit ``ON TRUE``; a comma join is marked with
+  ``meta["comma"] = True`` and has no kind (Spark: an inner join without condition).
+- Unary ``+`` is kept as :class:`UnaryPlus`.
+- Every ``name(args)`` call is an ``exp.Anonymous`` carrying the name as written, so the analyzer's
+  function registry (not sqlglot) decides what a name means.
+- Suffixed numeric literals (``1L``, ``2.5BD``) stay one NUMBER token with the suffix in its text
+  (sqlglot would turn them into casts); :mod:`ember.sql.literals` types them Spark's way.
+
+``LEGACY_SETOPS`` is the same dialect with ``spark.sql.legacy.setopsPrecedence.enabled=true``
+semantics: INTERSECT no longer binds tighter than UNION/EXCEPT.
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from sqlglot import exp
+from sqlglot.dialects.spark import Spark
+from sqlglot.tokens import Token, TokenType
+
+__all__ = ["EmberSpark", "EmberSparkLegacySetops", "UnaryPlus"]
+
+
+class UnaryPlus(exp.Unary):
+    """``+x`` (Spark keeps it as ``UnaryPositive``)."""
+
+
+# Functions whose sqlglot builders are needed for syntax (not semantics): keep none of them.
+# Special forms (CAST, EXTRACT, TRIM ...) live in FUNCTION_PARSERS and are unaffected.
+_KEEP_FUNCTIONS: frozenset[str] = frozenset()
+
+
+def _merge_suffixed_numbers(tokens: list[Token], sql: str) -> list[Token]:
+    """Hive's tokenizer expands ``1L`` into ``1 :: BIGINT`` (three tokens over one span); put it
+    back together as one NUMBER token whose text is the literal as written (``1L``)."""
+    out: list[Token] = []
+    i, n = 0, len(tokens)
+    while i < n:
+        tok = tokens[i]
+        if (
+            tok.token_type == TokenType.NUMBER
+            and i + 2 < n
+            and tokens[i + 1].token_type == TokenType.DCOLON
+            and tokens[i + 1].start == tok.start
+            and tokens[i + 1].end == tok.end
+        ):
+            out.append(
+                Token(TokenType.NUMBER, sql[tok.start : tok.end + 1], tok.line, tok.col,
+                      tok.start, tok.end, tok.comments)
+            )
+            i += 3
+            continue
+        out.append(tok)
+        i += 1
+    return out
+
+
+class EmberSpark(Spark):
+    """Spark SQL as written (see module docstring)."""
+
+    INTERSECT_BINDS_TIGHTER_THAN_UNION_AND_EXCEPT = True
+
+    class Tokenizer(Spark.Tokenizer):
+        def tokenize(self, sql: str) -> list[Token]:
+            return _merge_suffixed_numbers(super().tokenize(sql), sql)
+
+    class Parser(Spark.Parser):
+        STRICT_CAST = True
+        ADD_JOIN_ON_TRUE = False
+        JOINS_HAVE_EQUAL_PRECEDENCE = False
+
+        FUNCTIONS = {k: v for k, v in Spark.Parser.FUNCTIONS.items() if k in _KEEP_FUNCTIONS}
+
+        UNARY_PARSERS = {
+            **Spark.Parser.UNARY_PARSERS,
+            TokenType.PLUS: lambda self: self.expression(UnaryPlus(this=self._parse_unary())),
+        }
+
+        def _parse_join(self, *args: t.Any, **kwargs: t.Any) -> exp.Join | None:
+            comma = self._curr is not None and self._curr.token_type == TokenType.COMMA
+            join = super()._parse_join(*args, **kwargs)
+            if join is not None and comma:
+                join.meta["comma"] = True
+            return join
+
+
+class EmberSparkLegacySetops(EmberSpark):
+    """:class:`EmberSpark` with all set operators at equal precedence, left to right."""
+
+    INTERSECT_BINDS_TIGHTER_THAN_UNION_AND_EXCEPT = False
+
+    class Tokenizer(EmberSpark.Tokenizer):
+        pass
+
+    class Parser(EmberSpark.Parser):
+        pass

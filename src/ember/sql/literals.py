@@ -1,0 +1,162 @@
+"""Spark's typing of SQL literals.
+
+Numbers (``AstBuilder.visitIntegerLiteral`` and friends):
+
+================  ==========================================================
+``1``             int if it fits in 32 bits, else bigint, else decimal(p, 0)
+``1L`` ``1S``     bigint / smallint / tinyint (``1Y``); out of range is an error
+``1.5``           decimal(precision, scale) of the digits as written: decimal(2,1)
+``1.5BD``         decimal, same rule
+``1.5D`` ``1e3``  double (an exponent without suffix is a double too)
+``1.5F``          float
+================  ==========================================================
+
+Typed literals: ``DATE '2001-01-01'`` and ``TIMESTAMP '2001-01-01 10:00:00'`` (interpreted in UTC,
+Ember's session time zone default).
+
+>>> number_literal("1.50").dtype
+DecimalType(3, 2)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from decimal import Decimal, InvalidOperation
+
+from ember import types as T
+from ember.errors import ParseError
+from ember.expressions.base import Literal
+
+__all__ = ["number_literal", "typed_literal"]
+
+_NUMBER = re.compile(
+    r"^(?P<num>(\d+\.?\d*|\.\d+)(?P<exp>[eE][+-]?\d+)?)(?P<suffix>BD|[LSYDF])?$", re.IGNORECASE
+)
+
+_INTEGRAL_SUFFIX = {"L": T.LONG, "S": T.SHORT, "Y": T.BYTE}
+
+
+def _invalid_number(text: str, kind: str, lo: object, hi: object) -> ParseError:
+    return ParseError(
+        f"Numeric literal {text} does not fit in range [{lo}, {hi}] for type {kind}.",
+        error_class="INVALID_NUMERIC_LITERAL_RANGE",
+        parameters={"rawStrippedQualifier": text, "minValue": str(lo), "maxValue": str(hi),
+                    "typeName": kind},
+    )
+
+
+def _decimal_type(value: Decimal, text: str) -> T.DecimalType:
+    sign, digits, exponent = value.as_tuple()
+    assert isinstance(exponent, int)
+    scale = max(-exponent, 0)
+    precision = len(digits) + max(exponent, 0)
+    precision = max(precision, scale)
+    if precision > 38:
+        raise ParseError(
+            f"Decimal precision {precision} exceeds max precision 38.",
+            error_class="DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION",
+            parameters={"precision": str(precision), "maxPrecision": "38"},
+        )
+    return T.DecimalType(precision, scale)
+
+
+def number_literal(text: str, negate: bool = False) -> Literal:
+    """The Spark literal for numeric ``text`` as written (``negate`` for a leading minus).
+
+    >>> number_literal("2147483648").dtype
+    LongType()
+    >>> number_literal("1e3").value
+    1000.0
+    """
+    m = _NUMBER.match(text.strip())
+    if m is None:
+        raise ParseError(f"Invalid numeric literal {text!r}.", error_class="PARSE_SYNTAX_ERROR")
+    num, suffix = m.group("num"), (m.group("suffix") or "").upper()
+    sign = "-" if negate else ""
+    is_integral_text = "." not in num and m.group("exp") is None
+
+    if suffix in _INTEGRAL_SUFFIX:
+        dtype = _INTEGRAL_SUFFIX[suffix]
+        if not is_integral_text:
+            raise ParseError(f"Invalid numeric literal {text!r}.", error_class="PARSE_SYNTAX_ERROR")
+        value = int(sign + num)
+        if not dtype.min_value <= value <= dtype.max_value:
+            raise _invalid_number(sign + text, dtype.simple_string(), dtype.min_value,
+                                  dtype.max_value)
+        return Literal(value, dtype)
+    if suffix == "D":
+        return Literal(float(sign + num), T.DOUBLE)
+    if suffix == "F":
+        return Literal(float(sign + num), T.FLOAT)
+    if suffix == "BD":
+        value_d = Decimal(sign + num)
+        return Literal(value_d, _decimal_type(value_d, text))
+    if m.group("exp") is not None:
+        return Literal(float(sign + num), T.DOUBLE)
+    if is_integral_text:
+        value = int(sign + num)
+        if T.INT.min_value <= value <= T.INT.max_value:
+            return Literal(value, T.INT)
+        if T.LONG.min_value <= value <= T.LONG.max_value:
+            return Literal(value, T.LONG)
+        value_d = Decimal(value)
+        return Literal(value_d, _decimal_type(value_d, text))
+    try:
+        value_d = Decimal(sign + num)
+    except InvalidOperation as e:  # pragma: no cover - regex guarantees a valid number
+        raise ParseError(f"Invalid numeric literal {text!r}.") from e
+    return Literal(value_d, _decimal_type(value_d, text))
+
+
+_DATE = re.compile(r"^\s*([+-]?\d{4,})(?:-(\d{1,2})(?:-(\d{1,2}))?)?\s*$")
+_TIMESTAMP = re.compile(
+    r"^\s*(\d{4,})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d{1,9}))?)?)?"
+    r"\s*(Z|UTC|[+-]\d{2}:?\d{2})?\s*$",
+    re.IGNORECASE,
+)
+
+
+def _invalid_typed(kind: str, value: str) -> ParseError:
+    return ParseError(
+        f"The value of the typed literal \"{kind}\" is invalid: '{value}'.",
+        error_class="INVALID_TYPED_LITERAL",
+        parameters={"valueType": f'"{kind}"', "value": f"'{value}'"},
+    )
+
+
+def typed_literal(kind: str, value: str) -> Literal:
+    """``DATE 'v'`` / ``TIMESTAMP 'v'`` as a Literal (``kind`` is the keyword, any case).
+
+    >>> typed_literal("date", "2001-01-01").value
+    datetime.date(2001, 1, 1)
+    """
+    k = kind.upper()
+    try:
+        if k == "DATE":
+            m = _DATE.match(value)
+            if m is None:
+                raise ValueError(value)
+            y, mo, d = int(m.group(1)), int(m.group(2) or 1), int(m.group(3) or 1)
+            return Literal(dt.date(y, mo, d), T.DATE)
+        if k in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+            m = _TIMESTAMP.match(value)
+            if m is None:
+                raise ValueError(value)
+            y, mo, d, hh, mi, ss = (int(m.group(i) or 0) for i in range(1, 7))
+            frac = (m.group(7) or "").ljust(6, "0")[:6]
+            tz = dt.timezone.utc
+            off = m.group(8)
+            if off and off.upper() not in ("Z", "UTC"):
+                sgn = -1 if off[0] == "-" else 1
+                digits = off[1:].replace(":", "")
+                tz = dt.timezone(sgn * dt.timedelta(hours=int(digits[:2]), minutes=int(digits[2:])))
+            ts = dt.datetime(y, mo, d, hh, mi, ss, int(frac or 0), tzinfo=tz)
+            return Literal(ts.astimezone(dt.timezone.utc), T.TIMESTAMP)
+    except ValueError:
+        raise _invalid_typed(k, value) from None
+    from ember.errors import UnsupportedError
+
+    raise UnsupportedError(f"Typed literal {k} '{value}' is not supported.",
+                           error_class="UNSUPPORTED_TYPED_LITERAL",
+                           parameters={"unsupportedType": f'"{k}"'})

@@ -1,0 +1,155 @@
+"""Statement front-ends that do not go through sqlglot's query parser.
+
+sqlglot parses ``SET``, ``CREATE VIEW ... USING``, ``EXPLAIN`` and ``DESCRIBE`` loosely or not at
+all, so these are recognised here with small regular expressions over the statement text (comments
+blanked out first).  When a statement embeds a query (``CREATE VIEW v AS <query>``, ``EXPLAIN
+<query>``), the header is replaced by spaces (newlines kept) and the result is parsed as a query, so
+positions in errors and ``origin`` s still refer to the original text.
+
+>>> from ember.sql import parse_statement
+>>> parse_statement("SET spark.sql.shuffle.partitions = 4").value
+'4'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from ember.errors import Origin, ParseError
+from ember.plans.logical import nodes as L
+
+__all__ = ["try_parse_command"]
+
+_IDENT = r"(?:`(?:[^`]|``)+`|[A-Za-z_0-9]+)"
+_NAME = rf"{_IDENT}(?:\s*\.\s*{_IDENT})*"
+
+_SET = re.compile(r"^\s*SET\b(?P<rest>.*)$", re.IGNORECASE | re.DOTALL)
+_CREATE_VIEW = re.compile(
+    r"^\s*CREATE\s+(?P<replace>OR\s+REPLACE\s+)?(?P<global>GLOBAL\s+)?"
+    r"(?P<temp>TEMP(?:ORARY)?\s+)?VIEW\s+(?P<ine>IF\s+NOT\s+EXISTS\s+)?"
+    rf"(?P<name>{_NAME})\s*(?P<cols>\((?:[^()]|\([^()]*\))*\))?\s*",
+    re.IGNORECASE | re.DOTALL,
+)
+_USING = re.compile(
+    r"USING\s+(?P<provider>[A-Za-z_][\w.]*)\s*(?:OPTIONS\s*\((?P<options>.*)\))?\s*$",
+    re.IGNORECASE | re.DOTALL,
+)
+_AS = re.compile(r"AS\b", re.IGNORECASE)
+_DROP_VIEW = re.compile(
+    rf"^\s*DROP\s+VIEW\s+(?P<ie>IF\s+EXISTS\s+)?(?P<name>{_NAME})\s*$", re.IGNORECASE | re.DOTALL
+)
+_EXPLAIN = re.compile(
+    r"^\s*EXPLAIN\s+(?:(?P<mode>EXTENDED|FORMATTED|CODEGEN|COST|LOGICAL)\s+)?",
+    re.IGNORECASE,
+)
+_DESCRIBE = re.compile(
+    r"^\s*(?:DESCRIBE|DESC)\s+(?:(?P<kind>QUERY|TABLE)\s+)?(?:(?P<ext>EXTENDED|FORMATTED)\s+)?",
+    re.IGNORECASE,
+)
+_QUERY_START = re.compile(r"^\s*(?:SELECT|WITH|VALUES|FROM|TABLE|\()", re.IGNORECASE)
+_OPTION = re.compile(
+    r"\s*(?P<key>'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[A-Za-z_][\w.]*)\s*=?\s*"
+    r"(?P<value>'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[^\s,]+)\s*(?:,|$)",
+    re.DOTALL,
+)
+
+
+def _blank(text: str) -> str:
+    return "".join(ch if ch == "\n" else " " for ch in text)
+
+
+def _unquote_ident(name: str) -> str:
+    name = name.strip()
+    if name.startswith("`") and name.endswith("`"):
+        return name[1:-1].replace("``", "`")
+    return name
+
+
+def _name(raw: str) -> str:
+    parts = re.findall(_IDENT, raw)
+    return ".".join(_unquote_ident(p) for p in parts)
+
+
+def _unquote_string(s: str) -> str:
+    if len(s) >= 2 and s[0] == s[-1] and s[0] in "'\"":
+        body = s[1:-1]
+        return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), body)
+    return s
+
+
+def _syntax_error(text: str, offset: int, near: str | None) -> ParseError:
+    line = text.count("\n", 0, offset) + 1
+    col = offset - (text.rfind("\n", 0, offset) + 1)
+    where = f"'{near}'" if near else "end of input"
+    return ParseError(f"Syntax error at or near {where}.", parameters={"error": where, "hint": ""},
+                      origin=Origin(line, col, sql_text=text))
+
+
+def try_parse_command(
+    original: str, text: str, parse_query: Callable[[str], L.LogicalPlan]
+) -> L.LogicalPlan | None:
+    """The command for statement ``text`` (comments blanked, same length as ``original``), or
+    None when it is not one of the commands handled here.  ``parse_query`` parses a padded query
+    text."""
+    if m := _SET.match(text):
+        rest = m.group("rest").strip()
+        if not rest:
+            return L.SetCommand()
+        if rest == "-v":
+            return L.SetCommand("-v")
+        if "=" in rest:
+            key, _, value = rest.partition("=")
+            return L.SetCommand(key.strip(), value.strip())
+        return L.SetCommand(rest)
+
+    if m := _CREATE_VIEW.match(text):
+        name = _name(m.group("name"))
+        cols_raw = m.group("cols")
+        cols = None
+        if cols_raw:
+            cols = tuple(
+                _unquote_ident(c.strip().split()[0]) for c in cols_raw.strip()[1:-1].split(",")
+                if c.strip()
+            )
+        replace = bool(m.group("replace"))
+        temporary = bool(m.group("temp")) or bool(m.group("global"))
+        tail_start = m.end()
+        tail = text[tail_start:]
+        if u := _USING.match(tail):
+            options = tuple(
+                (_unquote_string(o.group("key")), _unquote_string(o.group("value")))
+                for o in _OPTION.finditer(u.group("options") or "")
+            )
+            return L.CreateTempViewUsing(name, u.group("provider").lower(), options, replace)
+        if a := _AS.match(tail):
+            q_start = tail_start + a.end()
+            query = parse_query(_blank(original[:q_start]) + original[q_start:])
+            return L.CreateViewCommand(name, query, cols, replace, temporary,
+                                       bool(m.group("ine")))
+        near = tail.split()[0] if tail.split() else None
+        raise _syntax_error(original, tail_start, near)
+
+    if m := _DROP_VIEW.match(text):
+        return L.DropView(_name(m.group("name")), bool(m.group("ie")))
+
+    if m := _EXPLAIN.match(text):
+        mode = (m.group("mode") or "simple").lower()
+        q_start = m.end()
+        return L.ExplainCommand(parse_query(_blank(original[:q_start]) + original[q_start:]), mode)
+
+    if m := _DESCRIBE.match(text):
+        rest = text[m.end():]
+        extended = bool(m.group("ext"))
+        if (m.group("kind") or "").upper() == "QUERY" or _QUERY_START.match(rest):
+            q_start = m.end()
+            query = parse_query(_blank(original[:q_start]) + original[q_start:])
+            return L.DescribeRelation(query, extended)
+        name = rest.strip()
+        if not re.fullmatch(_NAME, name):
+            raise _syntax_error(original, m.end(), name.split()[0] if name else None)
+        parts = tuple(_unquote_ident(p) for p in re.findall(_IDENT, name))
+        line = original.count("\n", 0, m.end()) + 1
+        col = m.end() - (original.rfind("\n", 0, m.end()) + 1)
+        return L.DescribeRelation(L.UnresolvedRelation(parts, (line, col)), extended)
+    return None
