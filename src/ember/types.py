@@ -44,6 +44,9 @@ class DataType:
     def simple_string(self) -> str:
         return self.type_name
 
+    def simpleString(self) -> str:  # noqa: N802 - PySpark's spelling, for DataFrame.schema users
+        return self.simple_string()
+
     def __repr__(self) -> str:
         return type(self).__name__ + "()" if not isinstance(self, (DecimalType, StructType, ArrayType)) else self.simple_string()
 
@@ -248,6 +251,10 @@ class StructField:
     data_type: DataType
     nullable: bool = True
 
+    @property
+    def dataType(self) -> DataType:  # noqa: N802 - PySpark's spelling
+        return self.data_type
+
 
 @dataclass(frozen=True, slots=True, repr=False)
 class StructType(DataType):
@@ -256,6 +263,13 @@ class StructType(DataType):
     def simple_string(self) -> str:
         inner = ",".join(f"{f.name}:{f.data_type.simple_string()}" for f in self.fields)
         return f"struct<{inner}>"
+
+    @property
+    def names(self) -> list[str]:
+        return [f.name for f in self.fields]
+
+    def fieldNames(self) -> list[str]:  # noqa: N802 - PySpark's spelling
+        return [f.name for f in self.fields]
 
     def to_arrow(self) -> pa.DataType:
         return pa.struct(

@@ -1,0 +1,938 @@
+"""``DataFrame``: an immutable query with PySpark's method names.
+
+A DataFrame holds its session and a logical plan. The plan is analyzed when the DataFrame is created
+(as in Spark), so a misspelled column fails at the call that introduced it; new DataFrames are
+built on the *analyzed* plan of their parent, which the analyzer accepts as already resolved.
+Nothing runs until an action (``collect``, ``show``, ``to_arrow``, ``count`` ...).
+
+>>> import ember
+>>> from ember import functions as F
+>>> spark = ember.Session()
+>>> orders = spark.createDataFrame([(1, 10, 2.5), (2, 10, 4.0)], "id int, cust int, amt double")
+>>> orders.groupBy("cust").agg(F.sum("amt").alias("total")).collect()
+[Row(cust=10, total=6.5)]
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import unicodedata
+from collections.abc import Sequence
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, Literal as TLiteral
+
+import pyarrow as pa
+
+from ember import types as T
+from ember.column import Column, column_from_name, parse_column_name, to_expr
+from ember.errors import AnalysisError
+from ember.expressions.base import (
+    Alias,
+    AttributeReference,
+    Expression,
+    Literal,
+    NamedExpression,
+    SortOrder,
+    UnresolvedAlias,
+    UnresolvedAttribute,
+    UnresolvedFunction,
+    UnresolvedStar,
+)
+from ember.plans.logical.join_type import (
+    JOIN_HINT_ALIASES,
+    JoinType,
+    UsingJoin,
+    join_type_from_string,
+)
+from ember.plans.logical.nodes import (
+    Aggregate,
+    Distinct,
+    Except,
+    Filter,
+    Intersect,
+    Join,
+    Limit,
+    LogicalPlan,
+    Offset,
+    Project,
+    ResolvedHint,
+    Sort,
+    SubqueryAlias,
+    Union,
+    UnresolvedHint,
+)
+from ember.query_execution import QueryExecution
+from ember.row import Row, make_row
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas
+
+    from ember.session import Session
+
+__all__ = ["DataFrame", "GroupedData"]
+
+ExplainModeArg = TLiteral["simple", "extended", "codegen", "cost", "formatted"]
+
+
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+class DataFrame:
+    """A query over the session's data, built with PySpark's API (see module docstring)."""
+
+    __slots__ = ("_session", "_qe", "_plan")
+
+    def __init__(self, session: "Session", plan: LogicalPlan) -> None:
+        self._session = session
+        self._qe = QueryExecution(session, plan)
+        self._plan = self._qe.analyzed  # eager analysis: errors surface here, as in Spark
+
+    # -- plumbing -----------------------------------------------------------------------------
+    def _new(self, plan: LogicalPlan) -> "DataFrame":
+        return DataFrame(self._session, plan)
+
+    @property
+    def sparkSession(self) -> "Session":  # noqa: N802
+        return self._session
+
+    session = sparkSession
+
+    @property
+    def plan(self) -> LogicalPlan:
+        """The analyzed logical plan."""
+        return self._plan
+
+    def _eq_name(self, a: str, b: str) -> bool:
+        if self._session.sql_conf.case_sensitive:
+            return a == b
+        return a.lower() == b.lower()
+
+    def _resolve(self, name: str) -> AttributeReference:
+        """``df["a"]`` / ``df["t.a"]``: the attribute of this DataFrame's output."""
+        parts = parse_column_name(name)
+        out = self._plan.output
+        matches = [
+            a for a in out
+            if self._eq_name(a.name, parts[-1]) and (
+                len(parts) == 1 or (a.qualifier and self._eq_name(a.qualifier[-1], parts[-2]))
+            )
+        ]
+        if len(parts) > 1 and not matches:
+            matches = [a for a in out if self._eq_name(a.name, name)]
+        distinct = {a.id: a for a in matches}
+        if len(distinct) == 1:
+            return matches[0]
+        if not distinct:
+            names = ", ".join(_quote(a.name) for a in out)
+            raise AnalysisError(
+                f"A column, variable, or function parameter with name {_quote(name)} cannot be "
+                f"resolved. Did you mean one of the following? [{names}].",
+                error_class="UNRESOLVED_COLUMN.WITH_SUGGESTION",
+                parameters={"objectName": _quote(name), "proposal": names},
+            )
+        refs = ", ".join(
+            ".".join(_quote(p) for p in (a.qualifier + (a.name,))) for a in distinct.values())
+        raise AnalysisError(
+            f"Reference {_quote(name)} is ambiguous, could be: [{refs}].",
+            error_class="AMBIGUOUS_REFERENCE",
+            parameters={"name": _quote(name), "referenceNames": f"[{refs}]"},
+        )
+
+    # -- schema -------------------------------------------------------------------------------
+    @property
+    def schema(self) -> T.StructType:
+        """The output schema (``.fields``, each with ``.name``, ``.dataType``, ``.nullable``)."""
+        return T.StructType(tuple(T.StructField(a.name, a.data_type, a.nullable)
+                                  for a in self._plan.output))
+
+    @property
+    def columns(self) -> list[str]:
+        return [a.name for a in self._plan.output]
+
+    @property
+    def dtypes(self) -> list[tuple[str, str]]:
+        return [(a.name, a.data_type.simple_string()) for a in self._plan.output]
+
+    def printSchema(self, level: int | None = None) -> None:  # noqa: N802
+        """Print the schema as a tree (Spark's format: ``|-- a: integer (nullable = true)``)."""
+        print(self._tree_schema(level))
+
+    def _tree_schema(self, level: int | None = None) -> str:
+        lines = ["root"]
+        for a in self._plan.output:
+            _schema_lines(lines, " |", a.name, a.data_type, f"nullable = {str(a.nullable).lower()}",
+                          1, level)
+        return "\n".join(lines) + "\n"
+
+    # -- actions ------------------------------------------------------------------------------
+    def to_arrow(self) -> pa.Table:
+        """Run the query and return an Arrow table (column names as in Spark; may repeat)."""
+        return self._qe.to_arrow()
+
+    toArrow = to_arrow  # noqa: N815
+
+    def collect(self) -> list[Row]:
+        """All result rows as :class:`~ember.row.Row` objects."""
+        return _table_to_rows(self.to_arrow(), self._session.sql_conf.time_zone)
+
+    def toPandas(self) -> "pandas.DataFrame":  # noqa: N802
+        """The result as a pandas DataFrame (timestamps as naive wall-clock session time)."""
+        table = _localize_timestamps(self.to_arrow(), self._session.sql_conf.time_zone)
+        return table.to_pandas()
+
+    def count(self) -> int:
+        """Number of rows."""
+        return int(self.groupBy().count().collect()[0][0])
+
+    def take(self, num: int) -> list[Row]:
+        return self.limit(num).collect()
+
+    def head(self, n: int | None = None) -> Row | list[Row] | None:
+        """``head()`` -> first Row or None; ``head(n)`` -> list of up to n Rows."""
+        if n is None:
+            rows = self.take(1)
+            return rows[0] if rows else None
+        return self.take(n)
+
+    def first(self) -> Row | None:
+        return self.head()
+
+    def isEmpty(self) -> bool:  # noqa: N802
+        return len(self.take(1)) == 0
+
+    def show(self, n: int = 20, truncate: bool | int = True, vertical: bool = False) -> None:
+        """Print the first ``n`` rows as Spark's ``show()`` does.
+
+        >>> spark.createDataFrame([(1, None)], "a int, b string").show()   # doctest: +SKIP
+        +---+----+
+        |  a|   b|
+        +---+----+
+        |  1|NULL|
+        +---+----+
+        <BLANKLINE>
+        """
+        print(self._show_string(n, truncate, vertical))
+
+    def _show_string(self, n: int = 20, truncate: bool | int = True,
+                     vertical: bool = False) -> str:
+        if isinstance(truncate, bool):
+            width = 20 if truncate else 0
+        else:
+            width = int(truncate)
+        n = max(n, 0)
+        plan = Limit(Literal(n + 1, T.INT), self._plan)
+        table = QueryExecution(self._session, plan).to_arrow()
+        return show_string(table, [a.data_type for a in self._plan.output], n, width, vertical,
+                           self._session.sql_conf.time_zone)
+
+    def explain(self, extended: bool | str | None = None,
+                mode: ExplainModeArg | None = None) -> None:
+        """Print the plans: ``explain()`` (optimized plan) or ``explain(mode="extended")``."""
+        if isinstance(extended, str):
+            mode, extended = extended, None  # type: ignore[assignment]
+        if mode is None:
+            mode = "extended" if extended else "simple"
+        print(self._qe.explain_string(mode))
+
+    # -- views --------------------------------------------------------------------------------
+    def createOrReplaceTempView(self, name: str) -> None:  # noqa: N802
+        """Register this DataFrame as temporary view ``name`` (replacing an existing one)."""
+        self._session.session_catalog.create_temp_view(name, self._plan, replace=True)
+
+    def createTempView(self, name: str) -> None:  # noqa: N802
+        """Register as view ``name``; ``TEMP_TABLE_OR_VIEW_ALREADY_EXISTS`` if it exists."""
+        self._session.session_catalog.create_temp_view(name, self._plan, replace=False)
+
+    createOrReplaceGlobalTempView = createOrReplaceTempView  # noqa: N815
+
+    # -- columns ------------------------------------------------------------------------------
+    def __getitem__(self, item: Any) -> Any:
+        if isinstance(item, str):
+            if item == "*":
+                return Column(UnresolvedStar(()))
+            return Column(self._resolve(item))
+        if isinstance(item, int):
+            return Column(self._plan.output[item])
+        if isinstance(item, Column):
+            return self.filter(item)
+        if isinstance(item, (list, tuple)):
+            return self.select(*item)
+        raise TypeError(f"Unexpected item type: {type(item).__name__}")
+
+    def __getattr__(self, name: str) -> Column:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if any(self._eq_name(a.name, name) for a in self._plan.output):
+            return self[name]
+        raise AttributeError(f"'DataFrame' object has no attribute '{name}'")
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | {c for c in self.columns if c.isidentifier()})
+
+    def __repr__(self) -> str:
+        return "DataFrame[" + ", ".join(f"{n}: {t}" for n, t in self.dtypes) + "]"
+
+    # -- transformations: projection ----------------------------------------------------------
+    def select(self, *cols: Any) -> "DataFrame":
+        """``select("a", col("b") + 1, "*")``."""
+        if len(cols) == 1 and isinstance(cols[0], (list, tuple)):
+            cols = tuple(cols[0])
+        items = tuple(_named(_select_expr(c)) for c in cols)
+        return self._new(Project(items, self._plan))
+
+    def selectExpr(self, *exprs: str) -> "DataFrame":  # noqa: N802
+        """``selectExpr("a + 1", "b AS bb", "*")``: SQL expression strings."""
+        from ember.sql import parse_expression
+
+        if len(exprs) == 1 and isinstance(exprs[0], (list, tuple)):
+            exprs = tuple(exprs[0])
+        items = tuple(_named(parse_expression(e)) for e in exprs)
+        return self._new(Project(items, self._plan))
+
+    def withColumn(self, colName: str, col: Column) -> "DataFrame":  # noqa: N802,N803
+        """Add column ``colName`` (or replace the column of that name, in place)."""
+        return self.withColumns({colName: col})
+
+    def withColumns(self, colsMap: dict[str, Column]) -> "DataFrame":  # noqa: N802,N803
+        items: list[Expression] = []
+        pending = dict(colsMap)
+        for a in self._plan.output:
+            hit = next((k for k in pending if self._eq_name(k, a.name)), None)
+            if hit is None:
+                items.append(a)
+            else:
+                items.append(Alias(to_expr(colsMap[hit]), hit))
+        done = {k for k in colsMap for a in self._plan.output if self._eq_name(k, a.name)}
+        for k, v in colsMap.items():
+            if k not in done:
+                items.append(Alias(to_expr(v), k))
+        return self._new(Project(tuple(items), self._plan))
+
+    def withColumnRenamed(self, existing: str, new: str) -> "DataFrame":  # noqa: N802
+        """Rename column ``existing`` to ``new`` (no-op when there is no such column)."""
+        if not any(self._eq_name(a.name, existing) for a in self._plan.output):
+            return self
+        items = tuple(Alias(a, new) if self._eq_name(a.name, existing) else a
+                      for a in self._plan.output)
+        return self._new(Project(items, self._plan))
+
+    def withColumnsRenamed(self, colsMap: dict[str, str]) -> "DataFrame":  # noqa: N802,N803
+        df = self
+        for k, v in colsMap.items():
+            df = df.withColumnRenamed(k, v)
+        return df
+
+    def toDF(self, *cols: str) -> "DataFrame":  # noqa: N802
+        """Rename all columns positionally."""
+        out = self._plan.output
+        if len(cols) != len(out):
+            raise AnalysisError(
+                f"The number of columns doesn't match.\nOld column names ({len(out)}): "
+                f"{', '.join(a.name for a in out)}\nNew column names ({len(cols)}): "
+                f"{', '.join(cols)}", error_class="_LEGACY_ERROR_TEMP_3124")
+        return self._new(Project(tuple(Alias(a, n) for a, n in zip(out, cols)), self._plan))
+
+    def drop(self, *cols: Any) -> "DataFrame":
+        """Drop columns by name or by Column (no-op for names that do not exist)."""
+        names: list[str] = []
+        ids: set[int] = set()
+        for c in cols:
+            if isinstance(c, str):
+                names.append(c)
+            elif isinstance(c, Column):
+                e = c.expr
+                if isinstance(e, AttributeReference):
+                    ids.add(e.id)
+                elif isinstance(e, UnresolvedAttribute):
+                    names.append(e.name)
+        keep = tuple(a for a in self._plan.output
+                     if a.id not in ids and not any(self._eq_name(a.name, n) for n in names))
+        if len(keep) == len(self._plan.output):
+            return self
+        return self._new(Project(keep, self._plan))
+
+    # -- transformations: rows ----------------------------------------------------------------
+    def filter(self, condition: Column | str) -> "DataFrame":
+        """Rows where ``condition`` is true: ``filter(col("a") > 1)`` or ``filter("a > 1")``."""
+        if isinstance(condition, str):
+            from ember.sql import parse_expression
+
+            cond = parse_expression(condition)
+        else:
+            cond = to_expr(condition)
+        return self._new(Filter(cond, self._plan))
+
+    where = filter
+
+    def distinct(self) -> "DataFrame":
+        return self._new(Distinct(self._plan))
+
+    def dropDuplicates(self, subset: Sequence[str] | None = None) -> "DataFrame":  # noqa: N802
+        """Distinct rows, or one row per distinct ``subset`` (the first values of the others)."""
+        if subset is None:
+            return self.distinct()
+        if isinstance(subset, str):
+            subset = [subset]
+        keys = [self._resolve(n) for n in subset]
+        key_ids = {k.id for k in keys}
+        aggs: list[Expression] = []
+        for a in self._plan.output:
+            if a.id in key_ids:
+                aggs.append(a)
+            else:
+                aggs.append(Alias(UnresolvedFunction("first", (a,)), a.name))
+        return self._new(Aggregate(tuple(keys), tuple(aggs), self._plan))
+
+    drop_duplicates = dropDuplicates
+
+    def orderBy(self, *cols: Any, ascending: bool | Sequence[bool] | None = None) -> "DataFrame":  # noqa: N802
+        """Sort globally: ``orderBy("a", col("b").desc())``, ``orderBy("a", ascending=False)``."""
+        return self._new(Sort(_sort_orders(cols, ascending), True, self._plan))
+
+    sort = orderBy
+
+    def sortWithinPartitions(self, *cols: Any,  # noqa: N802
+                             ascending: bool | Sequence[bool] | None = None) -> "DataFrame":
+        return self._new(Sort(_sort_orders(cols, ascending), False, self._plan))
+
+    def limit(self, num: int) -> "DataFrame":
+        return self._new(Limit(Literal(int(num), T.INT), self._plan))
+
+    def offset(self, num: int) -> "DataFrame":
+        return self._new(Offset(Literal(int(num), T.INT), self._plan))
+
+    def hint(self, name: str, *parameters: Any) -> "DataFrame":
+        """A hint on this relation: ``df.hint("broadcast")``."""
+        if len(parameters) == 1 and isinstance(parameters[0], list):
+            parameters = tuple(parameters[0])
+        df = self._new(UnresolvedHint(name, tuple(parameters), self._plan))
+        # The analyzer moves join hints onto Join nodes and drops the rest, so analyzing this
+        # DataFrame alone loses the hint. Keep it on the plan later joins are built from, as
+        # Spark's analyzed Dataset plan keeps its ResolvedHint.
+        strategy = JOIN_HINT_ALIASES.get(name.upper())
+        if strategy is not None and not parameters and not isinstance(df._plan, ResolvedHint):
+            df._plan = ResolvedHint((strategy,), df._plan)
+        return df
+
+    def alias(self, alias: str) -> "DataFrame":
+        """Name this relation, so ``col("alias.a")`` resolves (``SubqueryAlias``)."""
+        return self._new(SubqueryAlias((alias,), self._plan))
+
+    # -- joins --------------------------------------------------------------------------------
+    def join(self, other: "DataFrame", on: str | Column | Sequence[str] | Sequence[Column] | None
+             = None, how: str | None = None) -> "DataFrame":
+        """Join with ``other``.
+
+        ``on``: a column name or list of names (``USING`` join: one output column per key), a
+        boolean Column or list of Columns (ANDed), or None. ``how``: ``inner`` (default),
+        ``cross``, ``left``/``left_outer``, ``right``, ``full``/``outer``, ``left_semi``/``semi``,
+        ``left_anti``/``anti``.
+
+        >>> orders.join(customers, "cust_id", "left")               # doctest: +SKIP
+        >>> a.join(b, a.k == b.k, "left_anti")                      # doctest: +SKIP
+        """
+        jt = join_type_from_string(how) if how is not None else JoinType.INNER
+        right, mapping = _dedup_right(self._plan, other._plan)
+        if on is None:
+            return self._new(Join(self._plan, right, jt, None))
+        if isinstance(on, str):
+            on = [on]
+        if isinstance(on, Column):
+            on = [on]
+        on = list(on)
+        if all(isinstance(c, str) for c in on):
+            return self._new(Join(self._plan, right, UsingJoin(jt, tuple(on)), None))
+        if all(isinstance(c, Column) for c in on):
+            cond: Expression | None = None
+            from ember.expressions.predicates import And
+
+            for c in on:
+                e = _fix_trivial_self_equality(c.expr, mapping, right)
+                cond = e if cond is None else And(cond, e)
+            return self._new(Join(self._plan, right, jt, cond))
+        raise TypeError("join(on=...) must be a column name, a list of names, a Column or a list "
+                        "of Columns")
+
+    def crossJoin(self, other: "DataFrame") -> "DataFrame":  # noqa: N802
+        right, _ = _dedup_right(self._plan, other._plan)
+        return self._new(Join(self._plan, right, JoinType.CROSS, None))
+
+    # -- aggregation --------------------------------------------------------------------------
+    def groupBy(self, *cols: Any) -> "GroupedData":  # noqa: N802
+        """Group by columns; follow with ``.agg(...)``, ``.count()``, ``.sum(...)`` ...
+
+        >>> df.groupBy("a").agg(F.count("*"), F.sum("b").alias("sb"))   # doctest: +SKIP
+        """
+        if len(cols) == 1 and isinstance(cols[0], (list, tuple)):
+            cols = tuple(cols[0])
+        return GroupedData(self, tuple(_col_expr(c) for c in cols))
+
+    groupby = groupBy
+
+    def agg(self, *exprs: Any) -> "DataFrame":
+        """Aggregate over all rows (``groupBy().agg(...)``)."""
+        return self.groupBy().agg(*exprs)
+
+    # -- set operations -----------------------------------------------------------------------
+    def union(self, other: "DataFrame") -> "DataFrame":
+        """UNION ALL by position (as PySpark's ``union``: duplicates are kept)."""
+        return self._new(Union((self._plan, other._plan)))
+
+    unionAll = union  # noqa: N815
+
+    def unionByName(self, other: "DataFrame", allowMissingColumns: bool = False) -> "DataFrame":  # noqa: N802,N803
+        """UNION ALL matching columns by name; with ``allowMissingColumns`` a column missing on
+        one side is NULL there (right-only columns come last, as in Spark)."""
+        left_out, right_out = self._plan.output, other._plan.output
+
+        def find(attrs: Sequence[AttributeReference], name: str) -> AttributeReference | None:
+            return next((a for a in attrs if self._eq_name(a.name, name)), None)
+
+        left_items: list[Expression] = list(left_out)
+        right_items: list[Expression] = []
+        for a in left_out:
+            r = find(right_out, a.name)
+            if r is not None:
+                right_items.append(r if r.name == a.name else Alias(r, a.name))
+            elif allowMissingColumns:
+                right_items.append(Alias(Literal(None, a.data_type), a.name))
+            else:
+                names = ", ".join(_quote(x.name) for x in right_out)
+                raise AnalysisError(
+                    f"A column, variable, or function parameter with name {_quote(a.name)} cannot "
+                    f"be resolved. Did you mean one of the following? [{names}].",
+                    error_class="UNRESOLVED_COLUMN.WITH_SUGGESTION",
+                    parameters={"objectName": _quote(a.name), "proposal": names},
+                )
+        if allowMissingColumns:
+            for r in right_out:
+                if find(left_out, r.name) is None:
+                    left_items.append(Alias(Literal(None, r.data_type), r.name))
+                    right_items.append(r)
+        elif len(right_out) != len(left_out):
+            raise AnalysisError(
+                "UNION can only be performed on inputs with the same number of columns, but the "
+                f"first input has {len(left_out)} columns and the second input has "
+                f"{len(right_out)} columns.",
+                error_class="NUM_COLUMNS_MISMATCH",
+                parameters={"operator": "UNION", "firstNumColumns": str(len(left_out)),
+                            "invalidOrdinalNum": "second", "invalidNumColumns":
+                            str(len(right_out))},
+            )
+        left = self._plan if len(left_items) == len(left_out) else Project(
+            tuple(left_items), self._plan)
+        right = Project(tuple(right_items), other._plan)
+        return self._new(Union((left, right)))
+
+    def intersect(self, other: "DataFrame") -> "DataFrame":
+        return self._new(Intersect(self._plan, other._plan, False))
+
+    def intersectAll(self, other: "DataFrame") -> "DataFrame":  # noqa: N802
+        return self._new(Intersect(self._plan, other._plan, True))
+
+    def subtract(self, other: "DataFrame") -> "DataFrame":
+        """EXCEPT DISTINCT."""
+        return self._new(Except(self._plan, other._plan, False))
+
+    def exceptAll(self, other: "DataFrame") -> "DataFrame":  # noqa: N802
+        return self._new(Except(self._plan, other._plan, True))
+
+
+# ---------------------------------------------------------------------------------------------
+# GroupedData
+
+
+_AGG_ALIASES = {"avg": "avg", "mean": "avg", "average": "avg", "sum": "sum", "min": "min",
+                "max": "max", "count": "count", "size": "count", "first": "first",
+                "last": "last", "count_if": "count_if"}
+
+
+class GroupedData:
+    """The result of ``DataFrame.groupBy``: call ``agg`` or a shortcut to get a DataFrame."""
+
+    __slots__ = ("_df", "_grouping")
+
+    def __init__(self, df: DataFrame, grouping: tuple[Expression, ...]) -> None:
+        self._df = df
+        self._grouping = grouping
+
+    def agg(self, *exprs: Any) -> DataFrame:
+        """``agg(F.sum("b"), F.count("*").alias("n"))`` or ``agg({"b": "max", "*": "count"})``.
+        The output has the grouping columns first, then the aggregates (as in PySpark)."""
+        if len(exprs) == 1 and isinstance(exprs[0], dict):
+            aggs = [_named(_dict_agg(c, f)) for c, f in exprs[0].items()]
+        else:
+            if not exprs:
+                raise AnalysisError("agg() needs at least one aggregate expression",
+                                    error_class="_LEGACY_ERROR_TEMP_1313")
+            aggs = [_named(to_expr(e)) for e in exprs]
+        return self._aggregate(aggs)
+
+    def _aggregate(self, aggs: Sequence[Expression]) -> DataFrame:
+        grouping_out = [_named(g) for g in self._grouping]
+        plan = Aggregate(self._grouping, tuple(grouping_out) + tuple(aggs), self._df._plan)
+        return self._df._new(plan)
+
+    def count(self) -> DataFrame:
+        """Rows per group, in a column named ``count``."""
+        return self._aggregate([Alias(UnresolvedFunction("count", (Literal(1, T.INT),)),
+                                      "count")])
+
+    def _numeric(self, fn: str, cols: tuple[str, ...]) -> DataFrame:
+        if not cols:
+            cols = tuple(a.name for a in self._df._plan.output if a.data_type.is_numeric)
+        else:
+            for c in cols:
+                a = self._df._resolve(c)
+                if not a.data_type.is_numeric:
+                    raise AnalysisError(
+                        f'"{c}" is not a numeric column. Aggregation function can only be applied '
+                        "on a numeric column.", error_class="_LEGACY_ERROR_TEMP_1277")
+        return self._aggregate([
+            UnresolvedAlias(UnresolvedFunction(fn, (UnresolvedAttribute(parse_column_name(c)),)))
+            for c in cols
+        ])
+
+    def sum(self, *cols: str) -> DataFrame:  # noqa: A003
+        return self._numeric("sum", cols)
+
+    def avg(self, *cols: str) -> DataFrame:
+        return self._numeric("avg", cols)
+
+    mean = avg
+
+    def min(self, *cols: str) -> DataFrame:  # noqa: A003
+        return self._numeric("min", cols)
+
+    def max(self, *cols: str) -> DataFrame:  # noqa: A003
+        return self._numeric("max", cols)
+
+
+def _dict_agg(column: str, fn: str) -> Expression:
+    name = _AGG_ALIASES.get(fn.lower(), fn.lower())
+    if column == "*" and name == "count":
+        return UnresolvedFunction("count", (Literal(1, T.INT),))
+    return UnresolvedFunction(name, (UnresolvedAttribute(parse_column_name(column)),))
+
+
+# ---------------------------------------------------------------------------------------------
+# Expression helpers
+
+
+def _select_expr(c: Any) -> Expression:
+    if isinstance(c, str):
+        return column_from_name(c).expr
+    if isinstance(c, Column):
+        return c.expr
+    raise TypeError(f"select() takes column names or Columns, got {type(c).__name__}")
+
+
+def _col_expr(c: Any) -> Expression:
+    if isinstance(c, str):
+        return column_from_name(c).expr
+    return to_expr(c)
+
+
+def _named(e: Expression) -> Expression:
+    """A select-list item: named expressions and stars as they are, anything else wrapped in
+    ``UnresolvedAlias`` so the analyzer names it after its SQL (``(a + 1)``, ``count(1)``)."""
+    if isinstance(e, (NamedExpression, UnresolvedStar)):
+        return e
+    try:
+        from ember.expressions.cast import Cast
+    except ImportError:  # pragma: no cover - expressions package still being written
+        Cast = None  # noqa: N806
+    # PySpark names ``col("a").cast("int")`` after the column (the cast is not user-visible SQL).
+    if Cast is not None and isinstance(e, Cast):
+        child = e.child
+        if isinstance(child, (UnresolvedAttribute, AttributeReference)):
+            return Alias(e, child.name_parts[-1] if isinstance(child, UnresolvedAttribute)
+                         else child.name)
+    return UnresolvedAlias(e)
+
+
+def _sort_orders(cols: tuple[Any, ...], ascending: bool | Sequence[bool] | None
+                 ) -> tuple[SortOrder, ...]:
+    if len(cols) == 1 and isinstance(cols[0], (list, tuple)):
+        cols = tuple(cols[0])
+    if not cols:
+        raise AnalysisError("orderBy() needs at least one column",
+                            error_class="_LEGACY_ERROR_TEMP_3067")
+    if ascending is None:
+        flags = [True] * len(cols)
+    elif isinstance(ascending, (bool, int)):
+        flags = [bool(ascending)] * len(cols)
+    else:
+        flags = [bool(x) for x in ascending]
+        if len(flags) != len(cols):
+            raise ValueError("ascending must have one entry per sort column")
+    orders = []
+    for c, asc in zip(cols, flags):
+        e = _col_expr(c)
+        if isinstance(e, SortOrder):
+            orders.append(e if ascending is None or asc else e.copy(ascending=False,
+                                                                    nulls_first=None))
+        else:
+            orders.append(SortOrder(e, asc, None))
+    return tuple(orders)
+
+
+def _dedup_right(left: LogicalPlan, right: LogicalPlan) -> tuple[LogicalPlan, dict[int, int]]:
+    """A self-join's right side gets fresh attribute ids (Spark's DeduplicateRelations), so
+    ``df.join(df, ...)`` has two distinguishable inputs. Returns the id mapping used."""
+    if not (left.output_set & right.output_set):
+        return right, {}
+    from ember.analysis.fresh import fresh_copy
+
+    mapping: dict[int, int] = {}
+    return fresh_copy(right, mapping), mapping
+
+
+def _fix_trivial_self_equality(cond: Expression, mapping: dict[int, int],
+                               right: LogicalPlan) -> Expression:
+    """``a.join(b, a.k == b.k)`` where ``b`` derives from ``a`` (same ids): as Spark's
+    ``Dataset.join`` does, resolve the right side of such a trivially true equality to the
+    right input."""
+    if not mapping:
+        return cond
+    from ember.expressions.predicates import EqualNullSafe, EqualTo
+
+    by_id = {a.id: a for a in right.output}
+
+    def fix(e: Expression) -> Expression | None:
+        if isinstance(e, (EqualTo, EqualNullSafe)):
+            lhs, rhs = e.left, e.right
+            if (isinstance(lhs, AttributeReference) and isinstance(rhs, AttributeReference)
+                    and lhs.id == rhs.id and lhs.id in mapping):
+                new = by_id.get(mapping[lhs.id])
+                if new is not None:
+                    return type(e)(lhs, new)
+        return None
+
+    return cond.transform_down(fix)
+
+
+# ---------------------------------------------------------------------------------------------
+# printSchema
+
+
+_TYPE_NAMES = {
+    T.IntegerType: "integer", T.LongType: "long", T.ShortType: "short", T.ByteType: "byte",
+    T.FloatType: "float", T.DoubleType: "double", T.BooleanType: "boolean",
+    T.StringType: "string", T.BinaryType: "binary", T.DateType: "date",
+    T.TimestampType: "timestamp", T.NullType: "void", T.StructType: "struct",
+    T.ArrayType: "array",
+}
+
+
+def type_name(dt: T.DataType) -> str:
+    """Spark's ``DataType.typeName`` (``integer``, ``long``, ``decimal(10,2)`` ...)."""
+    if isinstance(dt, T.DecimalType):
+        return dt.simple_string()
+    return _TYPE_NAMES.get(type(dt), dt.simple_string())
+
+
+def _schema_lines(lines: list[str], prefix: str, name: str, dt: T.DataType, null_text: str,
+                  depth: int, max_depth: int | None) -> None:
+    if max_depth is not None and depth > max_depth:
+        return
+    lines.append(f"{prefix}-- {_escape(name)}: {type_name(dt)} ({null_text})")
+    inner = prefix + "    |"
+    if isinstance(dt, T.StructType):
+        for f in dt.fields:
+            _schema_lines(lines, inner, f.name, f.data_type,
+                          f"nullable = {str(f.nullable).lower()}", depth + 1, max_depth)
+    elif isinstance(dt, T.ArrayType):
+        _schema_lines(lines, inner, "element", dt.element_type,
+                      f"containsNull = {str(dt.contains_null).lower()}", depth + 1, max_depth)
+
+
+# ---------------------------------------------------------------------------------------------
+# Results: Arrow -> Rows, and Spark's show() text
+
+
+def _localize_timestamps(table: pa.Table, time_zone: str) -> pa.Table:
+    """Timestamp columns as naive wall-clock times in ``time_zone`` (what PySpark returns)."""
+    import pyarrow.compute as pc
+
+    if not any(pa.types.is_timestamp(f.type) for f in table.schema):
+        return table
+    cols = []
+    for col in table.columns:
+        if pa.types.is_timestamp(col.type) and col.type.tz is not None:
+            col = pc.local_timestamp(col.cast(pa.timestamp(col.type.unit, tz=time_zone)))
+        cols.append(col)
+    return pa.Table.from_arrays(cols, names=table.column_names)
+
+
+def _struct_to_row(v: Any, dt: T.DataType) -> Any:
+    if v is None:
+        return None
+    if isinstance(dt, T.StructType):
+        return make_row(tuple(_struct_to_row(v.get(f.name), f.data_type) for f in dt.fields),
+                        tuple(f.name for f in dt.fields))
+    if isinstance(dt, T.ArrayType) and _has_struct(dt.element_type):
+        return [_struct_to_row(x, dt.element_type) for x in v]
+    return v
+
+
+def _has_struct(dt: T.DataType) -> bool:
+    if isinstance(dt, T.StructType):
+        return True
+    if isinstance(dt, T.ArrayType):
+        return _has_struct(dt.element_type)
+    return False
+
+
+def _table_to_rows(table: pa.Table, time_zone: str) -> list[Row]:
+    table = _localize_timestamps(table, time_zone)
+    names = tuple(table.column_names)
+    columns = []
+    for f, col in zip(table.schema, table.columns):
+        values = col.to_pylist()
+        dt = T.from_arrow(f.type)
+        if _has_struct(dt):
+            values = [_struct_to_row(v, dt) for v in values]
+        columns.append(values)
+    if not columns:
+        return [make_row((), ()) for _ in range(table.num_rows)]
+    return [make_row(vals, names) for vals in zip(*columns)]
+
+
+_META = str.maketrans({"\n": "\\n", "\r": "\\r", "\t": "\\t", "\f": "\\f", "\b": "\\b",
+                       "\v": "\\v", "\a": "\\a"})
+
+
+def _escape(s: str) -> str:
+    return s.translate(_META)
+
+
+def java_double_string(v: float, single: bool = False) -> str:
+    """Java's ``Double.toString`` / ``Float.toString`` (what Spark prints): ``1.0E10``, ``0.001``,
+    ``1.0E-4``, ``1234567.0``, ``NaN``, ``Infinity``."""
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "Infinity" if v > 0 else "-Infinity"
+    if v == 0:
+        return "-0.0" if math.copysign(1.0, v) < 0 else "0.0"
+    if single:
+        import numpy as np
+
+        text = np.format_float_positional(np.float32(v), unique=True, trim="-")
+    else:
+        text = repr(float(v))
+    d = Decimal(text)
+    sign, digits, exp = d.as_tuple()
+    assert isinstance(exp, int)
+    ds = "".join(map(str, digits)).rstrip("0") or "0"
+    # exponent of the leading digit
+    lead = len(digits) + exp - 1
+    neg = "-" if sign else ""
+    if 1e-3 <= abs(v) < 1e7:
+        if lead >= 0:
+            int_part = ds[: lead + 1].ljust(lead + 1, "0")
+            frac = ds[lead + 1:] or "0"
+        else:
+            int_part = "0"
+            frac = "0" * (-lead - 1) + ds
+        return f"{neg}{int_part}.{frac}"
+    return f"{neg}{ds[0]}.{ds[1:] or '0'}E{lead}"
+
+
+def _fmt_ts(v: _dt.datetime) -> str:
+    s = (f"{v.year:04d}-{v.month:02d}-{v.day:02d} "
+         f"{v.hour:02d}:{v.minute:02d}:{v.second:02d}")
+    if v.microsecond:
+        s += f".{v.microsecond:06d}".rstrip("0")
+    return s
+
+
+def format_value(v: Any, dt: T.DataType, nested: bool = False) -> str:
+    """One value as Spark's ``show()`` prints it (Spark 4: ``NULL`` for nulls)."""
+    if v is None:
+        return "NULL"
+    match dt:
+        case T.BooleanType():
+            return "true" if v else "false"
+        case T.DoubleType():
+            return java_double_string(v)
+        case T.FloatType():
+            return java_double_string(v, single=True)
+        case T.DecimalType():
+            return format(v, "f")
+        case T.DateType():
+            return f"{v.year:04d}-{v.month:02d}-{v.day:02d}"
+        case T.TimestampType():
+            return _fmt_ts(v)
+        case T.BinaryType():
+            return "[" + " ".join(f"{b:02X}" for b in v) + "]"
+        case T.ArrayType(element_type=et):
+            return "[" + ", ".join(format_value(x, et, True) for x in v) + "]"
+        case T.StructType(fields=fields):
+            return "{" + ", ".join(format_value(v.get(f.name), f.data_type, True)
+                                   for f in fields) + "}"
+        case _:
+            return str(v)
+
+
+def _half_width(s: str) -> int:
+    """Display width: East Asian wide/full-width characters count twice (Spark's
+    ``Utils.stringHalfWidth``)."""
+    if s.isascii():
+        return len(s)
+    return sum(2 if unicodedata.east_asian_width(c) in ("W", "F") else 1 for c in s)
+
+
+def show_string(table: pa.Table, types: Sequence[T.DataType], num_rows: int, truncate: int,
+                vertical: bool, time_zone: str) -> str:
+    """Spark's ``Dataset.showString`` over the first ``num_rows + 1`` rows in ``table``."""
+    table = _localize_timestamps(table, time_zone)
+    has_more = table.num_rows > num_rows
+    table = table.slice(0, num_rows)
+    names = table.column_names
+
+    def cut(s: str) -> str:
+        s = _escape(s)
+        if truncate > 0 and len(s) > truncate:
+            return s[:truncate] if truncate < 4 else s[: truncate - 3] + "..."
+        return s
+
+    header = [cut(n) for n in names]
+    columns = [[cut(format_value(v, dt)) for v in col.to_pylist()]
+               for col, dt in zip(table.columns, types)]
+    rows = [list(r) for r in zip(*columns)] if columns else [[] for _ in range(table.num_rows)]
+    out: list[str] = []
+    if not vertical:
+        widths = [3] * len(header)
+        for i, h in enumerate(header):
+            widths[i] = max(widths[i], _half_width(h))
+            for r in rows:
+                widths[i] = max(widths[i], _half_width(r[i]))
+
+        def pad(s: str, w: int) -> str:
+            fill = " " * (w - _half_width(s))
+            return fill + s if truncate > 0 else s + fill
+
+        sep = "+" + "+".join("-" * w for w in widths) + "+"
+        out.append(sep)
+        out.append("|" + "|".join(pad(h, w) for h, w in zip(header, widths)) + "|")
+        out.append(sep)
+        for r in rows:
+            out.append("|" + "|".join(pad(c, w) for c, w in zip(r, widths)) + "|")
+        out.append(sep)
+    else:
+        name_w = max([3] + [_half_width(h) for h in header])
+        data_w = max([3] + [_half_width(c) for r in rows for c in r])
+        for i, r in enumerate(rows):
+            out.append(f"-RECORD {i}".ljust(name_w + data_w + 5, "-"))
+            for h, c in zip(header, r):
+                out.append(" " + h + " " * (name_w - _half_width(h)) + " | " + c
+                           + " " * (data_w - _half_width(c)) + " ")
+        if not rows:
+            out.append("(0 rows)")
+    if has_more:
+        out.append(f"only showing top {num_rows} {'row' if num_rows == 1 else 'rows'}")
+    return "\n".join(out) + "\n"

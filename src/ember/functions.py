@@ -1,0 +1,334 @@
+"""PySpark's ``pyspark.sql.functions`` for Ember.
+
+Every function builds the same unresolved call the SQL parser builds for the same text
+(``UnresolvedFunction('sum', (b,))`` for ``sum(b)``), so SQL and DataFrame code are resolved,
+type-checked and named by one registry in the analyzer.
+
+>>> from ember import functions as F
+>>> F.sum("b").expr
+'sum('b)
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ember import types as T
+from ember.column import (
+    Column,
+    _col_or_name,
+    _expr_class,
+    column_from_name,
+    literal_expr,
+    to_expr,
+)
+from ember.expressions.base import Expression, Literal, UnresolvedFunction, UnresolvedStar
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ember.dataframe import DataFrame
+
+__all__ = [
+    "col", "column", "lit", "expr", "when", "coalesce", "count", "countDistinct",
+    "count_distinct", "sum", "sum_distinct", "sumDistinct", "avg", "mean", "min", "max", "first",
+    "last", "count_if", "upper", "lower", "length", "substring", "concat", "concat_ws", "trim",
+    "ltrim", "rtrim", "round", "floor", "ceil", "abs", "sqrt", "year", "month", "dayofmonth",
+    "to_date", "to_timestamp", "date_format", "date_add", "date_sub", "datediff", "current_date",
+    "current_timestamp", "greatest", "least", "isnull", "isnotnull", "nullif", "broadcast", "asc",
+    "desc", "asc_nulls_first", "asc_nulls_last", "desc_nulls_first", "desc_nulls_last", "struct",
+    "ifnull", "nvl",
+]
+
+def _call(name: str, *args: Any, is_distinct: bool = False, ignore_nulls: bool = False) -> Column:
+    """``name(args...)`` where string arguments are column names."""
+    return Column(UnresolvedFunction(name, tuple(_col_or_name(a) for a in args),
+                                     is_distinct=is_distinct, ignore_nulls=ignore_nulls))
+
+
+def _lit_arg(value: Any) -> Expression:
+    """An argument that PySpark always treats as a literal (e.g. ``substring``'s ``pos``)."""
+    return to_expr(value)
+
+
+# -- columns and literals -------------------------------------------------------------------
+
+
+def col(name: str) -> Column:
+    """A column by name: ``col("a")``, ``col("t.a")``, ``col("*")``."""
+    return column_from_name(name)
+
+
+column = col
+
+
+def lit(value: Any) -> Column:
+    """A literal: ``lit(1)`` (int), ``lit(1.5)`` (double), ``lit("x")``, ``lit(None)``."""
+    if isinstance(value, Column):
+        return value
+    return Column(literal_expr(value))
+
+
+def expr(sql: str) -> Column:
+    """A column from SQL expression text: ``expr("a + 1")``."""
+    from ember.sql import parse_expression
+
+    return Column(parse_expression(sql))
+
+
+def when(condition: Column, value: Any) -> Column:
+    """``CASE WHEN condition THEN value ... END``; chain ``.when(...)`` / ``.otherwise(...)``."""
+    case_cls = _expr_class("conditional", "CaseWhen")
+    return Column(case_cls((to_expr(condition),), (to_expr(value),), None))
+
+
+# -- aggregates -----------------------------------------------------------------------------
+
+
+def _is_star(value: Any) -> bool:
+    return (value == "*" if isinstance(value, str) else
+            isinstance(value, Column) and isinstance(value.expr, UnresolvedStar) and
+            not value.expr.target)
+
+
+def count(col: Any) -> Column:
+    """``count(col)``; ``count("*")`` counts rows and is named ``count(1)`` as in Spark."""
+    if _is_star(col):
+        return Column(UnresolvedFunction("count", (Literal(1, T.INT),)))
+    return _call("count", col)
+
+
+def countDistinct(col: Any, *cols: Any) -> Column:  # noqa: N802
+    """``count(DISTINCT col, ...)``."""
+    return _call("count", col, *cols, is_distinct=True)
+
+
+count_distinct = countDistinct
+
+
+def sum(col: Any) -> Column:  # noqa: A001
+    return _call("sum", col)
+
+
+def sum_distinct(col: Any) -> Column:
+    return _call("sum", col, is_distinct=True)
+
+
+sumDistinct = sum_distinct
+
+
+def avg(col: Any) -> Column:
+    return _call("avg", col)
+
+
+def mean(col: Any) -> Column:
+    return _call("avg", col)
+
+
+def min(col: Any) -> Column:  # noqa: A001
+    return _call("min", col)
+
+
+def max(col: Any) -> Column:  # noqa: A001
+    return _call("max", col)
+
+
+def first(col: Any, ignorenulls: bool = False) -> Column:
+    """``first(col)`` (``first(col) IGNORE NULLS`` with ``ignorenulls=True``)."""
+    return _call("first", col, ignore_nulls=ignorenulls)
+
+
+def last(col: Any, ignorenulls: bool = False) -> Column:
+    return _call("last", col, ignore_nulls=ignorenulls)
+
+
+def count_if(col: Any) -> Column:
+    return _call("count_if", col)
+
+
+# -- strings --------------------------------------------------------------------------------
+
+
+def upper(col: Any) -> Column:
+    return _call("upper", col)
+
+
+def lower(col: Any) -> Column:
+    return _call("lower", col)
+
+
+def length(col: Any) -> Column:
+    return _call("length", col)
+
+
+def substring(str: Any, pos: Any, len: Any) -> Column:  # noqa: A002
+    """``substring(str, pos, len)`` with 1-based ``pos`` (literals, as in PySpark)."""
+    return Column(UnresolvedFunction("substring", (_col_or_name(str), _lit_arg(pos),
+                                                   _lit_arg(len))))
+
+
+def concat(*cols: Any) -> Column:
+    return _call("concat", *cols)
+
+
+def concat_ws(sep: str, *cols: Any) -> Column:
+    return Column(UnresolvedFunction("concat_ws", (literal_expr(sep),) +
+                                     tuple(_col_or_name(c) for c in cols)))
+
+
+def trim(col: Any) -> Column:
+    return _call("trim", col)
+
+
+def ltrim(col: Any) -> Column:
+    return _call("ltrim", col)
+
+
+def rtrim(col: Any) -> Column:
+    return _call("rtrim", col)
+
+
+# -- math -----------------------------------------------------------------------------------
+
+
+def round(col: Any, scale: int = 0) -> Column:  # noqa: A001
+    """``round(col, scale)`` (HALF_UP), named ``round(b, 0)`` by default as in Spark 4."""
+    return Column(UnresolvedFunction("round", (_col_or_name(col), _lit_arg(scale))))
+
+
+def floor(col: Any) -> Column:
+    return _call("floor", col)
+
+
+def ceil(col: Any) -> Column:
+    return _call("ceil", col)
+
+
+def abs(col: Any) -> Column:  # noqa: A001
+    return _call("abs", col)
+
+
+def sqrt(col: Any) -> Column:
+    return _call("sqrt", col)
+
+
+# -- dates ----------------------------------------------------------------------------------
+
+
+def year(col: Any) -> Column:
+    return _call("year", col)
+
+
+def month(col: Any) -> Column:
+    return _call("month", col)
+
+
+def dayofmonth(col: Any) -> Column:
+    return _call("dayofmonth", col)
+
+
+def to_date(col: Any, format: str | None = None) -> Column:  # noqa: A002
+    if format is None:
+        return _call("to_date", col)
+    return Column(UnresolvedFunction("to_date", (_col_or_name(col), literal_expr(format))))
+
+
+def to_timestamp(col: Any, format: str | None = None) -> Column:  # noqa: A002
+    if format is None:
+        return _call("to_timestamp", col)
+    return Column(UnresolvedFunction("to_timestamp", (_col_or_name(col), literal_expr(format))))
+
+
+def date_format(date: Any, format: str) -> Column:  # noqa: A002
+    return Column(UnresolvedFunction("date_format", (_col_or_name(date), literal_expr(format))))
+
+
+def date_add(start: Any, days: Any) -> Column:
+    return Column(UnresolvedFunction("date_add", (_col_or_name(start), _lit_arg(days))))
+
+
+def date_sub(start: Any, days: Any) -> Column:
+    return Column(UnresolvedFunction("date_sub", (_col_or_name(start), _lit_arg(days))))
+
+
+def datediff(end: Any, start: Any) -> Column:
+    return _call("datediff", end, start)
+
+
+def current_date() -> Column:
+    return Column(UnresolvedFunction("current_date", ()))
+
+
+def current_timestamp() -> Column:
+    return Column(UnresolvedFunction("current_timestamp", ()))
+
+
+# -- conditional / null handling ------------------------------------------------------------
+
+
+def coalesce(*cols: Any) -> Column:
+    return _call("coalesce", *cols)
+
+
+def greatest(*cols: Any) -> Column:
+    return _call("greatest", *cols)
+
+
+def least(*cols: Any) -> Column:
+    return _call("least", *cols)
+
+
+def isnull(col: Any) -> Column:
+    return _call("isnull", col)
+
+
+def isnotnull(col: Any) -> Column:
+    return _call("isnotnull", col)
+
+
+def nullif(col1: Any, col2: Any) -> Column:
+    return _call("nullif", col1, col2)
+
+
+def ifnull(col1: Any, col2: Any) -> Column:
+    return _call("ifnull", col1, col2)
+
+
+nvl = ifnull
+
+
+def struct(*cols: Any) -> Column:
+    """``struct(a, b)``: a struct whose fields are named after the columns."""
+    if len(cols) == 1 and isinstance(cols[0], (list, tuple)):
+        cols = tuple(cols[0])
+    return _call("struct", *cols)
+
+
+# -- ordering and hints ---------------------------------------------------------------------
+
+
+def asc(col: Any) -> Column:
+    return Column(_col_or_name(col)).asc()
+
+
+def desc(col: Any) -> Column:
+    return Column(_col_or_name(col)).desc()
+
+
+def asc_nulls_first(col: Any) -> Column:
+    return Column(_col_or_name(col)).asc_nulls_first()
+
+
+def asc_nulls_last(col: Any) -> Column:
+    return Column(_col_or_name(col)).asc_nulls_last()
+
+
+def desc_nulls_first(col: Any) -> Column:
+    return Column(_col_or_name(col)).desc_nulls_first()
+
+
+def desc_nulls_last(col: Any) -> Column:
+    return Column(_col_or_name(col)).desc_nulls_last()
+
+
+def broadcast(df: "DataFrame") -> "DataFrame":
+    """Mark ``df`` for a broadcast join (the ``BROADCAST`` hint)."""
+    return df.hint("broadcast")

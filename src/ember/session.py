@@ -1,0 +1,614 @@
+"""``Session``: the entry point (PySpark's ``SparkSession`` for the local runtime).
+
+A session owns the configuration (:class:`ember.conf.SQLConf`) and the catalog of temporary views.
+``sql()`` parses one statement; commands (CREATE VIEW, CREATE TEMP VIEW ... USING, DROP VIEW, SET,
+EXPLAIN, DESCRIBE) run at once and return their result rows, queries return a lazily executed
+(but eagerly analyzed) :class:`~ember.dataframe.DataFrame`.
+
+>>> import ember
+>>> spark = ember.Session()
+>>> spark.sql("SELECT 1 AS a").collect()
+[Row(a=1)]
+>>> spark = ember.Session.builder.config("spark.sql.shuffle.partitions", 4).getOrCreate()
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+import threading
+from collections.abc import Iterable, Sequence
+from decimal import Decimal
+from typing import Any
+
+import pyarrow as pa
+
+from ember import types as T
+from ember.analysis.catalog import Catalog
+from ember.conf import SQLConf
+from ember.dataframe import DataFrame
+from ember.errors import AnalysisError, UnsupportedError
+from ember.expressions.base import AttributeReference
+from ember.plans.logical.nodes import (
+    Command,
+    CreateTempViewUsing,
+    CreateViewCommand,
+    DescribeRelation,
+    DropView,
+    ExplainCommand,
+    LocalRelation,
+    SetCommand,
+    UnresolvedRelation,
+)
+from ember.query_execution import QueryExecution
+from ember.readers import DataFrameReader, file_relation
+from ember.row import Row
+
+__all__ = ["Session", "RuntimeConfig", "SessionCatalogAPI"]
+
+_active_lock = threading.Lock()
+_active: "Session | None" = None
+
+
+# ---------------------------------------------------------------------------------------------
+# PySpark-shaped helpers: spark.conf, spark.catalog, SparkSession.builder
+
+
+class RuntimeConfig:
+    """``session.conf``: string-valued get/set over the session's :class:`SQLConf`.
+
+    >>> spark.conf.set("spark.sql.caseSensitive", True)              # doctest: +SKIP
+    >>> spark.conf.get("spark.sql.caseSensitive")                    # doctest: +SKIP
+    'true'
+    """
+
+    def __init__(self, conf: SQLConf) -> None:
+        self._conf = conf
+
+    def set(self, key: str, value: Any) -> None:
+        self._conf.set(key, value)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        v = self._conf.get_string(key)
+        return default if v is None else v
+
+    def unset(self, key: str) -> None:
+        self._conf.unset(key)
+
+    def getAll(self) -> dict[str, str]:  # noqa: N802
+        return dict(self._conf.items())
+
+    def isModifiable(self, key: str) -> bool:  # noqa: N802
+        return True
+
+
+class Table(tuple):
+    """One entry of ``catalog.listTables()`` (PySpark's ``Table`` namedtuple subset)."""
+
+    __slots__ = ()
+
+    def __new__(cls, name: str, is_temporary: bool) -> "Table":
+        return tuple.__new__(cls, (name, None, None, "TEMPORARY" if is_temporary else "VIEW",
+                                   is_temporary))
+
+    name = property(lambda self: self[0])
+    catalog = property(lambda self: self[1])
+    description = property(lambda self: self[2])
+    tableType = property(lambda self: self[3])  # noqa: N815
+    isTemporary = property(lambda self: self[4])  # noqa: N815
+
+    def __repr__(self) -> str:
+        return (f"Table(name={self.name!r}, catalog=None, namespace=[], description=None, "
+                f"tableType={self.tableType!r}, isTemporary={self.isTemporary})")
+
+
+class SessionCatalogAPI:
+    """``session.catalog``: a minimal PySpark ``Catalog`` over the session's view catalog."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self._catalog = catalog
+
+    def listTables(self, dbName: str | None = None) -> list[Table]:  # noqa: N802,N803
+        return [Table(n, True) for n in self._catalog.list_views()]
+
+    def tableExists(self, tableName: str, dbName: str | None = None) -> bool:  # noqa: N802,N803
+        return self._catalog.exists(tableName)
+
+    def dropTempView(self, viewName: str) -> bool:  # noqa: N802,N803
+        return self._catalog.drop_temp_view(viewName, if_exists=True)
+
+
+class Builder:
+    """``Session.builder.config(k, v).getOrCreate()`` (``appName``/``master`` are accepted and
+    ignored: Ember always runs in-process)."""
+
+    def __init__(self) -> None:
+        self._options: dict[str, Any] = {}
+
+    def config(self, key: str | None = None, value: Any = None, conf: Any = None,
+               *, map: dict[str, Any] | None = None) -> "Builder":  # noqa: A002
+        if key is not None:
+            self._options[key] = value
+        for source in (conf, map):
+            if source is not None:
+                items = source.getAll() if hasattr(source, "getAll") else dict(source).items()
+                for k, v in items:
+                    self._options[k] = v
+        return self
+
+    def appName(self, name: str) -> "Builder":  # noqa: N802
+        return self
+
+    def master(self, master: str) -> "Builder":
+        return self
+
+    def enableHiveSupport(self) -> "Builder":  # noqa: N802
+        raise UnsupportedError("Hive support is not available in Ember")
+
+    def getOrCreate(self) -> "Session":  # noqa: N802
+        """The active session with this builder's options applied, or a new one."""
+        global _active
+        with _active_lock:
+            if _active is not None:
+                for k, v in self._options.items():
+                    _active.sql_conf.set(k, v)
+                return _active
+        return Session(self._options)
+
+    create = getOrCreate
+
+
+class _BuilderDescriptor:
+    def __get__(self, obj: Any, owner: Any) -> Builder:
+        return Builder()
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+class Session:
+    """A local Ember session: ``ember.Session(conf={...})`` or ``Session.builder...getOrCreate()``.
+
+    >>> spark = Session({"ember.execution.batchSize": 1024})
+    >>> spark.createDataFrame([(1, "a")], "id int, name string").show()   # doctest: +SKIP
+    """
+
+    builder = _BuilderDescriptor()
+
+    def __init__(self, conf: dict[str, Any] | None = None) -> None:
+        global _active
+        self.sql_conf = SQLConf(conf)
+        self.session_catalog = Catalog()
+        self.conf = RuntimeConfig(self.sql_conf)
+        self.catalog = SessionCatalogAPI(self.session_catalog)
+        with _active_lock:
+            _active = self
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    @classmethod
+    def getActiveSession(cls) -> "Session | None":  # noqa: N802
+        return _active
+
+    @classmethod
+    def active(cls) -> "Session":
+        return _active if _active is not None else Session()
+
+    def stop(self) -> None:
+        """Forget this session as the active one (there are no resources to free)."""
+        global _active
+        with _active_lock:
+            if _active is self:
+                _active = None
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def newSession(self) -> "Session":  # noqa: N802
+        return Session()
+
+    @property
+    def version(self) -> str:
+        from importlib.metadata import version
+
+        try:
+            return version("ember")
+        except Exception:  # not installed as a distribution (e.g. run from a source tree)
+            return "0+unknown"
+
+    # -- SQL ----------------------------------------------------------------------------------
+    def sql(self, sqlQuery: str, args: Any = None, **kwargs: Any) -> DataFrame:  # noqa: N803
+        """Run one SQL statement: commands run now; a query returns its DataFrame.
+
+        >>> Session().sql("SELECT 1 + 1 AS two").first().two
+        2
+        """
+        if args or kwargs:
+            raise UnsupportedError("Parameterized SQL (args=...) is not supported yet")
+        from ember.sql import parse_statement
+
+        plan = parse_statement(sqlQuery)
+        if isinstance(plan, Command):
+            return self._run_command(plan)
+        return DataFrame(self, plan)
+
+    def _run_command(self, plan: Command) -> DataFrame:
+        match plan:
+            case CreateViewCommand(name=name, query=query, user_columns=cols, replace=replace,
+                                   temporary=temporary, if_not_exists=if_not_exists):
+                analyzed = QueryExecution(self, query).analyzed
+                self.session_catalog.create_temp_view(
+                    name, analyzed, replace, cols, temporary=temporary,
+                    if_not_exists=if_not_exists,
+                )
+                return self._command_result(plan, [])
+            case CreateTempViewUsing(name=name, provider=provider, options=options,
+                                     replace=replace):
+                opts = {k.lower(): v for k, v in options}
+                paths = opts.pop("path", None) or opts.pop("paths", None)
+                if paths is None:
+                    raise AnalysisError(
+                        f"Unable to infer schema for {provider}: no 'path' option was given.",
+                        error_class="UNABLE_TO_INFER_SCHEMA",
+                        parameters={"format": provider},
+                    )
+                path_list = [p.strip() for p in paths.split(",")] if "paths" in dict(options) \
+                    else [paths]
+                rel = file_relation(provider, path_list, opts)
+                self.session_catalog.create_temp_view(name, rel, replace)
+                return self._command_result(plan, [])
+            case DropView(name=name, if_exists=if_exists):
+                self.session_catalog.drop_temp_view(name, if_exists)
+                return self._command_result(plan, [])
+            case SetCommand(key=None):
+                rows = [(k, v) for k, v in self.sql_conf.items()]
+                return self._command_result(plan, rows)
+            case SetCommand(key=key, value=None):
+                v = self.sql_conf.get_string(key)
+                return self._command_result(plan, [(key, "<undefined>" if v is None else v)])
+            case SetCommand(key=key, value=value):
+                self.sql_conf.set(key, value)
+                return self._command_result(plan, [(key, value)])
+            case ExplainCommand(query=query, mode=mode):
+                if isinstance(query, Command):
+                    text = "== Physical Plan ==\nExecutedCommand\n   +- " + query.simple_string() \
+                        + "\n"
+                else:
+                    text = QueryExecution(self, query).explain_string(mode)
+                return self._command_result(plan, [(text,)])
+            case DescribeRelation(query=query):
+                out = QueryExecution(self, query).analyzed.output
+                rows = [(a.name, a.data_type.simple_string(), None) for a in out]
+                return self._command_result(plan, rows)
+            case _:
+                raise UnsupportedError(f"The command {plan.node_name} is not supported yet")
+
+    def _command_result(self, plan: Command, rows: list[tuple[Any, ...]]) -> DataFrame:
+        """A command's result rows as a DataFrame over a LocalRelation."""
+        attrs = plan.output
+        schema = T.arrow_schema([a.name for a in attrs], [a.data_type for a in attrs])
+        columns = [pa.array([r[i] for r in rows], type=f.type) for i, f in enumerate(schema)]
+        table = pa.Table.from_arrays(columns, schema=schema) if attrs else pa.table({})
+        return DataFrame(self, LocalRelation(attrs, table))
+
+    # -- DataFrames ---------------------------------------------------------------------------
+    @property
+    def read(self) -> DataFrameReader:
+        """A reader for Parquet and CSV files."""
+        return DataFrameReader(self)
+
+    def table(self, tableName: str) -> DataFrame:  # noqa: N803
+        """The temporary view ``tableName`` as a DataFrame."""
+        from ember.column import parse_column_name
+
+        return DataFrame(self, UnresolvedRelation(parse_column_name(tableName)))
+
+    def range(self, start: int, end: int | None = None, step: int = 1,
+              numPartitions: int | None = None) -> DataFrame:  # noqa: N803
+        """One ``id bigint`` column: ``range(3)`` -> 0, 1, 2 (as Spark's ``spark.range``)."""
+        import numpy as np
+
+        if end is None:
+            start, end = 0, start
+        ids = pa.array(np.arange(start, end, step, dtype=np.int64))
+        attr = AttributeReference("id", T.LONG, False)
+        table = pa.Table.from_arrays([ids], schema=pa.schema([pa.field("id", pa.int64(), False)]))
+        return DataFrame(self, LocalRelation((attr,), table))
+
+    def createDataFrame(self, data: Any, schema: Any = None,  # noqa: N802
+                        samplingRatio: float | None = None,  # noqa: N803
+                        verifySchema: bool = True) -> DataFrame:  # noqa: N803
+        """A DataFrame from local data.
+
+        ``data``: a pyarrow Table/RecordBatch, a pandas DataFrame, or a list of tuples, dicts or
+        Rows. ``schema``: None (inferred: int -> bigint, float -> double, str -> string, bool,
+        Decimal -> decimal(38,18), date, datetime -> timestamp), a list of column names, a DDL
+        string (``"a int, b string"``) or an ember ``StructType``.
+
+        >>> Session().createDataFrame([(1, "x")], ["id", "s"]).dtypes
+        [('id', 'bigint'), ('s', 'string')]
+        """
+        table = _to_arrow_table(data, schema, self.sql_conf.time_zone)
+        attrs = tuple(
+            AttributeReference(f.name, T.from_arrow(f.type), f.nullable) for f in table.schema
+        )
+        return DataFrame(self, LocalRelation(attrs, table))
+
+
+# ---------------------------------------------------------------------------------------------
+# createDataFrame: local data -> an Arrow table typed like Ember's columns
+
+
+def _canonical(table: pa.Table, time_zone: str) -> pa.Table:
+    """Cast every column to the Arrow type of its SQL type (large_string, timestamp[us, UTC] ...).
+    Naive timestamps are wall-clock times in the session time zone, as PySpark reads them."""
+    import pyarrow.compute as pc
+
+    cols, fields = [], []
+    for f, col in zip(table.schema, table.columns):
+        if pa.types.is_dictionary(f.type):
+            col = col.cast(f.type.value_type)
+        if pa.types.is_timestamp(col.type) and col.type.tz is None:
+            col = pc.assume_timezone(col, time_zone)
+        st = T.from_arrow(col.type)
+        target = st.to_arrow()
+        if col.type != target:
+            col = col.cast(target)
+        cols.append(col)
+        fields.append(pa.field(f.name, target, nullable=f.nullable))
+    return pa.Table.from_arrays(cols, schema=pa.schema(fields))
+
+
+def _split_top_level(text: str, sep: str = ",") -> list[str]:
+    parts, depth, cur = [], 0, []
+    for c in text:
+        if c in "<(":
+            depth += 1
+        elif c in ">)":
+            depth -= 1
+        if c == sep and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(c)
+    parts.append("".join(cur))
+    return [p.strip() for p in parts if p.strip()]
+
+
+_FIELD_RE = re.compile(r"^\s*(`(?:[^`]|``)+`|[^\s:`]+)\s*:?\s*(.+?)\s*$", re.S)
+
+
+def parse_ddl_schema(ddl: str) -> T.StructType:
+    """``'a int, b string not null'`` -> StructType (Spark's ``StructType.fromDDL`` subset)."""
+    from ember.sql import parse_data_type
+
+    text = ddl.strip()
+    if text.lower().startswith("struct<") and text.endswith(">"):
+        dt = parse_data_type(text)
+        assert isinstance(dt, T.StructType)
+        return dt
+    fields = []
+    for part in _split_top_level(text):
+        m = _FIELD_RE.match(part)
+        if m is None:
+            raise AnalysisError(f"Cannot parse the schema {ddl!r}", error_class="PARSE_SYNTAX_ERROR")
+        name, type_text = m.group(1), m.group(2)
+        if name.startswith("`"):
+            name = name[1:-1].replace("``", "`")
+        nullable = True
+        comment = re.search(r"\s+comment\s+'.*'$", type_text, re.I | re.S)
+        if comment:
+            type_text = type_text[: comment.start()]
+        if re.search(r"\s+not\s+null$", type_text, re.I):
+            nullable = False
+            type_text = re.sub(r"\s+not\s+null$", "", type_text, flags=re.I)
+        fields.append(T.StructField(name, parse_data_type(type_text), nullable))
+    return T.StructType(tuple(fields))
+
+
+def _infer_type(v: Any) -> T.DataType:
+    if v is None:
+        return T.NULL
+    if isinstance(v, bool):
+        return T.BOOLEAN
+    if isinstance(v, int):
+        return T.LONG
+    if isinstance(v, float):
+        return T.DOUBLE
+    if isinstance(v, str):
+        return T.STRING
+    if isinstance(v, Decimal):
+        return T.DecimalType(38, 18)
+    if isinstance(v, _dt.datetime):
+        return T.TIMESTAMP
+    if isinstance(v, _dt.date):
+        return T.DATE
+    if isinstance(v, (bytes, bytearray)):
+        return T.BINARY
+    if isinstance(v, Row) and "__fields__" in v.__dict__:
+        return T.StructType(tuple(T.StructField(n, _infer_type(x)) for n, x in
+                                  zip(v.__fields__, v)))
+    if isinstance(v, dict):
+        return T.StructType(tuple(T.StructField(str(k), _infer_type(x)) for k, x in
+                                  sorted(v.items())))
+    if isinstance(v, (list, tuple)):
+        elem: T.DataType = T.NULL
+        for x in v:
+            elem = _merge_types(elem, _infer_type(x), "element")
+        return T.ArrayType(elem)
+    raise AnalysisError(
+        f"Unable to infer the type of the field {v!r} ({type(v).__name__}).",
+        error_class="CANNOT_INFER_TYPE_FOR_FIELD",
+        parameters={"field_name": repr(v)},
+    )
+
+
+def _merge_types(a: T.DataType, b: T.DataType, name: str) -> T.DataType:
+    if isinstance(a, T.NullType):
+        return b
+    if isinstance(b, T.NullType) or a == b:
+        return a
+    if {type(a), type(b)} == {T.LongType, T.DoubleType}:
+        return T.DOUBLE
+    raise AnalysisError(
+        f"Can not merge type {a.simple_string()} and {b.simple_string()} for field {name}.",
+        error_class="CANNOT_MERGE_TYPE",
+        parameters={"data_type1": a.simple_string(), "data_type2": b.simple_string()},
+    )
+
+
+def _to_py(v: Any, dt: T.DataType) -> Any:
+    """A Python value in the form pyarrow accepts for ``dt`` (Rows -> dicts for structs)."""
+    if v is None:
+        return None
+    if isinstance(dt, T.StructType):
+        if isinstance(v, dict):
+            return {f.name: _to_py(v.get(f.name), f.data_type) for f in dt.fields}
+        return {f.name: _to_py(x, f.data_type) for f, x in zip(dt.fields, v)}
+    if isinstance(dt, T.ArrayType):
+        return [_to_py(x, dt.element_type) for x in v]
+    if isinstance(dt, (T.FloatType, T.DoubleType)) and isinstance(v, int):
+        return float(v)
+    return v
+
+
+def _rows_to_table(data: Sequence[Any], schema: Any) -> pa.Table:
+    rows = list(data)
+    names: list[str] | None = None
+    struct: T.StructType | None = None
+    if isinstance(schema, T.StructType):
+        struct = schema
+    elif isinstance(schema, str):
+        text = schema.strip()
+        try:
+            struct = parse_ddl_schema(text)
+        except Exception:
+            # A bare type ("int") describes single values, as in PySpark: column "value".
+            from ember.sql import parse_data_type
+
+            struct = T.StructType((T.StructField("value", parse_data_type(text)),))
+    elif isinstance(schema, T.DataType):
+        struct = T.StructType((T.StructField("value", schema),))
+    elif schema is not None:
+        names = [str(n) for n in schema]
+
+    def is_record(r: Any) -> bool:
+        return isinstance(r, (tuple, list, dict)) or hasattr(r, "__dict__") and not isinstance(
+            r, (_dt.date, Decimal))
+
+    if rows and not is_record(rows[0]):
+        rows = [(r,) for r in rows]
+        if struct is None and names is None:
+            names = ["value"]
+
+    # Field names, and each row as a tuple in field order.
+    if struct is not None:
+        field_names = [f.name for f in struct.fields]
+    elif names is not None:
+        field_names = list(names)
+    else:
+        field_names = []
+    values: list[tuple[Any, ...]] = []
+    for r in rows:
+        if isinstance(r, Row) and "__fields__" in r.__dict__:
+            if not field_names:
+                field_names = list(r.__fields__)
+            values.append(tuple(r))
+        elif isinstance(r, dict):
+            if not field_names:
+                field_names = sorted(r)
+            values.append(tuple(r.get(n) for n in field_names))
+        elif isinstance(r, (tuple, list)):
+            if hasattr(r, "_fields") and not field_names:
+                field_names = list(r._fields)  # namedtuple
+            values.append(tuple(r))
+        else:
+            d = vars(r)
+            if not field_names:
+                field_names = sorted(d)
+            values.append(tuple(d.get(n) for n in field_names))
+    width = max((len(v) for v in values), default=len(field_names))
+    if len(field_names) < width:
+        field_names += [f"_{i}" for i in range(len(field_names) + 1, width + 1)]
+    for v in values:
+        if len(v) != len(field_names):
+            raise AnalysisError(
+                f"Length of object ({len(v)}) does not match with length of fields "
+                f"({len(field_names)}).",
+                error_class="LENGTH_SHOULD_BE_THE_SAME",
+                parameters={"arg1": "obj", "arg2": "fields", "arg1_length": str(len(v)),
+                            "arg2_length": str(len(field_names))},
+            )
+
+    if struct is None:
+        types: list[T.DataType] = [T.NULL] * len(field_names)
+        for v in values:
+            for i, x in enumerate(v):
+                types[i] = _merge_types(types[i], _infer_type(x), field_names[i])
+        struct = T.StructType(tuple(T.StructField(n, t) for n, t in zip(field_names, types)))
+    elif len(struct.fields) != len(field_names) and values:
+        raise AnalysisError(
+            f"Length of object ({len(field_names)}) does not match with length of fields "
+            f"({len(struct.fields)}).",
+            error_class="LENGTH_SHOULD_BE_THE_SAME",
+        )
+
+    # Column-wise conversion: one pyarrow call per column (input conversion, not a query path).
+    columns = list(zip(*values)) if values else [() for _ in struct.fields]
+    arrays = []
+    for f, col in zip(struct.fields, columns):
+        py = [_to_py(x, f.data_type) for x in col] if isinstance(
+            f.data_type, (T.StructType, T.ArrayType, T.FloatType, T.DoubleType)) else list(col)
+        try:
+            arrays.append(pa.array(py, type=f.data_type.to_arrow()))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError) as e:
+            raise AnalysisError(
+                f"Field {f.name}: cannot convert the given values to {f.data_type.simple_string()}"
+                f" ({e}).",
+                error_class="FIELD_DATA_TYPE_UNACCEPTABLE",
+                parameters={"name": f.name, "data_type": f.data_type.simple_string()},
+            ) from e
+    for f, arr in zip(struct.fields, arrays):
+        if not f.nullable and arr.null_count:
+            raise AnalysisError(
+                f"Field {f.name} is not nullable, but got None.",
+                error_class="FIELD_NOT_NULLABLE_WITH_NAME",
+                parameters={"field_name": f.name},
+            )
+    arrow_schema = pa.schema(
+        [pa.field(f.name, f.data_type.to_arrow(), nullable=f.nullable) for f in struct.fields])
+    return pa.Table.from_arrays(arrays, schema=arrow_schema)
+
+
+def _to_arrow_table(data: Any, schema: Any, time_zone: str) -> pa.Table:
+    if isinstance(data, pa.RecordBatch):
+        data = pa.Table.from_batches([data])
+    if not isinstance(data, pa.Table):
+        try:
+            import pandas as pd
+        except ImportError:  # pragma: no cover - pandas is a dependency
+            pd = None
+        if pd is not None and isinstance(data, pd.DataFrame):
+            data = pa.Table.from_pandas(data, preserve_index=False)
+    if isinstance(data, pa.Table):
+        table = _canonical(data, time_zone)
+        if schema is None:
+            return table
+        if isinstance(schema, (list, tuple)) and all(isinstance(n, str) for n in schema):
+            if len(schema) != table.num_columns:
+                raise AnalysisError(
+                    f"Length of object ({table.num_columns}) does not match with length of "
+                    f"fields ({len(schema)}).", error_class="LENGTH_SHOULD_BE_THE_SAME")
+            return table.rename_columns(list(schema))
+        struct = parse_ddl_schema(schema) if isinstance(schema, str) else schema
+        if not isinstance(struct, T.StructType) or len(struct.fields) != table.num_columns:
+            raise AnalysisError("The schema does not match the data's columns",
+                                error_class="LENGTH_SHOULD_BE_THE_SAME")
+        cols = [c.cast(f.data_type.to_arrow()) for c, f in zip(table.columns, struct.fields)]
+        return pa.Table.from_arrays(cols, schema=pa.schema(
+            [pa.field(f.name, f.data_type.to_arrow(), f.nullable) for f in struct.fields]))
+    if isinstance(data, Iterable) and not isinstance(data, (str, bytes)):
+        return _canonical(_rows_to_table(list(data), schema), time_zone)
+    raise TypeError(f"createDataFrame: unsupported data of type {type(data).__name__}")
