@@ -1,0 +1,490 @@
+"""Type algebra of Spark 4 with ``spark.sql.ansi.enabled=true`` (AnsiTypeCoercion, DecimalPrecision).
+
+The analyzer's TypeCoercion rule calls :func:`coerce_expression` on every expression (bottom up);
+it returns the expression with the :class:`~ember.expressions.cast.Cast` s Spark would insert, or
+the same object when nothing applies.  The building blocks are public as well.
+
+Rules (verified against PySpark 4 in ANSI mode; see tests/expressions/test_coercion.py):
+
+Tightest common type (:func:`find_tightest_common_type`)
+    equal types -> that type; NULL with t -> t; integral widening ``tinyint < smallint < int <
+    bigint``; ``float`` with any integral -> ``double`` (not float: avoids precision loss);
+    ``float``/``double`` -> ``double``; ``date`` with ``timestamp`` -> ``timestamp``.
+
+Wider type (:func:`find_wider_type_for_two`)
+    tightest, else decimals: ``decimal(p1,s1)`` with ``decimal(p2,s2)`` ->
+    ``decimal(max(p1-s1,p2-s2)+max(s1,s2), max(s1,s2))`` bounded to 38; integral with decimal ->
+    the integral's decimal (``tinyint``: (3,0), ``smallint``: (5,0), ``int``: (10,0), ``bigint``:
+    (20,0)) widened with the other; float/double with decimal -> ``double``.  Else strings (only
+    when ``string_promotion``): string with integral -> ``bigint``, with float/double/decimal ->
+    ``double``, with date/timestamp/boolean/binary -> that type.  ``greatest``/``least`` do not
+    promote strings (``greatest(1, 'a')`` is ``DATA_DIFF_TYPES``); ``coalesce``, ``CASE``, ``IF``,
+    ``IN``, comparisons and arithmetic do.
+
+Binary operators (:func:`coerce_binary_operands`)
+    comparison/equality and ``+ - * %``: both sides cast to the wider type.  ``/`` additionally
+    casts integral/float results to ``double`` (``1 / 2`` is ``0.5``).  ``div`` casts integral
+    sides to ``bigint`` (a double side is left alone and fails the type check, as in Spark).
+    ``NULL + NULL`` is ``double``.  ``-'1'`` and ``abs('1')`` cast the string to ``double``.
+
+Decimal result types (DecimalPrecision with allowPrecisionLoss=true)
+    ``+``/``-``: ``s = max(s1,s2)``, ``p = max(p1-s1,p2-s2)+s+1``; ``*``: ``p = p1+p2+1``,
+    ``s = s1+s2``; ``/``: ``s = max(6, s1+p2+1)``, ``p = p1-s1+s2+s``; all then adjusted by
+    :func:`adjust_precision_scale` (above 38 digits keep the integral digits and at least
+    ``min(s, 6)`` fraction digits).  ``%``: ``p = min(p1-s1,p2-s2)+max(s1,s2)``, ``s =
+    max(s1,s2)`` bounded.  Integer literals next to a decimal are NOT shrunk under ANSI
+    (``m + 1`` widens ``1`` to decimal(10,0)).
+
+Implicit casts (:func:`implicit_cast`, ANSI): numeric widening only (no narrowing, no double ->
+decimal), any atomic type -> string, string -> any atomic type (parsed at run time, failing with
+``CAST_INVALID_INPUT``), date -> timestamp, NULL -> anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal as _Lit
+
+from ember import types as T
+from ember.expressions.base import Expression, Literal
+
+__all__ = [
+    "find_tightest_common_type", "find_wider_type_for_two", "find_wider_type", "decimal_for_integral",
+    "decimal_for_type", "widen_decimals", "adjust_precision_scale", "decimal_add_type",
+    "decimal_multiply_type", "decimal_divide_type", "decimal_remainder_type", "can_cast",
+    "can_implicit_cast", "implicit_cast", "coerce_binary_operands", "coerce_expression",
+    "string_promotion_type",
+]
+
+_INTEGRAL_ORDER = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
+_DECIMAL_FOR_INTEGRAL = {T.ByteType: (3, 0), T.ShortType: (5, 0), T.IntegerType: (10, 0),
+                         T.LongType: (20, 0)}
+
+
+def decimal_for_integral(t: T.DataType) -> T.DecimalType:
+    """The decimal that holds every value of integral type ``t`` (int -> decimal(10,0))."""
+    if isinstance(t, T.DecimalType):
+        return t
+    p, s = _DECIMAL_FOR_INTEGRAL[type(t)]
+    return T.DecimalType(p, s)
+
+
+def decimal_for_type(t: T.DataType) -> T.DecimalType | None:
+    """Spark's ``DecimalType.forType``: integrals as above, float -> (14,7), double -> (30,15)."""
+    if isinstance(t, T.DecimalType):
+        return t
+    if type(t) in _DECIMAL_FOR_INTEGRAL:
+        return decimal_for_integral(t)
+    if isinstance(t, T.FloatType):
+        return T.DecimalType(14, 7)
+    if isinstance(t, T.DoubleType):
+        return T.DecimalType(30, 15)
+    return None
+
+
+def _bounded(p: int, s: int) -> T.DecimalType:
+    return T.DecimalType(min(p, 38), min(s, 38))
+
+
+def widen_decimals(d1: T.DecimalType, d2: T.DecimalType) -> T.DecimalType:
+    """Spark's ``widerDecimalType``: enough integral and fraction digits for both."""
+    scale = max(d1.scale, d2.scale)
+    rng = max(d1.precision - d1.scale, d2.precision - d2.scale)
+    return _bounded(rng + scale, scale)
+
+
+def adjust_precision_scale(p: int, s: int) -> T.DecimalType:
+    """DecimalPrecision's ``adjustPrecisionScale`` (allowPrecisionLoss = true)."""
+    if p <= 38:
+        return T.DecimalType(p, s)
+    int_digits = p - s
+    min_scale = min(s, 6)
+    adjusted = max(38 - int_digits, min_scale)
+    return T.DecimalType(38, adjusted)
+
+
+def decimal_add_type(d1: T.DecimalType, d2: T.DecimalType) -> T.DecimalType:
+    s = max(d1.scale, d2.scale)
+    p = max(d1.precision - d1.scale, d2.precision - d2.scale) + s + 1
+    return adjust_precision_scale(p, s)
+
+
+def decimal_multiply_type(d1: T.DecimalType, d2: T.DecimalType) -> T.DecimalType:
+    return adjust_precision_scale(d1.precision + d2.precision + 1, d1.scale + d2.scale)
+
+
+def decimal_divide_type(d1: T.DecimalType, d2: T.DecimalType) -> T.DecimalType:
+    s = max(6, d1.scale + d2.precision + 1)
+    p = d1.precision - d1.scale + d2.scale + s
+    return adjust_precision_scale(p, s)
+
+
+def decimal_remainder_type(d1: T.DecimalType, d2: T.DecimalType) -> T.DecimalType:
+    s = max(d1.scale, d2.scale)
+    p = min(d1.precision - d1.scale, d2.precision - d2.scale) + s
+    return _bounded(p, s)
+
+
+# ---------------------------------------------------------------------------------------------
+# Common types
+
+
+def find_tightest_common_type(t1: T.DataType, t2: T.DataType) -> T.DataType | None:
+    """AnsiTypeCoercion.findTightestCommonType (no decimals, no strings)."""
+    if t1 == t2:
+        return t1
+    if isinstance(t1, T.NullType):
+        return t2
+    if isinstance(t2, T.NullType):
+        return t1
+    num = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType, T.DoubleType)
+    if isinstance(t1, num) and isinstance(t2, num):
+        i1, i2 = num.index(type(t1)), num.index(type(t2))
+        wider = num[max(i1, i2)]
+        if wider is T.FloatType:  # integral with float
+            return T.DOUBLE
+        return wider()
+    if t1.is_datetime and t2.is_datetime:
+        return T.TIMESTAMP
+    return None
+
+
+def string_promotion_type(other: T.DataType) -> T.DataType | None:
+    """The type a string is implicitly cast to when it meets ``other`` (ANSI)."""
+    if other.is_integral:
+        return T.LONG
+    if other.is_fractional:
+        return T.DOUBLE
+    if isinstance(other, (T.DateType, T.TimestampType, T.BooleanType, T.BinaryType,
+                          T.StringType)):
+        return other
+    if isinstance(other, T.NullType):
+        return T.STRING
+    return None
+
+
+def find_wider_type_for_two(t1: T.DataType, t2: T.DataType, *,
+                            string_promotion: bool = True) -> T.DataType | None:
+    """AnsiTypeCoercion.findWiderTypeForTwo: tightest, then decimals, then strings, then
+    structs/arrays field by field.  None when the types have no common type."""
+    t = find_tightest_common_type(t1, t2)
+    if t is not None:
+        return t
+    if isinstance(t1, T.DecimalType) or isinstance(t2, T.DecimalType):
+        other = t2 if isinstance(t1, T.DecimalType) else t1
+        dec = t1 if isinstance(t1, T.DecimalType) else t2
+        if isinstance(other, T.DecimalType):
+            return widen_decimals(dec, other)  # type: ignore[arg-type]
+        if other.is_integral:
+            return widen_decimals(decimal_for_integral(other), dec)  # type: ignore[arg-type]
+        if isinstance(other, (T.FloatType, T.DoubleType)):
+            return T.DOUBLE
+    if string_promotion:
+        if isinstance(t1, T.StringType) or isinstance(t2, T.StringType):
+            other = t2 if isinstance(t1, T.StringType) else t1
+            promoted = string_promotion_type(other)
+            if promoted is not None:
+                return find_wider_type_for_two(promoted, other, string_promotion=False)
+    if isinstance(t1, T.StructType) and isinstance(t2, T.StructType):
+        if len(t1.fields) != len(t2.fields):
+            return None
+        fields = []
+        for f1, f2 in zip(t1.fields, t2.fields):
+            if f1.name.lower() != f2.name.lower():
+                return None
+            ft = find_wider_type_for_two(f1.data_type, f2.data_type,
+                                         string_promotion=string_promotion)
+            if ft is None:
+                return None
+            fields.append(T.StructField(f1.name, ft, f1.nullable or f2.nullable))
+        return T.StructType(tuple(fields))
+    if isinstance(t1, T.ArrayType) and isinstance(t2, T.ArrayType):
+        et = find_wider_type_for_two(t1.element_type, t2.element_type,
+                                     string_promotion=string_promotion)
+        return None if et is None else T.ArrayType(et, t1.contains_null or t2.contains_null)
+    return None
+
+
+def find_wider_type(types: Sequence[T.DataType], *, string_promotion: bool = True
+                    ) -> T.DataType | None:
+    """The wider type of all ``types`` (folded left); None when there is none."""
+    result: T.DataType | None = T.NULL
+    for t in types:
+        if result is None:
+            return None
+        result = find_wider_type_for_two(result, t, string_promotion=string_promotion)
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# Casts
+
+
+def can_cast(from_type: T.DataType, to_type: T.DataType, ansi: bool = True) -> bool:
+    """Whether ``CAST(x AS to_type)`` is allowed (Spark's ``Cast.canAnsiCast``; with
+    ``ansi=False`` the legacy ``canCast``, which additionally allows numeric <-> datetime)."""
+    f, t = from_type, to_type
+    if f == t or isinstance(f, T.NullType):
+        return True
+    if isinstance(t, T.StringType):
+        return not isinstance(f, (T.StructType, T.ArrayType)) or True
+    if isinstance(f, T.StringType):
+        return isinstance(t, (T.NumericType, T.BooleanType, T.DateType, T.TimestampType,
+                              T.BinaryType))
+    if isinstance(t, T.BooleanType):
+        return f.is_numeric
+    if t.is_numeric:
+        if f.is_numeric or isinstance(f, T.BooleanType):
+            return True
+        if isinstance(f, T.TimestampType):
+            return True
+        if isinstance(f, T.DateType):
+            return not ansi
+        return False
+    if isinstance(t, T.DateType):
+        return isinstance(f, T.TimestampType) or (not ansi and f.is_numeric)
+    if isinstance(t, T.TimestampType):
+        return isinstance(f, T.DateType) or f.is_numeric
+    if isinstance(t, T.BinaryType):
+        return f.is_integral and not ansi
+    if isinstance(f, T.StructType) and isinstance(t, T.StructType):
+        return len(f.fields) == len(t.fields) and all(
+            can_cast(a.data_type, b.data_type, ansi) for a, b in zip(f.fields, t.fields))
+    if isinstance(f, T.ArrayType) and isinstance(t, T.ArrayType):
+        return can_cast(f.element_type, t.element_type, ansi)
+    return False
+
+
+_NUMERIC_RANK = {T.ByteType: 0, T.ShortType: 1, T.IntegerType: 2, T.LongType: 3,
+                 T.FloatType: 4, T.DoubleType: 5}
+
+
+def can_implicit_cast(from_type: T.DataType, to_type: T.DataType) -> bool:
+    """Whether ANSI type coercion may cast ``from_type`` to ``to_type`` implicitly."""
+    f, t = from_type, to_type
+    if f == t or isinstance(f, T.NullType):
+        return True
+    if f.is_numeric and t.is_numeric:
+        if isinstance(t, T.DecimalType):
+            if isinstance(f, T.DecimalType):
+                return (t.precision - t.scale >= f.precision - f.scale) and t.scale >= f.scale
+            if f.is_integral:
+                d = decimal_for_integral(f)
+                return t.precision - t.scale >= d.precision
+            return False
+        if isinstance(f, T.DecimalType):
+            return isinstance(t, (T.FloatType, T.DoubleType))
+        return _NUMERIC_RANK[type(f)] <= _NUMERIC_RANK[type(t)]
+    if isinstance(t, T.StringType):
+        return isinstance(f, (T.NumericType, T.BooleanType, T.DateType, T.TimestampType,
+                              T.BinaryType))
+    if isinstance(f, T.StringType):
+        return isinstance(t, (T.NumericType, T.BooleanType, T.DateType, T.TimestampType,
+                              T.BinaryType))
+    if isinstance(f, T.DateType) and isinstance(t, T.TimestampType):
+        return True
+    if isinstance(f, T.TimestampType) and isinstance(t, T.DateType):
+        return True  # date functions on timestamps (month(ts))
+    if isinstance(f, T.StructType) and isinstance(t, T.StructType):
+        return len(f.fields) == len(t.fields) and all(
+            can_implicit_cast(a.data_type, b.data_type) for a, b in zip(f.fields, t.fields))
+    return False
+
+
+def implicit_cast(expr: Expression, target: T.DataType) -> Expression | None:
+    """``expr`` cast to ``target`` as ANSI coercion would (``expr`` itself when it already has
+    that type); None when no implicit cast exists.
+
+    >>> implicit_cast(Literal(1, T.INT), T.LONG)
+    cast(1 as bigint)
+    """
+    from ember.expressions.cast import Cast
+
+    if expr.data_type == target:
+        return expr
+    if not can_implicit_cast(expr.data_type, target):
+        return None
+    return Cast(expr, target)
+
+
+def _cast_to(e: Expression, t: T.DataType) -> Expression:
+    from ember.expressions.cast import Cast
+
+    return e if e.data_type == t else Cast(e, t)
+
+
+# ---------------------------------------------------------------------------------------------
+# Operators
+
+
+OpKind = _Lit["arithmetic", "comparison", "equality", "divide", "integral_divide"]
+
+
+def coerce_binary_operands(left: Expression, right: Expression, op_kind: OpKind
+                           ) -> tuple[Expression, Expression]:
+    """The two operands with Spark's implicit casts for a binary operator.
+
+    ``op_kind``: ``"arithmetic"`` (+ - * %), ``"divide"`` (/), ``"integral_divide"`` (div),
+    ``"comparison"`` (< <= > >=), ``"equality"`` (= <=>).  Operands that cannot be coerced are
+    returned unchanged (the operator's ``check_input_types`` then reports the mismatch).
+    """
+    lt, rt = left.data_type, right.data_type
+    if op_kind == "integral_divide":
+        def to_long(e: Expression) -> Expression:
+            t = e.data_type
+            if t.is_integral or isinstance(t, (T.StringType, T.NullType)):
+                return _cast_to(e, T.LONG)
+            return e
+        if isinstance(lt, T.DecimalType) or isinstance(rt, T.DecimalType):
+            wider = find_wider_type_for_two(lt, rt)
+            if isinstance(wider, T.DecimalType):
+                return _cast_to(left, wider), _cast_to(right, wider)
+            return left, right
+        return to_long(left), to_long(right)
+    # Integer literals next to a decimal become the smallest decimal holding them
+    # (DecimalPrecision's literal rule): m + 1 -> m + CAST(1 AS DECIMAL(1,0)).
+    if isinstance(lt, T.DecimalType) and _is_int_literal(right):
+        right = _cast_to(right, _literal_decimal(right))
+        rt = right.data_type
+    elif isinstance(rt, T.DecimalType) and _is_int_literal(left):
+        left = _cast_to(left, _literal_decimal(left))
+        lt = left.data_type
+    if op_kind in ("arithmetic", "divide") and (
+            isinstance(lt, T.DecimalType) or isinstance(rt, T.DecimalType)):
+        # Decimal arithmetic takes operands of different precision; only non-decimals move.
+        def to_dec(e: Expression, other: T.DataType) -> Expression:
+            t = e.data_type
+            if isinstance(t, T.DecimalType):
+                return e
+            if t.is_integral:
+                return _cast_to(e, decimal_for_integral(t))
+            if isinstance(t, T.NullType):
+                return _cast_to(e, other)
+            return e
+        if all(isinstance(t, T.DecimalType) or t.is_integral or isinstance(t, T.NullType)
+               for t in (lt, rt)):
+            return to_dec(left, rt), to_dec(right, lt)
+    if op_kind in ("arithmetic", "divide") and isinstance(lt, T.NullType) and isinstance(rt, T.NullType):
+        wider: T.DataType | None = T.DOUBLE
+    else:
+        wider = find_wider_type_for_two(lt, rt)
+    if wider is None:
+        return left, right
+    if op_kind in ("arithmetic", "divide") and not (wider.is_numeric):
+        return left, right
+    if op_kind == "divide" and not isinstance(wider, T.DecimalType):
+        wider = T.DOUBLE
+    return _cast_to(left, wider), _cast_to(right, wider)
+
+
+def _is_int_literal(e: Expression) -> bool:
+    return isinstance(e, Literal) and e.value is not None and e.data_type.is_integral
+
+
+def _literal_decimal(e: Literal) -> T.DecimalType:
+    return T.DecimalType(max(len(str(abs(int(e.value)))), 1), 0)
+
+
+def _coerce_all(items: Sequence[Expression], *, string_promotion: bool = True
+                ) -> tuple[Expression, ...] | None:
+    wider = find_wider_type([i.data_type for i in items], string_promotion=string_promotion)
+    if wider is None:
+        return None
+    return tuple(_cast_to(i, wider) for i in items)
+
+
+def coerce_expression(e: Expression) -> Expression:
+    """``e`` with ANSI implicit casts inserted into its direct children, or ``e`` itself when
+    nothing applies (or its children are unresolved).  Apply bottom-up over a tree."""
+    from ember.expressions import arithmetic as A
+    from ember.expressions import conditional as C
+    from ember.expressions import predicates as P
+
+    if not all(c.resolved for c in e.children):
+        return e
+    match e:
+        case P.EqualTo() | P.EqualNullSafe():
+            left, right = coerce_binary_operands(e.left, e.right, "equality")
+            return _rebuild(e, left=left, right=right)
+        case P.BinaryComparison():
+            left, right = coerce_binary_operands(e.left, e.right, "comparison")
+            return _rebuild(e, left=left, right=right)
+        case A.Divide():
+            left, right = coerce_binary_operands(e.left, e.right, "divide")
+            return _rebuild(e, left=left, right=right)
+        case A.IntegralDivide():
+            left, right = coerce_binary_operands(e.left, e.right, "integral_divide")
+            return _rebuild(e, left=left, right=right)
+        case A.BinaryArithmetic():
+            left, right = coerce_binary_operands(e.left, e.right, "arithmetic")
+            return _rebuild(e, left=left, right=right)
+        case A.UnaryMinus() | A.UnaryPositive() | A.Abs():
+            t = e.child.data_type
+            if isinstance(t, T.StringType):
+                return e.copy(child=_cast_to(e.child, T.DOUBLE))
+            if isinstance(t, T.NullType):
+                return e.copy(child=_cast_to(e.child, T.DOUBLE))
+            return e
+        case P.And() | P.Or():
+            left, right = e.left, e.right
+            if isinstance(left.data_type, (T.NullType, T.StringType)):
+                left = _cast_to(left, T.BOOLEAN)
+            if isinstance(right.data_type, (T.NullType, T.StringType)):
+                right = _cast_to(right, T.BOOLEAN)
+            return _rebuild(e, left=left, right=right)
+        case P.Not():
+            if isinstance(e.child.data_type, (T.NullType, T.StringType)):
+                return e.copy(child=_cast_to(e.child, T.BOOLEAN))
+            return e
+        case P.In():
+            items = _coerce_all((e.value,) + tuple(e.items))
+            if items is None:
+                return e
+            return _rebuild(e, value=items[0], items=items[1:])
+        case P.Like():
+            left = e.left if isinstance(e.left.data_type, T.StringType) else (
+                implicit_cast(e.left, T.STRING) or e.left)
+            right = e.right if isinstance(e.right.data_type, T.StringType) else (
+                implicit_cast(e.right, T.STRING) or e.right)
+            return _rebuild(e, left=left, right=right)
+        case C.CaseWhen():
+            branches = tuple(e.values) + ((e.else_value,) if e.else_value is not None else ())
+            coerced = _coerce_all(branches)
+            conds = tuple(_cast_to(c, T.BOOLEAN) if isinstance(c.data_type, T.NullType) else c
+                          for c in e.conditions)
+            if coerced is None:
+                return _rebuild(e, conditions=conds)
+            values = coerced[: len(e.values)]
+            else_value = coerced[-1] if e.else_value is not None else None
+            return _rebuild(e, conditions=conds, values=values, else_value=else_value)
+        case C.If():
+            coerced = _coerce_all((e.true_value, e.false_value))
+            pred = e.predicate
+            if isinstance(pred.data_type, T.NullType):
+                pred = _cast_to(pred, T.BOOLEAN)
+            if coerced is None:
+                return _rebuild(e, predicate=pred)
+            return _rebuild(e, predicate=pred, true_value=coerced[0], false_value=coerced[1])
+        case C.Coalesce():
+            coerced = _coerce_all(e.items)
+            return e if coerced is None else _rebuild(e, items=coerced)
+        case C.Greatest() | C.Least():
+            coerced = _coerce_all(e.items, string_promotion=False)
+            return e if coerced is None else _rebuild(e, items=coerced)
+        case _:
+            hook = getattr(e, "coerce_children", None)
+            if hook is not None:
+                return hook()
+            return e
+
+
+def _rebuild(e: Expression, **changes: object) -> Expression:
+    """``e.copy(**changes)`` unless every change is identical to the current value."""
+    for k, v in changes.items():
+        cur = getattr(e, k)
+        if isinstance(v, tuple) and isinstance(cur, tuple):
+            if len(v) != len(cur) or any(a is not b for a, b in zip(v, cur)):
+                return e.copy(**changes)
+        elif cur is not v:
+            return e.copy(**changes)
+    return e

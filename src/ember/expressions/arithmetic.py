@@ -1,0 +1,523 @@
+"""Arithmetic with Spark 4 ANSI semantics.
+
+- Operands have the same type after coercion (:mod:`ember.coercion`).  Integral ``+ - *`` and
+  unary minus/abs raise ``ARITHMETIC_OVERFLOW`` instead of wrapping; float arithmetic follows
+  IEEE.
+- ``/`` takes double or decimal operands (integers are cast to double by coercion); ``div``
+  takes bigint or decimal and returns bigint, truncating toward zero; ``%`` keeps the sign of the
+  dividend (Java semantics), ``pmod`` is always non-negative for a positive divisor.
+- A zero divisor (with a non-NULL dividend) raises ``DIVIDE_BY_ZERO`` for ``/`` and ``div``,
+  ``REMAINDER_BY_ZERO`` for ``%``, ``mod`` and ``pmod`` -- for doubles too.
+- Decimal results use DecimalPrecision's types (see :mod:`ember.coercion`), exact arithmetic and
+  HALF_UP rounding; a result that does not fit raises ``NUMERIC_VALUE_OUT_OF_RANGE``.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ember import types as T
+from ember.errors import ArithmeticError_
+from ember.expressions import decimals as D
+from ember.expressions.base import Expression
+from ember.expressions.common import (
+    TypeCheckFailure,
+    diff_types,
+    sql_type,
+    to_array,
+    unexpected_input_type,
+)
+from ember.trees import node
+
+__all__ = [
+    "BinaryArithmetic", "Add", "Subtract", "Multiply", "Divide", "Remainder", "IntegralDivide",
+    "Pmod", "UnaryMinus", "UnaryPositive", "Abs", "overflow_error", "divide_by_zero_error",
+]
+
+
+def overflow_error(try_fn: str | None = None, message: str = "overflow") -> ArithmeticError_:
+    alt = f" Use '{try_fn}' to tolerate overflow and return NULL instead." if try_fn else ""
+    return ArithmeticError_(
+        f"{message}.{alt} If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this "
+        "error.",
+        error_class="ARITHMETIC_OVERFLOW",
+        parameters={"message": message, "alternative": alt, "config": '"spark.sql.ansi.enabled"'},
+    )
+
+
+def divide_by_zero_error(remainder: bool = False) -> ArithmeticError_:
+    if remainder:
+        return ArithmeticError_(
+            "Remainder by zero. Use `try_mod` to tolerate divisor being 0 and return NULL instead. "
+            'If necessary set "spark.sql.ansi.enabled" to "false" to bypass this error.',
+            error_class="REMAINDER_BY_ZERO", parameters={"config": '"spark.sql.ansi.enabled"'})
+    return ArithmeticError_(
+        "Division by zero. Use `try_divide` to tolerate divisor being 0 and return NULL instead. "
+        'If necessary set "spark.sql.ansi.enabled" to "false" to bypass this error.',
+        error_class="DIVIDE_BY_ZERO", parameters={"config": '"spark.sql.ansi.enabled"'})
+
+
+def _checked(fn, try_fn: str | None, *args: pa.Array) -> pa.Array:
+    try:
+        return fn(*args)
+    except pa.ArrowInvalid as e:
+        if "overflow" in str(e).lower():
+            raise overflow_error(try_fn) from e
+        raise
+
+
+def _np_filled(arr: pa.Array, fill) -> np.ndarray:
+    if arr.null_count:
+        arr = pc.fill_null(arr, fill)
+    return arr.to_numpy(zero_copy_only=False)
+
+
+def _validity(*arrs: pa.Array) -> np.ndarray:
+    n = len(arrs[0])
+    valid = np.ones(n, dtype=bool)
+    for a in arrs:
+        if a.null_count:
+            valid &= a.is_valid().to_numpy(zero_copy_only=False)
+    return valid
+
+
+def _from_numpy(values: np.ndarray, valid: np.ndarray, at: pa.DataType) -> pa.Array:
+    mask = None if valid.all() else ~valid
+    return pa.array(values, type=at, mask=mask)
+
+
+# ---------------------------------------------------------------------------------------------
+# Binary arithmetic
+
+
+class BinaryArithmetic(Expression):
+    """Base of ``+ - * / % div pmod``.  Subclasses set ``symbol`` and implement the kernels."""
+
+    __slots__ = ()
+    symbol: ClassVar[str] = "?"
+    try_fn: ClassVar[str | None] = None
+    may_fail_at_runtime: ClassVar[bool] = True
+
+    left: Expression
+    right: Expression
+
+    @property
+    def nullable(self) -> bool:
+        return self.left.nullable or self.right.nullable
+
+    def _input_ok(self, t: T.DataType) -> bool:
+        return t.is_numeric
+
+    def _expected(self) -> str:
+        return '"NUMERIC"'
+
+    def check_input_types(self) -> str | None:
+        lt, rt = self.left.data_type, self.right.data_type
+        if lt != rt and not (isinstance(lt, T.DecimalType) and isinstance(rt, T.DecimalType)):
+            if not isinstance(lt, T.NullType) and not isinstance(rt, T.NullType):
+                return diff_types(self.left, self.right)
+        t = rt if isinstance(lt, T.NullType) else lt
+        if not self._input_ok(t) and not isinstance(t, T.NullType):
+            return TypeCheckFailure(
+                f"the binary operator requires the input type {self._expected()}, not "
+                f"{sql_type(t)}.",
+                "BINARY_OP_WRONG_TYPE",
+                {"inputType": self._expected(), "actualDataType": sql_type(t)},
+            )
+        return None
+
+    @property
+    def data_type(self) -> T.DataType:
+        lt, rt = self.left.data_type, self.right.data_type
+        if isinstance(lt, T.DecimalType) and isinstance(rt, T.DecimalType):
+            return self._decimal_type(lt, rt)
+        return rt if isinstance(lt, T.NullType) else lt
+
+    def _decimal_type(self, l: T.DecimalType, r: T.DecimalType) -> T.DataType:
+        raise NotImplementedError
+
+    def eval(self, batch: pa.RecordBatch) -> pa.Array:
+        n = batch.num_rows
+        left = to_array(self.left.eval(batch), n)
+        right = to_array(self.right.eval(batch), n)
+        out_type = self.data_type
+        if pa.types.is_null(left.type) or pa.types.is_null(right.type):
+            return pa.nulls(n, out_type.to_arrow())
+        lt = self.left.data_type
+        if isinstance(lt, T.DecimalType):
+            return self._eval_decimal(left, right, out_type)  # type: ignore[arg-type]
+        return self._eval(left, right, lt)
+
+    def _eval(self, left: pa.Array, right: pa.Array, t: T.DataType) -> pa.Array:
+        raise NotImplementedError
+
+    def _eval_decimal(self, left: pa.Array, right: pa.Array, out: T.DecimalType) -> pa.Array:
+        raise NotImplementedError
+
+    def simple_string(self) -> str:
+        return f"({self.left.simple_string()} {self.symbol} {self.right.simple_string()})"
+
+    def sql(self) -> str:
+        return f"({self.left.sql()} {self.symbol} {self.right.sql()})"
+
+
+def _dec_operands(left: pa.Array, right: pa.Array):
+    lv, lvalid = D.unscaled(left)
+    rv, rvalid = D.unscaled(right)
+    return lv, rv, lvalid & rvalid, left.type.scale, right.type.scale
+
+
+@node
+class Add(BinaryArithmetic):
+    """``left + right``."""
+
+    left: Expression
+    right: Expression
+    symbol: ClassVar[str] = "+"
+    try_fn: ClassVar[str | None] = "try_add"
+
+    def _decimal_type(self, l, r):
+        from ember.coercion import decimal_add_type
+
+        return decimal_add_type(l, r)
+
+    def _eval(self, left, right, t):
+        if t.is_integral:
+            return _checked(pc.add_checked, self.try_fn, left, right)
+        return pc.add(left, right)
+
+    def _eval_decimal(self, left, right, out):
+        lv, rv, valid, ls, rs = _dec_operands(left, right)
+        s = max(ls, rs)
+        res = D.rescale(lv, ls, s) + D.rescale(rv, rs, s)
+        return D.from_unscaled(D.rescale(res, s, out.scale), valid, out)
+
+
+@node
+class Subtract(BinaryArithmetic):
+    """``left - right``."""
+
+    left: Expression
+    right: Expression
+    symbol: ClassVar[str] = "-"
+    try_fn: ClassVar[str | None] = "try_subtract"
+
+    def _decimal_type(self, l, r):
+        from ember.coercion import decimal_add_type
+
+        return decimal_add_type(l, r)
+
+    def _eval(self, left, right, t):
+        if t.is_integral:
+            return _checked(pc.subtract_checked, self.try_fn, left, right)
+        return pc.subtract(left, right)
+
+    def _eval_decimal(self, left, right, out):
+        lv, rv, valid, ls, rs = _dec_operands(left, right)
+        s = max(ls, rs)
+        res = D.rescale(lv, ls, s) - D.rescale(rv, rs, s)
+        return D.from_unscaled(D.rescale(res, s, out.scale), valid, out)
+
+
+@node
+class Multiply(BinaryArithmetic):
+    """``left * right``."""
+
+    left: Expression
+    right: Expression
+    symbol: ClassVar[str] = "*"
+    try_fn: ClassVar[str | None] = "try_multiply"
+
+    def _decimal_type(self, l, r):
+        from ember.coercion import decimal_multiply_type
+
+        return decimal_multiply_type(l, r)
+
+    def _eval(self, left, right, t):
+        if t.is_integral:
+            return _checked(pc.multiply_checked, self.try_fn, left, right)
+        return pc.multiply(left, right)
+
+    def _eval_decimal(self, left, right, out):
+        lv, rv, valid, ls, rs = _dec_operands(left, right)
+        res = lv * rv
+        return D.from_unscaled(D.rescale(res, ls + rs, out.scale), valid, out)
+
+
+def _check_zero(left: pa.Array, right: pa.Array, remainder: bool) -> None:
+    """Raise when a non-NULL dividend meets a zero divisor."""
+    if pa.types.is_decimal(right.type):
+        from decimal import Decimal
+
+        zero = pc.equal(right, pa.scalar(Decimal(0), right.type))
+    else:
+        zero = pc.equal(right, pa.scalar(0, right.type))
+    zero = pc.and_kleene(zero, pc.is_valid(left))
+    if pc.any(zero).as_py():
+        raise divide_by_zero_error(remainder)
+
+
+@node
+class Divide(BinaryArithmetic):
+    """``left / right`` (double or decimal)."""
+
+    left: Expression
+    right: Expression
+    symbol: ClassVar[str] = "/"
+    try_fn: ClassVar[str | None] = "try_divide"
+
+    def _input_ok(self, t):
+        return isinstance(t, (T.DoubleType, T.DecimalType))
+
+    def _expected(self) -> str:
+        return '("DOUBLE" or "DECIMAL")'
+
+    def _decimal_type(self, l, r):
+        from ember.coercion import decimal_divide_type
+
+        return decimal_divide_type(l, r)
+
+    def _eval(self, left, right, t):
+        _check_zero(left, right, False)
+        return pc.divide(left, right)
+
+    def _eval_decimal(self, left, right, out):
+        _check_zero(left, right, False)
+        lv, rv, valid, ls, rs = _dec_operands(left, right)
+        # q = l / r at scale out.scale: (lv * 10^(out.scale + rs - ls)) / rv, HALF_UP.
+        shift = out.scale + rs - ls
+        num = lv * (10 ** shift) if shift >= 0 else lv
+        den = rv if shift >= 0 else rv * (10 ** (-shift))
+        den = np.where(valid & (den != 0), den, 1)
+        return D.from_unscaled(D.div_half_up(num, den), valid, out)
+
+
+@node
+class IntegralDivide(BinaryArithmetic):
+    """``left div right``: bigint quotient truncated toward zero."""
+
+    left: Expression
+    right: Expression
+    symbol: ClassVar[str] = "div"
+    try_fn: ClassVar[str | None] = None
+
+    def _input_ok(self, t):
+        return isinstance(t, (T.LongType, T.DecimalType))
+
+    def _expected(self) -> str:
+        return '("BIGINT" or "DECIMAL")'
+
+    @property
+    def data_type(self) -> T.DataType:
+        return T.LONG
+
+    def eval(self, batch: pa.RecordBatch) -> pa.Array:
+        n = batch.num_rows
+        left = to_array(self.left.eval(batch), n)
+        right = to_array(self.right.eval(batch), n)
+        if pa.types.is_null(left.type) or pa.types.is_null(right.type):
+            return pa.nulls(n, pa.int64())
+        _check_zero(left, right, False)
+        if pa.types.is_decimal(left.type):
+            lv, rv, valid, ls, rs = _dec_operands(left, right)
+            s = max(ls, rs)
+            a, b = D.rescale(lv, ls, s), D.rescale(rv, rs, s)
+            b = np.where(valid & (b != 0), b, 1)
+            q = np.abs(a) // np.abs(b)
+            q = np.where((a < 0) ^ (b < 0), -q, q)
+            over = valid & ((q > (1 << 63) - 1) | (q < -(1 << 63)))
+            if over.any():
+                raise overflow_error()
+            return _from_numpy(np.where(valid, q, 0).astype(np.int64), valid, pa.int64())
+        left, right = left.cast(pa.int64()), right.cast(pa.int64())
+        valid = _validity(left, right)
+        a, b = _np_filled(left, 0), _np_filled(right, 1)
+        b = np.where(valid & (b != 0), b, 1)
+        if ((a == np.iinfo(np.int64).min) & (b == -1) & valid).any():
+            raise overflow_error()
+        q = np.abs(a) // np.abs(b)  # truncation toward zero
+        q = np.where((a < 0) ^ (b < 0), -q, q)
+        return _from_numpy(q.astype(np.int64), valid, pa.int64())
+
+
+def _java_mod(a: np.ndarray, b: np.ndarray, integral: bool) -> np.ndarray:
+    """``a % b`` with the sign of the dividend (Java/Spark)."""
+    if integral:
+        b = np.where(b == -1, 1, b)  # MIN % -1 == 0; avoid the hardware trap
+        return np.fmod(a, b)
+    with np.errstate(invalid="ignore"):
+        return np.fmod(a, b)
+
+
+@node
+class Remainder(BinaryArithmetic):
+    """``left % right`` (and ``mod(left, right)``)."""
+
+    left: Expression
+    right: Expression
+    symbol: ClassVar[str] = "%"
+    try_fn: ClassVar[str | None] = "try_mod"
+
+    def _decimal_type(self, l, r):
+        from ember.coercion import decimal_remainder_type
+
+        return decimal_remainder_type(l, r)
+
+    def _eval(self, left, right, t):
+        _check_zero(left, right, True)
+        valid = _validity(left, right)
+        a, b = _np_filled(left, 0), _np_filled(right, 1)
+        b = np.where(valid & (b != 0), b, 1).astype(a.dtype)
+        return _from_numpy(_java_mod(a, b, t.is_integral), valid, t.to_arrow())
+
+    def _eval_decimal(self, left, right, out):
+        _check_zero(left, right, True)
+        lv, rv, valid, ls, rs = _dec_operands(left, right)
+        s = max(ls, rs)
+        a, b = D.rescale(lv, ls, s), D.rescale(rv, rs, s)
+        b = np.where(valid & (b != 0), b, 1)
+        r = np.abs(a) % np.abs(b)
+        r = np.where(a < 0, -r, r)
+        return D.from_unscaled(D.rescale(r, s, out.scale), valid, out)
+
+
+@node
+class Pmod(BinaryArithmetic):
+    """``pmod(left, right)``: positive modulus."""
+
+    left: Expression
+    right: Expression
+    symbol: ClassVar[str] = "pmod"
+    try_fn: ClassVar[str | None] = None
+
+    def _decimal_type(self, l, r):
+        from ember.coercion import decimal_remainder_type
+
+        return decimal_remainder_type(l, r)
+
+    def _eval(self, left, right, t):
+        _check_zero(left, right, True)
+        valid = _validity(left, right)
+        a, b = _np_filled(left, 0), _np_filled(right, 1)
+        b = np.where(valid & (b != 0), b, 1).astype(a.dtype)
+        r = _java_mod(a, b, t.is_integral)
+        neg = r < 0
+        if neg.any():
+            with np.errstate(over="ignore"):
+                r = np.where(neg, _java_mod(r + b, b, t.is_integral), r)
+        return _from_numpy(r, valid, t.to_arrow())
+
+    def _eval_decimal(self, left, right, out):
+        _check_zero(left, right, True)
+        lv, rv, valid, ls, rs = _dec_operands(left, right)
+        s = max(ls, rs)
+        a, b = D.rescale(lv, ls, s), D.rescale(rv, rs, s)
+        b = np.where(valid & (b != 0), b, 1)
+        r = np.abs(a) % np.abs(b)
+        r = np.where(a < 0, -r, r)
+        r2 = (r + b)
+        r2m = np.abs(r2) % np.abs(b)
+        r2m = np.where(r2 < 0, -r2m, r2m)
+        r = np.where(r < 0, r2m, r)
+        return D.from_unscaled(D.rescale(r, s, out.scale), valid, out)
+
+    def simple_string(self) -> str:
+        return f"pmod({self.left.simple_string()}, {self.right.simple_string()})"
+
+    def sql(self) -> str:
+        return f"pmod({self.left.sql()}, {self.right.sql()})"
+
+
+# ---------------------------------------------------------------------------------------------
+# Unary
+
+
+class _UnaryNumeric(Expression):
+    __slots__ = ()
+    may_fail_at_runtime: ClassVar[bool] = True
+    child: Expression
+
+    @property
+    def data_type(self) -> T.DataType:
+        return self.child.data_type
+
+    @property
+    def nullable(self) -> bool:
+        return self.child.nullable
+
+    def check_input_types(self) -> str | None:
+        t = self.child.data_type
+        if not t.is_numeric and not isinstance(t, T.NullType):
+            return unexpected_input_type(1, '"NUMERIC"', self.child)
+        return None
+
+
+@node
+class UnaryMinus(_UnaryNumeric):
+    """``-child`` (overflow-checked for integers)."""
+
+    child: Expression
+
+    def eval(self, batch: pa.RecordBatch) -> pa.Array:
+        arr = to_array(self.child.eval(batch), batch.num_rows)
+        t = self.child.data_type
+        if pa.types.is_null(arr.type):
+            return arr
+        if isinstance(t, T.DecimalType):
+            v, valid = D.unscaled(arr)
+            return D.from_unscaled(-v, valid, t)
+        if t.is_integral:
+            return _checked(pc.negate_checked, None, arr)
+        return pc.negate(arr)
+
+    def simple_string(self) -> str:
+        return f"-{self.child.simple_string()}"
+
+    def sql(self) -> str:
+        return f"(- {self.child.sql()})"
+
+
+@node
+class UnaryPositive(_UnaryNumeric):
+    """``+child`` (identity)."""
+
+    child: Expression
+    may_fail_at_runtime: ClassVar[bool] = False
+
+    def eval(self, batch: pa.RecordBatch) -> pa.Array:
+        return to_array(self.child.eval(batch), batch.num_rows)
+
+    def simple_string(self) -> str:
+        return f"positive({self.child.simple_string()})"
+
+    def sql(self) -> str:
+        return f"(+ {self.child.sql()})"
+
+
+@node
+class Abs(_UnaryNumeric):
+    """``abs(child)`` (overflow-checked for integers)."""
+
+    child: Expression
+
+    def eval(self, batch: pa.RecordBatch) -> pa.Array:
+        arr = to_array(self.child.eval(batch), batch.num_rows)
+        t = self.child.data_type
+        if pa.types.is_null(arr.type):
+            return arr
+        if isinstance(t, T.DecimalType):
+            v, valid = D.unscaled(arr)
+            return D.from_unscaled(np.abs(v), valid, t)
+        if t.is_integral:
+            return _checked(pc.abs_checked, None, arr)
+        return pc.abs(arr)
+
+    def simple_string(self) -> str:
+        return f"abs({self.child.simple_string()})"
+
+    def sql(self) -> str:
+        return f"abs({self.child.sql()})"

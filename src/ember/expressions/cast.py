@@ -1,0 +1,594 @@
+"""``CAST(child AS type)`` with Spark 4 ANSI semantics.
+
+- string -> numeric/boolean/date/timestamp: the string is trimmed; malformed input raises
+  ``CAST_INVALID_INPUT`` (``'1.9'`` is not an int; ``'1e3'`` is not an int but is a double;
+  ``'NaN'``/``'Infinity'``/``'inf'`` are doubles; booleans accept t/true/y/yes/1 and
+  f/false/n/no/0; dates accept ``yyyy[-m[m][-d[d]]]`` followed by anything after a space or
+  ``T``; timestamps ``yyyy-mm-dd[( |T)hh:mm[:ss[.ffffff]]]`` in the session time zone).
+- numeric narrowing out of range raises ``CAST_OVERFLOW``; double -> integral truncates toward
+  zero; to decimal rounds HALF_UP and raises ``NUMERIC_VALUE_OUT_OF_RANGE.WITH_SUGGESTION`` when
+  the value does not fit (double -> decimal goes through the double's shortest decimal string,
+  as Spark's ``BigDecimal(d.toString)`` does: ``1.255D`` -> ``1.26``).
+- to string: doubles as Java prints them (``1.0``, ``1.0E20``, ``1.0E-5``), decimals keep their
+  scale, dates ``yyyy-MM-dd``, timestamps ``yyyy-MM-dd HH:mm:ss[.fraction without trailing
+  zeros]`` in the session time zone, booleans ``true``/``false``.
+- timestamp <-> numeric is in seconds since the epoch (timestamp -> integral floors).
+  date <-> numeric is not allowed under ANSI.
+
+Slow paths (documented, per distinct value in Python): string -> decimal parsing and double ->
+string formatting.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal, InvalidOperation
+from typing import ClassVar
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ember import types as T
+from ember.errors import CastError
+from ember.expressions import decimals as D
+from ember.expressions.base import Expression, Literal, literal_to_sql
+from ember.expressions.common import TypeCheckFailure, sql_type, to_array
+from ember.trees import node
+
+__all__ = ["Cast", "cast_array", "format_double", "java_double_str"]
+
+
+@node
+class Cast(Expression):
+    """``CAST(child AS to_type)``; ``ansi=False`` returns NULL instead of raising."""
+
+    child: Expression
+    to_type: T.DataType
+    ansi: bool = True
+    time_zone: str = "UTC"
+
+    may_fail_at_runtime: ClassVar[bool] = True
+
+    @property
+    def data_type(self) -> T.DataType:
+        return self.to_type
+
+    @property
+    def nullable(self) -> bool:
+        f, t = self.child.data_type, self.to_type
+        if self.child.nullable:
+            return True
+        if not self.ansi:
+            return True
+        # ANSI casts never produce NULL from non-NULL except for these.
+        return False
+
+    @property
+    def foldable(self) -> bool:
+        return self.child.foldable
+
+    def check_input_types(self) -> str | None:
+        from ember.coercion import can_cast
+
+        if can_cast(self.child.data_type, self.to_type, self.ansi):
+            return None
+        ft, tt = sql_type(self.child.data_type), sql_type(self.to_type)
+        return TypeCheckFailure(f"cannot cast {ft} to {tt}.", "CAST_WITHOUT_SUGGESTION",
+                                {"srcType": ft, "targetType": tt})
+
+    def eval(self, batch: pa.RecordBatch) -> pa.Array:
+        arr = to_array(self.child.eval(batch), batch.num_rows)
+        return cast_array(arr, self.child.data_type, self.to_type, self.ansi, self.time_zone)
+
+    def simple_string(self) -> str:
+        return f"cast({self.child.simple_string()} as {self.to_type.simple_string()})"
+
+    def sql(self) -> str:
+        return f"CAST({self.child.sql()} AS {self.to_type.simple_string().upper()})"
+
+
+# ---------------------------------------------------------------------------------------------
+# Errors
+
+
+def _value_sql(value: object, t: T.DataType) -> str:
+    if isinstance(t, T.DoubleType) and isinstance(value, float):
+        return java_double_str(value) + "D"
+    if isinstance(t, T.StringType):
+        return f"'{value}'"
+    return literal_to_sql(value, t)
+
+
+def _invalid_input(value: object, from_t: T.DataType, to_t: T.DataType) -> CastError:
+    v = f"'{value}'" if isinstance(from_t, T.StringType) else _value_sql(value, from_t)
+    return CastError(
+        f"The value {v} of the type {sql_type(from_t)} cannot be cast to {sql_type(to_t)} because "
+        "it is malformed. Correct the value as per the syntax, or change its target type. Use "
+        "`try_cast` to tolerate malformed input and return NULL instead.",
+        error_class="CAST_INVALID_INPUT",
+        parameters={"expression": v, "sourceType": sql_type(from_t), "targetType": sql_type(to_t)},
+    )
+
+
+def _overflow(value: object, from_t: T.DataType, to_t: T.DataType) -> CastError:
+    v = _value_sql(value, from_t)
+    return CastError(
+        f"The value {v} of the type {sql_type(from_t)} cannot be cast to {sql_type(to_t)} due to "
+        "an overflow. Use `try_cast` to tolerate overflow and return NULL instead.",
+        error_class="CAST_OVERFLOW",
+        parameters={"value": v, "sourceType": sql_type(from_t), "targetType": sql_type(to_t)},
+    )
+
+
+class _Fail:
+    """Collects rows that failed: raise (ANSI) or null them (non-ANSI)."""
+
+    def __init__(self, ansi: bool, n: int) -> None:
+        self.ansi = ansi
+        self.bad = np.zeros(n, dtype=bool)
+
+    def check(self, bad: np.ndarray, arr: pa.Array, make_error) -> None:
+        if bad.any():
+            if self.ansi:
+                i = int(np.flatnonzero(bad)[0])
+                raise make_error(arr[i].as_py())
+            self.bad |= bad
+
+    def apply(self, out: pa.Array) -> pa.Array:
+        if self.bad.any():
+            return pc.if_else(pa.array(self.bad), pa.scalar(None, out.type), out)
+        return out
+
+
+def _valid_np(arr: pa.Array) -> np.ndarray:
+    if arr.null_count == 0:
+        return np.ones(len(arr), dtype=bool)
+    return arr.is_valid().to_numpy(zero_copy_only=False)
+
+
+def _np_int(arr: pa.Array) -> np.ndarray:
+    return pc.fill_null(arr.cast(pa.int64()), 0).to_numpy(zero_copy_only=False)
+
+
+def _np_float(arr: pa.Array) -> np.ndarray:
+    return pc.fill_null(arr.cast(pa.float64()), 0.0).to_numpy(zero_copy_only=False)
+
+
+def _mask(bool_arr: pa.Array) -> np.ndarray:
+    return pc.fill_null(bool_arr, False).to_numpy(zero_copy_only=False).astype(bool)
+
+
+# ---------------------------------------------------------------------------------------------
+# Dispatcher
+
+
+def cast_array(arr: pa.Array, from_t: T.DataType, to_t: T.DataType, ansi: bool = True,
+               time_zone: str = "UTC") -> pa.Array:
+    """Cast an Arrow array of SQL type ``from_t`` to ``to_t`` with Spark's semantics."""
+    n = len(arr)
+    at = to_t.to_arrow()
+    if from_t == to_t:
+        return arr if arr.type == at else arr.cast(at)
+    if isinstance(from_t, T.NullType) or pa.types.is_null(arr.type):
+        return pa.nulls(n, at)
+    fail = _Fail(ansi, n)
+    if isinstance(to_t, T.StringType):
+        return _to_string(arr, from_t, time_zone)
+    if isinstance(from_t, T.StringType):
+        trimmed = pc.utf8_trim_whitespace(arr)
+        if to_t.is_integral:
+            out = _string_to_integral(arr, trimmed, to_t, fail)
+        elif isinstance(to_t, (T.FloatType, T.DoubleType)):
+            out = _string_to_float(arr, trimmed, to_t, fail)
+        elif isinstance(to_t, T.DecimalType):
+            out = _string_to_decimal(arr, trimmed, to_t, fail)
+        elif isinstance(to_t, T.BooleanType):
+            out = _string_to_bool(arr, trimmed, fail)
+        elif isinstance(to_t, T.DateType):
+            out = _string_to_date(arr, trimmed, fail)
+        elif isinstance(to_t, T.TimestampType):
+            out = _string_to_timestamp(arr, trimmed, fail, time_zone)
+        elif isinstance(to_t, T.BinaryType):
+            out = arr.cast(pa.large_binary())
+        else:
+            raise _unsupported(from_t, to_t)
+        return fail.apply(out)
+    if isinstance(to_t, T.BooleanType):
+        if isinstance(from_t, T.DecimalType):
+            v, valid = D.unscaled(arr)
+            return pa.array(v != 0, mask=~valid, type=pa.bool_())
+        return pc.not_equal(arr, pa.scalar(0, arr.type))
+    if isinstance(from_t, T.BooleanType):
+        if isinstance(to_t, T.DecimalType):
+            return cast_array(arr.cast(pa.int8()), T.BYTE, to_t, ansi, time_zone)
+        return arr.cast(at)
+    if isinstance(to_t, T.DecimalType):
+        return fail.apply(_to_decimal(arr, from_t, to_t, fail))
+    if to_t.is_integral:
+        return fail.apply(_to_integral(arr, from_t, to_t, fail))
+    if isinstance(to_t, (T.FloatType, T.DoubleType)):
+        if isinstance(from_t, T.DecimalType):
+            v, valid = D.unscaled(arr)
+            return pa.array(D.to_float(v, from_t.scale), mask=~valid).cast(at)
+        if isinstance(from_t, T.TimestampType):
+            micros = arr.cast(pa.int64())
+            return pc.divide(micros.cast(pa.float64()), 1e6).cast(at)
+        return arr.cast(at)
+    if isinstance(to_t, T.TimestampType):
+        if isinstance(from_t, T.DateType):
+            naive = arr.cast(pa.timestamp("us"))
+            if time_zone.upper() in ("UTC", "Z", "+00:00", "GMT"):
+                return naive.cast(at)
+            return pc.assume_timezone(naive, timezone=time_zone).cast(at)
+        if from_t.is_numeric:
+            return fail.apply(_numeric_to_timestamp(arr, from_t, fail))
+    if isinstance(to_t, T.DateType) and isinstance(from_t, T.TimestampType):
+        local = _local_naive(arr, time_zone)
+        return local.cast(pa.date32())
+    if isinstance(to_t, T.BinaryType):
+        return arr.cast(at)
+    if isinstance(to_t, T.StructType) and isinstance(from_t, T.StructType):
+        fields = [cast_array(pc.struct_field(arr, [i]), f.data_type, g.data_type, ansi, time_zone)
+                  for i, (f, g) in enumerate(zip(from_t.fields, to_t.fields))]
+        return pa.StructArray.from_arrays(fields, fields=list(at), mask=pc.is_null(arr))
+    raise _unsupported(from_t, to_t)
+
+
+def _unsupported(from_t: T.DataType, to_t: T.DataType) -> CastError:
+    return CastError(f"cannot cast {sql_type(from_t)} to {sql_type(to_t)}",
+                     error_class="DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION")
+
+
+def _local_naive(arr: pa.Array, time_zone: str) -> pa.Array:
+    """Timestamps (UTC instants) as naive wall-clock timestamps in ``time_zone``."""
+    if time_zone.upper() in ("UTC", "Z", "+00:00", "GMT"):
+        return arr.cast(pa.timestamp("us"))
+    return pc.local_timestamp(arr.cast(pa.timestamp("us", tz=time_zone)))
+
+
+# ---------------------------------------------------------------------------------------------
+# To string
+
+
+def java_double_str(v: float) -> str:
+    """Java's ``Double.toString``: ``1.0``, ``1.0E20``, ``1.0E-5``, ``NaN``, ``Infinity``."""
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "Infinity" if v > 0 else "-Infinity"
+    if v == 0:
+        return "-0.0" if math.copysign(1, v) < 0 else "0.0"
+    a = abs(v)
+    if 1e-3 <= a < 1e7:
+        r = repr(v)
+        if "e" in r:
+            r = format(v, "f")
+        return r if "." in r else r + ".0"
+    sign, digits, exp = Decimal(repr(a)).as_tuple()
+    ds = "".join(map(str, digits)).rstrip("0") or "0"
+    sci_exp = len(digits) + int(exp) - 1
+    mant = ds[0] + "." + (ds[1:] or "0")
+    return ("-" if v < 0 else "") + f"{mant}E{sci_exp}"
+
+
+def format_double(arr: pa.Array, is_float: bool = False) -> pa.Array:
+    """Doubles (or floats) formatted like Java, per distinct value."""
+    if is_float:
+        # Java's Float.toString uses the shortest float32 digits.
+        vals = arr.to_numpy(zero_copy_only=False)
+        uniq = {}
+        out = []
+        for x in vals:
+            if x in uniq:
+                out.append(uniq[x])
+                continue
+            s = java_double_str(float(np.format_float_positional(x, unique=True, trim="-"))) \
+                if not (np.isnan(x) or np.isinf(x)) else java_double_str(float(x))
+            uniq[x] = s
+            out.append(s)
+        return pa.array(out, type=pa.large_string(), mask=~_valid_np(arr))
+    uniq = pc.unique(arr.drop_null())
+    formatted = pa.array([java_double_str(v) for v in uniq.to_pylist()], type=pa.large_string())
+    idx = pc.index_in(arr, value_set=uniq)
+    return pc.take(formatted, idx)
+
+
+def _to_string(arr: pa.Array, from_t: T.DataType, time_zone: str) -> pa.Array:
+    if isinstance(from_t, T.DoubleType):
+        return format_double(arr)
+    if isinstance(from_t, T.FloatType):
+        return format_double(arr, is_float=True)
+    if isinstance(from_t, T.TimestampType):
+        local = _local_naive(arr, time_zone)
+        s = pc.strftime(local, format="%Y-%m-%d %H:%M:%S")
+        s = pc.replace_substring_regex(s, r"(\.\d*?)0+$", r"\1")
+        s = pc.replace_substring_regex(s, r"\.$", "")
+        return s.cast(pa.large_string())
+    if isinstance(from_t, T.BinaryType):
+        return arr.cast(pa.large_string())
+    if isinstance(from_t, T.StructType):
+        raise _unsupported(from_t, T.STRING)
+    return arr.cast(pa.large_string())
+
+
+# ---------------------------------------------------------------------------------------------
+# From string
+
+_INT_RE = r"^[+-]?\d+$"
+_FLOAT_RE = r"^[+-]?((\d+\.?\d*|\.\d+)([eE][+-]?\d+)?[dDfF]?|(?i:nan|inf|infinity))$"
+_DEC_RE = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"
+
+
+def _bad_format(arr: pa.Array, trimmed: pa.Array, regex: str) -> np.ndarray:
+    ok = pc.match_substring_regex(trimmed, regex)
+    return _mask(pc.and_(pc.is_valid(arr), pc.invert(pc.fill_null(ok, True))))
+
+
+def _string_to_integral(arr, trimmed, to_t, fail: _Fail) -> pa.Array:
+    bad = _bad_format(arr, trimmed, _INT_RE)
+    fail.check(bad, arr, lambda v: _invalid_input(v, T.STRING, to_t))
+    clean = pc.if_else(pa.array(bad), pa.scalar(None, trimmed.type), trimmed) if bad.any() \
+        else trimmed
+    # Digit strings too long for int64 are out of range for every integral type.
+    too_long = _mask(pc.greater(pc.utf8_length(pc.utf8_ltrim(clean, characters="+-0")), 18))
+    if too_long.any():
+        fail.check(too_long, arr, lambda v: _invalid_input(v, T.STRING, to_t))
+        clean = pc.if_else(pa.array(too_long), pa.scalar(None, clean.type), clean)
+    as64 = clean.cast(pa.int64())
+    return _range_checked_int(as64, arr, T.STRING, to_t, fail, invalid=True)
+
+
+def _range_checked_int(as64: pa.Array, orig: pa.Array, from_t, to_t, fail: _Fail,
+                       invalid: bool = False) -> pa.Array:
+    if isinstance(to_t, T.LongType):
+        return as64
+    lo, hi = to_t.min_value, to_t.max_value
+    bad = _mask(pc.or_(pc.less(as64, lo), pc.greater(as64, hi)))
+    err = (lambda v: _invalid_input(v, from_t, to_t)) if invalid else \
+        (lambda v: _overflow(v, from_t, to_t))
+    fail.check(bad, orig, err)
+    if bad.any():
+        as64 = pc.if_else(pa.array(bad), pa.scalar(None, pa.int64()), as64)
+    return as64.cast(to_t.to_arrow())
+
+
+def _string_to_float(arr, trimmed, to_t, fail: _Fail) -> pa.Array:
+    bad = _bad_format(arr, trimmed, _FLOAT_RE)
+    fail.check(bad, arr, lambda v: _invalid_input(v, T.STRING, to_t))
+    clean = pc.replace_substring_regex(trimmed, r"^(.*[0-9.])[dDfF]$", r"\1")
+    if bad.any():
+        clean = pc.if_else(pa.array(bad), pa.scalar(None, clean.type), clean)
+    return clean.cast(pa.float64()).cast(to_t.to_arrow())
+
+
+def _string_to_decimal(arr, trimmed, to_t: T.DecimalType, fail: _Fail) -> pa.Array:
+    bad = _bad_format(arr, trimmed, _DEC_RE)
+    fail.check(bad, arr, lambda v: _invalid_input(v, T.STRING, to_t))
+    if bad.any():
+        trimmed = pc.if_else(pa.array(bad), pa.scalar(None, trimmed.type), trimmed)
+    return _decimal_strings_to_decimal(trimmed, arr, T.STRING, to_t, fail)
+
+
+def _decimal_strings_to_decimal(strings: pa.Array, orig: pa.Array, from_t, to_t: T.DecimalType,
+                                fail: _Fail) -> pa.Array:
+    """Parse well-formed decimal strings (per distinct value) and round HALF_UP to ``to_t``."""
+    uniq = pc.unique(strings.drop_null())
+    unscaled_vals = []
+    q = Decimal(1).scaleb(-to_t.scale)
+    for s in uniq.to_pylist():
+        try:
+            d = Decimal(s).quantize(q, rounding="ROUND_HALF_UP")
+            unscaled_vals.append(int(d.scaleb(to_t.scale)))
+        except InvalidOperation:
+            unscaled_vals.append(10 ** 40)  # marks overflow
+    idx = pc.index_in(strings, value_set=uniq)
+    valid = _valid_np(idx)
+    pos = pc.fill_null(idx, 0).to_numpy(zero_copy_only=False)
+    table = np.array(unscaled_vals + [0], dtype=object)
+    vals = table[pos] if len(unscaled_vals) else np.zeros(len(strings), dtype=object)
+    over = valid & (np.abs(vals) >= 10 ** to_t.precision)
+    if over.any():
+        i = int(np.flatnonzero(over)[0])
+        if fail.ansi:
+            D.raise_out_of_range(0, to_t, what=str(orig[i].as_py()) if from_t != T.DOUBLE
+                                 else strings[i].as_py())
+        fail.bad |= over
+        valid = valid & ~over
+    return D.from_unscaled(vals, valid, to_t, check=False)
+
+
+_TRUE = ("t", "true", "y", "yes", "1")
+_FALSE = ("f", "false", "n", "no", "0")
+
+
+def _string_to_bool(arr, trimmed, fail: _Fail) -> pa.Array:
+    lower = pc.utf8_lower(trimmed)
+    is_true = pc.is_in(lower, value_set=pa.array(_TRUE, type=lower.type))
+    is_false = pc.is_in(lower, value_set=pa.array(_FALSE, type=lower.type))
+    bad = _mask(pc.and_(pc.is_valid(arr), pc.invert(pc.or_(is_true, is_false))))
+    fail.check(bad, arr, lambda v: _invalid_input(v, T.STRING, T.BOOLEAN))
+    return pc.if_else(pc.is_valid(arr), is_true, pa.scalar(None, pa.bool_()))
+
+
+_DATE_RE = r"^(?P<y>[+-]?\d{4,7})(?:-(?P<m>\d{1,2})(?:-(?P<d>\d{1,2})(?:[T ].*)?)?)?$"
+_TS_RE = (r"^(?P<y>[+-]?\d{4,7})(?:-(?P<m>\d{1,2})(?:-(?P<d>\d{1,2})"
+          r"(?:[T ](?P<H>\d{1,2})(?::(?P<M>\d{1,2})(?::(?P<S>\d{1,2})(?:\.(?P<F>\d*))?)?)?)?"
+          r"(?P<Z>Z|UTC|[+-]\d{2}:?\d{2})?)?)?$")
+
+
+def _int_field(struct: pa.Array, name: str, default: int) -> np.ndarray:
+    f = pc.struct_field(struct, name)
+    f = pc.if_else(pc.equal(f, ""), pa.scalar(str(default), f.type), f)
+    return pc.fill_null(f, str(default)).cast(pa.int64()).to_numpy(zero_copy_only=False)
+
+
+def _ymd_to_days(y: np.ndarray, m: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Days since epoch and a validity mask (month 1-12, day within the month)."""
+    ok = (m >= 1) & (m <= 12) & (d >= 1) & (d <= 31)
+    mm = np.where(ok, m, 1)
+    dd = np.where(ok, d, 1)
+    months = (y - 1970) * 12 + (mm - 1)
+    first = months.astype("datetime64[M]").astype("datetime64[D]")
+    days = first + (dd - 1).astype("timedelta64[D]")
+    ok &= days.astype("datetime64[M]") == first.astype("datetime64[M]")
+    return days.astype(np.int64), ok
+
+
+def _string_to_date(arr, trimmed, fail: _Fail) -> pa.Array:
+    parts = pc.extract_regex(pc.fill_null(trimmed, "").cast(pa.string()), _DATE_RE)
+    matched = _mask(parts.is_valid())
+    y = _int_field(parts, "y", 1970)
+    days, ok = _ymd_to_days(y, _int_field(parts, "m", 1), _int_field(parts, "d", 1))
+    valid = _valid_np(arr)
+    bad = valid & ~(matched & ok)
+    fail.check(bad, arr, lambda v: _invalid_input(v, T.STRING, T.DATE))
+    good = valid & ~bad
+    return pa.array(days.astype(np.int32), type=pa.int32(), mask=~good).cast(pa.date32())
+
+
+def _string_to_timestamp(arr, trimmed, fail: _Fail, time_zone: str) -> pa.Array:
+    parts = pc.extract_regex(pc.fill_null(trimmed, "").cast(pa.string()), _TS_RE)
+    matched = _mask(parts.is_valid())
+    days, ok = _ymd_to_days(_int_field(parts, "y", 1970), _int_field(parts, "m", 1),
+                            _int_field(parts, "d", 1))
+    hh, mi, ss = (_int_field(parts, "H", 0), _int_field(parts, "M", 0), _int_field(parts, "S", 0))
+    ok &= (hh < 24) & (mi < 60) & (ss < 60)
+    frac = pc.fill_null(pc.struct_field(parts, "F").cast(pa.string()), "")
+    frac6 = pc.utf8_slice_codeunits(pc.binary_join_element_wise(frac, "000000", ""), 0, 6)
+    micros_frac = frac6.cast(pa.int64()).to_numpy(zero_copy_only=False)
+    micros = days * 86_400_000_000 + ((hh * 60 + mi) * 60 + ss) * 1_000_000 + micros_frac
+    zone = pc.struct_field(parts, "Z").to_pylist() if matched.any() else []
+    valid = _valid_np(arr)
+    bad = valid & ~(matched & ok)
+    fail.check(bad, arr, lambda v: _invalid_input(v, T.STRING, T.TIMESTAMP))
+    good = valid & ~bad
+    has_zone = np.array([bool(z) for z in zone], dtype=bool) if zone else np.zeros(len(arr), bool)
+    naive = pa.array(micros, type=pa.int64(), mask=~good).cast(pa.timestamp("us"))
+    if time_zone.upper() in ("UTC", "Z", "+00:00", "GMT"):
+        local = naive.cast(pa.timestamp("us", tz="UTC"))
+    else:
+        local = pc.assume_timezone(naive, timezone=time_zone,
+                                   ambiguous="earliest", nonexistent="earliest").cast(
+            pa.timestamp("us", tz="UTC"))
+    if has_zone.any():  # explicit offsets: wall time minus offset
+        offs = np.zeros(len(arr), dtype=np.int64)
+        for i in np.flatnonzero(has_zone):
+            z = zone[i]
+            if z in ("Z", "UTC"):
+                continue
+            sign = -1 if z[0] == "-" else 1
+            digits = z[1:].replace(":", "")
+            offs[i] = sign * (int(digits[:2]) * 60 + int(digits[2:])) * 60_000_000
+        utc = pa.array(micros - offs, type=pa.int64(), mask=~good).cast(
+            pa.timestamp("us", tz="UTC"))
+        local = pc.if_else(pa.array(has_zone), utc, local)
+    return local
+
+
+# ---------------------------------------------------------------------------------------------
+# Numeric targets
+
+
+def _to_integral(arr, from_t, to_t: T.IntegralType, fail: _Fail) -> pa.Array:
+    if from_t.is_integral:
+        return _range_checked_int(arr.cast(pa.int64()), arr, from_t, to_t, fail)
+    if isinstance(from_t, (T.FloatType, T.DoubleType)):
+        vals = _np_float(arr)
+        valid = _valid_np(arr)
+        with np.errstate(invalid="ignore"):
+            t = np.trunc(vals)
+            bad = valid & (np.isnan(t) | (t < to_t.min_value) | (t > to_t.max_value))
+        fail.check(bad, arr, lambda v: _overflow(v, from_t, to_t))
+        good = valid & ~bad
+        ints = np.where(good, t, 0).astype(np.int64)
+        return pa.array(ints, mask=~good).cast(to_t.to_arrow())
+    if isinstance(from_t, T.DecimalType):
+        v, valid = D.unscaled(arr)
+        q = np.abs(v) // (10 ** from_t.scale)
+        q = np.where(v < 0, -q, q)
+        bad = valid & ((q < to_t.min_value) | (q > to_t.max_value))
+        fail.check(bad, arr, lambda x: _overflow(x, from_t, to_t))
+        good = valid & ~bad
+        return pa.array(np.where(good, q, 0).astype(np.int64), mask=~good).cast(to_t.to_arrow())
+    if isinstance(from_t, T.TimestampType):
+        micros = _np_int(arr)
+        secs = np.floor_divide(micros, 1_000_000)
+        return _range_checked_int(pa.array(secs, mask=~_valid_np(arr)), arr, from_t, to_t, fail)
+    raise _unsupported(from_t, to_t)
+
+
+def _to_decimal(arr, from_t, to_t: T.DecimalType, fail: _Fail) -> pa.Array:
+    if isinstance(from_t, T.DecimalType):
+        v, valid = D.unscaled(arr)
+        r = D.rescale(v, from_t.scale, to_t.scale)
+        over = valid & (np.abs(r) >= 10 ** to_t.precision)
+        if over.any():
+            i = int(np.flatnonzero(over)[0])
+            if fail.ansi:
+                D.raise_out_of_range(0, to_t, what=str(arr[i].as_py()))
+            fail.bad |= over
+            valid = valid & ~over
+        return D.from_unscaled(r, valid, to_t, check=False)
+    if from_t.is_integral:
+        v = _np_int(arr).astype(object)
+        valid = _valid_np(arr)
+        v = np.where(valid, v, 0) * (10 ** to_t.scale)
+        over = valid & (np.abs(v) >= 10 ** to_t.precision)
+        if over.any():
+            i = int(np.flatnonzero(over)[0])
+            if fail.ansi:
+                D.raise_out_of_range(0, to_t, what=str(arr[i].as_py()))
+            fail.bad |= over
+            valid = valid & ~over
+        return D.from_unscaled(v, valid, to_t, check=False)
+    if isinstance(from_t, (T.FloatType, T.DoubleType)):
+        vals = _np_float(arr)
+        valid = _valid_np(arr)
+        nonfinite = valid & ~np.isfinite(np.where(valid, vals, 0.0))
+        fail.check(nonfinite, arr, lambda v: _invalid_input(v, from_t, to_t))
+        strings = format_double(pc.if_else(pa.array(nonfinite), pa.scalar(None, pa.float64()),
+                                           arr.cast(pa.float64())))
+        return _decimal_strings_to_decimal(strings, arr, T.DOUBLE, to_t, fail)
+    if isinstance(from_t, T.TimestampType):
+        micros = arr.cast(pa.int64())
+        dec = cast_array(micros, T.LONG, T.DecimalType(38, 6), True)
+        v, valid = D.unscaled(dec)
+        return _to_decimal(D.from_unscaled(v, valid, T.DecimalType(38, 6), check=False),
+                           T.DecimalType(38, 6), to_t, fail)
+    raise _unsupported(from_t, to_t)
+
+
+def _numeric_to_timestamp(arr, from_t, fail: _Fail) -> pa.Array:
+    if from_t.is_integral:
+        secs = _np_int(arr).astype(object)
+        valid = _valid_np(arr)
+        micros = np.where(valid, secs, 0) * 1_000_000
+        over = valid & ((micros > (1 << 63) - 1) | (micros < -(1 << 63)))
+        fail.check(over, arr, lambda v: _overflow(v, from_t, T.TIMESTAMP))
+        good = valid & ~over
+        return pa.array(np.where(good, micros, 0).astype(np.int64), mask=~good).cast(
+            pa.timestamp("us", tz="UTC"))
+    if isinstance(from_t, T.DecimalType):
+        v, valid = D.unscaled(arr)
+        micros = D.rescale(v, from_t.scale, 6)
+        return pa.array(np.where(valid, micros, 0).astype(np.int64), mask=~valid).cast(
+            pa.timestamp("us", tz="UTC"))
+    vals = _np_float(arr)
+    valid = _valid_np(arr)
+    with np.errstate(invalid="ignore"):
+        micros = np.trunc(vals * 1e6)
+        bad = valid & ~np.isfinite(micros)
+    fail.check(bad, arr, lambda v: _overflow(v, from_t, T.TIMESTAMP))
+    good = valid & ~bad
+    return pa.array(np.where(good, micros, 0).astype(np.int64), mask=~good).cast(
+        pa.timestamp("us", tz="UTC"))
+
+
+def cast_literal(value: object, from_t: T.DataType, to_t: T.DataType) -> object:
+    """Convenience for constant folding: one value cast with :func:`cast_array`."""
+    arr = pa.array([value], type=from_t.to_arrow())
+    return cast_array(arr, from_t, to_t)[0].as_py()
+
+
+_ = Literal  # re-exported for callers building casts of literals

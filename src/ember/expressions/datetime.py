@@ -1,0 +1,269 @@
+"""Date/time functions: to_date, to_timestamp, date_format, year/month/day..., date_add,
+date_sub, datediff, add_months, current_date, extract.
+
+Spark datetime patterns (``yyyy-MM-dd HH:mm:ss``) are translated to strftime/strptime formats by
+:func:`spark_pattern_to_strftime`.  Field extraction of a timestamp happens in the session time
+zone (``ExecContext``'s; ``UTC`` by default).  ``date '1998-12-01' - interval '90' day`` (interval
+types) is out of scope: use ``date_sub``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ember import types as T
+from ember.errors import ExecutionError
+from ember.expressions.base import Literal
+from ember.expressions.cast import _local_naive, cast_array
+from ember.expressions.misc import FunctionSpec, register
+
+DATE, TS, S, I = T.DATE, T.TIMESTAMP, T.STRING, T.INT
+
+_PATTERN_MAP = [
+    ("yyyy", "%Y"), ("yy", "%y"), ("MMMM", "%B"), ("MMM", "%b"), ("MM", "%m"), ("M", "%m"),
+    ("dd", "%d"), ("d", "%d"), ("HH", "%H"), ("H", "%H"), ("hh", "%I"), ("h", "%I"),
+    ("mm", "%M"), ("m", "%M"), ("ss", "%S"), ("s", "%S"), ("EEEE", "%A"), ("EEE", "%a"),
+    ("E", "%a"), ("a", "%p"), ("DDD", "%j"), ("y", "%Y"),
+]
+
+
+def spark_pattern_to_strftime(pattern: str) -> str:
+    """``'yyyy-MM-dd HH:mm:ss'`` -> ``'%Y-%m-%d %H:%M:%S'`` (quoted text kept literally)."""
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "'":
+            j = pattern.find("'", i + 1)
+            j = len(pattern) if j < 0 else j
+            out.append(pattern[i + 1:j].replace("%", "%%") or "'")
+            i = j + 1
+            continue
+        for tok, rep in _PATTERN_MAP:
+            if pattern.startswith(tok, i):
+                out.append(rep)
+                i += len(tok)
+                break
+        else:
+            out.append("%%" if c == "%" else c)
+            i += 1
+    return "".join(out)
+
+
+def _tz(node) -> str:
+    return node.options[0] if node.options else "UTC"
+
+
+def _as_date(arr: pa.Array, t: T.DataType, tz: str) -> pa.Array:
+    if isinstance(t, T.DateType):
+        return arr
+    return cast_array(arr, t, DATE, True, tz)
+
+
+def _date_inputs(n_extra: tuple = ()):
+    def inputs(types):
+        t = types[0]
+        if not isinstance(t, (T.DateType, T.TimestampType, T.StringType, T.NullType)):
+            return None
+        return (DATE,) + n_extra[: len(types) - 1]
+    return inputs
+
+
+def _field(fn):
+    def k(a, node, b):
+        return fn(a[0]).cast(pa.int32())
+    return k
+
+
+for _key, _fn in [("year", pc.year), ("month", pc.month), ("day", pc.day),
+                  ("quarter", pc.quarter), ("dayofyear", pc.day_of_year)]:
+    register(FunctionSpec(_key, _date_inputs(), lambda t: I, _field(_fn), expected='"DATE"'))
+
+register(FunctionSpec(
+    "dayofweek", _date_inputs(), lambda t: I,
+    lambda a, n, b: pc.add(pc.day_of_week(a[0], count_from_zero=False, week_start=7), 0)
+    .cast(pa.int32()), expected='"DATE"'))
+
+
+def _ts_field(fn):
+    def k(a, node, b):
+        local = _local_naive(a[0], _tz(node))
+        return fn(local).cast(pa.int32())
+    return k
+
+
+def _ts_inputs(types):
+    t = types[0]
+    if not isinstance(t, (T.DateType, T.TimestampType, T.StringType, T.NullType)):
+        return None
+    return (TS,)
+
+
+for _key, _fn in [("hour", pc.hour), ("minute", pc.minute), ("second", pc.second)]:
+    register(FunctionSpec(_key, _ts_inputs, lambda t: I, _ts_field(_fn), expected='"TIMESTAMP"'))
+
+
+def _days(arr: pa.Array) -> pa.Array:
+    return arr.cast(pa.int32())
+
+
+def _date_add(sign: int):
+    def k(a, node, b):
+        days = pc.add_checked(_days(a[0]).cast(pa.int64()),
+                              pc.multiply(a[1].cast(pa.int64()), sign))
+        return days.cast(pa.int32()).cast(pa.date32())
+    return k
+
+
+def _date_int_inputs(types):
+    t0, t1 = types
+    if not isinstance(t0, (T.DateType, T.TimestampType, T.StringType, T.NullType)):
+        return None
+    if not (t1.is_integral or isinstance(t1, (T.StringType, T.NullType))):
+        return None
+    return (DATE, None if isinstance(t1, (T.ByteType, T.ShortType, T.IntegerType)) else I)
+
+
+register(FunctionSpec("date_add", _date_int_inputs, lambda t: DATE, _date_add(1),
+                      expected='"DATE"'))
+register(FunctionSpec("date_sub", _date_int_inputs, lambda t: DATE, _date_add(-1),
+                      expected='"DATE"'))
+
+
+def _datediff(a, node, b):
+    return pc.subtract(_days(a[0]), _days(a[1])).cast(pa.int32())
+
+
+register(FunctionSpec("datediff", lambda t: (DATE, DATE), lambda t: I, _datediff,
+                      expected='"DATE"'))
+
+
+def _add_months(a, node, b):
+    d = a[0]
+    valid = pc.and_(pc.is_valid(d), pc.is_valid(a[1])).to_numpy(zero_copy_only=False)
+    days = pc.fill_null(_days(d), 0).to_numpy(zero_copy_only=False).astype("datetime64[D]")
+    months = pc.fill_null(a[1].cast(pa.int64()), 0).to_numpy(zero_copy_only=False)
+    m = days.astype("datetime64[M]")
+    dom = (days - m.astype("datetime64[D]")).astype(np.int64)
+    target = m + months.astype("timedelta64[M]")
+    last = ((target + np.timedelta64(1, "M")).astype("datetime64[D]") - np.timedelta64(1, "D"))
+    month_len = (last - target.astype("datetime64[D]")).astype(np.int64)
+    out = target.astype("datetime64[D]") + np.minimum(dom, month_len).astype("timedelta64[D]")
+    return pa.array(out.astype(np.int64).astype(np.int32), mask=~valid).cast(pa.date32())
+
+
+register(FunctionSpec("add_months", _date_int_inputs, lambda t: DATE, _add_months,
+                      expected='"DATE"'))
+
+
+def _current_date(a, node, b):
+    today = _dt.datetime.now(_dt.timezone.utc).date()
+    return pa.repeat(pa.scalar(today, pa.date32()), b.num_rows)
+
+
+register(FunctionSpec("current_date", lambda t: (), lambda t: DATE, _current_date,
+                      null_intolerant=False))
+
+
+def _current_timestamp(a, node, b):
+    now = _dt.datetime.now(_dt.timezone.utc)
+    return pa.repeat(pa.scalar(now, pa.timestamp("us", tz="UTC")), b.num_rows)
+
+
+register(FunctionSpec("current_timestamp", lambda t: (), lambda t: TS, _current_timestamp,
+                      null_intolerant=False))
+
+
+def _parse_error(value: str, pattern: str | None) -> ExecutionError:
+    return ExecutionError(
+        f"Text '{value}' could not be parsed"
+        + (f" with pattern '{pattern}'" if pattern else "")
+        + ". Use `try_to_timestamp` to tolerate invalid input string and return NULL instead.",
+        error_class="CANNOT_PARSE_TIMESTAMP", parameters={"message": f"Text '{value}'"})
+
+
+def _to_ts(to_date: bool):
+    def k(a, node, b):
+        tz = _tz(node)
+        t0 = node.arguments[0].data_type
+        src = a[0]
+        if len(a) == 1 or not isinstance(t0, T.StringType):
+            out = cast_array(src, t0, TS if not to_date else DATE, True, tz) \
+                if not isinstance(t0, T.StringType) else _parse_default(src, to_date, tz)
+            return out
+        fmt = node.arguments[1]
+        if not isinstance(fmt, Literal) or fmt.value is None:
+            raise ExecutionError("to_date/to_timestamp needs a literal format",
+                                 error_class="UNSUPPORTED_FEATURE")
+        strf = spark_pattern_to_strftime(fmt.value)
+        parsed = pc.strptime(src, format=strf, unit="us", error_is_null=True)
+        bad = pc.and_(pc.is_valid(src), pc.is_null(parsed))
+        if pc.any(bad).as_py():
+            i = pc.index(bad, True).as_py()
+            raise _parse_error(src[i].as_py(), fmt.value)
+        if tz.upper() not in ("UTC", "Z", "GMT"):
+            parsed = pc.assume_timezone(parsed, timezone=tz)
+        ts = parsed.cast(pa.timestamp("us", tz="UTC"))
+        return _local_naive(ts, tz).cast(pa.date32()) if to_date else ts
+    return k
+
+
+def _parse_default(src: pa.Array, to_date: bool, tz: str) -> pa.Array:
+    from ember.errors import CastError
+
+    try:
+        return cast_array(src, S, DATE if to_date else TS, True, tz)
+    except CastError as e:
+        raise _parse_error(str(e.parameters.get("expression", "")).strip("'"), None) from e
+
+
+def _to_inputs(types):
+    return (None,) + ((S,) if len(types) > 1 else ())
+
+
+register(FunctionSpec("to_date", _to_inputs, lambda t: DATE, _to_ts(True), may_fail=True))
+register(FunctionSpec("to_timestamp", _to_inputs, lambda t: TS, _to_ts(False), may_fail=True))
+
+
+def _date_format(a, node, b):
+    fmt = node.arguments[1]
+    if not isinstance(fmt, Literal) or fmt.value is None:
+        raise ExecutionError("date_format needs a literal format", error_class="UNSUPPORTED_FEATURE")
+    local = _local_naive(a[0], _tz(node)).cast(pa.timestamp("s"), safe=False)
+    return pc.strftime(local, format=spark_pattern_to_strftime(fmt.value)).cast(pa.large_string())
+
+
+register(FunctionSpec("date_format", lambda t: (TS, S), lambda t: S, _date_format))
+
+#: name -> (spec key, display name, min args, max args)
+DATETIME_FUNCTIONS: dict[str, tuple[str, str, int, int]] = {
+    "year": ("year", "year", 1, 1), "month": ("month", "month", 1, 1),
+    "day": ("day", "day", 1, 1), "dayofmonth": ("day", "dayofmonth", 1, 1),
+    "quarter": ("quarter", "quarter", 1, 1), "dayofyear": ("dayofyear", "dayofyear", 1, 1),
+    "dayofweek": ("dayofweek", "dayofweek", 1, 1),
+    "hour": ("hour", "hour", 1, 1), "minute": ("minute", "minute", 1, 1),
+    "second": ("second", "second", 1, 1),
+    "date_add": ("date_add", "date_add", 2, 2), "dateadd": ("date_add", "date_add", 2, 2),
+    "date_sub": ("date_sub", "date_sub", 2, 2), "datediff": ("datediff", "datediff", 2, 2),
+    "add_months": ("add_months", "add_months", 2, 2),
+    "current_date": ("current_date", "current_date", 0, 0),
+    "curdate": ("current_date", "current_date", 0, 0),
+    "current_timestamp": ("current_timestamp", "current_timestamp", 0, 0),
+    "now": ("current_timestamp", "now", 0, 0),
+    "to_date": ("to_date", "to_date", 1, 2), "to_timestamp": ("to_timestamp", "to_timestamp", 1, 2),
+    "date_format": ("date_format", "date_format", 2, 2),
+}
+
+#: fields accepted by ``extract(field FROM source)`` -> spec key
+EXTRACT_FIELDS = {
+    "year": "year", "years": "year", "y": "year", "yr": "year", "yrs": "year",
+    "month": "month", "months": "month", "mon": "month", "mons": "month",
+    "day": "day", "days": "day", "d": "day", "quarter": "quarter", "qtr": "quarter",
+    "dayofweek": "dayofweek", "dow": "dayofweek", "doy": "dayofyear",
+    "hour": "hour", "hours": "hour", "h": "hour", "minute": "minute", "minutes": "minute",
+    "m": "minute", "min": "minute", "second": "second", "seconds": "second", "s": "second",
+}

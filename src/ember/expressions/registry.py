@@ -1,0 +1,286 @@
+"""Scalar function registry: ``lookup_function(name, args)`` builds the expression for a call.
+
+Names are case-insensitive.  Unknown names raise ``UNRESOLVED_ROUTINE``; a wrong number of
+arguments ``WRONG_NUM_ARGS.WITHOUT_SUGGESTION``.  Aggregate functions are not handled here (see
+``aggregates.lookup_aggregate``).  The built expression displays itself as Spark does: the
+function name as called (``ucase(s)``, ``ceiling(d)``), Spark's upper-case names where it uses
+them (``SQRT(a)``, ``FLOOR(d)``, ``POWER(2, 3)``) and Spark's added default arguments
+(``round(a, 0)``, ``substr(s, 1, 2147483647)``, ``locate(x, s, 1)``, ``LOG(E(), a)``).
+
+Not covered: interval arithmetic (``date - interval '90' day``: use ``date_sub``), regex
+functions, arrays beyond ``array(...)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ember import types as T
+from ember.errors import AnalysisError
+from ember.expressions import datetime as DT
+from ember.expressions import mathfuncs as MF
+from ember.expressions import strings as SF
+from ember.expressions.arithmetic import Abs, Pmod, Remainder, UnaryMinus, UnaryPositive
+from ember.expressions.base import Expression, Literal, NamedExpression
+from ember.expressions.cast import Cast
+from ember.expressions.conditional import Coalesce, Greatest, If, Least
+from ember.expressions.misc import (
+    CreateArray,
+    CreateNamedStruct,
+    FunctionCall,
+    ScalarFunction,
+    to_pretty_sql,
+)
+from ember.expressions.predicates import EqualTo, IsNotNull, IsNull
+
+__all__ = ["lookup_function", "function_names", "wrong_num_args", "unresolved_routine"]
+
+_ANY = 1 << 20
+
+
+def unresolved_routine(name: str) -> AnalysisError:
+    return AnalysisError(
+        f"Cannot resolve routine `{name}` on search path [`system`.`builtin`, `system`.`session`, "
+        "`spark_catalog`.`default`].",
+        error_class="UNRESOLVED_ROUTINE",
+        parameters={"routineName": f"`{name}`",
+                    "searchPath": "[`system`.`builtin`, `system`.`session`, "
+                                  "`spark_catalog`.`default`]"},
+    )
+
+
+def wrong_num_args(name: str, expected: str, actual: int) -> AnalysisError:
+    return AnalysisError(
+        f"The `{name}` requires {expected} parameters but the actual number is {actual}. Please, "
+        "refer to 'https://spark.apache.org/docs/latest/sql-ref-functions.html' for a fix.",
+        error_class="WRONG_NUM_ARGS.WITHOUT_SUGGESTION",
+        parameters={"functionName": f"`{name}`", "expectedNum": expected,
+                    "actualNum": str(actual),
+                    "docroot": "https://spark.apache.org/docs/latest"},
+    )
+
+
+def _expected(lo: int, hi: int) -> str:
+    if lo == hi:
+        return str(lo)
+    if hi >= _ANY:
+        return f"> {lo - 1}" if lo > 0 else ">= 0"
+    return f"[{', '.join(str(i) for i in range(lo, hi + 1))}]"
+
+
+def _type_of(e: Expression) -> T.DataType:
+    try:
+        return e.data_type
+    except Exception:
+        return T.NULL
+
+
+Builder = Callable[[str, tuple[Expression, ...]], Expression]
+_BUILDERS: dict[str, tuple[int, int, Builder]] = {}
+
+
+def _reg(names: str, lo: int, hi: int):
+    def deco(fn: Builder) -> Builder:
+        for n in names.split():
+            _BUILDERS[n] = (lo, hi, fn)
+        return fn
+    return deco
+
+
+@_reg("abs", 1, 1)
+def _abs(name, a):
+    return Abs(a[0])
+
+
+@_reg("negative", 1, 1)
+def _neg(name, a):
+    return UnaryMinus(a[0])
+
+
+@_reg("positive", 1, 1)
+def _pos(name, a):
+    return UnaryPositive(a[0])
+
+
+@_reg("coalesce", 1, _ANY)
+def _coalesce(name, a):
+    return Coalesce(tuple(a))
+
+
+@_reg("if iff", 3, 3)
+def _if(name, a):
+    return If(a[0], a[1], a[2])
+
+
+@_reg("ifnull nvl", 2, 2)
+def _nvl(name, a):
+    return FunctionCall.of(name, a, Coalesce((a[0], a[1])))
+
+
+@_reg("nvl2", 3, 3)
+def _nvl2(name, a):
+    return FunctionCall.of(name, a, If(IsNotNull(a[0]), a[1], a[2]))
+
+
+@_reg("nullif", 2, 2)
+def _nullif(name, a):
+    return FunctionCall.of(name, a, If(EqualTo(a[0], a[1]), Literal(None, _type_of(a[0])), a[0]))
+
+
+@_reg("isnull", 1, 1)
+def _isnull(name, a):
+    return IsNull(a[0])
+
+
+@_reg("isnotnull", 1, 1)
+def _isnotnull(name, a):
+    return IsNotNull(a[0])
+
+
+@_reg("greatest", 2, _ANY)
+def _greatest(name, a):
+    return Greatest(tuple(a))
+
+
+@_reg("least", 2, _ANY)
+def _least(name, a):
+    return Least(tuple(a))
+
+
+@_reg("mod", 2, 2)
+def _mod(name, a):
+    return FunctionCall.of(name, a, Remainder(a[0], a[1]))
+
+
+@_reg("pmod", 2, 2)
+def _pmod(name, a):
+    return Pmod(a[0], a[1])
+
+
+@_reg("struct", 0, _ANY)
+def _struct(name, a):
+    names = tuple(x.name if isinstance(x, NamedExpression) else f"col{i + 1}"
+                  for i, x in enumerate(a))
+    return CreateNamedStruct(names, tuple(a), fn_name="struct")
+
+
+@_reg("(tuple)", 1, _ANY)
+def _tuple(name, a):
+    """``(a, b)`` row constructor: Spark shows it as ``named_struct(a, a, b, b)`` (the parser
+    should call this internal name, which SQL text cannot reach)."""
+    names = tuple(x.name if isinstance(x, NamedExpression) else f"col{i + 1}"
+                  for i, x in enumerate(a))
+    return CreateNamedStruct(names, tuple(a))
+
+
+@_reg("named_struct", 0, _ANY)
+def _named_struct(name, a):
+    if len(a) % 2:
+        raise wrong_num_args(name, "2n (n > 0)", len(a))
+    names = []
+    for k in a[0::2]:
+        if not isinstance(k, Literal) or not isinstance(k.value, str):
+            raise AnalysisError(
+                "Only foldable STRING expressions are allowed to appear at odd position.",
+                error_class="DATATYPE_MISMATCH.CREATE_NAMED_STRUCT_WITHOUT_FOLDABLE_STRING")
+        names.append(k.value)
+    return CreateNamedStruct(tuple(names), tuple(a[1::2]))
+
+
+@_reg("array", 0, _ANY)
+def _array(name, a):
+    return CreateArray(tuple(a))
+
+
+_CAST_FUNCTIONS = {
+    "boolean": T.BOOLEAN, "tinyint": T.BYTE, "smallint": T.SHORT, "int": T.INT,
+    "bigint": T.LONG, "float": T.FLOAT, "double": T.DOUBLE, "string": T.STRING,
+    "binary": T.BINARY, "date": T.DATE, "timestamp": T.TIMESTAMP,
+    "decimal": T.DecimalType(10, 0),
+}
+
+
+def _cast_fn(name, a):
+    return Cast(a[0], _CAST_FUNCTIONS[name])
+
+
+for _n in _CAST_FUNCTIONS:
+    _BUILDERS[_n] = (1, 1, _cast_fn)
+
+
+# -- table-driven functions -------------------------------------------------------------------
+
+
+def _scalar(key: str, display: str):
+    def build(name, a):
+        return ScalarFunction(display or name, tuple(a), key)
+    return build
+
+
+for _name, (_key, _lo, _hi) in SF.STRING_FUNCTIONS.items():
+    _BUILDERS[_name] = (_lo, _hi, _scalar(_key, ""))
+for _name, (_key, _disp, _lo, _hi) in {**MF.MATH_FUNCTIONS, **DT.DATETIME_FUNCTIONS}.items():
+    _BUILDERS[_name] = (_lo, _hi, _scalar(_key, _disp))
+
+
+def _with_defaults(name: str, extra: tuple[Expression, ...], display: str, key: str):
+    def build(n, a):
+        return ScalarFunction(display or n, tuple(a) + extra[len(a) - _BUILDERS[name][0]:], key)
+    return build
+
+
+_BUILDERS["substr"] = (2, 3, lambda n, a: ScalarFunction(
+    n, tuple(a) + ((Literal(2147483647, T.INT),) if len(a) == 2 else ()), "substring"))
+_BUILDERS["substring"] = (2, 3, lambda n, a: ScalarFunction(
+    n, tuple(a) + ((Literal(2147483647, T.INT),) if len(a) == 2 else ()), "substring"))
+_BUILDERS["locate"] = (2, 3, lambda n, a: ScalarFunction(
+    n, tuple(a) + ((Literal(1, T.INT),) if len(a) == 2 else ()), "locate"))
+_BUILDERS["lpad"] = (2, 3, lambda n, a: ScalarFunction(
+    n, tuple(a) + ((Literal(" ", T.STRING),) if len(a) == 2 else ()), "lpad"))
+_BUILDERS["rpad"] = (2, 3, lambda n, a: ScalarFunction(
+    n, tuple(a) + ((Literal(" ", T.STRING),) if len(a) == 2 else ()), "rpad"))
+_BUILDERS["round"] = (1, 2, lambda n, a: ScalarFunction(
+    n, tuple(a) + ((Literal(0, T.INT),) if len(a) == 1 else ()), "round"))
+_BUILDERS["log"] = (1, 2, lambda n, a: ScalarFunction(
+    "LOG", ((ScalarFunction("E", (), "e"),) if len(a) == 1 else ()) + tuple(a), "log"))
+_BUILDERS["e"] = (0, 0, lambda n, a: ScalarFunction("E", (), "e"))
+_BUILDERS["pi"] = (0, 0, lambda n, a: ScalarFunction("PI", (), "pi"))
+
+
+@_reg("extract date_part", 2, 2)
+def _extract(name, a):
+    fld, src = a
+    field_name = fld.value if isinstance(fld, Literal) and isinstance(fld.value, str) else None
+    key = DT.EXTRACT_FIELDS.get((field_name or "").lower())
+    if key is None:
+        raise AnalysisError(
+            f"The value of parameter(s) `field` in `{name}` is invalid: {field_name}.",
+            error_class="INVALID_EXTRACT_FIELD",
+            parameters={"field": f"`{field_name}`", "expr": f'"{to_pretty_sql(src)}"'})
+    impl = ScalarFunction(key, (src,), key)
+    if name == "extract":
+        return FunctionCall("extract", impl, (f"{field_name} FROM {src.sql()}",),
+                            (f"{field_name}, {src.simple_string()}",),
+                            (f"{field_name} FROM {to_pretty_sql(src)}",))
+    return FunctionCall.of(name, a, impl)
+
+
+def lookup_function(name: str, args: tuple[Expression, ...]) -> Expression:
+    """The expression for a scalar function call ``name(args)``.
+
+    >>> lookup_function("UPPER", (Literal("a", T.STRING),)).sql()
+    "upper('a')"
+    """
+    key = name.lower()
+    entry = _BUILDERS.get(key)
+    if entry is None:
+        raise unresolved_routine(name)
+    lo, hi, build = entry
+    if not (lo <= len(args) <= hi):
+        raise wrong_num_args(key, _expected(lo, hi), len(args))
+    return build(key, tuple(args))
+
+
+def function_names() -> list[str]:
+    """All scalar function names the registry knows (sorted)."""
+    return sorted(_BUILDERS)
