@@ -1,0 +1,819 @@
+"""The hash aggregate operator: ``Aggregate(grouping, aggregate_expressions, child)`` over batches.
+
+Layout of one run (all state lives in the generator, none on the plan):
+
+1. **Input.**  For every input batch, evaluate (bound to ``plan.child.output``) the grouping
+   expressions and every *input slot*: the arguments and FILTER predicate of each distinct
+   :class:`~ember.expressions.aggregates.AggregateExpression`.  Arguments of an aggregate with a
+   FILTER are evaluated only on the rows that pass it when they may raise (ANSI), as Spark
+   evaluates update expressions only for those rows.  Slot columns are concatenated across
+   batches, so results do not depend on the batch size.
+2. **Groups.**  Grouping columns are canonicalised (every NaN equal, ``-0.0 == 0.0``; NULL is one
+   group) and jointly encoded into int64 group ids, numbered in order of first appearance.  With no
+   grouping expressions there is exactly one group, even over empty input (``count`` 0, ``sum``
+   NULL); grouped aggregation of empty input yields no rows.
+3. **Aggregates.**  Each aggregate becomes a row selection (FILTER is TRUE; for DISTINCT, the
+   first row of each distinct ``(group, arguments)`` tuple, float arguments canonicalised) and a
+   grouped, vectorized kernel over (group id, argument columns): ``np.bincount``/``np.add.at``
+   sums, pyarrow hash min/max (numpy for floats: NaN is largest, the first of equal values wins,
+   so ``-0.0``/``0.0`` come out as Spark's; dense ranks for structs), first/last by position.  Any number of different DISTINCT argument
+   sets, and DISTINCT with FILTER, are handled directly; the RewriteDistinctAggregates rule is not
+   needed for correctness here.
+4. **Results.**  Each output expression is rewritten over a "group batch" ``[keys..., aggs...]``:
+   every aggregate call becomes a reference to its result column and every subtree equal to a
+   grouping expression (e.g. ``a + 1`` in ``SELECT a + 1 ... GROUP BY a + 1``) a reference to its
+   key column; the rewritten expressions are then evaluated like a projection.
+
+Exactness:
+
+- ``sum`` of integral types checks every running prefix in input order (Spark adds row by row with
+  ANSI overflow checks, so ``MAX, 1, -1`` overflows); decimals are summed exactly via 32-bit limbs
+  and checked once against the result precision (Spark checks decimal sums only at the end).
+- ``avg`` of decimals divides the exact sum by the count, rounding HALF_UP to the result scale.
+- Float sums and averages accumulate sequentially in input order (``np.bincount``), as Spark does in
+  one partition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ember import types as T
+from ember.errors import ArithmeticError_, InternalError, UnsupportedError
+from ember.execution.context import ExecContext
+from ember.expressions.aggregates import (
+    AggregateExpression,
+    AggregateFunction,
+    AnyValue,
+    Average,
+    BoolAnd,
+    BoolOr,
+    Count,
+    CountIf,
+    First,
+    Last,
+    Max,
+    MaxBy,
+    Min,
+    MinBy,
+    Sum,
+    average_sum_type,
+)
+from ember.expressions.base import (
+    Alias,
+    AttributeReference,
+    BoundReference,
+    Expression,
+    bind_references,
+)
+from ember.plans.logical.nodes import Aggregate
+
+__all__ = ["execute_aggregate", "collect_aggregates", "group_ids"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Entry point
+
+
+def execute_aggregate(
+    plan: Aggregate, batches: Iterator[pa.RecordBatch], ctx: ExecContext | None = None
+) -> Iterator[pa.RecordBatch]:
+    """Run ``plan`` (an Aggregate) over its child's ``batches``.
+
+    Output batches have one column per ``plan.output`` attribute, Arrow type
+    ``attr.data_type.to_arrow()``, at most ``ctx.batch_size`` rows.
+
+    >>> # Aggregate([a#1], [a#1, count(1) AS c#2], child) over rows a = 1, 1, NULL
+    >>> # -> a: [1, NULL], c: [2, 1]
+    """
+    ctx = ctx or ExecContext()
+    return _run(plan, batches, ctx)
+
+
+def _run(
+    plan: Aggregate, batches: Iterator[pa.RecordBatch], ctx: ExecContext
+) -> Iterator[pa.RecordBatch]:
+    child_attrs = plan.child.output
+    grouping = tuple(_strip_alias(g) for g in plan.grouping_expressions)
+    bound_grouping = tuple(bind_references(g, child_attrs) for g in grouping)
+    aggs = collect_aggregates(plan.aggregate_expressions)
+    specs = [_AggSpec.build(a, child_attrs) for a in aggs]
+
+    # -- 1. input --------------------------------------------------------------------------
+    slots: dict[tuple[Expression, Expression | None], int] = {}
+    slot_list: list[tuple[Expression, Expression | None]] = []
+
+    def slot(expr: Expression, filt: Expression | None) -> int:
+        key = (expr, filt)
+        i = slots.get(key)
+        if i is None:
+            i = slots[key] = len(slot_list)
+            slot_list.append(key)
+        return i
+
+    for s in specs:
+        s.filter_slot = None if s.filter is None else slot(s.filter, None)
+        s.arg_slots = tuple(
+            slot(a, s.filter if _may_fail(a) else None) for a in s.args
+        )
+
+    key_parts: list[list[pa.Array]] = [[] for _ in bound_grouping]
+    slot_parts: list[list[pa.Array]] = [[] for _ in slot_list]
+    n_rows = 0
+    from ember.expressions.common import eval_where, to_array, to_mask
+
+    for batch in batches:
+        n = batch.num_rows
+        if n == 0:
+            continue
+        n_rows += n
+        for i, g in enumerate(bound_grouping):
+            key_parts[i].append(_conform(to_array(g.eval(batch), n), g.data_type))
+        masks: dict[Expression, np.ndarray] = {}
+        for i, (expr, filt) in enumerate(slot_list):
+            if filt is None:
+                arr = to_array(expr.eval(batch), n)
+            else:
+                m = masks.get(filt)
+                if m is None:
+                    m = masks[filt] = to_mask(to_array(filt.eval(batch), n))
+                arr = eval_where(expr, batch, m)
+            slot_parts[i].append(_conform(arr, expr.data_type))
+
+    key_cols = [_concat(p, g.data_type) for p, g in zip(key_parts, bound_grouping)]
+    slot_cols = [_concat(p, e.data_type) for p, (e, _) in zip(slot_parts, slot_list)]
+
+    # -- 2. groups -------------------------------------------------------------------------
+    if bound_grouping:
+        key_cols = [_canonical_key(c) for c in key_cols]
+        gids, first_rows = group_ids(key_cols, n_rows)
+        n_groups = len(first_rows)
+        group_keys = [c.take(pa.array(first_rows, type=pa.int64())) for c in key_cols]
+    else:
+        gids = np.zeros(n_rows, dtype=np.int64)
+        n_groups = 1
+        group_keys = []
+
+    # -- 3. aggregates ---------------------------------------------------------------------
+    results: list[pa.Array] = []
+    for s in specs:
+        args = [slot_cols[i] for i in s.arg_slots]
+        mask = None
+        if s.filter_slot is not None:
+            mask = to_mask(slot_cols[s.filter_slot])
+        results.append(_compute(s, args, mask, gids, n_groups))
+
+    # -- 4. result expressions -------------------------------------------------------------
+    yield from _project_results(plan, grouping, aggs, group_keys, results, n_groups, ctx)
+
+
+# ---------------------------------------------------------------------------------------------
+# Aggregate collection and result projection
+
+
+def _semantic_key(e: Expression) -> Expression:
+    """``e`` with attributes reduced to (id, type): the form compared when matching grouping
+    expressions and de-duplicating aggregate calls."""
+
+    def norm(x: Expression) -> Expression | None:
+        if isinstance(x, AttributeReference):
+            return AttributeReference("", x.dtype, True, x.id)
+        return None
+
+    return e.transform_up(norm)
+
+
+def collect_aggregates(exprs: Sequence[Expression]) -> list[AggregateExpression]:
+    """The distinct aggregate calls in ``exprs`` (semantic equality, first-seen order)."""
+    out: list[AggregateExpression] = []
+    seen: set[Expression] = set()
+
+    def visit(e: Expression) -> None:
+        if isinstance(e, AggregateExpression):
+            k = _semantic_key(e)
+            if k not in seen:
+                seen.add(k)
+                out.append(e)
+            return
+        for c in e.children:
+            visit(c)
+
+    for e in exprs:
+        visit(e)
+    return out
+
+
+def _strip_alias(e: Expression) -> Expression:
+    while isinstance(e, Alias):
+        e = e.child
+    return e
+
+
+def _project_results(
+    plan: Aggregate,
+    grouping: tuple[Expression, ...],
+    aggs: list[AggregateExpression],
+    group_keys: list[pa.Array],
+    results: list[pa.Array],
+    n_groups: int,
+    ctx: ExecContext,
+) -> Iterator[pa.RecordBatch]:
+    from ember.execution.kernels.batches import make_batch, schema_of
+
+    n_keys = len(grouping)
+    agg_index = {_semantic_key(a): n_keys + i for i, a in enumerate(aggs)}
+    group_index: dict[Expression, int] = {}
+    for i, g in enumerate(grouping):
+        group_index.setdefault(_semantic_key(g), i)
+    # Aliased grouping expressions may also be referenced by their alias attribute.
+    for i, g in enumerate(plan.grouping_expressions):
+        if isinstance(g, Alias):
+            group_index.setdefault(_semantic_key(g.to_attribute()), i)
+
+    def rewrite(e: Expression) -> Expression | None:
+        if isinstance(e, AggregateExpression):
+            i = agg_index[_semantic_key(e)]
+            return BoundReference(i, e.data_type, e.nullable)
+        if isinstance(e, Alias):
+            return None
+        if e.foldable:
+            return None
+        i = group_index.get(_semantic_key(e))
+        if i is not None:
+            g = grouping[i]
+            return BoundReference(i, g.data_type, g.nullable)
+        return None
+
+    out_exprs = []
+    for e in plan.aggregate_expressions:
+        r = e.transform_down(rewrite)
+        leftover = r.find(lambda x: isinstance(x, AttributeReference))
+        if leftover is not None:
+            raise InternalError(
+                f"Aggregate: {leftover.simple_string()} in {e.simple_string()} is neither grouped "
+                f"nor aggregated"
+            )
+        out_exprs.append(r)
+
+    cols = list(group_keys) + results
+    names = [f"_{i}" for i in range(len(cols))]
+    if cols:
+        group_batch = pa.RecordBatch.from_arrays(cols, names=names)
+    else:
+        from ember.execution.kernels.batches import _zero_col
+
+        group_batch = _zero_col(n_groups)
+    schema = schema_of(plan.output)
+    from ember.expressions.common import to_array
+
+    out_cols = []
+    for e, attr in zip(out_exprs, plan.output):
+        arr = to_array(e.eval(group_batch), n_groups)
+        out_cols.append(_conform(arr, attr.data_type))
+    size = max(1, ctx.batch_size)
+    for start in range(0, n_groups, size):
+        length = min(size, n_groups - start)
+        yield make_batch([c.slice(start, length) for c in out_cols], schema, length)
+
+
+# ---------------------------------------------------------------------------------------------
+# Per-aggregate description
+
+
+@dataclass(slots=True)
+class _AggSpec:
+    """An aggregate call bound to the child's output, with the input slots it reads."""
+
+    expr: AggregateExpression
+    func: AggregateFunction
+    args: tuple[Expression, ...]
+    filter: Expression | None
+    filter_slot: int | None = None
+    arg_slots: tuple[int, ...] = ()
+
+    @staticmethod
+    def build(a: AggregateExpression, child_attrs) -> "_AggSpec":
+        func = a.func
+        args = tuple(bind_references(c, child_attrs) for c in func.children)
+        filt = None if a.filter is None else bind_references(a.filter, child_attrs)
+        return _AggSpec(a, func, args, filt)
+
+
+def _may_fail(e: Expression) -> bool:
+    from ember.expressions.common import may_fail
+
+    return may_fail(e)
+
+
+# ---------------------------------------------------------------------------------------------
+# Arrow helpers
+
+
+def _conform(arr: pa.Array, dtype: T.DataType) -> pa.Array:
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    at = dtype.to_arrow()
+    if arr.type != at:
+        arr = arr.cast(at)
+    return arr
+
+
+def _concat(parts: list[pa.Array], dtype: T.DataType) -> pa.Array:
+    if not parts:
+        return pa.array([], type=dtype.to_arrow())
+    if len(parts) == 1:
+        return parts[0]
+    return pa.concat_arrays(parts)
+
+
+def _canonical_key(arr: pa.Array) -> pa.Array:
+    """Grouping keys as Spark's NormalizeFloatingNumbers leaves them (one NaN, no -0.0)."""
+    from ember.execution.kernels.keys import canonicalize_floats
+
+    if pa.types.is_floating(arr.type):
+        return canonicalize_floats(arr)
+    if pa.types.is_struct(arr.type) and any(pa.types.is_floating(f.type) for f in arr.type):
+        fields = [_canonical_key(arr.field(i)) for i in range(arr.type.num_fields)]
+        return pa.StructArray.from_arrays(
+            fields, fields=list(arr.type), mask=arr.is_null() if arr.null_count else None
+        )
+    return arr
+
+
+def _valid(arr: pa.Array) -> np.ndarray:
+    if pa.types.is_null(arr.type):
+        return np.zeros(len(arr), dtype=bool)
+    if arr.null_count == 0:
+        return np.ones(len(arr), dtype=bool)
+    return np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _take_or_null(values: pa.Array, positions: np.ndarray) -> pa.Array:
+    """``values[positions]`` with NULL where ``positions < 0``."""
+    missing = positions < 0
+    idx = pa.array(np.where(missing, 0, positions), type=pa.int64(),
+                   mask=missing if missing.any() else None)
+    if len(values) == 0:
+        return pa.nulls(len(positions), type=values.type)
+    return values.take(idx)
+
+
+def group_ids(key_cols: Sequence[pa.Array], n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """Dense group ids (numbered by first appearance) and each group's first row.
+
+    NULL is one more key value; floats must already be canonical."""
+    if n_rows == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    from ember.execution.kernels.keys import encode_arrays
+
+    codes, _ = encode_arrays(list(key_cols), nulls_equal=True)
+    return _dense_by_first(codes)
+
+
+def _dense_by_first(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``codes`` renumbered 0, 1, ... by first appearance, and each new code's first row."""
+    # dictionary_encode numbers values in order of first appearance (hash based, no sort).
+    enc = pc.dictionary_encode(pa.array(codes, type=pa.int64()))
+    ids = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    n_groups = len(enc.dictionary)
+    first = np.full(n_groups, len(ids), dtype=np.int64)
+    np.minimum.at(first, ids, np.arange(len(ids), dtype=np.int64))
+    return ids, first
+
+
+# ---------------------------------------------------------------------------------------------
+# Row selection: FILTER and DISTINCT
+
+
+def _hash_groupable(t: pa.DataType) -> bool:
+    return not (pa.types.is_nested(t) or pa.types.is_null(t) or pa.types.is_dictionary(t))
+
+
+def _first_rows_of_tuples(cols: list[pa.Array]) -> np.ndarray:
+    """Ascending positions of the first row of each distinct tuple of ``cols`` (NULLs equal,
+    floats already canonical)."""
+    from ember.execution.kernels.keys import encode_arrays
+
+    codes, _ = encode_arrays(cols, nulls_equal=True)
+    return np.sort(_dense_by_first(codes)[1])
+
+
+def _select(
+    spec: _AggSpec, args: list[pa.Array], mask: np.ndarray | None, gids: np.ndarray
+) -> np.ndarray:
+    """Indices (ascending) of the rows the aggregate function sees: FILTER is TRUE and, for
+    DISTINCT, the first row of each distinct (group, arguments) tuple."""
+    n = len(gids)
+    rows = np.arange(n, dtype=np.int64) if mask is None else np.flatnonzero(mask)
+    if not spec.expr.is_distinct or len(rows) == 0:
+        return rows
+    idx = pa.array(rows, type=pa.int64())
+    cols = [pa.array(gids[rows])] + [_canonical_key(a.take(idx)) for a in args]
+    return rows[_first_rows_of_tuples(cols)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Kernels
+
+
+def _compute(
+    spec: _AggSpec, args: list[pa.Array], mask: np.ndarray | None, gids: np.ndarray,
+    n_groups: int,
+) -> pa.Array:
+    rows = _select(spec, args, mask, gids)
+    if spec.expr.is_distinct:
+        args = [_canonical_key(a) for a in args]
+    all_rows = len(rows) == len(gids)
+    if not all_rows:
+        idx = pa.array(rows, type=pa.int64())
+        args = [a.take(idx) for a in args]
+        g = gids[rows]
+    else:
+        g = gids
+    func = spec.func
+    out_type = func.data_type
+    match func:
+        case Count():
+            valid = np.ones(len(g), dtype=bool)
+            for a in args:
+                valid &= _valid(a)
+            return pa.array(np.bincount(g[valid], minlength=n_groups).astype(np.int64))
+        case CountIf():
+            m = _true_mask(args[0])
+            return pa.array(np.bincount(g[m], minlength=n_groups).astype(np.int64))
+        case Sum():
+            return _sum(args[0], g, n_groups, out_type)
+        case Average():
+            return _avg(args[0], g, n_groups, out_type)
+        case Min():
+            return _min_max(args[0], g, n_groups, largest=False)
+        case Max():
+            return _min_max(args[0], g, n_groups, largest=True)
+        case First(ignore_nulls=ign) | AnyValue(ignore_nulls=ign):
+            return _first_last(args[0], g, n_groups, ign, last=False)
+        case Last(ignore_nulls=ign):
+            return _first_last(args[0], g, n_groups, ign, last=True)
+        case BoolAnd():
+            return _bool(args[0], g, n_groups, conj=True)
+        case BoolOr():
+            return _bool(args[0], g, n_groups, conj=False)
+        case MaxBy():
+            return _by(args[0], args[1], g, n_groups, largest=True)
+        case MinBy():
+            return _by(args[0], args[1], g, n_groups, largest=False)
+        case _:
+            raise UnsupportedError(f"Aggregate function {func.pretty_name} is not supported")
+
+
+def _true_mask(arr: pa.Array) -> np.ndarray:
+    if pa.types.is_null(arr.type):
+        return np.zeros(len(arr), dtype=bool)
+    from ember.expressions.common import to_mask
+
+    return to_mask(arr)
+
+
+def _counts(g: np.ndarray, n_groups: int) -> np.ndarray:
+    return np.bincount(g, minlength=n_groups)
+
+
+def _overflow(message: str) -> ArithmeticError_:
+    return ArithmeticError_(
+        message + ' If necessary set "spark.sql.ansi.enabled" to "false" to bypass this error.',
+        error_class="ARITHMETIC_OVERFLOW",
+        parameters={"message": message.split(".")[0], "alternative": "",
+                    "config": '"spark.sql.ansi.enabled"'},
+    )
+
+
+def _sum(arr: pa.Array, g: np.ndarray, n_groups: int, out_type: T.DataType) -> pa.Array:
+    at = out_type.to_arrow()
+    if pa.types.is_null(arr.type):
+        return pa.nulls(n_groups, type=at)
+    valid = _valid(arr)
+    gv = g[valid]
+    cnt = _counts(gv, n_groups)
+    empty = cnt == 0
+    t = arr.type
+    if pa.types.is_decimal(t):
+        totals = _decimal_sums(arr, valid, gv, n_groups)
+        _check_decimal(totals, out_type.precision, "Overflow in sum of decimals. Use 'try_sum' "
+                       "to tolerate overflow and return NULL instead.")
+        return _decimal_array(totals, empty, at)
+    if pa.types.is_integer(t):
+        v = arr.to_numpy(zero_copy_only=False) if arr.null_count == 0 else \
+            pc.fill_null(arr, 0).to_numpy(zero_copy_only=False)
+        v = v.astype(np.int64, copy=False)[valid]
+        sums = _int_sums(v, gv, n_groups)
+        return pa.array(sums, type=at, mask=empty if empty.any() else None)
+    v = _float_values(arr)[valid]
+    sums = np.bincount(gv, weights=v, minlength=n_groups)
+    return pa.array(sums, type=at, mask=empty if empty.any() else None)
+
+
+def _float_values(arr: pa.Array) -> np.ndarray:
+    a = arr if pa.types.is_float64(arr.type) else arr.cast(pa.float64(), safe=False)
+    if a.null_count:
+        a = pc.fill_null(a, 0.0)
+    return a.to_numpy(zero_copy_only=False)
+
+
+_I64_MAX = (1 << 63) - 1
+
+
+def _int_sums(v: np.ndarray, g: np.ndarray, n_groups: int) -> np.ndarray:
+    """Per-group int64 sums, raising ARITHMETIC_OVERFLOW when any running sum (in row order)
+    leaves the int64 range, as Spark's ANSI ``sum`` does."""
+    out = np.zeros(n_groups, dtype=np.int64)
+    if len(v) == 0:
+        return out
+    bound = max(abs(int(v.max())), abs(int(v.min())))
+    if bound * len(v) <= _I64_MAX:
+        np.add.at(out, g, v)
+        return out
+    # Exact running sums: split values into signed high and unsigned low 32-bit halves.
+    order = np.argsort(g, kind="stable")
+    gs, vs = g[order], v[order]
+    hi = vs >> 32
+    lo = vs & 0xFFFFFFFF
+    c_hi = np.cumsum(hi)
+    c_lo = np.cumsum(lo)
+    starts = np.flatnonzero(np.r_[True, gs[1:] != gs[:-1]])
+    seg = np.cumsum(np.r_[False, gs[1:] != gs[:-1]])
+    base_hi = np.where(starts > 0, c_hi[starts - 1], 0)[seg]
+    base_lo = np.where(starts > 0, c_lo[starts - 1], 0)[seg]
+    p_hi = c_hi - base_hi
+    p_lo = c_lo - base_lo
+    p_hi = p_hi + (p_lo >> 32)
+    p_lo = p_lo & 0xFFFFFFFF
+    if (p_hi < -(1 << 31)).any() or (p_hi > (1 << 31) - 1).any():
+        raise _overflow("overflow. Use 'try_add' to tolerate overflow and return NULL instead.")
+    ends = np.r_[starts[1:] - 1, len(gs) - 1]
+    totals = (p_hi[ends] << 32) + p_lo[ends]
+    out[gs[starts]] = totals
+    return out
+
+
+def _decimal_limbs(arr: pa.Array) -> list[np.ndarray]:
+    """The four 32-bit limbs (low to high; the top one signed) of a decimal128 array."""
+    if not pa.types.is_decimal128(arr.type):
+        arr = arr.cast(pa.decimal128(38, arr.type.scale))
+    buf = arr.buffers()[1]
+    words = np.frombuffer(buf, dtype=np.int64, count=2 * (arr.offset + len(arr)))
+    words = words[2 * arr.offset:].reshape(-1, 2)
+    lo, hi = words[:, 0], words[:, 1]
+    return [lo & 0xFFFFFFFF, (lo >> 32) & 0xFFFFFFFF, hi & 0xFFFFFFFF, hi >> 32]
+
+
+def _decimal_sums(arr: pa.Array, valid: np.ndarray, gv: np.ndarray, n_groups: int) -> list[int]:
+    """Exact per-group sums of the unscaled values (Python ints, one per group)."""
+    totals = [0] * n_groups
+    if not valid.any():
+        return totals
+    sums = []
+    for limb in _decimal_limbs(arr):
+        s = np.zeros(n_groups, dtype=np.int64)
+        np.add.at(s, gv, limb[valid])
+        sums.append(s.tolist())
+    return [
+        (s3 << 96) + (s2 << 64) + (s1 << 32) + s0
+        for s0, s1, s2, s3 in zip(*sums)
+    ]
+
+
+def _check_decimal(values: list[int], precision: int, message: str) -> None:
+    limit = 10 ** precision
+    for v in values:
+        if v >= limit or v <= -limit:
+            raise _overflow(message)
+
+
+def _decimal_array(unscaled: list[int], null: np.ndarray, at: pa.DataType) -> pa.Array:
+    """A decimal128 array from unscaled Python ints (NULL where ``null``)."""
+    n = len(unscaled)
+    data = b"".join(
+        (0 if isnull else v).to_bytes(16, "little", signed=True)
+        for v, isnull in zip(unscaled, null.tolist())
+    )
+    validity = None
+    if null.any():
+        validity = pa.array(~null).buffers()[1]
+    return pa.Array.from_buffers(at, n, [validity, pa.py_buffer(data)])
+
+
+def _avg(arr: pa.Array, g: np.ndarray, n_groups: int, out_type: T.DataType) -> pa.Array:
+    at = out_type.to_arrow()
+    if pa.types.is_null(arr.type):
+        return pa.nulls(n_groups, type=at)
+    valid = _valid(arr)
+    gv = g[valid]
+    cnt = _counts(gv, n_groups)
+    empty = cnt == 0
+    if pa.types.is_decimal(arr.type):
+        in_scale = arr.type.scale
+        sum_type = average_sum_type(T.DecimalType(arr.type.precision, in_scale))
+        totals = _decimal_sums(arr, valid, gv, n_groups)
+        _check_decimal(totals, sum_type.precision, "Overflow in sum of decimals. Use 'try_avg' "
+                       "to tolerate overflow and return NULL instead.")
+        out = [
+            _decimal_average(total, c, in_scale, out_type) if c else 0
+            for total, c in zip(totals, cnt.tolist())
+        ]
+        return _decimal_array(out, empty, at)
+    v = _float_values(arr)[valid]
+    sums = np.bincount(gv, weights=v, minlength=n_groups)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        res = sums / np.where(empty, 1, cnt)
+    return pa.array(res, type=at, mask=empty if empty.any() else None)
+
+
+_DIV_SCALE = T.DecimalType.MAX_SCALE + 1
+
+
+def _decimal_average(total: int, count: int, in_scale: int, out_type: T.DecimalType) -> int:
+    """Unscaled ``total / count`` as Spark computes a decimal ``avg``: the quotient at scale 39
+    (``Decimal./``, HALF_UP), then rounded HALF_UP to the result scale; out of range raises
+    ``NUMERIC_VALUE_OUT_OF_RANGE``."""
+    q, r = divmod(abs(total) * 10 ** (_DIV_SCALE - in_scale), count)
+    if 2 * r >= count:
+        q += 1
+    unit = 10 ** (_DIV_SCALE - out_type.scale)
+    q2, r2 = divmod(q, unit)
+    if 2 * r2 >= unit:
+        q2 += 1
+    if q2 >= 10 ** out_type.precision:
+        text = str(q).rjust(_DIV_SCALE + 1, "0")
+        text = ("-" if total < 0 else "") + text[:-_DIV_SCALE] + "." + text[-_DIV_SCALE:]
+        p, sc = out_type.precision, out_type.scale
+        raise ArithmeticError_(
+            f"{text} cannot be represented as Decimal({p}, {sc}). If necessary set "
+            '"spark.sql.ansi.enabled" to "false" to bypass this error, and return NULL instead.',
+            error_class="NUMERIC_VALUE_OUT_OF_RANGE.WITH_SUGGESTION",
+            parameters={"value": text, "precision": str(p), "scale": str(sc),
+                        "config": '"spark.sql.ansi.enabled"'},
+        )
+    return -q2 if total < 0 else q2
+
+
+def _ranks(arr: pa.Array) -> np.ndarray:
+    """Dense ascending ranks of the values (NULLs get arbitrary ranks: callers skip them).
+    Floating NaN ranks above every number and ``-0.0`` ties with ``0.0``, as in Spark."""
+    t = arr.type
+    if pa.types.is_floating(t):
+        v = arr.to_numpy(zero_copy_only=False).astype(np.float64)  # NULL -> NaN (skipped)
+        nan = np.isnan(v)
+        _, dense = np.unique(np.where(nan, 0.0, v) + 0.0, return_inverse=True)
+        dense = dense.reshape(-1).astype(np.int64)
+        if nan.any():
+            dense = np.where(nan, int(dense.max()) + 1, dense)
+        return dense
+    if pa.types.is_boolean(t):
+        return np.asarray(pc.fill_null(arr, False).to_numpy(zero_copy_only=False), dtype=np.int64)
+    if pa.types.is_struct(t):
+        return _struct_ranks(arr)
+    if pa.types.is_large_list(t) or pa.types.is_list(t):
+        raise UnsupportedError(f"min/max over {t} values is not supported yet")
+    r = pc.rank(arr, sort_keys="ascending", tiebreaker="dense")
+    return r.to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _flatten_for_order(arr: pa.Array, out: list[pa.Array]) -> None:
+    """Columns whose lexicographic order (NULLs first) is Spark's struct order."""
+    if pa.types.is_struct(arr.type):
+        out.append(pa.array(_valid(arr).astype(np.int8)))
+        for i in range(arr.type.num_fields):
+            f = arr.field(i)
+            if arr.null_count:
+                f = pc.if_else(arr.is_valid(), f, pa.nulls(len(f), type=f.type))
+            _flatten_for_order(f, out)
+    else:
+        out.append(_canonical_key(arr))
+
+
+def _struct_ranks(arr: pa.Array) -> np.ndarray:
+    from ember.execution.kernels.keys import encode_arrays
+
+    cols: list[pa.Array] = []
+    _flatten_for_order(arr, cols)
+    table = pa.table({f"c{i}": c for i, c in enumerate(cols)})
+    perm = pc.sort_indices(
+        table, sort_keys=[(f"c{i}", "ascending", "at_start") for i in range(len(cols))],
+    ).to_numpy(zero_copy_only=False)
+    codes, _ = encode_arrays(cols, nulls_equal=True)
+    sc = codes[perm]
+    dense_sorted = np.cumsum(np.r_[0, (sc[1:] != sc[:-1]).astype(np.int64)])
+    ranks = np.empty(len(arr), dtype=np.int64)
+    ranks[perm] = dense_sorted
+    return ranks
+
+
+def _first_pos(g: np.ndarray, rows: np.ndarray, n_groups: int) -> np.ndarray:
+    """Per group, the smallest of ``rows`` (grouped by ``g``), -1 for groups without rows."""
+    pos = np.full(n_groups, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(pos, g, rows)
+    pos[pos == np.iinfo(np.int64).max] = -1
+    return pos
+
+
+def _last_pos(g: np.ndarray, rows: np.ndarray, n_groups: int) -> np.ndarray:
+    """Per group, the largest of ``rows`` (grouped by ``g``), -1 for groups without rows."""
+    pos = np.full(n_groups, -1, dtype=np.int64)
+    np.maximum.at(pos, g, rows)
+    return pos
+
+
+def _min_max(arr: pa.Array, g: np.ndarray, n_groups: int, *, largest: bool) -> pa.Array:
+    """Per group, the extreme value; for floats the first row holding it (Spark keeps the first
+    of equal values, which tells ``-0.0`` from ``0.0``) with NaN above every number."""
+    t = arr.type
+    if pa.types.is_null(t):
+        return pa.nulls(n_groups, type=t)
+    valid = _valid(arr)
+    if pa.types.is_floating(t):
+        return _take_or_null(arr, _float_extreme_pos(arr, valid, g, n_groups, largest))
+    rows = np.flatnonzero(valid)
+    if _hash_groupable(t):
+        # pyarrow's hash_min/hash_max: equal values are identical here, so any row will do.
+        fn = "max" if largest else "min"
+        table = pa.table({"g": pa.array(g[rows]), "v": arr.take(pa.array(rows))})
+        res = table.group_by(["g"], use_threads=False).aggregate([("v", fn)])
+        slot = np.full(n_groups, -1, dtype=np.int64)
+        slot[res.column("g").to_numpy(zero_copy_only=False)] = np.arange(res.num_rows)
+        return _take_or_null(res.column(f"v_{fn}").combine_chunks(), slot)
+    pos = np.full(n_groups, -1, dtype=np.int64)
+    if len(rows):
+        ranks = _ranks(arr)[rows]
+        gv = g[rows]
+        if largest:
+            ext = np.full(n_groups, np.iinfo(np.int64).min, dtype=np.int64)
+            np.maximum.at(ext, gv, ranks)
+        else:
+            ext = np.full(n_groups, np.iinfo(np.int64).max, dtype=np.int64)
+            np.minimum.at(ext, gv, ranks)
+        hit = ranks == ext[gv]
+        pos = _first_pos(gv[hit], rows[hit], n_groups)
+    return _take_or_null(arr, pos)
+
+
+def _float_extreme_pos(arr: pa.Array, valid: np.ndarray, g: np.ndarray, n_groups: int,
+                       largest: bool) -> np.ndarray:
+    v = arr.to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+    nan = np.isnan(v) & valid
+    num = valid & ~nan
+    has_nan = np.bincount(g[nan], minlength=n_groups) > 0
+    if largest:
+        ext = np.full(n_groups, -np.inf)
+        np.maximum.at(ext, g[num], v[num])
+        hit = (nan & has_nan[g]) | (num & ~has_nan[g] & (v == ext[g]))
+    else:
+        ext = np.full(n_groups, np.inf)
+        np.minimum.at(ext, g[num], v[num])
+        only_nan = has_nan & (np.bincount(g[num], minlength=n_groups) == 0)
+        hit = (num & (v == ext[g])) | (nan & only_nan[g])
+    return _first_pos(g[hit], np.flatnonzero(hit), n_groups)
+
+
+def _first_last(arr: pa.Array, g: np.ndarray, n_groups: int, ignore_nulls: bool, *,
+                last: bool) -> pa.Array:
+    rows = np.flatnonzero(_valid(arr)) if ignore_nulls else np.arange(len(g), dtype=np.int64)
+    pos = (_last_pos if last else _first_pos)(g[rows], rows, n_groups)
+    return _take_or_null(arr, pos)
+
+
+def _bool(arr: pa.Array, g: np.ndarray, n_groups: int, *, conj: bool) -> pa.Array:
+    valid = _valid(arr)
+    cnt = _counts(g[valid], n_groups)
+    vals = _true_mask(arr)
+    if conj:
+        any_false = np.bincount(g[valid & ~vals], minlength=n_groups) > 0
+        res = ~any_false
+    else:
+        res = np.bincount(g[valid & vals], minlength=n_groups) > 0
+    empty = cnt == 0
+    return pa.array(res, type=pa.bool_(), mask=empty if empty.any() else None)
+
+
+def _by(value: pa.Array, ordering: pa.Array, g: np.ndarray, n_groups: int, *,
+        largest: bool) -> pa.Array:
+    """``max_by``/``min_by``: the value at the last row holding the extreme ordering."""
+    rows = np.flatnonzero(_valid(ordering))
+    pos = np.full(n_groups, -1, dtype=np.int64)
+    if len(rows):
+        ranks = _ranks(ordering)[rows]
+        gv = g[rows]
+        if largest:
+            ext = np.full(n_groups, np.iinfo(np.int64).min, dtype=np.int64)
+            np.maximum.at(ext, gv, ranks)
+        else:
+            ext = np.full(n_groups, np.iinfo(np.int64).max, dtype=np.int64)
+            np.minimum.at(ext, gv, ranks)
+        hit = ranks == ext[gv]
+        hg, hrows = gv[hit], rows[hit]
+        ug, idx = np.unique(hg[::-1], return_index=True)
+        pos[ug] = hrows[::-1][idx]
+    return _take_or_null(value, pos)
