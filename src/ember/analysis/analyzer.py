@@ -1,0 +1,200 @@
+"""The analyzer: unresolved logical plan -> resolved, type-coerced, checked logical plan.
+
+As in Catalyst, named batches of rules run to a fixed point, then :func:`check_analysis` reports
+what is left unresolved or ill-typed with Spark's error class::
+
+    Substitution (once)   CTESubstitution
+    Hints (once)          ResolveHints (join strategy hints -> ResolvedHint)
+    Resolution (fixed)    ResolveRelations, ResolveInlineTables, ResolveReferences
+                          (incl. DeduplicateRelations and star expansion), ResolveOrdinals,
+                          ResolveMissingReferences, ResolveFunctions, ResolveAliases,
+                          ResolveSubquery, ResolveNaturalAndUsingJoin, GlobalAggregates,
+                          ResolveAggregateFunctions, AddMetadataColumns, TypeCoercion
+    Post-hoc (once)       EliminateResolvedHint (hints onto Join.hint), CleanupUsingJoinProject
+
+Example::
+
+    analyzed = Analyzer(catalog, conf).analyze(parse_statement("SELECT a FROM t"))
+
+Analysis is deterministic: no timing, no randomness; expression ids come from the process-wide
+counter only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ember.conf import SQLConf
+from ember.errors import EmberError, InternalError
+from ember.expressions.base import AttributeReference
+from ember.plans.logical.nodes import (
+    Command,
+    CreateViewCommand,
+    DescribeRelation,
+    ExplainCommand,
+    LogicalPlan,
+)
+
+Rule = Callable[[LogicalPlan, "AnalysisContext"], LogicalPlan]
+
+
+@dataclass
+class AnalysisContext:
+    """What rules may read: the catalog, the configuration, the analyzer (for subqueries) and the
+    stack of enclosing queries' attributes (innermost last) used to resolve correlated columns."""
+
+    catalog: object
+    conf: SQLConf
+    analyzer: "Analyzer"
+    outer_scopes: list[tuple[AttributeReference, ...]] = field(default_factory=list)
+    implicit_casts: dict[int, object] = field(default_factory=dict)
+
+    @property
+    def case_sensitive(self) -> bool:
+        return self.conf.case_sensitive
+
+    def mark_implicit(self, cast_expr):
+        """Remember that the analyzer inserted ``cast_expr`` (hidden in generated names)."""
+        self.implicit_casts[id(cast_expr)] = cast_expr
+        return cast_expr
+
+
+@dataclass(frozen=True)
+class Batch:
+    name: str
+    max_iterations: int
+    rules: tuple[tuple[str, Rule], ...]
+
+
+def _batches() -> tuple[Batch, ...]:
+    from ember.analysis.rules.add_metadata_columns import add_metadata_columns
+    from ember.analysis.rules.global_aggregates import global_aggregates
+    from ember.analysis.rules.resolve_aggregate_functions import resolve_aggregate_functions
+    from ember.analysis.rules.resolve_aliases import resolve_aliases
+    from ember.analysis.rules.resolve_functions import resolve_functions
+    from ember.analysis.rules.resolve_hints import resolve_hints
+    from ember.analysis.rules.resolve_inline_tables import resolve_inline_tables
+    from ember.analysis.rules.resolve_missing_references import resolve_missing_references
+    from ember.analysis.rules.resolve_natural_and_using_join import resolve_natural_and_using_join
+    from ember.analysis.rules.resolve_ordinals import resolve_ordinals
+    from ember.analysis.rules.resolve_references import resolve_references
+    from ember.analysis.rules.resolve_relations import resolve_relations
+    from ember.analysis.rules.resolve_subquery import resolve_subquery
+    from ember.analysis.rules.type_coercion import type_coercion
+
+    return (
+        Batch("Hints", 1, (("ResolveHints", resolve_hints),)),
+        Batch(
+            "Resolution",
+            100,
+            (
+                ("ResolveRelations", resolve_relations),
+                ("ResolveInlineTables", resolve_inline_tables),
+                ("ResolveReferences", resolve_references),
+                ("ResolveOrdinals", resolve_ordinals),
+                ("ResolveMissingReferences", resolve_missing_references),
+                ("ResolveFunctions", resolve_functions),
+                ("ResolveAliases", resolve_aliases),
+                ("ResolveSubquery", resolve_subquery),
+                ("ResolveNaturalAndUsingJoin", resolve_natural_and_using_join),
+                ("GlobalAggregates", global_aggregates),
+                ("ResolveAggregateFunctions", resolve_aggregate_functions),
+                ("AddMetadataColumns", add_metadata_columns),
+                ("TypeCoercion", type_coercion),
+            ),
+        ),
+    )
+
+
+class Analyzer:
+    """Resolves a parsed plan against ``catalog`` under ``conf``.
+
+    >>> Analyzer(Catalog(), SQLConf()).analyze(plan)  # doctest: +SKIP
+    """
+
+    def __init__(self, catalog, conf: SQLConf | None = None) -> None:
+        self.catalog = catalog
+        self.conf = conf if conf is not None else SQLConf()
+        self._batches: tuple[Batch, ...] | None = None
+
+    # -- public ---------------------------------------------------------------------------
+    def analyze(self, plan: LogicalPlan) -> LogicalPlan:
+        """The resolved, coerced and checked plan (raises ``AnalysisError`` otherwise).
+        Commands are returned with their query analyzed."""
+        match plan:
+            case CreateViewCommand(query=q):
+                return plan.copy(query=self.analyze(q))
+            case ExplainCommand(query=q):
+                return plan.copy(query=self.analyze(q))
+            case DescribeRelation(query=q):
+                return plan.copy(query=self.analyze(q))
+            case Command():
+                return plan
+            case _:
+                pass
+        ctx = AnalysisContext(self.catalog, self.conf, self)
+        return self._analyze(plan, ctx)
+
+    def execute(self, plan: LogicalPlan, ctx: "AnalysisContext | None" = None) -> LogicalPlan:
+        """Run the rule batches only (no substitution of CTEs, no checks); for rule tests."""
+        if ctx is None:
+            ctx = AnalysisContext(self.catalog, self.conf, self)
+        return self._run_batches(plan, ctx)
+
+    # -- internals --------------------------------------------------------------------------
+    def _analyze(self, plan: LogicalPlan, ctx: AnalysisContext) -> LogicalPlan:
+        from ember.analysis.checks import check_analysis
+        from ember.analysis.rules.cte_substitution import cte_substitution
+        from ember.analysis.rules.finalize import finalize_plan
+
+        plan = cte_substitution(plan, ctx)
+        plan = self._run_batches(plan, ctx)
+        check_analysis(plan, ctx)
+        return finalize_plan(plan, ctx)
+
+    def _run_batches(self, plan: LogicalPlan, ctx: AnalysisContext) -> LogicalPlan:
+        if self._batches is None:
+            self._batches = _batches()
+        excluded = {
+            r.strip() for r in str(self.conf.get("ember.analyzer.excludedRules", "") or "").split(",")
+            if r.strip()
+        }
+        for batch in self._batches:
+            for _ in range(batch.max_iterations):
+                before = plan
+                for name, rule in batch.rules:
+                    if name in excluded:
+                        continue
+                    try:
+                        plan = rule(plan, ctx)
+                    except EmberError:
+                        raise
+                    except RecursionError:
+                        raise
+                    except Exception as e:  # noqa: BLE001 - wrap with the rule's name
+                        raise InternalError(f"Analyzer rule {name} failed: {type(e).__name__}: {e}") from e
+                if plan is before or plan == before:
+                    break
+        return plan
+
+    def analyze_subquery(
+        self, plan: LogicalPlan, outer: tuple[AttributeReference, ...], ctx: AnalysisContext
+    ) -> LogicalPlan:
+        """Resolve a subquery's plan with ``outer`` as the enclosing scope (Spark's
+        ``ResolveSubquery.resolveSubQuery``): resolve as far as possible alone, then turn the
+        names still unresolved that the outer query provides into ``OuterReference`` s, repeat."""
+        from ember.analysis.rules.resolve_subquery import resolve_outer_references
+
+        ctx.outer_scopes.append(outer)
+        try:
+            current = plan
+            while True:
+                previous = current
+                current = self._run_batches(current, ctx)
+                if not current.resolved:
+                    current = resolve_outer_references(current, ctx)
+                if current.resolved or current == previous:
+                    return current
+        finally:
+            ctx.outer_scopes.pop()

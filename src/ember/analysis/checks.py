@@ -1,0 +1,289 @@
+"""CheckAnalysis: what the rules could not resolve or type, reported with Spark's error class.
+
+Checked bottom-up (the deepest problem is reported first, as Spark does):
+
+- unresolved names: ``UNRESOLVED_COLUMN.WITH_SUGGESTION`` (closest input columns first);
+- expressions whose ``check_input_types`` fails: ``DATATYPE_MISMATCH.*`` (sub-class and
+  parameters from ``ember.expressions.common.TypeCheckFailure``);
+- aggregates in WHERE: ``INVALID_WHERE_CONDITION``; nested aggregates:
+  ``NESTED_AGGREGATE_FUNCTION``; non-grouped columns: ``MISSING_AGGREGATION`` (or
+  ``MISSING_GROUP_BY`` without GROUP BY); aggregates in GROUP BY: ``GROUP_BY_AGGREGATE``;
+- set operations: ``NUM_COLUMNS_MISMATCH``, ``INCOMPATIBLE_COLUMN_TYPE``;
+- leftover unresolved operators (``UnresolvedHaving``, ``UsingJoin`` ...): ``INTERNAL_ERROR``
+  naming the node.
+Subquery plans are checked too.
+"""
+
+from __future__ import annotations
+
+from ember import types as T
+from ember.analysis.resolution import (
+    children_metadata,
+    pretty_sql,
+    qualified_sql,
+    semantic_equals,
+    to_origin,
+    unresolved_column_error,
+)
+from ember.analysis.rules._util import is_aggregate_expr
+from ember.errors import AnalysisError, InternalError
+from ember.expressions.base import (
+    AttributeReference,
+    Expression,
+    UnresolvedAttribute,
+    UnresolvedFunction,
+    UnresolvedStar,
+)
+from ember.plans.logical.nodes import (
+    Aggregate,
+    Except,
+    Filter,
+    Intersect,
+    LogicalPlan,
+    Union,
+)
+
+_ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",
+             "ninth", "tenth"]
+
+
+def _ordinal(i: int) -> str:
+    return _ORDINALS[i] if i < len(_ORDINALS) else f"{i + 1}th"
+
+
+def _sql_type(t) -> str:
+    try:
+        from ember.expressions.common import sql_type
+
+        return sql_type(t)
+    except ImportError:  # pragma: no cover
+        return f'"{t.simple_string().upper()}"'
+
+
+def _setop_name(p: LogicalPlan) -> str:
+    match p:
+        case Union():
+            return "UNION"
+        case Intersect(is_all=a):
+            return "INTERSECT ALL" if a else "INTERSECT"
+        case Except(is_all=a):
+            return "EXCEPT ALL" if a else "EXCEPT"
+    return p.node_name.upper()
+
+
+def _check_set_op(p: LogicalPlan, children: tuple[LogicalPlan, ...]) -> None:
+    op = _setop_name(p)
+    first = children[0].output
+    for i, c in enumerate(children[1:], 1):
+        if len(c.output) != len(first):
+            raise AnalysisError(
+                f"{op} can only be performed on inputs with the same number of columns, but the "
+                f"first input has {len(first)} columns and the {_ordinal(i)} input has "
+                f"{len(c.output)} columns.",
+                error_class="NUM_COLUMNS_MISMATCH",
+                parameters={"operator": op, "firstNumColumns": str(len(first)),
+                            "invalidOrdinalNum": _ordinal(i),
+                            "invalidNumColumns": str(len(c.output))},
+            )
+    for i, c in enumerate(children[1:], 1):
+        for j, (a, b) in enumerate(zip(first, c.output)):
+            if a.data_type != b.data_type:
+                t1, t2 = _sql_type(b.data_type), _sql_type(a.data_type)
+                raise AnalysisError(
+                    f"{op} can only be performed on tables with compatible column types. The "
+                    f"{_ordinal(j)} column of the {_ordinal(i)} table is {t1} type which is not "
+                    f"compatible with {t2} at the same column of the first table..",
+                    error_class="INCOMPATIBLE_COLUMN_TYPE",
+                    parameters={"operator": op, "columnOrdinalNumber": _ordinal(j),
+                                "tableOrdinalNumber": _ordinal(i), "dataType1": t1,
+                                "dataType2": t2, "hint": ""},
+                )
+
+
+def _check_expression_types(e: Expression, ctx) -> None:
+    """Raise DATATYPE_MISMATCH for the deepest failing expression."""
+    failure: list[tuple[Expression, str]] = []
+
+    def visit(x: Expression) -> None:
+        if failure:
+            return
+        for c in x.children:
+            visit(c)
+        if failure:
+            return
+        if all(c.resolved for c in x.children):
+            msg = x.check_input_types()
+            if msg is not None:
+                failure.append((x, msg))
+
+    visit(e)
+    if not failure:
+        return
+    x, msg = failure[0]
+    error_class = getattr(msg, "error_class", None) or "DATATYPE_MISMATCH"
+    params = dict(getattr(msg, "parameters", {}) or {})
+    params.setdefault("sqlExpr", f'"{pretty_sql(x, ctx.implicit_casts)}"')
+    raise AnalysisError(
+        f'Cannot resolve "{pretty_sql(x, ctx.implicit_casts)}" due to data type mismatch: {msg}',
+        error_class=error_class,
+        parameters=params,
+        origin=to_origin(getattr(x, "origin", None)),
+    )
+
+
+def _check_aggregate(agg: Aggregate, ctx) -> None:
+    groups = agg.grouping_expressions
+    for g in groups:
+        if g.exists(is_aggregate_expr):
+            agg_sql = qualified_sql(g.find(is_aggregate_expr))
+            raise AnalysisError(
+                f"Aggregate functions are not allowed in GROUP BY, but found {agg_sql}.",
+                error_class="GROUP_BY_AGGREGATE",
+                parameters={"sqlExpr": agg_sql},
+            )
+
+    def check(e: Expression) -> None:
+        from ember.expressions.subquery import OuterReference, SubqueryExpression
+
+        if is_aggregate_expr(e):
+            for c in e.children:
+                if c.exists(is_aggregate_expr):
+                    raise AnalysisError(
+                        "It is not allowed to use an aggregate function in the argument of "
+                        "another aggregate function. Please use the inner aggregate function in a "
+                        "sub-query.",
+                        error_class="NESTED_AGGREGATE_FUNCTION",
+                    )
+            return
+        if isinstance(e, AttributeReference):
+            if not groups:
+                raise AnalysisError(
+                    "The query does not include a GROUP BY clause. Add GROUP BY or turn it into "
+                    "the window functions using OVER clauses.",
+                    error_class="MISSING_GROUP_BY",
+                )
+            if not any(semantic_equals(g, e) for g in groups):
+                expr = f'"{pretty_sql(e)}"'
+                any_value = f'"any_value({pretty_sql(e)})"'
+                raise AnalysisError(
+                    f"The non-aggregating expression {expr} is based on columns which are not "
+                    "participating in the GROUP BY clause.\nAdd the columns or the expression to "
+                    "the GROUP BY, aggregate the expression, or use "
+                    f"{any_value} if you do not care which of the values within a group is "
+                    "returned.",
+                    error_class="MISSING_AGGREGATION",
+                    parameters={"expression": expr, "expressionAnyValue": any_value},
+                )
+            return
+        if any(semantic_equals(g, e) for g in groups):
+            return
+        if isinstance(e, (OuterReference, SubqueryExpression)):
+            return
+        for c in e.children:
+            check(c)
+
+    for item in agg.aggregate_expressions:
+        check(item)
+
+
+def _check_node(p: LogicalPlan, ctx) -> None:
+    from ember.expressions.subquery import SubqueryExpression
+
+    # unresolved names / functions
+    for e in p.expressions():
+        u = e.find(lambda x: isinstance(x, (UnresolvedAttribute, UnresolvedStar)))
+        if isinstance(u, UnresolvedAttribute):
+            cands: tuple[AttributeReference, ...] = ()
+            for c in p.children:
+                if c.resolved:
+                    cands += c.output
+            raise unresolved_column_error(u.name_parts, cands, u.origin)
+        if isinstance(u, UnresolvedStar):
+            raise AnalysisError(f"Invalid usage of '*' in expression {e.sql()}.",
+                                error_class="INVALID_USAGE_OF_STAR_OR_REGEX",
+                                parameters={"elem": "'*'", "prettyName": "expression"})
+        f = e.find(lambda x: isinstance(x, UnresolvedFunction))
+        if f is not None:
+            raise InternalError(f"Function {f.fn_name} was not resolved in {p.simple_string()}")
+    # subqueries
+    for e in p.expressions():
+        for sq in e.collect(lambda x: x if isinstance(x, SubqueryExpression) else None):
+            _check_plan(sq.plan, ctx)
+            _check_subquery_shape(sq)
+    match p:
+        case Filter(condition=cond) if cond.resolved and cond.data_type != T.BOOLEAN and not (
+            cond.exists(is_aggregate_expr)
+        ):
+            e_sql = f'"{pretty_sql(cond, ctx.implicit_casts)}"'
+            t = _sql_type(cond.data_type)
+            raise AnalysisError(
+                f"Cannot resolve {e_sql} due to data type mismatch: Filter expression {e_sql} of "
+                f"type {t} is not a boolean.",
+                error_class="DATATYPE_MISMATCH.FILTER_NOT_BOOLEAN",
+                parameters={"sqlExpr": e_sql, "filter": e_sql, "type": t},
+            )
+        case Filter(condition=cond):
+            aggs = cond.collect(lambda x: x if is_aggregate_expr(x) else None)
+            if aggs:
+                cond_sql = f'"{pretty_sql(cond, ctx.implicit_casts)}"'
+                lst = ", ".join(qualified_sql(a) for a in aggs)
+                raise AnalysisError(
+                    f"The WHERE condition {cond_sql} contains invalid expressions: {lst}.\n"
+                    "Rewrite the query to avoid window functions, aggregate functions, and "
+                    "generator functions in the WHERE clause.",
+                    error_class="INVALID_WHERE_CONDITION",
+                    parameters={"condition": cond_sql, "expressionList": lst},
+                )
+        case Union(inputs=inputs):
+            _check_set_op(p, inputs)
+        case Intersect(left=l, right=r) | Except(left=l, right=r):
+            _check_set_op(p, (l, r))
+        case _:
+            pass
+    for e in p.expressions():
+        _check_expression_types(e, ctx)
+    if isinstance(p, Aggregate):
+        _check_aggregate(p, ctx)
+    if not p.resolved:
+        raise InternalError(f"Unresolved operator after analysis: {p.simple_string()}")
+
+
+def _check_subquery_shape(sq) -> None:
+    from ember.expressions.subquery import ScalarSubquery
+
+    from ember.expressions.subquery import InSubquery
+
+    if isinstance(sq, InSubquery) and len(sq.values) != len(sq.plan.output):
+        left = ", ".join(f'"{pretty_sql(v)}"' for v in sq.values)
+        right = ", ".join(f'"{a.name}"' for a in sq.plan.output)
+        sql = f'"{pretty_sql(sq)}"'
+        raise AnalysisError(
+            f"Cannot resolve {sql} due to data type mismatch: The number of columns in the left "
+            "hand side of an IN subquery does not match the number of columns in the output of "
+            f"subquery. Left hand side columns(length: {len(sq.values)}): [{left}], right hand "
+            f"side columns(length: {len(sq.plan.output)}): [{right}].",
+            error_class="DATATYPE_MISMATCH.IN_SUBQUERY_LENGTH_MISMATCH",
+            parameters={"sqlExpr": sql, "leftColumns": left, "leftLength": str(len(sq.values)),
+                        "rightColumns": right, "rightLength": str(len(sq.plan.output))},
+        )
+    if isinstance(sq, ScalarSubquery) and len(sq.plan.output) != 1:
+        n = len(sq.plan.output)
+        raise AnalysisError(
+            f"Invalid subquery: Scalar subquery must return only one column, but got {n}.",
+            error_class="INVALID_SUBQUERY_EXPRESSION.SCALAR_SUBQUERY_RETURN_MORE_THAN_ONE_OUTPUT_COLUMN",
+            parameters={"number": str(n)},
+        )
+
+
+def _check_plan(plan: LogicalPlan, ctx) -> None:
+    for c in plan.children:
+        _check_plan(c, ctx)
+    _check_node(plan, ctx)
+
+
+def check_analysis(plan: LogicalPlan, ctx) -> None:
+    """Raise Spark's analysis error for the first problem in ``plan`` (bottom-up)."""
+    _check_plan(plan, ctx)
+
+
+__all__ = ["check_analysis", "children_metadata"]

@@ -1,0 +1,391 @@
+"""Name resolution shared by the analyzer rules (Spark's ``AttributeSeq.resolve`` /
+``ColumnResolutionHelper``).
+
+- :func:`resolve_name` finds the attribute a (possibly qualified) name refers to, raising
+  ``AMBIGUOUS_REFERENCE`` when several distinct attributes match.
+- :class:`UsingJoinProject` is the Project that ``ResolveNaturalAndUsingJoin`` puts over a
+  ``USING``/``NATURAL`` join.  It remembers the join columns it hides (``hidden_output``) so that
+  ``nt2.k`` still resolves above it (Spark's ``Project.hiddenOutputTag`` / metadata output).  It only
+  exists during analysis; the analyzer turns it back into a plain ``Project``.
+- :func:`metadata_output` is Spark's ``metadataOutput``: the hidden columns visible from a node.
+- :func:`pretty_sql` is Spark's ``toPrettySQL``: the auto-generated name of an unaliased column.
+- :func:`canonical` gives a form for semantic equality (ids only, names/nullability/alias ids
+  ignored).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ember import types as T
+from ember.errors import AnalysisError, Origin
+from ember.expressions.base import (
+    Alias,
+    AttributeReference,
+    Expression,
+    LeafExpression,
+    Literal,
+    UnresolvedAlias,
+    UnresolvedAttribute,
+    UnresolvedFunction,
+    UnresolvedOrdinal,
+    UnresolvedStar,
+    literal_to_string,
+)
+from ember.plans.logical.nodes import (
+    Aggregate,
+    Distinct,
+    Join,
+    LogicalPlan,
+    Project,
+    SubqueryAlias,
+    UnaryNode,
+    View,
+)
+from ember.plans.logical.join_type import JoinType
+from ember.trees import node
+
+
+def quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def quote_parts(parts: Sequence[str]) -> str:
+    return ".".join(quote(p) for p in parts)
+
+
+def _eq(a: str, b: str, case_sensitive: bool) -> bool:
+    return a == b if case_sensitive else a.lower() == b.lower()
+
+
+def _qualifier_matches(qualifier: tuple[str, ...], parts: Sequence[str], cs: bool) -> bool:
+    """``parts`` is a suffix of ``qualifier`` (``t`` matches ``spark_catalog.default.t``)."""
+    if len(parts) > len(qualifier):
+        return False
+    tail = qualifier[len(qualifier) - len(parts):]
+    return all(_eq(a, b, cs) for a, b in zip(tail, parts))
+
+
+def find_candidates(
+    name_parts: Sequence[str], attrs: Sequence[AttributeReference], case_sensitive: bool
+) -> list[AttributeReference]:
+    """Attributes matching ``name_parts``: qualified matches first (longest qualifier), else by
+    bare column name.  Duplicates (same id) are removed; order kept."""
+    parts = tuple(name_parts)
+    found: list[AttributeReference] = []
+    if len(parts) > 1:
+        # qualifier.name: try the longest qualifier first
+        for n_q in range(len(parts) - 1, 0, -1):
+            q, rest = parts[:n_q], parts[n_q:]
+            if len(rest) != 1:
+                continue  # nested struct fields are not supported
+            for a in attrs:
+                if a.qualifier and _qualifier_matches(a.qualifier, q, case_sensitive) and _eq(
+                    a.name, rest[0], case_sensitive
+                ):
+                    found.append(a)
+            if found:
+                break
+    else:
+        for a in attrs:
+            if _eq(a.name, parts[0], case_sensitive):
+                found.append(a)
+    seen: set[int] = set()
+    out = []
+    for a in found:
+        if a.id not in seen:
+            seen.add(a.id)
+            out.append(a)
+    return out
+
+
+def resolve_name(
+    name_parts: Sequence[str],
+    attrs: Sequence[AttributeReference],
+    case_sensitive: bool,
+    origin: tuple[int, int] | None = None,
+) -> AttributeReference | None:
+    """The attribute ``name_parts`` refers to among ``attrs``; None when nothing matches."""
+    cands = find_candidates(name_parts, attrs, case_sensitive)
+    if not cands:
+        return None
+    if len(cands) > 1:
+        names = ", ".join(sorted(quote_parts(a.qualifier + (a.name,)) for a in cands))
+        name = quote_parts(name_parts)
+        raise AnalysisError(
+            f"Reference {name} is ambiguous, could be: [{names}].",
+            error_class="AMBIGUOUS_REFERENCE",
+            parameters={"name": name, "referenceNames": f"[{names}]"},
+            origin=to_origin(origin),
+        )
+    return cands[0]
+
+
+def to_origin(origin: Any) -> Origin | None:
+    if origin is None:
+        return None
+    if isinstance(origin, Origin):
+        return origin
+    try:
+        line, col = origin
+        return Origin(line=line, start_position=col)
+    except (TypeError, ValueError):
+        return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Levenshtein ordering of suggestions (Spark's orderSuggestedIdentifiersBySimilarity)
+
+
+def _levenshtein(a: str, b: str) -> int:
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i]
+        for j, cb in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+        prev = cur
+    return prev[-1]
+
+
+def _quote_if_needed(part: str) -> str:
+    import re
+
+    return part if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", part) else quote(part)
+
+
+def suggestions(name_parts: Sequence[str], attrs: Sequence[AttributeReference]) -> list[str]:
+    """Spark's ``orderSuggestedIdentifiersBySimilarity``: candidate names for an unresolved
+    column, with a common qualifier stripped, closest first (Levenshtein), at most 5."""
+    auto = "__auto_generated_subquery_name"
+    cands: list[tuple[str, ...]] = []
+    for a in attrs:
+        c = a.qualifier + (a.name,)
+        if c not in cands:
+            cands.append(c)
+    base = ".".join(_quote_if_needed(p) for p in name_parts)
+    if len(name_parts) == 1 and len({c[:-1] for c in cands}) == 1:
+        stripped = [c[-1:] for c in cands]
+    elif len(name_parts) <= 2 and len({c[:-2] for c in cands}) == 1:
+        stripped = [c[-2:] for c in cands]
+    else:
+        stripped = cands
+    ranked = sorted(stripped, key=lambda c: _levenshtein(quote_parts(c), base))
+    # the generated name of an unaliased FROM subquery is never shown (Spark's toSQLId)
+    return [quote_parts(tuple(x for x in c[:-1] if x != auto) + c[-1:]) for c in ranked[:5]]
+
+
+def unresolved_column_error(
+    name_parts: Sequence[str], attrs: Sequence[AttributeReference], origin: Any = None
+) -> AnalysisError:
+    """Spark's ``UNRESOLVED_COLUMN.WITH_SUGGESTION`` (or ``WITHOUT_SUGGESTION``)."""
+    name = quote_parts(name_parts)
+    props = suggestions(name_parts, attrs)
+    if not props:
+        return AnalysisError(
+            f"A column, variable, or function parameter with name {name} cannot be resolved.",
+            error_class="UNRESOLVED_COLUMN.WITHOUT_SUGGESTION",
+            parameters={"objectName": name},
+            origin=to_origin(origin),
+        )
+    proposal = ", ".join(props)
+    return AnalysisError(
+        f"A column, variable, or function parameter with name {name} cannot be resolved. "
+        f"Did you mean one of the following? [{proposal}].",
+        error_class="UNRESOLVED_COLUMN.WITH_SUGGESTION",
+        parameters={"objectName": name, "proposal": proposal},
+        origin=to_origin(origin),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# USING-join projects and hidden (metadata) columns
+
+
+@node
+class UsingJoinProject(Project):
+    """A Project over a USING/NATURAL join; ``hidden_output`` are the join's columns it drops
+    (the duplicate key columns), reachable only through a qualified name (``nt2.k``)."""
+
+    hidden_output: tuple[AttributeReference, ...] = ()
+
+
+def metadata_output(plan: LogicalPlan) -> tuple[AttributeReference, ...]:
+    """Hidden columns visible above ``plan`` (qualified access only)."""
+    match plan:
+        case UsingJoinProject(hidden_output=hidden, child=child):
+            return hidden + metadata_output(child)
+        case Project() | Aggregate() | SubqueryAlias() | View() | Distinct():
+            return ()
+        case Join(left=left, right=right, join_type=jt):
+            if jt in (JoinType.LEFT_SEMI, JoinType.LEFT_ANTI, JoinType.EXISTENCE):
+                return metadata_output(left)
+            return metadata_output(left) + metadata_output(right)
+        case UnaryNode():
+            return metadata_output(plan.children[0])
+        case _:
+            return ()
+
+
+def children_metadata(plan: LogicalPlan) -> tuple[AttributeReference, ...]:
+    out: tuple[AttributeReference, ...] = ()
+    for c in plan.children:
+        if c.resolved:
+            out += metadata_output(c)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Unresolved-ness
+
+
+UNRESOLVED_EXPR_TYPES = (
+    UnresolvedAttribute,
+    UnresolvedStar,
+    UnresolvedFunction,
+    UnresolvedAlias,
+    UnresolvedOrdinal,
+)
+
+
+def has_unresolved(e: Expression) -> bool:
+    """True if ``e`` still holds an unresolved node (names, stars, functions, subquery plans).
+    Unlike ``resolved`` this ignores type-check failures."""
+    from ember.expressions.subquery import SubqueryExpression
+
+    def bad(x: Expression) -> bool:
+        if isinstance(x, UNRESOLVED_EXPR_TYPES):
+            return True
+        if isinstance(x, SubqueryExpression):
+            return not x.plan.resolved
+        return False
+
+    return e.exists(bad)
+
+
+# ---------------------------------------------------------------------------------------------
+# Pretty names (Spark's toPrettySQL)
+
+
+@node
+class PrettyName(LeafExpression):
+    """Stand-in used only while computing a column name: ``sql()`` is ``text`` verbatim."""
+
+    text: str
+    dtype: Any = None
+
+    @property
+    def data_type(self) -> T.DataType:
+        return self.dtype
+
+    @property
+    def resolved(self) -> bool:
+        return True
+
+    def sql(self) -> str:
+        return self.text
+
+    def simple_string(self) -> str:
+        return self.text
+
+
+def pretty_sql(e: Expression, implicit_casts: dict[int, object] | None = None) -> str:
+    """Auto-generated column name: attributes by bare name, string literals unquoted, numeric
+    literals without suffix, NULL as ``NULL``, casts the analyzer inserted omitted (Spark's
+    ``usePrettyExpression``)."""
+    from ember.expressions.subquery import OuterReference
+
+    def pretty(x: Expression) -> Expression:
+        if implicit_casts and id(x) in implicit_casts and hasattr(x, "child"):
+            return pretty(x.child)  # type: ignore[attr-defined]
+        match x:
+            case AttributeReference(attr_name=name, dtype=dt):
+                return PrettyName(name, dt)
+            case Literal(value=None, dtype=dt):
+                return PrettyName("NULL", dt)
+            case Literal(value=v, dtype=T.StringType()):
+                return PrettyName(str(v), T.STRING)
+            case Literal(value=v, dtype=T.DoubleType() | T.FloatType() as dt):
+                return PrettyName(java_double_str(float(v)), dt)
+            case Literal(value=v, dtype=dt) if isinstance(dt, T.NumericType):
+                return PrettyName(literal_to_string(v, dt), dt)
+            case OuterReference(attr=a):
+                return PrettyName(a.name, a.data_type)
+            case _:
+                kids = x.children
+                if kids:
+                    return x.with_children(tuple(pretty(k) for k in kids))
+                return x
+
+    try:
+        return pretty(e).sql()
+    except Exception:  # noqa: BLE001 - naming must never break analysis
+        return e.sql()
+
+
+def java_double_str(v: float) -> str:
+    """Java's ``Double.toString``: ``1.5``, ``1.0E10``, ``1.0E-4``, ``NaN``, ``Infinity``."""
+    import decimal
+    import math
+
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "Infinity" if v > 0 else "-Infinity"
+    if v == 0 or 1e-3 <= abs(v) < 1e7:
+        r = repr(v)
+        if "e" in r or "E" in r:
+            r = format(decimal.Decimal(r), "f")
+        return r if "." in r else r + ".0"
+    d = decimal.Decimal(repr(v))
+    sign, digits, exp = d.as_tuple()
+    digits_s = "".join(map(str, digits)).rstrip("0") or "0"
+    e10 = len(digits) + exp - 1  # type: ignore[operator]
+    mant = digits_s[0] + "." + (digits_s[1:] or "0")
+    return ("-" if sign else "") + f"{mant}E{e10}"
+
+
+def qualified_sql(e: Expression) -> str:
+    """``e.sql()`` with attributes written ``qualifier.name`` (Spark's messages, e.g.
+    ``count(testdata.a)``)."""
+
+    def rule(x: Expression) -> Expression | None:
+        if isinstance(x, AttributeReference):
+            return PrettyName(".".join(x.qualifier + (x.name,)), x.data_type)
+        return None
+
+    try:
+        return e.transform_up(rule).sql()
+    except Exception:  # noqa: BLE001
+        return e.sql()
+
+
+# ---------------------------------------------------------------------------------------------
+# Semantic equality
+
+
+def canonical(e: Expression) -> Expression:
+    """``e`` with attribute names/types/nullability and all non-attribute ids erased, so two
+    expressions computing the same thing compare equal (Spark's ``canonicalized``)."""
+
+    def rule(x: Expression) -> Expression | None:
+        if isinstance(x, AttributeReference):
+            return AttributeReference("", T.NULL, True, x.id)
+        if isinstance(x, Alias):
+            return x.child
+        fields = getattr(type(x), "__dataclass_fields__", None)
+        if fields and "id" in fields and isinstance(getattr(x, "id", None), int):
+            return x.copy(id=0)
+        if fields and "origin" in fields and getattr(x, "origin", None) is not None:
+            return x.copy(origin=None)
+        return None
+
+    return e.transform_up(rule)
+
+
+def semantic_equals(a: Expression, b: Expression) -> bool:
+    return canonical(a) == canonical(b)
+
+
+def strip_alias(e: Expression) -> Expression:
+    return e.child if isinstance(e, Alias) else e

@@ -1,0 +1,31 @@
+"""GlobalAggregates: a select list with aggregates and no GROUP BY becomes an Aggregate.
+
+Before::  Project [count(1) AS count(1)#3] (t)
+After::   Aggregate [], [count(1) AS count(1)#3] (t)
+
+Also ``HAVING`` without ``GROUP BY`` (``UnresolvedHaving`` over a Project): the Project is an
+aggregation with no grouping.  Aggregates inside subquery plans do not count.
+"""
+
+from __future__ import annotations
+
+from ember.analysis.resolution import has_unresolved
+from ember.analysis.rules._util import contains_aggregate
+from ember.plans.logical.nodes import Aggregate, LogicalPlan, Project, UnresolvedHaving
+
+
+def global_aggregates(plan: LogicalPlan, ctx) -> LogicalPlan:
+    def rule(p: LogicalPlan) -> LogicalPlan:
+        match p:
+            case UnresolvedHaving(child=Project(project_list=items, child=child) as proj) if (
+                child.resolved and not any(has_unresolved(e) for e in items)
+            ) and type(proj) is Project:
+                return p.copy(child=Aggregate((), items, child))
+            case Project(project_list=items, child=child) if type(p) is Project and (
+                child.resolved and any(contains_aggregate(e) for e in items)
+            ):
+                return Aggregate((), items, child)
+            case _:
+                return p
+
+    return plan.transform_up(rule)

@@ -1,0 +1,134 @@
+"""ResolveAggregateFunctions: HAVING / ORDER BY over an aggregation.
+
+Before::  'UnresolvedHaving (max('b) > 1) (Aggregate [a#1], [a#1, count(b#2) AS count(b)#3])
+After::   Project [a#1, count(b)#3]
+            (Filter (max(b)#4 > 1)
+              (Aggregate [a#1], [a#1, count(b#2) AS count(b)#3, max(b#2) AS max(b)#4]))
+
+Names not in the aggregate's output are resolved against its input; aggregate functions and
+grouping expressions that the select list lacks become hidden aggregate outputs, projected away
+above.  An input column used outside an aggregate that is not a grouping column is left
+unresolved (CheckAnalysis then reports it, as Spark does).  The same for
+``Sort`` over an ``Aggregate`` (possibly through the HAVING ``Filter``/``Project``).
+"""
+
+from __future__ import annotations
+
+from ember.analysis.resolution import has_unresolved, pretty_sql, semantic_equals, strip_alias
+from ember.analysis.rules._util import is_aggregate_expr
+from ember.analysis.rules.resolve_functions import resolve_functions_in
+from ember.analysis.rules.resolve_references import resolve_expression
+from ember.expressions.base import Alias, AttributeReference, Expression
+from ember.plans.logical.nodes import Aggregate, Filter, LogicalPlan, Project, Sort, UnresolvedHaving
+
+
+class _Abort(Exception):
+    pass
+
+
+def resolve_with_aggregate(
+    exprs: tuple[Expression, ...], agg: Aggregate, ctx
+) -> tuple[tuple[Expression, ...], Aggregate] | None:
+    """Resolve ``exprs`` over ``agg`` (Spark's ``resolveExprsWithAggregate``); None if they
+    cannot be resolved yet or refer to ungrouped input columns."""
+    cs = ctx.case_sensitive
+    child_out = agg.child.output
+    child_ids = agg.child.output_set
+    out_ids = agg.output_set
+    resolved = []
+    for e in exprs:
+        e = resolve_expression(e, agg.output, cs)
+        e = resolve_expression(e, child_out, cs)
+        e = resolve_functions_in(e, ctx)
+        if has_unresolved(e):
+            return None
+        resolved.append(e)
+
+    extra: list[Expression] = []
+    items = agg.aggregate_expressions
+    groups = agg.grouping_expressions
+
+    def build(e: Expression) -> Expression:
+        for item in items + tuple(extra):
+            if semantic_equals(strip_alias(item), e) and hasattr(item, "to_attribute"):
+                return item.to_attribute()
+        if is_aggregate_expr(e):
+            a = Alias(e, pretty_sql(e))
+            extra.append(a)
+            return a.to_attribute()
+        if any(semantic_equals(g, e) for g in groups):
+            if isinstance(e, AttributeReference):
+                extra.append(e)
+                return e
+            a = Alias(e, pretty_sql(e))
+            extra.append(a)
+            return a.to_attribute()
+        if isinstance(e, AttributeReference):
+            if e.id in out_ids:
+                return e
+            if e.id in child_ids:
+                raise _Abort()
+            return e
+        kids = e.children
+        if not kids:
+            return e
+        return e.with_children(tuple(build(k) for k in kids))
+
+    try:
+        new_exprs = tuple(build(e) for e in resolved)
+    except _Abort:
+        return None
+    if not extra:
+        return new_exprs, agg
+    return new_exprs, agg.copy(aggregate_expressions=items + tuple(extra))
+
+
+def _find_agg(p: LogicalPlan):
+    """The Aggregate under ``p`` through HAVING's Filter / Project, with a rebuild function."""
+    match p:
+        case Aggregate():
+            return p, lambda a: a
+        case Filter(child=Aggregate() as a):
+            return a, lambda new: p.copy(child=new)
+        case Project(child=Filter(child=Aggregate() as a) as f) if all(
+            isinstance(i, AttributeReference) for i in p.project_list
+        ):
+            return a, lambda new: p.copy(child=f.copy(child=new))
+        case _:
+            return None, None
+
+
+def resolve_aggregate_functions(plan: LogicalPlan, ctx) -> LogicalPlan:
+    def rule(p: LogicalPlan) -> LogicalPlan:
+        match p:
+            case UnresolvedHaving(condition=cond, child=Aggregate() as agg) if agg.resolved:
+                got = resolve_with_aggregate((cond,), agg, ctx)
+                if got is None:
+                    return p
+                (new_cond,), new_agg = got
+                if new_agg is agg:
+                    return Filter(new_cond, agg)
+                return Project(agg.output, Filter(new_cond, new_agg))
+            case Sort(order=order, child=child) if child.resolved and (
+                any(has_unresolved(o) for o in order) or p.missing_input
+            ):
+                agg, rebuild = _find_agg(child)
+                if agg is None:
+                    return p
+                got = resolve_with_aggregate(order, agg, ctx)
+                if got is None:
+                    return p
+                new_order, new_agg = got
+                if new_agg is agg:
+                    return p.copy(order=new_order)
+                new_child = rebuild(new_agg)
+                if isinstance(new_child, Project):
+                    new_child = new_child.copy(
+                        project_list=new_child.project_list
+                        + tuple(a for a in new_agg.output[len(agg.output):])
+                    )
+                return Project(child.output, p.copy(order=new_order, child=new_child))
+            case _:
+                return p
+
+    return plan.transform_up(rule)

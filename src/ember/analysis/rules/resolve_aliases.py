@@ -1,0 +1,37 @@
+"""ResolveAliases: unaliased select items get Spark's generated name.
+
+Before::  Project [unresolvedalias(('a + 1))]     After::  Project [(a#1 + 1) AS (a + 1)#5]
+
+Attributes keep their own name; other expressions are named by :func:`pretty_sql` (Spark's
+``toPrettySQL``: ``count(1)``, ``(a + b)``, ``foo`` for the literal ``'foo'``).  The name is taken
+as soon as the expression has no unresolved parts, before implicit casts are inserted, so casts the
+analyzer adds never show up in names.
+"""
+
+from __future__ import annotations
+
+from ember.analysis.resolution import has_unresolved, pretty_sql
+from ember.expressions.base import Alias, Expression, NamedExpression, UnresolvedAlias
+from ember.plans.logical.nodes import LogicalPlan
+
+
+def _alias(e: Expression) -> Expression | None:
+    if isinstance(e, UnresolvedAlias) and not has_unresolved(e.child):
+        c = e.child
+        if isinstance(c, NamedExpression):
+            return c
+        from ember.expressions.subquery import OuterReference
+
+        if isinstance(c, OuterReference):
+            return Alias(c, c.attr.name)
+        return Alias(c, pretty_sql(c))
+    return None
+
+
+def resolve_aliases(plan: LogicalPlan, ctx) -> LogicalPlan:
+    def rule(p: LogicalPlan) -> LogicalPlan:
+        if not any(isinstance(e, UnresolvedAlias) for e in p.expressions()):
+            return p
+        return p.map_expressions(lambda e: _alias(e) or e)
+
+    return plan.transform_up(rule)

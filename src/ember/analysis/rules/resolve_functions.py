@@ -1,0 +1,100 @@
+"""ResolveFunctions: ``UnresolvedFunction`` -> aggregate or scalar expression.
+
+Before::  'count(distinct 'a)       After::  count(DISTINCT a#1)  (AggregateExpression)
+
+Once every argument (and the ``FILTER`` clause) is resolved, the name is looked up first among
+aggregates (``ember.expressions.aggregates.lookup_aggregate``), then among scalar functions
+(``ember.expressions.registry.lookup_function``, which raises ``UNRESOLVED_ROUTINE`` for unknown
+names).  ``count()`` without arguments raises ``WRONG_NUM_ARGS.WITH_SUGGESTION`` unless
+``spark.sql.legacy.allowParameterlessCount``.
+"""
+
+from __future__ import annotations
+
+from ember import types as T
+from ember.analysis.resolution import has_unresolved, to_origin
+from ember.conf import ALLOW_PARAMETERLESS_COUNT
+from ember.errors import AnalysisError, EmberError
+from ember.expressions.base import Alias, Expression, Literal, UnresolvedAlias, UnresolvedFunction
+from ember.plans.logical.nodes import LogicalPlan
+
+
+def resolve_function_call(f: UnresolvedFunction, ctx) -> Expression:
+    """The resolved expression for ``f`` (its arguments must be resolved)."""
+    name = f.fn_name
+    args = tuple(f.arguments)
+    try:
+        if name.lower() == "count" and not args:
+            if ctx.conf.get(ALLOW_PARAMETERLESS_COUNT):
+                # Spark's legacy count() counts nothing: 0 per group, like count(NULL)
+                args = (Literal(None, T.NULL),)
+            else:
+                raise AnalysisError(
+                    "The `count` requires  >= 1 parameters but the actual number is 0. If you "
+                    "have to call this function with 0 parameters, set the legacy configuration "
+                    '"spark.sql.legacy.allowParameterlessCount" to "true".',
+                    error_class="WRONG_NUM_ARGS.WITH_SUGGESTION",
+                    parameters={
+                        "functionName": "`count`", "expectedNum": " >= 1", "actualNum": "0",
+                        "legacyNum": "0",
+                        "legacyConfKey": '"spark.sql.legacy.allowParameterlessCount"',
+                        "legacyConfValue": '"true"',
+                    },
+                )
+        from ember.expressions.aggregates import lookup_aggregate
+
+        agg = lookup_aggregate(name, args, f.is_distinct, f.filter, f.ignore_nulls)
+        if agg is not None:
+            return agg
+        from ember.expressions.registry import lookup_function
+
+        return lookup_function(name, args)
+    except EmberError as e:
+        origin = to_origin(f.origin)
+        if origin is not None:
+            e.with_origin(origin)
+        raise
+
+
+def resolve_functions_in(e: Expression, ctx) -> Expression:
+    def rule(x: Expression) -> Expression | None:
+        if isinstance(x, UnresolvedFunction):
+            if any(has_unresolved(a) for a in x.arguments):
+                return None
+            if x.filter is not None and has_unresolved(x.filter):
+                return None
+            return resolve_function_call(x, ctx)
+        return None
+
+    return e.transform_up(rule)
+
+
+def _has_fn(e: Expression) -> bool:
+    return e.exists(lambda x: isinstance(x, UnresolvedFunction))
+
+
+def _legacy_count_alias(e: Expression, ctx) -> Expression | None:
+    """Legacy ``count()`` (always 0, like ``count(NULL)``) keeps Spark's column name ``count()``."""
+    if (
+        isinstance(e, UnresolvedAlias)
+        and isinstance(e.child, UnresolvedFunction)
+        and e.child.fn_name.lower() == "count"
+        and not e.child.arguments
+        and ctx.conf.get(ALLOW_PARAMETERLESS_COUNT)
+    ):
+        return Alias(resolve_function_call(e.child, ctx), "count()")
+    return None
+
+
+def resolve_functions(plan: LogicalPlan, ctx) -> LogicalPlan:
+    def one(e: Expression) -> Expression:
+        if not _has_fn(e):
+            return e
+        return _legacy_count_alias(e, ctx) or resolve_functions_in(e, ctx)
+
+    def rule(p: LogicalPlan) -> LogicalPlan:
+        if not any(_has_fn(e) for e in p.expressions()):
+            return p
+        return p.map_expressions(one)
+
+    return plan.transform_up(rule)

@@ -1,0 +1,114 @@
+"""ResolveInlineTables: ``VALUES (1, 'a'), (2, NULL) AS t(a, b)`` -> ``LocalRelation``.
+
+Before::  UnresolvedInlineTable [a, b], [[1, a], [2, null]]
+After::   LocalRelation [a#1, b#2]   (Arrow table built column by column)
+
+Each row expression must be foldable; it is evaluated once on a one-row batch. Column types are
+the wider type of the column's values (``ember.coercion.find_wider_type``); names default to
+``col1``, ``col2`` ... Errors (Spark's): ``INVALID_INLINE_TABLE.NUM_COLUMNS_MISMATCH``,
+``INVALID_INLINE_TABLE.INCOMPATIBLE_TYPES_IN_INLINE_TABLE``,
+``INVALID_INLINE_TABLE.CANNOT_EVALUATE_EXPRESSION_IN_INLINE_TABLE``.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ember import types as T
+from ember.analysis.resolution import has_unresolved, quote
+from ember.errors import AnalysisError
+from ember.expressions.base import AttributeReference, Literal
+from ember.plans.logical.nodes import LocalRelation, LogicalPlan, UnresolvedInlineTable
+
+_ONE_ROW = pa.RecordBatch.from_arrays([pa.array([0], pa.int8())], names=["_"])
+
+
+def _wider(types: list[T.DataType]) -> T.DataType | None:
+    distinct: list[T.DataType] = []
+    for t in types:
+        if t not in distinct:
+            distinct.append(t)
+    if len(distinct) == 1:
+        return distinct[0]
+    from ember.coercion import find_wider_type
+
+    return find_wider_type(distinct, string_promotion=False)
+
+
+def _column_array(exprs, target: T.DataType) -> pa.Array:
+    at = target.to_arrow()
+    if all(isinstance(e, Literal) and e.data_type == target for e in exprs):
+        return pa.array([e.value for e in exprs], type=at)
+    parts = []
+    for e in exprs:  # per row expression: analysis-time work on literal rows
+        arr = e.eval(_ONE_ROW)
+        if arr.type != at:
+            arr = _cast_value(e, arr, target)
+        parts.append(arr)
+    return pa.concat_arrays(parts) if parts else pa.array([], type=at)
+
+
+def _cast_value(e, arr: pa.Array, target: T.DataType) -> pa.Array:
+    try:
+        from ember.expressions.cast import Cast
+
+        return Cast(e, target).eval(_ONE_ROW)
+    except ImportError:
+        return pc.cast(arr, target.to_arrow())
+
+
+def resolve_inline_tables(plan: LogicalPlan, ctx) -> LogicalPlan:
+    def rule(p: LogicalPlan) -> LogicalPlan:
+        match p:
+            case UnresolvedInlineTable(names=names, rows=rows) if not any(
+                has_unresolved(e) for r in rows for e in r
+            ):
+                return _convert(names, rows)
+            case _:
+                return p
+
+    return plan.transform_up(rule)
+
+
+def _convert(names: tuple[str, ...], rows) -> LocalRelation:
+    width = len(names) if names else (len(rows[0]) if rows else 0)
+    for i, r in enumerate(rows):
+        if len(r) != width:
+            raise AnalysisError(
+                f"Invalid inline table. Inline table expected {width} columns but found "
+                f"{len(r)} columns in row {i}.",
+                error_class="INVALID_INLINE_TABLE.NUM_COLUMNS_MISMATCH",
+                parameters={"expectedNumCols": str(width), "actualNumCols": str(len(r)),
+                            "rowIndex": str(i)},
+            )
+    col_names = tuple(names) if names else tuple(f"col{i + 1}" for i in range(width))
+    for r in rows:
+        for e in r:
+            if not e.foldable:
+                raise AnalysisError(
+                    f"Invalid inline table. Cannot evaluate the expression {e.sql()} in inline "
+                    "table definition.",
+                    error_class="INVALID_INLINE_TABLE.CANNOT_EVALUATE_EXPRESSION_IN_INLINE_TABLE",
+                    parameters={"expr": f'"{e.sql()}"'},
+                )
+    attrs = []
+    arrays = []
+    for c in range(width):
+        col = [r[c] for r in rows]
+        dtype = _wider([e.data_type for e in col])
+        if dtype is None:
+            raise AnalysisError(
+                f"Invalid inline table. Found incompatible types in the column "
+                f"{quote(col_names[c])} for inline table.",
+                error_class="INVALID_INLINE_TABLE.INCOMPATIBLE_TYPES_IN_INLINE_TABLE",
+                parameters={"colName": quote(col_names[c])},
+            )
+        nullable = any(e.nullable for e in col)
+        attrs.append(AttributeReference(col_names[c], dtype, nullable))
+        arrays.append(_column_array(col, dtype))
+    schema = pa.schema(
+        [pa.field(a.name, a.data_type.to_arrow(), nullable=True) for a in attrs]
+    )
+    table = pa.Table.from_arrays(arrays, schema=schema)
+    return LocalRelation(tuple(attrs), table)

@@ -1,0 +1,30 @@
+"""ResolveRelations: catalog lookups.
+
+Before::  UnresolvedRelation [t]
+After::   SubqueryAlias t (View (`t`, [a#7, b#8]) (<stored plan of t, fresh ids>))
+
+Unknown names raise ``TABLE_OR_VIEW_NOT_FOUND`` (with the relation's position).
+"""
+
+from __future__ import annotations
+
+from ember.analysis.catalog import table_not_found
+from ember.analysis.resolution import to_origin
+from ember.plans.logical.nodes import LogicalPlan, SubqueryAlias, UnresolvedRelation
+
+
+def resolve_relations(plan: LogicalPlan, ctx) -> LogicalPlan:
+    def rule(p: LogicalPlan) -> LogicalPlan:
+        match p:
+            case UnresolvedRelation(name_parts=parts, origin=origin):
+                found = ctx.catalog.try_lookup(parts)
+                if found is None:
+                    raise table_not_found(parts, to_origin(origin))
+                if isinstance(found, SubqueryAlias) and not ctx.case_sensitive:
+                    # Spark names the relation as referenced, lower-cased (``testdata.a``)
+                    found = found.copy(identifier=(parts[-1].lower(),))
+                return found
+            case _:
+                return p
+
+    return plan.transform_up(rule)

@@ -1,0 +1,139 @@
+"""TypeCoercion: ANSI implicit casts (Spark's AnsiTypeCoercion rules).
+
+Before::  Filter ('a#1:int = 1L)        After::  Filter (cast(a#1 as bigint) = 1)
+
+- Expressions: :func:`ember.coercion.coerce_expression` bottom-up (binary arithmetic and
+  comparisons, IN lists, CASE/IF/COALESCE branches ...).
+- WidenSetOperationTypes: the columns of Union/Intersect/Except inputs are cast to their wider type
+  through a Project per input that keeps the names (``cast(a#1 as bigint) AS a#9``).  When a
+  column has no wider type nothing changes and CheckAnalysis raises INCOMPATIBLE_COLUMN_TYPE.
+- ``IN (subquery)``: values and subquery columns are cast to their wider types.
+Casts inserted here are remembered (``ctx.implicit_casts``) so generated names and messages omit
+them, as Spark's ``toPrettySQL`` does.
+"""
+
+from __future__ import annotations
+
+from ember import types as T
+from ember.expressions.base import Alias, AttributeReference, Expression
+from ember.plans.logical.nodes import Except, Intersect, LogicalPlan, Project, Union
+
+
+def _cast(e: Expression, t: T.DataType, ctx) -> Expression:
+    from ember.expressions.cast import Cast
+
+    if e.data_type == t:
+        return e
+    return ctx.mark_implicit(Cast(e, t))
+
+
+def _mark_new_casts(old: Expression, new: Expression, ctx) -> None:
+    if new is old:
+        return
+    before: set[int] = set()
+    old.foreach(lambda x: before.add(id(x)) if type(x).__name__ == "Cast" else None)
+    new.foreach(
+        lambda x: ctx.mark_implicit(x)
+        if type(x).__name__ == "Cast" and id(x) not in before else None
+    )
+
+
+def _coerce_expr(e: Expression, ctx) -> Expression:
+    from ember.coercion import coerce_expression
+    from ember.expressions.subquery import InSubquery
+
+    def rule(x: Expression) -> Expression:
+        if isinstance(x, InSubquery):
+            return _coerce_in_subquery(x, ctx)
+        return coerce_expression(x)
+
+    new = e.transform_up(rule)
+    _mark_new_casts(e, new, ctx)
+    return new
+
+
+def _coerce_in_subquery(x, ctx):
+    from ember.coercion import find_wider_type
+
+    if not x.plan.resolved or not all(v.resolved for v in x.values):
+        return x
+    out = x.plan.output
+    if len(out) != len(x.values):
+        return x
+    targets = []
+    for v, a in zip(x.values, out):
+        t = find_wider_type([v.data_type, a.data_type])
+        if t is None:
+            return x
+        targets.append(t)
+    if all(v.data_type == t for v, t in zip(x.values, targets)) and all(
+        a.data_type == t for a, t in zip(out, targets)
+    ):
+        return x
+    values = tuple(_cast(v, t, ctx) for v, t in zip(x.values, targets))
+    plan = x.plan
+    if any(a.data_type != t for a, t in zip(out, targets)):
+        plan = Project(
+            tuple(a if a.data_type == t else Alias(_cast(a, t, ctx), a.name)
+                  for a, t in zip(out, targets)),
+            plan,
+        )
+    return x.copy(values=values, plan=plan)
+
+
+def widen_set_operation(children: tuple[LogicalPlan, ...], ctx) -> tuple[LogicalPlan, ...] | None:
+    """New children with wider column types, or None when nothing changes / cannot widen."""
+    from ember.coercion import find_wider_type
+
+    n = len(children[0].output)
+    if any(len(c.output) != n for c in children):
+        return None
+    targets: list[T.DataType] = []
+    for i in range(n):
+        t = find_wider_type([c.output[i].data_type for c in children])
+        if t is None:
+            return None
+        targets.append(t)
+    if all(c.output[i].data_type == targets[i] for c in children for i in range(n)):
+        return None
+    out = []
+    for c in children:
+        if all(a.data_type == t for a, t in zip(c.output, targets)):
+            out.append(c)
+            continue
+        items: list[Expression] = [
+            a if a.data_type == t else Alias(_cast(a, t, ctx), a.name)
+            for a, t in zip(c.output, targets)
+        ]
+        out.append(Project(tuple(items), c))
+    return tuple(out)
+
+
+def type_coercion(plan: LogicalPlan, ctx) -> LogicalPlan:
+    try:
+        import ember.coercion  # noqa: F401
+        from ember.expressions import cast  # noqa: F401
+    except ImportError:
+        return plan
+
+    def rule(p: LogicalPlan) -> LogicalPlan:
+        if p.children and not all(c.resolved for c in p.children):
+            return p
+        match p:
+            case Union(inputs=inputs) if not p.by_name:
+                new = widen_set_operation(inputs, ctx)
+                return p if new is None else p.copy(inputs=new)
+            case Intersect(left=l, right=r) | Except(left=l, right=r):
+                new = widen_set_operation((l, r), ctx)
+                return p if new is None else p.copy(left=new[0], right=new[1])
+            case _:
+                pass
+        try:
+            return p.map_expressions(lambda e: _coerce_expr(e, ctx))
+        except ImportError:
+            return p
+
+    return plan.transform_up(rule)
+
+
+__all__ = ["type_coercion", "widen_set_operation", "AttributeReference"]
