@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from ember import types as T
 from ember.analysis.catalog import Catalog
-from ember.conf import SQLConf
+from ember.conf import SETOPS_PRECEDENCE_LEGACY, SQLConf
 from ember.dataframe import DataFrame
 from ember.errors import AnalysisError, UnsupportedError
 from ember.expressions.base import AttributeReference
@@ -229,7 +229,9 @@ class Session:
             raise UnsupportedError("Parameterized SQL (args=...) is not supported yet")
         from ember.sql import parse_statement
 
-        plan = parse_statement(sqlQuery)
+        plan = parse_statement(
+            sqlQuery, legacy_setops_precedence=bool(self.sql_conf.get(SETOPS_PRECEDENCE_LEGACY))
+        )
         if isinstance(plan, Command):
             return self._run_command(plan)
         return DataFrame(self, plan)

@@ -495,7 +495,9 @@ class AstBuilder:
         return self.expr(node.this)
 
     def _tuple(self, node: exp.Tuple) -> Expression:
-        return UnresolvedFunction("struct", tuple(self.expr(e) for e in node.expressions))
+        # A bare tuple ``(a, b)`` is Spark's CreateNamedStruct named ``named_struct(a, a, b, b)``;
+        # the registry's internal "(tuple)" entry builds exactly that (explicit struct() differs).
+        return UnresolvedFunction("(tuple)", tuple(self.expr(e) for e in node.expressions))
 
     def _alias(self, node: exp.Alias) -> Expression:
         return Alias(self.expr(node.this), node.alias)
