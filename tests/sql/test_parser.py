@@ -371,7 +371,8 @@ def test_functions():
     assert f == UnresolvedFunction("first", (A("x"),), ignore_nulls=True)
     f = parse_expression("first(x, true)")
     assert f == UnresolvedFunction("first", (A("x"), Literal(True, T.BOOLEAN)))
-    assert parse_expression("(a, b)") == UnresolvedFunction("struct", (A("a"), A("b")))
+    # a bare tuple is the internal "(tuple)" builder (named_struct), not an explicit struct()
+    assert parse_expression("(a, b)") == UnresolvedFunction("(tuple)", (A("a"), A("b")))
     f = parse_expression("percentile_approx(DISTINCT a, 0.8)")
     assert f.fn_name == "percentile_approx" and f.is_distinct and len(f.arguments) == 2
     f = parse_expression("COALESCE(a, 1)")
