@@ -1,0 +1,145 @@
+"""JSON-safe normal form of query results, and the comparison Ember's results must pass.
+
+Both sides go through Arrow: Spark's ``DataFrame.toArrow()`` when goldens are generated, Ember's
+``DataFrame.to_arrow()`` when they are checked, and both through :func:`normalize_table`.
+
+Normal form of a value: ``None`` -> null; bool, int, str unchanged; float -> JSON number, or the
+strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"``; Decimal -> ``str(d)`` (Arrow keeps the type's
+scale, so the text is canonical for a given type); date/datetime -> ``isoformat()``; bytes -> hex;
+struct -> list of field values; array -> list; map -> list of ``[key, value]`` pairs;
+timedelta -> total microseconds.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import decimal
+import math
+from typing import Any, Iterable
+
+import pyarrow as pa
+
+_SPECIAL_FLOATS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+def normalize_value(v: Any) -> Any:
+    """One Python value (as produced by ``pyarrow.Array.to_pylist``) in normal form."""
+    if v is None or isinstance(v, (bool, str)):
+        return v
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "NaN"
+        if math.isinf(v):
+            return "Infinity" if v > 0 else "-Infinity"
+        return v
+    if isinstance(v, decimal.Decimal):
+        return str(v)
+    if isinstance(v, (_dt.datetime, _dt.date, _dt.time)):
+        return v.isoformat()
+    if isinstance(v, _dt.timedelta):
+        return (v.days * 86_400 + v.seconds) * 1_000_000 + v.microseconds
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return bytes(v).hex()
+    if isinstance(v, dict):
+        return [normalize_value(x) for x in v.values()]
+    if isinstance(v, (list, tuple)):
+        return [normalize_value(x) for x in v]
+    return repr(v)
+
+
+def normalize_table(table: pa.Table) -> list[list[Any]]:
+    """Rows of ``table`` in normal form, in table order.
+
+    Columns are read by position (duplicate column names, e.g. ``SELECT * FROM t JOIN t``, are
+    common in the golden files).  Map columns come out of ``to_pylist`` as lists of tuples.
+    """
+    cols = [table.column(i).to_pylist() for i in range(table.num_columns)]
+    return [[normalize_value(c[r]) for c in cols] for r in range(table.num_rows)]
+
+
+def _float_of(v: Any) -> float | None:
+    if isinstance(v, float):
+        return v
+    if isinstance(v, str) and v in _SPECIAL_FLOATS:
+        return _SPECIAL_FLOATS[v]
+    return None
+
+
+def _sig(x: float) -> str:
+    return f"{x:.8e}"
+
+
+def sort_key(v: Any) -> tuple:
+    """A total order over normal-form values, stable under tiny float differences."""
+    if v is None:
+        return (0,)
+    if isinstance(v, bool):
+        return (1, int(v))
+    if isinstance(v, int):
+        return (2, v)
+    if isinstance(v, float):
+        if v == 0.0:
+            return (3, "0", math.copysign(1.0, v))
+        return (3, _sig(v), 0)
+    if isinstance(v, str):
+        if v in _SPECIAL_FLOATS:
+            return (4, v)
+        return (5, v)
+    if isinstance(v, list):
+        return (6, tuple(sort_key(x) for x in v))
+    return (7, repr(v))
+
+
+def row_sort_key(row: list[Any]) -> tuple:
+    return tuple(sort_key(v) for v in row)
+
+
+def sorted_rows(rows: Iterable[list[Any]]) -> list[list[Any]]:
+    return sorted(rows, key=row_sort_key)
+
+
+def values_equal(a: Any, b: Any, *, rel_tol: float = 1e-9, strict_zero_sign: bool = True) -> bool:
+    """Equality of two normal-form values; floats within ``rel_tol``; NaN == NaN."""
+    fa, fb = _float_of(a), _float_of(b)
+    if fa is not None and fb is not None:
+        if math.isnan(fa) or math.isnan(fb):
+            return math.isnan(fa) and math.isnan(fb)
+        if fa == 0.0 and fb == 0.0:
+            return (not strict_zero_sign) or math.copysign(1.0, fa) == math.copysign(1.0, fb)
+        return math.isclose(fa, fb, rel_tol=rel_tol, abs_tol=1e-12)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(
+            values_equal(x, y, rel_tol=rel_tol, strict_zero_sign=strict_zero_sign) for x, y in zip(a, b)
+        )
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    return a == b
+
+
+def rows_equal(expected: list[list[Any]], actual: list[list[Any]], *, ordered: bool,
+               strict_zero_sign: bool = True) -> bool:
+    """Same rows (in order if ``ordered``, else as multisets)."""
+    if len(expected) != len(actual):
+        return False
+    if not ordered:
+        expected, actual = sorted_rows(expected), sorted_rows(actual)
+    return all(
+        len(e) == len(a) and values_equal(e, a, strict_zero_sign=strict_zero_sign)
+        for e, a in zip(expected, actual)
+    )
+
+
+def describe_diff(expected: list[list[Any]], actual: list[list[Any]], *, ordered: bool,
+                  limit: int = 40) -> str:
+    """Readable side-by-side listing of two row lists (sorted unless ``ordered``)."""
+    if not ordered:
+        expected, actual = sorted_rows(expected), sorted_rows(actual)
+    lines = [f"expected {len(expected)} rows, got {len(actual)} rows ({'ordered' if ordered else 'sorted'}):"]
+    for i in range(min(max(len(expected), len(actual)), limit)):
+        e = expected[i] if i < len(expected) else "<missing>"
+        a = actual[i] if i < len(actual) else "<missing>"
+        mark = "  " if (i < len(expected) and i < len(actual) and values_equal(e, a)) else "!!"
+        lines.append(f"{mark} {e!r:50} | {a!r}")
+    return "\n".join(lines)

@@ -1,0 +1,158 @@
+"""Spark SQL golden files, replayed on Ember.
+
+Every statement of every golden file (``tests/conformance/golden/**.json``, generated from
+PySpark by ``python tools/generate_goldens.py``) is one test, for every run variant of its file:
+
+* each distinct configuration set of the file (``--SET`` line x ``--CONFIG_DIM`` product; sets
+  that differ only in keys Ember ignores, ``spark.sql.codegen.*``, are run once), and
+* each of those at the default batch size and at ``ember.execution.batchSize=2``.
+
+A variant runs all statements of the file in order in one fresh ``ember.Session()`` (views
+persist within the file); the run happens once, on the first test that needs it, and each test then
+checks its statement's outcome against the golden: same column names and types, same rows (sorted
+unless Spark's suite compares in order; floats within 1e-9 relative, NaN == NaN), or an
+``EmberError`` with the same ``error_class``.  Statements listed in ``exclusions.toml`` are skipped
+with their reason.
+
+Run: ``python -m pytest tests/conformance -q`` (``-k count.sql`` for one file,
+``-k "bs2"`` for the batch-size-2 variants).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conformance.ember_adapter import (BATCH_SIZE_KEY, Outcome, check_outcome, new_session,
+                                            run_sql)
+
+HERE = Path(__file__).resolve().parent
+GOLDEN_ROOT = HERE / "golden"
+EXCLUSIONS_FILE = HERE / "exclusions.toml"
+
+#: Configuration keys that cannot change Ember's results; config sets differing only in them run once.
+IGNORED_CONF_PREFIXES = ("spark.sql.codegen.",)
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    file: str
+    index: int
+    variant: str
+    config_index: int
+    batch_size: int | None
+
+    @property
+    def id(self) -> str:
+        return f"{self.file}:{self.index:02d}:{self.variant}"
+
+
+@lru_cache(maxsize=None)
+def load_golden(file: str) -> dict[str, Any]:
+    return json.loads((GOLDEN_ROOT / f"{file}.json").read_text())
+
+
+def golden_files() -> list[str]:
+    return sorted(p.relative_to(GOLDEN_ROOT).as_posix().removesuffix(".json")
+                  for p in GOLDEN_ROOT.rglob("*.json"))
+
+
+def distinct_config_indexes(config_sets: list[list[list[str]]]) -> list[int]:
+    """First index of each config set, ignoring keys that do not affect Ember."""
+    seen: dict[tuple, int] = {}
+    for i, cs in enumerate(config_sets):
+        key = tuple((k, v) for k, v in cs if not k.startswith(IGNORED_CONF_PREFIXES))
+        seen.setdefault(key, i)
+    return sorted(seen.values())
+
+
+def all_cases() -> list[Case]:
+    cases = []
+    for file in golden_files():
+        doc = load_golden(file)
+        for ci in distinct_config_indexes(doc["config_sets"]):
+            for bs in (None, 2):
+                variant = f"c{ci}" + ("" if bs is None else f"-bs{bs}")
+                cases.extend(Case(file, s["index"], variant, ci, bs) for s in doc["statements"])
+    return cases
+
+
+def _squash(sql: str) -> str:
+    return re.sub(r"\s+", " ", sql).strip().lower()
+
+
+@lru_cache(maxsize=1)
+def load_exclusions() -> tuple[dict[str, Any], ...]:
+    if not EXCLUSIONS_FILE.exists():
+        return ()
+    entries = tomllib.loads(EXCLUSIONS_FILE.read_text()).get("exclude", [])
+    for e in entries:
+        if "file" not in e or "reason" not in e or ("index" not in e and "sql_prefix" not in e):
+            raise ValueError(f"bad exclusion entry {e!r}: needs file, reason and index or sql_prefix")
+    return tuple(entries)
+
+
+def exclusion_reason(file: str, index: int, sql: str) -> str | None:
+    for e in load_exclusions():
+        if e["file"] != file:
+            continue
+        if "index" in e and e["index"] == index:
+            return e["reason"]
+        if "sql_prefix" in e and _squash(sql).startswith(_squash(e["sql_prefix"])):
+            return e["reason"]
+    return None
+
+
+_RUNS: dict[tuple[str, int, int | None], list[Outcome]] = {}
+
+
+def run_file_on_ember(file: str, config_index: int, batch_size: int | None) -> list[Outcome]:
+    """All statements of ``file`` in order, in one fresh Ember session (cached per variant)."""
+    key = (file, config_index, batch_size)
+    if key not in _RUNS:
+        doc = load_golden(file)
+        conf = {k: v for k, v in doc["config_sets"][config_index]}
+        if batch_size is not None:
+            conf[BATCH_SIZE_KEY] = str(batch_size)
+        try:
+            session = new_session(conf)
+        except Exception as e:  # noqa: BLE001 - e.g. Ember's Session does not exist yet
+            raise RuntimeError(f"cannot start an Ember session with {conf}: {e!r}") from e
+        _RUNS[key] = [run_sql(session, s["sql"]) for s in doc["statements"]]
+    return _RUNS[key]
+
+
+def expected_for(stmt: dict[str, Any], config_index: int) -> dict[str, Any]:
+    """The golden outcome of a statement under a config set (usually the same for all)."""
+    per_config = stmt.get("results_by_config")
+    return per_config[config_index] if per_config else stmt
+
+
+CASES = all_cases()
+
+
+@pytest.mark.conformance
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_statement(case: Case) -> None:
+    doc = load_golden(case.file)
+    stmt = doc["statements"][case.index]
+    reason = exclusion_reason(case.file, case.index, stmt["sql"])
+    if reason is not None:
+        pytest.skip(f"excluded: {reason}")
+    actual = run_file_on_ember(case.file, case.config_index, case.batch_size)[case.index]
+    problem = check_outcome(expected_for(stmt, case.config_index), actual)
+    if problem is not None:
+        config = doc["config_sets"][case.config_index]
+        pytest.fail(
+            f"{case.file} statement {case.index} [{case.variant}] config={config}"
+            f"{'' if case.batch_size is None else f' batchSize={case.batch_size}'}\n"
+            f"SQL:\n{stmt['sql']}\n\n{problem}",
+            pytrace=False,
+        )
