@@ -12,7 +12,9 @@ Example::
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 from typing import Any
@@ -31,6 +33,8 @@ SPARK_CONF: dict[str, str] = {
     "spark.driver.extraJavaOptions": "-XX:+UseSerialGC -XX:TieredStopAtLevel=1",
 }
 
+_SPARK: Any = None
+
 
 def get_spark(master: str = "local[2]") -> Any:
     """Start (or return the already running) oracle SparkSession.
@@ -43,18 +47,21 @@ def get_spark(master: str = "local[2]") -> Any:
     os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
     from pyspark.sql import SparkSession
 
-    active = SparkSession.getActiveSession()
-    if active is not None:
-        return active
+    global _SPARK
+    # Not getActiveSession(): that may return a newSession() whose SQL conf a test changed.
+    if _SPARK is not None and _SPARK.sparkContext._jsc is not None:
+        return _SPARK
     builder = SparkSession.builder.master(master).appName("ember-oracle")
     for k, v in SPARK_CONF.items():
         builder = builder.config(k, v)
     # Keep the warehouse (permanent views of some golden files) out of the working tree.
-    builder = builder.config("spark.sql.warehouse.dir",
-                             os.path.join(tempfile.gettempdir(), f"ember-spark-warehouse-{os.getpid()}"))
+    warehouse = tempfile.mkdtemp(prefix="ember-spark-warehouse-")
+    atexit.register(shutil.rmtree, warehouse, True)
+    builder = builder.config("spark.sql.warehouse.dir", warehouse)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     quiet_pyspark_loggers()
+    _SPARK = spark
     return spark
 
 
