@@ -301,6 +301,56 @@ class ArrayType(DataType):
         return hash(("array", self.element_type))
 
 
+# ANSI interval types.  Ember supports them only as the type of an interval literal in
+# ``date +/- INTERVAL ...`` (see ember.expressions.intervals); no column may hold one.
+_YM_FIELDS = ("year", "month")
+_DT_FIELDS = ("day", "hour", "minute", "second")
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class YearMonthIntervalType(DataType):
+    """Spark's ``YearMonthIntervalType(startField, endField)``: 0 = YEAR, 1 = MONTH."""
+
+    start_field: int = 0
+    end_field: int = 1
+
+    def simple_string(self) -> str:
+        s, e = _YM_FIELDS[self.start_field], _YM_FIELDS[self.end_field]
+        return f"interval {s}" if s == e else f"interval {s} to {e}"
+
+    def to_arrow(self) -> pa.DataType:
+        return pa.int32()  # months, as Spark stores them
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, YearMonthIntervalType) and self.start_field == other.start_field
+                and self.end_field == other.end_field)
+
+    def __hash__(self) -> int:
+        return hash(("ym_interval", self.start_field, self.end_field))
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class DayTimeIntervalType(DataType):
+    """Spark's ``DayTimeIntervalType(startField, endField)``: 0 = DAY ... 3 = SECOND."""
+
+    start_field: int = 0
+    end_field: int = 3
+
+    def simple_string(self) -> str:
+        s, e = _DT_FIELDS[self.start_field], _DT_FIELDS[self.end_field]
+        return f"interval {s}" if s == e else f"interval {s} to {e}"
+
+    def to_arrow(self) -> pa.DataType:
+        return pa.duration("us")
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, DayTimeIntervalType) and self.start_field == other.start_field
+                and self.end_field == other.end_field)
+
+    def __hash__(self) -> int:
+        return hash(("dt_interval", self.start_field, self.end_field))
+
+
 # Singletons: types without parameters are compared by class, so these are just conveniences.
 NULL = NullType()
 BOOLEAN = BooleanType()

@@ -72,6 +72,7 @@ def _batches() -> tuple[Batch, ...]:
     from ember.analysis.rules.global_aggregates import global_aggregates
     from ember.analysis.rules.resolve_aggregate_functions import resolve_aggregate_functions
     from ember.analysis.rules.resolve_aliases import resolve_aliases
+    from ember.analysis.rules.resolve_binary_arithmetic import resolve_binary_arithmetic
     from ember.analysis.rules.resolve_functions import resolve_functions
     from ember.analysis.rules.resolve_hints import resolve_hints
     from ember.analysis.rules.resolve_inline_tables import resolve_inline_tables
@@ -95,6 +96,7 @@ def _batches() -> tuple[Batch, ...]:
                 ("ResolveOrdinals", resolve_ordinals),
                 ("ResolveMissingReferences", resolve_missing_references),
                 ("ResolveFunctions", resolve_functions),
+                ("ResolveBinaryArithmetic", resolve_binary_arithmetic),
                 ("ResolveAliases", resolve_aliases),
                 ("ResolveSubquery", resolve_subquery),
                 ("ResolveNaturalAndUsingJoin", resolve_natural_and_using_join),

@@ -30,7 +30,7 @@ from typing import Any
 from sqlglot import exp
 
 from ember import types as T
-from ember.errors import ParseError, UnsupportedError
+from ember.errors import EmberError, ParseError, UnsupportedError
 from ember.expressions.base import (
     Alias,
     Expression,
@@ -699,6 +699,32 @@ class AstBuilder:
     def _window(self, node: exp.Window) -> Expression:
         raise self.unsupported("window function (OVER)", node)
 
+    def _extract(self, node: exp.Extract) -> Expression:
+        """``extract(field FROM source)`` -> the registry's ``extract`` (field as a string)."""
+        return UnresolvedFunction("extract", (Literal(node.this.name.lower(), T.STRING),
+                                              self.expr(node.expression)),
+                                  origin=self.origin_of(node))
+
+    def _interval(self, node: exp.Interval) -> Expression:
+        """``INTERVAL '90' DAY`` / ``INTERVAL 3 MONTH`` / ``INTERVAL '1-2' YEAR TO MONTH`` /
+        ``INTERVAL '90 days'``: a single-field ANSI interval literal (ember.expressions.intervals;
+        other forms raise UNSUPPORTED_FEATURE)."""
+        from ember.errors import Origin
+        from ember.expressions.intervals import interval_literal
+
+        value, unit = node.this, node.args.get("unit")
+        if not isinstance(value, exp.Literal):
+            raise self.unsupported("interval with a non-literal value", node)
+        try:
+            if isinstance(unit, exp.IntervalSpan):
+                return interval_literal(value.name, unit.this.name, unit.expression.name)
+            return interval_literal(value.name, unit.name if unit is not None else None)
+        except EmberError as e:
+            pos = self.origin_of(node)
+            if pos is not None:
+                e.with_origin(Origin(pos[0], pos[1], sql_text=self.text))
+            raise
+
     def _approx_quantile(self, node: exp.ApproxQuantile) -> Expression:
         args = [node.this, node.args.get("quantile"), node.args.get("accuracy")]
         return self.function_call("percentile_approx", [a for a in args if a is not None], node)
@@ -784,5 +810,7 @@ _B._DISPATCH = {
     exp.RespectNulls: _B._respect_nulls,
     exp.Window: _B._window,
     exp.ApproxQuantile: _B._approx_quantile,
+    exp.Extract: _B._extract,
+    exp.Interval: _B._interval,
 }
 del _B

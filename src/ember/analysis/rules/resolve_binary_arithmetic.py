@@ -1,0 +1,83 @@
+"""ResolveBinaryArithmetic: ``DATE +/- INTERVAL`` becomes a date function (Spark's rule of the
+same name, restricted to the interval literals Ember supports, see ember.expressions.intervals).
+
+Before::  (d#1 - INTERVAL '90' DAY)
+After::   date_add(d#1, (- extractansiintervaldays(INTERVAL '90' DAY)))
+
+Before::  (d#1 + INTERVAL '3' MONTH)          (also ``INTERVAL '3' MONTH + d#1``)
+After::   d#1 + INTERVAL '3' MONTH            (DateAddYMInterval: add_months semantics)
+
+It runs before ResolveAliases in the Resolution batch, so generated column names are Spark's
+(``date_add(DATE '1998-12-01', (- extractansiintervaldays(INTERVAL '90' DAY)))``).  A NULL date
+gives NULL.  TIMESTAMP +/- interval (a timestamp in Spark) is not supported: ``UnsupportedError``.
+Other operands are left for CheckAnalysis to report (``DATATYPE_MISMATCH``).  No configuration
+keys are read.
+"""
+
+from __future__ import annotations
+
+from ember import types as T
+from ember.errors import UnsupportedError
+from ember.expressions.base import Expression
+from ember.plans.logical.nodes import LogicalPlan
+
+_INTERVALS = (T.YearMonthIntervalType, T.DayTimeIntervalType)
+
+
+def _is_interval(e: Expression) -> bool:
+    return e.resolved and isinstance(e.data_type, _INTERVALS)
+
+
+def _date_plus_interval(date: Expression, interval: Expression, negate: bool) -> Expression:
+    from ember.expressions.arithmetic import UnaryMinus
+    from ember.expressions.cast import Cast
+    from ember.expressions.intervals import DateAddYMInterval, ExtractANSIIntervalDays
+    from ember.expressions.registry import lookup_function
+
+    t = date.data_type
+    if isinstance(t, T.NullType):
+        date = Cast(date, T.DATE)
+    elif not isinstance(t, T.DateType):
+        raise UnsupportedError(
+            f"Ember supports INTERVAL arithmetic only with a DATE, not {t.simple_string()}.",
+            error_class="UNSUPPORTED_FEATURE")
+    if isinstance(interval.data_type, T.YearMonthIntervalType):
+        return DateAddYMInterval(date, interval, negate)
+    days: Expression = ExtractANSIIntervalDays(interval)
+    if negate:
+        days = UnaryMinus(days)
+    return lookup_function("date_add", (date, days))
+
+
+def resolve_interval_arithmetic(e: Expression) -> Expression:
+    """``e`` with every ``date +/- interval`` (resolved operands) replaced."""
+    from ember.expressions.arithmetic import Add, Subtract
+
+    def rule(x: Expression) -> Expression | None:
+        match x:
+            case Add(left=l, right=r) if _is_interval(r) and l.resolved and not _is_interval(l):
+                return _date_plus_interval(l, r, negate=False)
+            case Add(left=l, right=r) if _is_interval(l) and r.resolved and not _is_interval(r):
+                return _date_plus_interval(r, l, negate=False)
+            case Subtract(left=l, right=r) if (_is_interval(r) and l.resolved
+                                               and not _is_interval(l)):
+                return _date_plus_interval(l, r, negate=True)
+            case _:
+                return None
+
+    return e.transform_up(rule)
+
+
+def _has_interval(e: Expression) -> bool:
+    from ember.expressions.intervals import IntervalLiteral
+
+    return e.exists(lambda x: isinstance(x, IntervalLiteral))
+
+
+def resolve_binary_arithmetic(plan: LogicalPlan, ctx) -> LogicalPlan:
+    def rule(p: LogicalPlan) -> LogicalPlan:
+        if not any(_has_interval(e) for e in p.expressions()):
+            return p
+        return p.map_expressions(resolve_interval_arithmetic)
+
+    return plan.transform_up(rule)
