@@ -1,0 +1,1 @@
+"""TPC-H data generation, the 22 queries in Spark SQL form, and the TPC-H benchmark runner."""
