@@ -165,6 +165,10 @@ class TreeNode:
         """One line describing this node alone (Spark's ``simpleString``)."""
         return self.node_name
 
+    def state_prefix(self) -> str:
+        """Prefix of this node's line in ``tree_string`` (plans mark unresolved nodes)."""
+        return ""
+
     def inner_children(self) -> tuple["TreeNode", ...]:
         """Trees shown under this node that are not children (e.g. subquery plans)."""
         return ()
@@ -183,7 +187,7 @@ class TreeNode:
             for is_last in last_children[:-1]:
                 head += "   " if is_last else ":  "
             head += "+- " if last_children[-1] else ":- "
-        lines.append(prefix + head + self.simple_string())
+        lines.append(prefix + head + self.state_prefix() + self.simple_string())
         inner = self.inner_children()
         kids = self.children
         for i, c in enumerate(inner):

@@ -47,7 +47,8 @@ def test_simple_select_shape():
     plan = parse_statement("SELECT a, b AS c, * , t.* FROM t WHERE a > 1;")
     assert isinstance(plan, L.Project)
     a, c, star, tstar = plan.project_list
-    assert a == UnresolvedAlias(A("a"))
+    # like Spark's parser, a plain column is not wrapped in an UnresolvedAlias
+    assert a == A("a")
     assert isinstance(c, Alias) and c.alias_name == "c" and c.child == A("b")
     assert star == UnresolvedStar(())
     assert tstar == UnresolvedStar(("t",))
@@ -99,19 +100,19 @@ def test_sort_order_defaults_and_nulls():
 
 def test_column_origin_positions():
     plan = parse_statement("SELECT a,\n  t.bb\nFROM t")
-    origins = [e.child.origin for e in plan.project_list]
+    origins = [e.origin for e in plan.project_list]
     assert origins == [(1, 7), (2, 2)]
 
 
 def test_multipart_names():
     plan = parse_statement("SELECT db.t.c FROM db.t")
-    assert plan.project_list[0].child.name_parts == ("db", "t", "c")
+    assert plan.project_list[0].name_parts == ("db", "t", "c")
     assert plan.child.name_parts == ("db", "t")
 
 
 def test_quoted_identifiers_and_double_quoted_strings():
     plan = parse_statement('SELECT `my col`, "str" FROM t')
-    assert plan.project_list[0].child == A("my col")
+    assert plan.project_list[0] == A("my col")
     assert plan.project_list[1].child == Literal("str", T.STRING)
 
 
@@ -400,7 +401,7 @@ def test_create_views():
 
 def test_view_query_keeps_original_positions():
     c = parse_statement("CREATE TEMP VIEW v AS\nSELECT abc FROM t")
-    assert c.query.project_list[0].child.origin == (2, 7)
+    assert c.query.project_list[0].origin == (2, 7)
 
 
 def test_create_temp_view_using():

@@ -287,7 +287,12 @@ class AstBuilder:
             case exp.Aliases():
                 raise self.unsupported("multi-name alias AS (a, b)", e)
             case _:
-                return UnresolvedAlias(self.expr(e))
+                inner = self.expr(e)
+                # Spark's parser leaves a plain column reference unwrapped (it is already a
+                # named expression); everything else is named later by ResolveAliases.
+                if isinstance(inner, UnresolvedAttribute):
+                    return inner
+                return UnresolvedAlias(inner)
 
     def _check_star(self, e: exp.Star) -> None:
         for key in ("except", "replace", "rename"):

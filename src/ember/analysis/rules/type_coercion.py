@@ -116,16 +116,33 @@ def type_coercion(plan: LogicalPlan, ctx) -> LogicalPlan:
     except ImportError:
         return plan
 
+    # Widening a set operation gives its output new attributes (a cast under a new Alias), so
+    # the operators above it must read the new ones (SPARK-32638): old id -> new attribute.
+    remapped: dict[int, AttributeReference] = {}
+
+    def remap(e: Expression) -> Expression | None:
+        if isinstance(e, AttributeReference) and e.id in remapped:
+            return remapped[e.id].with_qualifier(e.qualifier)
+        return None
+
+    def widened(p: LogicalPlan, new: LogicalPlan) -> LogicalPlan:
+        for old_attr, new_attr in zip(p.output, new.output):
+            if old_attr.id != new_attr.id or old_attr.data_type != new_attr.data_type:
+                remapped[old_attr.id] = new_attr
+        return new
+
     def rule(p: LogicalPlan) -> LogicalPlan:
+        if remapped:
+            p = p.transform_expressions(remap)
         if p.children and not all(c.resolved for c in p.children):
             return p
         match p:
             case Union(inputs=inputs) if not p.by_name:
                 new = widen_set_operation(inputs, ctx)
-                return p if new is None else p.copy(inputs=new)
+                return p if new is None else widened(p, p.copy(inputs=new))
             case Intersect(left=l, right=r) | Except(left=l, right=r):
                 new = widen_set_operation((l, r), ctx)
-                return p if new is None else p.copy(left=new[0], right=new[1])
+                return p if new is None else widened(p, p.copy(left=new[0], right=new[1]))
             case _:
                 pass
         try:

@@ -133,6 +133,10 @@ class LogicalPlan(TreeNode):
     def inner_children(self) -> tuple[TreeNode, ...]:
         return tuple(self.subqueries())
 
+    def state_prefix(self) -> str:
+        """Catalyst marks unresolved nodes with a leading ``'`` in plan trees."""
+        return "" if self.resolved else "'"
+
     def simple_string(self) -> str:
         args = []
         for f in fields(self):  # type: ignore[arg-type]
@@ -243,7 +247,7 @@ class UnresolvedRelation(LeafNode):
         return False
 
     def simple_string(self) -> str:
-        return f"'UnresolvedRelation [{', '.join(self.name_parts)}], [], false"
+        return f"UnresolvedRelation [{', '.join(self.name_parts)}], [], false"
 
 
 @node
@@ -259,7 +263,7 @@ class UnresolvedInlineTable(LeafNode):
 
     def simple_string(self) -> str:
         rows = ", ".join("[" + ", ".join(e.simple_string() for e in r) + "]" for r in self.rows)
-        return f"'UnresolvedInlineTable [{', '.join(self.names)}], [{rows}]"
+        return f"UnresolvedInlineTable [{', '.join(self.names)}], [{rows}]"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -480,7 +484,7 @@ class UnresolvedHint(UnaryNode):
         return False
 
     def simple_string(self) -> str:
-        return f"'UnresolvedHint {self.name}, [{', '.join(map(str, self.parameters))}]"
+        return f"UnresolvedHint {self.name}, [{', '.join(map(str, self.parameters))}]"
 
 
 @node
@@ -495,7 +499,7 @@ class UnresolvedHaving(UnaryNode):
         return False
 
     def simple_string(self) -> str:
-        return f"'UnresolvedHaving {self.condition.simple_string()}"
+        return f"UnresolvedHaving {self.condition.simple_string()}"
 
 
 @node
@@ -525,7 +529,7 @@ class UnresolvedWith(UnaryNode):
         return False
 
     def simple_string(self) -> str:
-        return f"'UnresolvedWith [{', '.join(self.cte_names)}]"
+        return f"UnresolvedWith [{', '.join(self.cte_names)}]"
 
 
 @node
@@ -542,7 +546,7 @@ class UnresolvedSubqueryColumnAliases(UnaryNode):
         return False
 
     def simple_string(self) -> str:
-        return f"'UnresolvedSubqueryColumnAliases [{', '.join(self.output_column_names)}]"
+        return f"UnresolvedSubqueryColumnAliases [{', '.join(self.output_column_names)}]"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -582,7 +586,7 @@ class Intersect(LogicalPlan):
         )
 
     def simple_string(self) -> str:
-        return "Intersect All" if self.is_all else "Intersect"
+        return f"Intersect {str(self.is_all).lower()}"
 
 
 @node
@@ -595,7 +599,7 @@ class Except(LogicalPlan):
         return self.left.output
 
     def simple_string(self) -> str:
-        return "Except All" if self.is_all else "Except"
+        return f"Except {str(self.is_all).lower()}"
 
 
 # ---------------------------------------------------------------------------------------------
