@@ -207,7 +207,8 @@ class Column:
         return self._bin("Remainder", "arithmetic", other, True)
 
     def __neg__(self) -> "Column":
-        return Column(_expr_class("arithmetic", "UnaryMinus")(self._expr))
+        # PySpark's ``-col`` is the function ``negative`` (named ``negative(a)``, not ``(- a)``)
+        return Column(_fn("negative", self._expr))
 
     def __pos__(self) -> "Column":
         return self

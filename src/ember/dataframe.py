@@ -82,16 +82,28 @@ def _quote(name: str) -> str:
 class DataFrame:
     """A query over the session's data, built with PySpark's API (see module docstring)."""
 
-    __slots__ = ("_session", "_qe", "_plan")
+    __slots__ = ("_session", "_qe", "_plan", "_ambiguous")
 
-    def __init__(self, session: "Session", plan: LogicalPlan) -> None:
+    def __init__(self, session: "Session", plan: LogicalPlan,
+                 ambiguous: frozenset[int] = frozenset()) -> None:
         self._session = session
+        #: ids of attributes that a self-join in this DataFrame's lineage made ambiguous: a
+        #: ``df["a"]`` Column with such an id could mean either side (Spark's
+        #: DetectAmbiguousSelfJoin fails with ``_LEGACY_ERROR_TEMP_1182``).
+        self._ambiguous = ambiguous
         self._qe = QueryExecution(session, plan)
         self._plan = self._qe.analyzed  # eager analysis: errors surface here, as in Spark
 
     # -- plumbing -----------------------------------------------------------------------------
     def _new(self, plan: LogicalPlan) -> "DataFrame":
-        return DataFrame(self._session, plan)
+        return DataFrame(self._session, plan, self._ambiguous)
+
+    def _check_refs(self, *exprs: Any) -> None:
+        """Fail like Spark when a user Column (``df["a"]``) refers to a self-joined attribute."""
+        if self._ambiguous:
+            _check_self_join_refs(
+                [e.expr if isinstance(e, Column) else e for e in exprs
+                 if isinstance(e, (Column, Expression))], self._ambiguous, {})
 
     @property
     def sparkSession(self) -> "Session":  # noqa: N802
@@ -280,6 +292,7 @@ class DataFrame:
         if len(cols) == 1 and isinstance(cols[0], (list, tuple)):
             cols = tuple(cols[0])
         items = tuple(_named(_select_expr(c)) for c in cols)
+        self._check_refs(*items)
         return self._new(Project(items, self._plan))
 
     def selectExpr(self, *exprs: str) -> "DataFrame":  # noqa: N802
@@ -296,6 +309,7 @@ class DataFrame:
         return self.withColumns({colName: col})
 
     def withColumns(self, colsMap: dict[str, Column]) -> "DataFrame":  # noqa: N802,N803
+        self._check_refs(*colsMap.values())
         items: list[Expression] = []
         pending = dict(colsMap)
         for a in self._plan.output:
@@ -362,6 +376,7 @@ class DataFrame:
             cond = parse_expression(condition)
         else:
             cond = to_expr(condition)
+            self._check_refs(cond)
         return self._new(Filter(cond, self._plan))
 
     where = filter
@@ -389,7 +404,9 @@ class DataFrame:
 
     def orderBy(self, *cols: Any, ascending: bool | Sequence[bool] | None = None) -> "DataFrame":  # noqa: N802
         """Sort globally: ``orderBy("a", col("b").desc())``, ``orderBy("a", ascending=False)``."""
-        return self._new(Sort(_sort_orders(cols, ascending), True, self._plan))
+        orders = _sort_orders(cols, ascending)
+        self._check_refs(*orders)
+        return self._new(Sort(orders, True, self._plan))
 
     sort = orderBy
 
@@ -435,29 +452,46 @@ class DataFrame:
         """
         jt = join_type_from_string(how) if how is not None else JoinType.INNER
         right, mapping = _dedup_right(self._plan, other._plan)
+        ambiguous = self._ambiguous | other._ambiguous | _self_join_ambiguous(mapping, right)
+
+        def new(plan: LogicalPlan) -> "DataFrame":
+            return self._joined(plan, other, mapping)
+
         if on is None:
-            return self._new(Join(self._plan, right, jt, None))
+            return new(Join(self._plan, right, jt, None))
         if isinstance(on, str):
             on = [on]
         if isinstance(on, Column):
             on = [on]
         on = list(on)
         if all(isinstance(c, str) for c in on):
-            return self._new(Join(self._plan, right, UsingJoin(jt, tuple(on)), None))
+            return new(Join(self._plan, right, UsingJoin(jt, tuple(on)), None))
         if all(isinstance(c, Column) for c in on):
             cond: Expression | None = None
             from ember.expressions.predicates import And
 
+            _check_self_join_refs([c.expr for c in on], ambiguous, mapping)
             for c in on:
                 e = _fix_trivial_self_equality(c.expr, mapping, right)
                 cond = e if cond is None else And(cond, e)
-            return self._new(Join(self._plan, right, jt, cond))
+            return new(Join(self._plan, right, jt, cond))
         raise TypeError("join(on=...) must be a column name, a list of names, a Column or a list "
                         "of Columns")
 
     def crossJoin(self, other: "DataFrame") -> "DataFrame":  # noqa: N802
-        right, _ = _dedup_right(self._plan, other._plan)
-        return self._new(Join(self._plan, right, JoinType.CROSS, None))
+        right, mapping = _dedup_right(self._plan, other._plan)
+        return self._joined(Join(self._plan, right, JoinType.CROSS, None), other, mapping)
+
+    def _joined(self, plan: LogicalPlan, other: "DataFrame", mapping: dict[int, int]
+                ) -> "DataFrame":
+        """The DataFrame of a join; a self-join's attributes that reach the output from both
+        sides become ambiguous for later ``df["a"]`` references."""
+        df = DataFrame(self._session, plan, self._ambiguous | other._ambiguous)
+        if mapping:
+            out_ids = {a.id for a in df._plan.output}
+            df._ambiguous = df._ambiguous | frozenset(
+                old for old, new in mapping.items() if old in out_ids and new in out_ids)
+        return df
 
     # -- aggregation --------------------------------------------------------------------------
     def groupBy(self, *cols: Any) -> "GroupedData":  # noqa: N802
@@ -467,7 +501,9 @@ class DataFrame:
         """
         if len(cols) == 1 and isinstance(cols[0], (list, tuple)):
             cols = tuple(cols[0])
-        return GroupedData(self, tuple(_col_expr(c) for c in cols))
+        grouping = tuple(_col_expr(c) for c in cols)
+        self._check_refs(*grouping)
+        return GroupedData(self, grouping)
 
     groupby = groupBy
 
@@ -499,12 +535,11 @@ class DataFrame:
             elif allowMissingColumns:
                 right_items.append(Alias(Literal(None, a.data_type), a.name))
             else:
-                names = ", ".join(_quote(x.name) for x in right_out)
+                names = ", ".join(x.name for x in right_out)
                 raise AnalysisError(
-                    f"A column, variable, or function parameter with name {_quote(a.name)} cannot "
-                    f"be resolved. Did you mean one of the following? [{names}].",
-                    error_class="UNRESOLVED_COLUMN.WITH_SUGGESTION",
-                    parameters={"objectName": _quote(a.name), "proposal": names},
+                    f'Cannot resolve column name "{a.name}" among ({names}).',
+                    error_class="UNRESOLVED_COLUMN_AMONG_FIELD_NAMES",
+                    parameters={"colName": a.name, "fieldNames": names},
                 )
         if allowMissingColumns:
             for r in right_out:
@@ -562,12 +597,14 @@ class GroupedData:
         """``agg(F.sum("b"), F.count("*").alias("n"))`` or ``agg({"b": "max", "*": "count"})``.
         The output has the grouping columns first, then the aggregates (as in PySpark)."""
         if len(exprs) == 1 and isinstance(exprs[0], dict):
-            aggs = [_named(_dict_agg(c, f)) for c, f in exprs[0].items()]
+            spec = exprs[0]
+            aggs = [_named(_dict_agg(c, spec[c])) for c in jvm_map_order(spec)]
         else:
             if not exprs:
                 raise AnalysisError("agg() needs at least one aggregate expression",
                                     error_class="_LEGACY_ERROR_TEMP_1313")
             aggs = [_named(to_expr(e)) for e in exprs]
+            self._df._check_refs(*aggs)
         return self._aggregate(aggs)
 
     def _aggregate(self, aggs: Sequence[Expression]) -> DataFrame:
@@ -608,6 +645,69 @@ class GroupedData:
 
     def max(self, *cols: str) -> DataFrame:  # noqa: A003
         return self._numeric("max", cols)
+
+
+def _i32(x: int) -> int:
+    x &= 0xFFFFFFFF
+    return x - (1 << 32) if x >= 1 << 31 else x
+
+
+def _java_string_hash(s: str) -> int:
+    """Java's ``String.hashCode`` (over UTF-16 code units, 32-bit wrap-around)."""
+    data = s.encode("utf-16-be")
+    h = 0
+    for i in range(0, len(data), 2):
+        h = _i32(31 * h + ((data[i] << 8) | data[i + 1]))
+    return h
+
+
+def _scala_improve(h: int) -> int:
+    """``scala.collection.Hashing.improve`` (the hash the immutable CHAMP ``HashMap`` uses)."""
+    h = _i32(h + ~_i32(h << 9))
+    h = _i32(h ^ ((h & 0xFFFFFFFF) >> 14))
+    h = _i32(h + _i32(h << 4))
+    return _i32(h ^ ((h & 0xFFFFFFFF) >> 10))
+
+
+def _champ_order(items: list[tuple[str, int]], shift: int = 0) -> list[str]:
+    """Iteration order of a Scala immutable ``HashMap`` (CHAMP trie): a node's single entries by
+    5-bit hash slice, then its sub-nodes depth first."""
+    if shift >= 32:
+        return [k for k, _ in items]
+    groups: dict[int, list[tuple[str, int]]] = {}
+    for k, h in items:
+        groups.setdefault(((h & 0xFFFFFFFF) >> shift) & 31, []).append((k, h))
+    ordered = sorted(groups.items())
+    out = [g[0][0] for _, g in ordered if len(g) == 1]
+    for _, g in ordered:
+        if len(g) > 1:
+            out += _champ_order(g, shift + 5)
+    return out
+
+
+def jvm_map_order(spec: dict[str, Any]) -> list[str]:
+    """The order in which Spark sees the keys of PySpark's ``agg({...})`` dict.
+
+    PySpark hands the dict to the JVM as a ``java.util.HashMap`` (iterated by hash bucket), and
+    ``GroupedData.agg`` turns it into a Scala immutable ``Map`` (insertion order up to 4 entries,
+    a CHAMP hash trie beyond). The output columns follow that order, not the dict's.
+
+    >>> jvm_map_order({"salary": "max", "id": "count"})
+    ['id', 'salary']
+    """
+    keys = list(spec)
+    cap = 16
+    while len(keys) > cap * 0.75:
+        cap *= 2
+
+    def bucket(k: str) -> int:
+        h = _java_string_hash(k)
+        return (h ^ ((h & 0xFFFFFFFF) >> 16)) & (cap - 1)
+
+    keys.sort(key=bucket)  # stable: a bucket's chain keeps insertion order
+    if len(keys) <= 4:
+        return keys
+    return _champ_order([(k, _scala_improve(_java_string_hash(k))) for k in keys])
 
 
 def _dict_agg(column: str, fn: str) -> Expression:
@@ -688,6 +788,52 @@ def _dedup_right(left: LogicalPlan, right: LogicalPlan) -> tuple[LogicalPlan, di
 
     mapping: dict[int, int] = {}
     return fresh_copy(right, mapping), mapping
+
+
+def _self_join_ambiguous(mapping: dict[int, int], right: LogicalPlan) -> frozenset[int]:
+    """Attribute ids a self-join makes ambiguous: those whose fresh copy the right side outputs
+    (a column only the left side has stays unambiguous, as in Spark)."""
+    if not mapping:
+        return frozenset()
+    right_ids = {a.id for a in right.output}
+    return frozenset(old for old, new in mapping.items() if new in right_ids)
+
+
+def _check_self_join_refs(exprs: Sequence[Expression], ambiguous: frozenset[int],
+                          mapping: dict[int, int]) -> None:
+    """Raise Spark's ``_LEGACY_ERROR_TEMP_1182`` for resolved Column references (``df["a"]``)
+    to ambiguous self-join attributes. A trivially true ``df.k == df.k`` join condition is
+    exempt (``join`` resolves it to both sides, as Spark's ``Dataset.join`` does)."""
+    if not ambiguous:
+        return
+    from ember.expressions.predicates import EqualNullSafe, EqualTo
+
+    found: dict[int, AttributeReference] = {}
+
+    def visit(e: Expression) -> None:
+        if (isinstance(e, (EqualTo, EqualNullSafe)) and isinstance(e.left, AttributeReference)
+                and isinstance(e.right, AttributeReference) and e.left.id == e.right.id
+                and e.left.id in mapping):
+            return
+        if isinstance(e, AttributeReference):
+            if e.id in ambiguous:
+                found.setdefault(e.id, e)
+            return
+        for c in e.children:
+            visit(c)
+
+    for e in exprs:
+        visit(e)
+    if found:
+        cols = ", ".join(f"{a.name}#{a.id}" for a in found.values())
+        raise AnalysisError(
+            f"Column {cols} are ambiguous. It's probably because you joined several Datasets "
+            "together, and some of these Datasets are the same. This column points to one of the "
+            "Datasets but Spark is unable to figure out which one. Please alias the Datasets "
+            "with different names via `Dataset.as` before joining them, and specify the column "
+            'using qualified name, e.g. `df.as("a").join(df.as("b"), $"a.id" > $"b.id")`. You '
+            "can also set spark.sql.analyzer.failAmbiguousSelfJoin to false to disable this "
+            "check.", error_class="_LEGACY_ERROR_TEMP_1182")
 
 
 def _fix_trivial_self_equality(cond: Expression, mapping: dict[int, int],

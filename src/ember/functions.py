@@ -332,3 +332,144 @@ def desc_nulls_last(col: Any) -> Column:
 def broadcast(df: "DataFrame") -> "DataFrame":
     """Mark ``df`` for a broadcast join (the ``BROADCAST`` hint)."""
     return df.hint("broadcast")
+
+
+# -- more of pyspark.sql.functions over functions the registry knows ----------------------------
+
+
+def _num_or_col(value: Any) -> Expression:
+    """PySpark's ``ColumnOrName | float`` arguments: numbers are literals, strings names."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return literal_expr(value)
+    return _col_or_name(value)
+
+
+def _unary(name: str, doc: str) -> Any:
+    def fn(col: Any) -> Column:
+        return _call(name, col)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+negative = _unary("negative", "``negative(col)``: ``-col``, named ``negative(col)``.")
+positive = _unary("positive", "``positive(col)``: ``col``, named ``(+ col)``.")
+cbrt = _unary("cbrt", "Cube root.")
+exp = _unary("exp", "``e`` to the power ``col``.")
+ln = _unary("ln", "Natural logarithm.")
+log10 = _unary("log10", "Base-10 logarithm.")
+log2 = _unary("log2", "Base-2 logarithm.")
+sign = _unary("sign", "-1.0, 0.0 or 1.0.")
+signum = _unary("signum", "-1.0, 0.0 or 1.0.")
+ceiling = _unary("ceiling", "Smallest integer not below ``col``.")
+char_length = _unary("char_length", "Length in characters.")
+character_length = _unary("character_length", "Length in characters.")
+lcase = _unary("lcase", "Lower case.")
+ucase = _unary("ucase", "Upper case.")
+day = _unary("day", "Day of month.")
+dayofweek = _unary("dayofweek", "Day of week (1 = Sunday).")
+dayofyear = _unary("dayofyear", "Day of year.")
+quarter = _unary("quarter", "Quarter of the year.")
+hour = _unary("hour", "Hour of a timestamp.")
+minute = _unary("minute", "Minute of a timestamp.")
+second = _unary("second", "Second of a timestamp.")
+bool_and = _unary("bool_and", "Aggregate: true if all values are true.")
+bool_or = _unary("bool_or", "Aggregate: true if any value is true.")
+every = _unary("every", "Aggregate: true if all values are true.")
+some = _unary("some", "Aggregate: true if any value is true.")
+
+
+def any_value(col: Any, ignoreNulls: bool | None = None) -> Column:  # noqa: N803
+    return _call("any_value", col, ignore_nulls=bool(ignoreNulls))
+
+
+def first_value(col: Any, ignoreNulls: bool | None = None) -> Column:  # noqa: N803
+    return _call("first_value", col, ignore_nulls=bool(ignoreNulls))
+
+
+def last_value(col: Any, ignoreNulls: bool | None = None) -> Column:  # noqa: N803
+    return _call("last_value", col, ignore_nulls=bool(ignoreNulls))
+
+
+def nvl2(col1: Any, col2: Any, col3: Any) -> Column:
+    return _call("nvl2", col1, col2, col3)
+
+
+def pmod(dividend: Any, divisor: Any) -> Column:
+    return Column(UnresolvedFunction("pmod", (_num_or_col(dividend), _num_or_col(divisor))))
+
+
+def pow(col1: Any, col2: Any) -> Column:  # noqa: A001
+    return Column(UnresolvedFunction("power", (_num_or_col(col1), _num_or_col(col2))))
+
+
+power = pow
+
+
+def log(arg1: Any, arg2: Any = None) -> Column:
+    """``log(col)`` (natural log) or ``log(base, col)``."""
+    if arg2 is None:
+        return _call("ln", arg1)
+    return Column(UnresolvedFunction("log", (_num_or_col(arg1), _col_or_name(arg2))))
+
+
+def add_months(start: Any, months: Any) -> Column:
+    return Column(UnresolvedFunction("add_months", (_col_or_name(start), _num_or_col(months))))
+
+
+def lpad(col: Any, len: Any, pad: Any) -> Column:  # noqa: A002
+    return Column(UnresolvedFunction("lpad", (_col_or_name(col), to_expr(len), to_expr(pad))))
+
+
+def rpad(col: Any, len: Any, pad: Any) -> Column:  # noqa: A002
+    return Column(UnresolvedFunction("rpad", (_col_or_name(col), to_expr(len), to_expr(pad))))
+
+
+def instr(str: Any, substr: Any) -> Column:  # noqa: A002
+    return Column(UnresolvedFunction("instr", (_col_or_name(str), to_expr(substr))))
+
+
+def locate(substr: str, str: Any, pos: int = 1) -> Column:  # noqa: A002
+    return Column(UnresolvedFunction("locate", (literal_expr(substr), _col_or_name(str),
+                                                literal_expr(pos))))
+
+
+def replace(src: Any, search: Any, replace: Any = None) -> Column:
+    args = (src, search) if replace is None else (src, search, replace)
+    return _call("replace", *args)
+
+
+def array(*cols: Any) -> Column:
+    if len(cols) == 1 and isinstance(cols[0], (list, tuple)):
+        cols = tuple(cols[0])
+    return _call("array", *cols)
+
+
+def named_struct(*cols: Any) -> Column:
+    return _call("named_struct", *cols)
+
+
+def e() -> Column:
+    return Column(UnresolvedFunction("e", ()))
+
+
+def pi() -> Column:
+    return Column(UnresolvedFunction("pi", ()))
+
+
+def now() -> Column:
+    return Column(UnresolvedFunction("now", ()))
+
+
+def curdate() -> Column:
+    return Column(UnresolvedFunction("curdate", ()))
+
+
+__all__ += [
+    "negative", "positive", "cbrt", "exp", "ln", "log10", "log2", "sign", "signum", "ceiling",
+    "char_length", "character_length", "lcase", "ucase", "day", "dayofweek", "dayofyear",
+    "quarter", "hour", "minute", "second", "bool_and", "bool_or", "every", "some", "any_value",
+    "first_value", "last_value", "nvl2", "pmod", "pow", "power", "log", "add_months", "lpad",
+    "rpad", "instr", "locate", "replace", "array", "named_struct", "e", "pi", "now", "curdate",
+]

@@ -244,8 +244,44 @@ def _check_node(p: LogicalPlan, ctx) -> None:
         _check_expression_types(e, ctx)
     if isinstance(p, Aggregate):
         _check_aggregate(p, ctx)
+    _check_missing_input(p)
     if not p.resolved:
         raise InternalError(f"Unresolved operator after analysis: {p.simple_string()}")
+
+
+def _check_missing_input(p: LogicalPlan) -> None:
+    """Spark's ``MISSING_ATTRIBUTES``: an operator reads a resolved attribute its children do not
+    produce (e.g. ``df1.where(df2.c > 1)`` in the DataFrame API)."""
+    if not p.children or not p.resolved:
+        return
+    existence = getattr(p, "existence_attr", None)
+    missing = p.missing_input - ({existence.id} if existence is not None else set())
+    if not missing:
+        return
+    attrs: dict[int, AttributeReference] = {}
+    for e in p.expressions():
+        for a in e.collect(lambda x: x if isinstance(x, AttributeReference) else None):
+            if a.id in missing:
+                attrs.setdefault(a.id, a)
+    if not attrs:
+        return
+    inputs = [a for c in p.children for a in c.output]
+    input_names = {a.name.lower() for a in inputs}
+    missing_s = ", ".join(f'"{a.name}"' for a in attrs.values())
+    input_s = ", ".join(f'"{a.name}"' for a in inputs)
+    op = p.simple_string()
+    if any(a.name.lower() in input_names for a in attrs.values()):
+        raise AnalysisError(
+            f"Resolved attribute(s) {missing_s} missing from {input_s} in operator {op}. "
+            "Attribute(s) with the same name appear in the operation. Please check if the right "
+            "attribute(s) are used.",
+            error_class="MISSING_ATTRIBUTES.RESOLVED_ATTRIBUTE_APPEARS_IN_THE_OPERATION",
+            parameters={"missingAttributes": missing_s, "input": input_s, "operator": op,
+                        "operation": missing_s})
+    raise AnalysisError(
+        f"Resolved attribute(s) {missing_s} missing from {input_s} in operator {op}.",
+        error_class="MISSING_ATTRIBUTES.RESOLVED_ATTRIBUTE_MISSING_FROM_INPUT",
+        parameters={"missingAttributes": missing_s, "input": input_s, "operator": op})
 
 
 def _check_subquery_shape(sq) -> None:
