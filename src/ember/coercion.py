@@ -90,7 +90,10 @@ def widen_decimals(d1: T.DecimalType, d2: T.DecimalType) -> T.DecimalType:
     """Spark's ``widerDecimalType``: enough integral and fraction digits for both."""
     scale = max(d1.scale, d2.scale)
     rng = max(d1.precision - d1.scale, d2.precision - d2.scale)
-    return _bounded(rng + scale, scale)
+    if rng + scale > 38:
+        # Spark 4's boundedPreferIntegralDigits: keep the integral digits, drop fraction digits.
+        return T.DecimalType(38, max(0, scale - (rng + scale - 38)))
+    return T.DecimalType(rng + scale, scale)
 
 
 def adjust_precision_scale(p: int, s: int) -> T.DecimalType:
@@ -336,6 +339,13 @@ def coerce_binary_operands(left: Expression, right: Expression, op_kind: OpKind
                 return _cast_to(e, T.LONG)
             return e
         if isinstance(lt, T.DecimalType) or isinstance(rt, T.DecimalType):
+            # DecimalPrecision: a decimal next to a float/double (or a string, which ANSI
+            # promotes to double here) becomes a double; div then rejects the operands.
+            def to_double(e: Expression) -> Expression:
+                t = e.data_type
+                return _cast_to(e, T.DOUBLE) if isinstance(t, (T.DecimalType, T.StringType)) else e
+            if any(isinstance(t, (T.FloatType, T.DoubleType, T.StringType)) for t in (lt, rt)):
+                return to_double(left), to_double(right)
             wider = find_wider_type_for_two(lt, rt)
             if isinstance(wider, T.DecimalType):
                 return _cast_to(left, wider), _cast_to(right, wider)

@@ -126,3 +126,14 @@ def test_batch_of_two_with_nulls_and_branches():
     b = BATCH.slice(1, 2)
     assert ev(Add(col("a"), lit(1)), b) == [None, 4]
     assert ev(Multiply(col("m"), col("m")), b) == [Decimal("1.5625"), None]
+
+
+def test_unary_minus_named_after_the_function_that_built_it():
+    from ember.expressions.arithmetic import UnaryMinus
+    from ember.expressions.registry import lookup_function
+
+    a = col("z")
+    assert UnaryMinus(a).sql() == "(- z)"
+    neg = lookup_function("negative", (a,))
+    assert neg.sql() == "negative(z)"
+    assert ev(neg) == [0, -2, 0]

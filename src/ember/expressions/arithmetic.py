@@ -61,13 +61,38 @@ def divide_by_zero_error(remainder: bool = False) -> ArithmeticError_:
         error_class="DIVIDE_BY_ZERO", parameters={"config": '"spark.sql.ansi.enabled"'})
 
 
+_SYMBOLS = {"add_checked": "+", "subtract_checked": "-", "multiply_checked": "*"}
+
+
 def _checked(fn, try_fn: str | None, *args: pa.Array) -> pa.Array:
     try:
         return fn(*args)
     except pa.ArrowInvalid as e:
         if "overflow" in str(e).lower():
+            symbol = _SYMBOLS.get(getattr(fn, "__name__", ""))
+            if symbol is not None and args[0].type in (pa.int8(), pa.int16()):
+                raise _small_int_overflow(fn, symbol, try_fn, *args) from e
             raise overflow_error(try_fn) from e
         raise
+
+
+def _small_int_overflow(fn, symbol: str, try_fn: str | None, left: pa.Array,
+                        right: pa.Array) -> ArithmeticError_:
+    """Spark's ``BINARY_ARITHMETIC_OVERFLOW`` for tinyint/smallint ``+ - *`` (MathUtils)."""
+    wide = fn(left.cast(pa.int64()), right.cast(pa.int64()))
+    info = np.iinfo(left.type.to_pandas_dtype())
+    bad = pc.or_(pc.greater(wide, info.max), pc.less(wide, info.min))
+    i = pc.index(pc.fill_null(bad, False), True).as_py()
+    suffix = "Y" if left.type == pa.int8() else "S"
+    v1, v2 = f"{left[i].as_py()}{suffix}", f"{right[i].as_py()}{suffix}"
+    alt = f"Use '{try_fn}' to tolerate overflow and return NULL instead." if try_fn else ""
+    return ArithmeticError_(
+        f"{v1} {symbol} {v2} caused overflow. {alt} If necessary set \"spark.sql.ansi.enabled\" "
+        "to \"false\" to bypass this error.",
+        error_class="BINARY_ARITHMETIC_OVERFLOW",
+        parameters={"value1": v1, "symbol": symbol, "value2": v2,
+                    "functionName": f"`{try_fn}`" if try_fn else "",
+                    "config": '"spark.sql.ansi.enabled"'})
 
 
 def _np_filled(arr: pa.Array, fill) -> np.ndarray:
@@ -140,10 +165,18 @@ class BinaryArithmetic(Expression):
     def _decimal_type(self, l: T.DecimalType, r: T.DecimalType) -> T.DataType:
         raise NotImplementedError
 
+    #: Spark's DivModLike evaluates the divisor first (and the dividend only where it is non-NULL)
+    right_first: ClassVar[bool] = False
+
+    def _operands(self, batch: pa.RecordBatch) -> list[pa.Array]:
+        from ember.expressions.common import eval_null_intolerant
+
+        return eval_null_intolerant((self.left, self.right), batch,
+                                    (1, 0) if self.right_first else None)
+
     def eval(self, batch: pa.RecordBatch) -> pa.Array:
         n = batch.num_rows
-        left = to_array(self.left.eval(batch), n)
-        right = to_array(self.right.eval(batch), n)
+        left, right = self._operands(batch)
         out_type = self.data_type
         if pa.types.is_null(left.type) or pa.types.is_null(right.type):
             return pa.nulls(n, out_type.to_arrow())
@@ -191,6 +224,9 @@ class Add(BinaryArithmetic):
         return pc.add(left, right)
 
     def _eval_decimal(self, left, right, out):
+        fast = D.arrow_binary("+", left, right, out)
+        if fast is not None:
+            return fast
         lv, rv, valid, ls, rs = _dec_operands(left, right)
         s = max(ls, rs)
         res = D.rescale(lv, ls, s) + D.rescale(rv, rs, s)
@@ -217,6 +253,9 @@ class Subtract(BinaryArithmetic):
         return pc.subtract(left, right)
 
     def _eval_decimal(self, left, right, out):
+        fast = D.arrow_binary("-", left, right, out)
+        if fast is not None:
+            return fast
         lv, rv, valid, ls, rs = _dec_operands(left, right)
         s = max(ls, rs)
         res = D.rescale(lv, ls, s) - D.rescale(rv, rs, s)
@@ -243,6 +282,9 @@ class Multiply(BinaryArithmetic):
         return pc.multiply(left, right)
 
     def _eval_decimal(self, left, right, out):
+        fast = D.arrow_binary("*", left, right, out)
+        if fast is not None:
+            return fast
         lv, rv, valid, ls, rs = _dec_operands(left, right)
         res = lv * rv
         return D.from_unscaled(D.rescale(res, ls + rs, out.scale), valid, out)
@@ -264,6 +306,8 @@ def _check_zero(left: pa.Array, right: pa.Array, remainder: bool) -> None:
 @node
 class Divide(BinaryArithmetic):
     """``left / right`` (double or decimal)."""
+
+    right_first: ClassVar[bool] = True
 
     left: Expression
     right: Expression
@@ -300,6 +344,8 @@ class Divide(BinaryArithmetic):
 class IntegralDivide(BinaryArithmetic):
     """``left div right``: bigint quotient truncated toward zero."""
 
+    right_first: ClassVar[bool] = True
+
     left: Expression
     right: Expression
     symbol: ClassVar[str] = "div"
@@ -317,8 +363,7 @@ class IntegralDivide(BinaryArithmetic):
 
     def eval(self, batch: pa.RecordBatch) -> pa.Array:
         n = batch.num_rows
-        left = to_array(self.left.eval(batch), n)
-        right = to_array(self.right.eval(batch), n)
+        left, right = self._operands(batch)
         if pa.types.is_null(left.type) or pa.types.is_null(right.type):
             return pa.nulls(n, pa.int64())
         _check_zero(left, right, False)
@@ -357,6 +402,8 @@ def _java_mod(a: np.ndarray, b: np.ndarray, integral: bool) -> np.ndarray:
 class Remainder(BinaryArithmetic):
     """``left % right`` (and ``mod(left, right)``)."""
 
+    right_first: ClassVar[bool] = True
+
     left: Expression
     right: Expression
     symbol: ClassVar[str] = "%"
@@ -388,6 +435,8 @@ class Remainder(BinaryArithmetic):
 @node
 class Pmod(BinaryArithmetic):
     """``pmod(left, right)``: positive modulus."""
+
+    right_first: ClassVar[bool] = True
 
     left: Expression
     right: Expression
@@ -458,9 +507,12 @@ class _UnaryNumeric(Expression):
 
 @node
 class UnaryMinus(_UnaryNumeric):
-    """``-child`` (overflow-checked for integers)."""
+    """``-child`` (overflow-checked for integers). ``function_name`` is ``"negative"`` when built
+    by the function ``negative(x)`` (and PySpark's ``-col``), which Spark names
+    ``negative(x)`` instead of ``(- x)``."""
 
     child: Expression
+    function_name: str | None = None
 
     def eval(self, batch: pa.RecordBatch) -> pa.Array:
         arr = to_array(self.child.eval(batch), batch.num_rows)
@@ -478,6 +530,8 @@ class UnaryMinus(_UnaryNumeric):
         return f"-{self.child.simple_string()}"
 
     def sql(self) -> str:
+        if self.function_name:
+            return f"{self.function_name}({self.child.sql()})"
         return f"(- {self.child.sql()})"
 
 

@@ -73,7 +73,29 @@ class Cast(Expression):
 
         if can_cast(self.child.data_type, self.to_type, self.ansi):
             return None
-        ft, tt = sql_type(self.child.data_type), sql_type(self.to_type)
+        f, t = self.child.data_type, self.to_type
+        ft, tt = sql_type(f), sql_type(t)
+        # Spark's Cast.typeCheckFailureMessage: suggest a function, or the ANSI config when the
+        # legacy (non-ANSI) cast would be allowed.
+        fn = None
+        if f.is_numeric and isinstance(t, T.DateType):
+            fn = "`DATE_FROM_UNIX_DATE`"
+        elif isinstance(f, T.DateType) and t.is_numeric:
+            fn = "`UNIX_DATE`"
+        if fn is not None and self.ansi:
+            return TypeCheckFailure(
+                f"cannot cast {ft} to {tt}. To convert values from {ft} to {tt}, you can use the "
+                f"functions {fn} instead.", "CAST_WITH_FUNC_SUGGESTION",
+                {"srcType": ft, "targetType": tt, "functionNames": fn})
+        legacy = can_cast(f, t, False) or (
+            isinstance(t, T.BooleanType) and isinstance(f, (T.DateType, T.TimestampType))) or (
+            isinstance(f, T.BooleanType) and isinstance(t, T.TimestampType))
+        if self.ansi and legacy:
+            return TypeCheckFailure(
+                f"cannot cast {ft} to {tt} with ANSI mode on. If you have to cast {ft} to {tt}, "
+                "you can set \"spark.sql.ansi.enabled\" as 'false'.", "CAST_WITH_CONF_SUGGESTION",
+                {"srcType": ft, "targetType": tt, "config": '"spark.sql.ansi.enabled"',
+                 "configVal": "'false'"})
         return TypeCheckFailure(f"cannot cast {ft} to {tt}.", "CAST_WITHOUT_SUGGESTION",
                                 {"srcType": ft, "targetType": tt})
 
@@ -214,7 +236,7 @@ def cast_array(arr: pa.Array, from_t: T.DataType, to_t: T.DataType, ansi: bool =
         if isinstance(from_t, T.TimestampType):
             micros = arr.cast(pa.int64())
             return pc.divide(micros.cast(pa.float64()), 1e6).cast(at)
-        return arr.cast(at)
+        return arr.cast(at, safe=False)  # bigint -> double may round (2^63-1 -> 2^63), as Java
     if isinstance(to_t, T.TimestampType):
         if isinstance(from_t, T.DateType):
             naive = arr.cast(pa.timestamp("us"))
@@ -273,25 +295,63 @@ def java_double_str(v: float) -> str:
 
 
 def format_double(arr: pa.Array, is_float: bool = False) -> pa.Array:
-    """Doubles (or floats) formatted like Java, per distinct value."""
-    if is_float:
-        # Java's Float.toString uses the shortest float32 digits.
-        vals = arr.to_numpy(zero_copy_only=False)
-        uniq = {}
-        out = []
-        for x in vals:
-            if x in uniq:
-                out.append(uniq[x])
-                continue
-            s = java_double_str(float(np.format_float_positional(x, unique=True, trim="-"))) \
-                if not (np.isnan(x) or np.isinf(x)) else java_double_str(float(x))
-            uniq[x] = s
-            out.append(s)
-        return pa.array(out, type=pa.large_string(), mask=~_valid_np(arr))
-    uniq = pc.unique(arr.drop_null())
-    formatted = pa.array([java_double_str(v) for v in uniq.to_pylist()], type=pa.large_string())
-    idx = pc.index_in(arr, value_set=uniq)
-    return pc.take(formatted, idx)
+    """Doubles (or floats) formatted like Java's ``Double.toString``/``Float.toString``
+    (``1.0``, ``1234567.0``, ``1.0E7``, ``1.5E-4``, ``-0.0``, ``NaN``, ``-Infinity``).
+
+    Vectorized: Arrow's cast to string gives the shortest round-trip digits (float32 digits for
+    floats, as Java's ``Float.toString``); string kernels rewrite them into Java's layout."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    ft = pa.float32() if is_float else pa.float64()
+    arr = arr.cast(ft)
+    ls = pa.large_string()
+    vals = arr.to_numpy(zero_copy_only=False)
+    valid = _valid_np(arr)
+    nan = np.isnan(vals) & valid
+    inf = np.isinf(vals)
+    zero = vals == 0
+    neg = np.signbit(vals) & ~nan
+    special = ~valid | nan | inf | zero
+    absval = np.where(special, 1, np.abs(vals)).astype(vals.dtype, copy=False)
+    # Java prints 1e-3 <= |v| < 1e7 plainly (so does Arrow: shortest digits, no exponent), with
+    # ".0" added to integral values; otherwise as d.ddd"E"exp.  (Neither bound is crossed by
+    # rounding to the shortest digits: 1e7 is a double, and 1e-3 is the shortest form of the
+    # nearest double.)
+    sci = (absval < 1e-3) | (absval >= 1e7)
+    t = pa.array(absval, type=ft).cast(ls)  # "123.5", "10000000", "1e+21", "1.5e-7"
+    out = pc.if_else(pc.match_substring(t, "."), t,
+                     pc.binary_join_element_wise(t, pa.scalar(".0", ls), pa.scalar("", ls)))
+    if sci.any():
+        out = pc.replace_with_mask(out, pa.array(sci), _java_scientific(t.filter(pa.array(sci))))
+    out = pc.if_else(pa.array(zero), pa.scalar("0.0", ls), out)
+    out = pc.if_else(pa.array(inf), pa.scalar("Infinity", ls), out)
+    if neg.any():
+        out = pc.if_else(pa.array(neg), pc.binary_join_element_wise(
+            pa.scalar("-", ls), out, pa.scalar("", ls)), out)
+    out = pc.if_else(pa.array(nan), pa.scalar("NaN", ls), out)
+    return out if valid.all() else pc.if_else(pa.array(valid), out, pa.scalar(None, ls))
+
+
+def _java_scientific(t: pa.Array) -> pa.Array:
+    """Shortest-digit strings of positive numbers (``"12345678.5"``, ``"0.000123"``,
+    ``"1.5e+21"``) in Java's scientific layout (``1.23456785E7``, ``1.23E-4``, ``1.5E21``)."""
+    ls = pa.large_string()
+    has_e = pc.match_substring(t, "e")
+    mant = pc.replace_substring_regex(t, r"e.*$", "")
+    digits = pc.utf8_trim(pc.replace_substring(mant, ".", ""), characters="0")
+    exp_e = pc.if_else(has_e, pc.replace_substring_regex(t, r"^.*e\+?", ""),
+                       pa.scalar("0", ls)).cast(pa.int64())
+    dot = pc.find_substring(t, ".")
+    int_len = pc.if_else(pc.less(dot, 0), pc.utf8_length(t), dot)
+    lead = pc.subtract(pc.utf8_length(t), pc.utf8_length(pc.utf8_ltrim(t, characters="0.")))
+    exp_plain = pc.if_else(pc.starts_with(t, "0."), pc.subtract(1, lead),
+                           pc.subtract(int_len, 1))
+    exp = pc.if_else(has_e, exp_e, exp_plain.cast(pa.int64()))
+    frac = pc.utf8_slice_codeunits(digits, 1)
+    frac = pc.if_else(pc.equal(pc.utf8_length(frac), 0), pa.scalar("0", ls), frac)
+    return pc.binary_join_element_wise(
+        pc.utf8_slice_codeunits(digits, 0, 1), pa.scalar(".", ls), frac, pa.scalar("E", ls),
+        exp.cast(ls), pa.scalar("", ls))
 
 
 def _to_string(arr: pa.Array, from_t: T.DataType, time_zone: str) -> pa.Array:
@@ -335,7 +395,7 @@ def _string_to_integral(arr, trimmed, to_t, fail: _Fail) -> pa.Array:
     if too_long.any():
         fail.check(too_long, arr, lambda v: _invalid_input(v, T.STRING, to_t))
         clean = pc.if_else(pa.array(too_long), pa.scalar(None, clean.type), clean)
-    as64 = clean.cast(pa.int64())
+    as64 = pc.replace_substring_regex(clean, r"^\+", "").cast(pa.int64())  # Arrow rejects '+8'
     return _range_checked_int(as64, arr, T.STRING, to_t, fail, invalid=True)
 
 
@@ -376,12 +436,16 @@ def _decimal_strings_to_decimal(strings: pa.Array, orig: pa.Array, from_t, to_t:
     uniq = pc.unique(strings.drop_null())
     unscaled_vals = []
     q = Decimal(1).scaleb(-to_t.scale)
-    for s in uniq.to_pylist():
-        try:
-            d = Decimal(s).quantize(q, rounding="ROUND_HALF_UP")
-            unscaled_vals.append(int(d.scaleb(to_t.scale)))
-        except InvalidOperation:
-            unscaled_vals.append(10 ** 40)  # marks overflow
+    from decimal import localcontext
+
+    with localcontext() as ctx:
+        ctx.prec = 100  # the default 28 digits cannot hold decimal(38, s) values
+        for s in uniq.to_pylist():
+            try:
+                d = Decimal(s).quantize(q, rounding="ROUND_HALF_UP")
+                unscaled_vals.append(int(d.scaleb(to_t.scale)))
+            except InvalidOperation:
+                unscaled_vals.append(10 ** 40)  # marks overflow
     idx = pc.index_in(strings, value_set=uniq)
     valid = _valid_np(idx)
     pos = pc.fill_null(idx, 0).to_numpy(zero_copy_only=False)
@@ -546,14 +610,14 @@ def _to_decimal(arr, from_t, to_t: T.DecimalType, fail: _Fail) -> pa.Array:
         vals = _np_float(arr)
         valid = _valid_np(arr)
         nonfinite = valid & ~np.isfinite(np.where(valid, vals, 0.0))
-        fail.check(nonfinite, arr, lambda v: _invalid_input(v, from_t, to_t))
+        # Spark (even ANSI) turns NaN/Infinity into NULL (its NumberFormatException is caught).
         strings = format_double(pc.if_else(pa.array(nonfinite), pa.scalar(None, pa.float64()),
                                            arr.cast(pa.float64())))
         return _decimal_strings_to_decimal(strings, arr, T.DOUBLE, to_t, fail)
     if isinstance(from_t, T.TimestampType):
-        micros = arr.cast(pa.int64())
-        dec = cast_array(micros, T.LONG, T.DecimalType(38, 6), True)
-        v, valid = D.unscaled(dec)
+        # seconds since the epoch: the microseconds are the unscaled value at scale 6
+        v = _np_int(arr.cast(pa.int64())).astype(object)
+        valid = _valid_np(arr)
         return _to_decimal(D.from_unscaled(v, valid, T.DecimalType(38, 6), check=False),
                            T.DecimalType(38, 6), to_t, fail)
     raise _unsupported(from_t, to_t)

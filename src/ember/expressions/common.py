@@ -159,3 +159,21 @@ def literal_value(e: Expression) -> tuple[bool, Any]:
     if isinstance(e, Literal):
         return True, e.value
     return False, None
+
+
+def eval_null_intolerant(children, batch: pa.RecordBatch,
+                         order: tuple[int, ...] | None = None) -> list[pa.Array]:
+    """The children of a NULL-intolerant expression evaluated as Spark does row by row: in
+    ``order`` (default left to right), each child only on the rows where every child evaluated
+    before it is non-NULL (Spark's ``BinaryExpression.nullSafeEval`` never evaluates the right
+    child of a row whose left value is NULL, so ``NULL + (i + 1)`` cannot overflow; division
+    evaluates the divisor first).  Rows not evaluated are NULL."""
+    out: list[pa.Array | None] = [None] * len(children)
+    mask: np.ndarray | None = None
+    for i in (order if order is not None else range(len(children))):
+        a = eval_where(children[i], batch, mask)
+        out[i] = a
+        if a.null_count:
+            valid = to_mask(pc.is_valid(a))
+            mask = valid if mask is None else mask & valid
+    return out  # type: ignore[return-value]

@@ -231,6 +231,12 @@ class _MinMaxElementwise(Expression):
         if isinstance(dtype, T.NullType):
             return pa.nulls(n)
         fn = pc.max_element_wise if self.fn_name == "greatest" else pc.min_element_wise
+        at = dtype.to_arrow()
+        if pa.types.is_temporal(at):
+            # Arrow has no element-wise min/max kernel for tz-aware timestamps: compare the
+            # physical integers (dates: days, timestamps: microseconds).
+            phys = pa.int32() if pa.types.is_date32(at) else pa.int64()
+            return fn(*[a.cast(phys) for a in arrs], skip_nulls=True).cast(at)
         out = fn(*arrs, skip_nulls=True)
         if is_float_type(dtype) and self.fn_name == "greatest":
             # Spark: NaN is larger than any other value.

@@ -215,14 +215,16 @@ def _to_ts(to_date: bool):
 def _parse_default(src: pa.Array, to_date: bool, tz: str) -> pa.Array:
     from ember.errors import CastError
 
-    try:
-        return cast_array(src, S, DATE if to_date else TS, True, tz)
-    except CastError as e:
-        raise _parse_error(str(e.parameters.get("expression", "")).strip("'"), None) from e
+    # Spark: without a format, to_date/to_timestamp is a plain ANSI cast (CAST_INVALID_INPUT).
+    return cast_array(src, S, DATE if to_date else TS, True, tz)
 
 
 def _to_inputs(types):
-    return (None,) + ((S,) if len(types) > 1 else ())
+    # Spark accepts string, date, timestamp; other atomic types are implicitly cast to string
+    # (``to_date(20200101, 'yyyyMMdd')`` parses '20200101').
+    t0 = types[0]
+    first = None if isinstance(t0, (T.StringType, T.DateType, T.TimestampType, T.NullType)) else S
+    return (first,) + ((S,) if len(types) > 1 else ())
 
 
 register(FunctionSpec("to_date", _to_inputs, lambda t: DATE, _to_ts(True), may_fail=True))
@@ -233,8 +235,77 @@ def _date_format(a, node, b):
     fmt = node.arguments[1]
     if not isinstance(fmt, Literal) or fmt.value is None:
         raise ExecutionError("date_format needs a literal format", error_class="UNSUPPORTED_FEATURE")
-    local = _local_naive(a[0], _tz(node)).cast(pa.timestamp("s"), safe=False)
-    return pc.strftime(local, format=spark_pattern_to_strftime(fmt.value)).cast(pa.large_string())
+    local_us = _local_naive(a[0], _tz(node))
+    us = pc.fill_null(local_us.cast(pa.int64()), 0).to_numpy(zero_copy_only=False)
+    secs, frac = np.divmod(us, 1_000_000)  # floor: 1969-12-31 23:59:59.999 keeps its second
+    valid = pc.is_valid(local_us).to_numpy(zero_copy_only=False)
+    local = pa.array(secs, mask=~valid).cast(pa.timestamp("s"))
+    frac_us = pa.array(frac, mask=~valid)
+    parts = [_format_token(tok, local, frac_us) for tok in _pattern_tokens(fmt.value)]
+    if not parts:
+        return pc.if_else(pc.is_valid(local), pa.scalar("", pa.large_string()),
+                          pa.scalar(None, pa.large_string()))
+    out = parts[0] if len(parts) == 1 else pc.binary_join_element_wise(
+        *parts, pa.scalar("", pa.large_string()))
+    return pc.if_else(pc.is_valid(local), out, pa.scalar(None, out.type)).cast(pa.large_string())
+
+
+def _pattern_tokens(pattern: str) -> list[str]:
+    """A Spark datetime pattern split into runs of one letter (``yyyy``, ``M``) and literal text
+    (prefixed with a quote: ``"'-"``)."""
+    tokens: list[str] = []
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "'":
+            j = pattern.find("'", i + 1)
+            j = len(pattern) if j < 0 else j
+            tokens.append("'" + (pattern[i + 1:j] or "'"))
+            i = j + 1
+        elif c.isalpha():
+            j = i
+            while j < len(pattern) and pattern[j] == c:
+                j += 1
+            tokens.append(pattern[i:j])
+            i = j
+        else:
+            tokens.append("'" + c)
+            i += 1
+    return tokens
+
+
+#: padded fields strftime prints exactly like Spark
+_STRFTIME_TOKENS = {"yyyy": "%Y", "yy": "%y", "MMMM": "%B", "MMM": "%b", "MM": "%m", "dd": "%d",
+                    "HH": "%H", "hh": "%I", "mm": "%M", "ss": "%S", "EEEE": "%A", "EEE": "%a",
+                    "EE": "%a", "E": "%a", "a": "%p", "DDD": "%j", "y": "%Y", "yyy": "%Y"}
+#: numeric fields printed with at least len(token) digits
+_NUMERIC_FIELDS = {"M": pc.month, "d": pc.day, "H": pc.hour, "m": pc.minute, "s": pc.second,
+                   "D": pc.day_of_year, "Q": pc.quarter}
+
+
+def _format_token(tok: str, local: pa.Array, micros: pa.Array) -> pa.Array:
+    n = len(local)
+    if tok.startswith("'"):
+        return pa.repeat(pa.scalar(tok[1:], pa.large_string()), n)
+    if tok in _STRFTIME_TOKENS:
+        return pc.strftime(local, format=_STRFTIME_TOKENS[tok]).cast(pa.large_string())
+    c = tok[0]
+    if c == "h":  # clock hour 1-12
+        v = pc.add(pc.hour(local).cast(pa.int64()), 11)
+        v = pc.add(pc.subtract(v, pc.multiply(pc.divide(v, 12), 12)), 1)
+    elif c == "S":  # fraction of second, len(tok) digits
+        digits = len(tok)
+        if digits <= 6:
+            v = pc.divide(micros, 10 ** (6 - digits))
+        else:
+            v = pc.multiply(micros, 10 ** (digits - 6))
+    elif c in _NUMERIC_FIELDS and len(tok) <= 3:
+        v = _NUMERIC_FIELDS[c](local)
+    else:
+        raise ExecutionError(f"Unsupported datetime pattern letter(s) '{tok}'",
+                             error_class="UNSUPPORTED_FEATURE")
+    text = v.cast(pa.int64()).cast(pa.large_string())
+    return pc.utf8_lpad(text, width=len(tok), padding="0") if len(tok) > 1 else text
 
 
 register(FunctionSpec("date_format", lambda t: (TS, S), lambda t: S, _date_format))

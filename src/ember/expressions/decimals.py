@@ -104,3 +104,36 @@ def to_float(vals: np.ndarray, scale: int) -> np.ndarray:
         return np.zeros(0)
     out = (vals / (10 ** scale)) if scale else vals
     return np.asarray(out, dtype=np.float64)
+
+
+_ARROW_OPS = {"+": "add", "-": "subtract", "*": "multiply"}
+
+
+def arrow_binary(op: str, left: pa.Array, right: pa.Array, out: T.DecimalType) -> pa.Array | None:
+    """``left op right`` (``op`` in ``+ - *``) as ``out`` via Arrow's decimal128 kernels, when
+    Arrow's exact result type (``+ -``: ``max(p1-s1, p2-s2) + max(s1, s2) + 1`` digits, ``*``:
+    ``p1 + p2 + 1``) fits 38 digits; rounded HALF_UP (Arrow's ``half_towards_infinity``) to
+    ``out.scale``.  ``None`` when not applicable or out of range, so that callers take the
+    Python-int path (which raises Spark's error)."""
+    lt, rt = left.type, right.type
+    if not (pa.types.is_decimal128(lt) and pa.types.is_decimal128(rt)):
+        return None
+    if op == "*":
+        p, s = lt.precision + rt.precision + 1, lt.scale + rt.scale
+    else:
+        s = max(lt.scale, rt.scale)
+        p = max(lt.precision - lt.scale, rt.precision - rt.scale) + s + 1
+    if p > 38:
+        return None
+    import pyarrow.compute as pc
+
+    try:
+        res = getattr(pc, _ARROW_OPS[op])(left, right)
+        if res.type != pa.decimal128(p, s):
+            return None
+        if out.scale < s:
+            res = pc.round(res.cast(pa.decimal128(38, s)), ndigits=out.scale,
+                           round_mode="half_towards_infinity")
+        return res.cast(out.to_arrow())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None

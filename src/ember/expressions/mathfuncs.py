@@ -72,6 +72,8 @@ def _pow(a, node, b):
     y, vy = _np(a[1])
     with np.errstate(all="ignore"):
         out = np.power(x, y)
+        # Java's Math.pow: pow(+-1, NaN or +-Infinity) is NaN (numpy says 1.0).
+        out = np.where((np.abs(x) == 1.0) & ~np.isfinite(y), np.nan, out)
     return pa.array(out, type=pa.float64(), mask=~(vx & vy))
 
 
@@ -114,15 +116,19 @@ def _floor_kernel(up: bool):
         vals, valid = _np(arr)
         with np.errstate(all="ignore"):
             r = np.ceil(vals) if up else np.floor(vals)
+            # ANSI: a double outside [-2^63, 2^63] overflows (NaN is 0, as Java's (long) NaN).
+            if (valid & ((r >= 2.0 ** 63) | (r < -(2.0 ** 63)))).any():
+                from ember.expressions.arithmetic import overflow_error
+                raise overflow_error()
             r = np.clip(np.nan_to_num(r, nan=0.0), -9.223372036854776e18, 9.223372036854775e18)
         return pa.array(r.astype(np.int64), mask=~valid)
     return k
 
 
 register(FunctionSpec("floor", _floor_inputs, _floor_result, _floor_kernel(False),
-                      expected='("DOUBLE" or "DECIMAL")'))
+                      may_fail=True, expected='("DOUBLE" or "DECIMAL")'))
 register(FunctionSpec("ceil", _floor_inputs, _floor_result, _floor_kernel(True),
-                      expected='("DOUBLE" or "DECIMAL")'))
+                      may_fail=True, expected='("DOUBLE" or "DECIMAL")'))
 
 
 # -- round --------------------------------------------------------------------------------------
@@ -144,20 +150,33 @@ def _round_inputs(types):
 
 def _round_result_for(t: T.DataType, d: int) -> T.DataType:
     if isinstance(t, T.DecimalType):
-        if d >= t.scale:
-            return t
-        new_scale = max(d, 0)
-        return T.DecimalType(min(t.precision - t.scale + new_scale + 1, 38), new_scale)
+        # Spark's RoundBase: one more integral digit for the carry (ceil(9.9) = 10).
+        integral = t.precision - t.scale + 1
+        if d < 0:
+            return T.DecimalType(min(max(integral, -d + 1), 38), 0)
+        new_scale = min(t.scale, d)
+        return T.DecimalType(min(integral + new_scale, 38), new_scale)
     if isinstance(t, T.NullType):
         return T.DOUBLE
     return t
 
 
 def _round_half_up_float(vals: np.ndarray, d: int) -> np.ndarray:
+    """HALF_UP like Spark's ``BigDecimal(x.toDouble).setScale(d)``: the *shortest decimal* of the
+    double is rounded, so ``round(1.005D, 2)`` is 1.01.  Only values whose scaled fraction is
+    within 1e-6 of .5 (rare) are redone exactly with :class:`decimal.Decimal`."""
     f = 10.0 ** d
     with np.errstate(all="ignore"):
-        out = np.sign(vals) * np.floor(np.abs(vals) * f + 0.5) / f
-    return np.where(np.isfinite(vals), out, vals)
+        scaled = np.abs(vals) * f
+        out = np.sign(vals) * np.floor(scaled + 0.5) / f
+        near_half = np.isfinite(scaled) & (np.abs(scaled - np.floor(scaled) - 0.5) < 1e-6)
+    if near_half.any():
+        from decimal import ROUND_HALF_UP, Decimal
+
+        q = Decimal(1).scaleb(-d)
+        for i in np.flatnonzero(near_half):
+            out[i] = float(Decimal(repr(float(vals[i]))).quantize(q, rounding=ROUND_HALF_UP))
+    return np.where(np.isfinite(vals) & np.isfinite(scaled), out, vals)
 
 
 def _round_kernel(a, node, b):
@@ -177,12 +196,16 @@ def _round_kernel(a, node, b):
         v = pc.fill_null(arr.cast(pa.int64()), 0).to_numpy(zero_copy_only=False).astype(object)
         valid = arr.is_valid().to_numpy(zero_copy_only=False)
         r = D.div_half_up(v, 10 ** (-d)) * (10 ** (-d))
+        info = np.iinfo(arr.type.to_pandas_dtype())
+        if (valid & ((r > info.max) | (r < info.min))).any():
+            from ember.expressions.arithmetic import overflow_error
+            raise overflow_error()
         return pa.array(r.astype(np.int64), mask=~valid).cast(arr.type)
     vals, valid = _np(arr)
     return pa.array(_round_half_up_float(vals, d), mask=~valid).cast(arr.type)
 
 
-register(FunctionSpec("round", _round_inputs, lambda t: t[0], _round_kernel,
+register(FunctionSpec("round", _round_inputs, lambda t: t[0], _round_kernel, may_fail=True,
                       node_result=lambda n: _round_result_for(n.arguments[0].data_type,
                                                               _round_scale(n))))
 

@@ -142,6 +142,10 @@ class FunctionSpec:
 
 FUNCTION_SPECS: dict[str, FunctionSpec] = {}
 
+#: NULL-returning functions whose arguments Spark still evaluates all (no short-circuit after a
+#: NULL argument), so an error in a later argument is raised: ``concat(NULL, CAST('x' AS INT))``.
+_EAGER_ARGUMENTS = frozenset({"concat"})
+
 
 def register(spec: FunctionSpec) -> FunctionSpec:
     FUNCTION_SPECS[spec.key] = spec
@@ -214,7 +218,12 @@ class ScalarFunction(Expression):
 
     def eval(self, batch: pa.RecordBatch) -> pa.Array:
         n = batch.num_rows
-        arrays = [to_array(a.eval(batch), n) for a in self.arguments]
+        if self.spec.null_intolerant and self.spec.key not in _EAGER_ARGUMENTS:
+            from ember.expressions.common import eval_null_intolerant
+
+            arrays = eval_null_intolerant(self.arguments, batch)
+        else:
+            arrays = [to_array(a.eval(batch), n) for a in self.arguments]
         out_type = self.data_type.to_arrow()
         if self.spec.null_intolerant and any(pa.types.is_null(a.type) for a in arrays):
             return pa.nulls(n, out_type)

@@ -34,6 +34,7 @@ from ember.expressions.common import (
     diff_types,
     eval_where,
     full_null,
+    may_fail,
     is_float_type,
     sql_type,
     to_array,
@@ -254,9 +255,9 @@ class BinaryComparison(Predicate):
         return self.right.data_type if isinstance(lt, T.NullType) else lt
 
     def eval(self, batch: pa.RecordBatch) -> pa.Array:
-        n = batch.num_rows
-        left = to_array(self.left.eval(batch), n)
-        right = to_array(self.right.eval(batch), n)
+        from ember.expressions.common import eval_null_intolerant
+
+        left, right = eval_null_intolerant((self.left, self.right), batch)
         return compare_arrays(self.symbol, left, right, self._operand_type())
 
     def simple_string(self) -> str:
@@ -411,6 +412,8 @@ class In(Predicate):
         if pa.types.is_null(value.type) or not self.items:
             return pa.nulls(n, pa.bool_())
         dtype = self.value.data_type
+        if any(may_fail(i) for i in self.items):
+            return self._eval_in_order(batch, value, dtype)
         literals = [i for i in self.items if isinstance(i, Literal)]
         others = [i for i in self.items if not isinstance(i, Literal)]
         result: pa.Array | None = None
@@ -430,6 +433,21 @@ class In(Predicate):
             eq = compare_arrays("=", value, to_array(item.eval(batch), n), dtype)
             result = eq if result is None else pc.or_kleene(result, eq)
         assert result is not None
+        return result
+
+    def _eval_in_order(self, batch: pa.RecordBatch, value: pa.Array, dtype: T.DataType
+                       ) -> pa.Array:
+        """Spark's row-wise evaluation: items in order, none for a NULL value, and none after the
+        first match (so a failing item after a match, or for a NULL value, does not raise)."""
+        pending = to_mask(pc.is_valid(value))
+        result = pc.if_else(pc.is_valid(value), pa.scalar(False), pa.scalar(None, pa.bool_()))
+        for item in self.items:
+            if not pending.any():
+                break
+            eq = compare_arrays("=", value, eval_where(item, batch, pending), dtype)
+            eq = pc.if_else(pa.array(pending), eq, pa.scalar(False))
+            result = pc.or_kleene(result, eq)
+            pending &= ~to_mask(eq)
         return result
 
     def simple_string(self) -> str:

@@ -94,7 +94,7 @@ def _abs(name, a):
 
 @_reg("negative", 1, 1)
 def _neg(name, a):
-    return UnaryMinus(a[0])
+    return UnaryMinus(a[0], function_name="negative")
 
 
 @_reg("positive", 1, 1)

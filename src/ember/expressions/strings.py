@@ -2,16 +2,18 @@
 
 Arguments are implicitly cast to string (``upper(1)`` is ``upper(cast(1 as string))``) and
 positions/lengths to int, as Spark's ImplicitCastInputTypes does.  Kernels are Arrow's ``utf8_*``
-functions when the pattern/position arguments are literals; otherwise a documented slow path
-evaluates row by row.
+functions when the pattern/position arguments are literals; otherwise vectorized NumPy kernels over
+the UTF-8 bytes (:mod:`ember.expressions.utf8_kernels`).
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ember import types as T
+from ember.expressions import utf8_kernels as K
 from ember.expressions.base import Literal
 from ember.expressions.misc import FunctionSpec, ScalarFunction, register
 
@@ -21,13 +23,6 @@ S, I, B = T.STRING, T.INT, T.BOOLEAN
 def _lit(node: ScalarFunction, i: int):
     a = node.arguments[i]
     return (True, a.value) if isinstance(a, Literal) else (False, None)
-
-
-def rowwise(fn, arrays: list[pa.Array], out_type: pa.DataType) -> pa.Array:
-    """Slow path: ``fn`` applied per row (NULL if any argument is NULL)."""
-    cols = [a.to_pylist() for a in arrays]
-    out = [None if any(v is None for v in row) else fn(*row) for row in zip(*cols)]
-    return pa.array(out, type=out_type)
 
 
 def _strs(n: int):
@@ -43,16 +38,6 @@ _spec("lower", _strs(1), lambda t: S, lambda a, n, b: pc.utf8_lower(a[0]), expec
 _spec("length", _strs(1), lambda t: I, lambda a, n, b: pc.utf8_length(a[0]).cast(pa.int32()))
 
 
-def _substring_py(s: str, pos: int, length: int) -> str:
-    # UTF8String.substringSQL
-    n = len(s)
-    start = pos - 1 if pos > 0 else (n + pos if pos < 0 else 0)
-    end = start + length if length < (1 << 40) else 1 << 40
-    start = max(start, 0)
-    end = max(min(end, n), 0)
-    return s[start:end] if start < end else ""
-
-
 def _substring(a, node, b):
     okp, pos = _lit(node, 1)
     okl, length = _lit(node, 2) if len(node.arguments) > 2 else (True, 2147483647)
@@ -61,8 +46,22 @@ def _substring(a, node, b):
         if length <= 0:
             return pc.if_else(pc.is_valid(a[0]), pa.scalar("", a[0].type), a[0])
         return pc.utf8_slice_codeunits(a[0], start, start + length)
-    arrays = a if len(a) > 2 else a + [pa.repeat(pa.scalar(2147483647, pa.int32()), len(a[0]))]
-    return rowwise(_substring_py, arrays, pa.large_string())
+    return _substring_columns(a)
+
+
+def _substring_columns(a):
+    """``substring`` with column position/length: UTF8String.substringSQL, vectorized."""
+    s = K.Utf8(a[0])
+    valid = K.all_valid(a)
+    pos = K.ints(a[1])
+    length = K.ints(a[2]) if len(a) > 2 else np.full(s.n, 2147483647, dtype=np.int64)
+    n = s.nchars
+    start = np.where(pos > 0, pos - 1, np.where(pos < 0, n + pos, 0))
+    end = np.clip(start + length, 0, n)
+    start = np.maximum(start, 0)
+    end = np.maximum(end, start)
+    rows = np.arange(s.n, dtype=np.int64)
+    return K.slice_bytes(s, s.byte_at(rows, start), s.byte_at(rows, end), valid)
 
 
 _spec("substring", lambda t: (S, I, I)[: len(t)], lambda t: S, _substring)
@@ -82,8 +81,17 @@ def _concat_ws(a, node, b):
     sep, rest = a[0], a[1:]
     if not rest:
         return pc.if_else(pc.is_valid(sep), pa.scalar("", sep.type), sep)
-    return pc.binary_join_element_wise(*[x.cast(pa.large_string()) for x in rest],
-                                       sep.cast(pa.large_string()), null_handling="skip")
+    # Not binary_join_element_wise(null_handling="skip"): pyarrow drops the rows where every
+    # value is NULL.  Build per-row lists of the non-NULL values instead and join them.
+    n, k = len(sep), len(rest)
+    cols = [x.cast(pa.large_string()) for x in rest]
+    order = (np.arange(n, dtype=np.int64)[:, None] + np.arange(k, dtype=np.int64) * n).ravel()
+    values = pc.take(pa.concat_arrays(cols), pa.array(order))
+    keep = pc.is_valid(values)
+    counts = keep.to_numpy(zero_copy_only=False).reshape(n, k).sum(axis=1)
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
+    lists = pa.ListArray.from_arrays(pa.array(offsets), values.filter(keep))
+    return pc.binary_join(lists, sep.cast(pa.large_string()))
 
 
 _spec("concat_ws", lambda t: (S,) * len(t), lambda t: S, _concat_ws, null_intolerant=False)
@@ -96,8 +104,9 @@ def _trim(fn):
         ok, chars = _lit(node, 1)
         if ok and chars is not None:
             return fn(a[0], characters=chars)
-        py = {pc.utf8_trim: str.strip, pc.utf8_ltrim: str.lstrip, pc.utf8_rtrim: str.rstrip}[fn]
-        return rowwise(lambda s, c: py(s, c), a, pa.large_string())
+        side = {pc.utf8_trim: (True, True), pc.utf8_ltrim: (True, False),
+                pc.utf8_rtrim: (False, True)}[fn]
+        return _trim_columns(a, *side)
     return k
 
 
@@ -107,16 +116,6 @@ _spec("rtrim", lambda t: (S,) * len(t), lambda t: S, _trim(pc.utf8_rtrim))
 
 
 def _pad(left: bool):
-    def py(s: str, n: int, p: str) -> str:
-        if n <= 0:
-            return ""
-        if len(s) >= n:
-            return s[:n]
-        if not p:
-            return s
-        fill = (p * (n // len(p) + 1))[: n - len(s)]
-        return fill + s if left else s + fill
-
     def k(a, node, b):
         okn, n = _lit(node, 1)
         okp, p = _lit(node, 2) if len(a) > 2 else (True, " ")
@@ -124,8 +123,8 @@ def _pad(left: bool):
             cut = pc.utf8_slice_codeunits(a[0], 0, n)
             fn = pc.utf8_lpad if left else pc.utf8_rpad
             return fn(cut, width=n, padding=p)
-        arrays = a if len(a) > 2 else a + [pa.repeat(pa.scalar(" ", pa.large_string()), len(a[0]))]
-        return rowwise(py, arrays, pa.large_string())
+        pad = a[2] if len(a) > 2 else pa.repeat(pa.scalar(" ", pa.large_string()), len(a[0]))
+        return _pad_columns(a[0], a[1], pad, left)
     return k
 
 
@@ -140,8 +139,8 @@ def _replace(a, node, b):
         if search == "":
             return a[0]
         return pc.replace_substring(a[0], pattern=search, replacement=rep)
-    arrays = a if len(a) > 2 else a + [pa.repeat(pa.scalar("", pa.large_string()), len(a[0]))]
-    return rowwise(lambda s, x, r: s.replace(x, r) if x else s, arrays, pa.large_string())
+    rep_arr = a[2] if len(a) > 2 else pa.repeat(pa.scalar("", pa.large_string()), len(a[0]))
+    return _replace_columns(a[0], a[1], rep_arr)
 
 
 _spec("replace", lambda t: (S,) * len(t), lambda t: S, _replace)
@@ -151,7 +150,7 @@ def _instr(a, node, b):
     ok, sub = _lit(node, 1)
     if ok and sub is not None:
         return pc.add(pc.find_substring(a[0], pattern=sub), 1).cast(pa.int32())
-    return rowwise(lambda s, x: s.find(x) + 1, a, pa.int32())
+    return _find_columns(a[0], a[1], None)
 
 
 _spec("instr", _strs(2), lambda t: I, _instr)
@@ -159,16 +158,17 @@ _spec("instr", _strs(2), lambda t: I, _instr)
 
 def _locate(a, node, b):
     # locate(substr, str[, pos]) -- 1-based, 0 when not found or pos < 1
-    def py(sub: str, s: str, pos: int) -> int:
-        if pos < 1:
-            return 0
-        return s.find(sub, pos - 1) + 1
     arrays = a if len(a) > 2 else a + [pa.repeat(pa.scalar(1, pa.int32()), len(a[0]))]
     ok, sub = _lit(node, 0)
     okp, pos = _lit(node, 2) if len(a) > 2 else (True, 1)
     if ok and okp and sub is not None and pos == 1:
         return pc.add(pc.find_substring(a[1], pattern=sub), 1).cast(pa.int32())
-    return rowwise(py, arrays, pa.int32())
+    out = _find_columns(arrays[1], arrays[0], arrays[2])
+    # Spark: an empty substr is found at 1 for any pos >= 1 (UTF8String.indexOf returns 0)
+    empty = pc.and_(pc.equal(pc.binary_length(arrays[0]), 0),
+                    pc.greater_equal(arrays[2].cast(pa.int64()), 1))
+    fix = pc.and_(pc.fill_null(empty, False), pc.is_valid(out))
+    return pc.if_else(fix, pa.scalar(1, out.type), out)
 
 
 _spec("locate", lambda t: (S, S, I)[: len(t)], lambda t: I, _locate)
@@ -179,7 +179,7 @@ def _predicate(fn, py):
         ok, pat = _lit(node, 1)
         if ok and pat is not None:
             return fn(a[0], pattern=pat)
-        return rowwise(py, a, pa.bool_())
+        return _match_columns(a[0], a[1], py)
     return k
 
 
@@ -200,3 +200,126 @@ STRING_FUNCTIONS: dict[str, tuple[str, int, int]] = {
     "startswith": ("startswith", 2, 2), "endswith": ("endswith", 2, 2),
     "contains": ("contains", 2, 2),
 }
+
+
+# ---------------------------------------------------------------------------------------------
+# Column-argument kernels (pattern/position/length given per row): vectorized over the UTF-8
+# bytes by ember.expressions.utf8_kernels; NULL where any argument is NULL.
+
+
+def _find_columns(s_arr, p_arr, start_arr) -> pa.Array:
+    """1-based character position of the first ``p`` in ``s`` at or after character
+    ``start`` (1-based; ``None``: 1), 0 when absent or ``start < 1`` (Python ``str.find``)."""
+    s, p = K.Utf8(s_arr), K.Utf8(p_arr)
+    valid = K.all_valid([s_arr, p_arr] + ([start_arr] if start_arr is not None else []))
+    rows = np.arange(s.n, dtype=np.int64)
+    if start_arr is None:
+        c0 = np.zeros(s.n, dtype=np.int64)
+        ok = valid.copy()
+    else:
+        pos = K.ints(start_arr)
+        ok = valid & (pos >= 1)
+        c0 = np.maximum(pos - 1, 0)
+    ok &= c0 <= s.nchars
+    hit = K.first_match(s, p, ok, s.byte_at(rows, c0))
+    res = np.where(hit >= 0, s.char_of_byte(np.maximum(hit, 0), rows) + 1, 0)
+    res = np.where(ok & (np.diff(p.offsets) == 0), c0 + 1, res)
+    res = np.where(ok, res, 0).astype(np.int32)
+    return pa.array(res, type=pa.int32(), mask=None if valid.all() else ~valid)
+
+
+def _match_columns(s_arr, p_arr, py) -> pa.Array:
+    """``startswith``/``endswith``/``contains`` with a column pattern."""
+    s, p = K.Utf8(s_arr), K.Utf8(p_arr)
+    valid = K.all_valid([s_arr, p_arr])
+    if py is str.__contains__:
+        res = valid & ((K.first_match(s, p, valid) >= 0) | (np.diff(p.offsets) == 0))
+    else:
+        at = s.starts if py is str.startswith else s.ends - np.diff(p.offsets)
+        res = K.match_at(s, p, valid, at)
+    return pa.array(res, type=pa.bool_(), mask=None if valid.all() else ~valid)
+
+
+def _trim_columns(a, left: bool, right: bool) -> pa.Array:
+    """``trim``/``ltrim``/``rtrim(s, chars)``: strip the characters of ``chars`` (a set)."""
+    s, c = K.Utf8(a[0]), K.Utf8(a[1])
+    valid = K.all_valid(a)
+    srow = s.char_rows()
+    skey = s.char_keys().astype(np.int64) | (srow << 32)
+    ckey = c.char_keys().astype(np.int64) | (c.char_rows() << 32)
+    kept = np.flatnonzero(~np.isin(skey, ckey))  # global character numbers
+    kr = srow[kept]
+    lo = s.nchars.copy()  # local character numbers; rows with nothing kept become ""
+    hi = s.nchars.copy()
+    if len(kept):
+        change = kr[1:] != kr[:-1]
+        head, tail = np.r_[True, change], np.r_[change, True]
+        lo[kr[head]] = kept[head] - s.first_char[kr[head]]
+        hi[kr[tail]] = kept[tail] + 1 - s.first_char[kr[tail]]
+    none_kept = np.ones(s.n, dtype=bool)
+    none_kept[kr] = False
+    start = np.where(none_kept, 0, lo if left else 0)
+    stop = np.where(none_kept, 0, hi if right else s.nchars)
+    rows = np.arange(s.n, dtype=np.int64)
+    return K.slice_bytes(s, s.byte_at(rows, start), s.byte_at(rows, stop), valid)
+
+
+def _pad_columns(s_arr, n_arr, p_arr, left: bool) -> pa.Array:
+    """``lpad``/``rpad(s, n, pad)``: cut to ``n`` characters or fill with ``pad`` repeated
+    (nothing when ``pad`` is empty); ``n <= 0`` gives ``''``."""
+    s, p = K.Utf8(s_arr), K.Utf8(p_arr)
+    valid = K.all_valid([s_arr, n_arr, p_arr])
+    rows = np.arange(s.n, dtype=np.int64)
+    target = np.where(valid, np.maximum(K.ints(n_arr), 0), 0)
+    keep = np.minimum(s.nchars, target)
+    plen = p.nchars
+    fill = np.where(plen > 0, target - keep, 0)
+    q = fill // np.maximum(plen, 1)
+    r = fill % np.maximum(plen, 1)
+    cnt = q + 2  # q whole copies of pad, one partial copy, the (cut) string
+    total = int(cnt.sum())
+    prow = np.repeat(rows, cnt)
+    cum = np.cumsum(cnt)
+    j = np.arange(total, dtype=np.int64) - np.repeat(cum - cnt, cnt)
+    qr = q[prow]
+    if left:
+        is_s, is_partial = j == qr + 1, j == qr
+    else:
+        is_s, is_partial = j == 0, j == qr + 1
+    shift = len(s.data)
+    buf = np.concatenate([s.data, p.data])
+    s_len = s.byte_at(rows, keep) - s.starts
+    p_full = p.ends - p.starts
+    p_part = p.byte_at(rows, r) - p.starts
+    starts = np.where(is_s, s.starts[prow], shift + p.starts[prow])
+    lengths = np.where(is_s, s_len[prow], np.where(is_partial, p_part[prow], p_full[prow]))
+    return K.assemble(buf, prow, starts, lengths, s.n, valid)
+
+
+def _replace_columns(s_arr, x_arr, r_arr) -> pa.Array:
+    """``replace(s, search, rep)``: every non-overlapping ``search`` (left to right) replaced by
+    ``rep``; an empty ``search`` leaves ``s`` unchanged (Python ``str.replace``)."""
+    s, x, r = K.Utf8(s_arr), K.Utf8(x_arr), K.Utf8(r_arr)
+    valid = K.all_valid([s_arr, x_arr, r_arr])
+    xlen = np.diff(x.offsets)
+    mrow, mpos = K.find_matches(s, x, valid)
+    sel = K.greedy_non_overlapping(mrow, mpos, xlen[mrow])
+    mrow, mpos = mrow[sel], mpos[sel]
+    mend = mpos + xlen[mrow]
+    same = np.r_[False, mrow[1:] == mrow[:-1]]
+    gap_start = np.where(same, np.r_[0, mend[:-1]], s.starts[mrow])
+    gap_len = mpos - gap_start
+    shift = len(s.data)
+    buf = np.concatenate([s.data, r.data])
+    rep_start = shift + r.starts[mrow]
+    rep_len = r.ends[mrow] - r.starts[mrow]
+    tail_start = s.starts.copy()
+    if len(mrow):
+        last = np.r_[mrow[1:] != mrow[:-1], True]
+        tail_start[mrow[last]] = mend[last]
+    tail_len = np.where(valid, s.ends - tail_start, 0)
+    prow = np.concatenate([np.repeat(mrow, 2), np.arange(s.n, dtype=np.int64)])
+    starts = np.concatenate([np.stack([gap_start, rep_start], axis=1).ravel(), tail_start])
+    lengths = np.concatenate([np.stack([gap_len, rep_len], axis=1).ravel(), tail_len])
+    order = np.argsort(prow, kind="stable")
+    return K.assemble(buf, prow[order], starts[order], lengths[order], s.n, valid)

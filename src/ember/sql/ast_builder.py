@@ -753,6 +753,8 @@ class AstBuilder:
             exp.RegexpLike: ("rlike", ("this", "expression")),
             exp.StrPosition: ("position", ("substr", "this", "position")),
             exp.Trim: ("trim", ("this",)),
+            exp.Ceil: ("ceil", ("this", "decimals")),
+            exp.Floor: ("floor", ("this", "decimals")),
         }
         form = forms.get(type(node))
         if form is not None:

@@ -71,6 +71,9 @@ class EmberSpark(Spark):
     INTERSECT_BINDS_TIGHTER_THAN_UNION_AND_EXCEPT = True
 
     class Tokenizer(Spark.Tokenizer):
+        # Spark 4: a doubled quote inside a string literal is an escaped quote ('a''b' is a'b)
+        STRING_ESCAPES = ["\\", "'", '"']
+
         def tokenize(self, sql: str) -> list[Token]:
             return _merge_suffixed_numbers(super().tokenize(sql), sql)
 
