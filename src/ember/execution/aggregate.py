@@ -533,6 +533,9 @@ def _int_sums(v: np.ndarray, g: np.ndarray, n_groups: int) -> np.ndarray:
     if len(v) == 0:
         return out
     bound = max(abs(int(v.max())), abs(int(v.min())))
+    if bound * len(v) < 1 << 53:
+        # Every partial sum is an integer below 2**53: float64 accumulation is exact.
+        return np.bincount(g, weights=v, minlength=n_groups).astype(np.int64)
     if bound * len(v) <= _I64_MAX:
         np.add.at(out, g, v)
         return out
@@ -577,8 +580,16 @@ def _decimal_sums(arr: pa.Array, valid: np.ndarray, gv: np.ndarray, n_groups: in
         return totals
     sums = []
     for limb in _decimal_limbs(arr):
-        s = np.zeros(n_groups, dtype=np.int64)
-        np.add.at(s, gv, limb[valid])
+        lv = limb[valid]
+        if n_groups == 1:
+            s = np.array([lv.sum()], dtype=np.int64)  # limbs < 2**32: exact below 2**31 rows
+        elif len(lv) < 1 << 21:
+            # limbs < 2**32: float64 sums of fewer than 2**21 of them are exact (bincount is
+            # much faster than np.add.at)
+            s = np.bincount(gv, weights=lv, minlength=n_groups).astype(np.int64)
+        else:
+            s = np.zeros(n_groups, dtype=np.int64)
+            np.add.at(s, gv, lv)
         sums.append(s.tolist())
     return [
         (s3 << 96) + (s2 << 64) + (s1 << 32) + s0

@@ -63,10 +63,21 @@ class HashMatcher:
         valid = np.flatnonzero(right_codes >= 0)
         order = valid[np.argsort(right_codes[valid], kind="stable")]
         sorted_codes = right_codes[order]
-        lo = np.searchsorted(sorted_codes, left_codes, side="left")
-        hi = np.searchsorted(sorted_codes, left_codes, side="right")
-        counts = (hi - lo).astype(np.int64, copy=False)
-        counts[left_codes < 0] = 0
+        top = int(sorted_codes[-1]) + 1 if len(sorted_codes) else 0
+        if top <= 4 * (len(left_codes) + len(right_codes)) + 1024:
+            # Dense codes (the usual case): direct-address tables instead of binary searches.
+            per_code = np.bincount(sorted_codes, minlength=top)
+            first = np.zeros(top + 1, dtype=np.int64)
+            np.cumsum(per_code, out=first[1:])
+            inside = (left_codes >= 0) & (left_codes < top)
+            lc = np.where(inside, left_codes, 0)
+            lo = first[lc]
+            counts = np.where(inside, per_code[lc] if top else 0, 0).astype(np.int64)
+        else:
+            lo = np.searchsorted(sorted_codes, left_codes, side="left")
+            hi = np.searchsorted(sorted_codes, left_codes, side="right")
+            counts = (hi - lo).astype(np.int64, copy=False)
+            counts[left_codes < 0] = 0
         self.order = order
         self.lo = lo
         self.counts = counts
@@ -80,8 +91,18 @@ class HashMatcher:
 
     def pair_chunks(self, chunk: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         for p0 in range(0, self.total, chunk):
-            p = np.arange(p0, min(self.total, p0 + chunk), dtype=np.int64)
-            li = np.searchsorted(self.ends, p, side="right")
+            p1 = min(self.total, p0 + chunk)
+            # Pairs are left-major: the chunk covers the left rows l0..l1.
+            l0 = int(np.searchsorted(self.ends, p0, side="right"))
+            l1 = int(np.searchsorted(self.ends, p1 - 1, side="right"))
+            base = int(self.starts[l0])
+            if int(self.ends[l1]) - base <= 4 * chunk:
+                li = np.repeat(np.arange(l0, l1 + 1, dtype=np.int64),
+                               self.counts[l0:l1 + 1])[p0 - base:p1 - base]
+                p = np.arange(p0, p1, dtype=np.int64)
+            else:  # a heavily repeated key: locate each pair's left row
+                p = np.arange(p0, p1, dtype=np.int64)
+                li = np.searchsorted(self.ends, p, side="right")
             ri = self.order[self.lo[li] + (p - self.starts[li])]
             yield li, ri
 

@@ -87,6 +87,10 @@ def _column_codes(arr: pa.Array) -> tuple[np.ndarray, int]:
         return _list_codes(arr)
     if not is_encodable(t):
         raise UnsupportedError(f"Comparing values of type {t} by equality is not supported yet")
+    if pa.types.is_integer(t):
+        small = _small_range_codes(arr)
+        if small is not None:
+            return small
     if pa.types.is_floating(t):
         arr = canonicalize_floats(arr)
     enc = pc.dictionary_encode(arr, null_encoding="mask")
@@ -94,6 +98,23 @@ def _column_codes(arr: pa.Array) -> tuple[np.ndarray, int]:
     if idx.null_count:
         idx = pc.fill_null(idx, -1)
     return idx.to_numpy(zero_copy_only=False).astype(np.int64, copy=False), len(enc.dictionary)
+
+
+def _small_range_codes(arr: pa.Array) -> tuple[np.ndarray, int] | None:
+    """Integer columns whose values span a range of at most ``4 * len`` values are coded as
+    ``value - min`` directly (no hashing); ``None`` for other columns."""
+    length = len(arr)
+    if length == 0 or arr.null_count == length:
+        return None
+    mm = pc.min_max(arr)
+    lo, hi = mm["min"].as_py(), mm["max"].as_py()
+    if hi - lo >= max(4 * length, 1 << 16):
+        return None
+    v = (arr if arr.null_count == 0 else pc.fill_null(arr, lo)).to_numpy(zero_copy_only=False)
+    codes = (v - v.dtype.type(lo)).astype(np.int64)  # in the column's own type: no overflow
+    if arr.null_count:
+        codes[~np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), dtype=bool)] = -1
+    return codes, hi - lo + 1
 
 
 def _list_codes(arr: pa.Array) -> tuple[np.ndarray, int]:
