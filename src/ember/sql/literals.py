@@ -153,8 +153,8 @@ def typed_literal(kind: str, value: str) -> Literal:
                 tz = dt.timezone(sgn * dt.timedelta(hours=int(digits[:2]), minutes=int(digits[2:])))
             ts = dt.datetime(y, mo, d, hh, mi, ss, int(frac or 0), tzinfo=tz)
             return Literal(ts.astimezone(dt.timezone.utc), T.TIMESTAMP)
-    except ValueError:
-        raise _invalid_typed(k, value) from None
+    except ValueError as e:
+        raise _invalid_typed(k, value) from e
     from ember.errors import UnsupportedError
 
     raise UnsupportedError(f"Typed literal {k} '{value}' is not supported.",

@@ -131,7 +131,9 @@ def _with_origin(text: str, fn):  # type: ignore[no-untyped-def]
     try:
         return fn()
     except EmberError as e:
-        raise e.with_origin(Origin(*_first_token_pos(text), sql_text=text)) from None
+        # Re-raise the same error (keeping its cause and traceback) with a position if it had none.
+        e.with_origin(Origin(*_first_token_pos(text), sql_text=text))
+        raise
 
 
 def parse_statement(text: str, *, legacy_setops_precedence: bool = False) -> LogicalPlan:

@@ -35,6 +35,8 @@ Not valid (raises ``UnsupportedError``): correlated predicates below ``Limit``/`
 operations, ``Expand``, the null-supplying side of an outer join; non-equality correlation below an
 ``Aggregate``; outer references outside ``Filter``/inner-join conditions.  Only outer references
 to the enclosing query's own columns (``outer_ids``) are pulled; deeper ones are left in place.
+Which join sides a predicate may be pulled through is read from the ``JoinType`` tables
+(``left_nullable`` / ``right_nullable`` / ``outputs_right``).  No configuration keys are read.
 """
 
 from __future__ import annotations
@@ -94,6 +96,8 @@ def strip_outer(expr: Expression) -> Expression:
 
 
 def plan_has_outer(plan: LogicalPlan, outer_ids: frozenset[int] | None = None) -> bool:
+    """Whether some operator of ``plan`` holds an ``OuterReference`` (to ``outer_ids`` when
+    given): the subquery plan is correlated."""
     return plan.find(lambda p: any(has_outer(e, outer_ids) for e in p.expressions())) is not None
 
 
@@ -169,25 +173,20 @@ def substitute(expr: Expression, mapping: dict[int, Expression]) -> Expression:
 # ---------------------------------------------------------------------------------------------
 # Aggregates over an empty input (the COUNT bug)
 
-# Aggregate functions whose result over zero rows is not NULL, and that result.
-_COUNT_LIKE = {"Count", "CountIf", "ApproxCountDistinct", "HyperLogLogPlusPlus", "CountMinSketch"}
-
-
-def _is_aggregate_expression(e: Any) -> bool:
-    return type(e).__name__ == "AggregateExpression"
-
-
 def empty_input_expression(expr: Expression) -> Expression:
     """``expr`` (an aggregate output) with every aggregate replaced by its value over zero rows:
     0 for count-like functions, NULL otherwise (Spark's ``evalAggExprOnZeroTups``)."""
 
+    from ember.expressions.aggregates import AggregateExpression, Count, CountIf
+
     def replace(e: Expression) -> Expression | None:
-        if _is_aggregate_expression(e):
-            func = e.func  # type: ignore[attr-defined]
-            if type(func).__name__ in _COUNT_LIKE:
+        match e:
+            case AggregateExpression(func=Count() | CountIf()):
                 return Literal(0, e.data_type)
-            return Literal(None, e.data_type)
-        return None
+            case AggregateExpression():
+                return Literal(None, e.data_type)
+            case _:
+                return None
 
     return expr.transform_down(replace)
 
@@ -217,10 +216,12 @@ def refresh_attributes(expr: Expression, plan: LogicalPlan) -> Expression:
 
 
 def is_null_literal(expr: Expression | None) -> bool:
+    """Whether ``expr`` is a NULL literal."""
     return isinstance(expr, Literal) and expr.value is None
 
 
 def always_true_alias() -> Alias:
+    """Spark's ``true AS alwaysTrue`` column: NULL after an outer join exactly for unmatched rows."""
     return Alias(Literal(True, T.BOOLEAN), ALWAYS_TRUE)
 
 
@@ -268,10 +269,11 @@ class _Puller:
         match p:
             case Filter(condition=cond, child=child):
                 new_child, preds = self.pull(child)
-                correlated = [c for c in split_conjuncts(cond) if self.correlated(c)]
+                conjuncts = split_conjuncts(cond)
+                correlated = [c for c in conjuncts if self.correlated(c)]
                 if not correlated:
                     return p.with_children((new_child,)), preds
-                local = [c for c in split_conjuncts(cond) if not self.correlated(c)]
+                local = [c for c in conjuncts if not self.correlated(c)]
                 out = Filter(and_all(local), new_child) if local else new_child
                 return out, preds + correlated
             case Project(project_list=items, child=child):
@@ -314,18 +316,19 @@ class _Puller:
             need |= c.references
         return tuple(a for a in child.output if a.id in need and a.id not in have)
 
-    def join(self, p: Join, left: LogicalPlan, right: LogicalPlan, jt: Any,
+    def join(self, p: Join, left: LogicalPlan, right: LogicalPlan, jt: JoinType,
              cond: Expression | None) -> tuple[LogicalPlan, list[Expression]]:
         new_left, lpreds = self.pull(left)
         new_right, rpreds = self.pull(right)
         conjuncts = split_conjuncts(cond)
         cpreds = [c for c in conjuncts if self.correlated(c)]
-        if cpreds and not (isinstance(jt, JoinType) and jt.is_inner_like):
+        if cpreds and not jt.is_inner_like:
             raise _unsupported(f"outer reference in a {jt} join condition")
-        if rpreds and jt not in (JoinType.INNER, JoinType.CROSS, JoinType.RIGHT_OUTER):
+        # A pulled-up predicate reads its side's columns above the join: they must be output
+        # and not NULL-padded there.
+        if rpreds and (jt.right_nullable or not jt.outputs_right):
             raise _unsupported(f"correlated predicate on the right side of a {jt} join")
-        if lpreds and jt not in (JoinType.INNER, JoinType.CROSS, JoinType.LEFT_OUTER,
-                                 JoinType.LEFT_SEMI, JoinType.LEFT_ANTI, JoinType.EXISTENCE):
+        if lpreds and jt.left_nullable:
             raise _unsupported(f"correlated predicate on the left side of a {jt} join")
         if not (lpreds or rpreds or cpreds):
             return p.with_children((new_left, new_right)), []
@@ -423,24 +426,24 @@ class _Puller:
             if outer not in outer_exprs:
                 outer_exprs.append(outer)
         domain, dattrs = self.domain(outer_exprs)
-        domain_items = dattrs
 
         def dattr_of(o: Expression) -> AttributeReference:
-            for oo, a in zip(outer_exprs, domain_items):
+            for oo, a in zip(outer_exprs, dattrs):
                 if oo == o:
                     return a
             raise AssertionError(o)
 
+        # Each output's value over an empty group, when that is not NULL (the COUNT bug).
         fixes: list[tuple[Expression, Expression | None]] = []
-        needs_flag = False
         for item in p.aggregate_expressions:
-            empty = try_fold(empty_input_expression(item.child)) if isinstance(item, Alias) else None
-            if isinstance(item, Alias) and not is_null_literal(empty):
-                needs_flag = True
-                value = empty if empty is not None else empty_input_expression(item.child)
-                fixes.append((item, value))
-            else:
-                fixes.append((item, None))
+            value: Expression | None = None
+            if isinstance(item, Alias):
+                raw = empty_input_expression(item.child)
+                folded = try_fold(raw)
+                if not is_null_literal(folded):
+                    value = folded if folded is not None else raw
+            fixes.append((item, value))
+        needs_flag = any(value is not None for _, value in fixes)
         flag = always_true_alias()
         right: LogicalPlan = Project(grouped.output + (flag,), grouped) if needs_flag else grouped
         join_cond = and_all(

@@ -13,12 +13,14 @@ cartesian products)::
 - ``Filter`` over ``Project``: deterministic conjuncts go below, aliases substituted, when every
   projected expression is deterministic.
 - ``Filter`` over ``Join``: conjuncts reading one side only go to that side when the join type
-  does not produce NULL rows for it (Inner/Cross: both sides; LeftOuter, LeftSemi, LeftAnti,
-  ExistenceJoin: left; RightOuter: right; FullOuter: none).  For Inner/Cross the other
-  conjuncts become part of the join condition (Cross with a condition becomes Inner).
-- A join's own condition: conjuncts reading the right side only go to the right side for Inner,
-  LeftOuter, LeftSemi, LeftAnti and ExistenceJoin; left-only ones to the left for Inner,
-  RightOuter and LeftSemi.
+  does not NULL-pad it (``JoinType.left_nullable`` / ``right_nullable``; Inner/Cross: both sides;
+  LeftOuter, LeftSemi, LeftAnti, ExistenceJoin: left; RightOuter: right; FullOuter: none).  For
+  Inner/Cross the other conjuncts become part of the join condition (Cross with a condition
+  becomes Inner).
+- A join's own condition: conjuncts reading one side only go to that side when the join type
+  drops that side's unmatched rows (``JoinType.keeps_unmatched_left`` / ``keeps_unmatched_right``;
+  right: Inner, Cross, LeftOuter, LeftSemi, LeftAnti, ExistenceJoin; left: Inner, Cross,
+  RightOuter, LeftSemi).
 
 Not valid for non-deterministic conjuncts (they stay where they are, and nothing is pushed past
 them); conjuncts holding subquery expressions are not pushed (this rule runs after the subquery
@@ -29,24 +31,9 @@ from __future__ import annotations
 
 from ember.expressions.base import Alias, AttributeReference, Expression, and_all, split_conjuncts
 from ember.plans.logical.join_type import JoinType
-from ember.plans.logical.nodes import (
-    Filter,
-    Join,
-    LogicalPlan,
-    Project,
-)
+from ember.plans.logical.nodes import Filter, Join, LogicalPlan, Project
 
 __all__ = ["push_down_predicates"]
-
-_PUSH_LEFT_FROM_ABOVE = frozenset({
-    JoinType.INNER, JoinType.CROSS, JoinType.LEFT_OUTER, JoinType.LEFT_SEMI, JoinType.LEFT_ANTI,
-    JoinType.EXISTENCE})
-_PUSH_RIGHT_FROM_ABOVE = frozenset({JoinType.INNER, JoinType.CROSS, JoinType.RIGHT_OUTER})
-_PUSH_LEFT_FROM_ON = frozenset({JoinType.INNER, JoinType.CROSS, JoinType.RIGHT_OUTER,
-                                JoinType.LEFT_SEMI})
-_PUSH_RIGHT_FROM_ON = frozenset({
-    JoinType.INNER, JoinType.CROSS, JoinType.LEFT_OUTER, JoinType.LEFT_SEMI, JoinType.LEFT_ANTI,
-    JoinType.EXISTENCE})
 
 
 def _pushable(e: Expression) -> bool:
@@ -83,9 +70,10 @@ def _split(conjuncts: list[Expression], left: LogicalPlan, right: LogicalPlan):
 def _push_into_join(f: Filter, conjuncts: list[Expression], j: Join) -> LogicalPlan:
     jt = j.join_type
     lo, ro, rest = _split(conjuncts, j.left, j.right)
-    if jt not in _PUSH_LEFT_FROM_ABOVE:
+    # A Filter above the join sees a side's columns NULL-padded when that side is nullable.
+    if jt.left_nullable:
         rest, lo = lo + rest, []
-    if jt not in _PUSH_RIGHT_FROM_ABOVE:
+    if jt.right_nullable or not jt.outputs_right:
         rest, ro = ro + rest, []
     if not lo and not ro and not (jt.is_inner_like and rest):
         return f
@@ -102,9 +90,10 @@ def _push_join_condition(j: Join) -> LogicalPlan:
     if j.condition is None or not isinstance(jt, JoinType):
         return j
     lo, ro, rest = _split(split_conjuncts(j.condition), j.left, j.right)
-    if jt not in _PUSH_LEFT_FROM_ON:
+    # A condition conjunct may filter a side only when that side's unmatched rows are dropped.
+    if jt.keeps_unmatched_left:
         rest, lo = lo + rest, []
-    if jt not in _PUSH_RIGHT_FROM_ON:
+    if jt.keeps_unmatched_right:
         rest, ro = ro + rest, []
     if not lo and not ro:
         return j

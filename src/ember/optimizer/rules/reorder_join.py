@@ -1,52 +1,36 @@
 """ReorderJoin: order a tree of inner joins so each join has a condition when one exists.
 
-Spark's ``ReorderJoin`` (the non-CBO one) with ``ExtractFiltersAndInnerJoins``: a left-deep tree
-of Inner/Cross joins without hints (and Filters directly above them) is flattened into items (the
-right sides and the bottom-left plan, in FROM order) and conjuncts; the joins are rebuilt greedily
-from the first item, each time taking the first remaining item that some conjunct connects with
-what is already joined (or the next item when none does), with the conjuncts that the pair can
-evaluate as the join condition::
+Spark's ``ReorderJoin`` (the non-CBO one): a left-deep tree of Inner/Cross joins without hints
+(and deterministic Filters directly above them) is flattened by ``ExtractFiltersAndInnerJoins``
+(:mod:`ember.plans.logical.patterns`) into items (the bottom-left plan and the right sides, in
+FROM order) and conjuncts; the joins are rebuilt greedily from the first item, each time taking
+the first remaining item that some conjunct connects with what is already joined (or the next
+item when none does), with every remaining conjunct the pair can evaluate as the join
+condition (Spark's ``createOrderedJoin``)::
 
-    Filter (a = c) AND (b = c)            Join Inner, (b = c)          FROM t1, t2, t3
-    +- Join Inner                         :- Join Inner, (a = c)       t1(a) t2(b) t3(c)
-       :- Join Inner              ==>     :  :- t1
-       :  :- t1                           :  +- t3
-       :  +- t2                           +- t2
-       +- t3
+    Filter (a = c) AND (b = c)            Project [a, b, c]                FROM t1, t2, t3
+    +- Join Inner                         +- Join Inner, (b = c)           t1(a) t2(b) t3(c)
+       :- Join Inner              ==>        :- Join Inner, (a = c)
+       :  :- t1                              :  :- t1
+       :  +- t2                              :  +- t3
+       +- t3                                 +- t2
 
-Conjuncts that read one item only are left in a Filter above, for PushDownPredicates to push
-down again (run it before and after this rule).  When the output order of the rebuilt tree
-differs, a Project restores it.  Applies only to trees of more than two items with at least one
-conjunct; non-deterministic Filters and joins with hints stop the flattening.  Inner-join
-semantics make any order valid.  No configuration keys are read.
+A conjunct that reads one item only lands in the condition of the first join holding that item;
+PushDownPredicates (run before and after this rule) pushes it back into the item.  When the
+output order of the rebuilt tree differs, a Project restores it.  Applies only to trees of more
+than two items with at least one conjunct; non-deterministic Filters and joins with hints stop
+the flattening.  Inner-join semantics make any order valid (not so for outer, semi or anti
+joins, which are never flattened).  No configuration keys are read.
 """
 
 from __future__ import annotations
 
-from ember.expressions.base import Expression, and_all, split_conjuncts
+from ember.expressions.base import Expression, and_all
 from ember.plans.logical.join_type import JoinType
 from ember.plans.logical.nodes import Filter, Join, LogicalPlan, Project
+from ember.plans.logical.patterns import extract_filters_and_inner_joins
 
 __all__ = ["reorder_join"]
-
-
-def _is_flattenable_join(p: LogicalPlan) -> bool:
-    return (isinstance(p, Join) and isinstance(p.join_type, JoinType)
-            and p.join_type.is_inner_like and p.hint.is_empty)
-
-
-def _flatten(p: LogicalPlan) -> tuple[list[LogicalPlan], list[Expression]]:
-    """Spark's ``ExtractFiltersAndInnerJoins.flattenJoin``: (items, conjuncts)."""
-    match p:
-        case Join(left=left, right=right, condition=cond) if _is_flattenable_join(p):
-            items, conds = _flatten(left)
-            return items + [right], conds + split_conjuncts(cond)
-        case Filter(condition=cond, child=child) if (cond.deterministic
-                                                     and _is_flattenable_join(child)):
-            items, conds = _flatten(child)
-            return items, conds + split_conjuncts(cond)
-        case _:
-            return [p], []
 
 
 def _evaluable(e: Expression, p: LogicalPlan) -> bool:
@@ -76,12 +60,15 @@ def _ordered_join(items: list[LogicalPlan], conds: list[Expression]) -> LogicalP
 
 
 def reorder_join(plan: LogicalPlan) -> LogicalPlan:
-    """``plan`` with each inner-join tree reordered (same output); ``plan`` itself if none."""
-    if _is_flattenable_join(plan) or (isinstance(plan, Filter) and _is_flattenable_join(plan.child)):
-        items, conds = _flatten(plan)
+    """``plan`` with each inner-join tree reordered (same output); ``plan`` itself if none.
+
+    >>> # Filter(a = c, Join(Join(t1, t2), t3))  ->  Join(Join(t1, t3, a = c), t2)
+    """
+    flattened = extract_filters_and_inner_joins(plan)
+    if flattened is not None:
+        items, conds = flattened
         if len(items) > 2 and conds:
-            new_items = [reorder_join(i) for i in items]
-            out = _ordered_join(new_items, conds)
+            out = _ordered_join([reorder_join(i) for i in items], conds)
             if [a.id for a in out.output] != [a.id for a in plan.output]:
                 out = Project(plan.output, out)
             return out

@@ -83,11 +83,11 @@ from ember.optimizer.rules.decorrelate import (
     always_true_alias,
     empty_input_expression,
     fresh_instance,
-    has_outer,
     is_null_literal,
+    plan_has_outer,
     produced_ids,
-    refresh_attributes,
     pull_up_correlated_predicates,
+    refresh_attributes,
     strip_outer,
     substitute,
     try_fold,
@@ -105,6 +105,7 @@ from ember.plans.logical.nodes import (
     SubqueryAlias,
     View,
 )
+from ember.plans.logical.patterns import null_aware_anti_join_condition
 from ember.trees import node
 
 RULE_NAME = "RewritePredicateSubquery"
@@ -119,19 +120,16 @@ def rewrite_subqueries(plan: LogicalPlan) -> LogicalPlan:
 
 
 def contains_subquery(e: Expression) -> bool:
+    """Whether ``e`` holds a subquery expression (scalar, EXISTS or IN) anywhere."""
     return e.find(lambda x: isinstance(x, SubqueryExpression)) is not None
-
-
-def _is_predicate_subquery(e: Expression) -> bool:
-    return isinstance(e, (Exists, InSubquery))
 
 
 def _rewrite_node(p: LogicalPlan) -> LogicalPlan:
     if not any(contains_subquery(e) for e in p.expressions()):
         return p
     match p:
-        case Filter(condition=cond, child=child):
-            return _rewrite_filter(p, cond, child)
+        case Filter():
+            return _rewrite_filter(p)
         case Project(project_list=items, child=child):
             j = _Joiner(child)
             new_items = tuple(j.rewrite_expression(e) for e in items)
@@ -161,11 +159,11 @@ def _keep_output(original: LogicalPlan, new: LogicalPlan) -> LogicalPlan:
 # Per-operator rewrites
 
 
-def _rewrite_filter(p: Filter, cond: Expression, child: LogicalPlan) -> LogicalPlan:
+def _rewrite_filter(p: Filter) -> LogicalPlan:
     from ember.expressions.predicates import Not
 
-    j = _Joiner(child)
-    conjuncts = [j.rewrite_scalars(c) for c in split_conjuncts(cond)]
+    j = _Joiner(p.child)
+    conjuncts = [j.rewrite_scalars(c) for c in split_conjuncts(p.condition)]
     with_sub = [c for c in conjuncts if contains_subquery(c)]
     without = [c for c in conjuncts if not contains_subquery(c)]
     if without:
@@ -202,11 +200,14 @@ def _rewrite_aggregate(p: Aggregate) -> LogicalPlan:
 
 
 def _attrs_outside_aggregates(e: Expression) -> list[AttributeReference]:
+    """The attributes ``e`` reads outside aggregate function calls."""
+    from ember.expressions.aggregates import AggregateExpression
+
     out: list[AttributeReference] = []
     stack = [e]
     while stack:
         x = stack.pop()
-        if type(x).__name__ == "AggregateExpression":
+        if isinstance(x, AggregateExpression):
             continue
         if isinstance(x, AttributeReference):
             out.append(x)
@@ -219,15 +220,14 @@ def _rewrite_join(p: Join) -> LogicalPlan:
     assert cond is not None
     jt = p.join_type
     if isinstance(jt, JoinType) and jt.is_inner_like:
-        with_sub = [c for c in split_conjuncts(cond) if contains_subquery(c)]
-        without = [c for c in split_conjuncts(cond) if not contains_subquery(c)]
-        inner = p.copy(condition=and_all(without))
-        return _rewrite_filter(Filter(and_all(with_sub), inner), and_all(with_sub), inner)  # type: ignore[arg-type]
+        conjuncts = split_conjuncts(cond)
+        with_sub = [c for c in conjuncts if contains_subquery(c)]
+        without = [c for c in conjuncts if not contains_subquery(c)]
+        return _rewrite_filter(Filter(and_all(with_sub), p.copy(condition=and_all(without))))  # type: ignore[arg-type]
     # Outer / semi / anti joins: evaluate the subquery on the side whose columns it reads.
     reads: set[int] = set()
     for e in cond.collect(lambda x: x if isinstance(x, SubqueryExpression) else None):
-        for sub_e in _subquery_outer_reads(e):
-            reads.add(sub_e)
+        reads |= _subquery_outer_reads(e)
     left_ids, right_ids = p.left.output_set, p.right.output_set
     if reads <= left_ids:
         j = _Joiner(p.left)
@@ -244,16 +244,20 @@ def _rewrite_join(p: Join) -> LogicalPlan:
 
 
 def _subquery_outer_reads(e: Expression) -> set[int]:
+    """Ids of the enclosing query's columns that subquery expression ``e`` reads (its IN values
+    and the outer references anywhere in its plan)."""
     from ember.expressions.subquery import OuterReference
 
     out: set[int] = set()
     if isinstance(e, InSubquery):
         for v in e.values:
             out |= v.references
-    plan = e.plan  # type: ignore[attr-defined]
-    plan.foreach(lambda n: [x.foreach(
-        lambda y: out.add(y.attr.id) if isinstance(y, OuterReference) else None)
-        for x in n.expressions()])
+
+    def visit(n: LogicalPlan) -> None:
+        for x in n.expressions():
+            x.foreach(lambda y: out.add(y.attr.id) if isinstance(y, OuterReference) else None)
+
+    e.plan.foreach(visit)  # type: ignore[attr-defined]
     return out
 
 
@@ -325,7 +329,7 @@ class _Joiner:
 
     def conditions(self, sub: LogicalPlan, values: tuple[Expression, ...], null_aware: bool
                    ) -> tuple[LogicalPlan, Expression | None]:
-        from ember.expressions.predicates import EqualTo, IsNull, Or
+        from ember.expressions.predicates import EqualTo
 
         sub = self.prepare(sub)
         out = sub.output
@@ -340,8 +344,7 @@ class _Joiner:
         decorrelated, preds = pull_up_correlated_predicates(sub, self.outer_ids, self.outer_plan)
         conds: list[Expression] = []
         for v, c in zip(values, out):
-            eq = EqualTo(v, c)
-            conds.append(Or(eq, IsNull(eq)) if null_aware else eq)
+            conds.append(null_aware_anti_join_condition(v, c) if null_aware else EqualTo(v, c))
         conds.extend(strip_outer(pr) for pr in preds)
         return decorrelated, and_all(conds)
 
@@ -372,7 +375,7 @@ class _Joiner:
 
         sub = self.prepare(sq.plan)
         out0 = sub.output[0]
-        correlated = has_outer_plan(sub, self.outer_ids)
+        correlated = plan_has_outer(sub, self.outer_ids)
         if not correlated and _at_most_one_row(sub):
             # A left outer join without condition keeps every outer row, with NULL if q is empty.
             joined = Join(self.plan, sub, JoinType.LEFT_OUTER, None)
@@ -456,10 +459,6 @@ def _at_most_one_row(plan: LogicalPlan) -> bool:
             return _at_most_one_row(c)
         case _:
             return False
-
-
-def has_outer_plan(plan: LogicalPlan, outer_ids: frozenset[int]) -> bool:
-    return plan.find(lambda p: any(has_outer(e, outer_ids) for e in p.expressions())) is not None
 
 
 def _equality_keys(preds: list[Expression], plan: LogicalPlan) -> tuple[AttributeReference, ...]:

@@ -71,6 +71,18 @@ class JoinType(Enum):
     def right_nullable(self) -> bool:
         return self in (JoinType.LEFT_OUTER, JoinType.FULL_OUTER)
 
+    @property
+    def keeps_unmatched_left(self) -> bool:
+        """Left rows without a match appear in the output (NULL-padded, flagged ``exists =
+        false``, or as the anti join's result): a join-condition conjunct over the left side alone
+        must stay in the condition (it cannot filter the left child)."""
+        return self.preserves_left or self is JoinType.LEFT_ANTI
+
+    @property
+    def keeps_unmatched_right(self) -> bool:
+        """Right rows without a match appear in the output (see :attr:`keeps_unmatched_left`)."""
+        return self.preserves_right
+
 
 _SQL = {
     JoinType.INNER: "INNER",

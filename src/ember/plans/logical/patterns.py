@@ -1,7 +1,9 @@
 """Named extractors of plan shapes shared by the optimizer, the planner and the executor.
 
-Spark's ``ExtractEquiJoinKeys`` and ``ExtractSingleColumnNullAwareAntiJoin``
-(spark-behavior.md 5.1 / 5.2).  Nothing else should re-derive join keys inline (STYLE.md 3).
+Spark's ``ExtractEquiJoinKeys``, ``ExtractSingleColumnNullAwareAntiJoin`` (spark-behavior.md
+5.1 / 5.2) and ``ExtractFiltersAndInnerJoins``.  Nothing else should re-derive these shapes
+inline (STYLE.md 3); a rewrite that *builds* one of them uses the builder next to its extractor
+(:func:`null_aware_anti_join_condition`), so the two cannot drift apart.
 
 - :func:`split_join_condition` is the native form used by Ember's kernels: key pairs with a
   ``null_safe`` flag per pair (``<=>`` stays one pair).
@@ -19,6 +21,8 @@ from typing import Any
 
 from ember import types as T
 from ember.expressions.base import Expression, Literal, and_all, split_conjuncts
+from ember.plans.logical.join_type import JoinType
+from ember.plans.logical.nodes import Filter, Join, LogicalPlan
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +47,7 @@ def _evaluable(e: Expression, output_ids: frozenset[int]) -> bool:
 
 
 def split_join_condition(
-    condition: Expression | None, left: Any, right: Any
+    condition: Expression | None, left: LogicalPlan, right: LogicalPlan
 ) -> JoinKeys | None:
     """Split ``condition`` of a join of ``left`` and ``right`` (plans) into key pairs and a
     residual; None when no conjunct is an equality between the two sides (ExtractEquiJoinKeys)."""
@@ -110,7 +114,7 @@ def default_literal(t: T.DataType) -> Literal:
 
 
 def extract_equi_join_keys(
-    join: Any,
+    join: Join,
 ) -> tuple[tuple[Expression, ...], tuple[Expression, ...], Expression | None] | None:
     """Spark's ``ExtractEquiJoinKeys`` on a ``Join``: ``(left_keys, right_keys, residual)`` or
     None.  ``a <=> b`` yields the pairs ``(coalesce(a, d), coalesce(b, d))`` and
@@ -138,12 +142,24 @@ def extract_equi_join_keys(
     return tuple(lk), tuple(rk), keys.residual
 
 
-def extract_null_aware_anti_join_keys(join: Any) -> tuple[Expression, Expression] | None:
+def null_aware_anti_join_condition(left_key: Expression, right_key: Expression) -> Expression:
+    """The condition of a LeftAnti join for ``left_key NOT IN (SELECT right_key ...)``:
+    ``(l = r) OR isnull(l = r)`` (a row is dropped when some comparison is TRUE *or NULL*).
+    :func:`extract_null_aware_anti_join_keys` recognizes exactly this shape.
+
+    >>> # null_aware_anti_join_condition(a#1, b#2)  ->  ((a#1 = b#2) OR isnull((a#1 = b#2)))
+    """
+    from ember.expressions.predicates import EqualTo, IsNull, Or
+
+    eq = EqualTo(left_key, right_key)
+    return Or(eq, IsNull(eq))
+
+
+def extract_null_aware_anti_join_keys(join: Join) -> tuple[Expression, Expression] | None:
     """Spark's ``ExtractSingleColumnNullAwareAntiJoin``: for a LeftAnti join whose whole condition
     is ``(x = y) OR isnull(x = y)`` (single-column NOT IN), ``(left_key, right_key)``; else None.
     The caller checks ``spark.sql.optimizeNullAwareAntiJoin``."""
     from ember.expressions.predicates import EqualTo, IsNull, Or
-    from ember.plans.logical.join_type import JoinType
 
     if join.join_type is not JoinType.LEFT_ANTI:
         return None
@@ -156,5 +172,42 @@ def extract_null_aware_anti_join_keys(join: Any) -> tuple[Expression, Expression
             if b.references <= left_ids and a.references <= right_ids:
                 return b, a
             return None
+        case _:
+            return None
+
+
+def _is_flattenable_join(p: LogicalPlan) -> bool:
+    return (isinstance(p, Join) and isinstance(p.join_type, JoinType)
+            and p.join_type.is_inner_like and p.hint.is_empty)
+
+
+def _flatten_join(p: LogicalPlan) -> tuple[list[LogicalPlan], list[Expression]]:
+    match p:
+        case Join(left=left, right=right, condition=cond) if _is_flattenable_join(p):
+            items, conds = _flatten_join(left)
+            return items + [right], conds + split_conjuncts(cond)
+        case Filter(condition=cond, child=child) if (cond.deterministic
+                                                     and _is_flattenable_join(child)):
+            items, conds = _flatten_join(child)
+            return items, conds + split_conjuncts(cond)
+        case _:
+            return [p], []
+
+
+def extract_filters_and_inner_joins(
+    plan: LogicalPlan,
+) -> tuple[list[LogicalPlan], list[Expression]] | None:
+    """Spark's ``ExtractFiltersAndInnerJoins``: for a left-deep tree of Inner/Cross joins without
+    hints (and deterministic Filters directly above them), ``(items, conjuncts)``: the bottom-left
+    plan and the right sides in FROM order, and the conjuncts of every join condition and Filter;
+    None when ``plan`` is not such a join (or a Filter over one).
+
+    >>> # Filter(a = c, Join(Join(t1, t2, INNER), t3, INNER))  ->  ([t1, t2, t3], [a = c])
+    """
+    match plan:
+        case Join() if _is_flattenable_join(plan):
+            return _flatten_join(plan)
+        case Filter(child=child) if _is_flattenable_join(child):
+            return _flatten_join(plan)
         case _:
             return None
