@@ -16,7 +16,6 @@ Nothing runs until an action (``collect``, ``show``, ``to_arrow``, ``count`` ...
 from __future__ import annotations
 
 import datetime as _dt
-import math
 import unicodedata
 from collections.abc import Sequence
 from decimal import Decimal
@@ -27,6 +26,7 @@ import pyarrow as pa
 from ember import types as T
 from ember.column import Column, column_from_name, parse_column_name, to_expr
 from ember.errors import AnalysisError
+from ember.formatting import java_double_str
 from ember.expressions.base import (
     Alias,
     AttributeReference,
@@ -956,36 +956,9 @@ def _escape(s: str) -> str:
 
 
 def java_double_string(v: float, single: bool = False) -> str:
-    """Java's ``Double.toString`` / ``Float.toString`` (what Spark prints): ``1.0E10``, ``0.001``,
-    ``1.0E-4``, ``1234567.0``, ``NaN``, ``Infinity``."""
-    if math.isnan(v):
-        return "NaN"
-    if math.isinf(v):
-        return "Infinity" if v > 0 else "-Infinity"
-    if v == 0:
-        return "-0.0" if math.copysign(1.0, v) < 0 else "0.0"
-    if single:
-        import numpy as np
-
-        text = np.format_float_positional(np.float32(v), unique=True, trim="-")
-    else:
-        text = repr(float(v))
-    d = Decimal(text)
-    sign, digits, exp = d.as_tuple()
-    assert isinstance(exp, int)
-    ds = "".join(map(str, digits)).rstrip("0") or "0"
-    # exponent of the leading digit
-    lead = len(digits) + exp - 1
-    neg = "-" if sign else ""
-    if 1e-3 <= abs(v) < 1e7:
-        if lead >= 0:
-            int_part = ds[: lead + 1].ljust(lead + 1, "0")
-            frac = ds[lead + 1:] or "0"
-        else:
-            int_part = "0"
-            frac = "0" * (-lead - 1) + ds
-        return f"{neg}{int_part}.{frac}"
-    return f"{neg}{ds[0]}.{ds[1:] or '0'}E{lead}"
+    """Java's ``Double.toString`` / ``Float.toString`` (what Spark prints); see
+    :func:`ember.formatting.java_double_str`."""
+    return java_double_str(v, single)
 
 
 def _fmt_ts(v: _dt.datetime) -> str:

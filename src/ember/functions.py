@@ -35,7 +35,7 @@ __all__ = [
     "to_date", "to_timestamp", "date_format", "date_add", "date_sub", "datediff", "current_date",
     "current_timestamp", "greatest", "least", "isnull", "isnotnull", "nullif", "broadcast", "asc",
     "desc", "asc_nulls_first", "asc_nulls_last", "desc_nulls_first", "desc_nulls_last", "struct",
-    "ifnull", "nvl",
+    "ifnull", "nvl", "regexp_extract", "regexp_replace", "rlike", "regexp_like", "ilike",
 ]
 
 def _call(name: str, *args: Any, is_distinct: bool = False, ignore_nulls: bool = False) -> Column:
@@ -433,6 +433,34 @@ def instr(str: Any, substr: Any) -> Column:  # noqa: A002
 def locate(substr: str, str: Any, pos: int = 1) -> Column:  # noqa: A002
     return Column(UnresolvedFunction("locate", (literal_expr(substr), _col_or_name(str),
                                                 literal_expr(pos))))
+
+
+def regexp_extract(str: Any, pattern: str, idx: int) -> Column:  # noqa: A002
+    """``regexp_extract(str, pattern, idx)`` (Java regex; ``''`` when nothing matches)."""
+    return Column(UnresolvedFunction("regexp_extract", (_col_or_name(str), literal_expr(pattern),
+                                                        literal_expr(idx))))
+
+
+def regexp_replace(string: Any, pattern: Any, replacement: Any) -> Column:
+    """``regexp_replace(string, pattern, replacement)``: a str pattern/replacement is a literal,
+    a Column is a column."""
+    def arg(v: Any) -> Expression:
+        return literal_expr(v) if isinstance(v, str) else to_expr(v)
+    return Column(UnresolvedFunction("regexp_replace", (_col_or_name(string), arg(pattern),
+                                                        arg(replacement))))
+
+
+def rlike(str: Any, regexp: Any) -> Column:  # noqa: A002
+    return _call("rlike", str, regexp)
+
+
+def regexp_like(str: Any, regexp: Any) -> Column:  # noqa: A002
+    return _call("regexp_like", str, regexp)
+
+
+def ilike(str: Any, pattern: Any, escapeChar: Any = None) -> Column:  # noqa: A002, N803
+    args = (str, pattern) if escapeChar is None else (str, pattern, escapeChar)
+    return _call("ilike", *args)
 
 
 def replace(src: Any, search: Any, replace: Any = None) -> Column:

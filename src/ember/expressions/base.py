@@ -338,7 +338,7 @@ def literal_to_string(value: Any, dtype: T.DataType) -> str:
     if isinstance(dtype, T.BooleanType):
         return "true" if value else "false"
     if isinstance(dtype, (T.FloatType, T.DoubleType)):
-        return _float_str(float(value))
+        return _float_str(float(value), isinstance(dtype, T.FloatType))
     if isinstance(dtype, T.TimestampType):
         return value.strftime("%Y-%m-%d %H:%M:%S") + (
             f".{value.microsecond:06d}".rstrip("0") if value.microsecond else ""
@@ -364,7 +364,7 @@ def literal_to_sql(value: Any, dtype: T.DataType) -> str:
         case T.DoubleType():
             return _float_str(float(value)) + "D"
         case T.FloatType():
-            return _float_str(float(value)) + "F"
+            return _float_str(float(value), True) + "F"
         case T.DecimalType():
             return f"{value}BD"
         case T.DateType():
@@ -375,18 +375,11 @@ def literal_to_sql(value: Any, dtype: T.DataType) -> str:
             return str(value)
 
 
-def _float_str(v: float) -> str:
-    if v != v:
-        return "NaN"
-    if v in (float("inf"), float("-inf")):
-        return "Infinity" if v > 0 else "-Infinity"
-    r = repr(v)
-    if "e" in r:
-        mant, exp = r.split("e")
-        if "." not in mant:
-            mant += ".0"
-        return f"{mant}E{int(exp)}"
-    return r
+def _float_str(v: float, single: bool = False) -> str:
+    """Java's ``Double.toString`` / ``Float.toString`` (see :mod:`ember.formatting`)."""
+    from ember.formatting import java_double_str
+
+    return java_double_str(v, single)
 
 
 _SIMPLE_IDENT_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")

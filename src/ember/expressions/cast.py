@@ -21,7 +21,6 @@ string formatting.
 
 from __future__ import annotations
 
-import math
 from decimal import Decimal, InvalidOperation
 from typing import ClassVar
 
@@ -30,10 +29,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ember import types as T
-from ember.errors import CastError
+from ember.errors import ArithmeticError_, CastError
 from ember.expressions import decimals as D
 from ember.expressions.base import Expression, Literal, literal_to_sql
 from ember.expressions.common import TypeCheckFailure, sql_type, to_array
+from ember.formatting import java_double_str
 from ember.trees import node
 
 __all__ = ["Cast", "cast_array", "format_double", "java_double_str"]
@@ -273,27 +273,6 @@ def _local_naive(arr: pa.Array, time_zone: str) -> pa.Array:
 # To string
 
 
-def java_double_str(v: float) -> str:
-    """Java's ``Double.toString``: ``1.0``, ``1.0E20``, ``1.0E-5``, ``NaN``, ``Infinity``."""
-    if math.isnan(v):
-        return "NaN"
-    if math.isinf(v):
-        return "Infinity" if v > 0 else "-Infinity"
-    if v == 0:
-        return "-0.0" if math.copysign(1, v) < 0 else "0.0"
-    a = abs(v)
-    if 1e-3 <= a < 1e7:
-        r = repr(v)
-        if "e" in r:
-            r = format(v, "f")
-        return r if "." in r else r + ".0"
-    sign, digits, exp = Decimal(repr(a)).as_tuple()
-    ds = "".join(map(str, digits)).rstrip("0") or "0"
-    sci_exp = len(digits) + int(exp) - 1
-    mant = ds[0] + "." + (ds[1:] or "0")
-    return ("-" if v < 0 else "") + f"{mant}E{sci_exp}"
-
-
 def format_double(arr: pa.Array, is_float: bool = False) -> pa.Array:
     """Doubles (or floats) formatted like Java's ``Double.toString``/``Float.toString``
     (``1.0``, ``1234567.0``, ``1.0E7``, ``1.5E-4``, ``-0.0``, ``NaN``, ``-Infinity``).
@@ -442,7 +421,12 @@ def _decimal_strings_to_decimal(strings: pa.Array, orig: pa.Array, from_t, to_t:
         ctx.prec = 100  # the default 28 digits cannot hold decimal(38, s) values
         for s in uniq.to_pylist():
             try:
-                d = Decimal(s).quantize(q, rounding="ROUND_HALF_UP")
+                d = Decimal(s)
+                if from_t == T.STRING and d and d.adjusted() + 1 > 38:
+                    # Spark's Decimal.fromStringANSI fails fast on > 38 integral digits
+                    unscaled_vals.append(_UNSUPPORTED)
+                    continue
+                d = d.quantize(q, rounding="ROUND_HALF_UP")
                 unscaled_vals.append(int(d.scaleb(to_t.scale)))
             except InvalidOperation:
                 unscaled_vals.append(10 ** 40)  # marks overflow
@@ -451,6 +435,20 @@ def _decimal_strings_to_decimal(strings: pa.Array, orig: pa.Array, from_t, to_t:
     pos = pc.fill_null(idx, 0).to_numpy(zero_copy_only=False)
     table = np.array(unscaled_vals + [0], dtype=object)
     vals = table[pos] if len(unscaled_vals) else np.zeros(len(strings), dtype=object)
+    sentinel = (np.array([v is _UNSUPPORTED for v in table], dtype=bool)[pos] if len(
+        unscaled_vals) else np.zeros(len(strings), dtype=bool))
+    huge = valid & sentinel
+    if sentinel.any():
+        vals = np.where(sentinel, 0, vals)
+    if huge.any():
+        if fail.ansi:
+            value = str(orig[int(np.flatnonzero(huge)[0])].as_py())
+            raise ArithmeticError_(
+                f"The value {value} cannot be interpreted as a numeric since it has more than 38 "
+                "digits.", error_class="NUMERIC_OUT_OF_SUPPORTED_RANGE",
+                parameters={"value": value})
+        fail.bad |= huge
+        valid = valid & ~huge
     over = valid & (np.abs(vals) >= 10 ** to_t.precision)
     if over.any():
         i = int(np.flatnonzero(over)[0])
@@ -461,6 +459,9 @@ def _decimal_strings_to_decimal(strings: pa.Array, orig: pa.Array, from_t, to_t:
         valid = valid & ~over
     return D.from_unscaled(vals, valid, to_t, check=False)
 
+
+#: marks a string with more than 38 integral digits (NUMERIC_OUT_OF_SUPPORTED_RANGE)
+_UNSUPPORTED = object()
 
 _TRUE = ("t", "true", "y", "yes", "1")
 _FALSE = ("f", "false", "n", "no", "0")
@@ -476,13 +477,37 @@ def _string_to_bool(arr, trimmed, fail: _Fail) -> pa.Array:
 
 
 _DATE_RE = r"^(?P<y>[+-]?\d{4,7})(?:-(?P<m>\d{1,2})(?:-(?P<d>\d{1,2})(?:[T ].*)?)?)?$"
+# Spark's ``stringToTimestamp``: ``[+-]yyyy[-[m]m[-[d]d[(T| )[h]h[:[m]m[:[s]s[.fraction]]]][zone]]]``
+# or a time alone (``[T][h]h:[m]m[:[s]s[.fraction][zone]]``, ``T[h]h``) on the current date.
+# A zone is ``Z``, an offset (``+1``, ``-08``, ``+0130``, ``+01:00[:30]``, optionally after
+# ``UTC``/``GMT``/``UT``), or a region id (``UTC``, ``CET``, ``Europe/Paris``), optionally after
+# one space.
+_ZONE = (r"(?:\s?(?P<Z>Z|(?:UTC|GMT|UT)?[+-]\d{1,2}(?::?\d{2}){0,2}|"
+         r"[A-Z]{2,5}|[A-Za-z]+(?:/[A-Za-z_+-]+)+))?")
 _TS_RE = (r"^(?P<y>[+-]?\d{4,7})(?:-(?P<m>\d{1,2})(?:-(?P<d>\d{1,2})"
           r"(?:[T ](?P<H>\d{1,2})(?::(?P<M>\d{1,2})(?::(?P<S>\d{1,2})(?:\.(?P<F>\d*))?)?)?)?"
-          r"(?P<Z>Z|UTC|[+-]\d{2}:?\d{2})?)?)?$")
+          + _ZONE + r")?)?$")
+_TIME_RE = (r"^(?P<T>T)?(?P<H>\d{1,2})(?::(?P<M>\d{1,2})(?::(?P<S>\d{1,2})(?:\.(?P<F>\d*))?"
+            + _ZONE + r")?)?$")
+
+
+def _zone_offset_micros(zone: str) -> int | None:
+    """The fixed offset of a zone written as an offset, in microseconds (None: not an offset,
+    or out of Java's +-18:00 range -> -1 marks invalid)."""
+    import re
+
+    m = re.fullmatch(r"(?:UTC|GMT|UT)?([+-])(\d{1,2})(?::?(\d{2}))?(?::?(\d{2}))?", zone)
+    if m is None:
+        return None
+    h, mi, se = int(m.group(2)), int(m.group(3) or 0), int(m.group(4) or 0)
+    total = (h * 3600 + mi * 60 + se)
+    if h > 18 or mi > 59 or se > 59 or total > 18 * 3600:
+        return -1
+    return (1 if m.group(1) == "+" else -1) * total * 1_000_000
 
 
 def _int_field(struct: pa.Array, name: str, default: int) -> np.ndarray:
-    f = pc.struct_field(struct, name)
+    f = pc.replace_substring_regex(pc.struct_field(struct, name), r"^\+", "")
     f = pc.if_else(pc.equal(f, ""), pa.scalar(str(default), f.type), f)
     return pc.fill_null(f, str(default)).cast(pa.int64()).to_numpy(zero_copy_only=False)
 
@@ -512,42 +537,94 @@ def _string_to_date(arr, trimmed, fail: _Fail) -> pa.Array:
 
 
 def _string_to_timestamp(arr, trimmed, fail: _Fail, time_zone: str) -> pa.Array:
-    parts = pc.extract_regex(pc.fill_null(trimmed, "").cast(pa.string()), _TS_RE)
+    import datetime as _dt
+    import zoneinfo
+
+    text = pc.fill_null(trimmed, "").cast(pa.string())
+    parts = pc.extract_regex(text, _TS_RE)
     matched = _mask(parts.is_valid())
-    days, ok = _ymd_to_days(_int_field(parts, "y", 1970), _int_field(parts, "m", 1),
-                            _int_field(parts, "d", 1))
-    hh, mi, ss = (_int_field(parts, "H", 0), _int_field(parts, "M", 0), _int_field(parts, "S", 0))
+    tparts = pc.extract_regex(text, _TIME_RE)
+    tmatched = _mask(tparts.is_valid()) & ~matched
+    if tmatched.any():
+        # a time alone needs a 'T' or the minutes ('12' is not a timestamp)
+        has_t = _mask(pc.not_equal(pc.struct_field(tparts, "T"), ""))
+        has_m = _mask(pc.not_equal(pc.struct_field(tparts, "M"), ""))
+        tmatched &= has_t | has_m
+
+    def field(name: str, default: int) -> np.ndarray:
+        a = _int_field(parts, name, default)
+        if tmatched.any() and name in ("H", "M", "S"):
+            a = np.where(tmatched, _int_field(tparts, name, default), a)
+        return a
+
+    def text_field(name: str) -> pa.Array:
+        f = pc.fill_null(pc.struct_field(parts, name).cast(pa.string()), "")
+        if tmatched.any():
+            g = pc.fill_null(pc.struct_field(tparts, name).cast(pa.string()), "")
+            f = pc.if_else(pa.array(tmatched), g, f)
+        return f
+
+    y, mo, d = field("y", 1970), field("m", 1), field("d", 1)
+    if tmatched.any():  # the current date in the session time zone
+        today = _dt.datetime.now(zoneinfo.ZoneInfo(time_zone) if time_zone.upper() not in (
+            "UTC", "Z", "GMT", "+00:00") else _dt.timezone.utc).date()
+        y = np.where(tmatched, today.year, y)
+        mo = np.where(tmatched, today.month, mo)
+        d = np.where(tmatched, today.day, d)
+    days, ok = _ymd_to_days(y, mo, d)
+    hh, mi, ss = field("H", 0), field("M", 0), field("S", 0)
     ok &= (hh < 24) & (mi < 60) & (ss < 60)
-    frac = pc.fill_null(pc.struct_field(parts, "F").cast(pa.string()), "")
-    frac6 = pc.utf8_slice_codeunits(pc.binary_join_element_wise(frac, "000000", ""), 0, 6)
+    frac6 = pc.utf8_slice_codeunits(pc.binary_join_element_wise(text_field("F"), "000000", ""),
+                                    0, 6)
     micros_frac = frac6.cast(pa.int64()).to_numpy(zero_copy_only=False)
     micros = days * 86_400_000_000 + ((hh * 60 + mi) * 60 + ss) * 1_000_000 + micros_frac
-    zone = pc.struct_field(parts, "Z").to_pylist() if matched.any() else []
+    zone = text_field("Z")
+    matched = matched | tmatched
+    # explicit zones, once per distinct zone: a fixed offset, or a region (wall time there)
+    offs = np.zeros(len(arr), dtype=np.int64)
+    region = np.zeros(len(arr), dtype=bool)
+    zone_of: dict[str, np.ndarray] = {}
+    has_zone = matched & _mask(pc.not_equal(zone, ""))
+    if has_zone.any():
+        for z in pc.unique(pc.filter(zone, pa.array(has_zone))).to_pylist():
+            rows = has_zone & _mask(pc.equal(zone, z))
+            off = 0 if z == "Z" else _zone_offset_micros(z)
+            if off is None:
+                try:
+                    zoneinfo.ZoneInfo(z)
+                    zone_of[z] = rows
+                    region |= rows
+                except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+                    ok &= ~rows
+            elif off == -1:
+                ok &= ~rows
+            else:
+                offs[rows] = off
     valid = _valid_np(arr)
     bad = valid & ~(matched & ok)
     fail.check(bad, arr, lambda v: _invalid_input(v, T.STRING, T.TIMESTAMP))
     good = valid & ~bad
-    has_zone = np.array([bool(z) for z in zone], dtype=bool) if zone else np.zeros(len(arr), bool)
-    naive = pa.array(micros, type=pa.int64(), mask=~good).cast(pa.timestamp("us"))
-    if time_zone.upper() in ("UTC", "Z", "+00:00", "GMT"):
-        local = naive.cast(pa.timestamp("us", tz="UTC"))
-    else:
-        local = pc.assume_timezone(naive, timezone=time_zone,
-                                   ambiguous="earliest", nonexistent="earliest").cast(
+
+    def wall_to_utc(mask_rows: np.ndarray, tz: str) -> pa.Array:
+        naive = pa.array(micros, type=pa.int64(), mask=~(good & mask_rows)).cast(
+            pa.timestamp("us"))
+        if tz.upper() in ("UTC", "Z", "+00:00", "GMT"):
+            return naive.cast(pa.timestamp("us", tz="UTC"))
+        return pc.assume_timezone(naive, timezone=tz, ambiguous="earliest",
+                                  nonexistent="earliest").cast(pa.timestamp("us", tz="UTC"))
+
+    session_rows = ~(has_zone & good)
+    out = wall_to_utc(session_rows, time_zone)
+    fixed = has_zone & good & ~region
+    if fixed.any():
+        utc = pa.array(micros - offs, type=pa.int64(), mask=~fixed).cast(
             pa.timestamp("us", tz="UTC"))
-    if has_zone.any():  # explicit offsets: wall time minus offset
-        offs = np.zeros(len(arr), dtype=np.int64)
-        for i in np.flatnonzero(has_zone):
-            z = zone[i]
-            if z in ("Z", "UTC"):
-                continue
-            sign = -1 if z[0] == "-" else 1
-            digits = z[1:].replace(":", "")
-            offs[i] = sign * (int(digits[:2]) * 60 + int(digits[2:])) * 60_000_000
-        utc = pa.array(micros - offs, type=pa.int64(), mask=~good).cast(
-            pa.timestamp("us", tz="UTC"))
-        local = pc.if_else(pa.array(has_zone), utc, local)
-    return local
+        out = pc.if_else(pa.array(fixed), utc, out)
+    for z, rows in zone_of.items():
+        rows = rows & good
+        if rows.any():
+            out = pc.if_else(pa.array(rows), wall_to_utc(rows, z), out)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

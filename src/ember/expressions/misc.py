@@ -138,6 +138,7 @@ class FunctionSpec:
     null_intolerant: bool = True
     expected: str = '"ANY"'
     node_result: Callable[["ScalarFunction"], T.DataType] | None = None
+    check: Callable[["ScalarFunction"], str | None] | None = None
 
 
 FUNCTION_SPECS: dict[str, FunctionSpec] = {}
@@ -195,6 +196,8 @@ class ScalarFunction(Expression):
         for i, (a, t) in enumerate(zip(self.arguments, targets), 1):
             if t is not None and a.data_type != t and not isinstance(a.data_type, T.NullType):
                 return unexpected_input_type(i, sql_type(t), a)
+        if self.spec.check is not None:
+            return self.spec.check(self)
         return None
 
     def coerce_children(self) -> Expression:
@@ -267,29 +270,44 @@ class PrettyAttribute(LeafExpression):
         return self.text
 
 
-def to_pretty_sql(e: Expression) -> str:
-    """Spark's ``toPrettySQL``: the auto-generated name of an unaliased select item.
+def to_pretty_sql(e: Expression, implicit_casts: dict[int, object] | None = None) -> str:
+    """Spark's ``toPrettySQL`` (``usePrettyExpression``): the auto-generated name of an unaliased
+    select item and the expression text of error messages.  Like ``sql()`` but attributes print
+    their bare name, string literals unquoted, numeric literals without suffix (``1.5``, not
+    ``1.5D``), NULL as ``NULL``, functions shown as called (:class:`FunctionCall` with its
+    arguments' pretty forms), and the casts the analyzer inserted (``implicit_casts``: ids of
+    those ``Cast`` nodes) omitted.
 
     >>> from ember.expressions.predicates import EqualTo
     >>> to_pretty_sql(EqualTo(Literal("a", T.STRING), Literal(1, T.LONG)))
     '(a = 1)'
     """
+    from ember.expressions.base import AttributeReference
+    from ember.expressions.subquery import OuterReference
 
-    def pretty(x: Expression) -> Expression | None:
-        if isinstance(x, Literal):
-            t = x.data_type
-            if x.value is None:
-                return PrettyAttribute("NULL", t)
-            if isinstance(t, T.StringType):
-                return PrettyAttribute(str(x.value), t)
-            if t.is_numeric:
-                return PrettyAttribute(literal_to_string(x.value, t), t)
-        if isinstance(x, FunctionCall):
-            return PrettyAttribute(f"{x.fn_name}({', '.join(x.arg_pretty or x.arg_sql)})",
-                                   x.data_type)
-        return None
+    def pretty(x: Expression) -> Expression:
+        if implicit_casts and id(x) in implicit_casts and hasattr(x, "child"):
+            return pretty(x.child)  # type: ignore[attr-defined]
+        match x:
+            case AttributeReference(attr_name=name, dtype=dt):
+                return PrettyAttribute(name, dt)
+            case OuterReference(attr=a):
+                return PrettyAttribute(a.name, a.data_type)
+            case Literal(value=None, dtype=dt):
+                return PrettyAttribute("NULL", dt)
+            case Literal(value=v, dtype=T.StringType() as dt):
+                return PrettyAttribute(str(v), dt)
+            case Literal(value=v, dtype=dt) if dt.is_numeric:
+                return PrettyAttribute(literal_to_string(v, dt), dt)
+            case FunctionCall(fn_name=fn, arg_pretty=args, arg_sql=sql_args):
+                return PrettyAttribute(f"{fn}({', '.join(args or sql_args)})", x.data_type)
+            case _:
+                kids = x.children
+                if kids:
+                    return x.with_children(tuple(pretty(k) for k in kids))
+                return x
 
-    return e.transform_down(pretty).sql()
+    return pretty(e).sql()
 
 
 _ = (pc, ClassVar)

@@ -14,12 +14,13 @@ Semantics (Spark 4, ANSI):
 - ``LIKE``: ``_`` matches one character, ``%`` any sequence (including newlines); the escape
   character may only precede ``_``, ``%`` or itself.
 
-BETWEEN is parsed as ``And(GreaterThanOrEqual(x, lo), LessThanOrEqual(x, hi))``.
+BETWEEN is parsed as ``And(GreaterThanOrEqual(x, lo), LessThanOrEqual(x, hi), from_between=True)``.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import field
 from typing import ClassVar
 
 import numpy as np
@@ -71,10 +72,15 @@ def _bool_ok(t: T.DataType) -> bool:
 
 @node
 class And(Predicate):
-    """``left AND right`` (Kleene logic, right side skipped where left is false)."""
+    """``left AND right`` (Kleene logic, right side skipped where left is false).
+
+    ``from_between`` marks the ``x >= lo AND x <= hi`` the parser builds for ``x BETWEEN lo AND
+    hi``: it only changes ``sql()`` (the column name), which Spark 4 shows as
+    ``between(x, lo, hi)``."""
 
     left: Expression
     right: Expression
+    from_between: bool = field(default=False, compare=False)
 
     @property
     def nullable(self) -> bool:
@@ -95,6 +101,10 @@ class And(Predicate):
         return f"({self.left.simple_string()} AND {self.right.simple_string()})"
 
     def sql(self) -> str:
+        if (self.from_between and isinstance(self.left, GreaterThanOrEqual)
+                and isinstance(self.right, LessThanOrEqual)):
+            return (f"between({self.left.left.sql()}, {self.left.right.sql()}, "
+                    f"{self.right.right.sql()})")
         return f"({self.left.sql()} AND {self.right.sql()})"
 
 

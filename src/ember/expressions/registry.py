@@ -7,8 +7,11 @@ function name as called (``ucase(s)``, ``ceiling(d)``), Spark's upper-case names
 them (``SQRT(a)``, ``FLOOR(d)``, ``POWER(2, 3)``) and Spark's added default arguments
 (``round(a, 0)``, ``substr(s, 1, 2147483647)``, ``locate(x, s, 1)``, ``LOG(E(), a)``).
 
-Not covered: interval arithmetic (``date - interval '90' day``: use ``date_sub``), regex
-functions, arrays beyond ``array(...)``.
+Regex functions (``rlike``/``regexp_like``/``regexp``, ``regexp_extract``, ``regexp_replace``)
+live in :mod:`ember.expressions.regex`; ``ilike`` is ``lower(s) LIKE lower(p)``.
+
+Not covered: interval arithmetic (``date - interval '90' day``: use ``date_sub``), arrays beyond
+``array(...)``.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from ember import types as T
 from ember.errors import AnalysisError
 from ember.expressions import datetime as DT
 from ember.expressions import mathfuncs as MF
+from ember.expressions import regex as RX
 from ember.expressions import strings as SF
 from ember.expressions.arithmetic import Abs, Pmod, Remainder, UnaryMinus, UnaryPositive
 from ember.expressions.base import Expression, Literal, NamedExpression
@@ -31,7 +35,7 @@ from ember.expressions.misc import (
     ScalarFunction,
     to_pretty_sql,
 )
-from ember.expressions.predicates import EqualTo, IsNotNull, IsNull
+from ember.expressions.predicates import EqualTo, IsNotNull, IsNull, Like
 
 __all__ = ["lookup_function", "function_names", "wrong_num_args", "unresolved_routine"]
 
@@ -235,6 +239,7 @@ _BUILDERS["substring"] = (2, 3, lambda n, a: ScalarFunction(
     n, tuple(a) + ((Literal(2147483647, T.INT),) if len(a) == 2 else ()), "substring"))
 _BUILDERS["locate"] = (2, 3, lambda n, a: ScalarFunction(
     n, tuple(a) + ((Literal(1, T.INT),) if len(a) == 2 else ()), "locate"))
+_BUILDERS["position"] = _BUILDERS["locate"]
 _BUILDERS["lpad"] = (2, 3, lambda n, a: ScalarFunction(
     n, tuple(a) + ((Literal(" ", T.STRING),) if len(a) == 2 else ()), "lpad"))
 _BUILDERS["rpad"] = (2, 3, lambda n, a: ScalarFunction(
@@ -243,8 +248,30 @@ _BUILDERS["round"] = (1, 2, lambda n, a: ScalarFunction(
     n, tuple(a) + ((Literal(0, T.INT),) if len(a) == 1 else ()), "round"))
 _BUILDERS["log"] = (1, 2, lambda n, a: ScalarFunction(
     "LOG", ((ScalarFunction("E", (), "e"),) if len(a) == 1 else ()) + tuple(a), "log"))
+for _name, (_key, _disp, _lo, _hi) in RX.REGEX_FUNCTIONS.items():
+    _BUILDERS[_name] = (_lo, _hi, _scalar(_key, _disp))
+_BUILDERS["regexp_extract"] = (2, 3, lambda n, a: ScalarFunction(
+    n, tuple(a) + ((Literal(1, T.INT),) if len(a) == 2 else ()), "regexp_extract"))
+_BUILDERS["regexp_replace"] = (3, 4, lambda n, a: ScalarFunction(
+    n, tuple(a) + ((Literal(1, T.INT),) if len(a) == 3 else ()), "regexp_replace"))
 _BUILDERS["e"] = (0, 0, lambda n, a: ScalarFunction("E", (), "e"))
 _BUILDERS["pi"] = (0, 0, lambda n, a: ScalarFunction("PI", (), "pi"))
+
+
+@_reg("ilike", 2, 3)
+def _ilike(name, a):
+    """``ilike(s, p[, escape])`` is ``lower(s) LIKE lower(p)``, shown as ``ilike(s, p)``."""
+    escape = "\\"
+    if len(a) == 3:
+        e = a[2]
+        if not isinstance(e, Literal) or not isinstance(e.value, str) or len(e.value) != 1:
+            raise AnalysisError(
+                "The escape character must be a single character string literal.",
+                error_class="INVALID_ESCAPE_CHAR",
+                parameters={"sqlExpr": f'"{to_pretty_sql(e)}"'})
+        escape = e.value
+    lower = (ScalarFunction("lower", (a[0],), "lower"), ScalarFunction("lower", (a[1],), "lower"))
+    return FunctionCall.of(name, a[:2], Like(lower[0], lower[1], escape))
 
 
 @_reg("extract date_part", 2, 2)

@@ -157,21 +157,28 @@ _spec("instr", _strs(2), lambda t: I, _instr)
 
 
 def _locate(a, node, b):
-    # locate(substr, str[, pos]) -- 1-based, 0 when not found or pos < 1
-    arrays = a if len(a) > 2 else a + [pa.repeat(pa.scalar(1, pa.int32()), len(a[0]))]
+    """``locate(substr, str[, pos])``: 1-based, 0 when not found or ``pos < 1``.  A NULL ``pos``
+    gives 0 whatever the other arguments (Spark's StringLocate); otherwise NULL in, NULL out."""
+    n = len(a[0])
+    arrays = a if len(a) > 2 else a + [pa.repeat(pa.scalar(1, pa.int32()), n)]
+    arrays = [pa.nulls(n, t) if pa.types.is_null(x.type) else x
+              for x, t in zip(arrays, (pa.string(), pa.string(), pa.int32()))]
     ok, sub = _lit(node, 0)
     okp, pos = _lit(node, 2) if len(a) > 2 else (True, 1)
+    if okp and pos is None:
+        return pa.repeat(pa.scalar(0, pa.int32()), n)
     if ok and okp and sub is not None and pos == 1:
-        return pc.add(pc.find_substring(a[1], pattern=sub), 1).cast(pa.int32())
+        return pc.add(pc.find_substring(arrays[1], pattern=sub), 1).cast(pa.int32())
     out = _find_columns(arrays[1], arrays[0], arrays[2])
     # Spark: an empty substr is found at 1 for any pos >= 1 (UTF8String.indexOf returns 0)
     empty = pc.and_(pc.equal(pc.binary_length(arrays[0]), 0),
                     pc.greater_equal(arrays[2].cast(pa.int64()), 1))
     fix = pc.and_(pc.fill_null(empty, False), pc.is_valid(out))
-    return pc.if_else(fix, pa.scalar(1, out.type), out)
+    out = pc.if_else(fix, pa.scalar(1, out.type), out)
+    return pc.if_else(pc.is_null(arrays[2]), pa.scalar(0, pa.int32()), out)
 
 
-_spec("locate", lambda t: (S, S, I)[: len(t)], lambda t: I, _locate)
+_spec("locate", lambda t: (S, S, I)[: len(t)], lambda t: I, _locate, null_intolerant=False)
 
 
 def _predicate(fn, py):

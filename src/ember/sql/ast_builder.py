@@ -566,7 +566,7 @@ class AstBuilder:
             raise self.unsupported("BETWEEN SYMMETRIC", node)
         v = self.expr(node.this)
         return P.And(P.GreaterThanOrEqual(v, self.expr(node.args["low"])),
-                     P.LessThanOrEqual(v, self.expr(node.args["high"])))
+                     P.LessThanOrEqual(v, self.expr(node.args["high"])), from_between=True)
 
     def _in(self, node: exp.In) -> Expression:
         P = _mods()[0]
@@ -595,6 +595,10 @@ class AstBuilder:
     def _escape(self, node: exp.Escape) -> Expression:
         P = _mods()[0]
         like = node.this
+        if isinstance(like, exp.ILike):
+            result = UnresolvedFunction("ilike", (self.expr(like.this), self.expr(like.expression),
+                                                  Literal(node.expression.name, T.STRING)))
+            return P.Not(result) if like.args.get("negate") else result
         if not isinstance(like, exp.Like):
             raise self.unsupported("ESCAPE", node)
         result = P.Like(self.expr(like.this), self.expr(like.expression), node.expression.name)
