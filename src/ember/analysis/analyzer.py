@@ -170,11 +170,9 @@ class Analyzer:
                         continue
                     try:
                         plan = rule(plan, ctx)
-                    except EmberError:
+                    except (EmberError, RecursionError):
                         raise
-                    except RecursionError:
-                        raise
-                    except Exception as e:  # noqa: BLE001 - wrap with the rule's name
+                    except Exception as e:  # noqa: BLE001 - a bug in the rule: wrap with its name
                         raise InternalError(f"Analyzer rule {name} failed: {type(e).__name__}: {e}") from e
                 if plan is before or plan == before:
                     break

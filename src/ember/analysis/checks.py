@@ -52,12 +52,9 @@ def _ordinal(i: int) -> str:
 
 
 def _sql_type(t) -> str:
-    try:
-        from ember.expressions.common import sql_type
+    from ember.expressions.common import sql_type
 
-        return sql_type(t)
-    except ImportError:  # pragma: no cover
-        return f'"{t.simple_string().upper()}"'
+    return sql_type(t)
 
 
 def _setop_name(p: LogicalPlan) -> str:

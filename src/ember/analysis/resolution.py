@@ -20,18 +20,17 @@ from typing import Any
 
 from ember import types as T
 from ember.errors import AnalysisError, Origin
+from ember.formatting import java_double_str  # noqa: F401 - re-exported
 from ember.expressions.base import (
     Alias,
     AttributeReference,
     Expression,
     LeafExpression,
-    Literal,
     UnresolvedAlias,
     UnresolvedAttribute,
     UnresolvedFunction,
     UnresolvedOrdinal,
     UnresolvedStar,
-    literal_to_string,
 )
 from ember.plans.logical.nodes import (
     Aggregate,
@@ -218,7 +217,7 @@ def metadata_output(plan: LogicalPlan) -> tuple[AttributeReference, ...]:
         case Project() | Aggregate() | SubqueryAlias() | View() | Distinct():
             return ()
         case Join(left=left, right=right, join_type=jt):
-            if jt in (JoinType.LEFT_SEMI, JoinType.LEFT_ANTI, JoinType.EXISTENCE):
+            if isinstance(jt, JoinType) and not jt.outputs_right:
                 return metadata_output(left)
             return metadata_output(left) + metadata_output(right)
         case UnaryNode():
@@ -290,59 +289,26 @@ class PrettyName(LeafExpression):
 
 
 def pretty_sql(e: Expression, implicit_casts: dict[int, object] | None = None) -> str:
-    """Auto-generated column name: attributes by bare name, string literals unquoted, numeric
-    literals without suffix, NULL as ``NULL``, casts the analyzer inserted omitted (Spark's
-    ``usePrettyExpression``)."""
-    from ember.expressions.subquery import OuterReference
-
-    def pretty(x: Expression) -> Expression:
-        if implicit_casts and id(x) in implicit_casts and hasattr(x, "child"):
-            return pretty(x.child)  # type: ignore[attr-defined]
-        match x:
-            case AttributeReference(attr_name=name, dtype=dt):
-                return PrettyName(name, dt)
-            case Literal(value=None, dtype=dt):
-                return PrettyName("NULL", dt)
-            case Literal(value=v, dtype=T.StringType()):
-                return PrettyName(str(v), T.STRING)
-            case Literal(value=v, dtype=T.DoubleType() | T.FloatType() as dt):
-                return PrettyName(java_double_str(float(v)), dt)
-            case Literal(value=v, dtype=dt) if isinstance(dt, T.NumericType):
-                return PrettyName(literal_to_string(v, dt), dt)
-            case OuterReference(attr=a):
-                return PrettyName(a.name, a.data_type)
-            case _:
-                kids = x.children
-                if kids:
-                    return x.with_children(tuple(pretty(k) for k in kids))
-                return x
+    """Auto-generated column name (Spark's ``toPrettySQL``): see
+    :func:`ember.expressions.misc.to_pretty_sql`; never raises (falls back to ``e.sql()``)."""
+    from ember.expressions.misc import to_pretty_sql
 
     try:
-        return pretty(e).sql()
+        return to_pretty_sql(e, implicit_casts)
     except Exception:  # noqa: BLE001 - naming must never break analysis
         return e.sql()
 
 
-def java_double_str(v: float) -> str:
-    """Java's ``Double.toString``: ``1.5``, ``1.0E10``, ``1.0E-4``, ``NaN``, ``Infinity``."""
-    import decimal
-    import math
+def auto_alias_name(e: Expression) -> str:
+    """The name Spark's ``ResolveAliases`` gives an unaliased select item: a cast of a column
+    keeps the column's name (``cast(a as string)``, ``try_cast(s as int)`` -> ``a``, ``s``),
+    anything else :func:`pretty_sql`."""
+    from ember.expressions.base import NamedExpression
+    from ember.expressions.cast import Cast
 
-    if math.isnan(v):
-        return "NaN"
-    if math.isinf(v):
-        return "Infinity" if v > 0 else "-Infinity"
-    if v == 0 or 1e-3 <= abs(v) < 1e7:
-        r = repr(v)
-        if "e" in r or "E" in r:
-            r = format(decimal.Decimal(r), "f")
-        return r if "." in r else r + ".0"
-    d = decimal.Decimal(repr(v))
-    sign, digits, exp = d.as_tuple()
-    digits_s = "".join(map(str, digits)).rstrip("0") or "0"
-    e10 = len(digits) + exp - 1  # type: ignore[operator]
-    mant = digits_s[0] + "." + (digits_s[1:] or "0")
-    return ("-" if sign else "") + f"{mant}E{e10}"
+    if isinstance(e, Cast) and isinstance(e.child, NamedExpression):
+        return e.child.name
+    return pretty_sql(e)
 
 
 def qualified_sql(e: Expression) -> str:

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ember.expressions.aggregates import AggregateExpression
 from ember.expressions.base import Expression
 from ember.plans.logical.nodes import LogicalPlan
 
 
 def is_aggregate_expr(e: Expression) -> bool:
-    """An ``AggregateExpression`` (by class name: the aggregates module may load late)."""
-    return type(e).__name__ == "AggregateExpression"
+    """Whether ``e`` is an ``AggregateExpression`` (an aggregate function call)."""
+    return isinstance(e, AggregateExpression)
 
 
 def contains_aggregate(e: Expression) -> bool:
+    """Whether ``e`` holds an aggregate expression anywhere."""
     return e.exists(is_aggregate_expr)
 
 

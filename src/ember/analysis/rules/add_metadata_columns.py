@@ -40,6 +40,9 @@ def _add(plan: LogicalPlan, ids: set[int]) -> LogicalPlan:
 
 
 def add_metadata_columns(plan: LogicalPlan, ctx) -> LogicalPlan:
+    """``plan`` with the hidden USING-join columns its operators reference added to the outputs
+    below them (see module doc); ``plan`` itself when no operator reads one."""
+
     def rule(p: LogicalPlan) -> LogicalPlan:
         if not p.children or not all(c.resolved for c in p.children):
             return p
@@ -48,11 +51,7 @@ def add_metadata_columns(plan: LogicalPlan, ctx) -> LogicalPlan:
         for c in p.children:
             inputs |= c.output_set
             meta |= {a.id for a in metadata_output(c)}
-        try:
-            refs = p.references
-        except Exception:  # noqa: BLE001 - unresolved expressions
-            return p
-        needed = {i for i in refs if i not in inputs and i in meta}
+        needed = {i for i in p.references if i not in inputs and i in meta}
         if not needed:
             return p
         new = p.with_children(tuple(_add(c, needed) for c in p.children))

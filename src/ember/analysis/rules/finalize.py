@@ -14,6 +14,8 @@ from ember.plans.logical.nodes import LogicalPlan, Project
 
 
 def cleanup_using_join_project(plan: LogicalPlan) -> LogicalPlan:
+    """``plan`` (and its subquery plans) with every ``UsingJoinProject`` made a plain
+    ``Project``."""
     def rule(p: LogicalPlan) -> LogicalPlan:
         p = p.map_expressions(lambda e: map_subquery_plans(e, cleanup_using_join_project))
         if isinstance(p, UsingJoinProject):
@@ -24,6 +26,7 @@ def cleanup_using_join_project(plan: LogicalPlan) -> LogicalPlan:
 
 
 def finalize_plan(plan: LogicalPlan, ctx) -> LogicalPlan:
+    """The last step of analysis, after CheckAnalysis (see module doc)."""
     def hints(p: LogicalPlan) -> LogicalPlan:
         p = eliminate_resolved_hint(p)
         return p.transform_up(

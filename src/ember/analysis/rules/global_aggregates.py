@@ -15,6 +15,8 @@ from ember.plans.logical.nodes import Aggregate, LogicalPlan, Project, Unresolve
 
 
 def global_aggregates(plan: LogicalPlan, ctx) -> LogicalPlan:
+    """``plan`` with each aggregating select list (or HAVING) without GROUP BY turned into a
+    global ``Aggregate`` (see module doc)."""
     def rule(p: LogicalPlan) -> LogicalPlan:
         match p:
             case UnresolvedHaving(child=Project(project_list=items, child=child) as proj) if (

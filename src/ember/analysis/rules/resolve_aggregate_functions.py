@@ -99,6 +99,7 @@ def _find_agg(p: LogicalPlan):
 
 
 def resolve_aggregate_functions(plan: LogicalPlan, ctx) -> LogicalPlan:
+    """``plan`` with HAVING / ORDER BY over an Aggregate resolved against it (see module doc)."""
     def rule(p: LogicalPlan) -> LogicalPlan:
         match p:
             case UnresolvedHaving(condition=cond, child=Aggregate() as agg) if agg.resolved:

@@ -2,7 +2,8 @@
 
 Before::  Project [unresolvedalias(('a + 1))]     After::  Project [(a#1 + 1) AS (a + 1)#5]
 
-Attributes keep their own name; other expressions are named by :func:`pretty_sql` (Spark's
+Attributes keep their own name, and so does a cast of one (``CAST(k AS STRING)`` is named ``k``);
+other expressions are named by :func:`pretty_sql` (Spark's
 ``toPrettySQL``: ``count(1)``, ``(a + b)``, ``foo`` for the literal ``'foo'``).  The name is taken
 as soon as the expression has no unresolved parts, before implicit casts are inserted, so casts the
 analyzer adds never show up in names.
@@ -10,7 +11,7 @@ analyzer adds never show up in names.
 
 from __future__ import annotations
 
-from ember.analysis.resolution import has_unresolved, pretty_sql
+from ember.analysis.resolution import auto_alias_name, has_unresolved
 from ember.expressions.base import Alias, Expression, NamedExpression, UnresolvedAlias
 from ember.plans.logical.nodes import LogicalPlan
 
@@ -24,11 +25,12 @@ def _alias(e: Expression) -> Expression | None:
 
         if isinstance(c, OuterReference):
             return Alias(c, c.attr.name)
-        return Alias(c, pretty_sql(c))
+        return Alias(c, auto_alias_name(c))
     return None
 
 
 def resolve_aliases(plan: LogicalPlan, ctx) -> LogicalPlan:
+    """``plan`` with every resolved ``UnresolvedAlias`` given its generated name (see module doc)."""
     def rule(p: LogicalPlan) -> LogicalPlan:
         if not any(isinstance(e, UnresolvedAlias) for e in p.expressions()):
             return p

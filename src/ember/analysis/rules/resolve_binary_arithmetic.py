@@ -75,6 +75,8 @@ def _has_interval(e: Expression) -> bool:
 
 
 def resolve_binary_arithmetic(plan: LogicalPlan, ctx) -> LogicalPlan:
+    """``plan`` with datetime/interval arithmetic rewritten to its typed functions (see module
+    doc)."""
     def rule(p: LogicalPlan) -> LogicalPlan:
         if not any(_has_interval(e) for e in p.expressions()):
             return p

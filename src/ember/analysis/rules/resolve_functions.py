@@ -57,6 +57,7 @@ def resolve_function_call(f: UnresolvedFunction, ctx) -> Expression:
 
 
 def resolve_functions_in(e: Expression, ctx) -> Expression:
+    """``e`` with every ``UnresolvedFunction`` whose arguments are resolved looked up."""
     def rule(x: Expression) -> Expression | None:
         if isinstance(x, UnresolvedFunction):
             if any(has_unresolved(a) for a in x.arguments):
@@ -87,6 +88,7 @@ def _legacy_count_alias(e: Expression, ctx) -> Expression | None:
 
 
 def resolve_functions(plan: LogicalPlan, ctx) -> LogicalPlan:
+    """``plan`` with its function calls resolved where their arguments are (see module doc)."""
     def one(e: Expression) -> Expression:
         if not _has_fn(e):
             return e

@@ -71,6 +71,7 @@ def _apply(plan: LogicalPlan, names: list[tuple[str, ...]], strategy: str, cs: b
 
 
 def resolve_hints(plan: LogicalPlan, ctx) -> LogicalPlan:
+    """``plan`` with every ``UnresolvedHint`` resolved (see module doc)."""
     cs = ctx.case_sensitive
 
     def rule(p: LogicalPlan) -> LogicalPlan:

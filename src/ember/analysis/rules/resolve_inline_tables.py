@@ -13,12 +13,11 @@ the wider type of the column's values (``ember.coercion.find_wider_type``); name
 from __future__ import annotations
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ember import types as T
 from ember.analysis.resolution import has_unresolved, quote
 from ember.errors import AnalysisError
-from ember.expressions.base import AttributeReference, Literal
+from ember.expressions.base import AttributeReference, Expression, Literal
 from ember.plans.logical.nodes import LocalRelation, LogicalPlan, UnresolvedInlineTable
 
 _ONE_ROW = pa.RecordBatch.from_arrays([pa.array([0], pa.int8())], names=["_"])
@@ -44,21 +43,21 @@ def _column_array(exprs, target: T.DataType) -> pa.Array:
     for e in exprs:  # per row expression: analysis-time work on literal rows
         arr = e.eval(_ONE_ROW)
         if arr.type != at:
-            arr = _cast_value(e, arr, target)
+            arr = _cast_value(e, target)
         parts.append(arr)
     return pa.concat_arrays(parts) if parts else pa.array([], type=at)
 
 
-def _cast_value(e, arr: pa.Array, target: T.DataType) -> pa.Array:
-    try:
-        from ember.expressions.cast import Cast
+def _cast_value(e: Expression, target: T.DataType) -> pa.Array:
+    """``e`` (a foldable row value) cast to the column type, with Spark's cast semantics."""
+    from ember.expressions.cast import Cast
 
-        return Cast(e, target).eval(_ONE_ROW)
-    except ImportError:
-        return pc.cast(arr, target.to_arrow())
+    return Cast(e, target).eval(_ONE_ROW)
 
 
 def resolve_inline_tables(plan: LogicalPlan, ctx) -> LogicalPlan:
+    """``plan`` with every ``UnresolvedInlineTable`` whose rows are resolved turned into a
+    ``LocalRelation``."""
     def rule(p: LogicalPlan) -> LogicalPlan:
         match p:
             case UnresolvedInlineTable(names=names, rows=rows) if not any(

@@ -75,6 +75,8 @@ def resolve_and_add_missing(
 
 
 def resolve_missing_references(plan: LogicalPlan, ctx) -> LogicalPlan:
+    """``plan`` with Sort/Filter references to columns the child dropped added below them (see
+    module doc)."""
     cs = ctx.case_sensitive
 
     def rule(p: LogicalPlan) -> LogicalPlan:

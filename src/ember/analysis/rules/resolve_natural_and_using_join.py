@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from ember.analysis.resolution import UsingJoinProject, find_candidates, quote, resolve_name
 from ember.errors import AnalysisError
-from ember.expressions.base import Alias, and_all
-from ember.plans.logical.join_type import JoinType, UsingJoin
+from ember.expressions.base import Alias, AttributeReference, and_all
+from ember.plans.logical.join_type import UsingJoin
 from ember.plans.logical.nodes import Join, LogicalPlan
 
 
@@ -32,6 +32,11 @@ def _using_error(col: str, side: str, attrs) -> AnalysisError:
 
 
 def resolve_using(join: Join, ctx) -> LogicalPlan:
+    """The equi-join plus :class:`UsingJoinProject` replacing ``join`` (a ``UsingJoin`` whose
+    children are resolved and share no attribute ids).
+
+    >>> # Join(nt1, nt2, UsingJoin(INNER, ('k',)))  ->  UsingJoinProject [k#1, v1#2, v2#4]
+    """
     from ember.expressions.predicates import EqualTo
 
     cs = ctx.case_sensitive
@@ -60,24 +65,27 @@ def resolve_using(join: Join, ctx) -> LogicalPlan:
     rk_ids = {a.id for a in rkeys}
     l_rest = [a for a in left if a.id not in lk_ids]
     r_rest = [a for a in right if a.id not in rk_ids]
-    nullable = lambda attrs: [a.with_nullability(True) for a in attrs]  # noqa: E731
-    if jt is JoinType.LEFT_OUTER:
-        items, hidden = lkeys + l_rest + nullable(r_rest), nullable(rkeys)
-    elif jt in (JoinType.LEFT_SEMI, JoinType.LEFT_ANTI, JoinType.EXISTENCE):
+
+    def padded(attrs: list[AttributeReference], nullable: bool) -> list[AttributeReference]:
+        return [a.with_nullability(True) for a in attrs] if nullable else list(attrs)
+
+    # Spark's commonNaturalJoinProcessing; the key columns come from the side the join preserves.
+    l_rest, r_rest = padded(l_rest, jt.left_nullable), padded(r_rest, jt.right_nullable)
+    if not jt.outputs_right:  # LeftSemi, LeftAnti, ExistenceJoin
         items, hidden = lkeys + l_rest, []
-    elif jt is JoinType.RIGHT_OUTER:
-        items, hidden = rkeys + nullable(l_rest) + r_rest, nullable(lkeys)
-    elif jt is JoinType.FULL_OUTER:
+    elif jt.preserves_left and jt.preserves_right:  # FullOuter: key = coalesce(l, r)
         from ember.expressions.conditional import Coalesce
 
         keys = [
             Alias(Coalesce((l.with_nullability(True), r.with_nullability(True))), l.name)
             for l, r in pairs
         ]
-        items = keys + nullable(l_rest) + nullable(r_rest)
-        hidden = nullable(lkeys) + nullable(rkeys)
-    else:
-        items, hidden = lkeys + l_rest + r_rest, rkeys
+        items = keys + l_rest + r_rest
+        hidden = padded(lkeys, jt.left_nullable) + padded(rkeys, jt.right_nullable)
+    elif jt.preserves_right:  # RightOuter
+        items, hidden = rkeys + l_rest + r_rest, padded(lkeys, jt.left_nullable)
+    else:  # Inner, Cross, LeftOuter
+        items, hidden = lkeys + l_rest + r_rest, padded(rkeys, jt.right_nullable)
     conds = [EqualTo(l, r) for l, r in pairs]
     if join.condition is not None:
         conds.append(join.condition)
@@ -86,6 +94,8 @@ def resolve_using(join: Join, ctx) -> LogicalPlan:
 
 
 def resolve_natural_and_using_join(plan: LogicalPlan, ctx) -> LogicalPlan:
+    """``plan`` with every resolvable ``USING`` / ``NATURAL`` join rewritten (see module doc)."""
+
     def rule(p: LogicalPlan) -> LogicalPlan:
         match p:
             case Join(join_type=UsingJoin(), left=left, right=right) if left.resolved and right.resolved:

@@ -30,6 +30,8 @@ def _range_error(kind: str, index: int, size: int) -> AnalysisError:
 
 
 def resolve_ordinals(plan: LogicalPlan, ctx) -> LogicalPlan:
+    """``plan`` with ``ORDER BY`` / ``GROUP BY`` ordinals replaced by the select items they
+    number (see module doc)."""
     def rule(p: LogicalPlan) -> LogicalPlan:
         match p:
             case Sort(order=order, child=child) if child.resolved and _has_ordinal(order):

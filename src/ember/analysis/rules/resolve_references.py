@@ -53,15 +53,9 @@ from ember.plans.logical.nodes import (
     Join,
     LogicalPlan,
     Project,
-    Sort,
     UnresolvedHaving,
+    UnresolvedSubqueryColumnAliases,
 )
-
-try:  # added to the shared nodes module by the parser's engineer
-    from ember.plans.logical.nodes import UnresolvedSubqueryColumnAliases
-except ImportError:  # pragma: no cover
-    class UnresolvedSubqueryColumnAliases:  # type: ignore[no-redef]
-        __match_args__ = ()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -91,6 +85,7 @@ def resolve_expression(
 
 
 def child_attrs(plan: LogicalPlan) -> tuple[AttributeReference, ...]:
+    """The output attributes of all of ``plan``'s children, in order."""
     out: tuple[AttributeReference, ...] = ()
     for c in plan.children:
         out += c.output
@@ -159,6 +154,7 @@ def _expand_in_functions(e: Expression, child: LogicalPlan, ctx) -> Expression:
 
 
 def expand_select_list(items: Sequence[Expression], child: LogicalPlan, ctx) -> tuple[Expression, ...]:
+    """``items`` with each ``*`` / ``t.*`` replaced by the columns of ``child`` it names."""
     out: list[Expression] = []
     for item in items:
         inner = item.child if isinstance(item, UnresolvedAlias) else item
@@ -258,6 +254,7 @@ def _group_by_alias(g: Expression, items: Sequence[Expression], cs: bool) -> Exp
 
 
 def resolve_references(plan: LogicalPlan, ctx) -> LogicalPlan:
+    """``plan`` with names resolved to attributes where the children allow (see module doc)."""
     def rule(p: LogicalPlan) -> LogicalPlan:
         if not p.children or not all(c.resolved for c in p.children):
             return p

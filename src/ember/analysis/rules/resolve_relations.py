@@ -14,6 +14,8 @@ from ember.plans.logical.nodes import LogicalPlan, SubqueryAlias, UnresolvedRela
 
 
 def resolve_relations(plan: LogicalPlan, ctx) -> LogicalPlan:
+    """``plan`` with every ``UnresolvedRelation`` replaced by the catalog's plan for its name
+    (``TABLE_OR_VIEW_NOT_FOUND`` when there is none)."""
     def rule(p: LogicalPlan) -> LogicalPlan:
         match p:
             case UnresolvedRelation(name_parts=parts, origin=origin):

@@ -65,6 +65,8 @@ def resolve_outer_references(plan: LogicalPlan, ctx) -> LogicalPlan:
 
 
 def resolve_subquery(plan: LogicalPlan, ctx) -> LogicalPlan:
+    """``plan`` with the plans of its subquery expressions analyzed against the enclosing
+    operator's input (see module doc)."""
     def fix(e: Expression, outer: tuple[AttributeReference, ...]) -> Expression:
         def rule(x: Expression) -> Expression | None:
             if isinstance(x, SubqueryExpression) and not x.plan.resolved:

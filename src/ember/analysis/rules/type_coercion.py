@@ -30,11 +30,12 @@ def _cast(e: Expression, t: T.DataType, ctx) -> Expression:
 def _mark_new_casts(old: Expression, new: Expression, ctx) -> None:
     if new is old:
         return
+    from ember.expressions.cast import Cast
+
     before: set[int] = set()
-    old.foreach(lambda x: before.add(id(x)) if type(x).__name__ == "Cast" else None)
+    old.foreach(lambda x: before.add(id(x)) if isinstance(x, Cast) else None)
     new.foreach(
-        lambda x: ctx.mark_implicit(x)
-        if type(x).__name__ == "Cast" and id(x) not in before else None
+        lambda x: ctx.mark_implicit(x) if isinstance(x, Cast) and id(x) not in before else None
     )
 
 
@@ -110,12 +111,7 @@ def widen_set_operation(children: tuple[LogicalPlan, ...], ctx) -> tuple[Logical
 
 
 def type_coercion(plan: LogicalPlan, ctx) -> LogicalPlan:
-    try:
-        import ember.coercion  # noqa: F401
-        from ember.expressions import cast  # noqa: F401
-    except ImportError:
-        return plan
-
+    """``plan`` with implicit casts inserted (see module doc); ``plan`` itself if none needed."""
     # Widening a set operation gives its output new attributes (a cast under a new Alias), so
     # the operators above it must read the new ones (SPARK-32638): old id -> new attribute.
     remapped: dict[int, AttributeReference] = {}
@@ -145,10 +141,7 @@ def type_coercion(plan: LogicalPlan, ctx) -> LogicalPlan:
                 return p if new is None else widened(p, p.copy(left=new[0], right=new[1]))
             case _:
                 pass
-        try:
-            return p.map_expressions(lambda e: _coerce_expr(e, ctx))
-        except ImportError:
-            return p
+        return p.map_expressions(lambda e: _coerce_expr(e, ctx))
 
     return plan.transform_up(rule)
 
