@@ -27,8 +27,9 @@ Layout of one run (all state lives in the generator, none on the plan):
 Exactness:
 
 - ``sum`` of integral types checks every running prefix in input order (Spark adds row by row with
-  ANSI overflow checks, so ``MAX, 1, -1`` overflows); decimals are summed exactly via 32-bit limbs
-  and checked once against the result precision (Spark checks decimal sums only at the end).
+  ANSI overflow checks, so ``MAX, 1, -1`` overflows); decimals are summed exactly (int64 when the
+  bound ``max|v| * rows`` allows it, else 32-bit limbs) and checked once against the result
+  precision (Spark checks decimal sums only at the end).
 - ``avg`` of decimals divides the exact sum by the count, rounding HALF_UP to the result scale.
 - Float sums and averages accumulate sequentially in input order (``np.bincount``), as Spark does in
   one partition.
@@ -37,6 +38,7 @@ Exactness:
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,6 +48,8 @@ import pyarrow.compute as pc
 from ember import types as T
 from ember.errors import ArithmeticError_, InternalError, UnsupportedError
 from ember.execution.context import ExecContext
+from ember.execution.kernels.batches import _zero_col
+from ember.execution.prepare import prepare
 from ember.expressions.aggregates import (
     AggregateExpression,
     AggregateFunction,
@@ -69,7 +73,7 @@ from ember.expressions.base import (
     AttributeReference,
     BoundReference,
     Expression,
-    bind_references,
+    Literal,
 )
 from ember.plans.logical.nodes import Aggregate
 
@@ -81,9 +85,13 @@ __all__ = ["execute_aggregate", "collect_aggregates", "group_ids"]
 
 
 def execute_aggregate(
-    plan: Aggregate, batches: Iterator[pa.RecordBatch], ctx: ExecContext | None = None
+    plan: Aggregate, batches: Iterator[pa.RecordBatch], ctx: ExecContext | None = None,
+    child_attrs: Sequence[AttributeReference] | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Run ``plan`` (an Aggregate) over its child's ``batches``.
+
+    ``child_attrs``: the attributes of the batches' columns when the executor pruned the child's
+    output (default ``plan.child.output``); batches may be of any size.
 
     Output batches have one column per ``plan.output`` attribute, Arrow type
     ``attr.data_type.to_arrow()``, at most ``ctx.batch_size`` rows.
@@ -92,15 +100,15 @@ def execute_aggregate(
     >>> # -> a: [1, NULL], c: [2, 1]
     """
     ctx = ctx or ExecContext()
-    return _run(plan, batches, ctx)
+    return _run(plan, batches, ctx, plan.child.output if child_attrs is None else child_attrs)
 
 
 def _run(
-    plan: Aggregate, batches: Iterator[pa.RecordBatch], ctx: ExecContext
+    plan: Aggregate, batches: Iterator[pa.RecordBatch], ctx: ExecContext,
+    child_attrs: Sequence[AttributeReference],
 ) -> Iterator[pa.RecordBatch]:
-    child_attrs = plan.child.output
     grouping = tuple(_strip_alias(g) for g in plan.grouping_expressions)
-    bound_grouping = tuple(bind_references(g, child_attrs) for g in grouping)
+    bound_grouping = tuple(prepare(g, child_attrs) for g in grouping)
     aggs = collect_aggregates(plan.aggregate_expressions)
     specs = [_AggSpec.build(a, child_attrs) for a in aggs]
 
@@ -118,6 +126,9 @@ def _run(
 
     for s in specs:
         s.filter_slot = None if s.filter is None else slot(s.filter, None)
+        if (isinstance(s.func, Count) and not s.expr.is_distinct
+                and all(isinstance(a, Literal) and a.value is not None for a in s.args)):
+            continue  # count(1), count(*): counts rows, reads no argument values
         s.arg_slots = tuple(
             slot(a, s.filter if _may_fail(a) else None) for a in s.args
         )
@@ -136,6 +147,8 @@ def _run(
             key_parts[i].append(_conform(to_array(g.eval(batch), n), g.data_type))
         masks: dict[Expression, np.ndarray] = {}
         for i, (expr, filt) in enumerate(slot_list):
+            if isinstance(expr, Literal):
+                continue  # a constant: built once below
             if filt is None:
                 arr = to_array(expr.eval(batch), n)
             else:
@@ -146,7 +159,11 @@ def _run(
             slot_parts[i].append(_conform(arr, expr.data_type))
 
     key_cols = [_concat(p, g.data_type) for p, g in zip(key_parts, bound_grouping)]
-    slot_cols = [_concat(p, e.data_type) for p, (e, _) in zip(slot_parts, slot_list)]
+    slot_cols = [
+        _conform(to_array(e.eval(_zero_col(n_rows)), n_rows), e.data_type)
+        if isinstance(e, Literal) else _concat(p, e.data_type)
+        for p, (e, _) in zip(slot_parts, slot_list)
+    ]
 
     # -- 2. groups -------------------------------------------------------------------------
     if bound_grouping:
@@ -299,8 +316,8 @@ class _AggSpec:
     @staticmethod
     def build(a: AggregateExpression, child_attrs) -> "_AggSpec":
         func = a.func
-        args = tuple(bind_references(c, child_attrs) for c in func.children)
-        filt = None if a.filter is None else bind_references(a.filter, child_attrs)
+        args = tuple(prepare(c, child_attrs) for c in func.children)
+        filt = None if a.filter is None else prepare(a.filter, child_attrs)
         return _AggSpec(a, func, args, filt)
 
 
@@ -353,6 +370,18 @@ def _valid(arr: pa.Array) -> np.ndarray:
     return np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
 
 
+def _valid_or_none(arr: pa.Array) -> np.ndarray | None:
+    """The validity mask of ``arr``, or None when every value is valid (callers then skip
+    boolean indexing, which copies)."""
+    if not pa.types.is_null(arr.type) and arr.null_count == 0:
+        return None
+    return _valid(arr)
+
+
+def _sel(x: np.ndarray, valid: np.ndarray | None) -> np.ndarray:
+    return x if valid is None else x[valid]
+
+
 def _take_or_null(values: pa.Array, positions: np.ndarray) -> pa.Array:
     """``values[positions]`` with NULL where ``positions < 0``."""
     missing = positions < 0
@@ -371,12 +400,25 @@ def group_ids(key_cols: Sequence[pa.Array], n_rows: int) -> tuple[np.ndarray, np
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     from ember.execution.kernels.keys import encode_arrays
 
-    codes, _ = encode_arrays(list(key_cols), nulls_equal=True)
-    return _dense_by_first(codes)
+    codes, card = encode_arrays(list(key_cols), nulls_equal=True)
+    return _dense_by_first(codes, card)
 
 
-def _dense_by_first(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``codes`` renumbered 0, 1, ... by first appearance, and each new code's first row."""
+def _dense_by_first(codes: np.ndarray, card: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``codes`` renumbered 0, 1, ... by first appearance, and each new code's first row.
+
+    ``card``: when known, an exclusive upper bound of the (non-negative) codes; small bounds use
+    direct-address tables instead of hashing."""
+    n = len(codes)
+    if card is not None and 0 < card <= max(2 * n, 1 << 16):
+        rows = np.arange(n, dtype=np.int64)
+        first_of_code = np.full(card, n, dtype=np.int64)
+        np.minimum.at(first_of_code, codes, rows)
+        # The rows where a code appears first, ascending: the groups in order of appearance.
+        first = np.flatnonzero(first_of_code[codes] == rows)
+        remap = np.empty(card, dtype=np.int64)
+        remap[codes[first]] = np.arange(len(first), dtype=np.int64)
+        return remap[codes], first
     # dictionary_encode numbers values in order of first appearance (hash based, no sort).
     enc = pc.dictionary_encode(pa.array(codes, type=pa.int64()))
     ids = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
@@ -399,21 +441,26 @@ def _first_rows_of_tuples(cols: list[pa.Array]) -> np.ndarray:
     floats already canonical)."""
     from ember.execution.kernels.keys import encode_arrays
 
-    codes, _ = encode_arrays(cols, nulls_equal=True)
-    return np.sort(_dense_by_first(codes)[1])
+    codes, card = encode_arrays(cols, nulls_equal=True)
+    return _dense_by_first(codes, card)[1]  # numbered by first appearance: ascending
 
 
 def _select(
     spec: _AggSpec, args: list[pa.Array], mask: np.ndarray | None, gids: np.ndarray
-) -> np.ndarray:
+) -> np.ndarray | None:
     """Indices (ascending) of the rows the aggregate function sees: FILTER is TRUE and, for
-    DISTINCT, the first row of each distinct (group, arguments) tuple."""
+    DISTINCT, the first row of each distinct (group, arguments) tuple; None for every row."""
     n = len(gids)
+    if mask is None and not spec.expr.is_distinct:
+        return None  # every row
     rows = np.arange(n, dtype=np.int64) if mask is None else np.flatnonzero(mask)
     if not spec.expr.is_distinct or len(rows) == 0:
         return rows
-    idx = pa.array(rows, type=pa.int64())
-    cols = [pa.array(gids[rows])] + [_canonical_key(a.take(idx)) for a in args]
+    if len(rows) == n:
+        cols = [pa.array(gids)] + [_canonical_key(a) for a in args]
+    else:
+        idx = pa.array(rows, type=pa.int64())
+        cols = [pa.array(gids[rows])] + [_canonical_key(a.take(idx)) for a in args]
     return rows[_first_rows_of_tuples(cols)]
 
 
@@ -428,7 +475,7 @@ def _compute(
     rows = _select(spec, args, mask, gids)
     if spec.expr.is_distinct:
         args = [_canonical_key(a) for a in args]
-    all_rows = len(rows) == len(gids)
+    all_rows = rows is None or len(rows) == len(gids)
     if not all_rows:
         idx = pa.array(rows, type=pa.int64())
         args = [a.take(idx) for a in args]
@@ -439,10 +486,12 @@ def _compute(
     out_type = func.data_type
     match func:
         case Count():
-            valid = np.ones(len(g), dtype=bool)
+            valid = None
             for a in args:
-                valid &= _valid(a)
-            return pa.array(np.bincount(g[valid], minlength=n_groups).astype(np.int64))
+                va = _valid_or_none(a)
+                if va is not None:
+                    valid = va if valid is None else valid & va
+            return pa.array(_counts(_sel(g, valid), n_groups).astype(np.int64))
         case CountIf():
             m = _true_mask(args[0])
             return pa.array(np.bincount(g[m], minlength=n_groups).astype(np.int64))
@@ -478,8 +527,18 @@ def _true_mask(arr: pa.Array) -> np.ndarray:
     return to_mask(arr)
 
 
+_last_counts: list = []  # [weakref to g, n_groups, counts]: the last full-input count
+
+
 def _counts(g: np.ndarray, n_groups: int) -> np.ndarray:
-    return np.bincount(g, minlength=n_groups)
+    """Rows per group.  The counts of the last ``g`` are remembered (weakly: the cache never
+    keeps ``g`` alive), as several aggregates over the same rows ask for the same counts."""
+    if _last_counts and _last_counts[0]() is g and _last_counts[1] == n_groups:
+        return _last_counts[2]
+    out = np.bincount(g, minlength=n_groups)
+    if len(g) >= 1 << 16:
+        _last_counts[:] = [weakref.ref(g), n_groups, out]
+    return out
 
 
 def _overflow(message: str) -> ArithmeticError_:
@@ -495,8 +554,8 @@ def _sum(arr: pa.Array, g: np.ndarray, n_groups: int, out_type: T.DataType) -> p
     at = out_type.to_arrow()
     if pa.types.is_null(arr.type):
         return pa.nulls(n_groups, type=at)
-    valid = _valid(arr)
-    gv = g[valid]
+    valid = _valid_or_none(arr)
+    gv = _sel(g, valid)
     cnt = _counts(gv, n_groups)
     empty = cnt == 0
     t = arr.type
@@ -508,10 +567,10 @@ def _sum(arr: pa.Array, g: np.ndarray, n_groups: int, out_type: T.DataType) -> p
     if pa.types.is_integer(t):
         v = arr.to_numpy(zero_copy_only=False) if arr.null_count == 0 else \
             pc.fill_null(arr, 0).to_numpy(zero_copy_only=False)
-        v = v.astype(np.int64, copy=False)[valid]
+        v = _sel(v.astype(np.int64, copy=False), valid)
         sums = _int_sums(v, gv, n_groups)
         return pa.array(sums, type=at, mask=empty if empty.any() else None)
-    v = _float_values(arr)[valid]
+    v = _sel(_float_values(arr), valid)
     sums = np.bincount(gv, weights=v, minlength=n_groups)
     return pa.array(sums, type=at, mask=empty if empty.any() else None)
 
@@ -533,12 +592,8 @@ def _int_sums(v: np.ndarray, g: np.ndarray, n_groups: int) -> np.ndarray:
     if len(v) == 0:
         return out
     bound = max(abs(int(v.max())), abs(int(v.min())))
-    if bound * len(v) < 1 << 53:
-        # Every partial sum is an integer below 2**53: float64 accumulation is exact.
-        return np.bincount(g, weights=v, minlength=n_groups).astype(np.int64)
-    if bound * len(v) <= _I64_MAX:
-        np.add.at(out, g, v)
-        return out
+    if bound * len(v) <= _I64_MAX:  # no running sum can leave the int64 range
+        return _group_add(v, g, n_groups)
     # Exact running sums: split values into signed high and unsigned low 32-bit halves.
     order = np.argsort(g, kind="stable")
     gs, vs = g[order], v[order]
@@ -562,58 +617,90 @@ def _int_sums(v: np.ndarray, g: np.ndarray, n_groups: int) -> np.ndarray:
     return out
 
 
-def _decimal_limbs(arr: pa.Array) -> list[np.ndarray]:
-    """The four 32-bit limbs (low to high; the top one signed) of a decimal128 array."""
+def _decimal_words(arr: pa.Array) -> np.ndarray:
+    """The unscaled values of a decimal array as ``(n, 2)`` int64 words (low, high), a
+    zero-copy view of the decimal128 data buffer."""
     if not pa.types.is_decimal128(arr.type):
         arr = arr.cast(pa.decimal128(38, arr.type.scale))
     buf = arr.buffers()[1]
     words = np.frombuffer(buf, dtype=np.int64, count=2 * (arr.offset + len(arr)))
-    words = words[2 * arr.offset:].reshape(-1, 2)
-    lo, hi = words[:, 0], words[:, 1]
-    return [lo & 0xFFFFFFFF, (lo >> 32) & 0xFFFFFFFF, hi & 0xFFFFFFFF, hi >> 32]
+    return words[2 * arr.offset:].reshape(-1, 2)
 
 
-def _decimal_sums(arr: pa.Array, valid: np.ndarray, gv: np.ndarray, n_groups: int) -> list[int]:
-    """Exact per-group sums of the unscaled values (Python ints, one per group)."""
-    totals = [0] * n_groups
-    if not valid.any():
-        return totals
-    sums = []
-    for limb in _decimal_limbs(arr):
-        lv = limb[valid]
-        if n_groups == 1:
-            s = np.array([lv.sum()], dtype=np.int64)  # limbs < 2**32: exact below 2**31 rows
-        elif len(lv) < 1 << 21:
-            # limbs < 2**32: float64 sums of fewer than 2**21 of them are exact (bincount is
-            # much faster than np.add.at)
-            s = np.bincount(gv, weights=lv, minlength=n_groups).astype(np.int64)
-        else:
-            s = np.zeros(n_groups, dtype=np.int64)
-            np.add.at(s, gv, lv)
-        sums.append(s.tolist())
+def _group_add(v: np.ndarray, g: np.ndarray, n_groups: int) -> np.ndarray:
+    """Per-group int64 sums of ``v`` (the caller guarantees they cannot overflow)."""
+    if n_groups == 1:
+        return np.array([v.sum(dtype=np.int64)], dtype=np.int64)
+    out = np.zeros(n_groups, dtype=np.int64)
+    np.add.at(out, g, v)
+    return out
+
+
+def _decimal_sums(arr: pa.Array, valid: np.ndarray | None, gv: np.ndarray,
+                  n_groups: int) -> np.ndarray | list[int]:
+    """Exact per-group sums of the unscaled values: an int64 array when every value fits in
+    64 bits and every sum provably fits too, else Python ints (one per group).
+
+    Values that fit in int64 (always so for precision <= 18) are summed directly when
+    ``max|v| * rows`` fits in int64, else as signed-high/unsigned-low 32-bit halves; wider values
+    as four 32-bit limbs (low to high, the top one signed).  Limb sums are exact below 2**31 rows.
+    """
+    if len(gv) == 0:
+        return np.zeros(n_groups, dtype=np.int64)
+    words = _decimal_words(arr)
+    lo = _sel(words[:, 0], valid)
+    narrow = arr.type.precision <= 18 or np.array_equal(_sel(words[:, 1], valid), lo >> 63)
+    if narrow:
+        bound = max(abs(int(lo.max())), abs(int(lo.min())))
+        if bound * len(lo) <= _I64_MAX:
+            return _group_add(lo, gv, n_groups)
+        s_lo = _group_add(lo & 0xFFFFFFFF, gv, n_groups)
+        s_hi = _group_add(lo >> 32, gv, n_groups)
+        approx = s_hi.astype(np.float64) * 2.0 ** 32 + s_lo.astype(np.float64)
+        if np.abs(approx).max() < 2.0 ** 62:  # the exact total fits: combine in int64
+            return (s_hi << 32) + s_lo
+        return [(h << 32) + lw for h, lw in zip(s_hi.tolist(), s_lo.tolist())]
+    hi = _sel(words[:, 1], valid)
+    limbs = [lo & 0xFFFFFFFF, (lo >> 32) & 0xFFFFFFFF, hi & 0xFFFFFFFF, hi >> 32]
+    sums = [_group_add(limb, gv, n_groups).tolist() for limb in limbs]
     return [
         (s3 << 96) + (s2 << 64) + (s1 << 32) + s0
         for s0, s1, s2, s3 in zip(*sums)
     ]
 
 
-def _check_decimal(values: list[int], precision: int, message: str) -> None:
+def _check_decimal(values: np.ndarray | list[int], precision: int, message: str) -> None:
     limit = 10 ** precision
+    if isinstance(values, np.ndarray):
+        if precision <= 18 and len(values) and (
+                int(values.max()) >= limit or int(values.min()) <= -limit):
+            raise _overflow(message)
+        return
     for v in values:
         if v >= limit or v <= -limit:
             raise _overflow(message)
 
 
-def _decimal_array(unscaled: list[int], null: np.ndarray, at: pa.DataType) -> pa.Array:
-    """A decimal128 array from unscaled Python ints (NULL where ``null``)."""
+def _decimal_array(unscaled: np.ndarray | list[int], null: np.ndarray,
+                   at: pa.DataType) -> pa.Array:
+    """A decimal128 array from unscaled values (NULL where ``null``): an int64 array (written
+    as sign-extended 128-bit words) or Python ints."""
     n = len(unscaled)
+    validity = None
+    if null.any():
+        validity = pa.array(~null).buffers()[1]
+    if isinstance(unscaled, np.ndarray) and pa.types.is_decimal128(at):
+        t = np.where(null, 0, unscaled).astype(np.int64, copy=False)
+        words = np.empty((n, 2), dtype=np.int64)
+        words[:, 0] = t
+        words[:, 1] = t >> 63
+        return pa.Array.from_buffers(at, n, [validity, pa.py_buffer(words)])
+    if isinstance(unscaled, np.ndarray):
+        unscaled = unscaled.tolist()
     data = b"".join(
         (0 if isnull else v).to_bytes(16, "little", signed=True)
         for v, isnull in zip(unscaled, null.tolist())
     )
-    validity = None
-    if null.any():
-        validity = pa.array(~null).buffers()[1]
     return pa.Array.from_buffers(at, n, [validity, pa.py_buffer(data)])
 
 
@@ -621,8 +708,8 @@ def _avg(arr: pa.Array, g: np.ndarray, n_groups: int, out_type: T.DataType) -> p
     at = out_type.to_arrow()
     if pa.types.is_null(arr.type):
         return pa.nulls(n_groups, type=at)
-    valid = _valid(arr)
-    gv = g[valid]
+    valid = _valid_or_none(arr)
+    gv = _sel(g, valid)
     cnt = _counts(gv, n_groups)
     empty = cnt == 0
     if pa.types.is_decimal(arr.type):
@@ -631,12 +718,14 @@ def _avg(arr: pa.Array, g: np.ndarray, n_groups: int, out_type: T.DataType) -> p
         totals = _decimal_sums(arr, valid, gv, n_groups)
         _check_decimal(totals, sum_type.precision, "Overflow in sum of decimals. Use 'try_avg' "
                        "to tolerate overflow and return NULL instead.")
+        if isinstance(totals, np.ndarray):
+            totals = totals.tolist()
         out = [
             _decimal_average(total, c, in_scale, out_type) if c else 0
             for total, c in zip(totals, cnt.tolist())
         ]
         return _decimal_array(out, empty, at)
-    v = _float_values(arr)[valid]
+    v = _sel(_float_values(arr), valid)
     sums = np.bincount(gv, weights=v, minlength=n_groups)
     with np.errstate(invalid="ignore", divide="ignore"):
         res = sums / np.where(empty, 1, cnt)
@@ -744,6 +833,9 @@ def _min_max(arr: pa.Array, g: np.ndarray, n_groups: int, *, largest: bool) -> p
     t = arr.type
     if pa.types.is_null(t):
         return pa.nulls(n_groups, type=t)
+    fast = _numeric_extreme(arr, g, n_groups, largest)
+    if fast is not None:
+        return fast
     valid = _valid(arr)
     if pa.types.is_floating(t):
         return _take_or_null(arr, _float_extreme_pos(arr, valid, g, n_groups, largest))
@@ -769,6 +861,31 @@ def _min_max(arr: pa.Array, g: np.ndarray, n_groups: int, *, largest: bool) -> p
         hit = ranks == ext[gv]
         pos = _first_pos(gv[hit], rows[hit], n_groups)
     return _take_or_null(arr, pos)
+
+
+def _numeric_extreme(arr: pa.Array, g: np.ndarray, n_groups: int,
+                     largest: bool) -> pa.Array | None:
+    """min/max of integers, and of floats without NaN or ``-0.0`` (where equal values are
+    identical, so which row holds the extreme does not matter), by ``np.minimum.at`` /
+    ``np.maximum.at``; None for other inputs (the general paths handle them)."""
+    t = arr.type
+    is_float = pa.types.is_floating(t) and not pa.types.is_float16(t)
+    if not (pa.types.is_integer(t) or is_float):
+        return None
+    valid = _valid_or_none(arr)
+    v = (arr if valid is None else pc.fill_null(arr, 0)).to_numpy(zero_copy_only=False)
+    v, gv = _sel(v, valid), _sel(g, valid)
+    if is_float:
+        if np.isnan(v).any() or np.signbit(v[v == 0]).any():
+            return None
+        init = -np.inf if largest else np.inf
+    else:
+        info = np.iinfo(v.dtype)
+        init = info.min if largest else info.max
+    ext = np.full(n_groups, init, dtype=v.dtype)
+    (np.maximum if largest else np.minimum).at(ext, gv, v)
+    empty = _counts(gv, n_groups) == 0
+    return pa.array(ext, type=t, mask=empty if empty.any() else None)
 
 
 def _float_extreme_pos(arr: pa.Array, valid: np.ndarray, g: np.ndarray, n_groups: int,

@@ -7,8 +7,14 @@ schema even when there are no rows).
 
 Streaming operators (Project, Filter, Expand, Limit, Offset, Union) work batch by batch; blocking
 ones (Sort, Distinct, Intersect, Except, Join, Aggregate) materialise their input.  Expressions are
-bound to the child's output (``bind_references``) and evaluated per batch.  Physical planning is a
-later stage: this module interprets the logical plan directly.
+bound to the child's output and their constant subtrees folded once (``execution.prepare``), then
+evaluated per batch.  Physical planning is a later stage: this module interprets the logical plan
+directly.
+
+Two executor-internal shortcuts keep blocking operators from copying needlessly: ``_run_pruned``
+produces only the columns a consumer needs (Project/Aggregate above Join/Filter/Project/relations;
+see there for why it cannot change results), and an in-memory relation feeding a blocking operator
+arrives as one zero-copy batch instead of slices that would be concatenated back.
 """
 
 from __future__ import annotations
@@ -32,8 +38,8 @@ from ember.execution.kernels.batches import (
 )
 from ember.execution.kernels.keys import canonicalize_floats, encode_arrays, encode_sides
 from ember.execution.kernels.sort import sort_indices
-from ember.execution.joins import true_mask
-from ember.expressions.base import Expression, Literal, bind_references
+from ember.execution.prepare import prepare
+from ember.expressions.base import Expression, Literal
 from ember.plans.logical.nodes import (
     Aggregate,
     Distinct,
@@ -102,14 +108,18 @@ def _run(plan: LogicalPlan, ctx: ExecContext) -> Iterator[pa.RecordBatch]:
             return _project(exprs, c, plan, ctx)
         case Filter(condition=cond, child=c):
             return _filter(cond, c, ctx)
-        case Join(left=l, right=r):
-            from ember.execution.joins import execute_join
-
-            return execute_join(plan, execute(l, ctx), execute(r, ctx), ctx)
+        case Join():
+            return _run_pruned(plan, None, ctx)[1]
         case Aggregate(child=c):
             from ember.execution.aggregate import execute_aggregate
 
-            return execute_aggregate(plan, execute(c, ctx), ctx)
+            refs = frozenset().union(*(e.references for e in plan.grouping_expressions),
+                                     *(e.references for e in plan.aggregate_expressions))
+            pos, batches = _run_pruned(c, refs, ctx, whole=True)
+            if len(pos) == len(c.output):
+                return execute_aggregate(plan, batches, ctx)
+            return execute_aggregate(plan, batches, ctx,
+                                     child_attrs=tuple(c.output[i] for i in pos))
         case Expand(projections=projs, child=c):
             return _expand(projs, c, plan, ctx)
         case Sort(order=order, child=c):
@@ -164,6 +174,13 @@ def _int_value(e: Expression, what: str) -> int:
 
 
 def _materialize(plan: LogicalPlan, ctx: ExecContext) -> pa.RecordBatch:
+    """All rows of ``plan`` as one batch (an in-memory relation without copying)."""
+    inner = plan
+    while isinstance(inner, _PASS_THROUGH) and _ids(inner.child.output) == _ids(inner.output):
+        inner = inner.child
+    if isinstance(inner, LocalRelation):
+        return concat(_local_relation(inner, ctx, None, True),
+                      schema_of(plan.output))
     return concat(execute(plan, ctx), schema_of(plan.output))
 
 
@@ -171,7 +188,11 @@ def _materialize(plan: LogicalPlan, ctx: ExecContext) -> pa.RecordBatch:
 # Operators
 
 
-def _local_relation(plan: LocalRelation, ctx: ExecContext) -> Iterator[pa.RecordBatch]:
+def _local_relation(plan: LocalRelation, ctx: ExecContext, pos: Sequence[int] | None = None,
+                    whole: bool = False) -> Iterator[pa.RecordBatch]:
+    """The relation's rows (columns ``pos``, default all) in zero-copy slices of at most
+    ``ctx.batch_size`` rows, or (``whole``) as one batch (zero-copy when the data is in one
+    chunk)."""
     data = plan.data
     if data is None or data.num_rows == 0:
         return
@@ -182,8 +203,18 @@ def _local_relation(plan: LocalRelation, ctx: ExecContext) -> Iterator[pa.Record
         )
     if not len(schema):
         n = data.num_rows
+        if whole:
+            yield make_batch([], schema, n)
+            return
         for s in range(0, n, ctx.batch_size):
             yield make_batch([], schema, min(ctx.batch_size, n - s))
+        return
+    if pos is not None and list(pos) != list(range(len(schema))):
+        data = data.select(list(pos))
+        schema = pa.schema([schema.field(i) for i in pos])
+    if whole:
+        cols = [conform(c, f.type) for c, f in zip(data.columns, schema)]
+        yield make_batch(cols, schema, data.num_rows)
         return
     for b in data.to_batches(max_chunksize=max(1, ctx.batch_size)):
         if b.num_rows:
@@ -192,36 +223,123 @@ def _local_relation(plan: LocalRelation, ctx: ExecContext) -> Iterator[pa.Record
 
 def _project(exprs: Sequence[Expression], child: LogicalPlan, plan: Project,
              ctx: ExecContext) -> Iterator[pa.RecordBatch]:
-    schema = schema_of(plan.output)
-    bound = [bind_references(e, child.output) for e in exprs]
-    for b in execute(child, ctx):
+    return _project_pruned(list(range(len(exprs))), exprs, child, plan, ctx)
+
+
+def _project_pruned(keep: Sequence[int], exprs: Sequence[Expression], child: LogicalPlan,
+                    plan: Project, ctx: ExecContext) -> Iterator[pa.RecordBatch]:
+    """Project items ``keep`` of ``exprs``, reading only the child columns they reference."""
+    kept = [exprs[i] for i in keep]
+    schema = schema_of([plan.output[i] for i in keep])
+    refs = frozenset().union(*(e.references for e in kept))
+    pos, batches = _run_pruned(child, refs, ctx)
+    attrs = [child.output[i] for i in pos]
+    bound = [prepare(e, attrs) for e in kept]
+    for b in batches:
         yield _eval_list(bound, b, schema)
 
 
-def _filter(cond: Expression, child: LogicalPlan, ctx: ExecContext) -> Iterator[pa.RecordBatch]:
-    bound = bind_references(cond, child.output)
-    for b in execute(child, ctx):
-        mask = true_mask(bound.eval(b), b.num_rows)
-        if mask.all():
+def _filter(cond: Expression, child: LogicalPlan, ctx: ExecContext,
+            child_run: tuple[list[int], Iterator[pa.RecordBatch]] | None = None,
+            ) -> Iterator[pa.RecordBatch]:
+    if child_run is None:
+        child_run = _run_pruned(child, None, ctx)
+    pos, batches = child_run
+    bound = prepare(cond, [child.output[i] for i in pos])
+    for b in batches:
+        res = bound.eval(b)
+        if isinstance(res, pa.Scalar):
+            if res.is_valid and res.as_py():
+                yield b
+            continue
+        if isinstance(res, pa.ChunkedArray):
+            res = res.combine_chunks()
+        if pa.types.is_null(res.type):
+            continue
+        kept = res.true_count
+        if kept == b.num_rows:
             yield b
-        elif mask.any():
-            yield take(b, np.flatnonzero(mask))
+        elif kept:
+            # Arrow's filter drops NULL selections: only TRUE passes, as in SQL.
+            yield b.filter(res) if b.num_columns else make_batch([], b.schema, kept)
 
 
 def _expand(projs: Sequence[Sequence[Expression]], child: LogicalPlan, plan: Expand,
             ctx: ExecContext) -> Iterator[pa.RecordBatch]:
     schema = schema_of(plan.output)
-    bound = [[bind_references(e, child.output) for e in p] for p in projs]
+    bound = [[prepare(e, child.output) for e in p] for p in projs]
     for b in execute(child, ctx):
         for p in bound:
             yield _eval_list(p, b, schema)
+
+
+# ---------------------------------------------------------------------------------------------
+# Column pruning inside the executor
+#
+# Blocking operators (joins above all) copy every column they hold, so reading columns nobody
+# needs is expensive.  Until the optimizer prunes columns, ``_run_pruned`` runs a plan producing
+# only (a superset of) the output columns some consumer needs.  It only drops work whose absence
+# is unobservable: unused columns of a relation, and unused Project items that are deterministic
+# and cannot raise at run time.
+
+
+_PASS_THROUGH = (SubqueryAlias, View, ResolvedHint)
+
+
+def _ids(attrs) -> list[int]:
+    return [a.id for a in attrs]
+
+
+def _droppable(e: Expression) -> bool:
+    from ember.expressions.common import may_fail
+
+    return e.deterministic and not may_fail(e)
+
+
+def _run_pruned(plan: LogicalPlan, required: frozenset[int] | None, ctx: ExecContext,
+                whole: bool = False) -> tuple[list[int], Iterator[pa.RecordBatch]]:
+    """Run ``plan`` producing at least the output columns whose attribute id is in ``required``
+    (every column when None).  Returns the positions in ``plan.output`` of the produced columns
+    (ascending) and the batches.  ``whole``: the consumer materialises its input anyway, so an
+    in-memory relation may arrive as one batch larger than ``ctx.batch_size``."""
+    out = plan.output
+    match plan:
+        case SubqueryAlias(child=c) | View(child=c) | ResolvedHint(child=c) if (
+                _ids(c.output) == _ids(out)):
+            return _run_pruned(c, required, ctx, whole)
+        case LocalRelation():
+            pos = [i for i, a in enumerate(out) if required is None or a.id in required]
+            if not pos and out:
+                pos = [0]  # keep one (zero-copy) column: it carries the row count
+            return pos, _local_relation(plan, ctx, pos, whole)
+        case Filter(condition=cond, child=c) if required is not None:
+            run = _run_pruned(c, required | cond.references, ctx)
+            return run[0], _filter(cond, c, ctx, child_run=run)
+        case Project(project_list=exprs, child=c) if required is not None:
+            keep = [i for i, (a, e) in enumerate(zip(out, exprs))
+                    if a.id in required or not _droppable(e)]
+            if not keep and exprs:
+                keep = [0]
+            return keep, _project_pruned(keep, exprs, c, plan, ctx)
+        case Join(left=l, right=r, condition=cond):
+            from ember.execution.joins import execute_join, join_output_positions
+
+            need = frozenset(a.id for a in out) if required is None else required
+            if cond is not None:
+                need = need | cond.references
+            lpos, lb = _run_pruned(l, need, ctx, whole=True)
+            rpos, rb = _run_pruned(r, need, ctx, whole=True)
+            return (join_output_positions(plan, lpos, rpos, required),
+                    execute_join(plan, lb, rb, ctx, left_pos=lpos, right_pos=rpos,
+                                 required=required))
+    return list(range(len(out))), execute(plan, ctx)
 
 
 def _sort(order, child: LogicalPlan, ctx: ExecContext) -> Iterator[pa.RecordBatch]:
     batch = _materialize(child, ctx)
     if batch.num_rows == 0:
         return
-    keys = [_as_array(bind_references(o.child, child.output).eval(batch), batch.num_rows)
+    keys = [_as_array(prepare(o.child, child.output).eval(batch), batch.num_rows)
             for o in order]
     idx = sort_indices(keys, [o.ascending for o in order],
                        [o.effective_nulls_first for o in order])

@@ -60,7 +60,22 @@ class HashMatcher:
     """Equi-join candidate pairs from jointly encoded key codes (-1 = never matches)."""
 
     def __init__(self, left_codes: np.ndarray, right_codes: np.ndarray) -> None:
+        self.match: np.ndarray | None = None
         valid = np.flatnonzero(right_codes >= 0)
+        top = int(right_codes.max()) + 1 if len(valid) else 0
+        if 0 < top <= 4 * (len(left_codes) + len(right_codes)) + 1024:
+            vcodes = right_codes[valid]
+            per_code = np.bincount(vcodes, minlength=top)
+            if int(per_code.max()) <= 1:
+                # Unique right keys (e.g. a foreign key to a primary key): each left row has at
+                # most one partner, found by one direct-address lookup.  Slot ``top`` is -1 and
+                # also serves left code -1 (NULL key) through negative indexing.
+                pos = np.full(top + 1, -1, dtype=np.int64)
+                pos[vcodes] = valid
+                self.match = pos[np.minimum(left_codes, top)]
+                self.left_rows = np.flatnonzero(self.match >= 0)
+                self.total = len(self.left_rows)
+                return
         order = valid[np.argsort(right_codes[valid], kind="stable")]
         sorted_codes = right_codes[order]
         top = int(sorted_codes[-1]) + 1 if len(sorted_codes) else 0
@@ -87,9 +102,16 @@ class HashMatcher:
 
     def has_partner(self) -> np.ndarray:
         """Per left row: whether some right row has an equal key (ignoring any residual)."""
+        if self.match is not None:
+            return self.match >= 0
         return self.counts > 0
 
     def pair_chunks(self, chunk: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        if self.match is not None:
+            for p0 in range(0, self.total, chunk):
+                li = self.left_rows[p0:p0 + chunk]
+                yield li, self.match[li]
+            return
         for p0 in range(0, self.total, chunk):
             p1 = min(self.total, p0 + chunk)
             # Pairs are left-major: the chunk covers the left rows l0..l1.
@@ -180,24 +202,73 @@ def _eval(expr: Expression, attrs: Sequence[AttributeReference], batch: pa.Recor
 # Entry point
 
 
+def join_output_positions(
+    plan,
+    left_pos: Sequence[int] | None = None,
+    right_pos: Sequence[int] | None = None,
+    required: frozenset[int] | None = None,
+) -> list[int]:
+    """Positions in ``plan.output`` of the columns :func:`execute_join` emits for these
+    arguments (every output column by default)."""
+    lsel, rsel = _output_selection(plan, left_pos, right_pos, required)
+    n_left = len(plan.left.output)
+    jt = plan.join_type
+    if jt is JoinType.EXISTENCE:
+        return list(lsel) + [n_left]
+    return list(lsel) + [n_left + j for j in rsel]
+
+
+def _output_selection(plan, left_pos, right_pos, required) -> tuple[list[int], list[int]]:
+    """Positions in the left and right outputs of the emitted columns."""
+    lout, rout = plan.left.output, plan.right.output
+    lp = range(len(lout)) if left_pos is None else left_pos
+    rp = range(len(rout)) if right_pos is None else right_pos
+    lsel = [i for i in lp if required is None or lout[i].id in required]
+    if plan.join_type in (JoinType.LEFT_SEMI, JoinType.LEFT_ANTI, JoinType.EXISTENCE):
+        return lsel, []
+    return lsel, [j for j in rp if required is None or rout[j].id in required]
+
+
 def execute_join(
     plan,
     left: Iterator[pa.RecordBatch],
     right: Iterator[pa.RecordBatch],
     ctx,
+    *,
+    left_pos: Sequence[int] | None = None,
+    right_pos: Sequence[int] | None = None,
+    required: frozenset[int] | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Run ``plan`` (a resolved ``Join``) over its children's batches.
+
+    By default the input batches hold every column of the children's outputs and the result
+    every column of ``plan.output``.  The executor may prune: ``left_pos``/``right_pos`` are the
+    positions (in ``plan.left.output``/``plan.right.output``) of the columns the input batches
+    hold (they must include the condition's columns), and only output attributes whose id is in
+    ``required`` are emitted (see :func:`join_output_positions`); the others are never gathered.
+    Input batches may be larger than ``ctx.batch_size``.
 
     >>> # Join(l, r, JoinType.LEFT_OUTER, a#1 = b#2): every left row, NULL-padded when unmatched
     """
     jt = plan.join_type
     if not isinstance(jt, JoinType):
         raise InternalError(f"Join executor: unresolved join type {jt}")
-    lattrs = plan.left.output
-    rattrs = plan.right.output
+    lfull, rfull = plan.left.output, plan.right.output
+    lpos = list(range(len(lfull))) if left_pos is None else list(left_pos)
+    rpos = list(range(len(rfull))) if right_pos is None else list(right_pos)
+    lattrs = [lfull[i] for i in lpos]
+    rattrs = [rfull[i] for i in rpos]
     lb = concat(left, schema_of(lattrs))
     rb = concat(right, schema_of(rattrs))
-    out_schema = schema_of(plan.output)
+    out_full = plan.output
+    out_schema = schema_of([out_full[i] for i in
+                            join_output_positions(plan, lpos, rpos, required)])
+    lsel, rsel = _output_selection(plan, lpos, rpos, required)
+    lb_index = {p: k for k, p in enumerate(lpos)}
+    rb_index = {p: k for k, p in enumerate(rpos)}
+    # The emitted columns (zero-copy views); the key/condition columns stay in lb/rb.
+    lo = _Side(lb, [lb_index[i] for i in lsel])
+    ro = _Side(rb, [rb_index[j] for j in rsel])
     size = max(1, ctx.batch_size)
     chunk = max(MIN_PAIR_CHUNK, PAIR_CHUNK_FACTOR * size)
 
@@ -205,7 +276,7 @@ def execute_join(
         naaj = extract_null_aware_anti_join_keys(plan)
         if naaj is not None and is_encodable(naaj[0].data_type.to_arrow()):
             keep = _null_aware_anti_mask(naaj[0], naaj[1], lattrs, rattrs, lb, rb)
-            yield from _emit_left(lb, np.flatnonzero(keep), out_schema, size)
+            yield from _emit_left(lo, np.flatnonzero(keep), out_schema, size)
             return
 
     keys = split_join_condition(plan.condition, plan.left, plan.right)
@@ -230,11 +301,11 @@ def execute_join(
             for li, ri in matcher.pair_chunks(chunk):
                 matched[li[cond.mask(lb, rb, li, ri)]] = True
         if jt is JoinType.LEFT_SEMI:
-            yield from _emit_left(lb, np.flatnonzero(matched), out_schema, size)
+            yield from _emit_left(lo, np.flatnonzero(matched), out_schema, size)
         elif jt is JoinType.LEFT_ANTI:
-            yield from _emit_left(lb, np.flatnonzero(~matched), out_schema, size)
+            yield from _emit_left(lo, np.flatnonzero(~matched), out_schema, size)
         else:
-            yield from _emit_existence(lb, matched, out_schema, size)
+            yield from _emit_existence(lo, matched, out_schema, size)
         return
 
     track_left = jt.preserves_left
@@ -249,12 +320,12 @@ def execute_join(
             left_matched[li] = True
         if right_matched is not None:
             right_matched[ri] = True
-        yield from _emit_pairs(lb, rb, li, ri, out_schema, size)
+        yield from _emit_pairs(lo, ro, li, ri, out_schema, size)
     if left_matched is not None:
-        yield from _emit_padded(lb, np.flatnonzero(~left_matched), rb.schema, out_schema, size,
+        yield from _emit_padded(lo, np.flatnonzero(~left_matched), ro, out_schema, size,
                                 left_side=True)
     if right_matched is not None:
-        yield from _emit_padded(rb, np.flatnonzero(~right_matched), lb.schema, out_schema, size,
+        yield from _emit_padded(ro, np.flatnonzero(~right_matched), lo, out_schema, size,
                                 left_side=False)
 
 
@@ -284,41 +355,51 @@ def _null_aware_anti_mask(
 # Output
 
 
+class _Side:
+    """The emitted columns of one join side: ``batch``'s columns ``cols``, and its row count."""
+
+    __slots__ = ("columns", "types", "num_rows")
+
+    def __init__(self, batch: pa.RecordBatch, cols: Sequence[int]) -> None:
+        self.columns = [batch.column(i) for i in cols]
+        self.types = [batch.schema.field(i).type for i in cols]
+        self.num_rows = batch.num_rows
+
+
 def _emit_pairs(
-    lb: pa.RecordBatch, rb: pa.RecordBatch, li: np.ndarray, ri: np.ndarray,
-    schema: pa.Schema, size: int,
+    lo: _Side, ro: _Side, li: np.ndarray, ri: np.ndarray, schema: pa.Schema, size: int,
 ) -> Iterator[pa.RecordBatch]:
     for s in range(0, len(li), size):
         lt = pa.array(li[s:s + size])
         rt = pa.array(ri[s:s + size])
-        cols = [c.take(lt) for c in lb.columns] + [c.take(rt) for c in rb.columns]
+        cols = [c.take(lt) for c in lo.columns] + [c.take(rt) for c in ro.columns]
         yield make_batch(cols, schema, len(lt))
 
 
-def _emit_left(
-    lb: pa.RecordBatch, idx: np.ndarray, schema: pa.Schema, size: int
-) -> Iterator[pa.RecordBatch]:
-    if len(idx) == lb.num_rows:  # every row, in order: no gather needed
-        for s in range(0, lb.num_rows, size):
-            piece = lb.slice(s, min(size, lb.num_rows - s))
-            yield make_batch(piece.columns, schema, piece.num_rows)
+def _emit_left(lo: _Side, idx: np.ndarray, schema: pa.Schema, size: int) -> Iterator[pa.RecordBatch]:
+    n = lo.num_rows
+    if len(idx) == n:  # every row, in order: no gather needed
+        for s in range(0, n, size):
+            m = min(size, n - s)
+            yield make_batch([c.slice(s, m) for c in lo.columns], schema, m)
         return
     for s in range(0, len(idx), size):
         t = pa.array(idx[s:s + size])
-        yield make_batch([c.take(t) for c in lb.columns], schema, len(t))
+        yield make_batch([c.take(t) for c in lo.columns], schema, len(t))
 
 
 def _emit_existence(
-    lb: pa.RecordBatch, matched: np.ndarray, schema: pa.Schema, size: int
+    lo: _Side, matched: np.ndarray, schema: pa.Schema, size: int
 ) -> Iterator[pa.RecordBatch]:
-    for s in range(0, lb.num_rows, size):
-        piece = lb.slice(s, min(size, lb.num_rows - s))
-        flags = pa.array(matched[s:s + piece.num_rows], type=pa.bool_())
-        yield make_batch(list(piece.columns) + [flags], schema, piece.num_rows)
+    n = lo.num_rows
+    for s in range(0, n, size):
+        m = min(size, n - s)
+        flags = pa.array(matched[s:s + m], type=pa.bool_())
+        yield make_batch([c.slice(s, m) for c in lo.columns] + [flags], schema, m)
 
 
 def _emit_padded(
-    kept: pa.RecordBatch, idx: np.ndarray, other_schema: pa.Schema, schema: pa.Schema,
+    kept: _Side, idx: np.ndarray, other: _Side, schema: pa.Schema,
     size: int, *, left_side: bool,
 ) -> Iterator[pa.RecordBatch]:
     """Rows ``idx`` of ``kept`` with NULLs for the other side's columns."""
@@ -326,5 +407,5 @@ def _emit_padded(
         t = pa.array(idx[s:s + size])
         n = len(t)
         mine = [c.take(t) for c in kept.columns]
-        nulls = [pa.nulls(n, type=f.type) for f in other_schema]
+        nulls = [pa.nulls(n, type=ty) for ty in other.types]
         yield make_batch(mine + nulls if left_side else nulls + mine, schema, n)

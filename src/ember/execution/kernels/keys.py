@@ -111,7 +111,7 @@ def _small_range_codes(arr: pa.Array) -> tuple[np.ndarray, int] | None:
     if hi - lo >= max(4 * length, 1 << 16):
         return None
     v = (arr if arr.null_count == 0 else pc.fill_null(arr, lo)).to_numpy(zero_copy_only=False)
-    codes = (v - v.dtype.type(lo)).astype(np.int64)  # in the column's own type: no overflow
+    codes = (v - v.dtype.type(lo)).astype(np.int64, copy=False)  # own type: no overflow
     if arr.null_count:
         codes[~np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), dtype=bool)] = -1
     return codes, hi - lo + 1
@@ -151,23 +151,30 @@ def encode_arrays(arrays: Sequence[pa.Array], *, nulls_equal: bool) -> tuple[np.
     if not arrays:
         raise ValueError("encode_arrays needs at least one column")
     length = len(arrays[0])
-    combined = np.zeros(length, dtype=np.int64)
+    combined: np.ndarray | None = None
     card = 1
-    any_null = np.zeros(length, dtype=bool) if not nulls_equal else None
+    any_null: np.ndarray | None = None
     for a in arrays:
         c, n = _column_codes(a)
+        # Only a NULL (at the top level) gets a negative code.
+        has_null = a.null_count > 0 or pa.types.is_null(a.type)
         if nulls_equal:
-            c = np.where(c < 0, n, c)
+            if has_null:
+                c = np.where(c < 0, n, c)
             n += 1
-        else:
+        elif has_null:
             neg = c < 0
-            any_null |= neg  # type: ignore[operator]
+            any_null = neg if any_null is None else any_null | neg
             c = np.where(neg, 0, c)
         n = max(n, 1)
+        if combined is None:
+            combined, card = c, n  # the first column: no combining needed
+            continue
         if card * n >= _MAX_CARD:
             combined, card = _densify(combined)
         combined = combined * n + c
         card *= n
+    assert combined is not None
     if any_null is not None and any_null.any():
         combined[any_null] = -1
     return combined, card
