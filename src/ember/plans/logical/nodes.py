@@ -272,6 +272,8 @@ class UnresolvedInlineTable(LeafNode):
 
 @node
 class Project(UnaryNode):
+    """``SELECT list``: each item a NamedExpression once resolved (Spark's ``Project``)."""
+
     project_list: tuple[Expression, ...]
     child: LogicalPlan
 
@@ -288,6 +290,8 @@ class Project(UnaryNode):
 
 @node
 class Filter(UnaryNode):
+    """Keeps the rows where ``condition`` is TRUE (NULL and FALSE drop the row)."""
+
     condition: Expression
     child: LogicalPlan
 
@@ -319,10 +323,11 @@ class Join(LogicalPlan):
         if not isinstance(jt, JoinType):
             raise InternalError(f"Join output requested before {jt} was resolved")
         left = self.left.output
-        if jt in (JoinType.LEFT_SEMI, JoinType.LEFT_ANTI):
-            return left
-        if jt is JoinType.EXISTENCE:
-            assert self.existence_attr is not None
+        if not jt.outputs_right:  # LeftSemi, LeftAnti: the left rows; Existence adds the flag
+            if jt is not JoinType.EXISTENCE:
+                return left
+            if self.existence_attr is None:
+                raise InternalError("ExistenceJoin without its exists attribute")
             return left + (self.existence_attr,)
         right = self.right.output
         if jt.left_nullable:
@@ -347,6 +352,10 @@ class Join(LogicalPlan):
 
 @node
 class Aggregate(UnaryNode):
+    """GROUP BY ``grouping_expressions``; ``aggregate_expressions`` are the output columns
+    (aggregate functions and expressions over grouping expressions).  No grouping
+    expressions: one row, even over empty input."""
+
     grouping_expressions: tuple[Expression, ...]
     aggregate_expressions: tuple[Expression, ...]
     child: LogicalPlan
@@ -390,6 +399,8 @@ class Expand(UnaryNode):
 
 @node
 class Sort(UnaryNode):
+    """ORDER BY (``is_global``) or SORT BY (per partition) on ``order``."""
+
     order: tuple[SortOrder, ...]
     is_global: bool
     child: LogicalPlan
@@ -417,6 +428,8 @@ class Limit(UnaryNode):
 
 @node
 class Offset(UnaryNode):
+    """``OFFSET n``: skips the first ``n`` rows."""
+
     offset: Expression
     child: LogicalPlan
 
@@ -429,6 +442,8 @@ class Offset(UnaryNode):
 
 @node
 class Distinct(UnaryNode):
+    """SELECT DISTINCT / UNION DISTINCT: duplicate rows removed (NULLs equal, NaN canonical)."""
+
     child: LogicalPlan
 
     def _compute_output(self) -> tuple[AttributeReference, ...]:
@@ -575,6 +590,9 @@ class Union(LogicalPlan):
 
 @node
 class Intersect(LogicalPlan):
+    """INTERSECT [ALL]: rows in both inputs (null-safe equality); ALL keeps min(countL, countR)
+    copies of each row."""
+
     left: LogicalPlan
     right: LogicalPlan
     is_all: bool = False
@@ -591,6 +609,9 @@ class Intersect(LogicalPlan):
 
 @node
 class Except(LogicalPlan):
+    """EXCEPT/MINUS [ALL]: left rows absent from the right (null-safe equality); ALL keeps
+    countL - countR copies of each row."""
+
     left: LogicalPlan
     right: LogicalPlan
     is_all: bool = False
