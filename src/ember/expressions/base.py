@@ -212,7 +212,9 @@ class AttributeReference(NamedExpression, LeafExpression):
         return self.copy(id=new_expr_id())
 
     def simple_string(self) -> str:
-        return f"{self.attr_name}#{self.id}"
+        # Catalyst's typeSuffix: bigint attributes print as ``c#4L``.
+        suffix = "L" if isinstance(self.dtype, T.LongType) else ""
+        return f"{self.attr_name}#{self.id}{suffix}"
 
     def sql(self) -> str:
         return _quote_if_needed(self.attr_name)

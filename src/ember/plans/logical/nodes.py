@@ -483,7 +483,7 @@ class View(UnaryNode):
         return self.child.output
 
     def simple_string(self) -> str:
-        return f"View (`{self.name}`, {_attrs_str_compact(self.output)})"
+        return f"View (`{self.name}`, {_attrs_str(self.output)})"
 
 
 @node
