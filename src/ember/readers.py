@@ -43,20 +43,25 @@ def _options_dict(options: Sequence[tuple[str, str]] | dict[str, Any]) -> dict[s
     return {str(k).lower(): _opt_str(v) for k, v in items}
 
 
-def expand_paths(paths: Sequence[str], fmt: str) -> tuple[str, ...]:
-    """Files of ``paths``: directories list their data files (sorted, hidden files skipped),
-    globs expand; raises ``PATH_NOT_FOUND`` for a path that matches nothing."""
+def _hidden(name: str) -> bool:
+    """Spark's filter of data files: names starting with ``_`` or ``.`` are metadata (``_SUCCESS``,
+    ``.crc`` files), except ``_``-names holding ``=`` (partition directories)."""
+    return name.startswith(".") or (name.startswith("_") and "=" not in name)
+
+
+def expand_paths(paths: Sequence[str], fmt: str, must_exist: bool = True) -> tuple[str, ...]:
+    """Files of ``paths``: directories list their data files recursively (sorted; hidden files
+    and directories skipped), globs expand; raises ``PATH_NOT_FOUND`` for a path that matches
+    nothing and (if ``must_exist``) ``UNABLE_TO_INFER_SCHEMA`` when there are no files."""
     out: list[str] = []
     for p in paths:
         p = os.path.expanduser(str(p))
         if os.path.isdir(p):
-            files = sorted(
-                os.path.join(root, f)
-                for root, _dirs, names in os.walk(p)
-                for f in names
-                if not f.startswith((".", "_"))
-            )
-            out.extend(files)
+            files = []
+            for root, dirs, names in os.walk(p):
+                dirs[:] = sorted(d for d in dirs if not _hidden(d))
+                files.extend(os.path.join(root, f) for f in names if not _hidden(f))
+            out.extend(sorted(files))
         elif os.path.exists(p):
             out.append(p)
         else:
@@ -67,66 +72,161 @@ def expand_paths(paths: Sequence[str], fmt: str) -> tuple[str, ...]:
                     error_class="PATH_NOT_FOUND",
                     parameters={"path": f"file:{os.path.abspath(p)}"},
                 )
-            out.extend(matches)
-    if not out:
+            for m in matches:
+                out.extend(expand_paths([m], fmt, must_exist=False) if os.path.isdir(m) else [m])
+    if not out and must_exist:
         raise AnalysisError(
-            f"Unable to infer schema for {fmt.capitalize()}. It must be specified manually.",
+            f"Unable to infer schema for {fmt.upper() if fmt == 'csv' else fmt.capitalize()}. "
+            "It must be specified manually.",
             error_class="UNABLE_TO_INFER_SCHEMA",
-            parameters={"format": fmt.capitalize()},
+            parameters={"format": fmt.upper() if fmt == "csv" else fmt.capitalize()},
         )
     return tuple(out)
 
 
-def _csv_table(paths: Sequence[str], opts: dict[str, str], infer: bool) -> pa.Table:
-    import pyarrow.csv as pacsv
+# -- CSV schema inference (Spark's CSVInferSchema, vectorized over the distinct values) --------
 
-    header = opts.get("header", "false") == "true"
-    sep = opts.get("sep", opts.get("delimiter", ","))
-    tables = []
-    for p in paths:
-        read = pacsv.ReadOptions(autogenerate_column_names=not header)
-        parse = pacsv.ParseOptions(delimiter=sep)
-        if infer:
-            convert = pacsv.ConvertOptions(strings_can_be_null=True, null_values=[""],
-                                           quoted_strings_can_be_null=False)
+_INT_RE = r"^[+-]?[0-9]+$"
+# java.lang.Double.parseDouble (surrounding whitespace, NaN/Infinity, a d/f suffix), or Spark's
+# default nanValue/positiveInf/negativeInf.
+_DOUBLE_RE = (r"^\s*[+-]?(NaN|Infinity|(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?[fFdD]?))\s*$"
+              r"|^(Inf|-Inf)$")
+_DATE_RE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+
+
+def _value_types(values: pa.Array) -> set[T.DataType]:
+    """The set of Spark CSV types of the (distinct, non-null) string ``values``: int, bigint,
+    decimal(p,0) (integers beyond bigint), double, date (``yyyy-MM-dd``), timestamp (what
+    CAST accepts), boolean (``true``/``false`` in any case), string."""
+    import pyarrow.compute as pc
+
+    from ember.expressions.cast import cast_array
+
+    out: set[T.DataType] = set()
+    rest = values
+    is_int = pc.match_substring_regex(rest, _INT_RE)
+    ints = rest.filter(is_int)
+    if len(ints):
+        digits = pc.utf8_ltrim(pc.utf8_ltrim(ints, "+-"), "0")
+        prec = pc.max(pc.utf8_length(digits)).as_py() or 1
+        if prec > 38:
+            out.add(T.DOUBLE)
         else:
-            # Only the header is needed: read a small block and make every column a string.
-            read.block_size = 1 << 16
-            convert = pacsv.ConvertOptions()
-            with pacsv.open_csv(p, read_options=read, parse_options=parse) as reader:
-                schema = reader.schema
-            names = schema.names if header else [f"_c{i}" for i in range(len(schema))]
-            return pa.schema([pa.field(n, pa.large_string()) for n in names]).empty_table()
-        t = pacsv.read_csv(p, read_options=read, parse_options=parse, convert_options=convert)
-        if not header:
-            t = t.rename_columns([f"_c{i}" for i in range(t.num_columns)])
-        tables.append(t)
-    if len(tables) == 1:
-        return tables[0]
-    return pa.concat_tables(tables, promote_options="permissive")
+            dec = pc.cast(pc.utf8_ltrim(ints, "+"), pa.decimal128(38, 0))
+            mm = pc.min_max(dec)
+            lo, hi = mm["min"].as_py(), mm["max"].as_py()
+            if T.INT.min_value <= lo and hi <= T.INT.max_value:
+                out.add(T.INT)
+            elif T.LONG.min_value <= lo and hi <= T.LONG.max_value:
+                out.add(T.LONG)
+            else:
+                out.add(T.DecimalType(max(prec, 20), 0))
+    rest = rest.filter(pc.invert(is_int))
+    for regex, dt in ((_DOUBLE_RE, T.DOUBLE), (_DATE_RE, T.DATE)):
+        if not len(rest):
+            return out
+        m = pc.match_substring_regex(rest, regex)
+        if dt is T.DATE:  # the pattern must also be a valid calendar date
+            m = pc.and_(m, cast_array(rest, T.STRING, T.DATE, ansi=False).is_valid())
+        if pc.any(m).as_py():
+            out.add(dt)
+        rest = rest.filter(pc.invert(m))
+    if not len(rest):
+        return out
+    m = pc.match_substring_regex(rest, r"^(true|false)$", ignore_case=True)
+    if pc.any(m).as_py():
+        out.add(T.BOOLEAN)
+    rest = rest.filter(pc.invert(m))
+    if not len(rest):
+        return out
+    m = cast_array(rest, T.STRING, T.TIMESTAMP, ansi=False).is_valid()
+    if pc.any(m).as_py():
+        out.add(T.TIMESTAMP)
+    if not pc.all(m).as_py():
+        out.add(T.STRING)
+    return out
 
 
-def _csv_type(col: pa.ChunkedArray) -> T.DataType:
-    t = col.type
-    if pa.types.is_null(t):
-        return T.STRING  # Spark infers string for a column of only empty fields
-    if pa.types.is_integer(t):
-        import pyarrow.compute as pc
-
-        mm = pc.min_max(col)
-        lo, hi = mm["min"].as_py(), mm["max"].as_py()
-        if lo is None or (T.INT.min_value <= lo and hi <= T.INT.max_value):
-            return T.INT
+def _merge_csv_types(types: set[T.DataType]) -> T.DataType:
+    """Spark's ``CSVInferSchema.compatibleType`` folded over a column's value types."""
+    if not types:
+        return T.STRING  # a column of only NULLs
+    if len(types) == 1:
+        return next(iter(types))
+    if all(isinstance(t, (T.IntegerType, T.LongType, T.DecimalType, T.DoubleType))
+           for t in types):
+        if T.DOUBLE in types:
+            return T.DOUBLE
+        decs = [t.precision for t in types if isinstance(t, T.DecimalType)]
+        if decs:
+            return T.DecimalType(max(decs + [20 if T.LONG in types else 10]), 0)
         return T.LONG
-    if pa.types.is_floating(t) or pa.types.is_decimal(t):
-        return T.DOUBLE
-    if pa.types.is_boolean(t):
-        return T.BOOLEAN
-    if pa.types.is_date(t):
-        return T.DATE
-    if pa.types.is_timestamp(t):
+    if types == {T.DATE, T.TIMESTAMP}:
         return T.TIMESTAMP
     return T.STRING
+
+
+def _csv_schema(paths: Sequence[str], opts: dict[str, str]) -> list[tuple[str, T.DataType]]:
+    import pyarrow.compute as pc
+
+    from ember.execution.scan import read_csv_strings
+
+    names, table, _malformed = read_csv_strings(paths, opts)
+    if opts.get("inferschema", "false") != "true":
+        return [(n, T.STRING) for n in names]
+    out = []
+    for n, col in zip(names, table.columns):
+        values = pc.unique(col.drop_null())
+        out.append((n, _merge_csv_types(_value_types(values))))
+    return out
+
+
+# -- Hive-style partition directories ----------------------------------------------------------
+
+
+def _partition_schema(roots: Sequence[str], files: Sequence[str]) -> list[tuple[str, T.DataType]]:
+    """Partition columns of ``files`` under the directories ``roots``: the ``key=value``
+    directory names between a root and each file (Spark's partition discovery; types inferred
+    as int, bigint, double, date or string)."""
+    import pyarrow.compute as pc
+
+    from ember.execution.scan import HIVE_NULL
+
+    dirs = [os.path.abspath(os.path.expanduser(str(r))) for r in roots]
+    dirs = [d for d in dirs if os.path.isdir(d)]
+    if not dirs:
+        return []
+    keys: list[str] | None = None
+    values: dict[str, list[str | None]] = {}
+    for f in files:
+        root = next((d for d in dirs if os.path.abspath(f).startswith(d + os.sep)), None)
+        if root is None:
+            return []
+        parts = os.path.relpath(os.path.dirname(os.path.abspath(f)), root).split(os.sep)
+        kv = [p.partition("=") for p in parts if p != "."]
+        if any(not sep or not k for k, sep, _ in kv):
+            if kv:
+                return []
+        these = [k for k, _, _ in kv]
+        if keys is None:
+            keys = these
+        elif [k.lower() for k in keys] != [k.lower() for k in these]:
+            raise AnalysisError(
+                f"Conflicting partition column names detected: {keys} and {these}.",
+                error_class="CONFLICTING_PARTITION_COLUMN_NAMES",
+                parameters={"names": f"{keys}, {these}"},
+            )
+        for k, _, v in kv:
+            values.setdefault(k.lower(), []).append(None if v == HIVE_NULL else v)
+    out = []
+    for k in keys or []:
+        vals = pa.array(values[k.lower()], pa.string())
+        types = _value_types(pc.unique(vals.drop_null()))
+        types = {T.STRING if isinstance(t, (T.BooleanType, T.TimestampType)) else t
+                 for t in types}
+        t = _merge_csv_types(types)
+        out.append((k, T.DOUBLE if isinstance(t, T.DecimalType) else t))
+    return out
 
 
 def infer_file_schema(fmt: str, paths: Sequence[str],
@@ -141,11 +241,7 @@ def infer_file_schema(fmt: str, paths: Sequence[str],
         schema = pq.read_schema(paths[0])
         return [(f.name, T.from_arrow(f.type)) for f in schema]
     if fmt == "csv":
-        infer = opts.get("inferschema", "false") == "true"
-        table = _csv_table(paths, opts, infer)
-        if not infer:
-            return [(n, T.STRING) for n in table.column_names]
-        return [(n, _csv_type(table.column(i))) for i, n in enumerate(table.column_names)]
+        return _csv_schema(paths, opts)
     raise UnsupportedError(
         f"The data source '{fmt}' is not supported by Ember (supported: parquet, csv).",
         error_class="DATA_SOURCE_NOT_FOUND",
@@ -154,8 +250,13 @@ def infer_file_schema(fmt: str, paths: Sequence[str],
 
 
 def file_relation(fmt: str, paths: Sequence[str] | str,
-                  options: Sequence[tuple[str, str]] | dict[str, Any] = ()) -> FileRelation:
-    """A ``FileRelation`` over ``paths`` with attributes from the files' schema."""
+                  options: Sequence[tuple[str, str]] | dict[str, Any] = (),
+                  schema: T.StructType | None = None) -> FileRelation:
+    """A ``FileRelation`` over ``paths`` with attributes from ``schema`` (a user-specified
+    schema, as ``DataFrameReader.schema``) or else from the files' schema. Every attribute is
+    nullable, as Spark reports for file sources."""
+    from ember.execution.scan import PARTITION_OPTION
+
     fmt = fmt.lower()
     if fmt not in _FORMATS:
         raise UnsupportedError(
@@ -165,11 +266,40 @@ def file_relation(fmt: str, paths: Sequence[str] | str,
         )
     if isinstance(paths, str):
         paths = (paths,)
-    files = expand_paths(paths, fmt)
     opts = _options_dict(options)
-    schema = infer_file_schema(fmt, files, opts)
-    attrs = tuple(AttributeReference(n, t, True) for n, t in schema)
+    opts.pop(PARTITION_OPTION.lower(), None)
+    files = expand_paths(paths, fmt, must_exist=schema is None)
+    parts = _partition_schema(paths, files) if fmt == "parquet" and files else []
+    if schema is not None:
+        cols = [(f.name, f.data_type) for f in schema.fields]
+    else:
+        cols = infer_file_schema(fmt, files, opts)
+        if parts:
+            lower = {n.lower() for n, _ in parts}
+            cols = [c for c in cols if c[0].lower() not in lower] + parts
+    if parts:
+        opts[PARTITION_OPTION.lower()] = ",".join(n for n, _ in parts)
+    attrs = tuple(AttributeReference(n, t, True) for n, t in cols)
     return FileRelation(attrs, fmt, files, tuple(sorted(opts.items())))
+
+
+def _schema_of(schema: Any) -> T.StructType:
+    """A user schema: a DDL string (``"a int, b string"``) or a ``StructType`` (Ember's or
+    PySpark's, converted through its DDL)."""
+    if isinstance(schema, T.StructType):
+        return schema
+    if not isinstance(schema, str) and hasattr(schema, "fields") \
+            and hasattr(schema, "simpleString"):
+        schema = ", ".join(f"`{f.name}` {f.dataType.simpleString()}" for f in schema.fields)
+    if isinstance(schema, str):
+        from ember.session import parse_ddl_schema
+
+        return parse_ddl_schema(schema)
+    raise AnalysisError(
+        f"The schema must be a DDL string or a StructType, not {type(schema).__name__}.",
+        error_class="NOT_STR_OR_STRUCT",
+        parameters={"arg_name": "schema", "arg_type": type(schema).__name__},
+    )
 
 
 class DataFrameReader:
@@ -183,6 +313,7 @@ class DataFrameReader:
         self._session = session
         self._format = "parquet"
         self._options: dict[str, str] = {}
+        self._schema: T.StructType | None = None
 
     def format(self, source: str) -> "DataFrameReader":
         self._format = source.lower()
@@ -199,8 +330,10 @@ class DataFrameReader:
         return self
 
     def schema(self, schema: Any) -> "DataFrameReader":
-        raise UnsupportedError("DataFrameReader.schema(): user-specified schemas are not supported "
-                               "yet; Ember reads the files' own schema")
+        """Use ``schema`` (a DDL string or a StructType) instead of inferring one. CSV columns
+        are matched by position, Parquet columns by name (missing ones read as NULL)."""
+        self._schema = _schema_of(schema)
+        return self
 
     def load(self, path: str | list[str] | None = None, format: str | None = None,  # noqa: A002
              **options: Any) -> "DataFrame":
@@ -214,7 +347,8 @@ class DataFrameReader:
         paths = [path] if isinstance(path, str) else list(path)
         from ember.dataframe import DataFrame
 
-        return DataFrame(self._session, file_relation(self._format, paths, self._options))
+        return DataFrame(self._session, file_relation(self._format, paths, self._options,
+                                                      self._schema))
 
     def parquet(self, *paths: str, **options: Any) -> "DataFrame":
         """Read Parquet files or directories."""

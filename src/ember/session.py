@@ -448,17 +448,49 @@ def _infer_type(v: Any) -> T.DataType:
 
 
 def _merge_types(a: T.DataType, b: T.DataType, name: str) -> T.DataType:
+    """PySpark's ``_merge_type``: NULL merges with anything, an atomic type with string gives
+    string, arrays/structs merge element- and field-wise; other different types fail (also
+    bigint with double, as in PySpark)."""
     if isinstance(a, T.NullType):
         return b
     if isinstance(b, T.NullType) or a == b:
         return a
-    if {type(a), type(b)} == {T.LongType, T.DoubleType}:
-        return T.DOUBLE
+    atomic = (T.AtomicType,)
+    if isinstance(a, atomic) and isinstance(b, T.StringType):
+        return b
+    if isinstance(a, T.StringType) and isinstance(b, atomic):
+        return a
+    if isinstance(a, T.ArrayType) and isinstance(b, T.ArrayType):
+        return T.ArrayType(_merge_types(a.element_type, b.element_type, f"element in {name}"))
+    if isinstance(a, T.StructType) and isinstance(b, T.StructType):
+        bf = {f.name: f.data_type for f in b.fields}
+        fields = [T.StructField(f.name, _merge_types(f.data_type, bf.get(f.name, T.NULL),
+                                                     f"field {f.name} in {name}"))
+                  for f in a.fields]
+        seen = {f.name for f in a.fields}
+        fields += [T.StructField(f.name, f.data_type) for f in b.fields if f.name not in seen]
+        return T.StructType(tuple(fields))
+    ta, tb = _spark_type_name(a), _spark_type_name(b)
     raise AnalysisError(
-        f"Can not merge type {a.simple_string()} and {b.simple_string()} for field {name}.",
+        f"Can not merge type `{ta}` and `{tb}`.",
         error_class="CANNOT_MERGE_TYPE",
-        parameters={"data_type1": a.simple_string(), "data_type2": b.simple_string()},
+        parameters={"data_type1": ta, "data_type2": tb},
     )
+
+
+def _spark_type_name(t: T.DataType) -> str:
+    """PySpark's class name of a type (``LongType``), as in its CANNOT_MERGE_TYPE message."""
+    return type(t).__name__
+
+
+def _has_null_type(t: T.DataType) -> bool:
+    if isinstance(t, T.NullType):
+        return True
+    if isinstance(t, T.ArrayType):
+        return _has_null_type(t.element_type)
+    if isinstance(t, T.StructType):
+        return any(_has_null_type(f.data_type) for f in t.fields)
+    return False
 
 
 def _to_py(v: Any, dt: T.DataType) -> Any:
@@ -473,6 +505,8 @@ def _to_py(v: Any, dt: T.DataType) -> Any:
         return [_to_py(x, dt.element_type) for x in v]
     if isinstance(dt, (T.FloatType, T.DoubleType)) and isinstance(v, int):
         return float(v)
+    if isinstance(dt, T.StringType) and not isinstance(v, str):
+        return str(v).lower() if isinstance(v, bool) else str(v)
     return v
 
 
@@ -545,10 +579,16 @@ def _rows_to_table(data: Sequence[Any], schema: Any) -> pa.Table:
             )
 
     if struct is None:
+        if not values:
+            raise AnalysisError("Can not infer schema from an empty dataset.",
+                                error_class="CANNOT_INFER_EMPTY_SCHEMA")
         types: list[T.DataType] = [T.NULL] * len(field_names)
         for v in values:
             for i, x in enumerate(v):
                 types[i] = _merge_types(types[i], _infer_type(x), field_names[i])
+        if any(_has_null_type(t) for t in types):
+            raise AnalysisError("Some of types cannot be determined after inferring.",
+                                error_class="CANNOT_DETERMINE_TYPE")
         struct = T.StructType(tuple(T.StructField(n, t) for n, t in zip(field_names, types)))
     elif len(struct.fields) != len(field_names) and values:
         raise AnalysisError(
@@ -562,7 +602,8 @@ def _rows_to_table(data: Sequence[Any], schema: Any) -> pa.Table:
     arrays = []
     for f, col in zip(struct.fields, columns):
         py = [_to_py(x, f.data_type) for x in col] if isinstance(
-            f.data_type, (T.StructType, T.ArrayType, T.FloatType, T.DoubleType)) else list(col)
+            f.data_type, (T.StructType, T.ArrayType, T.FloatType, T.DoubleType, T.StringType)) \
+            else list(col)
         try:
             arrays.append(pa.array(py, type=f.data_type.to_arrow()))
         except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError) as e:

@@ -1,21 +1,46 @@
 """Reading file relations (Parquet, CSV) into record batches typed like the relation's attributes.
 
-CSV options follow Spark's DataFrameReader names (case-insensitive): ``header`` (default false),
-``inferSchema`` (default false: every column is a string), ``sep``/``delimiter`` (default ``,``).
-As in Spark, an empty CSV field reads as NULL.  Without a header, columns are named ``_c0``,
-``_c1`` ... The relation's attributes come from ``ember.readers`` (schema inference); this module only reads.
+CSV follows Spark's DataFrameReader options (case-insensitive names): ``header`` (default false;
+without it columns are ``_c0``, ``_c1`` ...), ``sep``/``delimiter`` (``,``), ``quote`` (``"``;
+an empty string disables quoting), ``escape`` (``\\``), ``multiLine``, ``nullValue`` (``""``),
+``emptyValue`` (``""``), ``ignoreLeadingWhiteSpace`` / ``ignoreTrailingWhiteSpace`` (false) and
+``mode`` (``PERMISSIVE``: a record with too few fields is padded with NULLs, extra fields are
+dropped, a value that does not parse as its column's type is NULL; ``DROPMALFORMED``: such
+records are dropped; ``FAILFAST``: reading fails with ``FAILED_READ_FILE.NO_HINT``).
+Null semantics are Spark's: an unquoted empty field is NULL; a quoted empty field reads as
+``emptyValue``; any value equal to ``nullValue`` is NULL.
+
+Known differences from Spark: records with the wrong number of fields come after the other records
+of their file; values are converted with Spark's (lenient) CAST rules, so e.g. ``" 1"`` reads as
+int 1 under a user schema where Spark's CSV parser gives NULL; tz-less timestamps are read in UTC.
+
+Parquet columns are matched by name (case-insensitively); Hive-style partition directories
+(``key=value``) become the columns listed in the relation's ``__partition_columns`` option.
 """
 
 from __future__ import annotations
 
+import csv
+import io
+import os
 from collections.abc import Iterator, Sequence
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
+from ember import types as T
 from ember.errors import ExecutionError, UnsupportedError
 from ember.execution.kernels.batches import conform, make_batch, schema_of
+
+__all__ = ["scan_file_relation", "read_csv_strings", "partition_values", "PARTITION_OPTION",
+           "HIVE_NULL"]
+
+#: FileRelation option listing the Hive partition columns (comma-separated), set by the reader.
+PARTITION_OPTION = "__partition_columns"
+#: The directory value Hive (and Spark) write for a NULL partition value.
+HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 
 
 def _options(options: Sequence[tuple[str, str]] | dict) -> dict[str, str]:
@@ -28,62 +53,247 @@ def _flag(opts: dict[str, str], key: str, default: bool = False) -> bool:
     return default if v is None else v.strip().lower() == "true"
 
 
-def _read_csv(paths: Sequence[str], opts: dict[str, str]) -> pa.Table:
+def _char(opts: dict[str, str], key: str, default: str) -> str | bool:
+    v = opts.get(key, default)
+    return False if v == "" else v
+
+
+# ---------------------------------------------------------------------------------------------
+# CSV
+
+
+def _csv_parse_options(opts: dict[str, str], on_invalid) -> pacsv.ParseOptions:
+    quote, escape = _char(opts, "quote", '"'), _char(opts, "escape", "\\")
+    return pacsv.ParseOptions(
+        delimiter=opts.get("sep", opts.get("delimiter", ",")),
+        quote_char=quote,
+        escape_char=False if escape == quote else escape,
+        double_quote=escape == quote,  # escape '"': RFC 4180 doubled quotes
+        newlines_in_values=_flag(opts, "multiLine"),
+        invalid_row_handler=on_invalid,
+    )
+
+
+def _first_record(path: str, opts: dict[str, str]) -> list[str] | None:
+    """The first record of ``path`` as strings (None for an empty file)."""
+    parse = _csv_parse_options(opts, lambda row: "skip")
+    read = pacsv.ReadOptions(autogenerate_column_names=True, block_size=1 << 20)
+    try:
+        with pacsv.open_csv(path, read_options=read, parse_options=parse,
+                            convert_options=pacsv.ConvertOptions(
+                                column_types={}, strings_can_be_null=False,
+                                auto_dict_encode=False)) as reader:
+            for batch in reader:
+                if batch.num_rows:
+                    return [str(c[0].as_py()) if c[0].is_valid else "" for c in
+                            batch.cast(pa.schema([pa.field(f.name, pa.string())
+                                                  for f in batch.schema])).columns]
+            return [""] * len(reader.schema) if len(reader.schema) else None
+    except pa.ArrowInvalid as e:
+        if "Empty CSV file" in str(e):
+            return None
+        raise
+
+
+def _header_names(first: list[str]) -> list[str]:
+    """Spark's column names from a header record: blanks -> ``_c<i>``, duplicates get their
+    position appended (``a,a`` -> ``a0,a1``)."""
+    names = [n if n else f"_c{i}" for i, n in enumerate(first)]
+    lower = [n.lower() for n in names]
+    return [f"{n}{i}" if lower.count(n.lower()) > 1 else n for i, n in enumerate(names)]
+
+
+def _python_record(text: str, opts: dict[str, str]) -> list[str | None]:
+    """One (malformed) record parsed with Python's csv module; empty fields are NULL."""
+    quote = _char(opts, "quote", '"')
+    escape = _char(opts, "escape", "\\")
+    reader = csv.reader(io.StringIO(text), delimiter=opts.get("sep", opts.get("delimiter", ",")),
+                        quotechar=quote or None, escapechar=escape or None, doublequote=False,
+                        quoting=csv.QUOTE_MINIMAL if quote else csv.QUOTE_NONE)
+    row = next(reader, [])
+    return [v if v != "" else None for v in row]
+
+
+def _spark_nulls(col: pa.ChunkedArray | pa.Array, opts: dict[str, str]) -> pa.ChunkedArray:
+    """Apply trimming, ``emptyValue`` and ``nullValue`` to a string column whose unquoted empty
+    fields are already NULL (quoted empty fields are ``""``)."""
+    if _flag(opts, "ignoreLeadingWhiteSpace"):
+        col = pc.utf8_ltrim_whitespace(col)
+    if _flag(opts, "ignoreTrailingWhiteSpace"):
+        col = pc.utf8_rtrim_whitespace(col)
+    empty_value = opts.get("emptyvalue", "")
+    null_value = opts.get("nullvalue", "")
+    if empty_value != "":
+        col = pc.if_else(pc.equal(col, ""), pa.scalar(empty_value, col.type), col)
+    return pc.if_else(pc.equal(col, null_value), pa.scalar(None, col.type), col)
+
+
+def read_csv_strings(paths: Sequence[str], opts: Sequence[tuple[str, str]] | dict
+                     ) -> tuple[list[str], pa.Table, pa.ChunkedArray]:
+    """Read CSV files as string columns with Spark's null semantics.
+
+    Returns (column names, table of ``large_string`` columns, boolean ``malformed`` column: the
+    record had a different number of fields than the first record of the first file). The
+    names come from the first file's header (``header``) or are ``_c0``, ``_c1`` ...
+    """
+    opts = _options(opts)
     header = _flag(opts, "header")
-    infer = _flag(opts, "inferSchema")
-    sep = opts.get("sep", opts.get("delimiter", ","))
-    tables = []
+    first = None
     for p in paths:
-        read = pacsv.ReadOptions(autogenerate_column_names=not header)
-        parse = pacsv.ParseOptions(delimiter=sep)
-        convert = pacsv.ConvertOptions(strings_can_be_null=True, null_values=[""],
-                                       quoted_strings_can_be_null=False)
-        if not infer:
-            # Every column is a string: learn the column names from the first block only.
-            with pacsv.open_csv(p, read_options=read, parse_options=parse) as reader:
-                names = reader.schema.names
-            convert.column_types = {n: pa.large_string() for n in names}
-        t = pacsv.read_csv(p, read_options=read, parse_options=parse, convert_options=convert)
-        if not header:
-            t = t.rename_columns([f"_c{i}" for i in range(t.num_columns)])
+        first = _first_record(p, opts)
+        if first is not None:
+            break
+    if first is None:
+        return [], pa.table({}), pa.chunked_array([], pa.bool_())
+    width = len(first)
+    names = _header_names(first) if header else [f"_c{i}" for i in range(width)]
+    internal = [f"f{i}" for i in range(width)]
+    tables, flags = [], []
+    for p in paths:
+        bad: list[str] = []
+
+        def on_invalid(row, bad=bad) -> str:
+            bad.append(row.text)
+            return "skip"
+
+        if _first_record(p, opts) is None:
+            continue
+        read = pacsv.ReadOptions(column_names=internal, skip_rows=1 if header else 0)
+        convert = pacsv.ConvertOptions(
+            column_types={n: pa.large_string() for n in internal}, strings_can_be_null=True,
+            null_values=[""], quoted_strings_can_be_null=False)
+        t = pacsv.read_csv(p, read_options=read, parse_options=_csv_parse_options(opts, on_invalid),
+                           convert_options=convert)
         tables.append(t)
-    return pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 else tables[0]
+        flags.append(pa.nulls(t.num_rows, pa.bool_()).fill_null(False))
+        if bad:
+            recs = [_python_record(b, opts) for b in bad]
+            recs = [(r + [None] * width)[:width] for r in recs]
+            extra = pa.table({n: pa.array([r[i] for r in recs], pa.large_string())
+                              for i, n in enumerate(internal)})
+            tables.append(extra)
+            flags.append(pa.nulls(len(recs), pa.bool_()).fill_null(True))
+    if not tables:
+        return names, pa.table({n: pa.array([], pa.large_string()) for n in names}), \
+            pa.chunked_array([], pa.bool_())
+    table = pa.concat_tables(tables)
+    cols = [_spark_nulls(c, opts) for c in table.columns]
+    out = pa.Table.from_arrays(cols, names=[f"f{i}" for i in range(width)]).rename_columns(names) \
+        if cols else table
+    return names, out, pa.chunked_array(flags, pa.bool_())
 
 
-def scan_file_relation(rel, batch_size: int) -> Iterator[pa.RecordBatch]:
+def _scan_csv(rel, opts: dict[str, str], time_zone: str) -> pa.Table:
+    from ember.expressions.cast import cast_array
+
+    _names, table, malformed = read_csv_strings(rel.paths, opts)
+    mode = opts.get("mode", "PERMISSIVE").upper()
+    cols = []
+    bad = malformed.combine_chunks() if table.num_rows else pa.array([], pa.bool_())
+    for pos, a in enumerate(rel.attrs):
+        if pos < table.num_columns:
+            src = table.column(pos).combine_chunks()
+        else:
+            src = pa.nulls(table.num_rows, pa.large_string())
+        if isinstance(a.data_type, T.StringType):
+            col = src
+        else:
+            col = cast_array(src, T.STRING, a.data_type, ansi=False, time_zone=time_zone)
+            bad = pc.or_(bad, pc.and_(src.is_valid(), col.is_null()))
+        cols.append(col)
+    if mode == "FAILFAST" and pc.any(bad).as_py():
+        raise ExecutionError(
+            f"Encountered error while reading file {', '.join(rel.paths)}. [MALFORMED_RECORD_IN_PARSING.WITHOUT_SUGGESTION] Malformed records are detected in "
+            "record parsing. Parse Mode: FAILFAST. To process malformed records as null result, "
+            "try setting the option 'mode' as 'PERMISSIVE'.",
+            error_class="FAILED_READ_FILE.NO_HINT",
+            parameters={"path": ", ".join(rel.paths)},
+        )
+    schema = schema_of(rel.attrs)
+    out = pa.Table.from_arrays([c.cast(f.type) for c, f in zip(cols, schema)], schema=schema) \
+        if cols else pa.table({"_": pa.nulls(table.num_rows)}).drop(["_"])
+    if mode == "DROPMALFORMED" and table.num_rows:
+        out = out.filter(pc.invert(bad))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Parquet
+
+
+def partition_values(path: str, names: Sequence[str]) -> dict[str, str | None]:
+    """The ``key=value`` directory components of ``path`` for the partition columns ``names``
+    (``__HIVE_DEFAULT_PARTITION__`` -> None; values are URL-unescaped)."""
+    from urllib.parse import unquote
+
+    wanted = {n.lower() for n in names}
+    out: dict[str, str | None] = {}
+    for part in os.path.dirname(path).split(os.sep):
+        k, sep, v = part.partition("=")
+        if sep and k.lower() in wanted:
+            out[k.lower()] = None if v == HIVE_NULL else unquote(v)
+    return out
+
+
+def _scan_parquet(rel, opts: dict[str, str], time_zone: str) -> pa.Table:
+    from ember.expressions.cast import cast_array
+
+    part_cols = [n for n in opts.get(PARTITION_OPTION.lower(), "").split(",") if n]
+    tables = []
+    for p in rel.paths:
+        t = pq.read_table(p)
+        if part_cols:
+            vals = partition_values(p, part_cols)
+            for n in part_cols:
+                t = t.append_column(f"__part_{n}", pa.array([vals.get(n.lower())] * t.num_rows,
+                                                             pa.large_string()))
+        tables.append(t)
+    table = pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 \
+        else tables[0]
+    by_lower = {n.lower(): i for i, n in enumerate(table.column_names)}
+    for n in part_cols:
+        by_lower[n.lower()] = table.column_names.index(f"__part_{n}")
+    cols = []
+    for a in rel.attrs:
+        i = by_lower.get(a.name.lower())
+        target = a.data_type.to_arrow()
+        if i is None:  # a user-schema column absent from the files: NULL, as in Spark
+            cols.append(pa.nulls(table.num_rows, target))
+            continue
+        col = table.column(i)
+        if a.name.lower() in {n.lower() for n in part_cols}:
+            col = cast_array(col.combine_chunks(), T.STRING, a.data_type, ansi=False,
+                             time_zone=time_zone)
+        elif col.type != target:
+            col = col.cast(target)
+        cols.append(col)
+    schema = schema_of(rel.attrs)
+    if not cols:
+        return pa.table({"_": pa.nulls(table.num_rows)}).drop(["_"])
+    return pa.Table.from_arrays(cols, schema=schema)
+
+
+def scan_file_relation(rel, batch_size: int, time_zone: str = "UTC") -> Iterator[pa.RecordBatch]:
     """Batches of a ``FileRelation`` with columns cast to its attributes' Arrow types."""
     opts = _options(rel.options)
     schema = schema_of(rel.attrs)
     fmt = rel.format.lower()
     try:
         if fmt == "parquet":
-            table = pq.read_table(list(rel.paths)) if len(rel.paths) > 1 else pq.read_table(
-                rel.paths[0])
+            table = _scan_parquet(rel, opts, time_zone)
         elif fmt == "csv":
-            table = _read_csv(rel.paths, opts)
+            table = _scan_csv(rel, opts, time_zone)
         else:
             raise UnsupportedError(f"Data source {rel.format} is not supported")
     except FileNotFoundError as e:
-        raise ExecutionError(f"Path does not exist: {e}", error_class="PATH_NOT_FOUND") from e
-    by_lower = {n.lower(): i for i, n in enumerate(table.column_names)}
-    cols = []
-    for pos, a in enumerate(rel.attrs):
-        i = by_lower.get(a.name.lower(), pos if fmt == "csv" else None)
-        if i is None or i >= table.num_columns:
-            raise ExecutionError(f"Column {a.name} not found in {rel.format} source {rel.paths}",
-                                 error_class="INTERNAL_ERROR")
-        col = table.column(i)
-        target = a.data_type.to_arrow()
-        if col.type != target:
-            col = col.cast(target)
-        cols.append(col)
-    out = pa.Table.from_arrays(cols, schema=schema) if cols else pa.table({})
-    if not cols:
+        raise ExecutionError(f"Path does not exist: {e}", error_class="PATH_NOT_FOUND",
+                             parameters={"path": str(e)}) from e
+    if not rel.attrs:
         n = table.num_rows
         for s in range(0, n, max(1, batch_size)):
             yield make_batch([], schema, min(batch_size, n - s))
         return
-    for b in out.to_batches(max_chunksize=max(1, batch_size)):
+    for b in table.to_batches(max_chunksize=max(1, batch_size)):
         if b.num_rows:
             yield make_batch([conform(c, f.type) for c, f in zip(b.columns, schema)], schema,
                              b.num_rows)
