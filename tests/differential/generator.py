@@ -13,8 +13,17 @@ LEFT SEMI, LEFT ANTI, NATURAL, USING) with equi, multi-key, null-safe ``<=>``, e
 non-equi, OR and constant conditions; aggregates (count/sum/avg/min/max/count_if/first IGNORE NULLS,
 DISTINCT, FILTER, GROUP BY with NULL/NaN keys, HAVING, over joins); EXISTS / NOT EXISTS / IN /
 NOT IN (correlated or not, multi-column, IN lists with NULL, under OR) and scalar subqueries; UNION
-[ALL], INTERSECT [ALL], EXCEPT [ALL].  Results must be deterministic in Spark: no LIMIT, ORDER BY
-only over every output column, ``first`` only over values that are constant within a group.
+[ALL], INTERSECT [ALL], EXCEPT [ALL].  Extended families: 3- and 4-way joins mixing join types
+and comma joins (a JOIN after ``a, b`` applies to the whole product, as in Spark) with keys on
+expressions (``a.k + 1 = b.j``, string functions, casts, implicit int/bigint/decimal/double
+coercion), aggregates and DISTINCT over them; derived tables and CTEs joined to tables; GROUP BY
+expressions with HAVING, ORDER BY an aggregate, LIMIT/OFFSET; set operations of aggregates;
+nested subqueries (EXISTS inside IN), correlated scalar subqueries in SELECT and WHERE, NOT IN
+with NULLs on both sides, IN/EXISTS as values; SELECT DISTINCT ... ORDER BY, count(DISTINCT a, b),
+decimal sum/avg, min/max of strings and dates, NATURAL joins of three tables, USING with several
+columns, self-joins of the view ``v`` (:data:`VIEW_SQL`).  Results must be deterministic in
+Spark: LIMIT only after an ORDER BY over every output column, ``first`` only over values that are
+constant within a group.
 """
 
 from __future__ import annotations
@@ -358,8 +367,9 @@ class QueryGen:
         common = [c for c in self.cols(ta) if c in self.cols(tb)]
         cols = self.r.sample(common, self.r.randint(1, min(3, len(common))))
         left_cols = list(cols)
-        if self.r.random() < 0.2 and "j" in self.cols(ta):
-            left_cols[0] = "j" if category(cols[0]) == "num" else left_cols[0]
+        if self.r.random() < 0.3 and category(cols[0]) == "num":
+            others = [c for c in self.cols(ta) if c in NUMERIC]
+            left_cols[0] = self.r.choice(others)  # int/bigint/decimal/double widening
         op = self.r.choice(["UNION", "UNION ALL", "INTERSECT", "INTERSECT ALL", "EXCEPT", "EXCEPT ALL",
                             "MINUS", "UNION DISTINCT"])
         lw = f" WHERE {self.one_side_pred(ta, ta)}" if self.r.random() < 0.3 else ""
@@ -367,11 +377,290 @@ class QueryGen:
         return f"SELECT {', '.join(left_cols)} FROM {ta}{lw} {op} SELECT {', '.join(cols)} FROM {tb}{rw}" \
                f"{self.maybe_order(len(cols))}"
 
+
+    # -- extended families -----------------------------------------------------------------------
+    def expr_key_pair(self, a: str, ta: str, b: str, tb: str) -> str:
+        """An equality between expressions of ``a`` and ``b`` (computed keys, implicit coercion)."""
+        ca, cb = self.cols(ta), self.cols(tb)
+        opts = []
+        nums_a = [c for c in ca if c in NUMERIC]
+        nums_b = [c for c in cb if c in NUMERIC]
+        for x in nums_a:
+            for y in nums_b:
+                opts.append(f"{a}.{x} = {b}.{y}")  # int/bigint/decimal/double: implicit widening
+                if x in ("k", "j") and y in ("k", "j"):
+                    opts.append(f"{a}.{x} + 1 = {b}.{y}")
+                    opts.append(f"{a}.{x} % 2 = {b}.{y} % 2")
+                    opts.append(f"abs({a}.{x}) = {b}.{y}")
+                opts.append(f"CAST({a}.{x} AS double) = CAST({b}.{y} AS double)")
+                opts.append(f"CAST({a}.{x} AS decimal(12,2)) = {b}.{y}")
+        if "k" in ca and "m" in cb:
+            opts.append(f"CAST({a}.k AS decimal(5,1)) = {b}.m")
+        if "s" in ca and "s" in cb:
+            opts += [f"upper({a}.s) = upper({b}.s)", f"substr({a}.s, 1, 1) = {b}.s",
+                     f"concat({a}.s, 'x') = concat({b}.s, 'x')", f"lower({a}.s) = {b}.s"]
+        if "s" in ca:
+            opts += [f"length({a}.s) = {b}.k", f"CAST({b}.k AS string) = {a}.s"]
+        if "dt" in ca and "dt" in cb:
+            opts += [f"date_add({a}.dt, 1) = {b}.dt", f"{a}.dt = {b}.dt"]
+        if "dt" in ca:
+            opts.append(f"day({a}.dt) = {b}.k")
+        if "d" in ca:
+            opts.append(f"{a}.d = {b}.k")
+        return self.r.choice(opts)
+
+    def join_cond_any(self, a: str, ta: str, b: str, tb: str) -> str:
+        if self.r.random() < 0.45:
+            cond = self.expr_key_pair(a, ta, b, tb)
+            if self.r.random() < 0.25:
+                cond += f" AND {self.join_condition(a, ta, b, tb)}"
+            return cond
+        return self.join_condition(a, ta, b, tb)
+
+    def join_multi(self) -> str:
+        n = self.r.choice([3, 3, 4])
+        tabs = self.pick_tables(n)
+        aliases = ["a", "b", "c", "e"][:n]
+        src = f"{tabs[0]} a"
+        where: list[str] = []
+        visible = [("a", tabs[0])]
+        # Spark applies a JOIN after ``a, b`` to the whole comma product (visitFromClause), so an
+        # ON condition may name any earlier table.
+        for i in range(1, n):
+            al, t = aliases[i], tabs[i]
+            jt = self.r.choice(["JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL JOIN", "CROSS JOIN", ",",
+                                "LEFT SEMI JOIN", "LEFT ANTI JOIN", "JOIN", ","])
+            prev_al, prev_t = self.r.choice(visible)
+            cond = self.join_cond_any(prev_al, prev_t, al, t)
+            if jt == ",":
+                src += f", {t} {al}"
+                if self.r.random() < 0.85:
+                    where.append(cond)
+            elif jt == "CROSS JOIN":
+                src += f" CROSS JOIN {t} {al}"
+            else:
+                src += f" {jt} {t} {al} ON {cond}"
+            if "SEMI" not in jt and "ANTI" not in jt:
+                visible.append((al, t))
+        if self.r.random() < 0.2:
+            al, t = self.r.choice(visible)
+            where.append(self.one_side_pred(al, t))
+        if self.r.random() < 0.35:
+            # aggregate over the join
+            al, t = self.r.choice(visible)
+            g = self.r.choice(self.cols(t))
+            al2, t2 = self.r.choice(visible)
+            c2 = self.r.choice(self.cols(t2))
+            aggs = [f"count(*) AS n", f"count({al2}.{c2}) AS nc", f"max({al2}.{c2}) AS mx",
+                    f"count(DISTINCT {al2}.{c2}) AS nd"]
+            if c2 in NUMERIC:
+                aggs.append(f"sum({al2}.{c2}) AS sm")
+            aggs = self.r.sample(aggs, self.r.randint(1, 3))
+            sql = f"SELECT {al}.{g} AS g, {', '.join(aggs)} FROM {src}"
+            if where:
+                sql += " WHERE " + " AND ".join(where)
+            return sql + f" GROUP BY {al}.{g}" + self.maybe_order(1 + len(aggs))
+        distinct = self.r.random() < 0.25
+        if distinct:
+            items = []
+            for al, t in visible:
+                c = self.r.choice(self.cols(t))
+                if self.r.random() < 0.6:
+                    items.append(f"{al}.{c}")
+            if not items:
+                items = [f"a.{self.r.choice(self.cols(tabs[0]))}"]
+            sel, ncols = ", ".join(items), len(items)
+        else:
+            sel, ncols = self.select_from(visible)
+        sql = f"SELECT {'DISTINCT ' if distinct else ''}{sel} FROM {src}"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        return sql + self.maybe_order(ncols)
+
+    def derived(self) -> str:
+        ta, tb = self.pick_tables(2)
+        g = self.r.choice(self.cols(ta))
+        c = self.r.choice(self.cols(ta))
+        agg = self.r.choice([f"count(*)", f"count({c})", f"max({c})", f"min({c})"] +
+                            ([f"sum({c})", f"avg({c})"] if c in NUMERIC else []))
+        inner = f"SELECT {g} AS x, {agg} AS y FROM {ta}"
+        if self.r.random() < 0.3:
+            inner += f" WHERE {self.one_side_pred(ta, ta)}"
+        inner += f" GROUP BY {g}"
+        if self.r.random() < 0.3:
+            inner = f"SELECT {g} AS x, {c} AS y FROM {ta}"
+        yb = [col for col in self.cols(tb) if category(col) == category(g)]
+        y = self.r.choice(yb) if yb else None
+        jt = self.r.choice(["JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL JOIN", "LEFT SEMI JOIN"])
+        cond = f"q.x = b.{y}" if y else "true"
+        sel = "q.*" if "SEMI" in jt else self.r.choice(["q.*, b.k", "q.x, q.y, b.*", "*"])
+        if self.r.random() < 0.5:
+            return f"WITH q AS ({inner}) SELECT {sel} FROM q {jt} {tb} b ON {cond}"
+        if self.r.random() < 0.3:
+            # two CTEs, one referencing the other
+            return (f"WITH q AS ({inner}), r AS (SELECT x, count(*) AS n FROM q GROUP BY x) "
+                    f"SELECT q.*, r.n FROM q JOIN r ON q.x <=> r.x")
+        return f"SELECT {sel} FROM ({inner}) q {jt} {tb} b ON {cond}"
+
+    def group_top(self) -> str:
+        """GROUP BY expressions, HAVING, ORDER BY every output column (aggregate first), LIMIT."""
+        t = self.r.choice(TABLE_NAMES)
+        cols = self.cols(t)
+        c = self.r.choice(cols)
+        key = self.r.choice([c, c] + ([f"{c} % 2", f"{c} + 1", f"abs({c})"] if c in ("k", "j") else []) +
+                            (["upper(s)", "substr(s, 1, 1)", "length(s)"] if c == "s" else []) +
+                            (["year(dt)", "month(dt)"] if c == "dt" else []) +
+                            (["CAST(m AS int)", "floor(m)"] if c == "m" else []))
+        v = self.r.choice(cols)
+        aggs = ["count(*)", f"count({v})", f"min({v})", f"max({v})"]
+        if v in NUMERIC:
+            aggs += [f"sum({v})", f"avg({v})"]
+        agg = self.r.choice(aggs)
+        group_by = key  # ROLLUP / CUBE / GROUPING SETS: not supported by Ember yet
+        sql = f"SELECT {key} AS g, {agg} AS a FROM {t} GROUP BY {group_by}"
+        order_by = ["a", "2", agg]
+        if self.r.random() < 0.5:
+            having = self.r.choice(["count(*) >= 1", f"count({v}) > 0", f"{agg} IS NOT NULL", "count(*) > 1"])
+            sql += " HAVING " + having
+            if having != f"{agg} IS NOT NULL":
+                # Spark quirk (not copied): a HAVING aggregate missing from the select list puts a
+                # Project over the Filter, and Spark then cannot resolve an aggregate in ORDER BY
+                # (UNRESOLVED_COLUMN / UNSUPPORTED_EXPR_FOR_OPERATOR); Ember resolves it.
+                order_by = ["a", "2"]
+        d = self.r.choice(["", " DESC", " ASC NULLS LAST", " DESC NULLS LAST"])
+        sql += f" ORDER BY {self.r.choice(order_by)}{d}, 1{self.r.choice(['', ' DESC'])}"
+        sql += f" LIMIT {self.r.randint(0, 4)}"
+        if self.r.random() < 0.3:
+            sql += f" OFFSET {self.r.randint(0, 2)}"
+        return sql
+
+    def setop_agg(self) -> str:
+        ta, tb = self.pick_tables(2)
+        def side(t: str) -> str:
+            c = self.r.choice(self.cols(t))
+            g = self.r.choice(["k", "k % 2"])
+            agg = self.r.choice(["count(*)", f"count({c})", "max(k)", "sum(k)"])
+            return f"SELECT {g} AS g, {agg} AS v FROM {t} GROUP BY {g}"
+        op = self.r.choice(["UNION", "UNION ALL", "INTERSECT", "INTERSECT ALL", "EXCEPT", "EXCEPT ALL"])
+        sql = f"{side(ta)} {op} {side(tb)}"
+        if self.r.random() < 0.3:
+            sql = f"SELECT v, count(*) AS n FROM ({sql}) u GROUP BY v"
+        return sql
+
+    def nested_sub(self) -> str:
+        ta, tb, tc = self.pick_tables(3)
+        sel, n = self.select_from([("a", ta)])
+        x, y = self.comparable_pair(ta, tb)
+        y2, z = self.comparable_pair(tb, tc)
+        kind = self.r.choice(["exists_in_in", "in_in_exists", "scalar_where", "scalar_select",
+                              "notin_nulls", "in_or", "scalar_cmp", "pred_in_select", "pred_in_select",
+                              "scalar_uncorr_rows"])
+        if kind == "exists_in_in":
+            neg = self.r.choice(["", "NOT "])
+            return (f"SELECT {sel} FROM {ta} a WHERE a.{x} {neg}IN (SELECT b.{y} FROM {tb} b WHERE "
+                    f"{self.r.choice(['', 'NOT '])}EXISTS (SELECT 1 FROM {tc} c WHERE c.{z} = b.{y2}))"
+                    f"{self.maybe_order(n)}")
+        if kind == "in_in_exists":
+            return (f"SELECT {sel} FROM {ta} a WHERE EXISTS (SELECT 1 FROM {tb} b WHERE b.{y} = a.{x} "
+                    f"AND b.{y2} IN (SELECT c.{z} FROM {tc} c))"
+                    f"{self.maybe_order(n)}")
+        if kind == "scalar_where":
+            agg = self.r.choice(["count(*)", "max(b.k)", "min(b.k)", "sum(b.k)", "count(b.k)"])
+            op = self.r.choice(["=", "<", ">=", "<>"])
+            return (f"SELECT {sel} FROM {ta} a WHERE a.k {op} (SELECT {agg} FROM {tb} b WHERE b.{y} = a.{x})"
+                    f"{self.maybe_order(n)}")
+        if kind == "scalar_select":
+            agg = self.r.choice(["count(*)", f"max(b.{y})", "sum(b.k)", "avg(b.k)", "count(DISTINCT b.k)"])
+            extra = f" AND b.k <> a.k" if self.r.random() < 0.3 else ""
+            return (f"SELECT a.k, (SELECT {agg} FROM {tb} b WHERE b.{y} = a.{x}{extra}) AS sq, "
+                    f"(SELECT count(*) FROM {tc} c WHERE c.k = a.k) + 1 AS sq2 FROM {ta} a"
+                    f"{self.maybe_order(3)}")
+        if kind == "notin_nulls":
+            extra = self.r.choice([" UNION ALL SELECT NULL", "", f" WHERE b.{y} IS NOT NULL",
+                                   f" WHERE b.{y} IS NULL"])
+            c2 = f" OR a.{x} IS NULL" if self.r.random() < 0.3 else ""
+            return (f"SELECT {sel} FROM {ta} a WHERE a.{x} NOT IN (SELECT b.{y} FROM {tb} b{extra}){c2}"
+                    f"{self.maybe_order(n)}")
+        if kind == "in_or":
+            neg = self.r.choice(["", "NOT "])
+            return (f"SELECT {sel} FROM {ta} a WHERE a.{x} {neg}IN (SELECT b.{y} FROM {tb} b) OR "
+                    f"a.k IN (SELECT c.k FROM {tc} c WHERE c.k > 1){self.maybe_order(n)}")
+        if kind == "pred_in_select":
+            # IN / NOT IN / EXISTS as values (existence joins), three-valued with NULLs
+            neg = self.r.choice(["", "NOT "])
+            w = self.r.choice([c for c in self.cols(tc) if category(c) == category(x)] or ["k"])
+            if category(w) != category(x):
+                x = "k"
+            return (f"SELECT a.k, a.{x}, a.{x} {neg}IN (SELECT b.{y} FROM {tb} b) AS i, "
+                    f"{self.r.choice(['', 'NOT '])}EXISTS (SELECT 1 FROM {tc} c WHERE c.k = a.k) AS e, "
+                    f"CASE WHEN a.{x} IN (SELECT c.{w} FROM {tc} c) "
+                    f"THEN 1 ELSE 0 END AS w FROM {ta} a")
+        if kind == "scalar_uncorr_rows":
+            # (more than one row would be SCALAR_SUBQUERY_TOO_MANY_ROWS, which Spark raises at
+            # execution as a Py4JJavaError the harness cannot classify: keep it to one row)
+            return (f"SELECT a.k, (SELECT b.k FROM {tb} b WHERE b.k IS NOT NULL ORDER BY b.k "
+                    f"{self.r.choice(['', 'DESC '])}LIMIT 1) AS sq FROM {ta} a")
+        return (f"SELECT {sel} FROM {ta} a WHERE (SELECT count(*) FROM {tb} b WHERE b.{y} = a.{x}) > "
+                f"(SELECT count(*) FROM {tc} c WHERE c.k = a.k){self.maybe_order(n)}")
+
+    def misc(self) -> str:
+        t = self.r.choice(TABLE_NAMES)
+        cols = self.cols(t)
+        kind = self.r.choice(["distinct_order", "count_distinct2", "dec_agg", "minmax", "limit_offset",
+                              "natural3", "using_multi", "view_self"])
+        if kind == "distinct_order":
+            cs = self.r.sample(cols, self.r.randint(1, min(3, len(cols))))
+            # ORDER BY every output column: deterministic
+            return f"SELECT DISTINCT {', '.join(cs)} FROM {t}{self.order_by_all(len(cs))}"
+        if kind == "count_distinct2":
+            cs = self.r.sample(cols, min(2, len(cols)))
+            g = self.r.choice(["", " GROUP BY k"])
+            sel = ("k, " if g else "") + f"count(DISTINCT {', '.join(cs)}) AS cd, count(*) AS n"
+            return f"SELECT {sel} FROM {t}{g}"
+        if kind == "dec_agg":
+            tt = [x for x in TABLE_NAMES if "m" in self.cols(x)]
+            if not tt:
+                return f"SELECT sum(k), avg(k) FROM {t}"
+            t = self.r.choice(tt)
+            g = self.r.choice(["", " GROUP BY k"])
+            sel = ("k, " if g else "") + "sum(m), avg(m), sum(DISTINCT m), min(m), max(m), sum(m * 2), avg(m + 1)"
+            return f"SELECT {sel} FROM {t}{g}"
+        if kind == "minmax":
+            cs = [c for c in cols if c in ("s", "dt")] or ["k"]
+            g = self.r.choice(["", " GROUP BY k"])
+            sel = ("k, " if g else "") + ", ".join(f"min({c}), max({c})" for c in cs)
+            return f"SELECT {sel} FROM {t}{g}"
+        if kind == "limit_offset":
+            cs = self.r.sample(cols, self.r.randint(1, len(cols)))
+            lim = f" LIMIT {self.r.randint(0, 5)}" if self.r.random() < 0.8 else ""
+            off = f" OFFSET {self.r.randint(0, 4)}" if self.r.random() < 0.5 or not lim else ""
+            return f"SELECT {', '.join(cs)} FROM {t}{self.order_by_all(len(cs))}{lim}{off}"
+        if kind == "natural3":
+            ta, tb, tc = self.pick_tables(3)
+            j1, j2 = self.r.choice(["", "LEFT ", "FULL "]), self.r.choice(["", "LEFT ", "RIGHT "])
+            return f"SELECT * FROM {ta} NATURAL {j1}JOIN {tb} NATURAL {j2}JOIN {tc}"
+        if kind == "using_multi":
+            ta, tb = self.pick_tables(2)
+            common = [c for c in self.cols(ta) if c in self.cols(tb)]
+            using = self.r.sample(common, self.r.randint(1, min(4, len(common))))
+            jt = self.r.choice(["", "LEFT ", "RIGHT ", "FULL "])
+            sel = self.r.choice(["*", ", ".join(using), "x.*, y.*"])
+            return f"SELECT {sel} FROM {ta} x {jt}JOIN {tb} y USING ({', '.join(using)})"
+        jt = self.r.choice(["JOIN", "LEFT JOIN", "FULL JOIN", "LEFT ANTI JOIN"])
+        sel = "x.*" if "ANTI" in jt else "x.k, x.k1, y.k, y.k1"
+        cond = self.r.choice(["x.k = y.k1", "x.k1 = y.k", "x.k = y.k AND x.k1 <> y.k1", "x.k < y.k"])
+        return f"SELECT {sel} FROM v x {jt} v y ON {cond}"
+
     def query(self) -> str:
         fam = self.r.choices(
-            [self.join2, self.join3, self.natural_using, self.aggregate, self.subquery, self.setop],
-            weights=[32, 8, 10, 22, 16, 12])[0]
+            [self.join2, self.join3, self.natural_using, self.aggregate, self.subquery, self.setop,
+             self.join_multi, self.derived, self.group_top, self.setop_agg, self.nested_sub, self.misc],
+            weights=[14, 4, 5, 11, 8, 6, 14, 7, 7, 5, 10, 9])[0]
         return fam()
+
+
+#: A view over ``t1`` that every scenario defines (self-joins of a view).
+VIEW_SQL = "CREATE OR REPLACE TEMPORARY VIEW v AS SELECT k, k + 1 AS k1 FROM t1 WHERE k IS NOT NULL"
 
 
 def make_query(seed: int, index: int) -> tuple[int, str]:

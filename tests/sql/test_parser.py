@@ -162,11 +162,13 @@ def test_using_and_natural_joins():
     assert j.join_type == UsingJoin(JoinType.LEFT_SEMI, ("k",))
 
 
-def test_comma_list_is_inner_join_and_each_item_is_its_own_join_chain():
-    # Spark: FROM a, b JOIN c ON x  ==  Join(a, Join(b, c, Inner, x), Inner, None)
+def test_comma_list_is_inner_join_and_later_joins_apply_to_the_product():
+    # Spark (AstBuilder.visitFromClause folds left, then applies each item's join extensions to
+    # the accumulated plan): FROM a, b JOIN c ON x, d  ==  Join(Join(Join(a, b), c, x), d).
+    # Checked on PySpark 4: `FROM a, b RIGHT JOIN c ON a.x = 1` pads a AND b with NULLs.
     j = project_child(parse_statement("SELECT * FROM a, b JOIN c ON x, d"))
     assert j == L.Join(
-        L.Join(rel("a"), L.Join(rel("b"), rel("c"), JoinType.INNER, A("x")), JoinType.INNER),
+        L.Join(L.Join(rel("a"), rel("b"), JoinType.INNER), rel("c"), JoinType.INNER, A("x")),
         rel("d"),
         JoinType.INNER,
     )

@@ -299,6 +299,26 @@ def _check_subquery_shape(sq) -> None:
             parameters={"sqlExpr": sql, "leftColumns": left, "leftLength": str(len(sq.values)),
                         "rightColumns": right, "rightLength": str(len(sq.plan.output))},
         )
+    if isinstance(sq, InSubquery) and any(
+        v.data_type != a.data_type for v, a in zip(sq.values, sq.plan.output)
+    ):
+        # TypeCoercion found no wider type for some pair (e.g. int vs date)
+        bad = [(v, a) for v, a in zip(sq.values, sq.plan.output) if v.data_type != a.data_type]
+        mismatched = ", ".join(
+            f"({'.'.join(getattr(v, 'qualifier', ()) + (pretty_sql(v),))}:{v.data_type.simple_string()}, "
+            f"{'.'.join(a.qualifier + (a.name,))}:{a.data_type.simple_string()})" for v, a in bad)
+        left_t = ", ".join(v.data_type.simple_string() for v in sq.values)
+        right_t = ", ".join(a.data_type.simple_string() for a in sq.plan.output)
+        sql = f'"{pretty_sql(sq)}"'
+        raise AnalysisError(
+            f"Cannot resolve {sql} due to data type mismatch: The data type of one or more "
+            "elements in the left hand side of an IN subquery is not compatible with the data "
+            f"type of the output of the subquery. Mismatched columns: [{mismatched}], left side: "
+            f"[{left_t}], right side: [{right_t}].",
+            error_class="DATATYPE_MISMATCH.IN_SUBQUERY_DATA_TYPE_MISMATCH",
+            parameters={"sqlExpr": sql, "mismatchedColumns": f"[{mismatched}]",
+                        "leftType": f"[{left_t}]", "rightType": f"[{right_t}]"},
+        )
     if isinstance(sq, ScalarSubquery) and len(sq.plan.output) != 1:
         n = len(sq.plan.output)
         raise AnalysisError(

@@ -299,16 +299,17 @@ def pretty_sql(e: Expression, implicit_casts: dict[int, object] | None = None) -
         return e.sql()
 
 
-def auto_alias_name(e: Expression) -> str:
+def auto_alias_name(e: Expression, implicit_casts: dict[int, object] | None = None) -> str:
     """The name Spark's ``ResolveAliases`` gives an unaliased select item: a cast of a column
     keeps the column's name (``cast(a as string)``, ``try_cast(s as int)`` -> ``a``, ``s``),
-    anything else :func:`pretty_sql`."""
+    anything else :func:`pretty_sql` (omitting the casts in ``implicit_casts``, which the
+    analyzer inserted: an ``IN (subquery)`` is only named after TypeCoercion has run)."""
     from ember.expressions.base import NamedExpression
     from ember.expressions.cast import Cast
 
     if isinstance(e, Cast) and isinstance(e.child, NamedExpression):
         return e.child.name
-    return pretty_sql(e)
+    return pretty_sql(e, implicit_casts)
 
 
 def qualified_sql(e: Expression) -> str:

@@ -161,7 +161,14 @@ class InSubquery(SubqueryExpression, Unevaluable):
         return f"{vals} IN (list#{self.id} [{outer}])"
 
     def sql(self) -> str:
-        vals = ", ".join(v.sql() for v in self.values)
         if len(self.values) > 1:
-            vals = f"({vals})"
-        return f"({vals} IN (listquery()))"
+            # Spark wraps several values in a struct: named_struct('a', a, '_1', (a + 1))
+            parts = []
+            for i, v in enumerate(self.values):
+                name = getattr(v, "attr_name", None)  # an attribute keeps its name
+                text = getattr(v, "text", None)  # toPrettySQL's stand-in for an attribute
+                if name is None and isinstance(text, str) and text.isidentifier() and text != "NULL":
+                    name = text
+                parts.append(f"'{name or f'_{i}'}', {v.sql()}")
+            return f"(named_struct({', '.join(parts)}) IN (listquery()))"
+        return f"({self.values[0].sql()} IN (listquery()))"

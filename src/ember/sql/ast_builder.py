@@ -303,16 +303,17 @@ class AstBuilder:
     # Relations
 
     def from_clause(self, first: exp.Expr, joins: list[exp.Join]) -> L.LogicalPlan:
-        """``FROM r1 [JOIN ...], r2 [JOIN ...]``: comma items are inner-joined left to right."""
-        result: L.LogicalPlan | None = None
-        current = self.relation(first)
+        """``FROM r1 [JOIN ...], r2 [JOIN ...]``, Spark's way (``AstBuilder.visitFromClause``):
+        each comma item is inner-joined to everything before it, and the joins that follow an
+        item apply to that accumulated product, so ``FROM a, b RIGHT JOIN c ON ...`` is
+        ``(a CROSS b) RIGHT JOIN c`` (not standard SQL's ``a CROSS (b RIGHT JOIN c)``)."""
+        plan = self.relation(first)
         for j in joins:
             if j.meta.get("comma"):
-                result = current if result is None else L.Join(result, current, JoinType.INNER)
-                current = self.relation(j.this)
+                plan = L.Join(plan, self.relation(j.this), JoinType.INNER)
             else:
-                current = self.join(current, j)
-        return current if result is None else L.Join(result, current, JoinType.INNER)
+                plan = self.join(plan, j)
+        return plan
 
     def join(self, left: L.LogicalPlan, j: exp.Join) -> L.LogicalPlan:
         method = (j.args.get("method") or "").upper()

@@ -15,7 +15,7 @@ unresolved (CheckAnalysis then reports it, as Spark does).  The same for
 from __future__ import annotations
 
 from ember.analysis.resolution import has_unresolved, pretty_sql, semantic_equals, strip_alias
-from ember.analysis.rules._util import is_aggregate_expr
+from ember.analysis.rules._util import contains_aggregate, is_aggregate_expr
 from ember.analysis.rules.resolve_functions import resolve_functions_in
 from ember.analysis.rules.resolve_references import resolve_expression
 from ember.expressions.base import Alias, AttributeReference, Expression
@@ -111,8 +111,10 @@ def resolve_aggregate_functions(plan: LogicalPlan, ctx) -> LogicalPlan:
                     return Filter(new_cond, agg)
                 return Project(agg.output, Filter(new_cond, new_agg))
             case Sort(order=order, child=child) if child.resolved and (
-                any(has_unresolved(o) for o in order) or p.missing_input
+                any(has_unresolved(o) or contains_aggregate(o) for o in order) or p.missing_input
             ):
+                # An aggregate without column references (``ORDER BY count(*)``) is resolved by
+                # ResolveFunctions alone, yet must still become an output of the Aggregate.
                 agg, rebuild = _find_agg(child)
                 if agg is None:
                     return p

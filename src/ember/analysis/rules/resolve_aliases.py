@@ -16,7 +16,7 @@ from ember.expressions.base import Alias, Expression, NamedExpression, Unresolve
 from ember.plans.logical.nodes import LogicalPlan
 
 
-def _alias(e: Expression) -> Expression | None:
+def _alias(e: Expression, implicit_casts: dict[int, object] | None = None) -> Expression | None:
     if isinstance(e, UnresolvedAlias) and not has_unresolved(e.child):
         c = e.child
         if isinstance(c, NamedExpression):
@@ -25,7 +25,7 @@ def _alias(e: Expression) -> Expression | None:
 
         if isinstance(c, OuterReference):
             return Alias(c, c.attr.name)
-        return Alias(c, auto_alias_name(c))
+        return Alias(c, auto_alias_name(c, implicit_casts))
     return None
 
 
@@ -34,6 +34,6 @@ def resolve_aliases(plan: LogicalPlan, ctx) -> LogicalPlan:
     def rule(p: LogicalPlan) -> LogicalPlan:
         if not any(isinstance(e, UnresolvedAlias) for e in p.expressions()):
             return p
-        return p.map_expressions(lambda e: _alias(e) or e)
+        return p.map_expressions(lambda e: _alias(e, ctx.implicit_casts) or e)
 
     return plan.transform_up(rule)
