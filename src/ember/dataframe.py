@@ -187,7 +187,9 @@ class DataFrame:
 
     def collect(self) -> list[Row]:
         """All result rows as :class:`~ember.row.Row` objects."""
-        return _table_to_rows(self.to_arrow(), self._session.sql_conf.time_zone)
+        # PySpark's collect() builds naive datetimes in the Python process's local time zone
+        # (TimestampType.fromInternal), whatever spark.sql.session.timeZone says.
+        return _table_to_rows(self.to_arrow(), python_local_time_zone())
 
     def toPandas(self) -> "pandas.DataFrame":  # noqa: N802
         """The result as a pandas DataFrame (timestamps as naive wall-clock session time)."""
@@ -930,6 +932,20 @@ def _has_struct(dt: T.DataType) -> bool:
     if isinstance(dt, T.ArrayType):
         return _has_struct(dt.element_type)
     return False
+
+
+def python_local_time_zone() -> str:
+    """The IANA name of this process's local time zone (``TZ``, else ``/etc/localtime``)."""
+    import os
+
+    tz = os.environ.get("TZ", "").lstrip(":")
+    if tz:
+        return tz
+    try:
+        target = os.path.realpath("/etc/localtime")
+    except OSError:
+        return "UTC"
+    return target.split("zoneinfo/", 1)[1] if "zoneinfo/" in target else "UTC"
 
 
 def _table_to_rows(table: pa.Table, time_zone: str) -> list[Row]:

@@ -82,6 +82,7 @@ def _batches() -> tuple[Batch, ...]:
     from ember.analysis.rules.resolve_references import resolve_references
     from ember.analysis.rules.resolve_relations import resolve_relations
     from ember.analysis.rules.resolve_subquery import resolve_subquery
+    from ember.analysis.rules.resolve_time_zone import resolve_time_zone
     from ember.analysis.rules.type_coercion import type_coercion
 
     return (
@@ -106,6 +107,7 @@ def _batches() -> tuple[Batch, ...]:
                 ("TypeCoercion", type_coercion),
             ),
         ),
+        Batch("ResolveTimeZone", 1, (("ResolveTimeZone", resolve_time_zone),)),
     )
 
 

@@ -103,7 +103,7 @@ def _run(plan: LogicalPlan, ctx: ExecContext) -> Iterator[pa.RecordBatch]:
         case FileRelation():
             from ember.execution.scan import scan_file_relation
 
-            return scan_file_relation(plan, ctx.batch_size)
+            return scan_file_relation(plan, ctx.batch_size, ctx.time_zone)
         case Project(project_list=exprs, child=c):
             return _project(exprs, c, plan, ctx)
         case Filter(condition=cond, child=c):

@@ -12,7 +12,7 @@ Null semantics are Spark's: an unquoted empty field is NULL; a quoted empty fiel
 
 Known differences from Spark: records with the wrong number of fields come after the other records
 of their file; values are converted with Spark's (lenient) CAST rules, so e.g. ``" 1"`` reads as
-int 1 under a user schema where Spark's CSV parser gives NULL; tz-less timestamps are read in UTC.
+int 1 under a user schema where Spark's CSV parser gives NULL.
 
 Parquet columns are matched by name (case-insensitively); Hive-style partition directories
 (``key=value``) become the columns listed in the relation's ``__partition_columns`` option.

@@ -104,7 +104,8 @@ def _ts_inputs(types):
 
 
 for _key, _fn in [("hour", pc.hour), ("minute", pc.minute), ("second", pc.second)]:
-    register(FunctionSpec(_key, _ts_inputs, lambda t: I, _ts_field(_fn), expected='"TIMESTAMP"'))
+    register(FunctionSpec(_key, _ts_inputs, lambda t: I, _ts_field(_fn), expected='"TIMESTAMP"',
+                          time_zone_aware=True))
 
 
 def _days(arr: pa.Array) -> pa.Array:
@@ -161,12 +162,14 @@ register(FunctionSpec("add_months", _date_int_inputs, lambda t: DATE, _add_month
 
 
 def _current_date(a, node, b):
-    today = _dt.datetime.now(_dt.timezone.utc).date()
+    # the date in the session time zone, as Spark's CurrentDate
+    today = pc.local_timestamp(pa.array([_dt.datetime.now(_dt.timezone.utc)],
+                                        pa.timestamp("us", tz=_tz(node))))[0].as_py().date()
     return pa.repeat(pa.scalar(today, pa.date32()), b.num_rows)
 
 
 register(FunctionSpec("current_date", lambda t: (), lambda t: DATE, _current_date,
-                      null_intolerant=False))
+                      null_intolerant=False, time_zone_aware=True))
 
 
 def _current_timestamp(a, node, b):
@@ -227,8 +230,10 @@ def _to_inputs(types):
     return (first,) + ((S,) if len(types) > 1 else ())
 
 
-register(FunctionSpec("to_date", _to_inputs, lambda t: DATE, _to_ts(True), may_fail=True))
-register(FunctionSpec("to_timestamp", _to_inputs, lambda t: TS, _to_ts(False), may_fail=True))
+register(FunctionSpec("to_date", _to_inputs, lambda t: DATE, _to_ts(True), may_fail=True,
+                      time_zone_aware=True))
+register(FunctionSpec("to_timestamp", _to_inputs, lambda t: TS, _to_ts(False), may_fail=True,
+                      time_zone_aware=True))
 
 
 def _date_format(a, node, b):
@@ -308,7 +313,8 @@ def _format_token(tok: str, local: pa.Array, micros: pa.Array) -> pa.Array:
     return pc.utf8_lpad(text, width=len(tok), padding="0") if len(tok) > 1 else text
 
 
-register(FunctionSpec("date_format", lambda t: (TS, S), lambda t: S, _date_format))
+register(FunctionSpec("date_format", lambda t: (TS, S), lambda t: S, _date_format,
+                      time_zone_aware=True))
 
 #: name -> (spec key, display name, min args, max args)
 DATETIME_FUNCTIONS: dict[str, tuple[str, str, int, int]] = {

@@ -139,6 +139,9 @@ class FunctionSpec:
     expected: str = '"ANY"'
     node_result: Callable[["ScalarFunction"], T.DataType] | None = None
     check: Callable[["ScalarFunction"], str | None] | None = None
+    #: reads the session time zone from ``node.options[0]`` (set by the analyzer's
+    #: ResolveTimeZone, as Spark's TimeZoneAwareExpression.timeZoneId)
+    time_zone_aware: bool = False
 
 
 FUNCTION_SPECS: dict[str, FunctionSpec] = {}
