@@ -392,6 +392,10 @@ def _is_int_literal(e: Expression) -> bool:
 
 
 def _literal_decimal(e: Literal) -> T.DecimalType:
+    """Spark's ``DecimalType.fromLiteral``: the digits of a smallint/int/bigint literal, but a
+    tinyint literal falls through to ``forType`` (``2Y % m`` treats ``2Y`` as decimal(3,0))."""
+    if isinstance(e.data_type, T.ByteType):
+        return decimal_for_integral(e.data_type)
     return T.DecimalType(max(len(str(abs(int(e.value)))), 1), 0)
 
 
@@ -460,13 +464,13 @@ def coerce_expression(e: Expression) -> Expression:
         case C.CaseWhen():
             branches = tuple(e.values) + ((e.else_value,) if e.else_value is not None else ())
             coerced = _coerce_all(branches)
-            conds = tuple(_cast_to(c, T.BOOLEAN) if isinstance(c.data_type, T.NullType) else c
-                          for c in e.conditions)
+            # A bare ``WHEN NULL`` stays VOID: Spark rejects it (CaseWhen's own type check),
+            # while ``IF(NULL, ...)`` below is accepted.
             if coerced is None:
-                return _rebuild(e, conditions=conds)
+                return e
             values = coerced[: len(e.values)]
             else_value = coerced[-1] if e.else_value is not None else None
-            return _rebuild(e, conditions=conds, values=values, else_value=else_value)
+            return _rebuild(e, values=values, else_value=else_value)
         case C.If():
             coerced = _coerce_all((e.true_value, e.false_value))
             pred = e.predicate

@@ -26,6 +26,11 @@ def analyzed_item(analyzer, sql):
     ("interval '1' year + date '1994-01-31'", "DATE '1994-01-31' + INTERVAL '1' YEAR"),
     ("date '2000-03-31' - interval '1-1' year to month",
      "DATE '2000-03-31' - INTERVAL '1-1' YEAR TO MONTH"),
+    # date +/- an integer is date_add/date_sub (PySpark 4.3 names; seed 15 e0342 follow-up)
+    ("date '2020-01-01' + 1", "date_add(DATE '2020-01-01', 1)"),
+    ("1 + date '2020-01-01'", "date_add(DATE '2020-01-01', 1)"),
+    ("date '2020-01-01' - 1", "date_sub(DATE '2020-01-01', 1)"),
+    ("date '2020-01-01' + 2S", "date_add(DATE '2020-01-01', 2)"),
 ])
 def test_names_and_types_like_spark(analyzer, sql, name):
     item = analyzed_item(analyzer, f"SELECT {sql}")
@@ -55,3 +60,10 @@ def test_timestamp_plus_interval_unsupported(analyzer):
 def test_interval_plus_int_is_a_type_error(analyzer):
     with pytest.raises(EmberError):
         analyzer.analyze(parse_query("SELECT 1 + interval 1 day"))
+
+
+def test_date_plus_bigint_is_date_add_type_error(analyzer):
+    """PySpark 4.3: ``date + 1L`` -> DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE from date_add."""
+    with pytest.raises(EmberError) as e:
+        analyzer.analyze(parse_query("SELECT date '2020-01-01' + 1L"))
+    assert e.value.error_class == "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE"

@@ -120,6 +120,37 @@ RESULTS = [
     # a leading '+' is accepted by string -> integral casts
     ("SELECT CAST('+8' AS INT), CAST(' +0012 ' AS BIGINT), CAST('+8' AS TINYINT)",
      ["int", "bigint", "tinyint"], [8, 12, 8]),
+    # pmod on tinyint/smallint: Java computes (r + n) % n in int, no 16-bit wrap (seed 7 e0011)
+    ("SELECT pmod(CAST(-128 AS TINYINT), CAST(-32768 AS SMALLINT)), "
+     "pmod(CAST(-128 AS TINYINT), CAST(-128 AS TINYINT)), pmod(-2147483648, -2147483647), "
+     "pmod(CAST(-100 AS TINYINT), CAST(127 AS TINYINT))",
+     ["smallint", "tinyint", "int", "tinyint"], [-128, 0, -1, 27]),
+    # DecimalType.fromLiteral: a tinyint literal is decimal(3,0), not its digits (seed 8 e0167)
+    ("SELECT 2Y % CAST(1.5 AS DECIMAL(18,6)), -2Y % CAST(1.5 AS DECIMAL(18,6)), "
+     "2S % CAST(1.5 AS DECIMAL(18,6)), -2 % CAST(1.5 AS DECIMAL(18,6))",
+     ["decimal(9,6)", "decimal(9,6)", "decimal(7,6)", "decimal(7,6)"],
+     [Decimal("0.500000"), Decimal("-0.500000"), Decimal("0.500000"), Decimal("-0.500000")]),
+    # ... while IF(NULL, ..) and CASE x WHEN NULL are fine
+    ("SELECT if(NULL, 1, 2), CASE 1 WHEN NULL THEN 1 END", ["int", "int"], [2, None]),
+    # ceil/floor keep a scale-0 decimal's type (seed 7 e0125)
+    ("SELECT ceil(CAST(7 AS DECIMAL(10,0))), round(ceil(CAST(7 AS DECIMAL(10,0))), -1), "
+     "floor(CAST(-7 AS DECIMAL(38,0))), round(ceil(CAST(7 AS DECIMAL(10,1))), -1)",
+     ["decimal(10,0)", "decimal(11,0)", "decimal(38,0)", "decimal(11,0)"],
+     [Decimal("7"), Decimal("10"), Decimal("-7"), Decimal("10")]),
+    # date_add/date_sub add Java ints: the day number wraps around (seed 14 e0146)
+    ("SELECT date_sub(DATE'2020-01-01', -2147483648) < DATE'2020-01-01', "
+     "date_add(DATE'2020-01-01', 2147483647) > DATE'2020-01-01'",
+     ["boolean", "boolean"], [True, False]),
+    ("SELECT DATE'2020-01-01' + (-2147483648) < DATE'2020-01-01', DATE'2020-01-01' + 1",
+     ["boolean", "date"], [True, dt.date(2020, 1, 2)]),
+    # JDK 17 Double/Float.toString of subnormals is not shortest round trip (seed 10 e0065)
+    ("SELECT CAST(4.9E-324D AS STRING), CAST(1.0E-323D AS STRING), CAST(-4.9E-323D AS STRING), "
+     "CAST(6.32E-322D AS STRING), CAST(CAST(1.4E-45 AS FLOAT) AS STRING), "
+     "CAST(CAST(3E-45 AS FLOAT) AS STRING), CAST(CAST(2.24E-44 AS FLOAT) AS STRING), "
+     "concat('x', 4.9E-324D)",
+     ["string"] * 8,
+     ["4.9E-324", "1.0E-323", "-4.9E-323", "6.32E-322", "1.4E-45", "2.8E-45", "2.24E-44",
+      "x4.9E-324"]),
 ]
 
 
@@ -161,6 +192,13 @@ ERRORS = [
     # concat evaluates every argument, even after a NULL one
     ("SELECT concat(CAST(NULL AS STRING), CAST(CAST(s AS INT) AS STRING)) "
      "FROM VALUES ('x') t(s)", "CAST_INVALID_INPUT"),
+    # CASE WHEN NULL: the VOID condition is not cast to boolean (IF(NULL, ..) is; seed 11 e0004)
+    ("SELECT CASE WHEN NULL THEN 1 ELSE 2 END", "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE"),
+    ("SELECT CASE WHEN true THEN 1 WHEN NULL THEN 2 END",
+     "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE"),
+    # a wrapped-around date cast to timestamp: Java's bare "long overflow" (no error class)
+    ("SELECT greatest(date_sub(DATE'2020-01-01', -2147483648), TIMESTAMP'2020-01-31 10:00:00')",
+     None),
 ]
 
 

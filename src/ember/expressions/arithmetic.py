@@ -456,8 +456,11 @@ class Pmod(BinaryArithmetic):
         r = _java_mod(a, b, t.is_integral)
         neg = r < 0
         if neg.any():
+            # Java promotes byte/short to int for ``r + n`` (no wrap); int/long wrap.
+            wide = np.int32 if t.is_integral and a.dtype.itemsize < 4 else a.dtype
+            rw, bw = r.astype(wide), b.astype(wide)
             with np.errstate(over="ignore"):
-                r = np.where(neg, _java_mod(r + b, b, t.is_integral), r)
+                r = np.where(neg, _java_mod(rw + bw, bw, t.is_integral), rw).astype(a.dtype)
         return _from_numpy(r, valid, t.to_arrow())
 
     def _eval_decimal(self, left, right, out):

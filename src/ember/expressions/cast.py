@@ -33,7 +33,7 @@ from ember.errors import ArithmeticError_, CastError
 from ember.expressions import decimals as D
 from ember.expressions.base import Expression, Literal, literal_to_sql
 from ember.expressions.common import TypeCheckFailure, sql_type, to_array
-from ember.formatting import java_double_str
+from ember.formatting import java_double_str, java_subnormal_str
 from ember.trees import node
 
 __all__ = ["Cast", "cast_array", "format_double", "java_double_str"]
@@ -239,6 +239,12 @@ def cast_array(arr: pa.Array, from_t: T.DataType, to_t: T.DataType, ansi: bool =
         return arr.cast(at, safe=False)  # bigint -> double may round (2^63-1 -> 2^63), as Java
     if isinstance(to_t, T.TimestampType):
         if isinstance(from_t, T.DateType):
+            days = arr.cast(pa.int32())
+            if pc.any(pc.or_(pc.greater(days, _MAX_TIMESTAMP_DAYS),
+                             pc.less(days, -_MAX_TIMESTAMP_DAYS))).as_py():
+                # Spark: Math.multiplyExact(days, MICROS_PER_DAY), a bare ArithmeticException
+                # (no error class), e.g. for a wrapped-around date_add result.
+                raise ArithmeticError_("long overflow", error_class=None)
             naive = arr.cast(pa.timestamp("us"))
             if time_zone.upper() in ("UTC", "Z", "+00:00", "GMT"):
                 return naive.cast(at)
@@ -255,6 +261,9 @@ def cast_array(arr: pa.Array, from_t: T.DataType, to_t: T.DataType, ansi: bool =
                   for i, (f, g) in enumerate(zip(from_t.fields, to_t.fields))]
         return pa.StructArray.from_arrays(fields, fields=list(at), mask=pc.is_null(arr))
     raise _unsupported(from_t, to_t)
+
+
+_MAX_TIMESTAMP_DAYS = (2 ** 63 - 1) // 86_400_000_000  # days * micros/day fits a long
 
 
 def _unsupported(from_t: T.DataType, to_t: T.DataType) -> CastError:
@@ -302,6 +311,13 @@ def format_double(arr: pa.Array, is_float: bool = False) -> pa.Array:
                      pc.binary_join_element_wise(t, pa.scalar(".0", ls), pa.scalar("", ls)))
     if sci.any():
         out = pc.replace_with_mask(out, pa.array(sci), _java_scientific(t.filter(pa.array(sci))))
+    smallest_normal = np.finfo(np.float32 if is_float else np.float64).tiny
+    tiny = ~special & (absval < smallest_normal)
+    if tiny.any():
+        # Subnormals: JDK 17's FloatingDecimal is not shortest there (4.9E-324, not 5.0E-324).
+        uniq, inverse = np.unique(absval[tiny], return_inverse=True)
+        texts = np.array([java_subnormal_str(float(v), is_float) for v in uniq], dtype=object)
+        out = pc.replace_with_mask(out, pa.array(tiny), pa.array(texts[inverse], type=ls))
     out = pc.if_else(pa.array(zero), pa.scalar("0.0", ls), out)
     out = pc.if_else(pa.array(inf), pa.scalar("Infinity", ls), out)
     if neg.any():

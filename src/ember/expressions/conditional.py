@@ -77,13 +77,15 @@ class CaseWhen(Expression):
         return self.else_value is None or any(v.nullable for v in self._branches())
 
     def check_input_types(self) -> str | None:
-        for c in self.conditions:
-            if not isinstance(c.data_type, (T.BooleanType, T.NullType)):
-                return TypeCheckFailure(
-                    f'WHEN expressions in CaseWhen should all be boolean type, but the '
-                    f'{"first"} WHEN expression is {sql_type(c.data_type)}.',
-                    "UNEXPECTED_INPUT_TYPE", {"inputType": sql_type(c.data_type)})
-        return _same_types(self._branches(), "casewhen")
+        """Spark's order: branch types first, then every WHEN must be exactly BOOLEAN (a bare
+        ``WHEN NULL`` of type VOID is rejected, unlike ``IF(NULL, ...)``)."""
+        problem = _same_types(self._branches(), "casewhen")
+        if problem is not None:
+            return problem
+        for i, c in enumerate(self.conditions):
+            if not isinstance(c.data_type, T.BooleanType):
+                return unexpected_input_type(i + 1, '"BOOLEAN"', c)
+        return None
 
     def eval(self, batch: pa.RecordBatch) -> pa.Array:
         n = batch.num_rows

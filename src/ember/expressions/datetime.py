@@ -114,9 +114,11 @@ def _days(arr: pa.Array) -> pa.Array:
 
 def _date_add(sign: int):
     def k(a, node, b):
-        days = pc.add_checked(_days(a[0]).cast(pa.int64()),
-                              pc.multiply(a[1].cast(pa.int64()), sign))
-        return days.cast(pa.int32()).cast(pa.date32())
+        days = pc.add(_days(a[0]).cast(pa.int64()), pc.multiply(a[1].cast(pa.int64()), sign))
+        # Spark adds Java ints: the day number wraps around (date_sub(d, -2147483648) < d).
+        wrapped = days.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int32)
+        return pa.array(wrapped, type=pa.int32(), mask=days.is_null().to_numpy(
+            zero_copy_only=False)).cast(pa.date32())
     return k
 
 

@@ -95,6 +95,8 @@ def _floor_inputs(types):
 def _floor_result(types):
     t = types[0]
     if isinstance(t, T.DecimalType):
+        if t.scale == 0:  # Spark keeps a scale-0 decimal as it is: ceil(decimal(10,0))
+            return t
         return T.DecimalType(min(t.precision - t.scale + 1, 38), 0)
     return T.LONG
 

@@ -7,6 +7,9 @@ After::   date_add(d#1, (- extractansiintervaldays(INTERVAL '90' DAY)))
 Before::  (d#1 + INTERVAL '3' MONTH)          (also ``INTERVAL '3' MONTH + d#1``)
 After::   d#1 + INTERVAL '3' MONTH            (DateAddYMInterval: add_months semantics)
 
+Before::  (d#1 + 1), (1 + d#1), (d#1 - i#2)   (a date and a non-datetime, non-string operand)
+After::   date_add(d#1, 1), date_add(d#1, 1), date_sub(d#1, i#2)
+
 It runs before ResolveAliases in the Resolution batch, so generated column names are Spark's
 (``date_add(DATE '1998-12-01', (- extractansiintervaldays(INTERVAL '90' DAY)))``).  A NULL date
 gives NULL.  TIMESTAMP +/- interval (a timestamp in Spark) is not supported: ``UnsupportedError``.
@@ -49,12 +52,31 @@ def _date_plus_interval(date: Expression, interval: Expression, negate: bool) ->
     return lookup_function("date_add", (date, days))
 
 
+def _is_date(e: Expression) -> bool:
+    return e.resolved and isinstance(e.data_type, T.DateType)
+
+
+def _is_day_count(e: Expression) -> bool:
+    """A non-datetime, non-string operand next to a date: Spark makes ``date_add``/``date_sub``
+    of it (which then type-checks it as an int)."""
+    return e.resolved and not isinstance(
+        e.data_type, (T.DateType, T.TimestampType, T.StringType, T.NullType) + _INTERVALS)
+
+
 def resolve_interval_arithmetic(e: Expression) -> Expression:
-    """``e`` with every ``date +/- interval`` (resolved operands) replaced."""
+    """``e`` with every ``date +/- interval`` and ``date +/- days`` (resolved operands)
+    replaced."""
     from ember.expressions.arithmetic import Add, Subtract
+    from ember.expressions.registry import lookup_function
 
     def rule(x: Expression) -> Expression | None:
         match x:
+            case Add(left=l, right=r) if _is_date(l) and _is_day_count(r):
+                return lookup_function("date_add", (l, r))
+            case Add(left=l, right=r) if _is_day_count(l) and _is_date(r):
+                return lookup_function("date_add", (r, l))
+            case Subtract(left=l, right=r) if _is_date(l) and _is_day_count(r):
+                return lookup_function("date_sub", (l, r))
             case Add(left=l, right=r) if _is_interval(r) and l.resolved and not _is_interval(l):
                 return _date_plus_interval(l, r, negate=False)
             case Add(left=l, right=r) if _is_interval(l) and r.resolved and not _is_interval(r):
@@ -69,9 +91,11 @@ def resolve_interval_arithmetic(e: Expression) -> Expression:
 
 
 def _has_interval(e: Expression) -> bool:
+    """Whether ``e`` may hold datetime arithmetic (an interval, or a ``+``/``-``)."""
+    from ember.expressions.arithmetic import Add, Subtract
     from ember.expressions.intervals import IntervalLiteral
 
-    return e.exists(lambda x: isinstance(x, IntervalLiteral))
+    return e.exists(lambda x: isinstance(x, (IntervalLiteral, Add, Subtract)))
 
 
 def resolve_binary_arithmetic(plan: LogicalPlan, ctx) -> LogicalPlan:
