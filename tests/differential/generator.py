@@ -368,7 +368,9 @@ class QueryGen:
         cols = self.r.sample(common, self.r.randint(1, min(3, len(common))))
         left_cols = list(cols)
         if self.r.random() < 0.3 and category(cols[0]) == "num":
-            others = [c for c in self.cols(ta) if c in NUMERIC]
+            # never repeat a left column: Spark's RewriteExceptAll fails internally on duplicate
+            # output names (PLAN_VALIDATION_FAILED_RULE_IN_BATCH), a Spark bug, not a semantic
+            others = [c for c in self.cols(ta) if c in NUMERIC and c not in left_cols[1:]]
             left_cols[0] = self.r.choice(others)  # int/bigint/decimal/double widening
         op = self.r.choice(["UNION", "UNION ALL", "INTERSECT", "INTERSECT ALL", "EXCEPT", "EXCEPT ALL",
                             "MINUS", "UNION DISTINCT"])
