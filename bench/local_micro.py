@@ -1,8 +1,8 @@
 """Micro-benchmark of the local runtime: Ember vs DuckDB vs Polars on generated data.
 
-Not a test.  Run::
+Not a test.  Install the peers with ``pip install -e '.[bench]'``, then run::
 
-    /work/venv/bin/python bench/local_micro.py [--rows 10000000] [--dim 1000000]
+    python bench/local_micro.py [--rows 10000000] [--dim 1000000]
         [--engines ember,duckdb,polars] [--cases filter_project,groupby_1k,...] [--repeat 1]
 
 Data (numpy, seed 0): a fact table ``f`` of ``--rows`` rows
