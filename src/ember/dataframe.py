@@ -18,7 +18,6 @@ from __future__ import annotations
 import datetime as _dt
 import unicodedata
 from collections.abc import Sequence
-from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Literal as TLiteral
 
 import pyarrow as pa

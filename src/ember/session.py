@@ -147,7 +147,6 @@ class Builder:
 
     def getOrCreate(self) -> "Session":  # noqa: N802
         """The active session with this builder's options applied, or a new one."""
-        global _active
         with _active_lock:
             if _active is not None:
                 for k, v in self._options.items():

@@ -56,7 +56,6 @@ class Cast(Expression):
 
     @property
     def nullable(self) -> bool:
-        f, t = self.child.data_type, self.to_type
         if self.child.nullable:
             return True
         if not self.ansi:

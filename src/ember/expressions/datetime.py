@@ -218,8 +218,6 @@ def _to_ts(to_date: bool):
 
 
 def _parse_default(src: pa.Array, to_date: bool, tz: str) -> pa.Array:
-    from ember.errors import CastError
-
     # Spark: without a format, to_date/to_timestamp is a plain ANSI cast (CAST_INVALID_INPUT).
     return cast_array(src, S, DATE if to_date else TS, True, tz)
 

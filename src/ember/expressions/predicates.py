@@ -34,7 +34,6 @@ from ember.expressions.common import (
     TypeCheckFailure,
     diff_types,
     eval_where,
-    full_null,
     may_fail,
     is_float_type,
     sql_type,

@@ -11,7 +11,11 @@ from __future__ import annotations
 from dataclasses import field
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from ember import types as T
+from ember.errors import ExecutionError
 from ember.expressions.base import (
     AttributeReference,
     Expression,
@@ -172,3 +176,35 @@ class InSubquery(SubqueryExpression, Unevaluable):
                 parts.append(f"'{name or f'_{i}'}', {v.sql()}")
             return f"(named_struct({', '.join(parts)}) IN (listquery()))"
         return f"({self.values[0].sql()} IN (listquery()))"
+
+
+@node
+class CheckScalarSubqueryRows(Expression):
+    """``value``, after checking that the scalar subquery it comes from returned at most one row
+    (``row_count`` is that subquery's ``count(1)``); raises ``SCALAR_SUBQUERY_TOO_MANY_ROWS``."""
+
+    row_count: Expression
+    value: Expression
+
+    @property
+    def data_type(self) -> T.DataType:
+        return self.value.data_type
+
+    @property
+    def nullable(self) -> bool:
+        return True
+
+    @property
+    def pretty_name(self) -> str:
+        return "check_scalar_subquery_rows"
+
+    def eval(self, batch: pa.RecordBatch) -> pa.Array:
+        counts = self.row_count.eval(batch)
+        if len(counts):
+            most = pc.max(counts).as_py()
+            if most is not None and most > 1:
+                raise ExecutionError(
+                    "More than one row returned by a subquery used as an expression.",
+                    error_class="SCALAR_SUBQUERY_TOO_MANY_ROWS",
+                )
+        return self.value.eval(batch)

@@ -22,7 +22,7 @@ from ember.plans.logical.nodes import (
 
 def _add(plan: LogicalPlan, ids: set[int]) -> LogicalPlan:
     match plan:
-        case UsingJoinProject(project_list=items, hidden_output=hidden, child=child):
+        case UsingJoinProject(project_list=items, child=child):
             have = plan.output_set
             extra = []
             for a in metadata_output(plan):  # own hidden columns + those exposed from below

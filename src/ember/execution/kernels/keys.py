@@ -150,7 +150,6 @@ def encode_arrays(arrays: Sequence[pa.Array], *, nulls_equal: bool) -> tuple[np.
     """
     if not arrays:
         raise ValueError("encode_arrays needs at least one column")
-    length = len(arrays[0])
     combined: np.ndarray | None = None
     card = 1
     any_null: np.ndarray | None = None

@@ -65,11 +65,8 @@ than Filter/Project/Aggregate/Join/Sort.  No configuration keys are read.
 
 from __future__ import annotations
 
-import pyarrow as pa
-import pyarrow.compute as pc
-
 from ember import types as T
-from ember.errors import ExecutionError, UnsupportedError
+from ember.errors import UnsupportedError
 from ember.expressions.base import (
     Alias,
     AttributeReference,
@@ -78,7 +75,13 @@ from ember.expressions.base import (
     and_all,
     split_conjuncts,
 )
-from ember.expressions.subquery import Exists, InSubquery, ScalarSubquery, SubqueryExpression
+from ember.expressions.subquery import (
+    CheckScalarSubqueryRows,
+    Exists,
+    InSubquery,
+    ScalarSubquery,
+    SubqueryExpression,
+)
 from ember.optimizer.rules.decorrelate import (
     always_true_alias,
     empty_input_expression,
@@ -106,7 +109,6 @@ from ember.plans.logical.nodes import (
     View,
 )
 from ember.plans.logical.patterns import null_aware_anti_join_condition
-from ember.trees import node
 
 RULE_NAME = "RewritePredicateSubquery"
 
@@ -531,39 +533,4 @@ def _split_scalar(plan: LogicalPlan) -> tuple[Aggregate, Expression, Expression 
         value = value.with_nullability(True)
     return agg, value, and_all(filters)  # type: ignore[return-value]
 
-
-# ---------------------------------------------------------------------------------------------
-# Run-time check of "at most one row"
-
-
-@node
-class CheckScalarSubqueryRows(Expression):
-    """``value``, after checking that the scalar subquery it comes from returned at most one row
-    (``row_count`` is that subquery's ``count(1)``); raises ``SCALAR_SUBQUERY_TOO_MANY_ROWS``."""
-
-    row_count: Expression
-    value: Expression
-
-    @property
-    def data_type(self) -> T.DataType:
-        return self.value.data_type
-
-    @property
-    def nullable(self) -> bool:
-        return True
-
-    @property
-    def pretty_name(self) -> str:
-        return "check_scalar_subquery_rows"
-
-    def eval(self, batch: pa.RecordBatch) -> pa.Array:
-        counts = self.row_count.eval(batch)
-        if len(counts):
-            most = pc.max(counts).as_py()
-            if most is not None and most > 1:
-                raise ExecutionError(
-                    "More than one row returned by a subquery used as an expression.",
-                    error_class="SCALAR_SUBQUERY_TOO_MANY_ROWS",
-                )
-        return self.value.eval(batch)
 
