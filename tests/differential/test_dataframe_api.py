@@ -19,11 +19,12 @@ Run: ``/work/venv/bin/python -m pytest tests/differential/test_dataframe_api.py`
 from __future__ import annotations
 
 import datetime as _dt
-import math
 from decimal import Decimal
 from typing import Any, Callable
 
 import pytest
+
+from tests.differential.compare import Failed, norm_value, sort_key
 
 # ---------------------------------------------------------------------------------------------
 # Shared data
@@ -933,40 +934,6 @@ def p_group_by_multiple_exprs_and_having(s, F):
 
 # ---------------------------------------------------------------------------------------------
 # Running and comparing
-
-
-class Failed:
-    """A program's failure: its error class (or the Python exception type without one)."""
-
-    def __init__(self, cls: str, message: str) -> None:
-        self.cls, self.message = cls, message
-
-    def __repr__(self) -> str:
-        return f"error {self.cls}: {self.message[:300]}"
-
-
-def norm_value(v: Any) -> Any:
-    if isinstance(v, float):
-        if math.isnan(v):
-            return "NaN"
-        if math.isinf(v) or v == 0:
-            return v
-        return float(f"{v:.10g}")
-    if isinstance(v, Decimal):
-        return v.normalize() if v == v else "NaN"
-    if isinstance(v, tuple):  # Rows included
-        return tuple(norm_value(x) for x in v)
-    if isinstance(v, list):
-        return [norm_value(x) for x in v]
-    if isinstance(v, dict):
-        return {k: norm_value(x) for k, x in v.items()}
-    if isinstance(v, _dt.datetime):
-        return v.replace(tzinfo=None)
-    return v
-
-
-def sort_key(row: tuple) -> tuple:
-    return tuple((x is None, type(x).__name__, str(x)) for x in row)
 
 
 def outcome(session: Any, F: Any, prog: Prog, is_spark: bool) -> Any:

@@ -14,13 +14,14 @@ Run: ``/work/venv/bin/python -m pytest tests/differential/test_sources.py``.
 from __future__ import annotations
 
 import datetime as _dt
-import math
 import os
 import re
 from decimal import Decimal
 from typing import Any, Callable
 
 import pytest
+
+from tests.differential.compare import Failed, norm_value, sort_key
 
 pytestmark = [pytest.mark.spark, pytest.mark.differential]
 
@@ -494,40 +495,6 @@ KNOWN: dict[str, tuple[str, str]] = {
 
 # ---------------------------------------------------------------------------------------------
 # Comparison
-
-
-class Failed:
-    def __init__(self, cls: str, message: str) -> None:
-        self.cls, self.message = cls, message
-
-    def __repr__(self) -> str:
-        return f"error {self.cls}: {self.message[:300]}"
-
-
-def norm_value(v: Any) -> Any:
-    if isinstance(v, float):
-        if math.isnan(v):
-            return "NaN"
-        if math.isinf(v) or v == 0:
-            return v
-        return float(f"{v:.10g}")
-    if isinstance(v, Decimal):
-        return v.normalize() if v == v else "NaN"
-    if isinstance(v, (bytes, bytearray)):
-        return bytes(v)
-    if isinstance(v, tuple):
-        return tuple(norm_value(x) for x in v)
-    if isinstance(v, list):
-        return [norm_value(x) for x in v]
-    if isinstance(v, dict):
-        return {k: norm_value(x) for k, x in v.items()}
-    if isinstance(v, _dt.datetime):
-        return v.replace(tzinfo=None)
-    return v
-
-
-def sort_key(row: tuple) -> tuple:
-    return tuple((x is None, type(x).__name__, str(x)) for x in row)
 
 
 def outcome(session: Any, fn: Callable[[Any, str], Any], d: str, is_spark: bool) -> Any:

@@ -850,15 +850,8 @@ def _min_max(arr: pa.Array, g: np.ndarray, n_groups: int, *, largest: bool) -> p
         return _take_or_null(res.column(f"v_{fn}").combine_chunks(), slot)
     pos = np.full(n_groups, -1, dtype=np.int64)
     if len(rows):
-        ranks = _ranks(arr)[rows]
         gv = g[rows]
-        if largest:
-            ext = np.full(n_groups, np.iinfo(np.int64).min, dtype=np.int64)
-            np.maximum.at(ext, gv, ranks)
-        else:
-            ext = np.full(n_groups, np.iinfo(np.int64).max, dtype=np.int64)
-            np.minimum.at(ext, gv, ranks)
-        hit = ranks == ext[gv]
+        hit = _holds_group_extreme(_ranks(arr)[rows], gv, n_groups, largest=largest)
         pos = _first_pos(gv[hit], rows[hit], n_groups)
     return _take_or_null(arr, pos)
 
@@ -926,21 +919,26 @@ def _bool(arr: pa.Array, g: np.ndarray, n_groups: int, *, conj: bool) -> pa.Arra
     return pa.array(res, type=pa.bool_(), mask=empty if empty.any() else None)
 
 
+def _holds_group_extreme(ranks: np.ndarray, gv: np.ndarray, n_groups: int, *,
+                         largest: bool) -> np.ndarray:
+    """Mask of the rows whose rank is their group's maximum (``largest``) or minimum."""
+    if largest:
+        ext = np.full(n_groups, np.iinfo(np.int64).min, dtype=np.int64)
+        np.maximum.at(ext, gv, ranks)
+    else:
+        ext = np.full(n_groups, np.iinfo(np.int64).max, dtype=np.int64)
+        np.minimum.at(ext, gv, ranks)
+    return ranks == ext[gv]
+
+
 def _by(value: pa.Array, ordering: pa.Array, g: np.ndarray, n_groups: int, *,
         largest: bool) -> pa.Array:
     """``max_by``/``min_by``: the value at the last row holding the extreme ordering."""
     rows = np.flatnonzero(_valid(ordering))
     pos = np.full(n_groups, -1, dtype=np.int64)
     if len(rows):
-        ranks = _ranks(ordering)[rows]
         gv = g[rows]
-        if largest:
-            ext = np.full(n_groups, np.iinfo(np.int64).min, dtype=np.int64)
-            np.maximum.at(ext, gv, ranks)
-        else:
-            ext = np.full(n_groups, np.iinfo(np.int64).max, dtype=np.int64)
-            np.minimum.at(ext, gv, ranks)
-        hit = ranks == ext[gv]
+        hit = _holds_group_extreme(_ranks(ordering)[rows], gv, n_groups, largest=largest)
         hg, hrows = gv[hit], rows[hit]
         ug, idx = np.unique(hg[::-1], return_index=True)
         pos[ug] = hrows[::-1][idx]
