@@ -75,8 +75,72 @@ SETOPS_PRECEDENCE_LEGACY = _entry("spark.sql.legacy.setopsPrecedence.enabled", F
                                   "Legacy: all set operators have equal precedence.")
 BATCH_SIZE = _entry("ember.execution.batchSize", 65536, int,
                     "Rows per Arrow record batch in the local runtime.")
+MEMORY_BUDGET = _entry("ember.execution.memoryBudget", 4 << 30, _bytes,
+                       "Bytes the local runtime's blocking operators (sort, exchange and join "
+                       "buffers) may hold at once, over all running partitions; past it they spill "
+                       "to disk (Arrow IPC files in a temporary directory).")
+PROGRESS_ENABLED = _entry("ember.execution.progress.enabled", True, _bool,
+                          "Show a progress bar on stderr (only when it is a terminal) for local "
+                          "queries running longer than a second.")
+COALESCE_PARTITIONS = _entry("ember.execution.coalescePartitions.enabled", True, _bool,
+                             "Coalesce adjacent shuffle partitions after an exchange in the local "
+                             "runtime (as Spark's adaptive execution does); EXPLAIN is unchanged.")
+ADVISORY_PARTITION_SIZE = _entry("ember.execution.advisoryPartitionSizeInBytes", 64 << 20, _bytes,
+                                 "Target size of a coalesced partition in the local runtime.")
+COALESCE_MIN_PARTITION_SIZE = _entry("ember.execution.coalescePartitions.minPartitionSize",
+                                     1 << 20, _bytes,
+                                     "Smallest coalesced partition the local runtime creates to "
+                                     "use every core (bytes).")
+COALESCE_MAX_PARTITION_ROWS = _entry("ember.execution.coalescePartitions.maxPartitionRows",
+                                     1 << 20, int,
+                                     "Rows past which a coalesced partition is closed.")
 EXCLUDED_RULES = _entry("spark.sql.optimizer.excludedRules", "", str,
                         "Comma-separated optimizer rules to disable.")
+# Statistics (ember.plans.logical.statistics)
+CBO_ENABLED = _entry("spark.sql.cbo.enabled", False, _bool,
+                     "Cost-based estimation of plan statistics (row counts, column statistics); "
+                     "enables CostBasedJoinReorder with spark.sql.cbo.joinReorder.enabled.")
+PLAN_STATS_ENABLED = _entry("spark.sql.cbo.planStats.enabled", False, _bool,
+                            "Use table row counts and column statistics (ANALYZE TABLE) in plan "
+                            "statistics even when CBO is off.")
+DEFAULT_SIZE_IN_BYTES = _entry("spark.sql.defaultSizeInBytes", (1 << 63) - 1, _bytes,
+                               "Estimated size of a relation whose size is unknown "
+                               "(Long.MaxValue: never broadcast).")
+FILE_COMPRESSION_FACTOR = _entry("spark.sql.sources.fileCompressionFactor", 1.0, float,
+                                 "Multiplier of on-disk file sizes in a file relation's "
+                                 "estimated size.")
+AUTO_STATS_ENABLED = _entry("ember.cbo.autoStats.enabled", False, _bool,
+                            "Beyond Spark: gather table statistics automatically (row counts; "
+                            "distinct counts, nulls, min/max) from in-memory relations (exact) and "
+                            "scanned files (Parquet metadata and a sampled scan), so cost-based join "
+                            "ordering and star detection work without ANALYZE TABLE. Cached per "
+                            "table object / file path and modification time.")
+OPTIMIZER_ENABLED = _entry("ember.optimizer.enabled", True, _bool,
+                           "False runs only the rewrites execution requires (subqueries to "
+                           "joins): the unoptimized plan, for debugging and differential tests.")
+OPTIMIZER_MAX_ITERATIONS = _entry("spark.sql.optimizer.maxIterations", 100, int,
+                                  "Max iterations of a fixed-point optimizer batch.")
+CONSTRAINT_PROPAGATION_ENABLED = _entry(
+    "spark.sql.constraintPropagation.enabled", True, _bool,
+    "Infer constraints (isnotnull, equality transitivity) up the plan; InferFiltersFromConstraints "
+    "adds them as filters.")
+# Physical planning (ember.planning)
+SHUFFLED_HASH_JOIN_FACTOR = _entry("spark.sql.shuffledHashJoinFactor", 3, int,
+                                   "A side is 'much smaller' (shuffled hash join build candidate) "
+                                   "when its size times this factor is at most the other's.")
+MAX_SINGLE_PARTITION_BYTES = _entry("spark.sql.maxSinglePartitionBytes", 128 * 1024 * 1024, _bytes,
+                                    "EnsureRequirements keeps single-partition join inputs up to "
+                                    "this size without co-partitioning them.")
+ADAPTIVE_ENABLED = _entry("spark.sql.adaptive.enabled", True, _bool,
+                          "Spark's adaptive execution.  Ember accepts the key but always plans as "
+                          "Spark does with it off (static JoinSelection, configured shuffle "
+                          "partitions in EXPLAIN); its local runtime coalesces partitions itself.")
+REQUIRE_ALL_CLUSTER_KEYS_FOR_CO_PARTITION = _entry(
+    "spark.sql.requireAllClusterKeysForCoPartition", True, _bool,
+    "Co-partitioned join inputs must be hash-partitioned on all their join keys to be reused.")
+TOP_K_SORT_FALLBACK_THRESHOLD = _entry(
+    "spark.sql.execution.topKSortFallbackThreshold", 2147483632, int,
+    "ORDER BY ... LIMIT n at the root plans TakeOrderedAndProject when n is below this.")
 
 
 class SQLConf:

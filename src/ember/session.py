@@ -34,9 +34,11 @@ from ember.plans.logical.nodes import (
     CreateTempViewUsing,
     CreateViewCommand,
     DescribeRelation,
+    AnalyzeTableCommand,
     DropView,
     ExplainCommand,
     LocalRelation,
+    Range,
     SetCommand,
     UnresolvedRelation,
 )
@@ -279,6 +281,13 @@ class Session:
                 else:
                     text = QueryExecution(self, query).explain_string(mode)
                 return self._command_result(plan, [(text,)])
+            case AnalyzeTableCommand(name_parts=parts, no_scan=no_scan, columns=columns,
+                                     all_columns=all_columns):
+                from ember.plans.logical.statistics import analyze_table
+
+                analyze_table(self, parts, no_scan=no_scan, columns=columns,
+                              all_columns=all_columns)
+                return self._command_result(plan, [])
             case DescribeRelation(query=query):
                 out = QueryExecution(self, query).analyzed.output
                 rows = [(a.name, a.data_type.simple_string(), None) for a in out]
@@ -308,15 +317,18 @@ class Session:
 
     def range(self, start: int, end: int | None = None, step: int = 1,
               numPartitions: int | None = None) -> DataFrame:  # noqa: N803
-        """One ``id bigint`` column: ``range(3)`` -> 0, 1, 2 (as Spark's ``spark.range``)."""
-        import numpy as np
-
+        """One ``id bigint`` column: ``range(3)`` -> 0, 1, 2 (as Spark's ``spark.range``), a lazy
+        ``Range`` leaf whose rows are generated batch by batch when the query runs."""
         if end is None:
             start, end = 0, start
-        ids = pa.array(np.arange(start, end, step, dtype=np.int64))
+        if step == 0:
+            raise AnalysisError("The step of a range must not be 0.",
+                                error_class="INVALID_PARAMETER_VALUE.RANGE_STEP",
+                                parameters={"parameter": "`step`", "functionName": "`range`"})
         attr = AttributeReference("id", T.LONG, False)
-        table = pa.Table.from_arrays([ids], schema=pa.schema([pa.field("id", pa.int64(), False)]))
-        return DataFrame(self, LocalRelation((attr,), table))
+        return DataFrame(self, Range(int(start), int(end), int(step),
+                                     None if numPartitions is None else int(numPartitions),
+                                     (attr,)))
 
     def createDataFrame(self, data: Any, schema: Any = None,  # noqa: N802
                         samplingRatio: float | None = None,  # noqa: N803
@@ -335,11 +347,24 @@ class Session:
         attrs = tuple(
             AttributeReference(f.name, T.from_arrow(f.type), f.nullable) for f in table.schema
         )
-        return DataFrame(self, LocalRelation(attrs, table))
+        # Spark plans Python rows as a LogicalRDD of unknown size (never broadcast), pandas and
+        # Arrow data as a LocalRelation: the statistics follow (ember.plans.logical.statistics).
+        return DataFrame(self, LocalRelation(attrs, table, unknown_size=_from_rows(data)))
 
 
 # ---------------------------------------------------------------------------------------------
 # createDataFrame: local data -> an Arrow table typed like Ember's columns
+
+
+def _from_rows(data: Any) -> bool:
+    """Whether createDataFrame's ``data`` are Python rows (not a pandas or Arrow table)."""
+    if isinstance(data, (pa.Table, pa.RecordBatch)):
+        return False
+    try:
+        import pandas as pd
+    except ImportError:  # pragma: no cover - pandas is a dependency
+        return True
+    return not isinstance(data, pd.DataFrame)
 
 
 def _canonical(table: pa.Table, time_zone: str) -> pa.Table:

@@ -55,6 +55,7 @@ from ember.plans.logical.nodes import (
     Offset,
     OneRowRelation,
     Project,
+    Range,
     ResolvedHint,
     Sort,
     SubqueryAlias,
@@ -100,6 +101,8 @@ def _run(plan: LogicalPlan, ctx: ExecContext) -> Iterator[pa.RecordBatch]:
             return _local_relation(plan, ctx)
         case OneRowRelation():
             return iter((one_row_no_columns(),))
+        case Range():
+            return _range(plan, ctx)
         case FileRelation():
             from ember.execution.scan import scan_file_relation
 
@@ -219,6 +222,17 @@ def _local_relation(plan: LocalRelation, ctx: ExecContext, pos: Sequence[int] | 
     for b in data.to_batches(max_chunksize=max(1, ctx.batch_size)):
         if b.num_rows:
             yield conform_batch(b, schema)
+
+
+def _range(plan: Range, ctx: ExecContext) -> Iterator[pa.RecordBatch]:
+    """``spark.range``: the ids generated lazily, ``ctx.batch_size`` at a time (numpy arange)."""
+    n = plan.num_elements
+    schema = schema_of(plan.output)
+    size = max(1, ctx.batch_size)
+    for s in range(0, n, size):
+        k = min(size, n - s)
+        ids = np.arange(k, dtype=np.int64) * np.int64(plan.step) + np.int64(plan.start + s * plan.step)
+        yield pa.RecordBatch.from_arrays([pa.array(ids, type=pa.int64())], schema=schema)
 
 
 def _project(exprs: Sequence[Expression], child: LogicalPlan, plan: Project,

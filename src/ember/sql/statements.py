@@ -40,12 +40,18 @@ _DROP_VIEW = re.compile(
     rf"^\s*DROP\s+VIEW\s+(?P<ie>IF\s+EXISTS\s+)?(?P<name>{_NAME})\s*$", re.IGNORECASE | re.DOTALL
 )
 _EXPLAIN = re.compile(
-    r"^\s*EXPLAIN\s+(?:(?P<mode>EXTENDED|FORMATTED|CODEGEN|COST|LOGICAL)\s+)?",
+    r"^\s*EXPLAIN\s+(?:(?P<mode>EXTENDED|FORMATTED|CODEGEN|COST|LOGICAL|RULES|ANALYZE)\s+)?",
     re.IGNORECASE,
 )
 _DESCRIBE = re.compile(
     r"^\s*(?:DESCRIBE|DESC)\s+(?:(?P<kind>QUERY|TABLE)\s+)?(?:(?P<ext>EXTENDED|FORMATTED)\s+)?",
     re.IGNORECASE,
+)
+_ANALYZE = re.compile(
+    rf"^\s*ANALYZE\s+TABLE\s+(?P<name>{_NAME})\s+COMPUTE\s+STATISTICS"
+    r"(?:\s+(?P<noscan>NOSCAN)|\s+FOR\s+(?P<all>ALL\s+COLUMNS)|\s+FOR\s+COLUMNS\s+(?P<cols>.+?))?"
+    r"\s*;?\s*$",
+    re.IGNORECASE | re.DOTALL,
 )
 _QUERY_START = re.compile(r"^\s*(?:SELECT|WITH|VALUES|FROM|TABLE|\()", re.IGNORECASE)
 _OPTION = re.compile(
@@ -137,6 +143,21 @@ def try_parse_command(
         mode = (m.group("mode") or "simple").lower()
         q_start = m.end()
         return L.ExplainCommand(parse_query(_blank(original[:q_start]) + original[q_start:]), mode)
+
+    if re.match(r"^\s*ANALYZE\b", text, re.IGNORECASE):
+        m = _ANALYZE.match(text)
+        if m is None:
+            words = text.split()
+            near = words[min(len(words) - 1, 3)] if words else None
+            raise _syntax_error(original, len(original) - len(original.lstrip()), near)
+        parts = tuple(_unquote_ident(p) for p in re.findall(_IDENT, m.group("name")))
+        cols: tuple[str, ...] | None = None
+        if m.group("cols"):
+            raw = [c.strip() for c in m.group("cols").split(",")]
+            if not all(re.fullmatch(_IDENT, c) for c in raw):
+                raise _syntax_error(original, m.start("cols"), raw[0] or None)
+            cols = tuple(_unquote_ident(c) for c in raw)
+        return L.AnalyzeTableCommand(parts, bool(m.group("noscan")), cols, bool(m.group("all")))
 
     if m := _DESCRIBE.match(text):
         rest = text[m.end():]

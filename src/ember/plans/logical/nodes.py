@@ -37,7 +37,7 @@ def _attrs_str_compact(attrs: tuple[Expression, ...] | list[Expression]) -> str:
 class LogicalPlan(TreeNode):
     """Base of logical plan nodes."""
 
-    __slots__ = ("_out",)
+    __slots__ = ("_out", "_stats")  # _stats: plan_stats' cache (ember.plans.logical.statistics)
     child_base: ClassVar[type]
 
     # -- schema -----------------------------------------------------------------------------
@@ -207,6 +207,9 @@ class LocalRelation(LeafNode):
 
     attrs: tuple[AttributeReference, ...]
     data: pa.Table | None = field(default=None, compare=False)
+    # True for createDataFrame of Python rows, which Spark plans as a LogicalRDD of unknown size
+    # (statistics report spark.sql.defaultSizeInBytes, so it is never broadcast, as in Spark).
+    unknown_size: bool = field(default=False, compare=False)
 
     def _compute_output(self) -> tuple[AttributeReference, ...]:
         return self.attrs
@@ -233,6 +236,32 @@ class FileRelation(LeafNode):
 
     def simple_string(self) -> str:
         return f"Relation {_attrs_str_compact(self.attrs)} {self.format}"
+
+
+@node
+class Range(LeafNode):
+    """``spark.range(start, end, step, numPartitions)``: one ``id bigint`` column, generated
+    lazily (Spark's ``Range``; prints ``Range (0, 10, step=1, splits=Some(2))``, or
+    ``Range (0, 10, step=1)`` when ``num_slices`` is None, as SQL's ``range(10)``)."""
+
+    start: int
+    end: int
+    step: int
+    num_slices: int | None
+    output: tuple[AttributeReference, ...]
+
+    @property
+    def num_elements(self) -> int:
+        """Number of rows (Spark's ``Range.numElements``; 0 when the range is empty)."""
+        span = self.end - self.start
+        if span == 0 or (span > 0) != (self.step > 0):
+            return 0
+        q, r = divmod(abs(span), abs(self.step))
+        return q + (1 if r else 0)
+
+    def simple_string(self) -> str:
+        splits = "" if self.num_slices is None else f", splits=Some({self.num_slices})"
+        return f"Range ({self.start}, {self.end}, step={self.step}{splits})"
 
 
 @node
@@ -691,6 +720,25 @@ class ExplainCommand(Command):
 
     def _compute_output(self) -> tuple[AttributeReference, ...]:
         return (AttributeReference("plan", T.STRING, False),)
+
+
+@node
+class AnalyzeTableCommand(Command):
+    """``ANALYZE TABLE name COMPUTE STATISTICS [NOSCAN | FOR COLUMNS c1, c2 | FOR ALL COLUMNS]``
+    (Spark's AnalyzeTableCommand / AnalyzeColumnCommand; run by the session, see
+    :mod:`ember.plans.logical.statistics`).  ``columns`` None: no column statistics."""
+
+    name_parts: tuple[str, ...]
+    no_scan: bool = False
+    columns: tuple[str, ...] | None = None
+    all_columns: bool = False
+
+    def simple_string(self) -> str:
+        if self.all_columns or self.columns is not None:
+            cols = "None" if self.columns is None else f"Some(List({', '.join(self.columns)}))"
+            return (f"AnalyzeColumnCommand `{'.'.join(self.name_parts)}`, {cols}, "
+                    f"{str(self.all_columns).lower()}")
+        return f"AnalyzeTableCommand `{'.'.join(self.name_parts)}`, {str(self.no_scan).lower()}"
 
 
 @node
