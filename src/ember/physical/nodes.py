@@ -1,0 +1,911 @@
+"""Physical plan nodes (Spark's ``SparkPlan`` operators), pure data.
+
+Every node is a frozen ``@node`` tree like the logical plans; it knows its ``output``, its
+``output_partitioning`` / ``output_ordering`` and what it requires of its children
+(``required_child_distribution`` / ``required_child_ordering``, one entry per child), and prints
+its EXPLAIN line as Spark 4 does (``simple_string()``: the class name without ``Exec`` and Spark's
+arguments).  Nodes do not execute: runtimes (``ember.runtime.local``) visit them.
+
+Plan ids: Spark prints ``[plan_id=N]`` after exchanges, N being a per-JVM counter.  Ember's
+exchanges take a fresh id from a process-wide counter when built (``plan_id`` field, excluded from
+equality, kept by ``copy``/``with_children``), so ids are unique and stable within one plan but,
+as in Spark, differ between runs.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import field, fields
+from enum import Enum
+from typing import Any, ClassVar
+
+import pyarrow as pa
+
+from ember.errors import InternalError
+from ember.expressions.base import (
+    Alias,
+    AttributeReference,
+    Expression,
+    NamedExpression,
+    SortOrder,
+)
+from ember.physical.partitioning import (
+    AllTuples,
+    BroadcastDistribution,
+    BroadcastMode,
+    BroadcastPartitioning,
+    ClusteredDistribution,
+    Distribution,
+    HashedRelationBroadcastMode,
+    HashPartitioning,
+    OrderedDistribution,
+    Partitioning,
+    PartitioningCollection,
+    RangePartitioning,
+    SinglePartition,
+    UnknownPartitioning,
+    UnspecifiedDistribution,
+    semantic_equals,
+)
+from ember.plans.logical.join_type import JoinType
+from ember.plans.logical.nodes import FileRelation
+from ember.trees import TreeNode, node
+
+_plan_ids = itertools.count(1)
+
+
+def new_plan_id() -> int:
+    """A fresh exchange id (printed as ``[plan_id=N]``)."""
+    return next(_plan_ids)
+
+
+def _list(exprs: tuple[Expression, ...] | list[Expression]) -> str:
+    return "[" + ", ".join(e.simple_string() for e in exprs) + "]"
+
+
+def _list_compact(exprs: tuple[Expression, ...] | list[Expression]) -> str:
+    return "[" + ",".join(e.simple_string() for e in exprs) + "]"
+
+
+def _to_attribute(e: Expression) -> AttributeReference:
+    if isinstance(e, NamedExpression):
+        return e.to_attribute()
+    raise InternalError(f"{e.simple_string()} is not a named expression")
+
+
+class BuildSide(Enum):
+    """The side of a hash / nested-loop join that is materialized (built)."""
+
+    LEFT = "BuildLeft"
+    RIGHT = "BuildRight"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def other(self) -> "BuildSide":
+        return BuildSide.RIGHT if self is BuildSide.LEFT else BuildSide.LEFT
+
+
+class AggregateMode(Enum):
+    """Spark's aggregate modes: which part of the aggregation an operator performs."""
+
+    PARTIAL = "Partial"
+    PARTIAL_MERGE = "PartialMerge"
+    FINAL = "Final"
+    COMPLETE = "Complete"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class SparkPlan(TreeNode):
+    """Base of physical plan nodes."""
+
+    __slots__ = ("_out",)
+    child_base: ClassVar[type]
+
+    # -- schema ---------------------------------------------------------------------------------
+    @property
+    def output(self) -> tuple[AttributeReference, ...]:
+        try:
+            return self._out  # type: ignore[attr-defined]
+        except AttributeError:
+            out = tuple(self._compute_output())
+            object.__setattr__(self, "_out", out)
+            return out
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        kids = self.children
+        if len(kids) == 1:
+            return kids[0].output
+        raise InternalError(f"{self.node_name}.output is not defined")
+
+    @property
+    def output_set(self) -> frozenset[int]:
+        return frozenset(a.id for a in self.output)
+
+    # -- physical properties --------------------------------------------------------------------
+    @property
+    def output_partitioning(self) -> Partitioning:
+        return UnknownPartitioning(0)
+
+    @property
+    def output_ordering(self) -> tuple[SortOrder, ...]:
+        return ()
+
+    @property
+    def required_child_distribution(self) -> tuple[Distribution, ...]:
+        return tuple(UnspecifiedDistribution() for _ in self.children)
+
+    @property
+    def required_child_ordering(self) -> tuple[tuple[SortOrder, ...], ...]:
+        return tuple(() for _ in self.children)
+
+    # -- expressions ----------------------------------------------------------------------------
+    def expressions(self) -> tuple[Expression, ...]:
+        out: list[Expression] = []
+        for f in fields(self):  # type: ignore[arg-type]
+            _collect_exprs(getattr(self, f.name), out)
+        return tuple(out)
+
+    # -- display --------------------------------------------------------------------------------
+    @property
+    def node_name(self) -> str:
+        name = type(self).__name__
+        return name[:-4] if name.endswith("Exec") else name
+
+    def simple_string(self) -> str:
+        return self.node_name
+
+
+SparkPlan.child_base = SparkPlan
+
+
+def _collect_exprs(value: Any, out: list[Expression]) -> None:
+    if isinstance(value, Expression):
+        out.append(value)
+    elif isinstance(value, tuple):
+        for v in value:
+            _collect_exprs(v, out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Alias-aware partitioning / ordering (Spark's AliasAwareOutputExpression)
+
+
+def _alias_map(project_list: tuple[Expression, ...]) -> dict[Any, AttributeReference]:
+    """Canonical child expression -> output attribute, for aliased items of a projection."""
+    from ember.physical.partitioning import canonicalize
+
+    m: dict[Any, AttributeReference] = {}
+    for e in project_list:
+        if isinstance(e, Alias):
+            m.setdefault(canonicalize(e.child), e.to_attribute())
+    return m
+
+
+def _project_expr(e: Expression, project_list: tuple[Expression, ...],
+                  out_ids: frozenset[int]) -> Expression | None:
+    """``e`` (over the child's output) rewritten over the projection's output, or None."""
+    from ember.physical.partitioning import canonicalize
+
+    aliases = _alias_map(project_list)
+    hit = aliases.get(canonicalize(e))
+    if hit is not None:
+        return hit
+    if e.references and e.references <= out_ids:
+        return e
+    return None
+
+
+def project_partitioning(p: Partitioning, project_list: tuple[Expression, ...],
+                         output: tuple[AttributeReference, ...]) -> Partitioning:
+    """The child's partitioning seen through a projection: expressions that are projected (or
+    aliased) survive; a hash/range partitioning on something not projected becomes unknown."""
+    out_ids = frozenset(a.id for a in output)
+    match p:
+        case HashPartitioning(expressions=exprs, num_partitions=n):
+            new = [_project_expr(e, project_list, out_ids) for e in exprs]
+            if any(x is None for x in new):
+                return UnknownPartitioning(n)
+            return HashPartitioning(tuple(new), n)  # type: ignore[arg-type]
+        case RangePartitioning(ordering=ordering, num_partitions=n):
+            new_o = []
+            for o in ordering:
+                c = _project_expr(o.child, project_list, out_ids)
+                if c is None:
+                    return UnknownPartitioning(n)
+                new_o.append(o.copy(child=c))
+            return RangePartitioning(tuple(new_o), n)
+        case PartitioningCollection(partitionings=ps):
+            kept = tuple(q for q in (project_partitioning(x, project_list, output) for x in ps)
+                         if not isinstance(q, UnknownPartitioning))
+            if not kept:
+                return UnknownPartitioning(p.num_partitions)
+            return kept[0] if len(kept) == 1 else PartitioningCollection(kept)
+        case _:
+            return p
+
+
+def project_ordering(ordering: tuple[SortOrder, ...], project_list: tuple[Expression, ...],
+                     output: tuple[AttributeReference, ...]) -> tuple[SortOrder, ...]:
+    """The longest prefix of the child's ordering expressible over the projection's output."""
+    out_ids = frozenset(a.id for a in output)
+    kept: list[SortOrder] = []
+    for o in ordering:
+        c = _project_expr(o.child, project_list, out_ids)
+        if c is None:
+            break
+        kept.append(o.copy(child=c))
+    return tuple(kept)
+
+
+# ---------------------------------------------------------------------------------------------
+# Leaves
+
+
+class LeafExecNode(SparkPlan):
+    __slots__ = ()
+
+
+class UnaryExecNode(SparkPlan):
+    __slots__ = ()
+
+    @property
+    def output_partitioning(self) -> Partitioning:
+        return self.children[0].output_partitioning
+
+
+@node
+class LocalTableScanExec(LeafExecNode):
+    """Rows held in memory (``LocalRelation``): ``LocalTableScan [a#1, b#2]``."""
+
+    output: tuple[AttributeReference, ...] = field()  # type: ignore[assignment]
+    data: pa.Table | None = field(default=None, compare=False)
+
+    @property
+    def output_partitioning(self) -> Partitioning:
+        return UnknownPartitioning(0)
+
+    def simple_string(self) -> str:
+        if self.data is not None and self.data.num_rows == 0:
+            return f"LocalTableScan <empty>, {_list(self.output)}"
+        return f"LocalTableScan {_list(self.output)}"
+
+
+@node
+class FileSourceScanExec(LeafExecNode):
+    """A Parquet/CSV scan: ``FileScan parquet [a#1,b#2] ...``."""
+
+    relation: FileRelation
+    output: tuple[AttributeReference, ...] = field()  # type: ignore[assignment]
+    data_filters: tuple[Expression, ...] = ()
+
+    @property
+    def node_name(self) -> str:
+        return f"FileScan {self.relation.format}"
+
+    def simple_string(self) -> str:
+        fmt = {"parquet": "Parquet", "csv": "CSV", "json": "JSON", "orc": "ORC"}.get(
+            self.relation.format, self.relation.format)
+        paths = len(self.relation.paths)
+        schema = ",".join(f"{a.name}:{a.data_type.simple_string()}" for a in self.output)
+        return (f"FileScan {self.relation.format} {_list_compact(self.output)} Batched: true, "
+                f"DataFilters: {_list(self.data_filters)}, Format: {fmt}, "
+                f"Location: InMemoryFileIndex({paths} paths)"
+                f"[{', '.join(self.relation.paths)}], PartitionFilters: [], "
+                f"ReadSchema: struct<{schema}>")
+
+
+@node
+class RangeExec(LeafExecNode):
+    """``spark.range(start, end, step, num_slices)``: ``Range (0, 10, step=1, splits=2)``."""
+
+    start: int
+    end: int
+    step: int
+    num_slices: int
+    output: tuple[AttributeReference, ...] = field()  # type: ignore[assignment]
+
+    @property
+    def output_partitioning(self) -> Partitioning:
+        if self.num_slices == 1 and self.end != self.start:
+            return SinglePartition()
+        return UnknownPartitioning(self.num_slices)
+
+    def simple_string(self) -> str:
+        return f"Range ({self.start}, {self.end}, step={self.step}, splits={self.num_slices})"
+
+
+@node
+class OneRowRelationExec(LeafExecNode):
+    """One row, no columns (``SELECT 1``): ``Scan OneRowRelation[]``."""
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return ()
+
+    def simple_string(self) -> str:
+        return "Scan OneRowRelation[]"
+
+
+# ---------------------------------------------------------------------------------------------
+# Basic operators
+
+
+@node
+class ProjectExec(UnaryExecNode):
+    """``Project [a#1, (b#2 + 1) AS c#3]``."""
+
+    project_list: tuple[Expression, ...]
+    child: SparkPlan
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return tuple(_to_attribute(e) for e in self.project_list)
+
+    @property
+    def output_partitioning(self) -> Partitioning:
+        return project_partitioning(self.child.output_partitioning, self.project_list, self.output)
+
+    @property
+    def output_ordering(self) -> tuple[SortOrder, ...]:
+        return project_ordering(self.child.output_ordering, self.project_list, self.output)
+
+    def simple_string(self) -> str:
+        return f"Project {_list(self.project_list)}"
+
+
+@node
+class FilterExec(UnaryExecNode):
+    """``Filter (a#1 > 1)``."""
+
+    condition: Expression
+    child: SparkPlan
+
+    @property
+    def output_ordering(self) -> tuple[SortOrder, ...]:
+        return self.child.output_ordering
+
+    def simple_string(self) -> str:
+        return f"Filter {self.condition.simple_string()}"
+
+
+@node
+class SortExec(UnaryExecNode):
+    """``Sort [a#1 ASC NULLS FIRST], true, 0`` (global sorts require range partitioning)."""
+
+    sort_order: tuple[SortOrder, ...]
+    is_global: bool
+    child: SparkPlan
+
+    @property
+    def output_ordering(self) -> tuple[SortOrder, ...]:
+        return self.sort_order
+
+    @property
+    def required_child_distribution(self) -> tuple[Distribution, ...]:
+        if self.is_global:
+            return (OrderedDistribution(self.sort_order),)
+        return (UnspecifiedDistribution(),)
+
+    def simple_string(self) -> str:
+        return f"Sort {_list(self.sort_order)}, {str(self.is_global).lower()}, 0"
+
+
+@node
+class HashAggregateExec(UnaryExecNode):
+    """``HashAggregate(keys=[k#1], functions=[sum(v#2)], output=[k#1, sum(v)#3L])``.
+
+    ``required_child_distribution_expressions``: None = no requirement (partial aggregates);
+    ``()`` = all tuples in one partition; otherwise clustered on those expressions.
+
+    ``aggregate_modes``: per aggregate expression, its mode when they differ (Spark's modes are
+    per ``AggregateExpression``: the third operator of a one-distinct plan merges the regular
+    buffers and runs the distinct functions in Partial mode); ``()`` = every one in ``mode``.
+    ``initial_input_buffer_offset``: where the buffers of the merged aggregates start in the
+    child's output (Spark's ``initialInputBufferOffset``).
+    """
+
+    mode: AggregateMode
+    grouping_expressions: tuple[Expression, ...]
+    aggregate_expressions: tuple[Expression, ...]
+    result_expressions: tuple[Expression, ...]
+    child: SparkPlan
+    required_child_distribution_expressions: tuple[Expression, ...] | None = None
+    aggregate_modes: tuple[AggregateMode, ...] = ()
+    initial_input_buffer_offset: int = 0
+
+    @property
+    def modes(self) -> tuple[AggregateMode, ...]:
+        """The mode of each aggregate expression, in order."""
+        return self.aggregate_modes or tuple(self.mode for _ in self.aggregate_expressions)
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return tuple(_to_attribute(e) for e in self.result_expressions)
+
+    @property
+    def output_partitioning(self) -> Partitioning:
+        return project_partitioning(self.child.output_partitioning, self.result_expressions,
+                                    self.output)
+
+    @property
+    def required_child_distribution(self) -> tuple[Distribution, ...]:
+        req = self.required_child_distribution_expressions
+        if req is None:
+            return (UnspecifiedDistribution(),)
+        if not req:
+            return (AllTuples(),)
+        return (ClusteredDistribution(req),)
+
+    def _function_string(self, e: Expression, mode: AggregateMode | None = None) -> str:
+        s = e.simple_string()
+        mode = self.mode if mode is None else mode
+        if mode is AggregateMode.PARTIAL:
+            return "partial_" + s
+        if mode is AggregateMode.PARTIAL_MERGE:
+            return "merge_" + s
+        return s
+
+    def simple_string(self) -> str:
+        fns = ", ".join(self._function_string(e, m)
+                        for e, m in zip(self.aggregate_expressions, self.modes))
+        return (f"HashAggregate(keys={_list(self.grouping_expressions)}, functions=[{fns}], "
+                f"output={_list(self.output)})")
+
+
+@node
+class ExpandExec(UnaryExecNode):
+    """``Expand [[a#1, null, 0], [null, b#2, 1]], [a#3, b#4, gid#5]``."""
+
+    projections: tuple[tuple[Expression, ...], ...]
+    output: tuple[AttributeReference, ...] = field()  # type: ignore[assignment]
+    child: SparkPlan
+
+    @property
+    def output_partitioning(self) -> Partitioning:
+        return UnknownPartitioning(0)
+
+    def simple_string(self) -> str:
+        ps = ", ".join(_list(p) for p in self.projections)
+        return f"Expand [{ps}], {_list(self.output)}"
+
+
+@node
+class UnionExec(SparkPlan):
+    """``Union``: the children's rows, one after the other (output typed like the first child,
+    nullable where any child is)."""
+
+    inputs: tuple[SparkPlan, ...]
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        first = self.inputs[0].output
+        out = []
+        for i, a in enumerate(first):
+            nullable = any(c.output[i].nullable for c in self.inputs)
+            out.append(a.with_nullability(nullable))
+        return tuple(out)
+
+    def simple_string(self) -> str:
+        return "Union"
+
+
+@node
+class GlobalLimitExec(UnaryExecNode):
+    """``GlobalLimit 10, 0``: rows ``[offset, limit)`` of the single input partition (Spark:
+    ``limit`` counts from the first row, i.e. SQL ``LIMIT l OFFSET o`` is ``limit = l + o``;
+    -1 = no limit)."""
+
+    limit: int
+    child: SparkPlan
+    offset: int = 0
+
+    @property
+    def output_ordering(self) -> tuple[SortOrder, ...]:
+        return self.child.output_ordering
+
+    @property
+    def required_child_distribution(self) -> tuple[Distribution, ...]:
+        return (AllTuples(),)
+
+    def simple_string(self) -> str:
+        return f"GlobalLimit {self.limit}, {self.offset}"
+
+
+@node
+class LocalLimitExec(UnaryExecNode):
+    """``LocalLimit 10``: at most ``limit`` rows per partition."""
+
+    limit: int
+    child: SparkPlan
+
+    @property
+    def output_ordering(self) -> tuple[SortOrder, ...]:
+        return self.child.output_ordering
+
+    def simple_string(self) -> str:
+        return f"LocalLimit {self.limit}"
+
+
+@node
+class CollectLimitExec(UnaryExecNode):
+    """``CollectLimit 10`` / ``CollectLimit 4, 1``: a limit at the root of the plan (gathers into
+    one partition) keeping rows ``[offset, limit)`` -- ``limit`` counts from the first row (SQL
+    ``LIMIT 3 OFFSET 1`` is ``limit=4, offset=1``); -1 means no limit (OFFSET alone)."""
+
+    limit: int
+    child: SparkPlan
+    offset: int = 0
+
+    @property
+    def output_partitioning(self) -> Partitioning:
+        return SinglePartition()
+
+    def simple_string(self) -> str:
+        if self.offset > 0:
+            return f"CollectLimit {self.limit}, {self.offset}"
+        return f"CollectLimit {self.limit}"
+
+
+@node
+class TakeOrderedAndProjectExec(UnaryExecNode):
+    """``TakeOrderedAndProject(limit=10, orderBy=[a#1 ASC NULLS FIRST], output=[a#1,b#2])``:
+    rows ``[offset, limit)`` of the input ordered by ``sort_order`` (``limit`` counts from the
+    first row, as in Spark), then ``project_list``."""
+
+    limit: int
+    sort_order: tuple[SortOrder, ...]
+    project_list: tuple[Expression, ...]
+    child: SparkPlan
+    offset: int = 0
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return tuple(_to_attribute(e) for e in self.project_list)
+
+    @property
+    def output_partitioning(self) -> Partitioning:
+        return SinglePartition()
+
+    @property
+    def output_ordering(self) -> tuple[SortOrder, ...]:
+        return self.sort_order
+
+    def simple_string(self) -> str:
+        off = f"offset={self.offset}, " if self.offset > 0 else ""
+        return (f"TakeOrderedAndProject(limit={self.limit}, {off}orderBy={_list(self.sort_order)}, "
+                f"output={_list_compact(self.project_list)})")
+
+
+@node
+class SetOperationExec(SparkPlan):
+    """Ember-only: INTERSECT ALL / EXCEPT ALL (``kind`` ``"intersect"`` | ``"except"``), which
+    Spark rewrites with a Generate operator that Ember lacks.  Runs on all rows of both sides."""
+
+    kind: str
+    is_all: bool
+    left: SparkPlan
+    right: SparkPlan
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        if self.kind == "intersect":
+            return tuple(a.with_nullability(a.nullable and b.nullable)
+                         for a, b in zip(self.left.output, self.right.output))
+        return self.left.output
+
+    @property
+    def required_child_distribution(self) -> tuple[Distribution, ...]:
+        return (AllTuples(), AllTuples())
+
+    @property
+    def output_partitioning(self) -> Partitioning:
+        return SinglePartition()
+
+    def simple_string(self) -> str:
+        return f"SetOperation {self.kind}{' all' if self.is_all else ''}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Exchanges
+
+
+@node
+class ShuffleExchangeExec(UnaryExecNode):
+    """``Exchange hashpartitioning(k#1L, 200), ENSURE_REQUIREMENTS, [plan_id=5]``."""
+
+    output_partitioning: Partitioning = field()  # type: ignore[assignment]
+    child: SparkPlan
+    shuffle_origin: str = "ENSURE_REQUIREMENTS"
+    plan_id: int = field(default_factory=new_plan_id, compare=False)
+
+    def simple_string(self) -> str:
+        return (f"Exchange {self.output_partitioning.simple_string()}, {self.shuffle_origin}, "
+                f"[plan_id={self.plan_id}]")
+
+
+@node
+class BroadcastExchangeExec(UnaryExecNode):
+    """``BroadcastExchange HashedRelationBroadcastMode(List(input[0, bigint, false]),false),
+    [plan_id=7]``."""
+
+    mode: BroadcastMode
+    child: SparkPlan
+    plan_id: int = field(default_factory=new_plan_id, compare=False)
+
+    @property
+    def output_partitioning(self) -> Partitioning:
+        return BroadcastPartitioning(self.mode)
+
+    def simple_string(self) -> str:
+        return f"BroadcastExchange {self.mode.simple_string()}, [plan_id={self.plan_id}]"
+
+
+# ---------------------------------------------------------------------------------------------
+# Joins
+
+
+def join_output(left: SparkPlan, right: SparkPlan, join_type: JoinType,
+                existence_attr: AttributeReference | None) -> tuple[AttributeReference, ...]:
+    """The logical Join's output rule (spark-behavior.md 1.2)."""
+    lo = left.output
+    if not join_type.outputs_right:
+        if join_type is JoinType.EXISTENCE:
+            if existence_attr is None:
+                raise InternalError("ExistenceJoin without its exists attribute")
+            return lo + (existence_attr,)
+        return lo
+    ro = right.output
+    if join_type.left_nullable:
+        lo = tuple(a.with_nullability(True) for a in lo)
+    if join_type.right_nullable:
+        ro = tuple(a.with_nullability(True) for a in ro)
+    return lo + ro
+
+
+def _join_type_string(join_type: JoinType, existence_attr: AttributeReference | None) -> str:
+    if join_type is JoinType.EXISTENCE and existence_attr is not None:
+        return f"ExistenceJoin({existence_attr.simple_string()})"
+    return str(join_type)
+
+
+class JoinExec(SparkPlan):
+    """Shared parts of the join operators."""
+
+    __slots__ = ()
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return join_output(self.left, self.right, self.join_type,  # type: ignore[attr-defined]
+                           self.existence_attr)  # type: ignore[attr-defined]
+
+
+class HashJoinExec(JoinExec):
+    """Shared parts of broadcast and shuffled hash joins."""
+
+    __slots__ = ()
+
+    @property
+    def build_plan(self) -> SparkPlan:
+        return self.left if self.build_side is BuildSide.LEFT else self.right  # type: ignore
+
+    @property
+    def streamed_plan(self) -> SparkPlan:
+        return self.right if self.build_side is BuildSide.LEFT else self.left  # type: ignore
+
+    @property
+    def build_keys(self) -> tuple[Expression, ...]:
+        return self.left_keys if self.build_side is BuildSide.LEFT else self.right_keys  # type: ignore
+
+    @property
+    def streamed_keys(self) -> tuple[Expression, ...]:
+        return self.right_keys if self.build_side is BuildSide.LEFT else self.left_keys  # type: ignore
+
+    def _hash_join_partitioning(self) -> Partitioning:
+        """Spark's HashJoin.outputPartitioning: the streamed side's partitioning for inner-like
+        joins (and the semi/anti/existence/outer joins that stream their preserved side)."""
+        jt: JoinType = self.join_type  # type: ignore[attr-defined]
+        if jt.is_inner_like or jt.is_left_existence and self.build_side is BuildSide.RIGHT:  # type: ignore
+            return self.streamed_plan.output_partitioning
+        if jt is JoinType.LEFT_OUTER and self.build_side is BuildSide.RIGHT:  # type: ignore
+            return self.left.output_partitioning  # type: ignore[attr-defined]
+        if jt is JoinType.RIGHT_OUTER and self.build_side is BuildSide.LEFT:  # type: ignore
+            return self.right.output_partitioning  # type: ignore[attr-defined]
+        return UnknownPartitioning(self.streamed_plan.output_partitioning.num_partitions)
+
+
+@node
+class BroadcastHashJoinExec(HashJoinExec):
+    """``BroadcastHashJoin [k#1L], [k#7L], Inner, BuildRight, false, false``: the build side is
+    broadcast as a hashed relation, the other side streams through it."""
+
+    left_keys: tuple[Expression, ...]
+    right_keys: tuple[Expression, ...]
+    join_type: JoinType
+    build_side: BuildSide
+    condition: Expression | None
+    left: SparkPlan
+    right: SparkPlan
+    is_null_aware_anti_join: bool = False
+    existence_attr: AttributeReference | None = None
+
+    @property
+    def output_partitioning(self) -> Partitioning:
+        return self._hash_join_partitioning()
+
+    @property
+    def required_child_distribution(self) -> tuple[Distribution, ...]:
+        from ember.expressions.base import bind_references
+
+        keys = tuple(bind_references(k, self.build_plan.output) for k in self.build_keys)
+        mode = HashedRelationBroadcastMode(keys, self.is_null_aware_anti_join)
+        if self.build_side is BuildSide.LEFT:
+            return (BroadcastDistribution(mode), UnspecifiedDistribution())
+        return (UnspecifiedDistribution(), BroadcastDistribution(mode))
+
+    def simple_string(self) -> str:
+        parts = [_list(self.left_keys), _list(self.right_keys),
+                 _join_type_string(self.join_type, self.existence_attr), str(self.build_side)]
+        if self.condition is not None:
+            parts.append(self.condition.simple_string())
+        parts += [str(self.is_null_aware_anti_join).lower(), "false"]
+        return "BroadcastHashJoin " + ", ".join(parts)
+
+
+@node
+class ShuffledHashJoinExec(HashJoinExec):
+    """``ShuffledHashJoin [k#1L], [k#7L], FullOuter, BuildLeft``: both sides hash-partitioned on
+    the keys; each partition of the build side becomes a hashed relation."""
+
+    left_keys: tuple[Expression, ...]
+    right_keys: tuple[Expression, ...]
+    join_type: JoinType
+    build_side: BuildSide
+    condition: Expression | None
+    left: SparkPlan
+    right: SparkPlan
+    existence_attr: AttributeReference | None = None
+
+    @property
+    def output_partitioning(self) -> Partitioning:
+        if self.join_type is JoinType.FULL_OUTER:
+            return UnknownPartitioning(self.left.output_partitioning.num_partitions)
+        return _shuffled_join_partitioning(self.join_type, self.left, self.right)
+
+    @property
+    def required_child_distribution(self) -> tuple[Distribution, ...]:
+        return (ClusteredDistribution(self.left_keys), ClusteredDistribution(self.right_keys))
+
+    def simple_string(self) -> str:
+        parts = [_list(self.left_keys), _list(self.right_keys),
+                 _join_type_string(self.join_type, self.existence_attr), str(self.build_side)]
+        if self.condition is not None:
+            parts.append(self.condition.simple_string())
+        return "ShuffledHashJoin " + ", ".join(parts)
+
+
+def _shuffled_join_partitioning(join_type: JoinType, left: SparkPlan,
+                                right: SparkPlan) -> Partitioning:
+    """Spark's ShuffledJoin.outputPartitioning."""
+    if join_type.is_inner_like:
+        return PartitioningCollection((left.output_partitioning, right.output_partitioning))
+    if join_type is JoinType.LEFT_OUTER or join_type.is_left_existence:
+        return left.output_partitioning
+    if join_type is JoinType.RIGHT_OUTER:
+        return right.output_partitioning
+    return UnknownPartitioning(left.output_partitioning.num_partitions)
+
+
+@node
+class SortMergeJoinExec(JoinExec):
+    """``SortMergeJoin [k#1L], [k#7L], Inner, (v#2L > w#8L)``: both sides clustered and sorted
+    on the keys."""
+
+    left_keys: tuple[Expression, ...]
+    right_keys: tuple[Expression, ...]
+    join_type: JoinType
+    condition: Expression | None
+    left: SparkPlan
+    right: SparkPlan
+    existence_attr: AttributeReference | None = None
+
+    @property
+    def output_partitioning(self) -> Partitioning:
+        return _shuffled_join_partitioning(self.join_type, self.left, self.right)
+
+    @property
+    def required_child_distribution(self) -> tuple[Distribution, ...]:
+        return (ClusteredDistribution(self.left_keys), ClusteredDistribution(self.right_keys))
+
+    @property
+    def required_child_ordering(self) -> tuple[tuple[SortOrder, ...], ...]:
+        return (tuple(SortOrder(k, True) for k in self.left_keys),
+                tuple(SortOrder(k, True) for k in self.right_keys))
+
+    @property
+    def output_ordering(self) -> tuple[SortOrder, ...]:
+        jt = self.join_type
+        if jt.is_inner_like or jt is JoinType.LEFT_OUTER or jt.is_left_existence:
+            return tuple(SortOrder(k, True) for k in self.left_keys)
+        if jt is JoinType.RIGHT_OUTER:
+            return tuple(SortOrder(k, True) for k in self.right_keys)
+        return ()
+
+    def simple_string(self) -> str:
+        parts = [_list(self.left_keys), _list(self.right_keys),
+                 _join_type_string(self.join_type, self.existence_attr)]
+        if self.condition is not None:
+            parts.append(self.condition.simple_string())
+        return "SortMergeJoin " + ", ".join(parts)
+
+
+@node
+class BroadcastNestedLoopJoinExec(JoinExec):
+    """``BroadcastNestedLoopJoin BuildRight, LeftOuter, (a#1 < b#2)``: the build side is
+    broadcast as is; every streamed row is compared with every built row."""
+
+    left: SparkPlan
+    right: SparkPlan
+    build_side: BuildSide
+    join_type: JoinType
+    condition: Expression | None
+    existence_attr: AttributeReference | None = None
+
+    @property
+    def output_partitioning(self) -> Partitioning:
+        jt = self.join_type
+        if (jt.is_inner_like and self.build_side is BuildSide.LEFT) or (
+                jt is JoinType.RIGHT_OUTER and self.build_side is BuildSide.LEFT):
+            return self.right.output_partitioning
+        if (jt.is_inner_like or jt is JoinType.LEFT_OUTER or jt.is_left_existence) and (
+                self.build_side is BuildSide.RIGHT):
+            return self.left.output_partitioning
+        return UnknownPartitioning(0)
+
+    @property
+    def required_child_distribution(self) -> tuple[Distribution, ...]:
+        from ember.physical.partitioning import IdentityBroadcastMode
+
+        if self.build_side is BuildSide.LEFT:
+            return (BroadcastDistribution(IdentityBroadcastMode()), UnspecifiedDistribution())
+        return (UnspecifiedDistribution(), BroadcastDistribution(IdentityBroadcastMode()))
+
+    def simple_string(self) -> str:
+        parts = [str(self.build_side), _join_type_string(self.join_type, self.existence_attr)]
+        if self.condition is not None:
+            parts.append(self.condition.simple_string())
+        return "BroadcastNestedLoopJoin " + ", ".join(parts)
+
+
+@node
+class CartesianProductExec(JoinExec):
+    """``CartesianProduct (a#1 < b#2)``: every pair of partitions (inner joins only)."""
+
+    left: SparkPlan
+    right: SparkPlan
+    condition: Expression | None
+
+    @property
+    def join_type(self) -> JoinType:
+        return JoinType.INNER
+
+    @property
+    def existence_attr(self) -> None:
+        return None
+
+    @property
+    def output_partitioning(self) -> Partitioning:
+        return UnknownPartitioning(self.left.output_partitioning.num_partitions
+                                   * self.right.output_partitioning.num_partitions)
+
+    def simple_string(self) -> str:
+        if self.condition is None:
+            return "CartesianProduct"
+        return f"CartesianProduct {self.condition.simple_string()}"
+
+
+def keys_semantically_equal(a: tuple[Expression, ...], b: tuple[Expression, ...]) -> bool:
+    return len(a) == len(b) and all(semantic_equals(x, y) for x, y in zip(a, b))
+
+
+def aggregate_result_attribute(agg: Expression) -> AttributeReference:
+    """The attribute holding an ``AggregateExpression``'s value in a ``HashAggregateExec``'s
+    ``result_expressions`` (Spark's ``resultAttribute``: the aggregate's id, its type)."""
+    return AttributeReference(agg.simple_string(), agg.data_type, agg.nullable,
+                              agg.id)  # type: ignore[attr-defined]
