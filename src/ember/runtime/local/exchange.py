@@ -1,0 +1,500 @@
+"""In-process exchanges: repartitioning, spilling map outputs, and partition coalescing.
+
+Map side
+    ``ShuffleExchangeExec(partitioning, child)`` runs every child partition as one task on the
+    thread pool.  Each task computes a target partition per row (hash partitioning: a vectorized
+    hash of the key columns, :mod:`.hashing`; round robin; single partition; range partitioning:
+    see below), reorders the batch by target with one stable ``take`` and keeps zero-copy slices
+    per target in its :class:`MapOutput`.  Map outputs reserve their bytes from the memory budget;
+    when a reservation fails a map output is written to an Arrow IPC spill file (and finished map
+    outputs are spilled on request of other operators that need memory).
+
+Range partitioning
+    The child's rows are buffered first; bounds are the quantiles of a sample of the sort keys
+    (every row when few); each row goes to the number of bounds that sort before it (one stable
+    sort of the batch's keys followed by the bounds, so a row equal to bound ``i`` goes to
+    partition ``i`` in every batch).  Concatenating the partitions in order is then sorted.
+
+Reduce side and coalescing
+    Output partition ``i`` reads target ``i`` of every map output in map order.  As Spark's
+    adaptive execution (CoalesceShufflePartitions), adjacent targets are grouped so that a group
+    holds about ``max(min(advisory, total / cores), minPartitionSize)`` bytes (and at most
+    ``maxPartitionRows`` rows): 200 shuffle partitions of small data become one.  Exchanges feeding
+    one operator that needs co-partitioned children (shuffled hash and sort-merge joins) form a
+    *coalesce group* (found by :func:`analyze` before running): their sizes are added per target
+    and they share one grouping, so output partition ``i`` of each side still holds the same keys.
+    EXPLAIN shows the planned partitioning; only the runtime's partition count changes.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from ember.conf import (
+    ADVISORY_PARTITION_SIZE,
+    COALESCE_MAX_PARTITION_ROWS,
+    COALESCE_MIN_PARTITION_SIZE,
+    COALESCE_PARTITIONS,
+)
+from ember.errors import InternalError
+from ember.execution.kernels.batches import concat, conform_batch, schema_of, take
+from ember.execution.kernels.sort import sort_indices
+from ember.execution.prepare import prepare
+from ember.expressions.common import to_array
+from ember.physical.nodes import BroadcastExchangeExec, ShuffleExchangeExec
+from ember.physical.partitioning import (
+    ClusteredDistribution,
+    HashPartitioning,
+    RangePartitioning,
+    RoundRobinPartitioning,
+    SinglePartition,
+    UnknownPartitioning,
+)
+from ember.runtime.local.hashing import partition_ids
+from ember.runtime.local.registry import PartitionFn, operator
+
+__all__ = ["analyze", "materialize", "MapOutput", "coalesce_ranges", "rebatch"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Coalesce groups
+
+
+@dataclass(eq=False)
+class _Group:
+    members: list[Any]
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    busy: bool = False
+
+
+@dataclass(eq=False)
+class _State:
+    analyzed: set[int] = field(default_factory=set)
+    groups: dict[int, _Group] = field(default_factory=dict)
+    results: dict[int, list[PartitionFn]] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _state(rt) -> _State:
+    if rt.exchange_state is None:
+        with rt._lock:
+            if rt.exchange_state is None:
+                rt.exchange_state = _State()
+    return rt.exchange_state
+
+
+def _frontier(node: Any, out: list[Any]) -> None:
+    """The shuffle exchanges below ``node`` reached without crossing another exchange."""
+    if isinstance(node, ShuffleExchangeExec):
+        out.append(node)
+    elif not isinstance(node, BroadcastExchangeExec):
+        for c in node.children:
+            _frontier(c, out)
+
+
+def _needs_copartition(node: Any) -> bool:
+    kids = node.children
+    if len(kids) < 2:
+        return False
+    try:
+        req = node.required_child_distribution
+    except Exception:  # noqa: BLE001 - a node that cannot say has no requirement
+        return False
+    return len(req) == len(kids) and all(isinstance(d, ClusteredDistribution) for d in req)
+
+
+def analyze(root: Any, rt) -> None:
+    """Record the coalesce groups of the plan under ``root`` (once per subtree and run)."""
+    st = _state(rt)
+    if id(root) in st.analyzed:
+        return
+    with st.lock:
+        stack = [root]
+        while stack:
+            n = stack.pop()
+            if id(n) in st.analyzed:
+                continue
+            st.analyzed.add(id(n))
+            stack.extend(n.children)
+            if not _needs_copartition(n):
+                continue
+            counts = [c.output_partitioning.num_partitions for c in n.children]
+            found: list[Any] = []
+            for c in n.children:
+                _frontier(c, found)
+            members = [e for e in found if e.output_partitioning.num_partitions in counts
+                       and e.output_partitioning.num_partitions > 1]
+            if len(members) < 2:
+                continue
+            merged: list[Any] = []
+            seen: set[int] = set()
+            for e in members:
+                g = st.groups.get(id(e))
+                for m in (g.members if g is not None else [e]):
+                    if id(m) not in seen:
+                        seen.add(id(m))
+                        merged.append(m)
+            group = _Group(merged)
+            for m in merged:
+                st.groups[id(m)] = group
+
+
+# ---------------------------------------------------------------------------------------------
+# Map outputs
+
+
+class MapOutput:
+    """What one map task wrote: per target partition, batches in memory or in a spill file."""
+
+    def __init__(self, num_partitions: int, schema: pa.Schema, rt, metrics) -> None:
+        self.n = num_partitions
+        self.schema = schema
+        self.rt = rt
+        self.metrics = metrics
+        self.pieces: list[list[Any]] = [[] for _ in range(num_partitions)]
+        self.rows = np.zeros(num_partitions, dtype=np.int64)
+        self.bytes = np.zeros(num_partitions, dtype=np.int64)
+        self.mem_bytes = 0
+        self._lock = threading.Lock()
+
+    def add(self, batch: pa.RecordBatch, pids: np.ndarray | None) -> None:
+        """Append ``batch``'s rows to their targets (``pids``; None: all to target 0)."""
+        n_rows = batch.num_rows
+        if not n_rows:
+            return
+        if pids is None or self.n == 1:
+            parts = [(0, batch)]
+            held = batch
+        else:
+            order = np.argsort(pids, kind="stable")
+            counts = np.bincount(pids, minlength=self.n)
+            held = take(batch, order)
+            ends = np.cumsum(counts)
+            parts = [(int(p), held.slice(int(ends[p] - counts[p]), int(counts[p])))
+                     for p in np.flatnonzero(counts)]
+        nbytes = held.nbytes
+        if not self.rt.memory.try_acquire(nbytes, requester=self):
+            self.spill()
+            self.rt.memory.force_acquire(nbytes)
+        with self._lock:
+            for p, piece in parts:
+                self.pieces[p].append(piece)
+                self.rows[p] += piece.num_rows
+                self.bytes[p] += piece.nbytes
+            self.mem_bytes += nbytes
+            self.metrics.record_memory(self.mem_bytes)
+
+    def spillable_bytes(self) -> int:
+        return self.mem_bytes if self.schema.names else 0
+
+    def spill(self) -> int:
+        """Write the in-memory pieces to one spill file; returns the bytes released."""
+        if not self.schema.names:
+            return 0  # zero-column batches hold (almost) nothing
+        with self._lock:
+            if not self.mem_bytes:
+                return 0
+            where: list[tuple[int, int]] = []
+            batches: list[pa.RecordBatch] = []
+            for p, items in enumerate(self.pieces):
+                for j, it in enumerate(items):
+                    if isinstance(it, pa.RecordBatch):
+                        where.append((p, j))
+                        batches.append(it)
+            f = self.rt.spill_dir.write(batches, self.schema, prefix="shuffle")
+            for k, (p, j) in enumerate(where):
+                self.pieces[p][j] = (f, k)
+            freed, self.mem_bytes = self.mem_bytes, 0
+        self.rt.memory.release(freed)
+        self.metrics.add(spill_size=f.nbytes)
+        return freed
+
+    def read(self, p: int) -> Iterator[pa.RecordBatch]:
+        """Target ``p``'s batches, in the order they were added."""
+        with self._lock:
+            items = list(self.pieces[p])
+        readers: dict[int, Any] = {}
+        for it in items:
+            if isinstance(it, pa.RecordBatch):
+                yield it
+            else:
+                f, k = it
+                r = readers.get(id(f))
+                if r is None:
+                    r = readers[id(f)] = f.reader()
+                yield r.get_batch(k)
+
+    def read_all(self) -> Iterator[pa.RecordBatch]:
+        for p in range(self.n):
+            yield from self.read(p)
+
+    def release(self) -> None:
+        """Forget every piece (a buffer that was repartitioned elsewhere)."""
+        with self._lock:
+            freed, self.mem_bytes = self.mem_bytes, 0
+            self.pieces = [[] for _ in range(self.n)]
+        self.rt.memory.release(freed)
+
+
+# ---------------------------------------------------------------------------------------------
+# Partitioners
+
+
+def _key_arrays(bound: Sequence[Any], batch: pa.RecordBatch) -> list[pa.Array]:
+    return [to_array(e.eval(batch), batch.num_rows) for e in bound]
+
+
+def _range_bounds(node: ShuffleExchangeExec, outputs: list[MapOutput], rt) -> list[pa.Array] | None:
+    """Sort keys of the ``n - 1`` range bounds (None when there is nothing to partition)."""
+    part: RangePartitioning = node.output_partitioning  # type: ignore[assignment]
+    n = part.num_partitions
+    total = int(sum(int(o.rows.sum()) for o in outputs))
+    if n <= 1 or total == 0:
+        return None
+    bound = [prepare(o.child, node.child.output) for o in part.ordering]
+    per_row = max(1, total // max(1, min(total, 100 * n)))  # sample about 100 rows per target
+    samples: list[pa.RecordBatch] = []
+    seen = 0
+    for o in outputs:
+        for b in o.read_all():
+            first = (-seen) % per_row
+            idx = np.arange(first, b.num_rows, per_row, dtype=np.int64)
+            seen += b.num_rows
+            if len(idx):
+                samples.append(take(b, idx))
+    sample = concat(samples, outputs[0].schema)
+    keys = _key_arrays(bound, sample)
+    order = sort_indices(keys, [o.ascending for o in part.ordering],
+                         [o.effective_nulls_first for o in part.ordering])
+    m = len(order)
+    picks = np.array([order[min(m - 1, (i * m) // n)] for i in range(1, n)], dtype=np.int64)
+    return [k.take(pa.array(picks)) for k in keys]
+
+
+def _range_pids(node: ShuffleExchangeExec, bounds: list[pa.Array], batch: pa.RecordBatch,
+                bound_exprs: Sequence[Any]) -> np.ndarray:
+    part: RangePartitioning = node.output_partitioning  # type: ignore[assignment]
+    keys = _key_arrays(bound_exprs, batch)
+    m = batch.num_rows
+    both = [pa.concat_arrays([k, b.cast(k.type)]) for k, b in zip(keys, bounds)]
+    order = sort_indices(both, [o.ascending for o in part.ordering],
+                         [o.effective_nulls_first for o in part.ordering])
+    is_bound = order >= m
+    before = np.cumsum(is_bound) - is_bound  # bounds sorted before each position
+    pids = np.empty(m, dtype=np.int64)
+    rows = ~is_bound
+    pids[order[rows]] = before[rows]
+    return pids
+
+
+# ---------------------------------------------------------------------------------------------
+# Coalescing
+
+
+def coalesce_ranges(rows: np.ndarray, nbytes: np.ndarray, rt) -> list[tuple[int, int]]:
+    """Adjacent target ranges ``[start, end)`` grouping partitions to the target size."""
+    n = len(rows)
+    if n <= 1 or not rt.conf.get(COALESCE_PARTITIONS):
+        return [(i, i + 1) for i in range(n)]
+    total = int(nbytes.sum())
+    advisory = int(rt.conf.get(ADVISORY_PARTITION_SIZE))
+    min_size = int(rt.conf.get(COALESCE_MIN_PARTITION_SIZE))
+    target = max(min(advisory, math.ceil(total / max(1, rt.parallelism))), min_size, 1)
+    max_rows = max(1, int(rt.conf.get(COALESCE_MAX_PARTITION_ROWS)))
+    ranges: list[tuple[int, int]] = []
+    start, cb, cr = 0, 0, 0
+    for i in range(n):
+        b, r = int(nbytes[i]), int(rows[i])
+        if i > start and (cb + b > target or cr + r > max_rows) and cr > 0:
+            ranges.append((start, i))
+            start, cb, cr = i, 0, 0
+        cb += b
+        cr += r
+    ranges.append((start, n))
+    return ranges
+
+
+def rebatch(batches: Iterator[pa.RecordBatch], size: int,
+            schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """``batches`` regrouped into batches of about ``size`` rows (small pieces are merged)."""
+    size = max(1, size)
+    buf: list[pa.RecordBatch] = []
+    held = 0
+    for b in batches:
+        if not b.num_rows:
+            continue
+        if not buf and b.num_rows >= size:
+            yield b
+            continue
+        buf.append(b)
+        held += b.num_rows
+        if held >= size:
+            yield concat(buf, schema)
+            buf, held = [], 0
+    if buf:
+        yield concat(buf, schema)
+
+
+# ---------------------------------------------------------------------------------------------
+# Materialization
+
+
+def _map_task(node: ShuffleExchangeExec, index: int, part_fn: PartitionFn, rt, schema: pa.Schema,
+              metrics) -> MapOutput:
+    p = node.output_partitioning
+    if isinstance(p, RangePartitioning):
+        out = MapOutput(1, schema, rt, metrics)  # buffered; partitioned once bounds are known
+        for b in part_fn():
+            out.add(conform_batch(b, schema), None)
+        return out
+    n = p.num_partitions
+    out = MapOutput(n, schema, rt, metrics)
+    if isinstance(p, HashPartitioning) and n > 1:
+        bound = [prepare(e, node.child.output) for e in p.expressions]
+        for b in part_fn():
+            b = conform_batch(b, schema)
+            out.add(b, partition_ids(_key_arrays(bound, b), n))
+    elif isinstance(p, (RoundRobinPartitioning, UnknownPartitioning)) and n > 1:
+        nxt = index % n
+        for b in part_fn():
+            b = conform_batch(b, schema)
+            out.add(b, (nxt + np.arange(b.num_rows, dtype=np.int64)) % n)
+            nxt = (nxt + b.num_rows) % n
+    elif isinstance(p, (SinglePartition, HashPartitioning, RoundRobinPartitioning,
+                        UnknownPartitioning)):
+        for b in part_fn():
+            out.add(conform_batch(b, schema), None)
+    else:
+        raise InternalError(f"Exchange: unsupported partitioning {p.simple_string()}")
+    return out
+
+
+def _range_task(node: ShuffleExchangeExec, buffered: MapOutput, bounds, rt, schema,
+                metrics) -> MapOutput:
+    n = node.output_partitioning.num_partitions
+    out = MapOutput(n, schema, rt, metrics)
+    bound_exprs = [prepare(o.child, node.child.output) for o in node.output_partitioning.ordering]
+    for b in buffered.read_all():
+        out.add(b, None if bounds is None else _range_pids(node, bounds, b, bound_exprs))
+    buffered.release()
+    return out
+
+
+def _timed(metrics, fn, *args):
+    t0 = time.perf_counter_ns()
+    try:
+        return fn(*args)
+    finally:
+        metrics.add(stage_time_ns=time.perf_counter_ns() - t0)
+
+
+def materialize(node: ShuffleExchangeExec, rt) -> list[PartitionFn]:
+    """Run the exchange (and the other members of its coalesce group) once; its partitions."""
+    st = _state(rt)
+    hit = st.results.get(id(node))
+    if hit is not None:
+        return hit
+    group = st.groups.get(id(node)) or _Group([node])
+    with group.lock:
+        hit = st.results.get(id(node))
+        if hit is not None:
+            return hit
+        members = [m for m in group.members if id(m) not in st.results]
+        if group.busy:  # re-entered from inside the group's own run: no shared grouping
+            members = [node]
+        group.busy = True
+        try:
+            _run_members(members, rt, st)
+        finally:
+            group.busy = False
+    return st.results[id(node)]
+
+
+def _run_members(members: list[ShuffleExchangeExec], rt, st: _State) -> None:
+    tasks = []
+    owners: list[int] = []
+    schemas = [schema_of(m.output) for m in members]
+    for i, m in enumerate(members):
+        parts = rt.execute(m.child)
+        metrics = rt.metrics.node(m)
+        for j, pf in enumerate(parts):
+            tasks.append(lambda m=m, j=j, pf=pf, s=schemas[i], mm=metrics:
+                         _timed(mm, _map_task, m, j, pf, rt, s, mm))
+            owners.append(i)
+    label = ", ".join(str(m.plan_id) for m in members)
+    outs = rt.run_stage(f"exchange {label}", tasks)
+    per_member: list[list[MapOutput]] = [[] for _ in members]
+    for i, o in zip(owners, outs):
+        per_member[i].append(o)
+    # range partitioning: bounds from a sample, then a second pass over the buffers
+    for i, m in enumerate(members):
+        if isinstance(m.output_partitioning, RangePartitioning) and per_member[i]:
+            bounds = _range_bounds(m, per_member[i], rt)
+            metrics = rt.metrics.node(m)
+            per_member[i] = rt.run_stage(
+                f"range exchange {m.plan_id}",
+                [lambda b=b, m=m, s=schemas[i], mm=metrics:
+                 _timed(mm, _range_task, m, b, bounds, rt, s, mm)
+                 for b in per_member[i]])
+    by_n: dict[int, list[int]] = {}
+    for i, m in enumerate(members):
+        by_n.setdefault(m.output_partitioning.num_partitions, []).append(i)
+    for n, idxs in by_n.items():
+        rows = np.zeros(n, dtype=np.int64)
+        nbytes = np.zeros(n, dtype=np.int64)
+        for i in idxs:
+            for o in per_member[i]:
+                if o.n == n:
+                    rows += o.rows
+                    nbytes += o.bytes
+        ranges = coalesce_ranges(rows, nbytes, rt)
+        for i in idxs:
+            m = members[i]
+            outputs = [o for o in per_member[i]]
+            for o in outputs:
+                rt.memory.register_spillable(o)
+            rt.metrics.node(m).add(build_size=int(sum(int(o.bytes.sum()) for o in outputs)))
+            st.results[id(m)] = [_reader(outputs, s, e, schemas[i], rt) for s, e in ranges]
+
+
+def _reader(outputs: list[MapOutput], start: int, end: int, schema: pa.Schema,
+            rt) -> PartitionFn:
+    def run() -> Iterator[pa.RecordBatch]:
+        def pieces() -> Iterator[pa.RecordBatch]:
+            for p in range(start, end):
+                for o in outputs:
+                    if p < o.n:
+                        yield from o.read(p)
+        return rebatch(pieces(), rt.ctx.batch_size, schema)
+
+    return run
+
+
+# ---------------------------------------------------------------------------------------------
+# Operators
+
+
+@operator(ShuffleExchangeExec)
+def run_shuffle_exchange(node: ShuffleExchangeExec, rt) -> list[PartitionFn]:
+    return materialize(node, rt)
+
+
+@operator(BroadcastExchangeExec)
+def run_broadcast_exchange(node: BroadcastExchangeExec, rt) -> list[PartitionFn]:
+    """A broadcast read as a relation: one partition with all rows (joins use
+    ``rt.broadcast``)."""
+    value = rt.broadcast(node)
+    schema = schema_of(node.output)
+
+    def run() -> Iterator[pa.RecordBatch]:
+        yield from rebatch(iter(value.table.to_batches()), rt.ctx.batch_size, schema)
+
+    return [run]

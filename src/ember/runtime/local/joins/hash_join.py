@@ -1,0 +1,322 @@
+"""BroadcastHashJoinExec and ShuffledHashJoinExec (spark-behavior.md 7.2 - 7.4).
+
+Both probe a :class:`~ember.runtime.local.joins.hashed_relation.HashedRelation` of the build
+side with the stream side's batches; the join-type semantics are the shared
+:class:`~ember.runtime.local.joins.kernel.JoinKernel`'s:
+
+- broadcast hash join: the relation is the broadcast's (``rt.broadcast(exchange).relation``, built
+  once per run); every stream partition is probed in parallel.  Build sides: Inner/Cross either,
+  LeftOuter/LeftSemi/LeftAnti/Existence right, RightOuter left.  Null-aware anti join (single
+  column NOT IN, 7.3): empty build -> every stream row; a NULL build key -> no row; otherwise the
+  stream rows whose key is non-NULL and absent.
+- shuffled hash join: partition ``i`` of the build child is built into a relation and probed with
+  partition ``i`` of the stream child (co-partitioned by EnsureRequirements).  Full outer and the
+  build-side outer joins (LeftOuter/BuildLeft, RightOuter/BuildRight) build with
+  ``allows_null_key`` and emit the build rows never matched (a bitset) after the stream side;
+  LeftSemi/LeftAnti/Existence build with ``ignores_duplicated_key`` when the residual condition
+  reads only stream columns and build key columns (Spark's rule, restricted to key *attributes*).
+
+Beyond Spark (whose shuffled hash join cannot spill): when a build partition does not fit the
+run's memory budget, the partition becomes a *grace hash join*: both sides are hash-partitioned on
+their keys into :data:`GRACE_FANOUT` spill buckets (Arrow IPC files), and bucket pairs are joined one
+at a time, recursively (with fresh hash bits) up to :data:`MAX_GRACE_LEVEL` levels (a single key
+larger than the budget is then joined in memory anyway).  Equal keys always share a bucket, so
+results are unchanged; only the output order of a spilled partition differs (per bucket).
+
+Metrics: ``build_size`` (relation bytes), ``build_time_ns`` (extra), ``spill_size``; output rows
+are counted by the runtime.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from ember.errors import InternalError
+from ember.execution.kernels.batches import conform_batch, schema_of
+from ember.expressions.base import AttributeReference, Expression
+from ember.physical.nodes import (
+    BroadcastExchangeExec,
+    BroadcastHashJoinExec,
+    BuildSide,
+    ShuffledHashJoinExec,
+)
+from ember.plans.logical.join_type import JoinType
+from ember.runtime.local.joins.common import NodeMetricsSink, bind_all, layout_of, runtime_memory
+from ember.runtime.local.joins.hashed_relation import (
+    EmptyHashedRelation,
+    HashedRelation,
+    HashedRelationWithAllNullKeys,
+    eval_keys,
+)
+from ember.runtime.local.joins.kernel import JoinKernel, JoinLayout
+from ember.runtime.local.joins.spill import (
+    Reservation,
+    SpillBucket,
+    key_partition_ids,
+    split_batch,
+)
+from ember.runtime.local.memory import MemoryManager, SpillDir, batch_bytes
+from ember.runtime.local.registry import PartitionFn, operator
+
+GRACE_FANOUT = 16
+MAX_GRACE_LEVEL = 3
+
+BatchesFn = Callable[[], Iterable[pa.RecordBatch]]
+
+
+@dataclass(slots=True)
+class HashJoinParts:
+    """A hash join node compiled for one run: layout, bound keys, schemas and build options."""
+
+    layout: JoinLayout
+    build_left: bool
+    stream_keys: tuple[Expression, ...]
+    build_keys: tuple[Expression, ...]
+    stream_schema: pa.Schema
+    build_schema: pa.Schema
+    allows_null_key: bool
+    ignores_duplicated_key: bool
+    null_aware: bool
+
+    @classmethod
+    def of(cls, node: Any, batch_size: int, *, shuffled: bool) -> "HashJoinParts":
+        build_left = node.build_side is BuildSide.LEFT
+        jt: JoinType = node.join_type
+        build, stream = (node.left, node.right) if build_left else (node.right, node.left)
+        bkeys, skeys = ((node.left_keys, node.right_keys) if build_left
+                        else (node.right_keys, node.left_keys))
+        _check_build_side(jt, build_left, shuffled=shuffled)
+        build_outer = jt is JoinType.FULL_OUTER or (jt is JoinType.LEFT_OUTER and build_left) or (
+            jt is JoinType.RIGHT_OUTER and not build_left)
+        ignores = False
+        if shuffled and jt.is_left_existence and not build_left:
+            allowed = {a.id for a in stream.output}
+            allowed |= {k.id for k in bkeys if isinstance(k, AttributeReference)}
+            ignores = node.condition is None or node.condition.references <= allowed
+        return cls(
+            layout=layout_of(node, batch_size, build_left=build_left),
+            build_left=build_left,
+            stream_keys=bind_all(skeys, stream.output),
+            build_keys=bind_all(bkeys, build.output),
+            stream_schema=schema_of(stream.output),
+            build_schema=schema_of(build.output),
+            allows_null_key=shuffled and build_outer,
+            ignores_duplicated_key=ignores,
+            null_aware=bool(getattr(node, "is_null_aware_anti_join", False)),
+        )
+
+    def build_relation(self, batches: Iterable[pa.RecordBatch] | pa.Table) -> HashedRelation:
+        if not isinstance(batches, pa.Table):
+            batches = (conform_batch(b, self.build_schema) for b in batches)
+        return HashedRelation.build(
+            batches, self.build_keys, allows_null_key=self.allows_null_key,
+            null_aware=self.null_aware, ignores_duplicated_key=self.ignores_duplicated_key,
+            schema=self.build_schema)
+
+
+def _check_build_side(jt: JoinType, build_left: bool, *, shuffled: bool) -> None:
+    if build_left:
+        ok = jt.is_inner_like or jt is JoinType.RIGHT_OUTER or (
+            shuffled and jt in (JoinType.LEFT_OUTER, JoinType.FULL_OUTER))
+    else:
+        ok = jt is not JoinType.FULL_OUTER or shuffled
+        ok = ok and (jt is not JoinType.RIGHT_OUTER or shuffled)
+    if not ok:
+        name = "ShuffledHashJoin" if shuffled else "BroadcastHashJoin"
+        side = "BuildLeft" if build_left else "BuildRight"
+        raise InternalError(f"{name} cannot run {jt} with {side}")
+
+
+def probe(parts: HashJoinParts, relation: HashedRelation,
+          stream: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Stream ``stream``'s batches through ``relation`` (7.2; 7.3 when null aware), then emit the
+    rows decided by the build-side bitset (build-side outer joins)."""
+    layout = parts.layout
+    if parts.null_aware:
+        yield from _null_aware_anti(parts, relation, stream)
+        return
+    kernel = JoinKernel(layout, relation.batch)
+    for b in stream:
+        b = conform_batch(b, parts.stream_schema)
+        if not b.num_rows:
+            continue
+        cand = relation.lookup(eval_keys(parts.stream_keys, b))
+        yield from kernel.process(b, cand)
+    yield from kernel.finish()
+
+
+def _null_aware_anti(parts: HashJoinParts, relation: HashedRelation,
+                     stream: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    if isinstance(relation, HashedRelationWithAllNullKeys):
+        return
+    layout = parts.layout
+    for b in stream:
+        b = conform_batch(b, parts.stream_schema)
+        n = b.num_rows
+        if not n:
+            continue
+        rows = np.arange(n, dtype=np.int64)
+        if isinstance(relation, EmptyHashedRelation):
+            yield from layout.emit(b, None, rows, None)
+            continue
+        keys = eval_keys(parts.stream_keys, b)
+        absent = ~relation.lookup(keys).has_candidate()
+        for k in keys:
+            if k.null_count:
+                absent &= np.asarray(k.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+        yield from layout.emit(b, None, rows[absent], None)
+
+
+# ---------------------------------------------------------------------------------------------
+# Shuffled hash join partition (with grace spilling)
+
+
+def shuffled_hash_join_partition(
+    parts: HashJoinParts,
+    stream_fn: BatchesFn,
+    build: Iterable[pa.RecordBatch],
+    memory: MemoryManager,
+    spill_dir: SpillDir,
+    metrics: NodeMetricsSink | None = None,
+    level: int = 0,
+) -> Iterator[pa.RecordBatch]:
+    """One co-partition of a shuffled hash join: build, probe, finish; grace-spills when the
+    build side does not fit ``memory``."""
+    metrics = metrics or NodeMetricsSink()
+    res = Reservation(memory)
+    try:
+        held: list[pa.RecordBatch] = []
+        it = iter(build)
+        over = False
+        for b in it:
+            held.append(b)
+            if not res.try_add(batch_bytes(b)):
+                over = True
+                break
+        if over and level < MAX_GRACE_LEVEL:
+            res.release_all()
+            yield from _grace(parts, itertools.chain(held, it), stream_fn, memory, spill_dir,
+                              metrics, level)
+            return
+        if over:  # one key larger than the budget: nothing left to split
+            for b in it:
+                held.append(b)
+                res.force_add(batch_bytes(b))
+        t0 = time.perf_counter_ns()
+        relation = parts.build_relation(held)
+        del held
+        size = relation.estimated_size()
+        metrics.add(build_size=size, build_time_ns=time.perf_counter_ns() - t0)
+        metrics.record_memory(size)
+        yield from probe(parts, relation, stream_fn())
+    finally:
+        res.release_all()
+
+
+def _grace(parts: HashJoinParts, build: Iterable[pa.RecordBatch], stream_fn: BatchesFn,
+           memory: MemoryManager, spill_dir: SpillDir, metrics: NodeMetricsSink,
+           level: int) -> Iterator[pa.RecordBatch]:
+    fan = GRACE_FANOUT
+    flush = max(1 << 16, memory.budget // (4 * fan))
+    bbuckets = [SpillBucket(spill_dir, parts.build_schema, flush, "shj-build") for _ in range(fan)]
+    sbuckets = [SpillBucket(spill_dir, parts.stream_schema, flush, "shj-stream")
+                for _ in range(fan)]
+    try:
+        for keys_of, buckets, batches, schema in (
+            (parts.build_keys, bbuckets, build, parts.build_schema),
+            (parts.stream_keys, sbuckets, stream_fn(), parts.stream_schema),
+        ):
+            for b in batches:
+                b = conform_batch(b, schema)
+                if not b.num_rows:
+                    continue
+                pids = key_partition_ids(eval_keys(keys_of, b), fan, level)
+                for p, piece in split_batch(b, pids, fan):
+                    buckets[p].add(piece)
+            for bk in buckets:
+                bk.flush()
+        metrics.add(spill_size=sum(bk.bytes_written for bk in bbuckets + sbuckets))
+        for p in range(fan):
+            sb = sbuckets[p]
+            yield from shuffled_hash_join_partition(parts, sb.read, bbuckets[p].read(), memory,
+                                                    spill_dir, metrics, level + 1)
+            bbuckets[p].delete()
+            sb.delete()
+    finally:
+        for bk in bbuckets + sbuckets:
+            bk.delete()
+
+
+# ---------------------------------------------------------------------------------------------
+# Operators
+
+
+@operator(BroadcastHashJoinExec)
+def run_broadcast_hash_join(node: BroadcastHashJoinExec, rt: Any) -> list[PartitionFn]:
+    """One partition per stream partition, all probing the one broadcast relation."""
+    parts = HashJoinParts.of(node, rt.ctx.batch_size, shuffled=False)
+    build_plan = node.build_plan
+    stream_parts = rt.execute(node.streamed_plan)
+    metrics = NodeMetricsSink(rt, node)
+    lock = threading.Lock()
+    cache: list[HashedRelation] = []
+
+    def relation() -> HashedRelation:
+        if cache:
+            return cache[0]
+        with lock:
+            if not cache:
+                rel = _broadcast_relation(node, build_plan, parts, rt)
+                metrics.add(build_size=rel.estimated_size())
+                cache.append(rel)
+        return cache[0]
+
+    def run(p: PartitionFn) -> PartitionFn:
+        return lambda: probe(parts, relation(), p())
+
+    return [run(p) for p in stream_parts]
+
+
+def _broadcast_relation(node: Any, build_plan: Any, parts: HashJoinParts, rt: Any
+                        ) -> HashedRelation:
+    from ember.physical.partitioning import HashedRelationBroadcastMode
+
+    if isinstance(build_plan, BroadcastExchangeExec):
+        value = rt.broadcast(build_plan)
+        mode = build_plan.mode
+        if (isinstance(mode, HashedRelationBroadcastMode) and len(mode.keys) == len(parts.build_keys)
+                and mode.is_null_aware == parts.null_aware):
+            return value.relation
+        return parts.build_relation(value.table)
+    # No exchange below (a plan built by hand): collect the build side here.
+    batches = [b for fn in rt.execute(build_plan) for b in fn()]
+    return parts.build_relation(batches)
+
+
+@operator(ShuffledHashJoinExec)
+def run_shuffled_hash_join(node: ShuffledHashJoinExec, rt: Any) -> list[PartitionFn]:
+    """One partition per co-partition (left ``i`` with right ``i``)."""
+    parts = HashJoinParts.of(node, rt.ctx.batch_size, shuffled=True)
+    lparts = rt.execute(node.left)
+    rparts = rt.execute(node.right)
+    if len(lparts) != len(rparts):
+        raise InternalError(
+            f"ShuffledHashJoin: children have {len(lparts)} and {len(rparts)} partitions")
+    memory, spill_dir = runtime_memory(rt)
+    metrics = NodeMetricsSink(rt, node)
+    pairs = list(zip(lparts, rparts))
+
+    def run(lp: PartitionFn, rp: PartitionFn) -> PartitionFn:
+        build_fn, stream_fn = (lp, rp) if parts.build_left else (rp, lp)
+        return lambda: shuffled_hash_join_partition(parts, stream_fn, build_fn(), memory,
+                                                    spill_dir, metrics)
+
+    return [run(lp, rp) for lp, rp in pairs]

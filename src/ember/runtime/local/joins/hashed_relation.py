@@ -1,0 +1,469 @@
+"""The build side of the hash joins (Spark's ``HashedRelation``, spark-behavior.md 7.1).
+
+A :class:`HashedRelation` holds the build rows as one record batch and a multimap from key to
+build row positions, in insertion order.  Keys are not hashed row by row: every key column gets a
+*dictionary* fixed by the build side, and a row's key is the mixed-radix combination of its column
+codes (:mod:`ember.execution.kernels.keys` does the same for two sides known together; here the
+probe side arrives later, batch by batch):
+
+- floating point keys are canonicalized first (every NaN equal, ``-0.0 == 0.0``,
+  ``canonicalize_floats``);
+- integer columns spanning a small range are coded ``value - min`` (probe: a range check);
+- other primitive columns are dictionary-encoded; the probe side is looked up with
+  ``pyarrow.compute.index_in`` against that dictionary;
+- structs and arrays keep one representative value per build code; a probe batch is encoded
+  jointly with those representatives (``encode_arrays``), then mapped back.
+
+The combined codes are densified (``numpy.unique``) whenever the radix product would overflow,
+and the same steps are replayed on the probe codes.  Build rows are then stably sorted by code,
+so the rows of one key are a contiguous run in insertion order; a probe is one gather of
+``(start, count)`` per stream row (:class:`~ember.runtime.local.joins.kernel.Candidates`), or a
+direct position when every key is unique (Spark's ``keyIsUnique`` fast path).
+
+A NULL in any key column means the row can never match (``=`` semantics; null-safe ``<=>`` keys
+arrive as Spark's ``coalesce(k, default)`` + ``isnull(k)`` pairs, which are never NULL).  NULL-key
+build rows are dropped unless ``allows_null_key`` (shuffled hash joins that must emit unmatched
+build rows keep them).  ``null_aware`` builds (NOT IN) become :class:`EmptyHashedRelation` or
+:class:`HashedRelationWithAllNullKeys` as in Spark.  ``ignores_duplicated_key`` keeps only the
+first row of each key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ember.execution.kernels.keys import (
+    _column_codes,
+    _MAX_CARD,
+    canonicalize_floats,
+    encode_arrays,
+)
+from ember.errors import InternalError
+from ember.expressions.base import Expression
+from ember.runtime.local.hashing import hash_columns
+from ember.runtime.local.joins.kernel import Candidates
+
+__all__ = [
+    "HashedRelation",
+    "EmptyHashedRelation",
+    "HashedRelationWithAllNullKeys",
+    "eval_keys",
+    "to_batch",
+]
+
+
+def to_batch(data: pa.Table | pa.RecordBatch | Iterable[pa.RecordBatch],
+             schema: pa.Schema | None = None) -> pa.RecordBatch:
+    """All rows of ``data`` as one record batch."""
+    if isinstance(data, pa.RecordBatch):
+        return data
+    if isinstance(data, pa.Table):
+        if data.num_columns == 0:
+            return pa.RecordBatch.from_struct_array(
+                pa.repeat(pa.scalar({}, type=pa.struct([])), data.num_rows))
+        return data.combine_chunks().to_batches(max_chunksize=None)[0] if data.num_rows else \
+            pa.RecordBatch.from_arrays([pa.array([], type=f.type) for f in data.schema],
+                                       schema=data.schema)
+    batches = list(data)
+    if schema is None:
+        if not batches:
+            raise ValueError("to_batch: no batches and no schema")
+        schema = batches[0].schema
+    from ember.execution.kernels.batches import concat
+
+    return concat(batches, schema)
+
+
+def eval_keys(exprs: Sequence[Expression], batch: pa.RecordBatch) -> list[pa.Array]:
+    """Key expressions (bound to ``batch``'s columns) evaluated over ``batch``."""
+    out = []
+    for e in exprs:
+        a = e.eval(batch)
+        if isinstance(a, pa.ChunkedArray):
+            a = a.combine_chunks()
+        elif isinstance(a, pa.Scalar):
+            a = pa.repeat(a, batch.num_rows)
+        out.append(a)
+    return out
+
+
+def _fixed_width_bits(arr: pa.Array) -> np.ndarray | None:
+    """int64 bit patterns of fixed-width values (equal values <=> equal bits, after float
+    canonicalization; NULL slots hold 0), None for other types."""
+    t = arr.type
+    if pa.types.is_floating(t):
+        a = canonicalize_floats(arr.cast(pa.float64()))
+        if a.null_count:
+            a = pc.fill_null(a, 0.0)
+        return np.asarray(a.to_numpy(zero_copy_only=False), dtype=np.float64).view(np.int64)
+    if pa.types.is_boolean(t):
+        a = pc.fill_null(arr, False) if arr.null_count else arr
+        return np.asarray(a.to_numpy(zero_copy_only=False)).astype(np.int64)
+    if pa.types.is_integer(t) and not pa.types.is_uint64(t):
+        a = pc.fill_null(arr, 0) if arr.null_count else arr
+        return a.to_numpy(zero_copy_only=False).astype(np.int64)
+    if (pa.types.is_date(t) or pa.types.is_time(t) or pa.types.is_timestamp(t)
+            or pa.types.is_duration(t)):
+        width = t.bit_width
+        a = arr.view(pa.int64() if width == 64 else pa.int32())
+        a = pc.fill_null(a, 0) if a.null_count else a
+        return a.to_numpy(zero_copy_only=False).astype(np.int64)
+    return None
+
+
+def _plain(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.cast(arr.type.value_type)
+    return arr
+
+
+def _valid_mask(arr: pa.Array) -> np.ndarray:
+    if arr.null_count == 0:
+        return np.ones(len(arr), dtype=bool)
+    return np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+
+
+_PRIMITIVE_LOOKUP = (pa.types.is_integer, pa.types.is_floating, pa.types.is_string,
+                     pa.types.is_large_string, pa.types.is_binary, pa.types.is_large_binary,
+                     pa.types.is_decimal, pa.types.is_date, pa.types.is_timestamp,
+                     pa.types.is_time, pa.types.is_boolean, pa.types.is_duration,
+                     pa.types.is_fixed_size_binary)
+
+
+class _ColumnDictionary:
+    """Codes of one key column, fixed by the build side; ``probe`` maps new values onto them
+    (-1 for NULL or a value absent from the build side)."""
+
+    def __init__(self, build: pa.Array) -> None:
+        build = _plain(build)
+        self.type = build.type
+        self.kind = "joint"
+        self.lo = 0
+        self.card = 0
+        n = len(build)
+        t = build.type
+        if pa.types.is_null(t):
+            self.kind = "null"
+            self.codes = np.full(n, -1, dtype=np.int64)
+            return
+        if pa.types.is_integer(t) and build.null_count < n:
+            mm = pc.min_max(build)
+            lo, hi = mm["min"].as_py(), mm["max"].as_py()
+            if hi - lo < max(16 * n, 1 << 20):
+                v = (build if build.null_count == 0 else pc.fill_null(build, lo))
+                v = v.to_numpy(zero_copy_only=False).astype(np.int64)
+                codes = v - np.int64(lo)
+                if build.null_count:
+                    codes[~_valid_mask(build)] = -1
+                self.kind, self.lo, self.hi, self.card, self.codes = "range", lo, hi, hi - lo + 1, codes
+                return
+        bits = _fixed_width_bits(build)
+        if bits is not None:
+            # Sorted distinct bit patterns (floats canonicalized): probing is a binary search,
+            # no hash table is rebuilt per probe batch.
+            valid = _valid_mask(build)
+            self.uniq = np.unique(bits[valid])
+            codes = np.searchsorted(self.uniq, bits).astype(np.int64)
+            self.kind, self.card = "bits", len(self.uniq)
+            self.codes = np.where(valid, codes, -1)
+            return
+        if any(f(t) for f in _PRIMITIVE_LOOKUP):
+            b = canonicalize_floats(build)
+            enc = pc.dictionary_encode(b, null_encoding="mask")
+            idx = enc.indices
+            if idx.null_count:
+                idx = pc.fill_null(idx, -1)
+            self.dictionary = enc.dictionary
+            self.codes = idx.to_numpy(zero_copy_only=False).astype(np.int64)
+            self.card = len(enc.dictionary)
+            self.kind = "lookup"
+            if self.card:
+                # Variable-width values: a 64-bit hash per distinct value, sorted; a probe is a
+                # binary search plus one equality check (index_in would rebuild its hash table
+                # of the whole dictionary for every probe batch).
+                h = hash_columns([self.dictionary])
+                order = np.argsort(h, kind="stable")
+                hs = h[order]
+                if len(hs) < 2 or bool((hs[1:] != hs[:-1]).all()):  # no collision
+                    self.kind = "hashed"
+                    self.hash_sorted = hs
+                    self.hash_order = order.astype(np.int64)
+            return
+        codes, card = _column_codes(build)
+        # One representative build value per code, for the joint encoding of probe batches.
+        valid = np.flatnonzero(codes >= 0)
+        uniq, first = np.unique(codes[valid], return_index=True)
+        self.representatives = build.take(pa.array(valid[first], type=pa.int64()))
+        remap = np.full(card + 1, -1, dtype=np.int64)
+        remap[uniq] = np.arange(len(uniq), dtype=np.int64)
+        self.codes = np.where(codes >= 0, remap[np.maximum(codes, 0)], -1)
+        self.card = len(uniq)
+
+    def probe(self, arr: pa.Array) -> np.ndarray:
+        arr = _plain(arr)
+        n = len(arr)
+        if self.kind == "null" or self.card == 0 or pa.types.is_null(arr.type):
+            return np.full(n, -1, dtype=np.int64)
+        if arr.type != self.type:
+            try:
+                arr = arr.cast(self.type)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                pass
+        if self.kind == "range":
+            valid = _valid_mask(arr)
+            if arr.null_count:
+                arr = pc.fill_null(arr, self.lo)
+            v = arr.to_numpy(zero_copy_only=False)
+            inside = valid & (v >= self.lo) & (v <= self.hi)
+            return np.where(inside, v.astype(np.int64) - np.int64(self.lo), -1)
+        if self.kind == "bits":
+            bits = _fixed_width_bits(arr)
+            if bits is not None:
+                valid = _valid_mask(arr)
+                pos = np.minimum(np.searchsorted(self.uniq, bits), len(self.uniq) - 1)
+                found = valid & (self.uniq[pos] == bits)
+                return np.where(found, pos, -1).astype(np.int64)
+        if self.kind == "hashed":
+            h = hash_columns([arr])
+            hs = self.hash_sorted
+            pos = np.minimum(np.searchsorted(hs, h), len(hs) - 1)
+            cand = self.hash_order[pos]
+            same = pc.equal(arr, self.dictionary.take(pa.array(cand, type=pa.int64())))
+            found = np.asarray(pc.fill_null(same, False).to_numpy(zero_copy_only=False), bool)
+            found &= hs[pos] == h
+            return np.where(found, cand, -1).astype(np.int64)
+        if self.kind in ("lookup", "bits", "hashed"):
+            if self.kind != "lookup":
+                raise InternalError(f"HashedRelation: cannot probe {self.type} keys with {arr.type}")
+            if pa.types.is_floating(arr.type):
+                arr = canonicalize_floats(arr)
+            idx = pc.index_in(arr, value_set=self.dictionary, skip_nulls=True)
+            if idx.null_count:
+                idx = pc.fill_null(idx, -1)
+            return idx.to_numpy(zero_copy_only=False).astype(np.int64)
+        reps = self.representatives
+        d = len(reps)
+        joint, card = encode_arrays([pa.concat_arrays([reps, arr.cast(reps.type)])],
+                                    nulls_equal=False)
+        back = np.full(card + 1, -1, dtype=np.int64)
+        back[joint[:d]] = np.arange(d, dtype=np.int64)
+        pcodes = joint[d:]
+        return np.where(pcodes >= 0, back[np.maximum(pcodes, 0)], -1)
+
+
+class _KeyEncoder:
+    """Multi-column build codes plus the replayable steps that map probe keys onto them."""
+
+    def __init__(self, build_keys: Sequence[pa.Array]) -> None:
+        self.columns = [_ColumnDictionary(k) for k in build_keys]
+        self.steps: list[tuple[str, object]] = []
+        combined: np.ndarray | None = None
+        card = 1
+        for col in self.columns:
+            c, n = col.codes, max(col.card, 1)
+            if combined is None:
+                combined, card = c.copy(), n
+                self.steps.append(("first", n))
+                continue
+            if card * n >= _MAX_CARD:
+                combined, card, uniq = _densify_valid(combined)
+                self.steps.append(("densify", uniq))
+            combined = np.where((combined < 0) | (c < 0), -1, combined * n + c)
+            card *= n
+            self.steps.append(("combine", n))
+        assert combined is not None
+        if card > max(16 * len(combined), 1 << 20):
+            combined, card, uniq = _densify_valid(combined)
+            self.steps.append(("densify", uniq))
+        self.codes = combined
+        self.card = card
+
+    def probe(self, keys: Sequence[pa.Array]) -> np.ndarray:
+        combined: np.ndarray | None = None
+        i = 0
+        for kind, arg in self.steps:
+            if kind == "first":
+                combined = self.columns[0].probe(keys[0])
+                i = 1
+            elif kind == "combine":
+                c = self.columns[i].probe(keys[i])
+                i += 1
+                combined = np.where((combined < 0) | (c < 0), -1, combined * arg + c)
+            else:
+                uniq = arg
+                pos = np.searchsorted(uniq, combined)
+                pos_c = np.minimum(pos, max(len(uniq) - 1, 0))
+                found = (combined >= 0) & (len(uniq) > 0) & (uniq[pos_c] == combined) \
+                    if len(uniq) else np.zeros(len(combined), dtype=bool)
+                combined = np.where(found, pos_c, -1)
+        assert combined is not None
+        return combined.astype(np.int64, copy=False)
+
+
+def _densify_valid(codes: np.ndarray) -> tuple[np.ndarray, int, np.ndarray]:
+    valid = codes >= 0
+    uniq = np.unique(codes[valid])
+    out = np.full(len(codes), -1, dtype=np.int64)
+    out[valid] = np.searchsorted(uniq, codes[valid])
+    return out, max(len(uniq), 1), uniq
+
+
+class HashedRelation:
+    """Build rows indexed by key (see the module docstring).
+
+    >>> # rel = HashedRelation.build(table, (BoundReference(0, LONG, True),), allows_null_key=False)
+    >>> # si, bi = rel.probe([stream_keys])   # matching (stream row, build row) pairs
+    """
+
+    def __init__(self, batch: pa.RecordBatch, encoder: _KeyEncoder | None,
+                 keep: np.ndarray, *, ignores_duplicated_key: bool) -> None:
+        self.batch = batch
+        self.encoder = encoder
+        codes = encoder.codes if encoder is not None else np.zeros(0, dtype=np.int64)
+        card = encoder.card if encoder is not None else 0
+        valid = np.flatnonzero(codes >= 0) if len(codes) else np.zeros(0, dtype=np.int64)
+        self.null_key_rows = int(batch.num_rows - len(valid)) if len(codes) else 0
+        self.kept_rows = keep
+        vcodes = codes[valid]
+        per_code = np.bincount(vcodes, minlength=card) if len(vcodes) else np.zeros(card, np.int64)
+        self.key_is_unique = bool(per_code.max(initial=0) <= 1)
+        self.match: np.ndarray | None = None
+        if self.key_is_unique or ignores_duplicated_key:
+            if ignores_duplicated_key and not self.key_is_unique:
+                # keep the first row (in insertion order) of every key
+                uniq, first = np.unique(vcodes, return_index=True)
+                pos = np.full(card, -1, dtype=np.int64)
+                pos[uniq] = valid[first]
+            else:
+                pos = np.full(card, -1, dtype=np.int64)
+                pos[vcodes] = valid
+            self.match = pos
+            self.order = None
+            self.first = None
+            self.per_code = None
+        else:
+            self.order = valid[np.argsort(vcodes, kind="stable")]
+            self.per_code = per_code.astype(np.int64)
+            self.first = np.zeros(card, dtype=np.int64)
+            if card > 1:
+                np.cumsum(self.per_code[:-1], out=self.first[1:])
+        self.num_keys = int(np.count_nonzero(per_code))
+
+    # -- construction ------------------------------------------------------------------
+
+    @classmethod
+    def build(
+        cls,
+        table_or_batches: pa.Table | pa.RecordBatch | Iterable[pa.RecordBatch],
+        key_exprs: Sequence[Expression],
+        *,
+        allows_null_key: bool,
+        null_aware: bool = False,
+        ignores_duplicated_key: bool = False,
+        schema: pa.Schema | None = None,
+    ) -> "HashedRelation":
+        """Index the build rows on ``key_exprs`` (bound to the build output's columns)."""
+        batch = to_batch(table_or_batches, schema)
+        if null_aware and batch.num_rows == 0:
+            return EmptyHashedRelation(batch)
+        keys = eval_keys(key_exprs, batch)
+        if null_aware:
+            if any(k.null_count for k in keys):
+                return HashedRelationWithAllNullKeys(batch)
+        if not keys:
+            raise ValueError("HashedRelation needs at least one key")
+        encoder = _KeyEncoder(keys)
+        keep = np.arange(batch.num_rows, dtype=np.int64)
+        if not allows_null_key and batch.num_rows:
+            valid = encoder.codes >= 0
+            if not valid.all():
+                # NULL-key rows can never match: drop them from the relation.
+                keep = np.flatnonzero(valid)
+                batch = batch.take(pa.array(keep, type=pa.int64()))
+                keys = [k.take(pa.array(keep, type=pa.int64())) for k in keys]
+                encoder = _KeyEncoder(keys)
+        return cls(batch, encoder, keep, ignores_duplicated_key=ignores_duplicated_key)
+
+    # -- probing -----------------------------------------------------------------------------
+
+    @property
+    def num_rows(self) -> int:
+        return self.batch.num_rows
+
+    @property
+    def is_empty(self) -> bool:
+        return self.batch.num_rows == 0
+
+    def estimated_size(self) -> int:
+        """Bytes held: the rows plus the index."""
+        n = self.batch.nbytes
+        for a in (self.match, self.order, self.first, self.per_code):
+            if a is not None:
+                n += a.nbytes
+        return int(n)
+
+    @property
+    def estimated_size_bytes(self) -> int:
+        return self.estimated_size()
+
+    def codes_of(self, stream_keys: Sequence[pa.Array]) -> np.ndarray:
+        """Per stream row: the build key code, -1 when NULL or surely absent (a code >= 0 may
+        still have no build rows: small-range integer keys are coded by value)."""
+        n = len(stream_keys[0]) if stream_keys else 0
+        if self.encoder is None or self.batch.num_rows == 0:
+            return np.full(n, -1, dtype=np.int64)
+        return self.encoder.probe(stream_keys)
+
+    def lookup(self, stream_keys: Sequence[pa.Array]) -> Candidates:
+        """The candidate build rows of each stream row."""
+        sc = self.codes_of(stream_keys)
+        if self.match is not None:
+            return Candidates.direct(np.where(sc >= 0, self.match[np.maximum(sc, 0)], -1)
+                                     if len(self.match) else np.full(len(sc), -1, np.int64))
+        hit = sc >= 0
+        c = np.maximum(sc, 0)
+        counts = np.where(hit, self.per_code[c], 0).astype(np.int64)
+        return Candidates(counts, self.first[c], self.order)
+
+    def probe(self, stream_keys: Sequence[pa.Array]) -> tuple[np.ndarray, np.ndarray]:
+        """Every matching ``(stream_idx, build_idx)`` pair, stream-major, build rows in insertion
+        order."""
+        cand = self.lookup(stream_keys)
+        total = int(cand.counts.sum())
+        sis, bis = [], []
+        for si, bi, _ in cand.chunks(max(1, total)):
+            sis.append(si)
+            bis.append(bi)
+        if not sis:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return np.concatenate(sis), np.concatenate(bis)
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(rows={self.num_rows}, keys={self.num_keys}, "
+                f"unique={self.key_is_unique})")
+
+
+class EmptyHashedRelation(HashedRelation):
+    """A null-aware build side without rows (NOT IN over an empty subquery keeps every row)."""
+
+    def __init__(self, batch: pa.RecordBatch) -> None:
+        self.batch = batch
+        self.encoder = None
+        self.match = self.order = self.first = self.per_code = None
+        self.key_is_unique = True
+        self.null_key_rows = 0
+        self.num_keys = 0
+
+    def lookup(self, stream_keys: Sequence[pa.Array]) -> Candidates:
+        n = len(stream_keys[0]) if stream_keys else 0
+        return Candidates(np.zeros(n, dtype=np.int64))
+
+
+class HashedRelationWithAllNullKeys(EmptyHashedRelation):
+    """A null-aware build side with a NULL key: NOT IN is never TRUE (no row is kept)."""

@@ -1,0 +1,337 @@
+"""Kernels shared by the five join operators: candidate pairs, join-type semantics, output.
+
+Every join algorithm reduces one *stream* batch against one in-memory *build* batch to
+:class:`Candidates`: per stream row, a run of build row positions (hash join: the rows of the
+stream key in the hashed relation; sort-merge join: the rows of the equal key group of the
+buffered side; nested loop and cartesian product: every build row).  :class:`JoinKernel` then
+applies one join type's semantics (spark-behavior.md 1.3, 7.2, 7.6) vectorized:
+
+1. candidate pairs are expanded in *chunks* of at most ``max_pairs`` pairs, aligned to whole stream
+   rows (a single stream row with more candidates than that is split over several chunks), so the
+   pair matrix never exceeds a bounded number of rows;
+2. the residual condition is evaluated on each chunk (``PairCondition`` of
+   :mod:`ember.execution.joins`), TRUE-only;
+3. per join type: passing pairs are emitted, unmatched stream rows are NULL-padded (outer joins,
+   merged into their stream position so the stream side's order is kept), stream rows are
+   kept/dropped/flagged (semi, anti, existence), and build rows are marked in a matched bitset for
+   the build-side outer joins and the build-left existence joins, finished by
+   :meth:`JoinKernel.finish`.
+
+Output batches hold the join's output columns in the join's order (left ++ right, whichever side
+is built; semi/anti: left; existence: left ++ [exists]) and have at most ``batch_size`` rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from ember.execution.joins import PairCondition
+from ember.execution.kernels.batches import make_batch, schema_of
+from ember.expressions.base import AttributeReference, Expression
+from ember.plans.logical.join_type import JoinType
+
+# Candidate pairs are enumerated in chunks of at most PAIR_CHUNK_FACTOR * batch_size pairs.
+PAIR_CHUNK_FACTOR = 16
+MIN_PAIR_CHUNK = 1024
+MAX_PAIR_CHUNK = 1 << 21
+
+
+def pair_chunk_size(batch_size: int) -> int:
+    """The bound on candidate pairs materialized at once for a given output batch size."""
+    return min(MAX_PAIR_CHUNK, max(MIN_PAIR_CHUNK, PAIR_CHUNK_FACTOR * max(1, batch_size)))
+
+
+# ---------------------------------------------------------------------------------------------
+# Candidate pairs
+
+
+@dataclass(slots=True)
+class Candidates:
+    """Per stream row ``i``: build rows ``order[lo[i] : lo[i] + counts[i]]`` (``order`` None =
+    the identity; ``lo`` None = every run starts at 0)."""
+
+    counts: np.ndarray
+    lo: np.ndarray | None = None
+    order: np.ndarray | None = None
+
+    @classmethod
+    def all_pairs(cls, n_stream: int, n_build: int) -> "Candidates":
+        """Every build row for every stream row (nested loop, cartesian product)."""
+        return cls(np.full(n_stream, n_build, dtype=np.int64))
+
+    @classmethod
+    def direct(cls, match: np.ndarray) -> "Candidates":
+        """At most one build row per stream row: ``match[i]`` (-1 = none)."""
+        hit = match >= 0
+        return cls(hit.astype(np.int64), np.where(hit, match, 0).astype(np.int64))
+
+    @property
+    def num_stream(self) -> int:
+        return len(self.counts)
+
+    def has_candidate(self) -> np.ndarray:
+        return self.counts > 0
+
+    def chunks(self, max_pairs: int) -> Iterator[tuple[np.ndarray, np.ndarray, int]]:
+        """``(stream_idx, build_idx, done)`` chunks, stream-major, build rows in run order.
+        After a chunk, the candidates of stream rows ``< done`` have all been produced."""
+        counts = self.counts
+        n = len(counts)
+        if n == 0:
+            return
+        max_pairs = max(1, max_pairs)
+        ends = np.cumsum(counts)
+        starts = ends - counts
+        s0 = 0
+        while s0 < n:
+            p0 = int(starts[s0])
+            s1 = int(np.searchsorted(ends, p0 + max_pairs, side="right"))
+            if s1 > s0:
+                cnt = counts[s0:s1]
+                m = int(ends[s1 - 1]) - p0
+                if m == 0:
+                    yield _EMPTY, _EMPTY, s1
+                else:
+                    si = np.repeat(np.arange(s0, s1, dtype=np.int64), cnt)
+                    off = np.arange(m, dtype=np.int64) - (starts[si] - p0)
+                    yield si, self._build_rows(si, off), s1
+                s0 = s1
+                continue
+            c = int(counts[s0])  # one stream row with more than max_pairs candidates
+            for q in range(0, c, max_pairs):
+                off = np.arange(q, min(c, q + max_pairs), dtype=np.int64)
+                si = np.full(len(off), s0, dtype=np.int64)
+                yield si, self._build_rows(si, off), (s0 + 1 if q + max_pairs >= c else s0)
+            s0 += 1
+
+    def _build_rows(self, si: np.ndarray, off: np.ndarray) -> np.ndarray:
+        pos = off if self.lo is None else self.lo[si] + off
+        return pos if self.order is None else self.order[pos]
+
+
+_EMPTY = np.zeros(0, dtype=np.int64)
+
+
+# ---------------------------------------------------------------------------------------------
+# Output assembly
+
+
+def take_nullable(col: pa.Array, idx: np.ndarray) -> pa.Array:
+    """``col[idx]`` where index -1 gives NULL."""
+    neg = idx < 0
+    if not neg.any():
+        return col.take(pa.array(idx, type=pa.int64()))
+    if neg.all():
+        return pa.nulls(len(idx), type=col.type)
+    return col.take(pa.array(idx, type=pa.int64(), mask=neg))
+
+
+def columns_of(batch: pa.RecordBatch | None) -> list[pa.Array]:
+    return [] if batch is None else list(batch.columns)
+
+
+@dataclass(slots=True)
+class JoinLayout:
+    """Static facts of one physical join: types, sides, schema, condition."""
+
+    join_type: JoinType
+    build_left: bool
+    left_attrs: tuple[AttributeReference, ...]
+    right_attrs: tuple[AttributeReference, ...]
+    out_schema: pa.Schema
+    condition: PairCondition | None
+    batch_size: int
+
+    @classmethod
+    def of(
+        cls,
+        join_type: JoinType,
+        build_left: bool,
+        left_attrs: Sequence[AttributeReference],
+        right_attrs: Sequence[AttributeReference],
+        output: Sequence[AttributeReference],
+        condition: Expression | None,
+        batch_size: int,
+    ) -> "JoinLayout":
+        cond = None if condition is None else PairCondition(condition, left_attrs, right_attrs)
+        return cls(join_type, build_left, tuple(left_attrs), tuple(right_attrs), schema_of(output),
+                   cond, max(1, batch_size))
+
+    @property
+    def left_schema(self) -> pa.Schema:
+        return schema_of(self.left_attrs)
+
+    @property
+    def right_schema(self) -> pa.Schema:
+        return schema_of(self.right_attrs)
+
+    def emit(
+        self,
+        left: pa.RecordBatch | None,
+        right: pa.RecordBatch | None,
+        li: np.ndarray,
+        ri: np.ndarray | None,
+        exists: np.ndarray | None = None,
+    ) -> Iterator[pa.RecordBatch]:
+        """Output rows ``left[li] ++ right[ri]`` (index -1 = NULL padding; ``ri`` None: no right
+        columns, semi/anti; ``exists``: the existence flag column), in batches."""
+        size = self.batch_size
+        n = len(li)
+        lcols = [] if left is None else list(left.columns)
+        ltypes = [f.type for f in self.left_schema]
+        rtypes = [f.type for f in self.right_schema]
+        rcols = [] if right is None else list(right.columns)
+        for s in range(0, n, size):
+            e = min(n, s + size)
+            lidx = li[s:e]
+            if lcols:
+                cols = [take_nullable(c, lidx) for c in lcols]
+            else:
+                cols = [pa.nulls(e - s, type=t) for t in ltypes]
+            if ri is not None:
+                ridx = ri[s:e]
+                if rcols:
+                    cols += [take_nullable(c, ridx) for c in rcols]
+                else:
+                    cols += [pa.nulls(e - s, type=t) for t in rtypes]
+            if exists is not None:
+                cols.append(pa.array(exists[s:e], type=pa.bool_()))
+            yield make_batch(cols, self.out_schema, e - s)
+
+
+# ---------------------------------------------------------------------------------------------
+# Join-type semantics
+
+
+class JoinKernel:
+    """Applies one join type to (stream batch, build batch, candidates) triples.
+
+    ``track_build`` keeps a matched bitset over the build rows (``build_rows`` of them) for the
+    build-preserving joins; the caller runs :meth:`finish` once every stream row has been seen.
+    One kernel serves one build batch (one partition, one sort-merge window, one grace partition).
+    """
+
+    def __init__(self, layout: JoinLayout, build: pa.RecordBatch, max_pairs: int | None = None,
+                 *, track_build: bool | None = None) -> None:
+        jt = layout.join_type
+        self.layout = layout
+        self.build = build
+        self.max_pairs = max_pairs or pair_chunk_size(layout.batch_size)
+        bl = layout.build_left
+        self.stream_is_left = not bl
+        self.emits_pairs = jt.outputs_right
+        # The stream side is preserved: unmatched stream rows come out NULL-padded.
+        self.pad_stream = jt is JoinType.FULL_OUTER or (
+            jt is JoinType.LEFT_OUTER and not bl) or (jt is JoinType.RIGHT_OUTER and bl)
+        # The build side is preserved, or the output is a function of the build rows.
+        self.build_outer = jt is JoinType.FULL_OUTER or (
+            jt is JoinType.LEFT_OUTER and bl) or (jt is JoinType.RIGHT_OUTER and not bl)
+        self.build_existence = jt.is_left_existence and bl
+        self.stream_existence = jt.is_left_existence and not bl
+        needs_bits = self.build_outer or self.build_existence
+        if track_build is not None:
+            needs_bits = needs_bits or track_build
+        self.build_matched = np.zeros(build.num_rows, dtype=bool) if needs_bits else None
+
+    # -- per stream batch ------------------------------------------------------------------
+
+    def _mask(self, stream: pa.RecordBatch, si: np.ndarray, bi: np.ndarray) -> np.ndarray | None:
+        cond = self.layout.condition
+        if cond is None or not len(si):
+            return None
+        if self.stream_is_left:
+            return cond.mask(stream, self.build, si, bi)
+        return cond.mask(self.build, stream, bi, si)
+
+    def _out(self, stream: pa.RecordBatch, si: np.ndarray, bi: np.ndarray) -> Iterator[pa.RecordBatch]:
+        if self.stream_is_left:
+            return self.layout.emit(stream, self.build, si, bi)
+        return self.layout.emit(self.build, stream, bi, si)
+
+    def process(self, stream: pa.RecordBatch, cand: Candidates) -> Iterator[pa.RecordBatch]:
+        """Output rows for ``stream`` (and bookkeeping of the build rows it matches)."""
+        n = stream.num_rows
+        if n == 0:
+            return
+        cond = self.layout.condition
+        if self.stream_existence and cond is None:
+            # Existence is all that matters: no pair needs to be materialized.
+            yield from self._stream_existence(stream, np.arange(n), cand.has_candidate())
+            return
+        if self.build_existence and cond is None and self.build_matched is not None:
+            self._mark_build(cand)
+            return
+        stream_matched = np.zeros(n, dtype=bool)
+        prev = 0
+        for si, bi, done in cand.chunks(self.max_pairs):
+            m = self._mask(stream, si, bi)
+            if m is not None:
+                si, bi = si[m], bi[m]
+            stream_matched[si] = True
+            if self.build_matched is not None and len(bi):
+                self.build_matched[bi] = True
+            if self.emits_pairs:
+                if self.pad_stream and done > prev:
+                    rows = np.arange(prev, done, dtype=np.int64)
+                    un = rows[~stream_matched[prev:done]]
+                    if len(un):
+                        si = np.concatenate([si, un])
+                        bi = np.concatenate([bi, np.full(len(un), -1, dtype=np.int64)])
+                        order = np.argsort(si, kind="stable")
+                        si, bi = si[order], bi[order]
+                if len(si):
+                    yield from self._out(stream, si, bi)
+            elif self.stream_existence and done > prev:
+                rows = np.arange(prev, done, dtype=np.int64)
+                yield from self._stream_existence(stream, rows, stream_matched[prev:done])
+            prev = max(prev, done)
+
+    def _mark_build(self, cand: Candidates) -> None:
+        """Without a condition: every candidate build row is matched."""
+        assert self.build_matched is not None
+        if cand.order is None and cand.lo is None:
+            if int(cand.counts.max(initial=0)) > 0:
+                self.build_matched[: int(cand.counts.max())] = True
+            return
+        for _si, bi, _done in cand.chunks(self.max_pairs):
+            self.build_matched[bi] = True
+
+    def _stream_existence(
+        self, stream: pa.RecordBatch, rows: np.ndarray, matched: np.ndarray
+    ) -> Iterator[pa.RecordBatch]:
+        jt = self.layout.join_type
+        if jt is JoinType.LEFT_SEMI:
+            yield from self.layout.emit(stream, None, rows[matched], None)
+        elif jt is JoinType.LEFT_ANTI:
+            yield from self.layout.emit(stream, None, rows[~matched], None)
+        else:
+            yield from self.layout.emit(stream, None, rows, None, exists=matched)
+
+    # -- after the last stream row -------------------------------------------------------------
+
+    def finish(self) -> Iterator[pa.RecordBatch]:
+        """Rows decided by the build-side bitset: unmatched build rows NULL-padded (build-side
+        outer, full outer), or the build (left) rows of a build-left semi/anti/existence join."""
+        bits = self.build_matched
+        if bits is None:
+            return
+        rows = np.arange(len(bits), dtype=np.int64)
+        if self.build_outer:
+            un = rows[~bits]
+            none = np.full(len(un), -1, dtype=np.int64)
+            if self.layout.build_left:
+                yield from self.layout.emit(self.build, None, un, none)
+            else:
+                yield from self.layout.emit(None, self.build, none, un)
+        elif self.build_existence:
+            jt = self.layout.join_type
+            if jt is JoinType.LEFT_SEMI:
+                yield from self.layout.emit(self.build, None, rows[bits], None)
+            elif jt is JoinType.LEFT_ANTI:
+                yield from self.layout.emit(self.build, None, rows[~bits], None)
+            else:
+                yield from self.layout.emit(self.build, None, rows, None, exists=bits)

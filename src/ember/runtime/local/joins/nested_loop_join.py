@@ -1,0 +1,145 @@
+"""BroadcastNestedLoopJoinExec (spark-behavior.md 7.6).
+
+The build side is broadcast as a plain table (``IdentityBroadcastMode``); every stream row is a
+candidate partner of every build row, enumerated by :class:`~ember.runtime.local.joins.kernel.Candidates`
+in chunks of at most ``pair_chunk_size(batch_size)`` pairs (the pair matrix is never materialized
+whole), the full join condition evaluated on each chunk (TRUE-only; no condition: always TRUE).
+
+Paths, as Spark's:
+
+- *streamed* (one output partition per stream partition): InnerLike with either build side,
+  LeftOuter/BuildRight, RightOuter/BuildLeft, LeftSemi/LeftAnti/Existence with BuildRight.
+- *build-left existence* (LeftSemi/LeftAnti/Existence with BuildLeft): the output rows are build
+  rows, decided by a global bitset of build rows matched by some stream row, OR-ed over every stream
+  partition; one output partition.  (Without a condition the bitset is "the stream side has a
+  row".)
+- *default* (LeftOuter/BuildLeft, RightOuter/BuildRight, FullOuter): (a) per stream partition the
+  passing pairs, and for FullOuter the unmatched stream rows NULL-padded; (b) one more partition with
+  the build rows no stream row matched (the global bitset; the stream side is evaluated again for
+  it, as Spark does).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from ember.execution.kernels.batches import conform_batch, schema_of
+from ember.physical.nodes import BroadcastExchangeExec, BroadcastNestedLoopJoinExec, BuildSide
+from ember.plans.logical.join_type import JoinType
+from ember.runtime.local.joins.common import layout_of
+from ember.runtime.local.joins.hashed_relation import to_batch
+from ember.runtime.local.joins.kernel import Candidates, JoinKernel, JoinLayout
+from ember.runtime.local.registry import PartitionFn, operator
+
+
+def nested_loop_stream(layout: JoinLayout, build: pa.RecordBatch,
+                       stream: Iterable[pa.RecordBatch], stream_schema: pa.Schema,
+                       kernel: JoinKernel | None = None) -> Iterator[pa.RecordBatch]:
+    """Stream batches against every build row (the kernel's bitset, if any, is updated)."""
+    kernel = kernel or JoinKernel(layout, build)
+    nb = build.num_rows
+    for b in stream:
+        b = conform_batch(b, stream_schema)
+        if b.num_rows:
+            yield from kernel.process(b, Candidates.all_pairs(b.num_rows, nb))
+
+
+def is_streamed_path(join_type: JoinType, build_left: bool) -> bool:
+    """Whether BNLJ needs nothing global (each stream partition is independent)."""
+    if join_type.is_inner_like:
+        return True
+    if build_left:
+        return join_type is JoinType.RIGHT_OUTER
+    return join_type in (JoinType.LEFT_OUTER, JoinType.LEFT_SEMI, JoinType.LEFT_ANTI,
+                         JoinType.EXISTENCE)
+
+
+def build_side_batch(rt: Any, build_plan: Any) -> pa.RecordBatch:
+    """All rows of the build child (through its broadcast when there is one)."""
+    schema = schema_of(build_plan.output)
+    if isinstance(build_plan, BroadcastExchangeExec):
+        table = rt.broadcast(build_plan).table
+        return conform_batch(to_batch(table), schema) if table.num_rows else to_batch([], schema)
+    batches = [b for fn in rt.execute(build_plan) for b in fn()]
+    return to_batch(batches, schema)
+
+
+@operator(BroadcastNestedLoopJoinExec)
+def run_broadcast_nested_loop_join(node: BroadcastNestedLoopJoinExec, rt: Any
+                                   ) -> list[PartitionFn]:
+    build_left = node.build_side is BuildSide.LEFT
+    build_plan, stream_plan = (node.left, node.right) if build_left else (node.right, node.left)
+    layout = layout_of(node, rt.ctx.batch_size, build_left=build_left)
+    stream_schema = schema_of(stream_plan.output)
+    stream_parts = rt.execute(stream_plan)
+    jt: JoinType = node.join_type
+    lock = threading.Lock()
+    cache: dict[str, Any] = {}
+
+    def build() -> pa.RecordBatch:
+        if "build" not in cache:
+            with lock:
+                if "build" not in cache:
+                    b = build_side_batch(rt, build_plan)
+                    rt.metrics.node(node).add(build_size=b.nbytes)
+                    cache["build"] = b
+        return cache["build"]
+
+    def streamed(p: PartitionFn) -> PartitionFn:
+        return lambda: nested_loop_stream(layout, build(), p(), stream_schema)
+
+    if is_streamed_path(jt, build_left):
+        return [streamed(p) for p in stream_parts]
+
+    bits_lock = threading.Lock()
+
+    def global_bits() -> np.ndarray:
+        """Build rows matched by some stream row, over every stream partition."""
+        with bits_lock:
+            if "bits" not in cache:
+                b = build()
+
+                def task(p: PartitionFn):
+                    def run() -> np.ndarray:
+                        k = JoinKernel(layout, b, track_build=True)
+                        k.emits_pairs = False  # bits only
+                        k.pad_stream = False
+                        k.stream_existence = False
+                        k.build_existence = True  # without a condition: any stream row marks all
+                        for _ in nested_loop_stream(layout, b, p(), stream_schema, k):
+                            pass
+                        assert k.build_matched is not None
+                        return k.build_matched
+                    return run
+
+                bits = np.zeros(b.num_rows, dtype=bool)
+                for part in rt.run_stage("nested loop join matched rows",
+                                         [task(p) for p in stream_parts]):
+                    bits |= part
+                cache["bits"] = bits
+        return cache["bits"]
+
+    def finish_partition() -> Iterator[pa.RecordBatch]:
+        b = build()
+        k = JoinKernel(layout, b, track_build=True)
+        k.build_matched = global_bits().copy()
+        yield from k.finish()
+
+    if jt.is_left_existence:  # BuildLeft semi / anti / existence: build rows only
+        return [finish_partition]
+
+    # Default path: pairs per stream partition (+ stream padding for FullOuter), then the build
+    # rows never matched.
+    def pairs(p: PartitionFn) -> PartitionFn:
+        def run() -> Iterator[pa.RecordBatch]:
+            k = JoinKernel(layout, build())
+            k.build_matched = None  # (b) computes the global bits
+            yield from nested_loop_stream(layout, build(), p(), stream_schema, k)
+        return run
+
+    return [pairs(p) for p in stream_parts] + [finish_partition]

@@ -1,0 +1,59 @@
+"""HashAggregateExec in COMPLETE mode: one logical-executor aggregation
+(``ember.execution.aggregate.execute_aggregate``) per partition.
+
+The planner requires ``ClusteredDistribution(grouping)`` (``AllTuples`` without grouping) for a
+complete aggregate, so every group lives in exactly one partition.  PARTIAL / PARTIAL_MERGE /
+FINAL need aggregate buffers, which do not exist yet: they raise ``UnsupportedError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pyarrow as pa
+
+from ember.errors import UnsupportedError
+from ember.execution.aggregate import execute_aggregate
+from ember.expressions.aggregates import AggregateExpression
+from ember.expressions.base import AttributeReference, Expression
+from ember.physical.nodes import AggregateMode, HashAggregateExec
+from ember.plans.logical.nodes import Aggregate, LocalRelation
+from ember.runtime.local.operators.basic import chain
+from ember.runtime.local.registry import PartitionFn, operator
+
+
+def logical_aggregate(node: HashAggregateExec) -> Aggregate:
+    """The logical ``Aggregate`` computing ``node`` (result expressions referring to an aggregate
+    by its result attribute get the aggregate call inlined)."""
+    by_id = {a.id: a for a in node.aggregate_expressions if isinstance(a, AggregateExpression)}
+
+    def inline(e: Expression) -> Expression | None:
+        if isinstance(e, AttributeReference) and e.id in by_id:
+            return by_id[e.id]
+        return None
+
+    results = tuple(e.transform_up(inline) if by_id else e for e in node.result_expressions)
+    return Aggregate(node.grouping_expressions, results, LocalRelation(node.child.output))
+
+
+@operator(HashAggregateExec)
+def run_hash_aggregate(node: HashAggregateExec, rt) -> list[PartitionFn]:
+    if node.mode is not AggregateMode.COMPLETE:
+        raise UnsupportedError(
+            f"The local runtime runs only complete aggregates, not {node.mode} mode: "
+            f"{node.simple_string()}")
+    plan = logical_aggregate(node)
+    attrs = node.child.output
+    parts = rt.execute(node.child)
+    if not node.grouping_expressions and len(parts) != 1:
+        # a global aggregate yields exactly one row: aggregate all partitions together
+        whole = list(parts)
+        parts = [lambda: chain(whole)]
+
+    def part(fn: PartitionFn) -> PartitionFn:
+        def run() -> Iterator[pa.RecordBatch]:
+            return execute_aggregate(plan, fn(), rt.ctx, child_attrs=attrs)
+
+        return run
+
+    return [part(p) for p in parts]

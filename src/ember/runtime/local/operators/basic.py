@@ -1,0 +1,266 @@
+"""Leaf scans and narrow operators: each output partition is one pipelined iterator over the
+matching child partition (Project, Filter, Expand), or the children's partitions side by side
+(Union).  Expressions are bound and constant-folded once per partition
+(``ember.execution.prepare``) and evaluated per batch, as the logical executor does."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+import numpy as np
+import pyarrow as pa
+
+from ember.execution.executor import _eval_list, _normalized
+from ember.execution.kernels import setops
+from ember.execution.kernels.batches import (
+    concat,
+    conform_batch,
+    make_batch,
+    one_row_no_columns,
+    schema_of,
+    slices,
+    take,
+)
+from ember.execution.kernels.keys import encode_sides
+from ember.execution.prepare import prepare
+from ember.expressions.common import to_array
+from ember.physical.nodes import (
+    ExpandExec,
+    FileSourceScanExec,
+    FilterExec,
+    LocalTableScanExec,
+    OneRowRelationExec,
+    ProjectExec,
+    RangeExec,
+    SetOperationExec,
+    UnionExec,
+)
+from ember.physical.partitioning import SinglePartition
+from ember.runtime.local.registry import PartitionFn, operator
+
+#: rows per partition of a LocalTableScan (below it, one partition)
+LOCAL_SCAN_ROWS_PER_PARTITION = 1024
+
+
+def chain(parts: list[PartitionFn]) -> Iterator[pa.RecordBatch]:
+    """Every partition's batches, partition after partition."""
+    for p in parts:
+        yield from p()
+
+
+# ---------------------------------------------------------------------------------------------
+# Leaves
+
+
+@operator(LocalTableScanExec)
+def run_local_table_scan(node: LocalTableScanExec, rt) -> list[PartitionFn]:
+    """The in-memory rows in up to ``parallelism`` partitions of contiguous rows (one partition
+    for small data), zero-copy slices of at most ``batch_size`` rows."""
+    schema = schema_of(node.output)
+    data = node.data
+    n = 0 if data is None else data.num_rows
+    if n == 0:
+        return [lambda: iter(())]
+    nparts = 1 if isinstance(node.output_partitioning, SinglePartition) else max(
+        1, min(rt.parallelism, math.ceil(n / LOCAL_SCAN_ROWS_PER_PARTITION)))
+    bounds = [(i * n) // nparts for i in range(nparts + 1)]
+    size = max(1, rt.ctx.batch_size)
+
+    def part(start: int, end: int) -> PartitionFn:
+        def run() -> Iterator[pa.RecordBatch]:
+            if not len(schema):
+                for s in range(start, end, size):
+                    yield make_batch([], schema, min(size, end - s))
+                return
+            for b in data.slice(start, end - start).to_batches(max_chunksize=size):
+                if b.num_rows:
+                    yield conform_batch(b, schema)
+
+        return run
+
+    return [part(bounds[i], bounds[i + 1]) for i in range(nparts)]
+
+
+@operator(FileSourceScanExec)
+def run_file_scan(node: FileSourceScanExec, rt) -> list[PartitionFn]:
+    """One partition per file (each read by ``scan_file_relation``); columns are those of
+    ``node.output`` (by attribute id)."""
+    from ember.execution.scan import scan_file_relation
+
+    rel = node.relation
+    ids = [a.id for a in rel.attrs]
+    pos = [ids.index(a.id) for a in node.output]
+    schema = schema_of(node.output)
+    paths = rel.paths if len(rel.paths) > 1 else (rel.paths or ((),))
+
+    def part(r) -> PartitionFn:
+        def run() -> Iterator[pa.RecordBatch]:
+            for b in scan_file_relation(r, rt.ctx.batch_size, rt.ctx.time_zone):
+                if pos != list(range(len(ids))):
+                    b = make_batch([b.column(i) for i in pos], schema, b.num_rows)
+                yield b
+
+        return run
+
+    if len(rel.paths) <= 1:
+        return [part(rel)]
+    return [part(rel.copy(paths=(p,))) for p in paths]
+
+
+@operator(RangeExec)
+def run_range(node: RangeExec, rt) -> list[PartitionFn]:
+    """``num_slices`` partitions; slice ``i`` holds elements ``[i*n/k, (i+1)*n/k)`` (Spark's
+    split of the ``n`` elements)."""
+    start, end, step = node.start, node.end, node.step
+    if step == 0:
+        from ember.errors import ExecutionError
+
+        raise ExecutionError("The step of a range must not be 0", error_class="INVALID_PARAMETER_VALUE")
+    n = max(0, -(-(end - start) // step)) if step > 0 else max(0, -(-(start - end) // -step))
+    k = max(1, node.num_slices)
+    schema = schema_of(node.output)
+    size = max(1, rt.ctx.batch_size)
+
+    def part(lo: int, hi: int) -> PartitionFn:
+        def run() -> Iterator[pa.RecordBatch]:
+            for s in range(lo, hi, size):
+                e = min(hi, s + size)
+                vals = start + step * np.arange(s, e, dtype=np.int64)
+                yield make_batch([pa.array(vals, type=pa.int64())], schema, e - s)
+
+        return run
+
+    return [part((i * n) // k, ((i + 1) * n) // k) for i in range(k)]
+
+
+@operator(OneRowRelationExec)
+def run_one_row(node: OneRowRelationExec, rt) -> list[PartitionFn]:
+    return [lambda: iter((one_row_no_columns(),))]
+
+
+# ---------------------------------------------------------------------------------------------
+# Narrow operators
+
+
+@operator(ProjectExec)
+def run_project(node: ProjectExec, rt) -> list[PartitionFn]:
+    child = node.child
+    schema = schema_of(node.output)
+
+    def part(fn: PartitionFn) -> PartitionFn:
+        def run() -> Iterator[pa.RecordBatch]:
+            bound = [prepare(e, child.output) for e in node.project_list]
+            for b in fn():
+                yield _eval_list(bound, b, schema)
+
+        return run
+
+    return [part(p) for p in rt.execute(child)]
+
+
+def filter_batch(bound, b: pa.RecordBatch) -> pa.RecordBatch | None:
+    """The rows of ``b`` where the bound condition is TRUE (None when there are none)."""
+    res = bound.eval(b)
+    if isinstance(res, pa.Scalar):
+        return b if res.is_valid and res.as_py() else None
+    if isinstance(res, pa.ChunkedArray):
+        res = res.combine_chunks()
+    if pa.types.is_null(res.type):
+        return None
+    kept = res.true_count
+    if kept == b.num_rows:
+        return b
+    if not kept:
+        return None
+    return b.filter(res) if b.num_columns else make_batch([], b.schema, kept)
+
+
+@operator(FilterExec)
+def run_filter(node: FilterExec, rt) -> list[PartitionFn]:
+    child = node.child
+
+    def part(fn: PartitionFn) -> PartitionFn:
+        def run() -> Iterator[pa.RecordBatch]:
+            bound = prepare(node.condition, child.output)
+            for b in fn():
+                out = filter_batch(bound, b)
+                if out is not None:
+                    yield out
+
+        return run
+
+    return [part(p) for p in rt.execute(child)]
+
+
+@operator(ExpandExec)
+def run_expand(node: ExpandExec, rt) -> list[PartitionFn]:
+    child = node.child
+    schema = schema_of(node.output)
+
+    def part(fn: PartitionFn) -> PartitionFn:
+        def run() -> Iterator[pa.RecordBatch]:
+            bound = [[prepare(e, child.output) for e in p] for p in node.projections]
+            for b in fn():
+                for p in bound:
+                    yield _eval_list(p, b, schema)
+
+        return run
+
+    return [part(p) for p in rt.execute(child)]
+
+
+@operator(UnionExec)
+def run_union(node: UnionExec, rt) -> list[PartitionFn]:
+    """The children's partitions one after the other (Spark's UnionRDD)."""
+    schema = schema_of(node.output)
+
+    def part(fn: PartitionFn) -> PartitionFn:
+        def run() -> Iterator[pa.RecordBatch]:
+            for b in fn():
+                yield conform_batch(b, schema)
+
+        return run
+
+    return [part(p) for c in node.inputs for p in rt.execute(c)]
+
+
+# ---------------------------------------------------------------------------------------------
+# INTERSECT / EXCEPT [ALL]
+
+
+_KERNELS = {
+    ("intersect", True): setops.intersect_all,
+    ("intersect", False): setops.intersect_distinct,
+    ("except", True): setops.except_all,
+    ("except", False): setops.except_distinct,
+}
+
+
+@operator(SetOperationExec)
+def run_set_operation(node: SetOperationExec, rt) -> list[PartitionFn]:
+    """Both sides materialized (one partition each, AllTuples), rows matched null-safely by the
+    row codes of ``execution.kernels.keys`` and selected by ``execution.kernels.setops``."""
+    kernel = _KERNELS[(node.kind, node.is_all)]
+    schema = schema_of(node.output)
+    left_parts = rt.execute(node.left)
+    right_parts = rt.execute(node.right)
+
+    def run() -> Iterator[pa.RecordBatch]:
+        lb = concat(chain(left_parts), schema)
+        if lb.num_rows == 0:
+            return
+        rb = concat(chain(right_parts), schema)
+        if lb.num_columns == 0:
+            lcodes = np.zeros(lb.num_rows, dtype=np.int64)
+            rcodes = np.zeros(rb.num_rows, dtype=np.int64)
+        else:
+            lcodes, rcodes = encode_sides(lb.columns, rb.columns, True)
+        idx = kernel(lcodes, rcodes)
+        for s in slices(take(lb, idx), rt.ctx.batch_size):
+            yield _normalized(s)
+
+    return [run]
+
+
+__all__ = ["chain", "filter_batch", "to_array"]

@@ -1,0 +1,102 @@
+"""Running a stage's tasks on the shared thread pool.
+
+A *stage* is a list of tasks submitted together (an exchange's map side, a broadcast's input, the
+final result).  Tasks run on one process-wide ``ThreadPoolExecutor`` of ``os.cpu_count()``
+threads: the kernels (pyarrow.compute, numpy) release the GIL, so partitions progress in parallel.
+A task that itself needs a stage (an exchange or broadcast first reached inside a running task)
+runs that stage inline on its own thread, which cannot deadlock the pool.
+
+Results come back in task order; when tasks fail, the error of the lowest-numbered failing task is
+raised (unchanged, so ANSI errors keep their class), after the other tasks finished or were
+cancelled -- results never depend on thread timing.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TypeVar
+
+from ember.runtime.local.progress import ProgressBar
+
+__all__ = ["run_stage", "default_parallelism", "in_worker"]
+
+R = TypeVar("R")
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+_local = threading.local()
+
+
+def default_parallelism() -> int:
+    """Number of worker threads (the cores)."""
+    return max(1, os.cpu_count() or 1)
+
+
+def _get_pool() -> ThreadPoolExecutor:
+    global _pool
+    if _pool is None:
+        with _pool_lock:
+            if _pool is None:
+                _pool = ThreadPoolExecutor(max_workers=default_parallelism(),
+                                           thread_name_prefix="ember-task",
+                                           initializer=_mark_worker)
+    return _pool
+
+
+def _mark_worker() -> None:
+    _local.worker = True
+
+
+def in_worker() -> bool:
+    """Whether the current thread is a pool worker."""
+    return getattr(_local, "worker", False)
+
+
+def run_stage(name: str, tasks: Sequence[Callable[[], R]], progress: ProgressBar | None = None,
+              parallel: bool = True) -> list[R]:
+    """Run ``tasks`` (in parallel when possible) and return their results in order."""
+    stage = progress.stage(name, len(tasks)) if progress is not None else None
+
+    def wrap(fn: Callable[[], R]) -> Callable[[], R]:
+        if stage is None:
+            return fn
+
+        def run() -> R:
+            progress.task_started(stage)
+            try:
+                return fn()
+            finally:
+                progress.task_finished(stage)
+
+        return run
+
+    try:
+        if not parallel or len(tasks) <= 1 or in_worker():
+            return [wrap(t)() for t in tasks]
+        pool = _get_pool()
+        futures: list[Future] = [pool.submit(wrap(t)) for t in tasks]
+        results: list[R] = []
+        first_error: BaseException | None = None
+        for f in futures:
+            if first_error is not None:
+                f.cancel()
+                continue
+            try:
+                results.append(f.result())
+            except BaseException as e:  # noqa: BLE001 - re-raised below, unchanged
+                first_error = e
+        if first_error is not None:
+            for f in futures:  # let running tasks finish before the caller cleans up
+                if not f.cancelled():
+                    try:
+                        f.result()
+                    except BaseException:  # noqa: BLE001 - the first error wins
+                        pass
+            raise first_error
+        return results
+    finally:
+        if stage is not None:
+            progress.stage_done(stage)

@@ -1,0 +1,228 @@
+"""Shared fixtures of the join operator tests: data with NULL / duplicate / NaN / -0.0 keys, join
+conditions, the reference (the logical executor's ``execute_join``) and physical plan builders."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from ember import types as T
+from ember.conf import SQLConf
+from ember.execution.context import ExecContext
+from ember.execution.joins import execute_join
+from ember.expressions.arithmetic import Add
+from ember.expressions.base import AttributeReference, SortOrder, bind_references
+from ember.expressions.predicates import And, EqualNullSafe, EqualTo, LessThan
+from ember.physical.nodes import (
+    BroadcastExchangeExec,
+    BroadcastHashJoinExec,
+    BroadcastNestedLoopJoinExec,
+    BuildSide,
+    CartesianProductExec,
+    LocalTableScanExec,
+    ShuffledHashJoinExec,
+    ShuffleExchangeExec,
+    SortExec,
+    SortMergeJoinExec,
+)
+from ember.physical.partitioning import (
+    HashedRelationBroadcastMode,
+    HashPartitioning,
+    IdentityBroadcastMode,
+)
+from ember.plans.logical.join_type import JoinType
+from ember.plans.logical.nodes import Join, LocalRelation
+from ember.plans.logical.patterns import extract_equi_join_keys
+from ember.runtime.local import LocalRuntime
+
+NAN = float("nan")
+
+
+def left_table() -> pa.Table:
+    return pa.table({
+        "lk": pa.array([1, 1, 2, None, 3, 4, None, 5, 2, 7, 8, 1], pa.int64()),
+        "ls": pa.array(["a", "b", "a", "a", None, "c", None, "e", "a", "x", "y", "a"]),
+        "ld": pa.array([0.0, -0.0, NAN, None, 1.5, NAN, 2.0, -1.0, 0.0, 3.0, None, 1.5]),
+        "lv": pa.array([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12], pa.int64()),
+    })
+
+
+def right_table() -> pa.Table:
+    return pa.table({
+        "rk": pa.array([1, 2, 2, None, 3, 6, 1, None, 9, 1], pa.int64()),
+        "rs": pa.array(["a", "a", "b", "z", None, "c", "b", None, "q", "a"]),
+        "rd": pa.array([-0.0, NAN, 0.0, None, 1.5, 5.0, NAN, 2.0, None, 0.0]),
+        "rv": pa.array([10, 1, 2, 3, 6, 5, 0, 8, 9, 4], pa.int64()),
+    })
+
+
+def attrs_of(table: pa.Table, types: dict[str, T.DataType]) -> tuple[AttributeReference, ...]:
+    return tuple(AttributeReference(n, types[n]) for n in table.column_names)
+
+
+TYPES = {"lk": T.LONG, "ls": T.STRING, "ld": T.DOUBLE, "lv": T.LONG,
+         "rk": T.LONG, "rs": T.STRING, "rd": T.DOUBLE, "rv": T.LONG}
+
+
+@dataclass
+class Sides:
+    ltable: pa.Table
+    rtable: pa.Table
+    lattrs: tuple[AttributeReference, ...]
+    rattrs: tuple[AttributeReference, ...]
+
+    def col(self, name: str) -> AttributeReference:
+        for a in self.lattrs + self.rattrs:
+            if a.name == name:
+                return a
+        raise KeyError(name)
+
+
+def sides(ltable: pa.Table | None = None, rtable: pa.Table | None = None) -> Sides:
+    lt = left_table() if ltable is None else ltable
+    rt = right_table() if rtable is None else rtable
+    return Sides(lt, rt, attrs_of(lt, TYPES), attrs_of(rt, TYPES))
+
+
+def condition(s: Sides, name: str):
+    """Named join conditions (full conditions, as the logical Join holds them)."""
+    c = s.col
+    match name:
+        case "int":
+            return EqualTo(c("lk"), c("rk"))
+        case "double":
+            return EqualTo(c("ld"), c("rd"))
+        case "multi":
+            return And(EqualTo(c("lk"), c("rk")), EqualTo(c("ls"), c("rs")))
+        case "nullsafe":
+            return EqualNullSafe(c("lk"), c("rk"))
+        case "residual":
+            return And(EqualTo(c("lk"), c("rk")), LessThan(c("lv"), c("rv")))
+        case "nullsafe_residual":
+            return And(EqualNullSafe(c("ls"), c("rs")), LessThan(c("lv"), Add(c("rv"), c("rv"))))
+        case "nonequi":
+            return LessThan(c("lv"), c("rv"))
+        case "none":
+            return None
+    raise KeyError(name)
+
+
+EQUI_CONDITIONS = ("int", "double", "multi", "nullsafe", "residual", "nullsafe_residual")
+
+
+def logical_join(s: Sides, jt: JoinType, cond) -> Join:
+    exists = AttributeReference("exists", T.BOOLEAN, False) if jt is JoinType.EXISTENCE else None
+    return Join(LocalRelation(s.lattrs, s.ltable), LocalRelation(s.rattrs, s.rtable), jt, cond,
+                existence_attr=exists)
+
+
+def conf(batch_size: int | None = None, budget: int | None = None, partitions: int = 3) -> SQLConf:
+    c = SQLConf()
+    if batch_size is not None:
+        c.set("ember.execution.batchSize", batch_size)
+    if budget is not None:
+        c.set("ember.execution.memoryBudget", budget)
+    c.set("spark.sql.shuffle.partitions", partitions)
+    c.set("ember.execution.progress.enabled", False)
+    return c
+
+
+def reference(join: Join, batch_size: int = 4) -> pa.Table:
+    ctx = ExecContext(conf(batch_size))
+    out = list(execute_join(join, iter(join.left.data.to_batches(max_chunksize=batch_size)),
+                            iter(join.right.data.to_batches(max_chunksize=batch_size)), ctx))
+    from ember.execution.kernels.batches import schema_of
+
+    return pa.Table.from_batches(out, schema=schema_of(join.output))
+
+
+def _norm(v):
+    if isinstance(v, float) and math.isnan(v):
+        return "NaN"
+    if isinstance(v, float) and v == 0.0:
+        return 0.0
+    return v
+
+
+def rows(table: pa.Table) -> Counter:
+    return Counter(tuple(_norm(v) for v in r.values()) for r in table.to_pylist())
+
+
+def assert_same_rows(actual: pa.Table, expected: pa.Table) -> None:
+    assert actual.num_columns == expected.num_columns
+    assert actual.schema.types == expected.schema.types
+    ra, re = rows(actual), rows(expected)
+    assert ra == re, f"\nmissing: {re - ra}\nextra: {ra - re}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Physical plans
+
+
+def scan(attrs, table) -> LocalTableScanExec:
+    return LocalTableScanExec(attrs, table)
+
+
+def _shuffled(plan, keys, n):
+    return ShuffleExchangeExec(HashPartitioning(tuple(keys), n), plan)
+
+
+def physical(algorithm: str, join: Join, build: BuildSide | None = None, *,
+             partitions: int = 3, null_aware: bool = False):
+    """The physical join of ``join`` for ``algorithm`` ('bhj', 'shj', 'smj', 'bnlj', 'cartesian'),
+    children laid out as EnsureRequirements would."""
+    left = scan(join.left.output, join.left.data)
+    right = scan(join.right.output, join.right.data)
+    jt = join.join_type
+    ex = join.existence_attr
+    if algorithm in ("bhj", "shj", "smj"):
+        if null_aware:
+            from ember.plans.logical.patterns import extract_null_aware_anti_join_keys
+
+            lk, rk = extract_null_aware_anti_join_keys(join)
+            lkeys, rkeys, residual = (lk,), (rk,), None
+        else:
+            lkeys, rkeys, residual = extract_equi_join_keys(join)
+    if algorithm == "bhj":
+        if build is BuildSide.LEFT:
+            mode = HashedRelationBroadcastMode(
+                tuple(bind_references(k, left.output) for k in lkeys), null_aware)
+            left = BroadcastExchangeExec(mode, left)
+        else:
+            mode = HashedRelationBroadcastMode(
+                tuple(bind_references(k, right.output) for k in rkeys), null_aware)
+            right = BroadcastExchangeExec(mode, right)
+        return BroadcastHashJoinExec(lkeys, rkeys, jt, build, residual, left, right,
+                                     is_null_aware_anti_join=null_aware, existence_attr=ex)
+    if algorithm == "shj":
+        return ShuffledHashJoinExec(lkeys, rkeys, jt, build, residual,
+                                    _shuffled(left, lkeys, partitions),
+                                    _shuffled(right, rkeys, partitions), existence_attr=ex)
+    if algorithm == "smj":
+        ls = SortExec(tuple(SortOrder(k, True) for k in lkeys), False,
+                      _shuffled(left, lkeys, partitions))
+        rs = SortExec(tuple(SortOrder(k, True) for k in rkeys), False,
+                      _shuffled(right, rkeys, partitions))
+        return SortMergeJoinExec(lkeys, rkeys, jt, residual, ls, rs, existence_attr=ex)
+    if algorithm == "bnlj":
+        if build is BuildSide.LEFT:
+            left = BroadcastExchangeExec(IdentityBroadcastMode(), left)
+        else:
+            right = BroadcastExchangeExec(IdentityBroadcastMode(), right)
+        return BroadcastNestedLoopJoinExec(left, right, build, jt, join.condition,
+                                           existence_attr=ex)
+    if algorithm == "cartesian":
+        return CartesianProductExec(left, right, join.condition)
+    raise KeyError(algorithm)
+
+
+def run(plan, batch_size: int | None = None, budget: int | None = None,
+        partitions: int = 3) -> tuple[pa.Table, LocalRuntime]:
+    rt = LocalRuntime(conf(batch_size, budget, partitions))
+    try:
+        return rt.collect(plan), rt
+    finally:
+        rt.close()
