@@ -1,52 +1,304 @@
-"""BooleanSimplification (the part that factors common conjuncts out of a disjunction).
+"""BooleanSimplification: Spark 4's rule simplifying AND / OR / NOT.
 
-Spark's rule of the same name rewrites ``(a AND b) OR (a AND c)`` to ``a AND (b OR c)``.  For
-joins this matters: TPC-H q19 writes the join key inside each branch of an OR::
+Applied bottom-up to the expressions of every plan node (subquery plans are not entered)::
 
-    Filter ((p = l) AND x) OR ((p = l) AND y)     ==>     Filter (p = l) AND (x OR y)
+    true AND e  ==>  e          false AND e ==> false     (and the OR duals, either side)
+    a AND NOT a ==>  if(isnull(a), null, false)          a OR NOT a ==> if(isnull(a), null, true)
+    a AND a     ==>  a          a OR a ==> a
+    a AND (NOT a OR c) ==> a AND c       (a not nullable; the three other forms and OR duals)
+    (a OR b) AND (a OR c)  ==>  a OR (b AND c)            (common disjuncts; absorption)
+    (a AND b) OR (a AND c) ==>  a AND (b OR c)            (common conjuncts; TPC-H q19's join key)
+    (a AND b) AND a        ==>  a AND b                   (duplicates, rebuilt balanced)
+    NOT true ==> false;  NOT (a > b) ==> a <= b (and <, <=, >=);  NOT (a OR b) ==> NOT a AND NOT b;
+    NOT (a AND b) ==> NOT a OR NOT b;  NOT NOT e ==> e;  NOT isnull(e) ==> isnotnull(e) (and dual)
 
-and only the rewritten form exposes ``p = l`` as an equi-join key to PushDownPredicates.  When
-one side has no other conjunct, the result is just the common part (``(a AND b) OR a`` -> ``a``,
-absorption).  Valid in three-valued logic (AND/OR distribute over each other with NULL); applied
-only to deterministic disjunctions.  Conjuncts are matched by value (same attribute ids), not up
-to commutativity.  Applies to the expressions of every plan node, bottom-up.  No configuration
-keys are read.
+Expressions are compared *semantically* (:func:`semantic_equals`): deterministic, equal up to
+attribute names/nullability and the order of commutative operands.  Non-deterministic
+expressions are never equal to anything, so they are never merged or dropped.  The NOT pushdown
+over comparisons is valid in three-valued logic (NULL stays NULL) and also for NaN under Spark's
+total float order.  No configuration keys are read.
+
+:func:`boolean_simplification` (function form over a whole plan) and
+:func:`factor_common_conjuncts` are kept for callers that predate the rule executor.
 """
 
 from __future__ import annotations
 
-from ember.expressions.base import Expression, and_all, split_conjuncts
+from ember import types as T
+from ember.conf import SQLConf
+from ember.expressions.base import AttributeReference, Expression, Literal
+from ember.optimizer.rule_executor import Rule
+from ember.optimizer.predicate_helper import (
+    split_conjunctive_predicates,
+    split_disjunctive_predicates,
+)
 from ember.plans.logical.nodes import LogicalPlan
 
-__all__ = ["boolean_simplification", "factor_common_conjuncts"]
+__all__ = [
+    "BooleanSimplification",
+    "boolean_simplification",
+    "simplify_boolean",
+    "factor_common_conjuncts",
+    "canonicalize",
+    "semantic_equals",
+    "build_balanced_predicate",
+]
+
+TRUE = Literal(True, T.BOOLEAN)
+FALSE = Literal(False, T.BOOLEAN)
+
+
+# ---------------------------------------------------------------------------------------------
+# Semantic equality (Catalyst's canonicalized / semanticEquals)
+
+
+def _commutative_operands(e: Expression, cls: type) -> list[Expression]:
+    if isinstance(e, cls):
+        return (_commutative_operands(e.children[0], cls)
+                + _commutative_operands(e.children[1], cls))
+    return [canonicalize(e)]
+
+
+def _order(cls: type, operands: list[Expression]) -> Expression:
+    ops = sorted(operands, key=hash)
+    out = ops[0]
+    for o in ops[1:]:
+        out = cls(out, o)
+    return out
+
+
+def canonicalize(e: Expression) -> Expression:
+    """A form of ``e`` in which semantically equal expressions are equal: attributes reduced to
+    id and type, commutative operands (AND, OR, +, *, =, <=>) ordered, ``a > b`` as ``b < a``,
+    ``NOT (a > b)`` as ``a <= b`` (Catalyst's ``Canonicalize``)."""
+    from ember.expressions.arithmetic import Add, Multiply
+    from ember.expressions.base import Alias
+    from ember.expressions.predicates import (
+        And, EqualNullSafe, EqualTo, GreaterThan, GreaterThanOrEqual, LessThan, LessThanOrEqual,
+        Not, Or,
+    )
+
+    match e:
+        case AttributeReference():
+            return AttributeReference("none", e.dtype, True, e.id)
+        case Alias(child=c):
+            return e.copy(child=canonicalize(c), alias_name="none")
+        case And() | Or():
+            return _order(type(e), _commutative_operands(e, type(e)))
+        case Add() | Multiply() if type(e) in (Add, Multiply):
+            return _order_pair(e)
+        case EqualTo() | EqualNullSafe():
+            return _order_pair(e)
+        case Not(child=GreaterThan(left=l, right=r)):
+            return canonicalize(LessThanOrEqual(l, r))
+        case Not(child=LessThan(left=l, right=r)):
+            return canonicalize(GreaterThanOrEqual(l, r))
+        case Not(child=GreaterThanOrEqual(left=l, right=r)):
+            return canonicalize(LessThan(l, r))
+        case Not(child=LessThanOrEqual(left=l, right=r)):
+            return canonicalize(GreaterThan(l, r))
+        case GreaterThan(left=l, right=r):
+            return LessThan(canonicalize(r), canonicalize(l))
+        case GreaterThanOrEqual(left=l, right=r):
+            return LessThanOrEqual(canonicalize(r), canonicalize(l))
+        case _:
+            kids = e.children
+            if not kids:
+                return e
+            return e.with_children(tuple(canonicalize(k) for k in kids))
+
+
+def _order_pair(e: Expression) -> Expression:
+    left, right = (canonicalize(c) for c in e.children)
+    if hash(left) > hash(right):
+        left, right = right, left
+    return e.with_children((left, right))
+
+
+def semantic_equals(a: Expression, b: Expression) -> bool:
+    """Catalyst's ``semanticEquals``: both deterministic and equal once canonicalized."""
+    if a is b or a == b:
+        return a.deterministic
+    return a.deterministic and b.deterministic and canonicalize(a) == canonicalize(b)
+
+
+def _contains(items: list[Expression], e: Expression) -> bool:
+    return any(semantic_equals(e, x) for x in items)
+
+
+def _distinct(items: list[Expression]) -> list[Expression]:
+    """Catalyst's ``ExpressionSet``: first occurrence of each semantically distinct
+    deterministic expression, every non-deterministic one kept."""
+    out: list[Expression] = []
+    for e in items:
+        if not e.deterministic or not _contains(out, e):
+            out.append(e)
+    return out
+
+
+def build_balanced_predicate(exprs: list[Expression], op: type) -> Expression:
+    """Catalyst's ``buildBalancedPredicate``: pairs combined level by level."""
+    current = list(exprs)
+    while len(current) > 1:
+        nxt = []
+        for i in range(0, len(current), 2):
+            nxt.append(op(current[i], current[i + 1]) if i + 1 < len(current) else current[i])
+        current = nxt
+    return current[0]
+
+
+def _reduce(exprs: list[Expression], op: type) -> Expression:
+    out = exprs[0]
+    for e in exprs[1:]:
+        out = op(out, e)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The rewrite
+
+
+def _is_true(e: Expression) -> bool:
+    return isinstance(e, Literal) and e.value is True and isinstance(e.dtype, T.BooleanType)
+
+
+def _is_false(e: Expression) -> bool:
+    return isinstance(e, Literal) and e.value is False and isinstance(e.dtype, T.BooleanType)
+
+
+def _simplify(e: Expression) -> Expression | None:  # noqa: C901 - one case per Spark case
+    from ember.expressions.conditional import If
+    from ember.expressions.predicates import (
+        And, GreaterThan, GreaterThanOrEqual, IsNotNull, IsNull, LessThan, LessThanOrEqual, Not,
+        Or,
+    )
+
+    def neg_eq(a: Expression, b: Expression) -> bool:
+        """``Not(a)`` semantically equals ``b``."""
+        return semantic_equals(Not(a), b)
+
+    match e:
+        case And(left=l, right=r) if _is_true(l):
+            return r
+        case And(left=l, right=r) if _is_true(r):
+            return l
+        case Or(left=l, right=r) if _is_false(l):
+            return r
+        case Or(left=l, right=r) if _is_false(r):
+            return l
+        case And(left=l, right=r) if _is_false(l) or _is_false(r):
+            return FALSE
+        case Or(left=l, right=r) if _is_true(l) or _is_true(r):
+            return TRUE
+        case And(left=a, right=b) if neg_eq(a, b):
+            return If(IsNull(a), Literal(None, T.BOOLEAN), FALSE)
+        case And(left=a, right=b) if semantic_equals(a, Not(b)):
+            return If(IsNull(b), Literal(None, T.BOOLEAN), FALSE)
+        case Or(left=a, right=b) if neg_eq(a, b):
+            return If(IsNull(a), Literal(None, T.BOOLEAN), TRUE)
+        case Or(left=a, right=b) if semantic_equals(a, Not(b)):
+            return If(IsNull(b), Literal(None, T.BOOLEAN), TRUE)
+        case And(left=a, right=b) if semantic_equals(a, b):
+            return a
+        case Or(left=a, right=b) if semantic_equals(a, b):
+            return a
+        # The following need non-nullable operands (three-valued logic differs on NULL).
+        case And(left=a, right=Or(left=b, right=c)) if not a.nullable and neg_eq(a, b):
+            return And(a, c)
+        case And(left=a, right=Or(left=b, right=c)) if not a.nullable and neg_eq(a, c):
+            return And(a, b)
+        case And(left=Or(left=a, right=b), right=c) if not c.nullable and semantic_equals(
+                a, Not(c)):
+            return And(b, c)
+        case And(left=Or(left=a, right=b), right=c) if not c.nullable and semantic_equals(
+                b, Not(c)):
+            return And(a, c)
+        case Or(left=a, right=And(left=b, right=c)) if not a.nullable and neg_eq(a, b):
+            return Or(a, c)
+        case Or(left=a, right=And(left=b, right=c)) if not a.nullable and neg_eq(a, c):
+            return Or(a, b)
+        case Or(left=And(left=a, right=b), right=c) if not c.nullable and semantic_equals(
+                a, Not(c)):
+            return Or(b, c)
+        case Or(left=And(left=a, right=b), right=c) if not c.nullable and semantic_equals(
+                b, Not(c)):
+            return Or(a, c)
+        case And(left=l, right=r):
+            return _factor(e, l, r, split_disjunctive_predicates, split_conjunctive_predicates,
+                           Or, And)
+        case Or(left=l, right=r):
+            return _factor(e, l, r, split_conjunctive_predicates, split_disjunctive_predicates,
+                           And, Or)
+        case Not(child=c) if _is_true(c):
+            return FALSE
+        case Not(child=c) if _is_false(c):
+            return TRUE
+        case Not(child=GreaterThan(left=a, right=b)):
+            return LessThanOrEqual(a, b)
+        case Not(child=GreaterThanOrEqual(left=a, right=b)):
+            return LessThan(a, b)
+        case Not(child=LessThan(left=a, right=b)):
+            return GreaterThanOrEqual(a, b)
+        case Not(child=LessThanOrEqual(left=a, right=b)):
+            return GreaterThan(a, b)
+        case Not(child=Or(left=a, right=b)):
+            return And(Not(a), Not(b))
+        case Not(child=And(left=a, right=b)):
+            return Or(Not(a), Not(b))
+        case Not(child=Not(child=c)):
+            return c
+        case Not(child=IsNull(child=c)):
+            return IsNotNull(c)
+        case Not(child=IsNotNull(child=c)):
+            return IsNull(c)
+        case _:
+            return None
+
+
+def _factor(e, left, right, split_inner, split_outer, inner_op, outer_op):
+    """Common-factor elimination for ``e = left <outer_op> right`` where each side is split by
+    ``split_inner`` into ``inner_op`` terms (Spark's two ``Common factor elimination`` cases)."""
+    lhs, rhs = split_inner(left), split_inner(right)
+    common = [x for x in lhs if _contains(rhs, x)]
+    if common:
+        ldiff = [x for x in lhs if not _contains(common, x)]
+        rdiff = [x for x in rhs if not _contains(common, x)]
+        if not ldiff or not rdiff:
+            return _reduce(common, inner_op)
+        return _reduce(common + [outer_op(_reduce(ldiff, inner_op), _reduce(rdiff, inner_op))],
+                       inner_op)
+    every = split_outer(left) + split_outer(right)
+    distinct = _distinct(every)
+    if len(distinct) == len(every):
+        return None
+    return build_balanced_predicate(distinct, outer_op)
+
+
+def simplify_boolean(e: Expression) -> Expression:
+    """``e`` with the rewrites of the module docstring applied bottom-up."""
+    return e.transform_up(_simplify)
 
 
 def factor_common_conjuncts(e: Expression) -> Expression:
-    """``e`` with every ``(a AND b) OR (a AND c)`` rewritten to ``a AND (b OR c)``."""
-    from ember.expressions.predicates import Or
+    """``e`` simplified (kept for older callers; the factoring is part of the full rule)."""
+    return simplify_boolean(e)
 
-    def rule(x: Expression) -> Expression | None:
-        match x:
-            case Or(left=left, right=right) if x.deterministic:
-                lhs, rhs = split_conjuncts(left), split_conjuncts(right)
-                common = [c for c in lhs if c in rhs]
-                if not common:
-                    return None
-                ldiff = [c for c in lhs if c not in common]
-                rdiff = [c for c in rhs if c not in common]
-                if not ldiff or not rdiff:
-                    return and_all(common)
-                return and_all(common + [Or(and_all(ldiff), and_all(rdiff))])
-            case _:
-                return None
 
-    return e.transform_up(rule)
+class BooleanSimplification(Rule):
+    """See the module docstring."""
+
+    rule_name = "BooleanSimplification"
+
+    def apply(self, plan: LogicalPlan, conf: SQLConf) -> LogicalPlan:
+        return plan.transform_up(lambda p: p.map_expressions(simplify_boolean))
 
 
 def boolean_simplification(plan: LogicalPlan) -> LogicalPlan:
-    """``plan`` with common conjuncts factored out of disjunctions; ``plan`` if none."""
-
-    def rule(p: LogicalPlan) -> LogicalPlan:
-        return p.map_expressions(factor_common_conjuncts)
-
-    return plan.transform_up(rule)
+    """``BooleanSimplification`` applied to ``plan`` until it stops changing (function form)."""
+    rule = BooleanSimplification()
+    for _ in range(100):
+        new = rule(plan)
+        if new is plan:
+            break
+        plan = new
+    return plan
