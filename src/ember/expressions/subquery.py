@@ -70,6 +70,15 @@ class SubqueryExpression(Expression):
     def correlated(self) -> bool:
         return bool(getattr(self, "outer_attrs", ()))
 
+    @property
+    def references(self) -> frozenset[int]:
+        # Spark's SubqueryExpression.references: the outer columns the subquery reads are inputs
+        # of the operator holding it (so pushdown / pruning keep them available there).
+        out = set(Expression.references.fget(self))  # type: ignore[attr-defined]
+        for a in getattr(self, "outer_attrs", ()):
+            out |= a.references
+        return frozenset(out)
+
     def with_plan(self, plan: Any) -> "SubqueryExpression":
         return self.copy(plan=plan)  # type: ignore[attr-defined]
 

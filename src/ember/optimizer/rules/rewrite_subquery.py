@@ -1,5 +1,28 @@
 """RewritePredicateSubquery + RewriteCorrelatedScalarSubquery: remove every subquery expression.
 
+Rule classes (Spark's names, both ``excludable = False``: the executor has no subquery operator):
+
+- :class:`RewriteCorrelatedScalarSubquery` -- scalar subqueries only (Spark runs it inside the
+  operator-optimization batch); predicate subqueries are left in place.
+- :class:`RewritePredicateSubquery` -- EXISTS / IN / NOT IN (Spark's late "RewriteSubquery"
+  batch), plus any scalar subquery still left, so its output holds no subquery expression.
+  :func:`rewrite_subqueries` is the same rewrite as a function.
+
+Each works on whatever shape earlier rules left (filters pushed down, joins reordered, columns
+pruned): it reads only the operator holding the subquery and that operator's input, and every
+rewritten operator keeps its input's columns, so outer references stay valid.
+
+PullupCorrelatedPredicates is folded into both rules rather than being a rule of its own.  In
+Spark it moves the correlated conjuncts out of the subquery plan into a ``joinCond`` field of
+the subquery expression, early in the optimizer.  Ember's subquery expressions
+(``Exists(plan, outer_attrs)`` ...) have no such field, and the pull-up is not separable from
+the join it feeds: a correlated global aggregate needs a *domain join* over the outer plan (the
+COUNT bug below the top of a subquery, see decorrelate.py), which only exists where the
+subquery is rewritten, and a subquery whose plan reuses the outer plan's attribute ids must be
+re-instantiated before its predicates are pulled.  So each rewrite calls
+:func:`~ember.optimizer.rules.decorrelate.pull_up_correlated_predicates` on the subquery plan at
+the point it builds the join.
+
 The executor knows joins, aggregates, filters and projects, not subqueries.  This rule turns each
 subquery expression of an analyzed plan into a join with the (decorrelated) subquery plan, so the
 output plan holds no ``Exists``/``InSubquery``/``ScalarSubquery``/``OuterReference``.  It runs
@@ -82,6 +105,7 @@ from ember.expressions.subquery import (
     ScalarSubquery,
     SubqueryExpression,
 )
+from ember.optimizer.rule_executor import Rule
 from ember.optimizer.rules.decorrelate import (
     always_true_alias,
     empty_input_expression,
@@ -113,6 +137,45 @@ from ember.plans.logical.patterns import null_aware_anti_join_condition
 RULE_NAME = "RewritePredicateSubquery"
 
 
+class RewriteCorrelatedScalarSubquery(Rule):
+    """Spark's ``RewriteCorrelatedScalarSubquery`` (operator-optimization batch): every scalar
+    subquery -> LeftOuter join with its (decorrelated, grouped) plan, COUNT bug handled.
+
+    Uncorrelated scalar subqueries are joined too (Ember has no physical subquery operator).
+    Predicate subqueries are left in place for :class:`RewritePredicateSubquery`.  Works on any
+    plan shape other rules produce: only the operator holding the subquery and its input are
+    read; the input's columns are kept, so outer references stay valid.
+
+    >>> # Project [(SELECT max(c) FROM s WHERE s.k = t.k) AS m] <- t
+    >>> #   -> Project [.., m] <- Join LeftOuter (k = k') (t, Aggregate [k'], [max(c), k'] <- s)
+    """
+
+    rule_name = "RewriteCorrelatedScalarSubquery"
+    excludable = False
+
+    def apply(self, plan: LogicalPlan, conf: object) -> LogicalPlan:
+        return rewrite_scalar_subqueries(plan)
+
+
+class RewritePredicateSubquery(Rule):
+    """Spark's ``RewritePredicateSubquery`` (the late "RewriteSubquery" batch): EXISTS / IN /
+    NOT IN -> LeftSemi / LeftAnti (null-aware for NOT IN) joins for top-level Filter conjuncts,
+    ExistenceJoin elsewhere (under OR/NOT, in projections, aggregates, join conditions, sorts).
+
+    It also rewrites any scalar subquery still present (when RewriteCorrelatedScalarSubquery was
+    not run), so its output never holds a subquery expression.  PullupCorrelatedPredicates is
+    folded into it: see the module docstring.
+
+    >>> # Filter (EXISTS(q) AND x > 1) <- t  ->  Join LeftSemi <corr> (Filter (x > 1) <- t, q')
+    """
+
+    rule_name = "RewritePredicateSubquery"
+    excludable = False
+
+    def apply(self, plan: LogicalPlan, conf: object) -> LogicalPlan:
+        return rewrite_subqueries(plan)
+
+
 def rewrite_subqueries(plan: LogicalPlan) -> LogicalPlan:
     """``plan`` without subquery expressions (joins instead); ``plan`` itself if it has none.
 
@@ -121,27 +184,39 @@ def rewrite_subqueries(plan: LogicalPlan) -> LogicalPlan:
     return plan.transform_up(_rewrite_node)
 
 
+def rewrite_scalar_subqueries(plan: LogicalPlan) -> LogicalPlan:
+    """``plan`` with its scalar subqueries replaced by left outer joins (predicate subqueries
+    kept); ``plan`` itself if it has none."""
+    return plan.transform_up(lambda p: _rewrite_node(p, scalars_only=True))
+
+
 def contains_subquery(e: Expression) -> bool:
     """Whether ``e`` holds a subquery expression (scalar, EXISTS or IN) anywhere."""
     return e.find(lambda x: isinstance(x, SubqueryExpression)) is not None
 
 
-def _rewrite_node(p: LogicalPlan) -> LogicalPlan:
-    if not any(contains_subquery(e) for e in p.expressions()):
+def contains_scalar_subquery(e: Expression) -> bool:
+    """Whether ``e`` holds a scalar subquery (outside the plans of other subqueries)."""
+    return e.find(lambda x: isinstance(x, ScalarSubquery)) is not None
+
+
+def _rewrite_node(p: LogicalPlan, scalars_only: bool = False) -> LogicalPlan:
+    has = contains_scalar_subquery if scalars_only else contains_subquery
+    if not any(has(e) for e in p.expressions()):
         return p
     match p:
         case Filter():
-            return _rewrite_filter(p)
+            return _rewrite_filter(p, scalars_only)
         case Project(project_list=items, child=child):
-            j = _Joiner(child)
+            j = _Joiner(child, scalars_only)
             new_items = tuple(j.rewrite_expression(e) for e in items)
             return Project(new_items, j.plan)
         case Aggregate():
-            return _rewrite_aggregate(p)
+            return _rewrite_aggregate(p, scalars_only)
         case Join():
-            return _rewrite_join(p)
+            return _rewrite_join(p, scalars_only)
         case Sort(order=order, child=child):
-            j = _Joiner(child)
+            j = _Joiner(child, scalars_only)
             new_order = tuple(j.rewrite_expression(o) for o in order)
             return _keep_output(p, Sort(new_order, p.is_global, j.plan))
         case _:
@@ -161,10 +236,12 @@ def _keep_output(original: LogicalPlan, new: LogicalPlan) -> LogicalPlan:
 # Per-operator rewrites
 
 
-def _rewrite_filter(p: Filter) -> LogicalPlan:
+def _rewrite_filter(p: Filter, scalars_only: bool = False) -> LogicalPlan:
     from ember.expressions.predicates import Not
 
-    j = _Joiner(p.child)
+    j = _Joiner(p.child, scalars_only)
+    if scalars_only:
+        return _keep_output(p, Filter(j.rewrite_scalars(p.condition), j.plan))
     conjuncts = [j.rewrite_scalars(c) for c in split_conjuncts(p.condition)]
     with_sub = [c for c in conjuncts if contains_subquery(c)]
     without = [c for c in conjuncts if not contains_subquery(c)]
@@ -186,8 +263,8 @@ def _rewrite_filter(p: Filter) -> LogicalPlan:
     return _keep_output(p, j.plan)
 
 
-def _rewrite_aggregate(p: Aggregate) -> LogicalPlan:
-    j = _Joiner(p.child)
+def _rewrite_aggregate(p: Aggregate, scalars_only: bool = False) -> LogicalPlan:
+    j = _Joiner(p.child, scalars_only)
     grouping = tuple(j.rewrite_expression(e) for e in p.grouping_expressions)
     aggs = tuple(j.rewrite_expression(e) for e in p.aggregate_expressions)
     # Subquery values read outside aggregate functions must be grouping columns.
@@ -217,26 +294,29 @@ def _attrs_outside_aggregates(e: Expression) -> list[AttributeReference]:
     return out
 
 
-def _rewrite_join(p: Join) -> LogicalPlan:
+def _rewrite_join(p: Join, scalars_only: bool = False) -> LogicalPlan:
     cond = p.condition
     assert cond is not None
     jt = p.join_type
+    has = contains_scalar_subquery if scalars_only else contains_subquery
     if isinstance(jt, JoinType) and jt.is_inner_like:
         conjuncts = split_conjuncts(cond)
-        with_sub = [c for c in conjuncts if contains_subquery(c)]
-        without = [c for c in conjuncts if not contains_subquery(c)]
-        return _rewrite_filter(Filter(and_all(with_sub), p.copy(condition=and_all(without))))  # type: ignore[arg-type]
+        with_sub = [c for c in conjuncts if has(c)]
+        without = [c for c in conjuncts if not has(c)]
+        return _rewrite_filter(Filter(and_all(with_sub), p.copy(condition=and_all(without))),  # type: ignore[arg-type]
+                               scalars_only)
     # Outer / semi / anti joins: evaluate the subquery on the side whose columns it reads.
     reads: set[int] = set()
-    for e in cond.collect(lambda x: x if isinstance(x, SubqueryExpression) else None):
+    kind = ScalarSubquery if scalars_only else SubqueryExpression
+    for e in cond.collect(lambda x: x if isinstance(x, kind) else None):
         reads |= _subquery_outer_reads(e)
     left_ids, right_ids = p.left.output_set, p.right.output_set
     if reads <= left_ids:
-        j = _Joiner(p.left)
+        j = _Joiner(p.left, scalars_only)
         new_cond = j.rewrite_expression(cond)
         return _keep_output(p, p.copy(left=j.plan, condition=new_cond))
     if reads <= right_ids:
-        j = _Joiner(p.right)
+        j = _Joiner(p.right, scalars_only)
         new_cond = j.rewrite_expression(cond)
         return _keep_output(p, p.copy(right=j.plan, condition=new_cond))
     raise UnsupportedError(
@@ -272,7 +352,8 @@ class _Joiner:
     hands back the expressions that replace them.  Outer references in the subqueries point to
     the original input's columns (``outer_ids``), which every join below keeps."""
 
-    def __init__(self, child: LogicalPlan) -> None:
+    def __init__(self, child: LogicalPlan, scalars_only: bool = False) -> None:
+        self.scalars_only = scalars_only
         self.plan = child
         self.outer_plan = child
         self.outer_ids = child.output_set
@@ -283,6 +364,8 @@ class _Joiner:
     def rewrite_expression(self, e: Expression) -> Expression:
         if not contains_subquery(e):
             return e
+        if self.scalars_only:
+            return self.rewrite_scalars(e)
         return self.rewrite_predicates(self.rewrite_scalars(e))
 
     def rewrite_scalars(self, e: Expression) -> Expression:
