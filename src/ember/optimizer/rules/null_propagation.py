@@ -49,8 +49,13 @@ def is_null_intolerant(e: Expression) -> bool:
         case BinaryComparison() | BinaryArithmetic() | _UnaryNumeric() | Not() | Cast() | Like():
             return bool(e.children)
         case ScalarFunction():
+            from ember.expressions.misc import _EAGER_ARGUMENTS
+
             try:
-                return bool(e.arguments) and e.spec.null_intolerant
+                # concat evaluates every argument (an error in one after a NULL is raised), as
+                # Spark's Concat, which is not NullIntolerant.
+                return (bool(e.arguments) and e.spec.null_intolerant
+                        and e.spec.key not in _EAGER_ARGUMENTS)
             except KeyError:
                 return False
         case _:

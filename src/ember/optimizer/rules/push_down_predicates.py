@@ -1,106 +1,93 @@
 """PushDownPredicates: move filter conjuncts as close to the relations as their columns allow.
 
-Spark's CombineFilters + PushPredicateThroughNonJoin + PushPredicateThroughJoin, for the shapes
-Ember's executor needs (comma joins must become equi-joins, or TPC-H style queries run as
-cartesian products)::
+Spark's ``PushPredicateThroughNonJoin`` and ``PushPredicateThroughJoin``, and their composite
+``PushDownPredicates``, which on every node, top-down, tries CombineFilters' rewrite (the
+CombineFilters module's), then the first, then the second, as Spark's does::
 
     Filter (a#1 = b#2) AND (x#3 > 1)           Join Inner, (a#1 = b#2)
     +- Join Inner                      ==>     :- Filter (x#3 > 1)
        :- t1 (a, x)                            :  +- t1
        +- t2 (b)                               +- t2
 
-- ``Filter`` over ``Filter``: one Filter (inner condition first).
-- ``Filter`` over ``Project``: deterministic conjuncts go below, aliases substituted, when every
-  projected expression is deterministic.
-- ``Filter`` over ``Join``: conjuncts reading one side only go to that side when the join type
-  does not NULL-pad it (``JoinType.left_nullable`` / ``right_nullable``; Inner/Cross: both sides;
-  LeftOuter, LeftSemi, LeftAnti, ExistenceJoin: left; RightOuter: right; FullOuter: none).  For
-  Inner/Cross the other conjuncts become part of the join condition (Cross with a condition
-  becomes Inner).
-- A join's own condition: conjuncts reading one side only go to that side when the join type
-  drops that side's unmatched rows (``JoinType.keeps_unmatched_left`` / ``keeps_unmatched_right``;
-  right: Inner, Cross, LeftOuter, LeftSemi, LeftAnti, ExistenceJoin; left: Inner, Cross,
-  RightOuter, LeftSemi).
+PushPredicateThroughNonJoin, for ``Filter`` over:
 
-Not valid for non-deterministic conjuncts (they stay where they are, and nothing is pushed past
-them); conjuncts holding subquery expressions are not pushed (this rule runs after the subquery
-rewrite, so there should be none).  No configuration keys are read.
+- ``Project`` whose items are all deterministic: the whole condition goes below, aliases replaced
+  by their expressions (not when a subquery in the condition reads the Project's input).
+- ``Aggregate`` with grouping expressions and deterministic items: conjuncts that are
+  deterministic, reference something, and after alias replacement read only the child's output
+  (so: over grouping columns, never over aggregate results) go below; the rest stay above.
+- ``Union``: deterministic conjuncts go into every input, attributes renamed by position.
+- ``Distinct``, ``Sort``, ``Expand`` (Spark's ``canPushThrough``) with deterministic expressions:
+  deterministic conjuncts over the child's output go below.
+  Not through Limit/Offset (they pick rows), Window-like or leaf nodes.
+
+PushPredicateThroughJoin (which sides a predicate may filter):
+
+================  ===============================  ====================================
+join type         Filter above: pushed to          join condition conjuncts pushed to
+================  ===============================  ====================================
+Inner, Cross      left, right; the rest (if it     left, right
+                  can be evaluated in a join)
+                  joins the condition
+LeftSemi          left                             left, right
+LeftOuter         left                             right
+LeftAnti          left                             right
+ExistenceJoin     left                             right
+RightOuter        right                            left
+FullOuter         nothing                          nothing
+================  ===============================  ====================================
+
+Non-deterministic conjuncts are never pushed into a join's inputs.  No configuration keys.
 """
 
 from __future__ import annotations
 
-from ember.expressions.base import Alias, AttributeReference, Expression, and_all, split_conjuncts
+from ember.expressions.base import Alias, AttributeReference, Expression, and_all
+from ember.optimizer.predicate_helper import can_evaluate_within_join, split_conjunctive_predicates
+from ember.optimizer.rule_executor import Rule
 from ember.plans.logical.join_type import JoinType
-from ember.plans.logical.nodes import Filter, Join, LogicalPlan, Project
+from ember.plans.logical.nodes import (
+    Aggregate,
+    Distinct,
+    Expand,
+    Filter,
+    Join,
+    LogicalPlan,
+    Project,
+    Sort,
+    Union,
+)
 
-__all__ = ["push_down_predicates"]
-
-
-def _pushable(e: Expression) -> bool:
-    from ember.expressions.subquery import SubqueryExpression
-
-    return e.deterministic and not e.exists(lambda x: isinstance(x, SubqueryExpression))
-
-
-def _filter(conjuncts: list[Expression], child: LogicalPlan) -> LogicalPlan:
-    return Filter(and_all(conjuncts), child) if conjuncts else child
-
-
-def _split(conjuncts: list[Expression], left: LogicalPlan, right: LogicalPlan):
-    """(left-only, right-only, other) conjuncts, keeping order; nothing is pushed past the first
-    non-pushable conjunct."""
-    lids, rids = left.output_set, right.output_set
-    lo: list[Expression] = []
-    ro: list[Expression] = []
-    rest: list[Expression] = []
-    blocked = False
-    for c in conjuncts:
-        if blocked or not _pushable(c):
-            blocked = blocked or not c.deterministic
-            rest.append(c)
-        elif c.references <= lids:
-            lo.append(c)
-        elif c.references <= rids:
-            ro.append(c)
-        else:
-            rest.append(c)
-    return lo, ro, rest
+__all__ = [
+    "PushDownPredicates",
+    "PushPredicateThroughNonJoin",
+    "PushPredicateThroughJoin",
+    "push_down_predicates",
+]
 
 
-def _push_into_join(f: Filter, conjuncts: list[Expression], j: Join) -> LogicalPlan:
-    jt = j.join_type
-    lo, ro, rest = _split(conjuncts, j.left, j.right)
-    # A Filter above the join sees a side's columns NULL-padded when that side is nullable.
-    if jt.left_nullable:
-        rest, lo = lo + rest, []
-    if jt.right_nullable or not jt.outputs_right:
-        rest, ro = ro + rest, []
-    if not lo and not ro and not (jt.is_inner_like and rest):
-        return f
-    left, right = _filter(lo, j.left), _filter(ro, j.right)
-    if jt.is_inner_like:
-        cond = and_all(split_conjuncts(j.condition) + rest)
-        return j.copy(left=left, right=right, condition=cond,
-                      join_type=JoinType.INNER if cond is not None else jt)
-    return _filter(rest, j.copy(left=left, right=right))
+# ---------------------------------------------------------------------------------------------
+# Helpers
 
 
-def _push_join_condition(j: Join) -> LogicalPlan:
-    jt = j.join_type
-    if j.condition is None or not isinstance(jt, JoinType):
-        return j
-    lo, ro, rest = _split(split_conjuncts(j.condition), j.left, j.right)
-    # A condition conjunct may filter a side only when that side's unmatched rows are dropped.
-    if jt.keeps_unmatched_left:
-        rest, lo = lo + rest, []
-    if jt.keeps_unmatched_right:
-        rest, ro = ro + rest, []
-    if not lo and not ro:
-        return j
-    return j.copy(left=_filter(lo, j.left), right=_filter(ro, j.right), condition=and_all(rest))
+def _alias_map(items) -> dict[int, Expression]:
+    """Output attribute id -> aliased expression (Spark's ``getAliasMap``)."""
+    return {a.id: a.child for a in items if isinstance(a, Alias)}
 
 
-def _substitute(e: Expression, aliases: dict[int, Expression]) -> Expression:
+def _agg_alias_map(agg: Aggregate) -> dict[int, Expression]:
+    """As :func:`_alias_map`, only for items holding no aggregate function."""
+    from ember.expressions.aggregates import AggregateExpression
+
+    return {a.id: a.child for a in agg.aggregate_expressions
+            if isinstance(a, Alias)
+            and not a.child.exists(lambda x: isinstance(x, AggregateExpression))}
+
+
+def _replace_alias(e: Expression, aliases: dict[int, Expression]) -> Expression:
+    if not aliases:
+        return e
+
     def rule(x: Expression) -> Expression | None:
         if isinstance(x, AttributeReference) and x.id in aliases:
             return aliases[x.id]
@@ -109,38 +96,225 @@ def _substitute(e: Expression, aliases: dict[int, Expression]) -> Expression:
     return e.transform_up(rule)
 
 
-def _push_filter(f: Filter) -> LogicalPlan:
-    conjuncts = split_conjuncts(f.condition)
-    match f.child:
-        case Filter(condition=inner, child=grand) if inner.deterministic:
-            return _push_filter(Filter(and_all(split_conjuncts(inner) + conjuncts), grand))
-        case Project(project_list=items, child=grand) if all(e.deterministic for e in items):
-            aliases = {a.id: a.child for a in items if isinstance(a, Alias)}
-            down = [_substitute(c, aliases) for c in conjuncts if _pushable(c)]
-            if len(down) != len(conjuncts) or not down:
-                return f
-            return f.child.copy(child=_push_filter(Filter(and_all(down), grand)))
-        case Join(join_type=JoinType()) as j:
-            return _push_into_join(f, conjuncts, j)
+def _filter(conds: list[Expression], child: LogicalPlan) -> LogicalPlan:
+    return Filter(and_all(conds), child) if conds else child
+
+
+def _can_push_through_condition(plan: LogicalPlan, condition: Expression) -> bool:
+    """No subquery in ``condition`` outputs an attribute of ``plan`` (same-source subquery)."""
+    from ember.expressions.subquery import SubqueryExpression
+
+    ids = plan.output_set
+    return not condition.exists(
+        lambda x: isinstance(x, SubqueryExpression) and bool(x.plan.output_set & ids))
+
+
+def _push_down(f: Filter, grandchild: LogicalPlan, insert) -> LogicalPlan:
+    """Spark's ``pushDownPredicate``: deterministic conjuncts over ``grandchild``'s output go
+    below (``insert(cond)`` builds the new child), the rest stay on top."""
+    conjuncts = split_conjunctive_predicates(f.condition)
+    ids = grandchild.output_set
+    down = [c for c in conjuncts if c.deterministic and c.references <= ids]
+    if not down:
+        return f
+    stay = ([c for c in conjuncts if c.deterministic and not c.references <= ids]
+            + [c for c in conjuncts if not c.deterministic])
+    return _filter(stay, insert(and_all(down)))
+
+
+# ---------------------------------------------------------------------------------------------
+# PushPredicateThroughNonJoin
+
+
+def push_predicate_through_non_join(p: LogicalPlan) -> LogicalPlan | None:
+    """One top-down step of PushPredicateThroughNonJoin on ``p``; None when no case applies."""
+    match p:
+        case Filter(condition=cond, child=Project(project_list=items, child=grand) as proj) if (
+                all(e.deterministic for e in items) and _can_push_through_condition(grand, cond)):
+            return proj.copy(child=Filter(_replace_alias(cond, _alias_map(items)), grand))
+        case Filter(condition=cond, child=Aggregate() as agg) if (
+                agg.grouping_expressions
+                and all(e.deterministic for e in agg.aggregate_expressions)):
+            aliases = _agg_alias_map(agg)
+            child_ids = agg.child.output_set
+            down: list[Expression] = []
+            stay: list[Expression] = []
+            for c in split_conjunctive_predicates(cond):
+                if (c.deterministic and c.references
+                        and _replace_alias(c, aliases).references <= child_ids):
+                    down.append(c)
+                else:
+                    stay.append(c)
+            if not down:
+                return None
+            new_agg = agg.copy(child=Filter(_replace_alias(and_all(down), aliases), agg.child))
+            return _filter(stay, new_agg)
+        case Filter(condition=cond, child=Union(inputs=inputs) as union):
+            conjuncts = split_conjunctive_predicates(cond)
+            down = [c for c in conjuncts if c.deterministic]
+            if not down:
+                return None
+            stay = [c for c in conjuncts if not c.deterministic]
+            down_cond = and_all(down)
+            positions = {a.id: i for i, a in enumerate(union.output)}
+            new_inputs = []
+            for child in inputs:
+                out = child.output
+
+                def rename(x: Expression, out=out) -> Expression | None:
+                    if isinstance(x, AttributeReference) and x.id in positions:
+                        return out[positions[x.id]]
+                    return None
+
+                new_inputs.append(Filter(down_cond.transform_up(rename), child))
+            return _filter(stay, union.copy(inputs=tuple(new_inputs)))
+        case Filter(child=Distinct() | Sort() | Expand() as u) if all(
+                e.deterministic for e in u.expressions()):
+            result = _push_down(p, u.child, lambda c: u.copy(child=Filter(c, u.child)))
+            return None if result is p else result
         case _:
-            return f
+            return None
+
+
+# ---------------------------------------------------------------------------------------------
+# PushPredicateThroughJoin
+
+_PUSHABLE_JOINS = frozenset({JoinType.INNER, JoinType.CROSS, JoinType.LEFT_SEMI,
+                             JoinType.RIGHT_OUTER, JoinType.LEFT_OUTER, JoinType.LEFT_ANTI,
+                             JoinType.EXISTENCE})
+
+
+def _split(conds: list[Expression], left: LogicalPlan, right: LogicalPlan):
+    """(left-only, right-only, common + non-deterministic), Spark's ``split``."""
+    det = [c for c in conds if c.deterministic]
+    nondet = [c for c in conds if not c.deterministic]
+    lids, rids = left.output_set, right.output_set
+    lo = [c for c in det if c.references <= lids]
+    rest = [c for c in det if not c.references <= lids]
+    ro = [c for c in rest if c.references <= rids]
+    common = [c for c in rest if not c.references <= rids]
+    return lo, ro, common + nondet
+
+
+def push_predicate_through_join(p: LogicalPlan) -> LogicalPlan | None:
+    """One top-down step of PushPredicateThroughJoin on ``p``; None when no case applies."""
+    match p:
+        case Filter(condition=fcond, child=Join(join_type=JoinType() as jt) as j) if (
+                jt in _PUSHABLE_JOINS):
+            lo, ro, common = _split(split_conjunctive_predicates(fcond), j.left, j.right)
+            if jt.is_inner_like:
+                into_join = [c for c in common if can_evaluate_within_join(c)]
+                others = [c for c in common if not can_evaluate_within_join(c)]
+                cond = and_all(into_join + split_conjunctive_predicates(j.condition))
+                join = j.copy(left=_filter(lo, j.left), right=_filter(ro, j.right),
+                              condition=cond)
+                return _filter(others, join)
+            if jt is JoinType.RIGHT_OUTER:
+                join = j.copy(right=_filter(ro, j.right))
+                return _filter(lo + common, join)
+            join = j.copy(left=_filter(lo, j.left))
+            return _filter(ro + common, join)
+        case Join(join_type=JoinType() as jt, condition=jcond) as j if (
+                jt in _PUSHABLE_JOINS and jcond is not None):
+            lo, ro, common = _split(split_conjunctive_predicates(jcond), j.left, j.right)
+            if jt.is_inner_like or jt is JoinType.LEFT_SEMI:
+                if not lo and not ro:
+                    return None
+                return j.copy(left=_filter(lo, j.left), right=_filter(ro, j.right),
+                              condition=and_all(common))
+            if jt is JoinType.RIGHT_OUTER:
+                if not lo:
+                    return None
+                return j.copy(left=_filter(lo, j.left), condition=and_all(ro + common))
+            if not ro:
+                return None
+            return j.copy(right=_filter(ro, j.right), condition=and_all(lo + common))
+        case _:
+            return None
+
+
+# ---------------------------------------------------------------------------------------------
+# CombineFilters (part of Spark's PushDownPredicates composite)
+
+
+def _combine_filters(p: LogicalPlan) -> LogicalPlan | None:
+    """CombineFilters' rewrite on ``p`` (the CombineFilters module's when present); None when it
+    does not apply."""
+    try:
+        from ember.optimizer.rules.combine_filters import _combine
+    except ImportError:  # pragma: no cover - the module is another engineer's
+        _combine = None
+    if _combine is not None:
+        out = _combine(p)
+        return None if out is p else out
+    match p:
+        case Filter(condition=fc, child=Filter(condition=nc, child=grand) as nf) if (
+                nc.deterministic):
+            from ember.expressions.predicates import And
+            from ember.optimizer.constraints import ExpressionSet
+
+            conjuncts = split_conjunctive_predicates(fc)
+            added = and_all(ExpressionSet(c for c in conjuncts if c.deterministic)
+                            - split_conjunctive_predicates(nc))
+            merged = nf if added is None else Filter(And(nc, added), grand)
+            return _filter([c for c in conjuncts if not c.deterministic], merged)
+        case _:
+            return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Rules
+
+
+def _run(plan: LogicalPlan, steps) -> LogicalPlan:
+    def rule(p: LogicalPlan) -> LogicalPlan:
+        for step in steps:
+            out = step(p)
+            if out is not None:
+                return p if out == p else out
+        return p
+
+    new = plan.transform_down(rule)
+    return plan if new == plan else new
+
+
+class PushPredicateThroughNonJoin(Rule):
+    """Spark's ``PushPredicateThroughNonJoin`` (see the module docstring)."""
+
+    rule_name = "PushPredicateThroughNonJoin"
+
+    def apply(self, plan: LogicalPlan, conf) -> LogicalPlan:
+        return _run(plan, (push_predicate_through_non_join,))
+
+
+class PushPredicateThroughJoin(Rule):
+    """Spark's ``PushPredicateThroughJoin`` (see the module docstring)."""
+
+    rule_name = "PushPredicateThroughJoin"
+
+    def apply(self, plan: LogicalPlan, conf) -> LogicalPlan:
+        return _run(plan, (push_predicate_through_join,))
+
+
+_PUSH_DOWN_STEPS = (_combine_filters, push_predicate_through_non_join, push_predicate_through_join)
+
+
+class PushDownPredicates(Rule):
+    """Spark's ``PushDownPredicates``: on every node, top-down, CombineFilters orElse
+    PushPredicateThroughNonJoin orElse PushPredicateThroughJoin."""
+
+    rule_name = "PushDownPredicates"
+
+    def apply(self, plan: LogicalPlan, conf) -> LogicalPlan:
+        return _run(plan, _PUSH_DOWN_STEPS)
 
 
 def push_down_predicates(plan: LogicalPlan) -> LogicalPlan:
-    """``plan`` with filters pushed down (same output); ``plan`` itself if nothing moved."""
-
-    def rule(p: LogicalPlan) -> LogicalPlan:
-        match p:
-            case Filter():
-                return _push_filter(p)
-            case Join(join_type=JoinType()):
-                return _push_join_condition(p)
-            case _:
-                return p
-
+    """``plan`` with filters combined and pushed down to a fixed point (same output); ``plan``
+    itself if nothing moved.  The ad hoc path's entry point until the optimizer is wired."""
     for _ in range(100):
-        new = plan.transform_down(rule)
-        if new is plan or new == plan:
+        new = _run(plan, _PUSH_DOWN_STEPS)
+        if new is plan:
             return plan
         plan = new
     return plan

@@ -1,0 +1,28 @@
+"""Helpers shared by the push-down / infer-filters / column-pruning tests."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from ember.conf import SQLConf
+from ember.execution.context import ExecContext
+from ember.execution.executor import collect
+from ember.plans.logical.nodes import LogicalPlan
+
+
+def rows(plan: LogicalPlan, batch_size: int = 65536) -> Counter:
+    """The bag of rows ``plan`` returns."""
+    t = collect(plan, ExecContext(SQLConf({"ember.execution.batchSize": batch_size})))
+    cols = [c.to_pylist() for c in t.columns]
+    return Counter(zip(*cols)) if cols else Counter({(): t.num_rows})
+
+
+def same_rows(before: LogicalPlan, after: LogicalPlan) -> bool:
+    """Both plans return the same rows (also at batch size 2)."""
+    return rows(before) == rows(after) and rows(before, 2) == rows(after, 2)
+
+
+def norm(plan: LogicalPlan) -> str:
+    """``tree_string`` with ``#ids`` removed."""
+    return re.sub(r"#\d+L?", "", plan.tree_string())
