@@ -45,16 +45,17 @@ def test_extract_filters_and_inner_joins_flattens_in_from_order():
     where = And(EqualTo(col(r2, "b"), col(r3, "c")), GreaterThan(col(r1, "a"), lit(0)))
     plan = Filter(where, Join(Join(r1, r2, JoinType.INNER, on), r3, JoinType.CROSS))
     items, conds = extract_filters_and_inner_joins(plan)
-    assert items == [r1, r2, r3]
+    assert items == [(r1, JoinType.INNER), (r2, JoinType.INNER), (r3, JoinType.CROSS)]
     assert conds == [on, EqualTo(col(r2, "b"), col(r3, "c")), GreaterThan(col(r1, "a"), lit(0))]
 
 
 def test_extract_filters_and_inner_joins_stops_at_outer_joins_and_hints():
     r1, r2, r3 = rels()
     outer = Join(r1, r2, JoinType.LEFT_OUTER, EqualTo(col(r1, "a"), col(r2, "b")))
-    assert extract_filters_and_inner_joins(outer) is None
+    # as Spark's unapply: a non-inner join is one item (ReorderJoin's size guard ignores it)
+    assert extract_filters_and_inner_joins(outer) == ([(outer, JoinType.INNER)], [])
     items, _ = extract_filters_and_inner_joins(Join(outer, r3, JoinType.INNER))
-    assert items == [outer, r3]
+    assert items == [(outer, JoinType.INNER), (r3, JoinType.INNER)]
     hinted = Join(r1, r2, JoinType.INNER, hint=JoinHint(right=("BROADCAST",)))
     assert extract_filters_and_inner_joins(hinted) is None
     assert extract_filters_and_inner_joins(r1) is None

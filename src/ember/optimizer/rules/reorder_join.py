@@ -1,12 +1,11 @@
-"""ReorderJoin: order a tree of inner joins so each join has a condition when one exists.
+"""ReorderJoin: rebuild left-deep trees of inner/cross joins so each join has a condition.
 
-Spark's ``ReorderJoin`` (the non-CBO one): a left-deep tree of Inner/Cross joins without hints
-(and deterministic Filters directly above them) is flattened by ``ExtractFiltersAndInnerJoins``
-(:mod:`ember.plans.logical.patterns`) into items (the bottom-left plan and the right sides, in
-FROM order) and conjuncts; the joins are rebuilt greedily from the first item, each time taking
-the first remaining item that some conjunct connects with what is already joined (or the next
-item when none does), with every remaining conjunct the pair can evaluate as the join
-condition (Spark's ``createOrderedJoin``)::
+Spark's heuristic (non-CBO) ``ReorderJoin`` (spark-behavior.md 2, seed 000).  Walking the plan
+top-down, at every node that ``ExtractFiltersAndInnerJoins`` matches
+(:func:`ember.plans.logical.patterns.extract_filters_and_inner_joins`: consecutive Inner/Cross
+joins without hints and Filters directly above them, flattened down the LEFT side only) and that
+yields more than two items and at least one conjunct, the joins are rebuilt by
+:func:`create_ordered_join` (greedy, left-deep)::
 
     Filter (a = c) AND (b = c)            Project [a, b, c]                FROM t1, t2, t3
     +- Join Inner                         +- Join Inner, (b = c)           t1(a) t2(b) t3(c)
@@ -15,64 +14,136 @@ condition (Spark's ``createOrderedJoin``)::
        :  +- t2                              :  +- t3
        +- t3                                 +- t2
 
-A conjunct that reads one item only lands in the condition of the first join holding that item;
-PushDownPredicates (run before and after this rule) pushes it back into the item.  When the
-output order of the rebuilt tree differs, a Project restores it.  Applies only to trees of more
-than two items with at least one conjunct; non-deterministic Filters and joins with hints stop
-the flattening.  Inner-join semantics make any order valid (not so for outer, semi or anti
-joins, which are never flattened).  No configuration keys are read.
+- Three or more items: take the first; join it with the first later item that some conjunct
+  *connects* with it (else the next item), under every conjunct the pair can evaluate and that
+  may sit in a join (``can_evaluate_within_join``), with that item's recorded join type; repeat
+  with the join as the new first item (typed Inner).  Quirk kept from Spark: a conjunct without
+  references (a literal, ``row_number() = 2``) "connects" any pair, so the next item is taken.
+- Two items: one join, Inner when both items are Inner, else Cross, under the conjuncts that may
+  sit in a join; the others (non-deterministic, unevaluable, EXISTS / IN subqueries) in a Filter
+  on top.
+- Cross-joined items without a connecting condition therefore end up after the connected ones.
+- When the rebuilt tree's output order differs, a Project restores the original order.
+
+When ``spark.sql.cbo.starSchemaDetection`` is true and ``spark.sql.cbo.enabled`` false, the
+items are first put in star order (:func:`ember.optimizer.rules.star_schema.reorder_star_joins`:
+fact table, then selective dimensions by ascending size) -- a preference only, since the greedy
+step still picks the first *connected* item.
+
+Valid for Inner/Cross joins only (any order gives the same rows); outer, semi and anti joins and
+hinted joins are never flattened.  Reads ``spark.sql.cbo.starSchemaDetection``,
+``spark.sql.cbo.enabled`` (and through star detection ``spark.sql.cbo.starJoinFTRatio``,
+``spark.sql.statistics.ndv.maxError``).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ember.expressions.base import Expression, and_all
+from ember.optimizer.predicate_helper import can_evaluate, can_evaluate_within_join
+from ember.optimizer.rule_executor import Rule
 from ember.plans.logical.join_type import JoinType
 from ember.plans.logical.nodes import Filter, Join, LogicalPlan, Project
 from ember.plans.logical.patterns import extract_filters_and_inner_joins
 
-__all__ = ["reorder_join"]
+if TYPE_CHECKING:  # pragma: no cover
+    from ember.conf import SQLConf
+
+__all__ = ["ReorderJoin", "create_ordered_join", "reorder_join"]
+
+Item = tuple[LogicalPlan, JoinType]
 
 
-def _evaluable(e: Expression, p: LogicalPlan) -> bool:
-    return bool(e.references) and e.references <= p.output_set
+def create_ordered_join(items: list[Item], conditions: list[Expression]) -> LogicalPlan:
+    """Spark's ``ReorderJoin.createOrderedJoin``: a left-deep join of ``items`` (``(plan,
+    join_type)`` pairs, at least two) under ``conditions`` (conjuncts).
 
-
-def _ordered_join(items: list[LogicalPlan], conds: list[Expression]) -> LogicalPlan:
-    """Spark's ``createOrderedJoin`` (all joins Inner)."""
-    left = items[0]
-    rest = items[1:]
-    while rest:
-        nxt = None
-        if len(rest) > 1:
-            for cand in rest:
-                refs = left.output_set | cand.output_set
-                if any(c.references <= refs for c in conds
-                       if not _evaluable(c, left) and not _evaluable(c, cand)):
-                    nxt = cand
-                    break
-        right = nxt if nxt is not None else rest[0]
-        joined_refs = left.output_set | right.output_set
-        here = [c for c in conds if c.references <= joined_refs]
-        conds = [c for c in conds if not c.references <= joined_refs]
-        left = Join(left, right, JoinType.INNER, and_all(here))
-        rest = [r for r in rest if r is not right]
-    return Filter(and_all(conds), left) if conds else left
-
-
-def reorder_join(plan: LogicalPlan) -> LogicalPlan:
-    """``plan`` with each inner-join tree reordered (same output); ``plan`` itself if none.
-
-    >>> # Filter(a = c, Join(Join(t1, t2), t3))  ->  Join(Join(t1, t3, a = c), t2)
+    >>> # [(t1, Inner), (t2, Cross)], [a = b, row_number() = 2, true]
+    >>> #   -> Filter (row_number() = 2) <- Join Cross, ((a = b) AND true) (t1, t2)
     """
-    flattened = extract_filters_and_inner_joins(plan)
-    if flattened is not None:
-        items, conds = flattened
-        if len(items) > 2 and conds:
-            out = _ordered_join([reorder_join(i) for i in items], conds)
-            if [a.id for a in out.output] != [a.id for a in plan.output]:
-                out = Project(plan.output, out)
-            return out
-    new_children = tuple(reorder_join(c) for c in plan.children)
-    if all(a is b for a, b in zip(new_children, plan.children)):
-        return plan
-    return plan.with_children(new_children)
+    if len(items) < 2:
+        from ember.errors import InternalError
+
+        raise InternalError("ReorderJoin.createOrderedJoin needs at least two items")
+    conds = list(conditions)
+    items = list(items)
+    while len(items) > 2:
+        left = items[0][0]
+        rest = items[1:]
+        left_out = left.output_set
+        chosen: Item | None = None
+        for cand in rest:
+            plan = cand[0]
+            refs = left_out | plan.output_set
+            if any(c.references <= refs for c in conds
+                   if not (c.references and c.references <= left_out)
+                   and not (c.references and can_evaluate(c, plan))):
+                chosen = cand
+                break
+        right, join_type = chosen if chosen is not None else rest[0]
+        joined_refs = left_out | right.output_set
+        in_join = [c for c in conds if c.references <= joined_refs and can_evaluate_within_join(c)]
+        conds = [c for c in conds
+                 if not (c.references <= joined_refs and can_evaluate_within_join(c))]
+        joined = Join(left, right, join_type, and_all(in_join))
+        # "should not have reference to same logical plan": identity, not equality (Spark's eq)
+        items = [(joined, JoinType.INNER)] + [it for it in rest if it[0] is not right]
+    (left, left_type), (right, right_type) = items
+    in_join = [c for c in conds if can_evaluate_within_join(c)]
+    others = [c for c in conds if not can_evaluate_within_join(c)]
+    jt = (JoinType.INNER if left_type is JoinType.INNER and right_type is JoinType.INNER
+          else JoinType.CROSS)
+    join = Join(left, right, jt, and_all(in_join))
+    return Filter(and_all(others), join) if others else join  # type: ignore[arg-type]
+
+
+def _star_detection_enabled(conf: "SQLConf") -> bool:
+    from ember.optimizer.rules.star_schema import CBO_ENABLED, STAR_SCHEMA_DETECTION, conf_flag
+
+    return conf_flag(conf, STAR_SCHEMA_DETECTION) and not conf_flag(conf, CBO_ENABLED)
+
+
+def _reorder(p: LogicalPlan, conf: "SQLConf") -> LogicalPlan:
+    extracted = extract_filters_and_inner_joins(p)
+    if extracted is None:
+        return p
+    items, conds = extracted
+    if len(items) <= 2 or not conds:
+        return p
+    if _star_detection_enabled(conf):
+        from ember.optimizer.rules.star_schema import reorder_star_joins
+
+        star = reorder_star_joins(items, conds, conf)
+        if star:
+            rest = [it for it in items if it not in star]
+            reordered = create_ordered_join(list(star) + rest, conds)
+        else:
+            reordered = create_ordered_join(items, conds)
+    else:
+        reordered = create_ordered_join(items, conds)
+    out, new_out = p.output, reordered.output
+    if len(out) == len(new_out) and all(a.id == b.id for a, b in zip(out, new_out)):
+        return reordered
+    # Reordering changed the column order: restore it.
+    return Project(out, reordered)
+
+
+class ReorderJoin(Rule):
+    """Spark's ``ReorderJoin`` (see the module docstring)."""
+
+    rule_name = "ReorderJoin"
+
+    def apply(self, plan: LogicalPlan, conf: "SQLConf") -> LogicalPlan:
+        if plan.find(lambda n: isinstance(n, Join) and isinstance(n.join_type, JoinType)
+                     and n.join_type.is_inner_like) is None:
+            return plan
+        return plan.transform_down(lambda n: _reorder(n, conf))
+
+
+def reorder_join(plan: LogicalPlan, conf: "SQLConf | None" = None) -> LogicalPlan:
+    """``ReorderJoin()(plan, conf)``: kept for callers of the function form.
+
+    >>> # Filter(a = c, Join(Join(t1, t2), t3))  ->  Project [a, b, c] <- Join(Join(t1, t3, a = c), t2)
+    """
+    return ReorderJoin()(plan, conf)

@@ -181,33 +181,50 @@ def _is_flattenable_join(p: LogicalPlan) -> bool:
             and p.join_type.is_inner_like and p.hint.is_empty)
 
 
-def _flatten_join(p: LogicalPlan) -> tuple[list[LogicalPlan], list[Expression]]:
-    match p:
-        case Join(left=left, right=right, condition=cond) if _is_flattenable_join(p):
-            items, conds = _flatten_join(left)
-            return items + [right], conds + split_conjuncts(cond)
-        case Filter(condition=cond, child=child) if (cond.deterministic
-                                                     and _is_flattenable_join(child)):
-            items, conds = _flatten_join(child)
+def flatten_join(
+    plan: LogicalPlan, parent_join_type: JoinType = JoinType.INNER
+) -> tuple[list[tuple[LogicalPlan, JoinType]], list[Expression]]:
+    """Spark's ``ExtractFiltersAndInnerJoins.flattenJoin``: ``(items, conjuncts)``.
+
+    An Inner/Cross join without hints contributes its left side flattened (with the join's type
+    as the parent type), then ``(right, join_type)``, then the conjuncts of its condition; a
+    Filter directly over such a join contributes the join flattened, then its own conjuncts;
+    anything else is one item ``(plan, parent_join_type)``.  Only the LEFT side is descended into
+    (left-deep trees), so a Project, a hinted join or a join on the right side stops it.
+
+    >>> # Filter(c, Join(Join(t1, t1, CROSS), t2, INNER))
+    >>> #   -> ([(t1, Cross), (t1, Cross), (t2, Inner)], [c])
+    """
+    match plan:
+        case Join(left=left, right=right, join_type=jt, condition=cond) if _is_flattenable_join(
+                plan):
+            items, conds = flatten_join(left, jt)
+            return items + [(right, jt)], conds + split_conjuncts(cond)
+        case Filter(condition=cond, child=child) if _is_flattenable_join(child):
+            items, conds = flatten_join(child)
             return items, conds + split_conjuncts(cond)
         case _:
-            return [p], []
+            return [(plan, parent_join_type)], []
 
 
 def extract_filters_and_inner_joins(
     plan: LogicalPlan,
-) -> tuple[list[LogicalPlan], list[Expression]] | None:
-    """Spark's ``ExtractFiltersAndInnerJoins``: for a left-deep tree of Inner/Cross joins without
-    hints (and deterministic Filters directly above them), ``(items, conjuncts)``: the bottom-left
-    plan and the right sides in FROM order, and the conjuncts of every join condition and Filter;
-    None when ``plan`` is not such a join (or a Filter over one).
+) -> tuple[list[tuple[LogicalPlan, JoinType]], list[Expression]] | None:
+    """Spark's ``ExtractFiltersAndInnerJoins.unapply``: :func:`flatten_join` of a Filter directly
+    over an Inner/Cross join without hints, or of any Join without hints (a non-inner join is then
+    a single item ``(join, Inner)``, which ReorderJoin's "more than two items" guard ignores);
+    None for anything else.  Items are ``(plan, join_type)`` pairs: the bottom-left plan (typed
+    as the lowest join above it) and the right sides, in FROM order.  Filter conditions are not
+    required to be deterministic (as in Spark: ReorderJoin keeps a non-deterministic conjunct out
+    of join conditions, in a Filter on top).
 
-    >>> # Filter(a = c, Join(Join(t1, t2, INNER), t3, INNER))  ->  ([t1, t2, t3], [a = c])
+    >>> # Filter(a = c, Join(Join(t1, t2, INNER), t3, CROSS))
+    >>> #   -> ([(t1, Inner), (t2, Inner), (t3, Cross)], [a = c])
     """
     match plan:
-        case Join() if _is_flattenable_join(plan):
-            return _flatten_join(plan)
         case Filter(child=child) if _is_flattenable_join(child):
-            return _flatten_join(plan)
+            return flatten_join(plan)
+        case Join(join_type=JoinType(), hint=hint) if hint.is_empty:
+            return flatten_join(plan)
         case _:
             return None
