@@ -71,7 +71,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["DataFrame", "GroupedData"]
 
-ExplainModeArg = TLiteral["simple", "extended", "codegen", "cost", "formatted"]
+ExplainModeArg = TLiteral["simple", "extended", "codegen", "cost", "formatted", "rules",
+                          "analyze"]
 
 
 def _quote(name: str) -> str:
@@ -242,7 +243,10 @@ class DataFrame:
 
     def explain(self, extended: bool | str | None = None,
                 mode: ExplainModeArg | None = None) -> None:
-        """Print the plans: ``explain()`` (optimized plan) or ``explain(mode="extended")``."""
+        """Print the plans: ``explain()`` (physical plan), ``explain(mode="extended")`` (parsed,
+        analyzed, optimized and physical), and two Ember modes: ``"rules"`` (each optimizer rule
+        that changed the plan, before and after) and ``"analyze"`` (runs the query and prints each
+        operator's actual rows and time next to its estimate)."""
         if isinstance(extended, str):
             mode, extended = extended, None  # type: ignore[assignment]
         if mode is None:

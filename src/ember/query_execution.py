@@ -2,8 +2,10 @@
 
     logical (parsed / built by the DataFrame API)
       -> analyzed    ember.analysis.analyzer.Analyzer(catalog, conf).analyze
-      -> optimized   ember.optimizer.prepare_for_execution   (required rewrites only, for now)
-      -> Arrow       ember.execution.executor.collect
+      -> optimized   ember.optimizer.optimizer.Optimizer (Spark's batches; MinimalOptimizer when
+                     ember.optimizer.enabled=false)
+      -> physical    ember.planning.plan_query (strategies, JoinSelection, EnsureRequirements)
+      -> Arrow       ember.runtime.local.LocalRuntime.collect
 
 This module and :mod:`ember.session` are the only places that glue the stages together.
 """
@@ -23,10 +25,6 @@ __all__ = ["QueryExecution", "ExplainMode"]
 
 ExplainMode = Literal["simple", "extended", "codegen", "cost", "formatted"]
 
-_NO_PHYSICAL = (
-    "(Ember has no physical planner yet: the local runtime executes the optimized logical plan "
-    "above directly.)\n"
-)
 
 
 class QueryExecution:
@@ -38,13 +36,21 @@ class QueryExecution:
     'a'
     """
 
-    __slots__ = ("session", "logical", "_analyzed", "_optimized")
+    __slots__ = ("session", "logical", "_analyzed", "_optimized", "_executed", "rule_metrics",
+                 "run_metrics")
 
     def __init__(self, session: "Session", logical_plan: LogicalPlan) -> None:
+        from ember.optimizer.rule_executor import RuleMetrics
+
         self.session = session
         self.logical = logical_plan
         self._analyzed: LogicalPlan | None = None
         self._optimized: LogicalPlan | None = None
+        self._executed = None
+        #: Actual rows, time and memory per physical operator of the last run (``to_arrow``).
+        self.run_metrics = None
+        #: Time and effective runs per optimizer rule (filled when ``optimized`` is computed).
+        self.rule_metrics = RuleMetrics()
 
     @property
     def analyzed(self) -> LogicalPlan:
@@ -59,20 +65,52 @@ class QueryExecution:
 
     @property
     def optimized(self) -> LogicalPlan:
-        """The analyzed plan after the rewrites execution requires (subqueries -> joins ...)."""
+        """The analyzed plan after the optimizer's batches (:mod:`ember.optimizer.optimizer`)."""
         if self._optimized is None:
-            from ember.optimizer import prepare_for_execution
+            from ember.conf import OPTIMIZER_ENABLED
+            from ember.optimizer.optimizer import MinimalOptimizer, Optimizer
 
-            self._optimized = prepare_for_execution(self.analyzed)
+            conf = self.session.sql_conf
+            executor = Optimizer() if conf.get(OPTIMIZER_ENABLED) else MinimalOptimizer()
+            self._optimized = executor.execute(self.analyzed, conf, metrics=self.rule_metrics)
         return self._optimized
 
+    def minimally_optimized(self) -> LogicalPlan:
+        """The analyzed plan with only the rewrites execution requires (the "unoptimized" plan
+        the differential tests compare against)."""
+        from ember.optimizer.optimizer import MinimalOptimizer
+
+        return MinimalOptimizer().execute(self.analyzed, self.session.sql_conf)
+
+    def rule_changes(self) -> list:
+        """Every optimizer rule application that changed the plan, in order
+        (:class:`ember.optimizer.rule_executor.PlanChange`)."""
+        from ember.optimizer.optimizer import Optimizer
+        from ember.optimizer.rule_executor import PlanChangeLog
+
+        log = PlanChangeLog()
+        Optimizer().execute(self.analyzed, self.session.sql_conf, changes=log)
+        return log.changes
+
+    @property
+    def executed_plan(self):
+        """The physical plan (:func:`ember.planning.plan_query`: strategies + EnsureRequirements)."""
+        if self._executed is None:
+            from ember.planning import plan_query
+
+            self._executed = plan_query(self.optimized, self.session.sql_conf)
+        return self._executed
+
     def to_arrow(self) -> pa.Table:
-        """Run the query; columns are named after the analyzed output (names may repeat)."""
-        from ember.execution.context import ExecContext
-        from ember.execution.executor import collect
+        """Run the query on the local runtime; columns are named after the analyzed output
+        (names may repeat)."""
+        from ember.runtime.local import LocalRuntime
 
         out = self.analyzed.output
-        table = collect(self.optimized, ExecContext(self.session.sql_conf))
+        plan = self.executed_plan
+        with LocalRuntime(self.session.sql_conf) as rt:
+            table = rt.collect(plan)
+            self.run_metrics = rt.metrics
         names = [a.name for a in out]
         if table.num_columns != len(names):
             from ember.errors import InternalError
@@ -101,8 +139,19 @@ class QueryExecution:
         optimized plans, as Spark prints them. ``formatted`` is treated as ``simple``.
         """
         mode = mode.lower()
+        if mode == "rules":
+            from ember.explain import format_rule_changes
+
+            changes = self.rule_changes()
+            return format_rule_changes(changes, self.rule_metrics if self._optimized else None)
+        if mode == "analyze":
+            from ember.runtime.local.explain import explain_analyzed
+
+            self.to_arrow()
+            return "== Physical Plan (analyzed) ==\n" + explain_analyzed(
+                self.executed_plan, self.run_metrics, conf=self.session.sql_conf)
         if mode in ("simple", "formatted"):
-            return "== Optimized Logical Plan ==\n" + self.optimized.tree_string() + _NO_PHYSICAL
+            return "== Physical Plan ==\n" + self.executed_plan.tree_string()
         if mode in ("extended", "cost", "codegen"):
             analyzed = self.analyzed
             schema = ", ".join(f"{a.name}: {a.data_type.simple_string()}" for a in analyzed.output)
@@ -111,10 +160,10 @@ class QueryExecution:
                 "== Analyzed Logical Plan ==\n" + (schema + "\n" if schema else "")
                 + analyzed.tree_string(),
                 "== Optimized Logical Plan ==\n" + self.optimized.tree_string(),
-                "== Physical Plan ==\n" + _NO_PHYSICAL,
+                "== Physical Plan ==\n" + self.executed_plan.tree_string(),
             ]
             return "\n".join(parts)
         raise ValueError(
             f"Unknown explain mode: {mode}. Accepted explain modes are 'simple', 'extended', "
-            "'codegen', 'cost', 'formatted'."
+            "'codegen', 'cost', 'formatted', 'rules', 'analyze'."
         )

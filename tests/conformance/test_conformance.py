@@ -5,7 +5,11 @@ PySpark by ``python tools/generate_goldens.py``) is one test, for every run vari
 
 * each distinct configuration set of the file (``--SET`` line x ``--CONFIG_DIM`` product; sets
   that differ only in keys Ember ignores, ``spark.sql.codegen.*``, are run once), and
-* each of those at the default batch size and at ``ember.execution.batchSize=2``.
+* each of those under every entry of :data:`VARIANTS`: the default batch size and
+  ``ember.execution.batchSize=2``; the optimizer off (``ember.optimizer.enabled=false``: only the
+  rewrites execution requires), so optimized and unoptimized plans give the same rows; and each
+  forced join strategy (sort-merge with broadcasting off, shuffled hash forced, broadcast
+  everything), each at both batch sizes.
 
 A variant runs all statements of the file in order in one fresh ``ember.Session()`` (views
 persist within the file); the run happens once, on the first test that needs it, and each test then
@@ -41,13 +45,32 @@ EXCLUSIONS_FILE = HERE / "exclusions.toml"
 IGNORED_CONF_PREFIXES = ("spark.sql.codegen.",)
 
 
+#: Run variants: name suffix -> configuration added to the file's own.
+VARIANTS: dict[str, dict[str, str]] = {
+    "": {},
+    "-bs2": {BATCH_SIZE_KEY: "2"},
+    "-noopt": {"ember.optimizer.enabled": "false"},
+    # broadcasting off: equi-joins become sort-merge joins, others cartesian / nested loop
+    "-smj": {"spark.sql.autoBroadcastJoinThreshold": "-1"},
+    "-smj-bs2": {"spark.sql.autoBroadcastJoinThreshold": "-1", BATCH_SIZE_KEY: "2"},
+    # shuffled hash join wherever the join type allows it
+    "-shj": {"spark.sql.autoBroadcastJoinThreshold": "-1",
+             "spark.sql.join.forceApplyShuffledHashJoin": "true"},
+    "-shj-bs2": {"spark.sql.autoBroadcastJoinThreshold": "-1",
+                 "spark.sql.join.forceApplyShuffledHashJoin": "true", BATCH_SIZE_KEY: "2"},
+    # everything small enough to broadcast: broadcast hash / broadcast nested loop joins
+    "-bhj": {"spark.sql.autoBroadcastJoinThreshold": str(2**62)},
+    "-bhj-bs2": {"spark.sql.autoBroadcastJoinThreshold": str(2**62), BATCH_SIZE_KEY: "2"},
+}
+
+
 @dataclass(frozen=True, slots=True)
 class Case:
     file: str
     index: int
     variant: str
     config_index: int
-    batch_size: int | None
+    extra: str = ""
 
     @property
     def id(self) -> str:
@@ -78,9 +101,9 @@ def all_cases() -> list[Case]:
     for file in golden_files():
         doc = load_golden(file)
         for ci in distinct_config_indexes(doc["config_sets"]):
-            for bs in (None, 2):
-                variant = f"c{ci}" + ("" if bs is None else f"-bs{bs}")
-                cases.extend(Case(file, s["index"], variant, ci, bs) for s in doc["statements"])
+            for extra in VARIANTS:
+                cases.extend(Case(file, s["index"], f"c{ci}{extra}", ci, extra)
+                             for s in doc["statements"])
     return cases
 
 
@@ -110,17 +133,16 @@ def exclusion_reason(file: str, index: int, sql: str) -> str | None:
     return None
 
 
-_RUNS: dict[tuple[str, int, int | None], list[Outcome]] = {}
+_RUNS: dict[tuple[str, int, str], list[Outcome]] = {}
 
 
-def run_file_on_ember(file: str, config_index: int, batch_size: int | None) -> list[Outcome]:
+def run_file_on_ember(file: str, config_index: int, extra: str = "") -> list[Outcome]:
     """All statements of ``file`` in order, in one fresh Ember session (cached per variant)."""
-    key = (file, config_index, batch_size)
+    key = (file, config_index, extra)
     if key not in _RUNS:
         doc = load_golden(file)
         conf = {k: v for k, v in doc["config_sets"][config_index]}
-        if batch_size is not None:
-            conf[BATCH_SIZE_KEY] = str(batch_size)
+        conf.update(VARIANTS[extra])
         try:
             session = new_session(conf)
         except Exception as e:  # noqa: BLE001 - e.g. Ember's Session does not exist yet
@@ -146,13 +168,13 @@ def test_statement(case: Case) -> None:
     reason = exclusion_reason(case.file, case.index, stmt["sql"])
     if reason is not None:
         pytest.skip(f"excluded: {reason}")
-    actual = run_file_on_ember(case.file, case.config_index, case.batch_size)[case.index]
+    actual = run_file_on_ember(case.file, case.config_index, case.extra)[case.index]
     problem = check_outcome(expected_for(stmt, case.config_index), actual)
     if problem is not None:
         config = doc["config_sets"][case.config_index]
         pytest.fail(
             f"{case.file} statement {case.index} [{case.variant}] config={config}"
-            f"{'' if case.batch_size is None else f' batchSize={case.batch_size}'}\n"
+            f" + {VARIANTS[case.extra]}\n"
             f"SQL:\n{stmt['sql']}\n\n{problem}",
             pytrace=False,
         )

@@ -10,6 +10,10 @@ golden-test rule says the query is ordered), or the same error class.
   per 20 queries) and is reproduced exactly from ``(seed, i)``.
 * Reproduce one failure: ``EMBER_DIFF_SEED=7 python -m pytest tests/differential -k "q0042"``;
   the failure message prints the SQL and the tables.
+* Every query runs on Ember under each of :data:`VARIANTS` -- the optimizer off
+  (``ember.optimizer.enabled=false``: only the rewrites execution requires) and each forced join
+  strategy (sort-merge, shuffled hash, broadcast everything, the last at batch size 2) -- and
+  every run must give Spark's result.
 * Harness self-check: ``EMBER_TEST_BACKEND=spark`` runs the "Ember" side on Spark too.
 """
 
@@ -29,7 +33,18 @@ SEED = int(os.environ.get("EMBER_DIFF_SEED", "20240611"))
 N_QUERIES = int(os.environ.get("EMBER_DIFF_QUERIES", "200"))
 
 _spark_sessions: dict[int, Any] = {}
-_ember_sessions: dict[int, Any] = {}
+_ember_sessions: dict[tuple[int, str], Any] = {}
+
+#: Ember configurations each query runs under (Spark's result is computed once, default config).
+VARIANTS: dict[str, dict[str, str]] = {
+    "default": {},
+    "optimizer off": {"ember.optimizer.enabled": "false"},
+    "sort-merge": {"spark.sql.autoBroadcastJoinThreshold": "-1"},
+    "shuffled hash": {"spark.sql.autoBroadcastJoinThreshold": "-1",
+                      "spark.sql.join.forceApplyShuffledHashJoin": "true"},
+    "broadcast, batch 2": {"spark.sql.autoBroadcastJoinThreshold": str(2**62),
+                           "ember.execution.batchSize": "2"},
+}
 
 
 def spark_session_for(spark: Any, scenario: int) -> Any:
@@ -45,14 +60,15 @@ def spark_session_for(spark: Any, scenario: int) -> Any:
     return _spark_sessions[scenario]
 
 
-def ember_session_for(scenario: int) -> Any:
-    if scenario not in _ember_sessions:
-        session = new_session()
+def ember_session_for(scenario: int, variant: str = "default") -> Any:
+    key = (scenario, variant)
+    if key not in _ember_sessions:
+        session = new_session(VARIANTS[variant])
         for name, table in make_scenario(SEED, scenario).tables.items():
             register_table(session, name, for_ember(table))
         session.sql(VIEW_SQL)
-        _ember_sessions[scenario] = session
-    return _ember_sessions[scenario]
+        _ember_sessions[key] = session
+    return _ember_sessions[key]
 
 
 @pytest.mark.spark
@@ -61,19 +77,22 @@ def ember_session_for(scenario: int) -> Any:
 def test_random_query(spark: Any, index: int) -> None:
     scenario, sql = make_query(SEED, index)
     expected = run_statement(spark_session_for(spark, scenario), sql)
-    actual = run_sql(ember_session_for(scenario), sql)
-    problem = check_outcome(expected, actual, strict_zero_sign=False)
-    if problem is not None and _only_one_row_zero_sign(expected, actual):
-        # Known and accepted: over a one-row input Spark's OptimizeOneRowPlan turns
-        # Aggregate/Distinct into a Project, so `SELECT DISTINCT d` keeps -0.0 where Ember's
-        # grouping normalizes it to 0.0.  Accept a one-row result that differs only in zero sign.
-        problem = None
-    if problem is not None:
-        pytest.fail(
-            f"EMBER_DIFF_SEED={SEED} query {index} (scenario {scenario}) differs from Spark\n"
-            f"SQL:\n  {sql}\n\nTables:\n{make_scenario(SEED, scenario).describe()}\n\n{problem}",
-            pytrace=False,
-        )
+    for variant in VARIANTS:
+        actual = run_sql(ember_session_for(scenario, variant), sql)
+        problem = check_outcome(expected, actual, strict_zero_sign=False)
+        if problem is not None and _only_one_row_zero_sign(expected, actual):
+            # Known and accepted: over a one-row input Spark's OptimizeOneRowPlan turns
+            # Aggregate/Distinct into a Project, so `SELECT DISTINCT d` keeps -0.0 where Ember's
+            # grouping normalizes it to 0.0.  Accept a one-row result differing only in zero sign.
+            problem = None
+        if problem is not None:
+            pytest.fail(
+                f"EMBER_DIFF_SEED={SEED} query {index} (scenario {scenario}, Ember variant "
+                f"{variant!r}: {VARIANTS[variant]}) differs from Spark\n"
+                f"SQL:\n  {sql}\n\nTables:\n{make_scenario(SEED, scenario).describe()}\n\n"
+                f"{problem}",
+                pytrace=False,
+            )
 
 
 def _only_one_row_zero_sign(expected: dict[str, Any], actual: Any) -> bool:

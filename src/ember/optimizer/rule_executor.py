@@ -7,7 +7,8 @@ does not apply, so the executor can tell "no change" by identity.
 A :class:`Batch` is a named list of rules run :data:`ONCE` or to a :class:`FixedPoint`: the batch
 is re-run until an iteration leaves the plan unchanged (the same object, or an equal tree) or the
 iteration limit is reached.  After every rule the executor checks that the plan still produces the
-same output (same attribute ids and data types, in order) and raises ``InternalError`` naming the
+same output schema (column names and data types, in order; nullability may change, as
+when an outer join becomes inner) and raises ``InternalError`` naming the
 rule otherwise; an exception escaping a rule that is not an :class:`~ember.errors.EmberError` is
 reported the same way.
 
@@ -168,7 +169,7 @@ def excluded_rule_names(conf: "SQLConf") -> frozenset[str]:
 def _same_output(a: "LogicalPlan", b: "LogicalPlan") -> bool:
     oa, ob = a.output, b.output
     return len(oa) == len(ob) and all(
-        x.id == y.id and x.data_type == y.data_type for x, y in zip(oa, ob))
+        x.name == y.name and x.data_type == y.data_type for x, y in zip(oa, ob))
 
 
 def _describe_output(p: "LogicalPlan") -> str:

@@ -1,0 +1,169 @@
+"""The logical optimizer: Spark 4's batches, in Spark's order, over the rules Ember has.
+
+``Optimizer().execute(plan, conf)`` runs (names as in Spark's ``Optimizer.defaultBatches``; rules
+Ember does not implement are simply absent from a batch, batches left empty are dropped)::
+
+    Finish Analysis                       Once        EliminateResolvedHint, EliminateSubqueryAliases
+    Union                                 FixedPoint  RemoveNoopOperators
+    LocalRelation early                   FixedPoint  ConvertToLocalRelation, PropagateEmptyRelation
+    Replace Operators                     FixedPoint  ReplaceIntersectWithSemiJoin,
+                                                      ReplaceExceptWithAntiJoin,
+                                                      ReplaceDistinctWithAggregate
+    Operator Optimization before          FixedPoint  the operator optimization rule set (below)
+      Inferring Filters
+    Infer Filters                         Once        InferFiltersFromConstraints
+    Operator Optimization after           FixedPoint  the operator optimization rule set
+      Inferring Filters
+    Push extra predicate through join     FixedPoint  PushDownPredicates
+    Join Reorder                          FixedPoint(1) CostBasedJoinReorder
+    Distinct Aggregate Rewrite            Once        RewriteDistinctAggregates
+    LocalRelation                         FixedPoint  ConvertToLocalRelation, PropagateEmptyRelation
+    RewriteSubquery                       Once        RewritePredicateSubquery,
+                                                      PushPredicateThroughJoin, ColumnPruning,
+                                                      CollapseProject, RemoveRedundantAliases,
+                                                      RemoveNoopOperators
+
+The operator optimization rule set, in Spark's order: ReorderJoin, EliminateOuterJoin,
+PushDownPredicates, ColumnPruning, CollapseProject, NullPropagation, ConstantFolding,
+BooleanSimplification, RewriteCorrelatedScalarSubquery, RemoveRedundantAliases,
+RemoveNoopOperators (CombineFilters runs inside PushDownPredicates, as in Spark).  FixedPoint is
+``spark.sql.optimizer.maxIterations`` (100).
+
+Spark's PullupCorrelatedPredicates is folded into the two subquery rewrites (Ember's subquery
+expressions have no join-condition field to pull predicates into; see
+``rules/rewrite_subquery.py``), so "Pullup Correlated Expressions" is absent.
+
+:func:`minimal_batches` is what execution cannot do without (the subquery rewrites): running only
+those gives the "unoptimized" plan the differential tests compare the optimized one against.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ember.optimizer.rule_executor import ONCE, Batch, FixedPoint, Rule, RuleExecutor
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ember.conf import SQLConf
+
+__all__ = ["Optimizer", "MinimalOptimizer", "default_batches", "minimal_batches"]
+
+
+def _max_iterations(conf: "SQLConf") -> FixedPoint:
+    from ember.conf import OPTIMIZER_MAX_ITERATIONS
+
+    return FixedPoint(int(conf.get(OPTIMIZER_MAX_ITERATIONS)))
+
+
+def _operator_optimization_rules() -> tuple[Rule, ...]:
+    from ember.optimizer.rules.boolean_simplification import BooleanSimplification
+    from ember.optimizer.rules.collapse_project import (
+        CollapseProject,
+        RemoveNoopOperators,
+        RemoveRedundantAliases,
+    )
+    from ember.optimizer.rules.column_pruning import ColumnPruning
+    from ember.optimizer.rules.constant_folding import ConstantFolding
+    from ember.optimizer.rules.eliminate_outer_join import EliminateOuterJoin
+    from ember.optimizer.rules.null_propagation import NullPropagation
+    from ember.optimizer.rules.push_down_predicates import PushDownPredicates
+    from ember.optimizer.rules.reorder_join import ReorderJoin
+    from ember.optimizer.rules.rewrite_subquery import RewriteCorrelatedScalarSubquery
+
+    return (
+        ReorderJoin(),
+        EliminateOuterJoin(),
+        PushDownPredicates(),
+        ColumnPruning(),
+        CollapseProject(),
+        NullPropagation(),
+        ConstantFolding(),
+        BooleanSimplification(),
+        RewriteCorrelatedScalarSubquery(),
+        RemoveRedundantAliases(),
+        RemoveNoopOperators(),
+    )
+
+
+def default_batches(conf: "SQLConf") -> list[Batch]:
+    """Spark's optimizer batches (see the module docstring) under ``conf``."""
+    from ember.optimizer.rules.collapse_project import (
+        CollapseProject,
+        RemoveNoopOperators,
+        RemoveRedundantAliases,
+    )
+    from ember.optimizer.rules.column_pruning import ColumnPruning
+    from ember.optimizer.rules.convert_to_local_relation import ConvertToLocalRelation
+    from ember.optimizer.rules.cost_based_join_reorder import CostBasedJoinReorder
+    from ember.optimizer.rules.eliminate_subquery_aliases import (
+        EliminateResolvedHint,
+        EliminateSubqueryAliases,
+    )
+    from ember.optimizer.rules.infer_filters import InferFiltersFromConstraints
+    from ember.optimizer.rules.propagate_empty_relation import PropagateEmptyRelation
+    from ember.optimizer.rules.push_down_predicates import (
+        PushDownPredicates,
+        PushPredicateThroughJoin,
+    )
+    from ember.optimizer.rules.replace_operators import (
+        ReplaceDistinctWithAggregate,
+        ReplaceExceptWithAntiJoin,
+        ReplaceIntersectWithSemiJoin,
+    )
+    from ember.optimizer.rules.rewrite_distinct_aggregates import RewriteDistinctAggregates
+    from ember.optimizer.rules.rewrite_subquery import RewritePredicateSubquery
+
+    fixed = _max_iterations(conf)
+    op_rules = _operator_optimization_rules()
+    return [
+        Batch("Finish Analysis", ONCE, (EliminateResolvedHint(), EliminateSubqueryAliases())),
+        Batch("Union", fixed, (RemoveNoopOperators(),)),
+        Batch("LocalRelation early", fixed, (ConvertToLocalRelation(), PropagateEmptyRelation())),
+        Batch("Replace Operators", fixed, (
+            ReplaceIntersectWithSemiJoin(),
+            ReplaceExceptWithAntiJoin(),
+            ReplaceDistinctWithAggregate(),
+        )),
+        Batch("Operator Optimization before Inferring Filters", fixed, op_rules),
+        Batch("Infer Filters", ONCE, (InferFiltersFromConstraints(),)),
+        Batch("Operator Optimization after Inferring Filters", fixed, op_rules),
+        Batch("Push extra predicate through join", fixed, (PushDownPredicates(),)),
+        Batch("Join Reorder", FixedPoint(1), (CostBasedJoinReorder(),)),
+        Batch("Distinct Aggregate Rewrite", ONCE, (RewriteDistinctAggregates(),)),
+        Batch("LocalRelation", fixed, (ConvertToLocalRelation(), PropagateEmptyRelation())),
+        Batch("RewriteSubquery", ONCE, (
+            RewritePredicateSubquery(),
+            PushPredicateThroughJoin(),
+            ColumnPruning(),
+            CollapseProject(),
+            RemoveRedundantAliases(),
+            RemoveNoopOperators(),
+        )),
+    ]
+
+
+def minimal_batches(conf: "SQLConf") -> list[Batch]:
+    """Only the rewrites execution requires: subquery expressions become joins."""
+    from ember.optimizer.rules.rewrite_subquery import (
+        RewriteCorrelatedScalarSubquery,
+        RewritePredicateSubquery,
+    )
+
+    return [
+        Batch("RewriteSubquery", ONCE, (
+            RewriteCorrelatedScalarSubquery(), RewritePredicateSubquery())),
+    ]
+
+
+class Optimizer(RuleExecutor):
+    """Spark's logical optimizer (``default_batches``)."""
+
+    def batches(self, conf: "SQLConf") -> list[Batch]:
+        return default_batches(conf)
+
+
+class MinimalOptimizer(RuleExecutor):
+    """Only what execution requires (``minimal_batches``): the "unoptimized" plan."""
+
+    def batches(self, conf: "SQLConf") -> list[Batch]:
+        return minimal_batches(conf)
