@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["QueryExecution", "ExplainMode"]
 
-ExplainMode = Literal["simple", "extended", "codegen", "cost", "formatted"]
+ExplainMode = Literal["simple", "extended", "codegen", "cost", "formatted", "rules", "analyze"]
 
 
 
@@ -133,10 +133,12 @@ class QueryExecution:
     def explain_string(self, mode: ExplainMode | str = "simple") -> str:
         """EXPLAIN text.
 
-        ``simple``: the optimized logical plan (there is no physical plan yet, and printing the
-        logical plan under Spark's ``== Physical Plan ==`` header would mislead). ``extended``
-        (also ``cost``/``codegen``): parsed, analyzed (with its ``name: type`` schema line) and
-        optimized plans, as Spark prints them. ``formatted`` is treated as ``simple``.
+        ``simple`` (also ``formatted``): the physical plan.  ``extended`` (also ``cost`` /
+        ``codegen``): parsed, analyzed (with its ``name: type`` schema line), optimized and
+        physical plans, as Spark prints them.  Ember's own modes: ``rules`` lists every optimizer
+        rule that changed the plan with the plan before and after (and per-rule timing);
+        ``analyze`` runs the query and prints each physical operator with its actual rows, time
+        and memory.
         """
         mode = mode.lower()
         if mode == "rules":

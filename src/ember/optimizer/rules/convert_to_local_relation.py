@@ -56,6 +56,10 @@ def _run(plan: LogicalPlan, conf: SQLConf) -> pa.Table | None:
 
 def _convert(p: LogicalPlan, conf: SQLConf) -> LogicalPlan:
     match p:
+        # A LocalRelation of unknown size stands for Spark's LogicalRDD (createDataFrame of
+        # Python rows), which ConvertToLocalRelation does not touch.
+        case _ if any(isinstance(c, LocalRelation) and c.unknown_size for c in p.children):
+            return p
         case Project(project_list=items, child=LocalRelation()) if _evaluable(items):
             table = _run(p, conf)
             return p if table is None else LocalRelation(p.output, table)

@@ -47,11 +47,12 @@ __all__ = ["PropagateEmptyRelation", "empty_relation", "is_empty_relation"]
 
 def is_empty_relation(plan: LogicalPlan) -> bool:
     """A ``LocalRelation`` with no rows."""
-    return isinstance(plan, LocalRelation) and plan.num_rows == 0
+    # unknown_size: Spark's LogicalRDD (createDataFrame of Python rows), never "empty" to Spark
+    return isinstance(plan, LocalRelation) and plan.num_rows == 0 and not plan.unknown_size
 
 
 def _non_empty(plan: LogicalPlan) -> bool:
-    return isinstance(plan, LocalRelation) and plan.num_rows > 0
+    return isinstance(plan, LocalRelation) and plan.num_rows > 0 and not plan.unknown_size
 
 
 def empty_relation(plan: LogicalPlan) -> LocalRelation:
