@@ -14,6 +14,8 @@ def _session():
     s = ember.Session()
     s.createDataFrame(pa.table({"k": [1, 2], "v": [3, 4]})).createOrReplaceTempView("x")
     s.createDataFrame(pa.table({"k": [1, 2], "w": [3, 4]})).createOrReplaceTempView("y")
+    # Python rows: Spark's LogicalRDD, which ConvertToLocalRelation leaves alone
+    s.createDataFrame([(1, 3), (2, 4)], ["k", "v"]).createOrReplaceTempView("r")
     return s
 
 
@@ -61,7 +63,9 @@ def test_limits_and_global_sort():
     lines = _lines(_plan("select * from x order by v"))
     assert lines[0] == "Sort [v#L ASC NULLS FIRST], true, 0"
     assert "Exchange rangepartitioning(v#L ASC NULLS FIRST, 200)" in lines[1]
-    assert _lines(_plan("select * from x limit 2"))[0] == "CollectLimit 2"
+    assert _lines(_plan("select * from r limit 2"))[0] == "CollectLimit 2"
+    # a LIMIT over in-memory data is folded into the relation, as Spark's ConvertToLocalRelation
+    assert _lines(_plan("select * from x limit 2"))[0].startswith("LocalTableScan")
 
 
 def test_join_keys_reordered_to_existing_partitioning():
