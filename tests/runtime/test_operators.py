@@ -6,7 +6,7 @@ import pyarrow as pa
 import pytest
 
 from ember import types as T
-from ember.errors import ArithmeticError_, UnsupportedError
+from ember.errors import ArithmeticError_
 from ember.expressions.aggregates import AggregateExpression, Count, Sum
 from ember.expressions.arithmetic import Add, Divide
 from ember.expressions.base import Alias, Literal, SortOrder
@@ -171,12 +171,6 @@ def test_hash_aggregate_global_has_one_row(conf):
                              (Alias(total, "t"), Alias(cnt, "c")),
                              ShuffleExchangeExec(SinglePartition(), s), ())
     assert run(plan, conf) == [(None, 0)]
-
-
-def test_hash_aggregate_partial_unsupported(conf):
-    t = pa.table({"k": pa.array([1], pa.int64()), "v": pa.array([1], pa.int64())})
-    with pytest.raises(UnsupportedError):
-        run(_agg_plan(t, 4, AggregateMode.PARTIAL), conf)
 
 
 def test_global_sort_via_range_exchange(conf):

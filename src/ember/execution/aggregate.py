@@ -533,8 +533,9 @@ _last_counts: list = []  # [weakref to g, n_groups, counts]: the last full-input
 def _counts(g: np.ndarray, n_groups: int) -> np.ndarray:
     """Rows per group.  The counts of the last ``g`` are remembered (weakly: the cache never
     keeps ``g`` alive), as several aggregates over the same rows ask for the same counts."""
-    if _last_counts and _last_counts[0]() is g and _last_counts[1] == n_groups:
-        return _last_counts[2]
+    last = _last_counts[:]  # one snapshot: partitions aggregate on several threads
+    if last and last[0]() is g and last[1] == n_groups:
+        return last[2]
     out = np.bincount(g, minlength=n_groups)
     if len(g) >= 1 << 16:
         _last_counts[:] = [weakref.ref(g), n_groups, out]
@@ -934,6 +935,13 @@ def _holds_group_extreme(ranks: np.ndarray, gv: np.ndarray, n_groups: int, *,
 def _by(value: pa.Array, ordering: pa.Array, g: np.ndarray, n_groups: int, *,
         largest: bool) -> pa.Array:
     """``max_by``/``min_by``: the value at the last row holding the extreme ordering."""
+    return _take_or_null(value, by_positions(ordering, g, n_groups, largest=largest))
+
+
+def by_positions(ordering: pa.Array, g: np.ndarray, n_groups: int, *,
+                 largest: bool) -> np.ndarray:
+    """Per group, the last row holding the largest (smallest) non-NULL ``ordering``; -1 for
+    groups without one (shared with the max_by/min_by buffers)."""
     rows = np.flatnonzero(_valid(ordering))
     pos = np.full(n_groups, -1, dtype=np.int64)
     if len(rows):
@@ -942,4 +950,4 @@ def _by(value: pa.Array, ordering: pa.Array, g: np.ndarray, n_groups: int, *,
         hg, hrows = gv[hit], rows[hit]
         ug, idx = np.unique(hg[::-1], return_index=True)
         pos[ug] = hrows[::-1][idx]
-    return _take_or_null(value, pos)
+    return pos

@@ -1,40 +1,83 @@
-"""Aggregation strategy: a logical ``Aggregate`` becomes ``HashAggregateExec`` operators.
+"""Aggregation strategy: a logical ``Aggregate`` becomes ``HashAggregateExec`` operators, as
+Spark's ``Aggregation`` strategy and ``AggUtils`` plan them (spark-behavior.md 9.2).
 
-Wave 1 (until the runtime has aggregate buffers): every Aggregate is ONE
-``HashAggregateExec(mode=COMPLETE)`` requiring ``ClusteredDistribution(grouping)`` (``AllTuples``
-without grouping), where Spark plans Partial -> Exchange -> Final (and four operators for one
-distinct group, spark-behavior.md 9.2).  The exchange EnsureRequirements inserts is the same as
-Spark's; only the partial aggregate below it is missing.  DISTINCT aggregates over one argument
-set are computed by the COMPLETE aggregate itself; several distinct groups are expected to have
-been rewritten by RewriteDistinctAggregates (the COMPLETE operator still runs them if not).
+Fields follow Spark's ``PhysicalAggregation``: grouping expressions are named (non-attribute keys
+aliased), aggregate expressions de-duplicated, and ``result_expressions`` refer to the grouping
+attributes and to each aggregate's :func:`~ember.physical.nodes.aggregate_result_attribute`.
 
-Fields follow Spark's ``PhysicalAggregation``: ``grouping_expressions`` are named expressions over
-the child (non-attribute keys aliased); ``aggregate_expressions`` the de-duplicated
-``AggregateExpression``s; ``result_expressions`` named expressions over the grouping attributes
-and each aggregate's :func:`~ember.physical.nodes.aggregate_result_attribute`.
+Without DISTINCT (``planAggregateWithoutDistinct``)::
+
+    HashAggregate(keys=[k#1], functions=[sum(v#2)], output=[k#1, sum(v)#5L])          Final
+    +- Exchange hashpartitioning(k#1, 200)    (EnsureRequirements; SinglePartition without keys)
+       +- HashAggregate(keys=[k#1], functions=[partial_sum(v#2)], output=[k#1, sum#6L])  Partial
+
+The Partial operator computes aggregation buffers (:mod:`ember.execution.aggregate_buffers`) and
+applies FILTERs; the Final one (requiring ``ClusteredDistribution(grouping attributes)``, or
+``AllTuples``) merges them, evaluates and projects; its aggregate expressions print without their
+FILTER, as Spark's.
+
+One DISTINCT argument set ``D`` (any number of distinct functions over the same non-foldable
+arguments, none with a FILTER; ``planAggregateWithOneDistinct``), four operators:
+Partial [G ++ D] (regular buffers) -> PartialMerge [G ++ D] (requires clustering on G ++ D) ->
+Partial [G] (merges the regular buffers, runs the distinct functions over the now unique D
+values, printed ``partial_count(distinct v#2)``) -> Final [G] (requires clustering on G).
+
+Kept as ONE ``HashAggregateExec(mode=COMPLETE)`` (requiring the same distribution as the Final):
+
+- an aggregate function without a buffer implementation (:func:`supports_buffers`; every
+  function Ember has today -- count, count_if, sum, avg, min, max, first, last, any_value,
+  bool_and, bool_or, max_by, min_by -- has one);
+- several distinct argument sets, a DISTINCT aggregate with a FILTER, or a global aggregate with a
+  distinct aggregate over only foldable arguments: Spark's RewriteDistinctAggregates removes these
+  before planning; when it has not run, the COMPLETE operator still computes them correctly.
+
+Spark-only details not reproduced: float distinct arguments are not wrapped in
+``knownfloatingpointnormalized(normalizenanandzero(d))`` (the operators canonicalise keys), and
+Spark's choice between Hash/ObjectHash/SortAggregate by buffer types (always HashAggregate here).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from ember.execution.aggregate_buffers import buffer_attributes, supports_buffers
 from ember.expressions.aggregates import AggregateExpression
 from ember.expressions.base import Alias, AttributeReference, Expression, NamedExpression
-from ember.physical.nodes import AggregateMode, HashAggregateExec, SparkPlan, aggregate_result_attribute
+from ember.physical.nodes import (
+    AggregateMode,
+    HashAggregateExec,
+    SparkPlan,
+    aggregate_result_attribute,
+)
 from ember.physical.partitioning import canonicalize
 from ember.plans.logical.nodes import Aggregate, LogicalPlan
 
 
 def plan_aggregate(agg: Aggregate, plan_later: Callable[[LogicalPlan], SparkPlan]) -> SparkPlan:
-    """One COMPLETE-mode HashAggregateExec for ``agg`` (see the module docstring)."""
-    # Named grouping expressions (Spark: non-attribute keys get an Alias named after the key).
+    """The physical operators of ``agg`` (see the module docstring)."""
+    named_grouping, aggs, results = _physical_aggregation(agg)
+    child = plan_later(agg.child)
+    distinct = [a for a in aggs if a.is_distinct]
+    if not all(supports_buffers(a.func) for a in aggs):
+        return _plan_complete(named_grouping, aggs, results, child)
+    if not distinct:
+        return _plan_without_distinct(named_grouping, aggs, results, child)
+    arg_sets = {frozenset(canonicalize(c) for c in a.func.children if not c.foldable)
+                for a in distinct}
+    if (len(arg_sets) > 1 or any(a.filter is not None for a in distinct)
+            or (not named_grouping and not next(iter(arg_sets)))):
+        return _plan_complete(named_grouping, aggs, results, child)
+    return _plan_with_one_distinct(named_grouping, aggs, results, child)
+
+
+def _physical_aggregation(agg: Aggregate) -> tuple[
+        list[NamedExpression], list[AggregateExpression], list[Expression]]:
+    """Spark's ``PhysicalAggregation``: named grouping expressions, de-duplicated aggregate
+    expressions, and the result expressions over their attributes."""
     named_grouping: list[NamedExpression] = []
     grouping_map: dict[Expression, AttributeReference] = {}
     for g in agg.grouping_expressions:
-        if isinstance(g, NamedExpression):
-            ne = g
-        else:
-            ne = Alias(g, g.sql())
+        ne = g if isinstance(g, NamedExpression) else Alias(g, g.sql())
         named_grouping.append(ne)
         grouping_map.setdefault(canonicalize(g.child if isinstance(g, Alias) else g),
                                 ne.to_attribute())
@@ -61,11 +104,76 @@ def plan_aggregate(agg: Aggregate, plan_later: Callable[[LogicalPlan], SparkPlan
             results.append(e.copy(child=_rewrite_down(e.child, rewrite)))
         else:
             results.append(_rewrite_down(e, rewrite))
+    return named_grouping, aggs, results
 
+
+def _plan_complete(named_grouping, aggs, results, child: SparkPlan) -> SparkPlan:
     required = tuple(g.child if isinstance(g, Alias) else g for g in named_grouping)
     return HashAggregateExec(AggregateMode.COMPLETE, tuple(named_grouping), tuple(aggs),
-                             tuple(results), plan_later(agg.child),
+                             tuple(results), child,
                              required_child_distribution_expressions=required)
+
+
+def _plan_without_distinct(named_grouping, aggs, results, child: SparkPlan) -> SparkPlan:
+    grouping_attrs = tuple(g.to_attribute() for g in named_grouping)
+    buffers = tuple(b for a in aggs for b in buffer_attributes(a.func))
+    partial = HashAggregateExec(AggregateMode.PARTIAL, tuple(named_grouping), tuple(aggs),
+                                grouping_attrs + buffers, child)
+    return HashAggregateExec(AggregateMode.FINAL, grouping_attrs, _no_filter(aggs),
+                             tuple(results), partial,
+                             required_child_distribution_expressions=grouping_attrs,
+                             initial_input_buffer_offset=len(grouping_attrs))
+
+
+def _plan_with_one_distinct(named_grouping, aggs, results, child: SparkPlan) -> SparkPlan:
+    grouping_attrs = tuple(g.to_attribute() for g in named_grouping)
+    regular = [a for a in aggs if not a.is_distinct]
+    distinct = [a for a in aggs if a.is_distinct]
+
+    # The distinct arguments D, named (Spark: an Alias named after the expression's string).
+    distinct_exprs: list[Expression] = []
+    for c in distinct[0].func.children:
+        if not c.foldable and all(canonicalize(c) != canonicalize(d) for d in distinct_exprs):
+            distinct_exprs.append(c)
+    named_distinct = [d if isinstance(d, NamedExpression) else Alias(d, d.simple_string())
+                      for d in distinct_exprs]
+    distinct_attrs = tuple(d.to_attribute() for d in named_distinct)
+    lookup = {canonicalize(d): a for d, a in zip(distinct_exprs, distinct_attrs)}
+    keys = grouping_attrs + distinct_attrs
+
+    regular_buffers = tuple(b for a in regular for b in buffer_attributes(a.func))
+    # 1. Partial: group by G ++ D, regular buffers (FILTERs apply here).
+    partial = HashAggregateExec(AggregateMode.PARTIAL,
+                                tuple(named_grouping) + tuple(named_distinct), tuple(regular),
+                                keys + regular_buffers, child)
+    # 2. PartialMerge: one row per (G, D).
+    merged = _no_filter(regular)
+    partial_merge = HashAggregateExec(AggregateMode.PARTIAL_MERGE, keys, merged,
+                                      keys + regular_buffers, partial,
+                                      required_child_distribution_expressions=keys,
+                                      initial_input_buffer_offset=len(keys))
+    # 3. Partial for the distinct functions, their arguments replaced by the D attributes.
+    rewritten = tuple(
+        a.copy(func=a.func.transform_down(lambda e: lookup.get(canonicalize(e))))
+        for a in distinct)
+    distinct_buffers = tuple(b for a in rewritten for b in buffer_attributes(a.func))
+    modes = (AggregateMode.PARTIAL_MERGE,) * len(merged) + (AggregateMode.PARTIAL,) * len(rewritten)
+    partial_distinct = HashAggregateExec(AggregateMode.PARTIAL, grouping_attrs,
+                                         merged + rewritten,
+                                         grouping_attrs + regular_buffers + distinct_buffers,
+                                         partial_merge, aggregate_modes=modes,
+                                         initial_input_buffer_offset=len(keys))
+    # 4. Final over G.
+    return HashAggregateExec(AggregateMode.FINAL, grouping_attrs, merged + rewritten,
+                             tuple(results), partial_distinct,
+                             required_child_distribution_expressions=grouping_attrs,
+                             initial_input_buffer_offset=len(grouping_attrs))
+
+
+def _no_filter(aggs) -> tuple[AggregateExpression, ...]:
+    """The aggregates as the merging operators show them (Spark drops FILTER after Partial);
+    ids are kept, so result attributes still match."""
+    return tuple(a if a.filter is None else a.copy(filter=None) for a in aggs)
 
 
 def _rewrite_down(e: Expression, fn: Callable[[Expression], Expression | None]) -> Expression:

@@ -1,9 +1,9 @@
-"""HashAggregateExec in COMPLETE mode: one logical-executor aggregation
-(``ember.execution.aggregate.execute_aggregate``) per partition.
+"""HashAggregateExec: COMPLETE mode runs one logical-executor aggregation
+(``ember.execution.aggregate.execute_aggregate``) per partition; the other modes (PARTIAL /
+PARTIAL_MERGE / FINAL, over aggregate buffers) are in :mod:`.aggregate_modes`.
 
 The planner requires ``ClusteredDistribution(grouping)`` (``AllTuples`` without grouping) for a
-complete aggregate, so every group lives in exactly one partition.  PARTIAL / PARTIAL_MERGE /
-FINAL need aggregate buffers, which do not exist yet: they raise ``UnsupportedError``.
+complete or final aggregate, so every group lives in exactly one partition.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 
-from ember.errors import UnsupportedError
 from ember.execution.aggregate import execute_aggregate
 from ember.expressions.aggregates import AggregateExpression
 from ember.expressions.base import AttributeReference, Expression
@@ -38,10 +37,10 @@ def logical_aggregate(node: HashAggregateExec) -> Aggregate:
 
 @operator(HashAggregateExec)
 def run_hash_aggregate(node: HashAggregateExec, rt) -> list[PartitionFn]:
-    if node.mode is not AggregateMode.COMPLETE:
-        raise UnsupportedError(
-            f"The local runtime runs only complete aggregates, not {node.mode} mode: "
-            f"{node.simple_string()}")
+    if node.mode is not AggregateMode.COMPLETE:  # PARTIAL / PARTIAL_MERGE / FINAL buffers
+        from ember.runtime.local.operators.aggregate_modes import run_hash_aggregate_modes
+
+        return run_hash_aggregate_modes(node, rt)
     plan = logical_aggregate(node)
     attrs = node.child.output
     parts = rt.execute(node.child)
