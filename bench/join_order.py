@@ -4,7 +4,8 @@ Not a test.  Run: ``/work/venv/bin/python bench/join_order.py [--tpch DIR] [--sf
 [--star N] [--exhaustive-max 10]``.
 
 For every inner-join block of a query (what ``extract_inner_joins`` collects from the plan after
-the pre-optimization rewrites: subqueries -> joins, BooleanSimplification, PushDownPredicates):
+the pre-optimization rewrites: subqueries -> joins, ConstantFolding, BooleanSimplification,
+PushDownPredicates):
 
 - ``spark``: Spark's default order -- ReorderJoin (greedy, FROM order);
 - ``ember``: ReorderJoin then CostBasedJoinReorder with CBO on; statistics gathered
@@ -20,12 +21,16 @@ components).  The final join's size is the same for every order and is not count
 
 Queries: TPC-H (``bench/tpch/queries``, data from ``bench/tpch/datagen.py``) and a generated
 star/snowflake set of 4 to 16 tables with random FROM order and dimension filters.  Also prints
-the planning time of CostBasedJoinReorder on the 16-table queries (GOO above the DP threshold).
+the planning time of CostBasedJoinReorder (best of 3) and a SUMMARY line (mean / geomean of
+ember/best, queries where Ember is worse than Spark's default).  ``spark-cbo`` is Spark's own
+CostBasedJoinReorder (its DP, plain ``spark.sql.cbo.*``) on the same statistics; ``ember`` sets
+``ember.cbo.joinReorder.enhanced`` (implied by automatic statistics).  Results: bench/RESULTS.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import random
 import sys
 import time
@@ -41,18 +46,19 @@ sys.path.insert(0, str(ROOT))
 from ember.conf import SQLConf  # noqa: E402
 from ember.execution.context import ExecContext  # noqa: E402
 from ember.execution.executor import collect  # noqa: E402
-from ember.expressions.base import and_all  # noqa: E402
 from ember.optimizer.rules import star_schema  # noqa: E402
-from ember.optimizer.rules.cost_based_join_reorder import (  # noqa: E402
-    CostBasedJoinReorder,
-    extract_inner_joins,
-)
+from ember.optimizer.rules.cost_based_join_reorder import CostBasedJoinReorder  # noqa: E402
 from ember.optimizer.rules.reorder_join import ReorderJoin, create_ordered_join  # noqa: E402
 from ember.plans.logical.join_type import JoinType  # noqa: E402
 from ember.plans.logical.nodes import Join, LogicalPlan, Project  # noqa: E402
 
 CTX = ExecContext(SQLConf())
-CBO = SQLConf({"spark.sql.cbo.enabled": "true", "spark.sql.cbo.joinReorder.enabled": "true"})
+CBO = SQLConf({"spark.sql.cbo.enabled": "true", "spark.sql.cbo.joinReorder.enabled": "true",
+               "ember.cbo.joinReorder.enhanced": "true"})
+#: Spark's own CostBasedJoinReorder (the DP, nothing above the threshold), same statistics.
+SPARK_CBO = SQLConf({"spark.sql.cbo.enabled": "true",
+                     "spark.sql.cbo.joinReorder.enabled": "true",
+                     "ember.cbo.joinReorder.enhanced": "false"})
 
 
 # -- statistics --------------------------------------------------------------------------------
@@ -252,20 +258,32 @@ def blocks_of(plan: LogicalPlan) -> list[Block]:
     return out
 
 
-def measure(name: str, pre: LogicalPlan, exhaustive_max: int) -> tuple | None:
+def _rows_of(plan: LogicalPlan):
+    t = collect(plan, CTX)
+    return sorted(map(tuple, t.to_pylist()), key=repr)
+
+
+def measure(name: str, pre: LogicalPlan, exhaustive_max: int, check: bool = False) -> tuple | None:
     blocks = blocks_of(pre)
     if not blocks:
         return None
     s_plan = ReorderJoin()(pre, SQLConf())
     e_plan = CostBasedJoinReorder()(ReorderJoin()(pre, CBO), CBO)  # gathers statistics
-    t0 = time.perf_counter()
-    e_plan = CostBasedJoinReorder()(ReorderJoin()(pre, CBO), CBO)  # planning time alone
-    t_plan = time.perf_counter() - t0
+    r_plan = ReorderJoin()(pre, CBO)
+    t_plan = float("inf")
+    for _ in range(3):  # planning time of CostBasedJoinReorder alone, best of 3
+        t0 = time.perf_counter()
+        e_plan = CostBasedJoinReorder()(r_plan, CBO)
+        t_plan = min(t_plan, time.perf_counter() - t0)
+    c_plan = CostBasedJoinReorder()(ReorderJoin()(pre, SPARK_CBO), SPARK_CBO)
     spark = sum(b.cost_of(s_plan) for b in blocks)
     ember = sum(b.cost_of(e_plan) for b in blocks)
+    spark_cbo = sum(b.cost_of(c_plan) for b in blocks)
     feasible = all(b.n <= exhaustive_max for b in blocks)
     best = sum(b.best() for b in blocks) if feasible else None
-    return name, max(b.n for b in blocks), spark, ember, best, t_plan
+    if check and _rows_of(e_plan) != _rows_of(s_plan):
+        raise AssertionError(f"{name}: the reordered plan returns different rows")
+    return name, max(b.n for b in blocks), spark, ember, best, t_plan, spark_cbo
 
 
 # -- query sets --------------------------------------------------------------------------------
@@ -276,8 +294,11 @@ def _pre_optimized(session, sql: str) -> LogicalPlan:
     from ember.optimizer.rules.rewrite_subquery import rewrite_subqueries
     from ember.query_execution import QueryExecution
 
+    from ember.optimizer.rules.constant_folding import ConstantFolding
+
     analyzed = QueryExecution(session, session.sql(sql)._plan).analyzed
-    return push_down_predicates(boolean_simplification(rewrite_subqueries(analyzed)))
+    folded = ConstantFolding()(rewrite_subqueries(analyzed), SQLConf())
+    return push_down_predicates(boolean_simplification(folded))
 
 
 def tpch_queries(session, data_dir: str, sf: float):
@@ -294,11 +315,10 @@ def tpch_queries(session, data_dir: str, sf: float):
         yield f"tpch-{q.stem}", _pre_optimized(session, q.read_text())
 
 
-def star_queries(session, n_queries: int, seed: int = 7):
+def star_queries(session, n_queries: int, seed: int = 7, fact_rows: int = 20000):
     """Generated star / snowflake joins of 4 to 16 tables (fact + dims + sub-dims)."""
     rng = np.random.default_rng(seed)
     pyrng = random.Random(seed)
-    fact_rows = 20000
     n_dims_max = 10
     dims = []
     for i in range(n_dims_max):
@@ -334,48 +354,89 @@ def star_queries(session, n_queries: int, seed: int = 7):
         yield f"star-{q:02d}-{len(tables)}t", _pre_optimized(session, sql)
 
 
+def _analyze_all(session, done: set) -> None:
+    """``ANALYZE TABLE v COMPUTE STATISTICS FOR ALL COLUMNS`` on every new temporary view."""
+    for name in session.session_catalog.list_views():
+        if name in done:
+            continue
+        done.add(name)
+        session.sql(f"ANALYZE TABLE {name} COMPUTE STATISTICS FOR ALL COLUMNS")
+
+
+def _ratio(e: int, b: int | None) -> float | None:
+    if b is None:
+        return None
+    if b == 0:
+        return 1.0 if e == 0 else None  # infinite: reported separately
+    return e / b
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--tpch", default="/tmp/tpch001")
     ap.add_argument("--sf", type=float, default=0.01)
     ap.add_argument("--star", type=int, default=13)
     ap.add_argument("--exhaustive-max", type=int, default=10)
-    ap.add_argument("--stats", choices=("exact", "plan_stats"), default="exact")
+    ap.add_argument("--stats", choices=("exact", "plan_stats", "analyze"), default="plan_stats",
+                    help="exact: injected exact statistics of every join input; plan_stats: "
+                         "Ember's automatic statistics (ember.cbo.autoStats.enabled) -- what "
+                         "users get; analyze: ANALYZE TABLE ... FOR ALL COLUMNS on every table")
     ap.add_argument("--no-tpch", action="store_true")
+    ap.add_argument("--only", default=None, help="regular expression on query names")
+    ap.add_argument("--check-rows", action="store_true",
+                    help="also check the reordered plans return Spark-order's rows")
     args = ap.parse_args()
+    import re
+
     if args.stats == "exact":
         star_schema.STATS_PROVIDER = exact_stats
-    else:  # Ember's automatic statistics (beyond Spark, opt-in)
+    elif args.stats == "plan_stats":  # Ember's automatic statistics (beyond Spark, opt-in)
         CBO.set("ember.cbo.autoStats.enabled", "true")
+        SPARK_CBO.set("ember.cbo.autoStats.enabled", "true")
     import ember
 
     session = ember.Session()
     rows = []
     sets = [] if args.no_tpch else [tpch_queries(session, args.tpch, args.sf)]
     sets.append(star_queries(session, args.star))
-    print(f"{'query':<16} {'items':>5} {'spark':>12} {'ember':>12} {'best':>12} "
-          f"{'ember/best':>10} {'plan ms':>8}")
+    print(f"statistics: {args.stats}")
+    print(f"{'query':<16} {'items':>5} {'spark':>10} {'spark-cbo':>10} {'ember':>10} "
+          f"{'best':>10} {'ember/best':>10} {'plan ms':>8}")
+    analyzed: set[str] = set()
     for qs in sets:
         for name, pre in qs:
-            r = measure(name, pre, args.exhaustive_max)
+            if args.stats == "analyze":
+                _analyze_all(session, analyzed)
+            if args.only and not re.search(args.only, name):
+                continue
+            r = measure(name, pre, args.exhaustive_max, args.check_rows)
             if r is None:
                 continue
             rows.append(r)
-            _, n, s, e, b, t = r
-            ratio = "" if b is None else ("1.00" if e == b else
-                                          f"{e / b:.2f}" if b else "inf")
+            _, n, s, e, b, t, c = r
+            ratio = _ratio(e, b)
+            shown = "" if b is None else ("inf" if ratio is None else f"{ratio:.2f}")
             flag = "  WORSE THAN SPARK" if e > s else ""
-            print(f"{name:<16} {n:>5} {s:>12,} {e:>12,} {'n/a' if b is None else f'{b:,}':>12} "
-                  f"{ratio:>10} {t * 1000:>8.1f}{flag}")
+            print(f"{name:<16} {n:>5} {s:>10,} {c:>10,} {e:>10,} "
+                  f"{'n/a' if b is None else f'{b:,}':>10} {shown:>10} {t * 1000:>8.1f}{flag}")
     with_best = [r for r in rows if r[4] is not None]
-    ratios = [(r[3] / r[4]) if r[4] else (1.0 if r[3] == 0 else float("inf")) for r in with_best]
-    print(f"\nqueries: {len(rows)}; ember worse than spark: "
-          f"{sum(1 for r in rows if r[3] > r[2])}; mean ember/best over {len(ratios)}: "
-          f"{(sum(ratios) / len(ratios)) if ratios else float('nan'):.3f}; "
-          f"total spark {sum(r[2] for r in rows):,} ember {sum(r[3] for r in rows):,}")
+    ratios = [_ratio(r[3], r[4]) for r in with_best]
+    finite = [x for x in ratios if x is not None]
+    n_inf = len(ratios) - len(finite)
+    mean = sum(finite) / len(finite) if finite else float("nan")
+    geo = math.exp(sum(math.log(max(x, 1e-12)) for x in finite) / len(finite)) if finite \
+        else float("nan")
+    worse = sum(1 for r in rows if r[3] > r[2])
+    cbo_worse = sum(1 for r in rows if r[6] > r[2])
     big = [r for r in rows if r[1] >= 16]
-    if big:
-        print("planning time (CBO, 16 tables): " + ", ".join(f"{r[5] * 1000:.1f} ms" for r in big))
+    print(f"\nSUMMARY stats={args.stats}: queries {len(rows)}; ember worse than spark: {worse}; "
+          f"ember/best over {len(finite)} (exhaustive <= {args.exhaustive_max} items): "
+          f"mean {mean:.3f}, geomean {geo:.3f}, max {max(finite, default=float('nan')):.2f}"
+          + (f", {n_inf} infinite" if n_inf else "")
+          + f"; spark-cbo worse than spark: {cbo_worse}; total spark {sum(r[2] for r in rows):,} "
+          f"spark-cbo {sum(r[6] for r in rows):,} ember {sum(r[3] for r in rows):,}"
+          + (f"; max planning time at 16 tables {max(r[5] for r in big) * 1000:.1f} ms"
+             if big else ""))
 
 
 if __name__ == "__main__":

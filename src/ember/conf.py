@@ -115,6 +115,12 @@ AUTO_STATS_ENABLED = _entry("ember.cbo.autoStats.enabled", False, _bool,
                             "scanned files (Parquet metadata and a sampled scan), so cost-based join "
                             "ordering and star detection work without ANALYZE TABLE. Cached per "
                             "table object / file path and modification time.")
+JOIN_REORDER_ENHANCED = _entry(
+    "ember.cbo.joinReorder.enhanced", None, _bool,
+    "Beyond Spark: CostBasedJoinReorder uses Ember's join-order search (order-independent "
+    "estimates with composite keys, multi-table predicates and sampled filters; DPccp / GOO+DP "
+    "above spark.sql.cbo.joinReorder.dp.threshold; never costlier than the order as written) "
+    "instead of Spark's DP. Unset: follows ember.cbo.autoStats.enabled.")
 OPTIMIZER_ENABLED = _entry("ember.optimizer.enabled", True, _bool,
                            "False runs only the rewrites execution requires (subqueries to "
                            "joins): the unoptimized plan, for debugging and differential tests.")

@@ -118,6 +118,7 @@ __all__ = [
     "analyze_table",
     "table_statistics",
     "clear_table_statistics",
+    "condition_selectivity",
 ]
 
 LONG_MAX = (1 << 63) - 1
@@ -787,6 +788,18 @@ class _FilterEstimation:
             self.updated[a.id] = replace(cs, distinct_count=_ceil(ndv * pct), min=new_min,
                                          max=new_max, null_count=0)
         return pct
+
+
+def condition_selectivity(cond: Expression, row_count: int,
+                          attribute_stats: Mapping[int, ColumnStat]) -> float | None:
+    """The selectivity FilterEstimation gives ``cond`` over rows described by
+    ``attribute_stats`` (``row_count`` rows), without a plan: used by the join-order search for
+    conditions spanning several tables (e.g. ``(n1.x = 'A' AND n2.x = 'B') OR ...``).  None when
+    the condition is not supported (column-to-column comparisons, LIKE, ...)."""
+    est = _FilterEstimation.__new__(_FilterEstimation)
+    est.plan, est.child, est.rows = None, None, row_count  # type: ignore[assignment]
+    est.original, est.updated, est.child_is_leaf = dict(attribute_stats), {}, True
+    return est.selectivity(cond, False)
 
 
 def _update_ndv(old_rows: int, new_rows: int, old_ndv: int) -> int:
