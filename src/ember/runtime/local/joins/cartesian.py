@@ -6,7 +6,8 @@ One output partition per (left partition, right partition) pair, left-major as S
 back from a materialized exchange per task) and streams the left partition's batches against it,
 every pair a candidate, the condition (if any) filtering pairs chunk by chunk
 (:class:`~ember.runtime.local.joins.kernel.JoinKernel` with
-:meth:`~ember.runtime.local.joins.kernel.Candidates.all_pairs`).  Output: left columns then right.
+:meth:`~ember.runtime.local.joins.kernel.Candidates.all_pairs`; range conditions prune the
+candidates as in BroadcastNestedLoopJoin, :mod:`.band`).  Output: left columns then right.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import pyarrow as pa
 from ember.execution.kernels.batches import schema_of
 from ember.physical.nodes import CartesianProductExec
 from ember.plans.logical.join_type import JoinType
+from ember.runtime.local.joins.band import BandIndex
 from ember.runtime.local.joins.hashed_relation import to_batch
 from ember.runtime.local.joins.kernel import JoinLayout
 from ember.runtime.local.joins.nested_loop_join import nested_loop_stream
@@ -37,6 +39,8 @@ def run_cartesian_product(node: CartesianProductExec, rt: Any) -> list[Partition
     rparts = rt.execute(node.right)
     lschema, rschema = schema_of(node.left.output), schema_of(node.right.output)
     metrics = rt.metrics.node(node)
+    # the build side is the right partition, sorted afresh per task for range conditions
+    band_of = (lambda: BandIndex.of(node.condition, node.left.output, node.right.output))
 
     def task(lp: PartitionFn, rp: PartitionFn) -> PartitionFn:
         def run() -> Iterator[pa.RecordBatch]:
@@ -44,7 +48,7 @@ def run_cartesian_product(node: CartesianProductExec, rt: Any) -> list[Partition
             metrics.record_memory(right.nbytes)
             if right.num_rows == 0:
                 return
-            yield from nested_loop_stream(layout, right, lp(), lschema)
+            yield from nested_loop_stream(layout, right, lp(), lschema, band=band_of())
         return run
 
     return [task(lp, rp) for lp in lparts for rp in rparts]

@@ -1,8 +1,12 @@
-"""Glue shared by the join operators: binding a physical join node to kernels, metrics access."""
+"""Glue shared by the join operators: binding a physical join node to kernels, metrics access,
+and the ordered thread-pool map that spreads one partition's stream batches over idle cores."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import pyarrow as pa
@@ -69,3 +73,66 @@ def runtime_memory(rt: Any):
     if sd is None:
         sd = SpillDir()
     return mem, sd
+
+
+# ---------------------------------------------------------------------------------------------
+# Intra-partition parallelism
+
+_pool: Any = None
+_pool_lock = threading.Lock()
+
+
+def _join_pool() -> ThreadPoolExecutor:
+    """A pool of its own (not the stage scheduler's), so a partition running on a scheduler
+    worker can wait on it without deadlocking."""
+    global _pool
+    if _pool is None:
+        with _pool_lock:
+            if _pool is None:
+                from ember.runtime.local.scheduler import default_parallelism
+
+                _pool = ThreadPoolExecutor(max_workers=default_parallelism(),
+                                           thread_name_prefix="ember-join")
+    return _pool
+
+
+def intra_partition_workers(rt: Any, num_partitions: int) -> int:
+    """Threads one partition may use to process its stream batches: the cores left idle when
+    the operator has fewer partitions than cores (1 = sequential)."""
+    cores = int(getattr(rt, "parallelism", 1) or 1)
+    if num_partitions <= 0 or num_partitions >= cores:
+        return 1
+    return max(1, cores // num_partitions)
+
+
+def map_batches_ordered(fn: Callable[[pa.RecordBatch], list[pa.RecordBatch]],
+                        batches: Iterable[pa.RecordBatch], workers: int
+                        ) -> Iterator[pa.RecordBatch]:
+    """``fn`` applied to each input batch on ``workers`` threads, outputs in input order.
+
+    The input iterator is advanced on the calling thread; at most ``2 * workers`` batches are in
+    flight.  ``fn`` must be safe to call concurrently (the join kernels only share read-only
+    build data and idempotent matched-bit writes); its numpy/pyarrow kernels release the GIL.
+    """
+    if workers <= 1:
+        for b in batches:
+            yield from fn(b)
+        return
+    pool = _join_pool()
+    pending: deque[Future] = deque()
+    try:
+        for b in batches:
+            pending.append(pool.submit(fn, b))
+            while len(pending) >= 2 * workers or (pending and pending[0].done()):
+                yield from pending.popleft().result()
+        while pending:
+            yield from pending.popleft().result()
+    finally:
+        for f in pending:
+            f.cancel()
+        for f in pending:  # let running tasks end before the caller releases their inputs
+            if not f.cancelled():
+                try:
+                    f.result()
+                except BaseException:  # noqa: BLE001 - the consumer is gone or already failing
+                    pass

@@ -49,7 +49,14 @@ from ember.physical.nodes import (
     ShuffledHashJoinExec,
 )
 from ember.plans.logical.join_type import JoinType
-from ember.runtime.local.joins.common import NodeMetricsSink, bind_all, layout_of, runtime_memory
+from ember.runtime.local.joins.common import (
+    NodeMetricsSink,
+    bind_all,
+    intra_partition_workers,
+    layout_of,
+    map_batches_ordered,
+    runtime_memory,
+)
 from ember.runtime.local.joins.hashed_relation import (
     EmptyHashedRelation,
     HashedRelation,
@@ -136,43 +143,51 @@ def _check_build_side(jt: JoinType, build_left: bool, *, shuffled: bool) -> None
 
 
 def probe(parts: HashJoinParts, relation: HashedRelation,
-          stream: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+          stream: Iterable[pa.RecordBatch], workers: int = 1) -> Iterator[pa.RecordBatch]:
     """Stream ``stream``'s batches through ``relation`` (7.2; 7.3 when null aware), then emit the
-    rows decided by the build-side bitset (build-side outer joins)."""
+    rows decided by the build-side bitset (build-side outer joins).  ``workers`` > 1 probes
+    several stream batches at once on the join thread pool (output order unchanged)."""
     layout = parts.layout
     if parts.null_aware:
-        yield from _null_aware_anti(parts, relation, stream)
+        yield from _null_aware_anti(parts, relation, stream, workers)
         return
     kernel = JoinKernel(layout, relation.batch)
-    for b in stream:
+
+    def one(b: pa.RecordBatch) -> list[pa.RecordBatch]:
         b = conform_batch(b, parts.stream_schema)
         if not b.num_rows:
-            continue
+            return []
         cand = relation.lookup(eval_keys(parts.stream_keys, b))
-        yield from kernel.process(b, cand)
+        return list(kernel.process(b, cand))
+
+    yield from map_batches_ordered(one, stream, workers)
     yield from kernel.finish()
 
 
 def _null_aware_anti(parts: HashJoinParts, relation: HashedRelation,
-                     stream: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+                     stream: Iterable[pa.RecordBatch], workers: int = 1
+                     ) -> Iterator[pa.RecordBatch]:
     if isinstance(relation, HashedRelationWithAllNullKeys):
         return
     layout = parts.layout
-    for b in stream:
+
+    def one(b: pa.RecordBatch) -> list[pa.RecordBatch]:
         b = conform_batch(b, parts.stream_schema)
         n = b.num_rows
         if not n:
-            continue
-        rows = np.arange(n, dtype=np.int64)
+            return []
         if isinstance(relation, EmptyHashedRelation):
-            yield from layout.emit(b, None, rows, None)
-            continue
+            return list(layout.emit(b, None, np.arange(n, dtype=np.int64), None))
         keys = eval_keys(parts.stream_keys, b)
         absent = ~relation.lookup(keys).has_candidate()
         for k in keys:
             if k.null_count:
                 absent &= np.asarray(k.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-        yield from layout.emit(b, None, rows[absent], None)
+        if absent.all():
+            return list(layout.emit(b, None, np.arange(n, dtype=np.int64), None))
+        return list(layout.emit(b, None, np.flatnonzero(absent), None))
+
+    yield from map_batches_ordered(one, stream, workers)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -279,8 +294,10 @@ def run_broadcast_hash_join(node: BroadcastHashJoinExec, rt: Any) -> list[Partit
                 cache.append(rel)
         return cache[0]
 
+    workers = intra_partition_workers(rt, len(stream_parts))
+
     def run(p: PartitionFn) -> PartitionFn:
-        return lambda: probe(parts, relation(), p())
+        return lambda: probe(parts, relation(), p(), workers)
 
     return [run(p) for p in stream_parts]
 

@@ -216,12 +216,16 @@ class _ColumnDictionary:
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
                 pass
         if self.kind == "range":
-            valid = _valid_mask(arr)
-            if arr.null_count:
-                arr = pc.fill_null(arr, self.lo)
-            v = arr.to_numpy(zero_copy_only=False)
-            inside = valid & (v >= self.lo) & (v <= self.hi)
-            return np.where(inside, v.astype(np.int64) - np.int64(self.lo), -1)
+            nulls = arr.null_count
+            v = (pc.fill_null(arr, self.lo) if nulls else arr).to_numpy(zero_copy_only=False)
+            if v.dtype == np.uint64:
+                v = np.where(v > np.uint64(self.hi), np.uint64(self.hi) + np.uint64(1), v)
+            c = v.astype(np.int64) - np.int64(self.lo)
+            # one unsigned comparison checks both bounds (negative offsets wrap around)
+            c[c.view(np.uint64) >= np.uint64(self.card)] = -1
+            if nulls:
+                c[~_valid_mask(arr)] = -1
+            return c
         if self.kind == "bits":
             bits = _fixed_width_bits(arr)
             if bits is not None:
@@ -334,6 +338,7 @@ class HashedRelation:
         per_code = np.bincount(vcodes, minlength=card) if len(vcodes) else np.zeros(card, np.int64)
         self.key_is_unique = bool(per_code.max(initial=0) <= 1)
         self.match: np.ndarray | None = None
+        self._match_ext: np.ndarray | None = None
         if self.key_is_unique or ignores_duplicated_key:
             if ignores_duplicated_key and not self.key_is_unique:
                 # keep the first row (in insertion order) of every key
@@ -424,8 +429,12 @@ class HashedRelation:
         """The candidate build rows of each stream row."""
         sc = self.codes_of(stream_keys)
         if self.match is not None:
-            return Candidates.direct(np.where(sc >= 0, self.match[np.maximum(sc, 0)], -1)
-                                     if len(self.match) else np.full(len(sc), -1, np.int64))
+            if not len(self.match):
+                return Candidates.direct(np.full(len(sc), -1, np.int64))
+            if self._match_ext is None:
+                # one trailing -1: code -1 (NULL / absent) gathers "no row" without a mask
+                self._match_ext = np.append(self.match, np.int64(-1))
+            return Candidates.direct(self._match_ext[sc])
         hit = sc >= 0
         c = np.maximum(sc, 0)
         counts = np.where(hit, self.per_code[c], 0).astype(np.int64)
@@ -456,6 +465,7 @@ class EmptyHashedRelation(HashedRelation):
         self.batch = batch
         self.encoder = None
         self.match = self.order = self.first = self.per_code = None
+        self._match_ext = None
         self.key_is_unique = True
         self.null_key_rows = 0
         self.num_keys = 0

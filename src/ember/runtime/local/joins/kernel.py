@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ember.execution.joins import PairCondition
 from ember.execution.kernels.batches import make_batch, schema_of
@@ -57,6 +58,8 @@ class Candidates:
     counts: np.ndarray
     lo: np.ndarray | None = None
     order: np.ndarray | None = None
+    #: at most one build row per stream row: ``match[i]`` (-1 = none); ``counts``/``lo`` agree.
+    match: np.ndarray | None = None
 
     @classmethod
     def all_pairs(cls, n_stream: int, n_build: int) -> "Candidates":
@@ -66,8 +69,9 @@ class Candidates:
     @classmethod
     def direct(cls, match: np.ndarray) -> "Candidates":
         """At most one build row per stream row: ``match[i]`` (-1 = none)."""
+        match = np.asarray(match, dtype=np.int64)
         hit = match >= 0
-        return cls(hit.astype(np.int64), np.where(hit, match, 0).astype(np.int64))
+        return cls(hit.view(np.int8).astype(np.int64), np.maximum(match, 0), None, match)
 
     @property
     def num_stream(self) -> int:
@@ -121,13 +125,29 @@ _EMPTY = np.zeros(0, dtype=np.int64)
 
 
 def take_nullable(col: pa.Array, idx: np.ndarray) -> pa.Array:
-    """``col[idx]`` where index -1 gives NULL."""
+    """``col[idx]`` where index -1 gives NULL.
+
+    Arrow's ``take`` with NULL indices is several times slower than a plain gather, so the gather
+    uses the clipped indices and the NULLs are applied afterwards: by swapping in a validity
+    bitmap for flat types, with ``if_else`` for nested ones."""
     neg = idx < 0
     if not neg.any():
         return col.take(pa.array(idx, type=pa.int64()))
     if neg.all():
         return pa.nulls(len(idx), type=col.type)
-    return col.take(pa.array(idx, type=pa.int64(), mask=neg))
+    taken = col.take(pa.array(np.maximum(idx, 0), type=pa.int64()))
+    valid = ~neg
+    t = taken.type
+    if (t.num_fields == 0 and not pa.types.is_null(t) and not pa.types.is_dictionary(t)
+            and taken.offset == 0):
+        if taken.null_count:
+            valid &= np.asarray(taken.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+        bitmap = pa.py_buffer(np.packbits(valid, bitorder="little"))
+        try:
+            return pa.Array.from_buffers(t, len(taken), [bitmap] + taken.buffers()[1:])
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError):
+            pass
+    return pc.if_else(pa.array(valid), taken, pa.scalar(None, type=t))
 
 
 def columns_of(batch: pa.RecordBatch | None) -> list[pa.Array]:
@@ -176,9 +196,14 @@ class JoinLayout:
         li: np.ndarray,
         ri: np.ndarray | None,
         exists: np.ndarray | None = None,
+        *,
+        left_identity: bool = False,
+        right_identity: bool = False,
     ) -> Iterator[pa.RecordBatch]:
         """Output rows ``left[li] ++ right[ri]`` (index -1 = NULL padding; ``ri`` None: no right
-        columns, semi/anti; ``exists``: the existence flag column), in batches."""
+        columns, semi/anti; ``exists``: the existence flag column), in batches.
+        ``left_identity`` / ``right_identity``: that side's indices are ``0 .. n-1`` (its rows
+        are sliced, not gathered)."""
         size = self.batch_size
         n = len(li)
         lcols = [] if left is None else list(left.columns)
@@ -189,13 +214,15 @@ class JoinLayout:
             e = min(n, s + size)
             lidx = li[s:e]
             if lcols:
-                cols = [take_nullable(c, lidx) for c in lcols]
+                cols = ([c.slice(s, e - s) for c in lcols] if left_identity
+                        else [take_nullable(c, lidx) for c in lcols])
             else:
                 cols = [pa.nulls(e - s, type=t) for t in ltypes]
             if ri is not None:
                 ridx = ri[s:e]
                 if rcols:
-                    cols += [take_nullable(c, ridx) for c in rcols]
+                    cols += ([c.slice(s, e - s) for c in rcols] if right_identity
+                             else [take_nullable(c, ridx) for c in rcols])
                 else:
                     cols += [pa.nulls(e - s, type=t) for t in rtypes]
             if exists is not None:
@@ -247,10 +274,11 @@ class JoinKernel:
             return cond.mask(stream, self.build, si, bi)
         return cond.mask(self.build, stream, bi, si)
 
-    def _out(self, stream: pa.RecordBatch, si: np.ndarray, bi: np.ndarray) -> Iterator[pa.RecordBatch]:
+    def _out(self, stream: pa.RecordBatch, si: np.ndarray, bi: np.ndarray,
+             stream_identity: bool = False) -> Iterator[pa.RecordBatch]:
         if self.stream_is_left:
-            return self.layout.emit(stream, self.build, si, bi)
-        return self.layout.emit(self.build, stream, bi, si)
+            return self.layout.emit(stream, self.build, si, bi, left_identity=stream_identity)
+        return self.layout.emit(self.build, stream, bi, si, right_identity=stream_identity)
 
     def process(self, stream: pa.RecordBatch, cand: Candidates) -> Iterator[pa.RecordBatch]:
         """Output rows for ``stream`` (and bookkeeping of the build rows it matches)."""
@@ -264,6 +292,9 @@ class JoinKernel:
             return
         if self.build_existence and cond is None and self.build_matched is not None:
             self._mark_build(cand)
+            return
+        if cand.match is not None:
+            yield from self._process_direct(stream, cand.match)
             return
         stream_matched = np.zeros(n, dtype=bool)
         prev = 0
@@ -290,9 +321,38 @@ class JoinKernel:
                 yield from self._stream_existence(stream, rows, stream_matched[prev:done])
             prev = max(prev, done)
 
+    def _process_direct(self, stream: pa.RecordBatch, match: np.ndarray
+                        ) -> Iterator[pa.RecordBatch]:
+        """Unique build keys: at most one pair per stream row, already in stream order -- no
+        pair expansion, no re-sorting of NULL-padded rows."""
+        n = stream.num_rows
+        si = np.flatnonzero(match >= 0)
+        bi = match[si]
+        m = self._mask(stream, si, bi)
+        if m is not None:
+            si, bi = si[m], bi[m]
+        if self.build_matched is not None and len(bi):
+            self.build_matched[bi] = True
+        if self.emits_pairs:
+            if self.pad_stream:
+                full = np.full(n, -1, dtype=np.int64)
+                full[si] = bi
+                yield from self._out(stream, np.arange(n, dtype=np.int64), full, True)
+            elif len(si) == n:
+                yield from self._out(stream, si, bi, True)
+            elif len(si):
+                yield from self._out(stream, si, bi)
+        elif self.stream_existence:
+            matched = np.zeros(n, dtype=bool)
+            matched[si] = True
+            yield from self._stream_existence(stream, np.arange(n, dtype=np.int64), matched)
+
     def _mark_build(self, cand: Candidates) -> None:
         """Without a condition: every candidate build row is matched."""
         assert self.build_matched is not None
+        if cand.match is not None:
+            self.build_matched[cand.match[cand.match >= 0]] = True
+            return
         if cand.order is None and cand.lo is None:
             if int(cand.counts.max(initial=0)) > 0:
                 self.build_matched[: int(cand.counts.max())] = True
@@ -304,12 +364,17 @@ class JoinKernel:
         self, stream: pa.RecordBatch, rows: np.ndarray, matched: np.ndarray
     ) -> Iterator[pa.RecordBatch]:
         jt = self.layout.join_type
+        n = stream.num_rows
+        # ``rows`` ascend within 0 .. n-1: as many as the batch holds means every row, in order.
         if jt is JoinType.LEFT_SEMI:
-            yield from self.layout.emit(stream, None, rows[matched], None)
+            sel = rows[matched]
+            yield from self.layout.emit(stream, None, sel, None, left_identity=len(sel) == n)
         elif jt is JoinType.LEFT_ANTI:
-            yield from self.layout.emit(stream, None, rows[~matched], None)
+            sel = rows[~matched]
+            yield from self.layout.emit(stream, None, sel, None, left_identity=len(sel) == n)
         else:
-            yield from self.layout.emit(stream, None, rows, None, exists=matched)
+            yield from self.layout.emit(stream, None, rows, None, exists=matched,
+                                        left_identity=len(rows) == n)
 
     # -- after the last stream row -------------------------------------------------------------
 

@@ -5,6 +5,11 @@ candidate partner of every build row, enumerated by :class:`~ember.runtime.local
 in chunks of at most ``pair_chunk_size(batch_size)`` pairs (the pair matrix is never materialized
 whole), the full join condition evaluated on each chunk (TRUE-only; no condition: always TRUE).
 
+Beyond Spark: conjuncts comparing a stream expression with a build expression (``<``, ``<=``,
+``>``, ``>=``, e.g. a band ``a.t BETWEEN b.t - 5 AND b.t + 5``) prune each stream row's candidates
+to a range of the build rows sorted on that expression (:mod:`.band`); a partition alone on the
+cores spreads its stream batches over the idle ones.
+
 Paths, as Spark's:
 
 - *streamed* (one output partition per stream partition): InnerLike with either build side,
@@ -31,7 +36,12 @@ import pyarrow as pa
 from ember.execution.kernels.batches import conform_batch, schema_of
 from ember.physical.nodes import BroadcastExchangeExec, BroadcastNestedLoopJoinExec, BuildSide
 from ember.plans.logical.join_type import JoinType
-from ember.runtime.local.joins.common import layout_of
+from ember.runtime.local.joins.band import BandIndex
+from ember.runtime.local.joins.common import (
+    intra_partition_workers,
+    layout_of,
+    map_batches_ordered,
+)
 from ember.runtime.local.joins.hashed_relation import to_batch
 from ember.runtime.local.joins.kernel import Candidates, JoinKernel, JoinLayout
 from ember.runtime.local.registry import PartitionFn, operator
@@ -39,14 +49,24 @@ from ember.runtime.local.registry import PartitionFn, operator
 
 def nested_loop_stream(layout: JoinLayout, build: pa.RecordBatch,
                        stream: Iterable[pa.RecordBatch], stream_schema: pa.Schema,
-                       kernel: JoinKernel | None = None) -> Iterator[pa.RecordBatch]:
-    """Stream batches against every build row (the kernel's bitset, if any, is updated)."""
+                       kernel: JoinKernel | None = None, band: BandIndex | None = None,
+                       workers: int = 1) -> Iterator[pa.RecordBatch]:
+    """Stream batches against every build row (the kernel's bitset, if any, is updated);
+    ``band`` prunes the candidate build rows of range conditions (:mod:`.band`); ``workers`` > 1
+    processes several stream batches at once (output order unchanged)."""
     kernel = kernel or JoinKernel(layout, build)
     nb = build.num_rows
-    for b in stream:
+
+    def one(b: pa.RecordBatch) -> list[pa.RecordBatch]:
         b = conform_batch(b, stream_schema)
-        if b.num_rows:
-            yield from kernel.process(b, Candidates.all_pairs(b.num_rows, nb))
+        if not b.num_rows:
+            return []
+        cand = band.candidates(build, b) if band is not None and nb else None
+        if cand is None:
+            cand = Candidates.all_pairs(b.num_rows, nb)
+        return list(kernel.process(b, cand))
+
+    yield from map_batches_ordered(one, stream, workers)
 
 
 def is_streamed_path(join_type: JoinType, build_left: bool) -> bool:
@@ -78,6 +98,8 @@ def run_broadcast_nested_loop_join(node: BroadcastNestedLoopJoinExec, rt: Any
     stream_schema = schema_of(stream_plan.output)
     stream_parts = rt.execute(stream_plan)
     jt: JoinType = node.join_type
+    band = BandIndex.of(node.condition, stream_plan.output, build_plan.output)
+    workers = intra_partition_workers(rt, len(stream_parts))
     lock = threading.Lock()
     cache: dict[str, Any] = {}
 
@@ -91,7 +113,8 @@ def run_broadcast_nested_loop_join(node: BroadcastNestedLoopJoinExec, rt: Any
         return cache["build"]
 
     def streamed(p: PartitionFn) -> PartitionFn:
-        return lambda: nested_loop_stream(layout, build(), p(), stream_schema)
+        return lambda: nested_loop_stream(layout, build(), p(), stream_schema, band=band,
+                                          workers=workers)
 
     if is_streamed_path(jt, build_left):
         return [streamed(p) for p in stream_parts]
@@ -111,7 +134,8 @@ def run_broadcast_nested_loop_join(node: BroadcastNestedLoopJoinExec, rt: Any
                         k.pad_stream = False
                         k.stream_existence = False
                         k.build_existence = True  # without a condition: any stream row marks all
-                        for _ in nested_loop_stream(layout, b, p(), stream_schema, k):
+                        for _ in nested_loop_stream(layout, b, p(), stream_schema, k,
+                                                    band=band, workers=workers):
                             pass
                         assert k.build_matched is not None
                         return k.build_matched
@@ -139,7 +163,8 @@ def run_broadcast_nested_loop_join(node: BroadcastNestedLoopJoinExec, rt: Any
         def run() -> Iterator[pa.RecordBatch]:
             k = JoinKernel(layout, build())
             k.build_matched = None  # (b) computes the global bits
-            yield from nested_loop_stream(layout, build(), p(), stream_schema, k)
+            yield from nested_loop_stream(layout, build(), p(), stream_schema, k, band=band,
+                                          workers=workers)
         return run
 
     return [pairs(p) for p in stream_parts] + [finish_partition]
