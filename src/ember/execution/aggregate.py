@@ -77,7 +77,10 @@ from ember.expressions.base import (
 )
 from ember.plans.logical.nodes import Aggregate
 
-__all__ = ["execute_aggregate", "collect_aggregates", "group_ids"]
+__all__ = [
+    "execute_aggregate", "collect_aggregates", "group_ids", "InputSlots", "read_inputs",
+    "assign_groups", "group_batch", "emit_batches", "strip_alias",
+]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -107,37 +110,79 @@ def _run(
     plan: Aggregate, batches: Iterator[pa.RecordBatch], ctx: ExecContext,
     child_attrs: Sequence[AttributeReference],
 ) -> Iterator[pa.RecordBatch]:
-    grouping = tuple(_strip_alias(g) for g in plan.grouping_expressions)
+    grouping = tuple(strip_alias(g) for g in plan.grouping_expressions)
     bound_grouping = tuple(prepare(g, child_attrs) for g in grouping)
     aggs = collect_aggregates(plan.aggregate_expressions)
     specs = [_AggSpec.build(a, child_attrs) for a in aggs]
 
     # -- 1. input --------------------------------------------------------------------------
-    slots: dict[tuple[Expression, Expression | None], int] = {}
-    slot_list: list[tuple[Expression, Expression | None]] = []
-
-    def slot(expr: Expression, filt: Expression | None) -> int:
-        key = (expr, filt)
-        i = slots.get(key)
-        if i is None:
-            i = slots[key] = len(slot_list)
-            slot_list.append(key)
-        return i
-
+    slots = InputSlots()
     for s in specs:
-        s.filter_slot = None if s.filter is None else slot(s.filter, None)
+        s.filter_slot = None if s.filter is None else slots.add(s.filter, None)
         if (isinstance(s.func, Count) and not s.expr.is_distinct
                 and all(isinstance(a, Literal) and a.value is not None for a in s.args)):
             continue  # count(1), count(*): counts rows, reads no argument values
         s.arg_slots = tuple(
-            slot(a, s.filter if _may_fail(a) else None) for a in s.args
+            slots.add(a, s.filter if _may_fail(a) else None) for a in s.args
         )
+    key_cols, slot_cols, n_rows = read_inputs(batches, bound_grouping, slots.items)
+
+    # -- 2. groups -------------------------------------------------------------------------
+    gids, n_groups, group_keys = assign_groups(key_cols, n_rows)
+
+    # -- 3. aggregates ---------------------------------------------------------------------
+    results: list[pa.Array] = []
+    from ember.expressions.common import to_mask
+
+    for s in specs:
+        args = [slot_cols[i] for i in s.arg_slots]
+        mask = None
+        if s.filter_slot is not None:
+            mask = to_mask(slot_cols[s.filter_slot])
+        results.append(_compute(s, args, mask, gids, n_groups))
+
+    # -- 4. result expressions -------------------------------------------------------------
+    yield from _project_results(plan, grouping, aggs, group_keys, results, n_groups, ctx)
+
+
+# ---------------------------------------------------------------------------------------------
+# Input and grouping (shared with the partial / final modes in
+# ember.runtime.local.operators.aggregate_modes)
+
+
+class InputSlots:
+    """The distinct input columns of one aggregation: ``(expression, filter)`` pairs bound to
+    the child, numbered in order of first use.  ``filter`` is None, or the FILTER predicate on
+    whose passing rows alone ``expression`` is evaluated (it may raise on the others)."""
+
+    __slots__ = ("_index", "items")
+
+    def __init__(self) -> None:
+        self._index: dict[tuple[Expression, Expression | None], int] = {}
+        self.items: list[tuple[Expression, Expression | None]] = []
+
+    def add(self, expr: Expression, filt: Expression | None) -> int:
+        """The slot number of ``(expr, filt)``, allocating one on first use."""
+        key = (expr, filt)
+        i = self._index.get(key)
+        if i is None:
+            i = self._index[key] = len(self.items)
+            self.items.append(key)
+        return i
+
+
+def read_inputs(
+    batches: Iterator[pa.RecordBatch], bound_grouping: Sequence[Expression],
+    slot_list: Sequence[tuple[Expression, Expression | None]],
+) -> tuple[list[pa.Array], list[pa.Array], int]:
+    """Evaluate the grouping expressions and every input slot over all ``batches``:
+    ``(key columns, slot columns, row count)``, each column one array over all rows (so results
+    do not depend on the batch size).  Literal slots are built once at the end."""
+    from ember.expressions.common import eval_where, to_array, to_mask
 
     key_parts: list[list[pa.Array]] = [[] for _ in bound_grouping]
     slot_parts: list[list[pa.Array]] = [[] for _ in slot_list]
     n_rows = 0
-    from ember.expressions.common import eval_where, to_array, to_mask
-
     for batch in batches:
         n = batch.num_rows
         if n == 0:
@@ -164,29 +209,41 @@ def _run(
         if isinstance(e, Literal) else _concat(p, e.data_type)
         for p, (e, _) in zip(slot_parts, slot_list)
     ]
+    return key_cols, slot_cols, n_rows
 
-    # -- 2. groups -------------------------------------------------------------------------
-    if bound_grouping:
-        key_cols = [_canonical_key(c) for c in key_cols]
-        gids, first_rows = group_ids(key_cols, n_rows)
-        n_groups = len(first_rows)
-        group_keys = [c.take(pa.array(first_rows, type=pa.int64())) for c in key_cols]
-    else:
-        gids = np.zeros(n_rows, dtype=np.int64)
-        n_groups = 1
-        group_keys = []
 
-    # -- 3. aggregates ---------------------------------------------------------------------
-    results: list[pa.Array] = []
-    for s in specs:
-        args = [slot_cols[i] for i in s.arg_slots]
-        mask = None
-        if s.filter_slot is not None:
-            mask = to_mask(slot_cols[s.filter_slot])
-        results.append(_compute(s, args, mask, gids, n_groups))
+def assign_groups(
+    key_cols: list[pa.Array], n_rows: int,
+) -> tuple[np.ndarray, int, list[pa.Array]]:
+    """``(group id per row, group count, each group's key values)`` for the grouping columns
+    ``key_cols`` (canonicalised here); no grouping columns is exactly one group."""
+    if not key_cols:
+        return np.zeros(n_rows, dtype=np.int64), 1, []
+    key_cols = [_canonical_key(c) for c in key_cols]
+    gids, first_rows = group_ids(key_cols, n_rows)
+    first = pa.array(first_rows, type=pa.int64())
+    return gids, len(first_rows), [c.take(first) for c in key_cols]
 
-    # -- 4. result expressions -------------------------------------------------------------
-    yield from _project_results(plan, grouping, aggs, group_keys, results, n_groups, ctx)
+
+def group_batch(cols: list[pa.Array], n_groups: int) -> pa.RecordBatch:
+    """The columns ``[keys..., aggregate results...]`` as a batch that result expressions bound
+    by position are evaluated over (a zero-column batch of ``n_groups`` rows when empty)."""
+    if not cols:
+        return _zero_col(n_groups)
+    return pa.RecordBatch.from_arrays(cols, names=[f"_{i}" for i in range(len(cols))])
+
+
+def emit_batches(out_cols: list[pa.Array], attrs: Sequence[AttributeReference], n_groups: int,
+                 ctx: ExecContext) -> Iterator[pa.RecordBatch]:
+    """``out_cols`` (one per attribute of ``attrs``, ``n_groups`` rows) in batches of at most
+    ``ctx.batch_size`` rows."""
+    from ember.execution.kernels.batches import make_batch, schema_of
+
+    schema = schema_of(attrs)
+    size = max(1, ctx.batch_size)
+    for start in range(0, n_groups, size):
+        length = min(size, n_groups - start)
+        yield make_batch([c.slice(start, length) for c in out_cols], schema, length)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -225,7 +282,7 @@ def collect_aggregates(exprs: Sequence[Expression]) -> list[AggregateExpression]
     return out
 
 
-def _strip_alias(e: Expression) -> Expression:
+def strip_alias(e: Expression) -> Expression:
     while isinstance(e, Alias):
         e = e.child
     return e
@@ -240,8 +297,6 @@ def _project_results(
     n_groups: int,
     ctx: ExecContext,
 ) -> Iterator[pa.RecordBatch]:
-    from ember.execution.kernels.batches import make_batch, schema_of
-
     n_keys = len(grouping)
     agg_index = {_semantic_key(a): n_keys + i for i, a in enumerate(aggs)}
     group_index: dict[Expression, int] = {}
@@ -277,26 +332,12 @@ def _project_results(
             )
         out_exprs.append(r)
 
-    cols = list(group_keys) + results
-    names = [f"_{i}" for i in range(len(cols))]
-    if cols:
-        group_batch = pa.RecordBatch.from_arrays(cols, names=names)
-    else:
-        from ember.execution.kernels.batches import _zero_col
-
-        group_batch = _zero_col(n_groups)
-    schema = schema_of(plan.output)
+    batch = group_batch(list(group_keys) + results, n_groups)
     from ember.expressions.common import to_array
 
-    out_cols = []
-    for e, attr in zip(out_exprs, plan.output):
-        arr = to_array(e.eval(group_batch), n_groups)
-        out_cols.append(_conform(arr, attr.data_type))
-    size = max(1, ctx.batch_size)
-    for start in range(0, n_groups, size):
-        length = min(size, n_groups - start)
-        yield make_batch([c.slice(start, length) for c in out_cols], schema, length)
-
+    out_cols = [_conform(to_array(e.eval(batch), n_groups), attr.data_type)
+                for e, attr in zip(out_exprs, plan.output)]
+    yield from emit_batches(out_cols, plan.output, n_groups, ctx)
 
 # ---------------------------------------------------------------------------------------------
 # Per-aggregate description
@@ -486,12 +527,7 @@ def _compute(
     out_type = func.data_type
     match func:
         case Count():
-            valid = None
-            for a in args:
-                va = _valid_or_none(a)
-                if va is not None:
-                    valid = va if valid is None else valid & va
-            return pa.array(_counts(_sel(g, valid), n_groups).astype(np.int64))
+            return pa.array(_count_non_null(args, g, n_groups).astype(np.int64))
         case CountIf():
             m = _true_mask(args[0])
             return pa.array(np.bincount(g[m], minlength=n_groups).astype(np.int64))
@@ -519,6 +555,16 @@ def _compute(
             raise UnsupportedError(f"Aggregate function {func.pretty_name} is not supported")
 
 
+def _count_non_null(args: Sequence[pa.Array], g: np.ndarray, n_groups: int) -> np.ndarray:
+    """Rows per group where no column of ``args`` is NULL (``count(a, b)``)."""
+    valid = None
+    for a in args:
+        va = _valid_or_none(a)
+        if va is not None:
+            valid = va if valid is None else valid & va
+    return _counts(_sel(g, valid), n_groups)
+
+
 def _true_mask(arr: pa.Array) -> np.ndarray:
     if pa.types.is_null(arr.type):
         return np.zeros(len(arr), dtype=bool)
@@ -542,6 +588,12 @@ def _counts(g: np.ndarray, n_groups: int) -> np.ndarray:
     return out
 
 
+SUM_OVERFLOW = ("Overflow in sum of decimals. Use 'try_sum' to tolerate overflow and return "
+                "NULL instead.")
+AVG_OVERFLOW = ("Overflow in sum of decimals. Use 'try_avg' to tolerate overflow and return "
+                "NULL instead.")
+
+
 def _overflow(message: str) -> ArithmeticError_:
     return ArithmeticError_(
         message + ' If necessary set "spark.sql.ansi.enabled" to "false" to bypass this error.',
@@ -562,8 +614,7 @@ def _sum(arr: pa.Array, g: np.ndarray, n_groups: int, out_type: T.DataType) -> p
     t = arr.type
     if pa.types.is_decimal(t):
         totals = _decimal_sums(arr, valid, gv, n_groups)
-        _check_decimal(totals, out_type.precision, "Overflow in sum of decimals. Use 'try_sum' "
-                       "to tolerate overflow and return NULL instead.")
+        _check_decimal(totals, out_type.precision, SUM_OVERFLOW)
         return _decimal_array(totals, empty, at)
     if pa.types.is_integer(t):
         v = arr.to_numpy(zero_copy_only=False) if arr.null_count == 0 else \
@@ -717,20 +768,30 @@ def _avg(arr: pa.Array, g: np.ndarray, n_groups: int, out_type: T.DataType) -> p
         in_scale = arr.type.scale
         sum_type = average_sum_type(T.DecimalType(arr.type.precision, in_scale))
         totals = _decimal_sums(arr, valid, gv, n_groups)
-        _check_decimal(totals, sum_type.precision, "Overflow in sum of decimals. Use 'try_avg' "
-                       "to tolerate overflow and return NULL instead.")
+        _check_decimal(totals, sum_type.precision, AVG_OVERFLOW)
         if isinstance(totals, np.ndarray):
             totals = totals.tolist()
-        out = [
-            _decimal_average(total, c, in_scale, out_type) if c else 0
-            for total, c in zip(totals, cnt.tolist())
-        ]
-        return _decimal_array(out, empty, at)
+        return _decimal_averages(totals, cnt, in_scale, out_type)
     v = _sel(_float_values(arr), valid)
     sums = np.bincount(gv, weights=v, minlength=n_groups)
+    return _float_averages(sums, cnt, at)
+
+
+def _float_averages(sums: np.ndarray, cnt: np.ndarray, at: pa.DataType) -> pa.Array:
+    """``sums / cnt`` per group; NULL where the count is 0."""
+    empty = cnt == 0
     with np.errstate(invalid="ignore", divide="ignore"):
         res = sums / np.where(empty, 1, cnt)
     return pa.array(res, type=at, mask=empty if empty.any() else None)
+
+
+def _decimal_averages(totals: list[int], cnt: np.ndarray, in_scale: int,
+                      out_type: T.DecimalType) -> pa.Array:
+    """Decimal ``avg`` per group from unscaled sums at ``in_scale`` and counts; NULL where the
+    count is 0 (see :func:`_decimal_average`)."""
+    out = [_decimal_average(t, c, in_scale, out_type) if c else 0
+           for t, c in zip(totals, cnt.tolist())]
+    return _decimal_array(out, cnt == 0, out_type.to_arrow())
 
 
 _DIV_SCALE = T.DecimalType.MAX_SCALE + 1

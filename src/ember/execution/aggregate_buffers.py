@@ -53,12 +53,16 @@ import pyarrow.compute as pc
 from ember import types as T
 from ember.errors import InternalError
 from ember.execution.aggregate import (
+    AVG_OVERFLOW,
+    SUM_OVERFLOW,
     _bool,
+    _count_non_null,
     _counts,
     _decimal_array,
-    _decimal_average,
+    _decimal_averages,
     _decimal_sums,
     _first_pos,
+    _float_averages,
     _float_values,
     _group_add,
     _last_pos,
@@ -100,12 +104,6 @@ __all__ = [
     "merge_buffers",
     "evaluate_buffers",
 ]
-
-_SUM_OVERFLOW = "Overflow in sum of decimals. Use 'try_sum' to tolerate overflow and return " \
-                "NULL instead."
-_AVG_OVERFLOW = "Overflow in sum of decimals. Use 'try_avg' to tolerate overflow and return " \
-                "NULL instead."
-
 
 @dataclass(frozen=True, slots=True)
 class BufferField:
@@ -191,12 +189,7 @@ def update_buffers(func: AggregateFunction, args: Sequence[pa.Array], mask: np.n
             gids = gids[rows]
     match func:
         case Count():
-            valid = None
-            for a in args:
-                va = _valid_or_none(a)
-                if va is not None:
-                    valid = va if valid is None else valid & va
-            return [_count_array(_counts(_sel(gids, valid), n_groups))]
+            return [_count_array(_count_non_null(args, gids, n_groups))]
         case CountIf():
             m = _true_mask(args[0])
             return [_count_array(np.bincount(gids[m], minlength=n_groups))]
@@ -375,7 +368,7 @@ def evaluate_buffers(func: AggregateFunction, buffers: Sequence[pa.Array]) -> pa
                 total, is_empty = buffers
                 empty = _bool_np(is_empty)
                 if ((~empty) & ~_valid(total)).any():
-                    raise _overflow(_SUM_OVERFLOW)
+                    raise _overflow(SUM_OVERFLOW)
                 if empty.any():
                     total = pc.if_else(pa.array(empty), pa.nulls(len(total), total.type), total)
                 return total
@@ -384,20 +377,11 @@ def evaluate_buffers(func: AggregateFunction, buffers: Sequence[pa.Array]) -> pa
             rt = func.data_type
             total, count = buffers
             cnt = count.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-            empty = cnt == 0
-            at = rt.to_arrow()
             if isinstance(rt, T.DecimalType):
-                if ((~empty) & ~_valid(total)).any():
-                    raise _overflow(_AVG_OVERFLOW)
-                in_scale = func.child.data_type.scale
-                totals = _unscaled(total)
-                out = [_decimal_average(t, c, in_scale, rt) if c else 0
-                       for t, c in zip(totals, cnt.tolist())]
-                return _decimal_array(out, empty, at)
-            sums = _float_values(total)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                res = sums / np.where(empty, 1, cnt)
-            return pa.array(res, type=at, mask=empty if empty.any() else None)
+                if ((cnt != 0) & ~_valid(total)).any():
+                    raise _overflow(AVG_OVERFLOW)
+                return _decimal_averages(_unscaled(total), cnt, func.child.data_type.scale, rt)
+            return _float_averages(_float_values(total), cnt, rt.to_arrow())
         case First() | AnyValue() | Last() | MaxBy() | MinBy():
             return buffers[0]
         case Count() | CountIf() | Min() | Max() | BoolAnd() | BoolOr():

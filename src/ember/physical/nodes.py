@@ -15,7 +15,7 @@ as in Spark, differ between runs.
 from __future__ import annotations
 
 import itertools
-from dataclasses import field, fields
+from dataclasses import field
 from enum import Enum
 from typing import Any, ClassVar
 
@@ -47,8 +47,14 @@ from ember.physical.partitioning import (
     UnspecifiedDistribution,
     semantic_equals,
 )
-from ember.plans.logical.join_type import JoinType
-from ember.plans.logical.nodes import FileRelation
+from ember.plans.logical.join_type import JoinType, join_output, join_type_string
+from ember.plans.logical.nodes import (
+    FileRelation,
+    cached_output,
+    intersect_output,
+    node_expressions,
+    union_output,
+)
 from ember.trees import TreeNode, node
 
 _plan_ids = itertools.count(1)
@@ -108,12 +114,7 @@ class SparkPlan(TreeNode):
     # -- schema ---------------------------------------------------------------------------------
     @property
     def output(self) -> tuple[AttributeReference, ...]:
-        try:
-            return self._out  # type: ignore[attr-defined]
-        except AttributeError:
-            out = tuple(self._compute_output())
-            object.__setattr__(self, "_out", out)
-            return out
+        return cached_output(self)
 
     def _compute_output(self) -> tuple[AttributeReference, ...]:
         kids = self.children
@@ -144,10 +145,7 @@ class SparkPlan(TreeNode):
 
     # -- expressions ----------------------------------------------------------------------------
     def expressions(self) -> tuple[Expression, ...]:
-        out: list[Expression] = []
-        for f in fields(self):  # type: ignore[arg-type]
-            _collect_exprs(getattr(self, f.name), out)
-        return tuple(out)
+        return node_expressions(self)
 
     # -- display --------------------------------------------------------------------------------
     @property
@@ -160,14 +158,6 @@ class SparkPlan(TreeNode):
 
 
 SparkPlan.child_base = SparkPlan
-
-
-def _collect_exprs(value: Any, out: list[Expression]) -> None:
-    if isinstance(value, Expression):
-        out.append(value)
-    elif isinstance(value, tuple):
-        for v in value:
-            _collect_exprs(v, out)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -255,6 +245,17 @@ class UnaryExecNode(SparkPlan):
     @property
     def output_partitioning(self) -> Partitioning:
         return self.children[0].output_partitioning
+
+
+class OrderPreservingUnaryExecNode(UnaryExecNode):
+    """A unary operator that keeps its child's rows in order (filters, limits): it reports the
+    child's ordering as its own."""
+
+    __slots__ = ()
+
+    @property
+    def output_ordering(self) -> tuple[SortOrder, ...]:
+        return self.children[0].output_ordering
 
 
 @node
@@ -356,15 +357,11 @@ class ProjectExec(UnaryExecNode):
 
 
 @node
-class FilterExec(UnaryExecNode):
+class FilterExec(OrderPreservingUnaryExecNode):
     """``Filter (a#1 > 1)``."""
 
     condition: Expression
     child: SparkPlan
-
-    @property
-    def output_ordering(self) -> tuple[SortOrder, ...]:
-        return self.child.output_ordering
 
     def simple_string(self) -> str:
         return f"Filter {self.condition.simple_string()}"
@@ -478,19 +475,14 @@ class UnionExec(SparkPlan):
     inputs: tuple[SparkPlan, ...]
 
     def _compute_output(self) -> tuple[AttributeReference, ...]:
-        first = self.inputs[0].output
-        out = []
-        for i, a in enumerate(first):
-            nullable = any(c.output[i].nullable for c in self.inputs)
-            out.append(a.with_nullability(nullable))
-        return tuple(out)
+        return union_output(self.inputs)
 
     def simple_string(self) -> str:
         return "Union"
 
 
 @node
-class GlobalLimitExec(UnaryExecNode):
+class GlobalLimitExec(OrderPreservingUnaryExecNode):
     """``GlobalLimit 10, 0``: rows ``[offset, limit)`` of the single input partition (Spark:
     ``limit`` counts from the first row, i.e. SQL ``LIMIT l OFFSET o`` is ``limit = l + o``;
     -1 = no limit)."""
@@ -498,10 +490,6 @@ class GlobalLimitExec(UnaryExecNode):
     limit: int
     child: SparkPlan
     offset: int = 0
-
-    @property
-    def output_ordering(self) -> tuple[SortOrder, ...]:
-        return self.child.output_ordering
 
     @property
     def required_child_distribution(self) -> tuple[Distribution, ...]:
@@ -512,15 +500,11 @@ class GlobalLimitExec(UnaryExecNode):
 
 
 @node
-class LocalLimitExec(UnaryExecNode):
+class LocalLimitExec(OrderPreservingUnaryExecNode):
     """``LocalLimit 10``: at most ``limit`` rows per partition."""
 
     limit: int
     child: SparkPlan
-
-    @property
-    def output_ordering(self) -> tuple[SortOrder, ...]:
-        return self.child.output_ordering
 
     def simple_string(self) -> str:
         return f"LocalLimit {self.limit}"
@@ -587,8 +571,7 @@ class SetOperationExec(SparkPlan):
 
     def _compute_output(self) -> tuple[AttributeReference, ...]:
         if self.kind == "intersect":
-            return tuple(a.with_nullability(a.nullable and b.nullable)
-                         for a, b in zip(self.left.output, self.right.output))
+            return intersect_output(self.left, self.right)
         return self.left.output
 
     @property
@@ -642,38 +625,35 @@ class BroadcastExchangeExec(UnaryExecNode):
 # Joins
 
 
-def join_output(left: SparkPlan, right: SparkPlan, join_type: JoinType,
-                existence_attr: AttributeReference | None) -> tuple[AttributeReference, ...]:
-    """The logical Join's output rule (spark-behavior.md 1.2)."""
-    lo = left.output
-    if not join_type.outputs_right:
-        if join_type is JoinType.EXISTENCE:
-            if existence_attr is None:
-                raise InternalError("ExistenceJoin without its exists attribute")
-            return lo + (existence_attr,)
-        return lo
-    ro = right.output
-    if join_type.left_nullable:
-        lo = tuple(a.with_nullability(True) for a in lo)
-    if join_type.right_nullable:
-        ro = tuple(a.with_nullability(True) for a in ro)
-    return lo + ro
-
-
-def _join_type_string(join_type: JoinType, existence_attr: AttributeReference | None) -> str:
-    if join_type is JoinType.EXISTENCE and existence_attr is not None:
-        return f"ExistenceJoin({existence_attr.simple_string()})"
-    return str(join_type)
-
-
 class JoinExec(SparkPlan):
     """Shared parts of the join operators."""
 
     __slots__ = ()
 
     def _compute_output(self) -> tuple[AttributeReference, ...]:
-        return join_output(self.left, self.right, self.join_type,  # type: ignore[attr-defined]
+        return join_output(self.join_type, self.left, self.right,  # type: ignore[attr-defined]
                            self.existence_attr)  # type: ignore[attr-defined]
+
+    def _keys_and_type(self) -> list[str]:
+        """Spark's leading arguments of an equi-join: ``[lk...], [rk...], JoinType``."""
+        return [_list(self.left_keys), _list(self.right_keys),  # type: ignore[attr-defined]
+                self._type_string()]
+
+    def _type_string(self) -> str:
+        return join_type_string(self.join_type, self.existence_attr)  # type: ignore[attr-defined]
+
+    def _join_string(self, head: list[str], tail: tuple[str, ...] = ()) -> str:
+        """``<NodeName> head..., condition (when there is one), tail...``."""
+        cond = self.condition  # type: ignore[attr-defined]
+        parts = head + ([cond.simple_string()] if cond is not None else []) + list(tail)
+        return f"{self.node_name} " + ", ".join(parts)
+
+
+def _broadcast_build(build_side: BuildSide, mode: BroadcastMode) -> tuple[Distribution, ...]:
+    """Required child distributions of a broadcast join: ``mode`` on the build side."""
+    if build_side is BuildSide.LEFT:
+        return (BroadcastDistribution(mode), UnspecifiedDistribution())
+    return (UnspecifiedDistribution(), BroadcastDistribution(mode))
 
 
 class HashJoinExec(JoinExec):
@@ -734,18 +714,12 @@ class BroadcastHashJoinExec(HashJoinExec):
         from ember.expressions.base import bind_references
 
         keys = tuple(bind_references(k, self.build_plan.output) for k in self.build_keys)
-        mode = HashedRelationBroadcastMode(keys, self.is_null_aware_anti_join)
-        if self.build_side is BuildSide.LEFT:
-            return (BroadcastDistribution(mode), UnspecifiedDistribution())
-        return (UnspecifiedDistribution(), BroadcastDistribution(mode))
+        return _broadcast_build(self.build_side,
+                                HashedRelationBroadcastMode(keys, self.is_null_aware_anti_join))
 
     def simple_string(self) -> str:
-        parts = [_list(self.left_keys), _list(self.right_keys),
-                 _join_type_string(self.join_type, self.existence_attr), str(self.build_side)]
-        if self.condition is not None:
-            parts.append(self.condition.simple_string())
-        parts += [str(self.is_null_aware_anti_join).lower(), "false"]
-        return "BroadcastHashJoin " + ", ".join(parts)
+        return self._join_string(self._keys_and_type() + [str(self.build_side)],
+                                 (str(self.is_null_aware_anti_join).lower(), "false"))
 
 
 @node
@@ -773,11 +747,7 @@ class ShuffledHashJoinExec(HashJoinExec):
         return (ClusteredDistribution(self.left_keys), ClusteredDistribution(self.right_keys))
 
     def simple_string(self) -> str:
-        parts = [_list(self.left_keys), _list(self.right_keys),
-                 _join_type_string(self.join_type, self.existence_attr), str(self.build_side)]
-        if self.condition is not None:
-            parts.append(self.condition.simple_string())
-        return "ShuffledHashJoin " + ", ".join(parts)
+        return self._join_string(self._keys_and_type() + [str(self.build_side)])
 
 
 def _shuffled_join_partitioning(join_type: JoinType, left: SparkPlan,
@@ -828,11 +798,7 @@ class SortMergeJoinExec(JoinExec):
         return ()
 
     def simple_string(self) -> str:
-        parts = [_list(self.left_keys), _list(self.right_keys),
-                 _join_type_string(self.join_type, self.existence_attr)]
-        if self.condition is not None:
-            parts.append(self.condition.simple_string())
-        return "SortMergeJoin " + ", ".join(parts)
+        return self._join_string(self._keys_and_type())
 
 
 @node
@@ -862,15 +828,10 @@ class BroadcastNestedLoopJoinExec(JoinExec):
     def required_child_distribution(self) -> tuple[Distribution, ...]:
         from ember.physical.partitioning import IdentityBroadcastMode
 
-        if self.build_side is BuildSide.LEFT:
-            return (BroadcastDistribution(IdentityBroadcastMode()), UnspecifiedDistribution())
-        return (UnspecifiedDistribution(), BroadcastDistribution(IdentityBroadcastMode()))
+        return _broadcast_build(self.build_side, IdentityBroadcastMode())
 
     def simple_string(self) -> str:
-        parts = [str(self.build_side), _join_type_string(self.join_type, self.existence_attr)]
-        if self.condition is not None:
-            parts.append(self.condition.simple_string())
-        return "BroadcastNestedLoopJoin " + ", ".join(parts)
+        return self._join_string([str(self.build_side), self._type_string()])
 
 
 @node
@@ -897,7 +858,7 @@ class CartesianProductExec(JoinExec):
     def simple_string(self) -> str:
         if self.condition is None:
             return "CartesianProduct"
-        return f"CartesianProduct {self.condition.simple_string()}"
+        return self._join_string([])
 
 
 def keys_semantically_equal(a: tuple[Expression, ...], b: tuple[Expression, ...]) -> bool:

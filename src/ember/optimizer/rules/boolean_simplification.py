@@ -203,26 +203,10 @@ def _simplify(e: Expression) -> Expression | None:  # noqa: C901 - one case per 
         case Or(left=a, right=b) if semantic_equals(a, b):
             return a
         # The following need non-nullable operands (three-valued logic differs on NULL).
-        case And(left=a, right=Or(left=b, right=c)) if not a.nullable and neg_eq(a, b):
-            return And(a, c)
-        case And(left=a, right=Or(left=b, right=c)) if not a.nullable and neg_eq(a, c):
-            return And(a, b)
-        case And(left=Or(left=a, right=b), right=c) if not c.nullable and semantic_equals(
-                a, Not(c)):
-            return And(b, c)
-        case And(left=Or(left=a, right=b), right=c) if not c.nullable and semantic_equals(
-                b, Not(c)):
-            return And(a, c)
-        case Or(left=a, right=And(left=b, right=c)) if not a.nullable and neg_eq(a, b):
-            return Or(a, c)
-        case Or(left=a, right=And(left=b, right=c)) if not a.nullable and neg_eq(a, c):
-            return Or(a, b)
-        case Or(left=And(left=a, right=b), right=c) if not c.nullable and semantic_equals(
-                a, Not(c)):
-            return Or(b, c)
-        case Or(left=And(left=a, right=b), right=c) if not c.nullable and semantic_equals(
-                b, Not(c)):
-            return Or(a, c)
+        case And(left=l, right=r) if (out := _drop_complement(l, r, And, Or)) is not None:
+            return out
+        case Or(left=l, right=r) if (out := _drop_complement(l, r, Or, And)) is not None:
+            return out
         case And(left=l, right=r):
             return _factor(e, l, r, split_disjunctive_predicates, split_conjunctive_predicates,
                            Or, And)
@@ -253,6 +237,27 @@ def _simplify(e: Expression) -> Expression | None:  # noqa: C901 - one case per 
             return IsNull(c)
         case _:
             return None
+
+
+def _drop_complement(left: Expression, right: Expression, outer_op: type,
+                     inner_op: type) -> Expression | None:
+    """Spark's four cases of ``left <outer_op> right`` where one side is an ``inner_op`` with a
+    term that is the negation of the other, non-nullable, side (which is then dropped), in Spark's
+    order; with ``outer_op``/``inner_op`` And/Or (``a AND (NOT a OR c)`` is ``a AND c``) or Or/And
+    (``a OR (NOT a AND c)`` is ``a OR c``).  None when no case applies."""
+    from ember.expressions.predicates import Not
+
+    if isinstance(right, inner_op) and not left.nullable:
+        if semantic_equals(Not(left), right.left):
+            return outer_op(left, right.right)
+        if semantic_equals(Not(left), right.right):
+            return outer_op(left, right.left)
+    if isinstance(left, inner_op) and not right.nullable:
+        if semantic_equals(left.left, Not(right)):
+            return outer_op(left.right, right)
+        if semantic_equals(left.right, Not(right)):
+            return outer_op(left.left, right)
+    return None
 
 
 def _factor(e, left, right, split_inner, split_outer, inner_op, outer_op):

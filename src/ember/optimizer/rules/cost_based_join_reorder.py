@@ -64,7 +64,6 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ember import types as T
 from ember.expressions.base import AttributeReference, Expression, and_all, split_conjuncts
 from ember.optimizer.rule_executor import Rule
 from ember.optimizer.rules.star_schema import (
@@ -81,35 +80,13 @@ from ember.optimizer.rules.star_schema import (
 )
 from ember.plans.logical.join_type import JoinType
 from ember.plans.logical.nodes import Filter, Join, LogicalPlan, Project
+from ember.plans.logical.statistics import column_size, default_size
 
 if TYPE_CHECKING:  # pragma: no cover
     from ember.conf import SQLConf
 
 __all__ = ["CostBasedJoinReorder", "extract_inner_joins", "JoinOrderEstimate", "default_size",
            "enhanced_mode", "enhanced_search", "yao_ndv"]
-
-
-def default_size(t: T.DataType) -> int:
-    """Spark's ``DataType.defaultSize`` (bytes per value used for size estimates)."""
-    match t:
-        case T.BooleanType() | T.ByteType() | T.NullType():
-            return 1
-        case T.ShortType():
-            return 2
-        case T.IntegerType() | T.FloatType() | T.DateType():
-            return 4
-        case T.LongType() | T.DoubleType() | T.TimestampType():
-            return 8
-        case T.DecimalType(precision=p):
-            return 8 if p <= 18 else 16
-        case T.StringType():
-            return 20
-        case T.BinaryType():
-            return 100
-        case T.StructType(fields=fs):
-            return sum(default_size(f.data_type) for f in fs)
-        case _:
-            return 100 if type(t).__name__.startswith(("Array", "Map")) else 8
 
 
 # ---------------------------------------------------------------------------------------------
@@ -214,11 +191,7 @@ class _Model:
                 if a.id in key_cols and cs is not None and cs.distinct_count is not None:
                     ndv[a.id] = int(cs.distinct_count)
                 avg = None if cs is None else getattr(cs, "avg_len", None)
-                if avg is not None:
-                    self.width[a.id] = int(avg) + (12 if isinstance(a.data_type, T.StringType)
-                                                   else 0)
-                else:
-                    self.width[a.id] = default_size(a.data_type)
+                self.width[a.id] = column_size(a.data_type, None if avg is None else int(avg))
             self.base.append(JoinOrderEstimate(int(rows), ndv))
             self.item_cols.append(tuple(a.id for a in it.output))
         self.cond_cols = frozenset(cond_cols)

@@ -13,6 +13,9 @@ Valid for any determinism: each input is evaluated once either way.  No configur
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import ClassVar
+
 from ember.conf import SQLConf
 from ember.expressions.base import and_all
 from ember.optimizer.rule_executor import Rule
@@ -20,7 +23,8 @@ from ember.plans.logical.join_type import JoinType
 from ember.plans.logical.nodes import Aggregate, Distinct, Except, Intersect, Join, LogicalPlan
 
 __all__ = ["ReplaceDistinctWithAggregate", "ReplaceIntersectWithSemiJoin",
-           "ReplaceExceptWithAntiJoin"]
+           "ReplaceExceptWithAntiJoin", "replace_distinct_with_aggregate",
+           "replace_intersect_with_semi_join", "replace_except_with_anti_join"]
 
 
 def _null_safe_join(left: LogicalPlan, right: LogicalPlan, join_type: JoinType) -> Distinct:
@@ -30,53 +34,60 @@ def _null_safe_join(left: LogicalPlan, right: LogicalPlan, join_type: JoinType) 
     return Distinct(Join(left, right, join_type, cond))
 
 
-class ReplaceDistinctWithAggregate(Rule):
+def replace_distinct_with_aggregate(p: LogicalPlan) -> LogicalPlan:
+    """``Distinct`` as an ``Aggregate`` grouping by (and outputting) every column."""
+    match p:
+        case Distinct(child=child):
+            out = child.output
+            return Aggregate(out, out, child)
+        case _:
+            return p
+
+
+def replace_intersect_with_semi_join(p: LogicalPlan) -> LogicalPlan:
+    """``INTERSECT`` (not ALL) as a distinct null-safe LeftSemi join."""
+    match p:
+        case Intersect(left=left, right=right, is_all=False):
+            return _null_safe_join(left, right, JoinType.LEFT_SEMI)
+        case _:
+            return p
+
+
+def replace_except_with_anti_join(p: LogicalPlan) -> LogicalPlan:
+    """``EXCEPT`` (not ALL) as a distinct null-safe LeftAnti join."""
+    match p:
+        case Except(left=left, right=right, is_all=False):
+            return _null_safe_join(left, right, JoinType.LEFT_ANTI)
+        case _:
+            return p
+
+
+class _ReplaceRule(Rule):
+    """A non-excludable rule applying its node ``rewrite`` top-down over the plan."""
+
+    excludable = False
+    rewrite: ClassVar[Callable[[LogicalPlan], LogicalPlan]]
+
+    def apply(self, plan: LogicalPlan, conf: SQLConf) -> LogicalPlan:
+        return plan.transform_down(self.rewrite)
+
+
+class ReplaceDistinctWithAggregate(_ReplaceRule):
     """See the module docstring."""
 
     rule_name = "ReplaceDistinctWithAggregate"
-    excludable = False
-
-    def apply(self, plan: LogicalPlan, conf: SQLConf) -> LogicalPlan:
-        def rule(p: LogicalPlan) -> LogicalPlan:
-            match p:
-                case Distinct(child=child):
-                    out = child.output
-                    return Aggregate(out, out, child)
-                case _:
-                    return p
-
-        return plan.transform_down(rule)
+    rewrite = staticmethod(replace_distinct_with_aggregate)
 
 
-class ReplaceIntersectWithSemiJoin(Rule):
+class ReplaceIntersectWithSemiJoin(_ReplaceRule):
     """See the module docstring."""
 
     rule_name = "ReplaceIntersectWithSemiJoin"
-    excludable = False
-
-    def apply(self, plan: LogicalPlan, conf: SQLConf) -> LogicalPlan:
-        def rule(p: LogicalPlan) -> LogicalPlan:
-            match p:
-                case Intersect(left=left, right=right, is_all=False):
-                    return _null_safe_join(left, right, JoinType.LEFT_SEMI)
-                case _:
-                    return p
-
-        return plan.transform_down(rule)
+    rewrite = staticmethod(replace_intersect_with_semi_join)
 
 
-class ReplaceExceptWithAntiJoin(Rule):
+class ReplaceExceptWithAntiJoin(_ReplaceRule):
     """See the module docstring."""
 
     rule_name = "ReplaceExceptWithAntiJoin"
-    excludable = False
-
-    def apply(self, plan: LogicalPlan, conf: SQLConf) -> LogicalPlan:
-        def rule(p: LogicalPlan) -> LogicalPlan:
-            match p:
-                case Except(left=left, right=right, is_all=False):
-                    return _null_safe_join(left, right, JoinType.LEFT_ANTI)
-                case _:
-                    return p
-
-        return plan.transform_down(rule)
+    rewrite = staticmethod(replace_except_with_anti_join)

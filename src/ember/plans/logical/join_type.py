@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
 
 class JoinType(Enum):
@@ -82,6 +83,36 @@ class JoinType(Enum):
     def keeps_unmatched_right(self) -> bool:
         """Right rows without a match appear in the output (see :attr:`keeps_unmatched_left`)."""
         return self.preserves_right
+
+
+def join_output(join_type: JoinType, left: Any, right: Any,
+                existence_attr: Any = None) -> tuple[Any, ...]:
+    """The output attributes of a join of plans ``left`` and ``right`` (logical or physical:
+    anything with ``.output``), per the table above: LeftSemi/LeftAnti output the left side,
+    ExistenceJoin adds ``existence_attr``; outer joins make the padded side nullable
+    (spark-behavior.md 1.2).  ``right.output`` is read only when it is part of the output."""
+    lo = left.output
+    if not join_type.outputs_right:
+        if join_type is JoinType.EXISTENCE:
+            if existence_attr is None:
+                from ember.errors import InternalError
+
+                raise InternalError("ExistenceJoin without its exists attribute")
+            return lo + (existence_attr,)
+        return lo
+    ro = right.output
+    if join_type.left_nullable:
+        lo = tuple(a.with_nullability(True) for a in lo)
+    if join_type.right_nullable:
+        ro = tuple(a.with_nullability(True) for a in ro)
+    return lo + ro
+
+
+def join_type_string(join_type: JoinType | UsingJoin, existence_attr: Any = None) -> str:
+    """How plans print a join type: ``ExistenceJoin(exists#5)`` with its flag, else the name."""
+    if join_type is JoinType.EXISTENCE and existence_attr is not None:
+        return f"ExistenceJoin({existence_attr.simple_string()})"
+    return str(join_type)
 
 
 _SQL = {

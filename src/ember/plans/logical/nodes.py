@@ -22,7 +22,13 @@ from ember.expressions.base import (
     NamedExpression,
     SortOrder,
 )
-from ember.plans.logical.join_type import JoinHint, JoinType, UsingJoin
+from ember.plans.logical.join_type import (
+    JoinHint,
+    JoinType,
+    UsingJoin,
+    join_output,
+    join_type_string,
+)
 from ember.trees import TreeNode, node
 
 
@@ -43,12 +49,7 @@ class LogicalPlan(TreeNode):
     # -- schema -----------------------------------------------------------------------------
     @property
     def output(self) -> tuple[AttributeReference, ...]:
-        try:
-            return self._out  # type: ignore[attr-defined]
-        except AttributeError:
-            out = tuple(self._compute_output())
-            object.__setattr__(self, "_out", out)
-            return out
+        return cached_output(self)
 
     def _compute_output(self) -> tuple[AttributeReference, ...]:
         raise InternalError(f"{self.node_name}.output is not defined (unresolved?)")
@@ -95,10 +96,7 @@ class LogicalPlan(TreeNode):
     # -- expressions ------------------------------------------------------------------------
     def expressions(self) -> tuple[Expression, ...]:
         """Every expression held directly by this node (flattening tuples of tuples)."""
-        out: list[Expression] = []
-        for f in fields(self):  # type: ignore[arg-type]
-            _collect_exprs(getattr(self, f.name), out)
-        return tuple(out)
+        return node_expressions(self)
 
     def map_expressions(self, fn: Callable[[Expression], Expression]) -> "LogicalPlan":
         """This node with ``fn`` applied to each of its expressions; ``self`` if none changed."""
@@ -153,6 +151,26 @@ class LogicalPlan(TreeNode):
 
 
 LogicalPlan.child_base = LogicalPlan
+
+
+def cached_output(plan: Any) -> tuple[AttributeReference, ...]:
+    """``plan._compute_output()`` computed once and kept in the plan's ``_out`` slot (the
+    ``output`` of logical and physical plans alike)."""
+    try:
+        return plan._out
+    except AttributeError:
+        out = tuple(plan._compute_output())
+        object.__setattr__(plan, "_out", out)
+        return out
+
+
+def node_expressions(plan: Any) -> tuple[Expression, ...]:
+    """Every expression held directly in the fields of ``plan`` (a logical or physical node),
+    flattening tuples of tuples."""
+    out: list[Expression] = []
+    for f in fields(plan):
+        _collect_exprs(getattr(plan, f.name), out)
+    return tuple(out)
 
 
 def _collect_exprs(value: Any, out: list[Expression]) -> None:
@@ -351,27 +369,10 @@ class Join(LogicalPlan):
         jt = self.join_type
         if not isinstance(jt, JoinType):
             raise InternalError(f"Join output requested before {jt} was resolved")
-        left = self.left.output
-        if not jt.outputs_right:  # LeftSemi, LeftAnti: the left rows; Existence adds the flag
-            if jt is not JoinType.EXISTENCE:
-                return left
-            if self.existence_attr is None:
-                raise InternalError("ExistenceJoin without its exists attribute")
-            return left + (self.existence_attr,)
-        right = self.right.output
-        if jt.left_nullable:
-            left = tuple(a.with_nullability(True) for a in left)
-        if jt.right_nullable:
-            right = tuple(a.with_nullability(True) for a in right)
-        return left + right
+        return join_output(jt, self.left, self.right, self.existence_attr)
 
     def simple_string(self) -> str:
-        jt = self.join_type
-        if jt is JoinType.EXISTENCE and self.existence_attr is not None:
-            jt_s = f"ExistenceJoin({self.existence_attr.simple_string()})"
-        else:
-            jt_s = str(jt)
-        parts = [f"Join {jt_s}"]
+        parts = [f"Join {join_type_string(self.join_type, self.existence_attr)}"]
         if self.condition is not None:
             parts.append(self.condition.simple_string())
         if not self.hint.is_empty:
@@ -597,6 +598,24 @@ class UnresolvedSubqueryColumnAliases(UnaryNode):
 # Set operations
 
 
+def union_output(inputs: tuple[Any, ...]) -> tuple[AttributeReference, ...]:
+    """A union's output (logical or physical ``inputs``): the first input's attributes, nullable
+    where any input's column is."""
+    first = inputs[0].output
+    return tuple(
+        a.with_nullability(any(c.output[i].nullable for c in inputs))
+        for i, a in enumerate(first)
+    )
+
+
+def intersect_output(left: Any, right: Any) -> tuple[AttributeReference, ...]:
+    """An intersection's output: the left attributes, nullable only where both sides are."""
+    return tuple(
+        a.with_nullability(a.nullable and b.nullable)
+        for a, b in zip(left.output, right.output)
+    )
+
+
 @node
 class Union(LogicalPlan):
     """UNION ALL of ``inputs`` (UNION DISTINCT is Distinct over Union). Output takes the first
@@ -607,11 +626,7 @@ class Union(LogicalPlan):
     allow_missing_columns: bool = False
 
     def _compute_output(self) -> tuple[AttributeReference, ...]:
-        first = self.inputs[0].output
-        return tuple(
-            a.with_nullability(any(c.output[i].nullable for c in self.inputs))
-            for i, a in enumerate(first)
-        )
+        return union_output(self.inputs)
 
     def simple_string(self) -> str:
         return f"Union {str(self.by_name).lower()}, {str(self.allow_missing_columns).lower()}"
@@ -627,10 +642,7 @@ class Intersect(LogicalPlan):
     is_all: bool = False
 
     def _compute_output(self) -> tuple[AttributeReference, ...]:
-        return tuple(
-            a.with_nullability(a.nullable and b.nullable)
-            for a, b in zip(self.left.output, self.right.output)
-        )
+        return intersect_output(self.left, self.right)
 
     def simple_string(self) -> str:
         return f"Intersect {str(self.is_all).lower()}"

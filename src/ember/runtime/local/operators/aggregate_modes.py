@@ -26,16 +26,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import numpy as np
 import pyarrow as pa
 
 from ember.errors import InternalError
 from ember.execution.aggregate import (
-    _canonical_key,
-    _concat,
+    InputSlots,
     _conform,
     _may_fail,
-    group_ids,
+    assign_groups,
+    emit_batches,
+    group_batch,
+    read_inputs,
+    strip_alias,
 )
 from ember.execution.aggregate_buffers import (
     buffer_fields,
@@ -44,17 +46,10 @@ from ember.execution.aggregate_buffers import (
     update_buffers,
 )
 from ember.execution.context import ExecContext
-from ember.execution.kernels.batches import _zero_col, make_batch, schema_of
 from ember.execution.prepare import prepare
 from ember.expressions.aggregates import AggregateExpression
-from ember.expressions.base import (
-    Alias,
-    AttributeReference,
-    BoundReference,
-    Expression,
-    Literal,
-)
-from ember.expressions.common import eval_where, to_array, to_mask
+from ember.expressions.base import AttributeReference, BoundReference, Expression
+from ember.expressions.common import to_array, to_mask
 from ember.physical.nodes import AggregateMode, HashAggregateExec, aggregate_result_attribute
 from ember.runtime.local.operators.basic import chain
 from ember.runtime.local.registry import PartitionFn
@@ -96,21 +91,11 @@ def aggregate_partition(node: HashAggregateExec, batches: Iterator[pa.RecordBatc
     if len(modes) != len(aggs):
         raise InternalError(f"{node.simple_string()}: {len(modes)} modes for {len(aggs)} "
                             "aggregates")
-    bound_grouping = [prepare(_strip_alias(g), child_attrs) for g in node.grouping_expressions]
+    bound_grouping = [prepare(strip_alias(g), child_attrs) for g in node.grouping_expressions]
 
     # Input slots: partial aggregates' arguments and filters (evaluated), merged aggregates'
     # buffer columns (read by position).
-    slots: dict[tuple[Expression, Expression | None], int] = {}
-    slot_list: list[tuple[Expression, Expression | None]] = []
-
-    def slot(expr: Expression, filt: Expression | None) -> int:
-        key = (expr, filt)
-        i = slots.get(key)
-        if i is None:
-            i = slots[key] = len(slot_list)
-            slot_list.append(key)
-        return i
-
+    slots = InputSlots()
     plans: list[tuple[tuple[int, ...], int | None]] = []  # (arg or buffer slots, filter slot)
     offset = node.initial_input_buffer_offset
     for a, m in zip(aggs, modes):
@@ -120,8 +105,8 @@ def aggregate_partition(node: HashAggregateExec, batches: Iterator[pa.RecordBatc
         if m is AggregateMode.PARTIAL:
             filt = None if a.filter is None else prepare(a.filter, child_attrs)
             args = [prepare(c, child_attrs) for c in a.func.children]
-            plans.append((tuple(slot(x, filt if _may_fail(x) else None) for x in args),
-                          None if filt is None else slot(filt, None)))
+            plans.append((tuple(slots.add(x, filt if _may_fail(x) else None) for x in args),
+                          None if filt is None else slots.add(filt, None)))
         elif m in _MERGING:
             cols = []
             for f in fields:
@@ -129,51 +114,14 @@ def aggregate_partition(node: HashAggregateExec, batches: Iterator[pa.RecordBatc
                     raise InternalError(f"{node.simple_string()}: no buffer column for "
                                         f"{a.simple_string()}")
                 attr = child_attrs[offset]
-                cols.append(slot(BoundReference(offset, attr.data_type, attr.nullable), None))
+                cols.append(slots.add(BoundReference(offset, attr.data_type, attr.nullable), None))
                 offset += 1
             plans.append((tuple(cols), None))
         else:
             raise InternalError(f"{node.simple_string()}: COMPLETE aggregate in a partial plan")
 
-    key_parts: list[list[pa.Array]] = [[] for _ in bound_grouping]
-    slot_parts: list[list[pa.Array]] = [[] for _ in slot_list]
-    n_rows = 0
-    for batch in batches:
-        n = batch.num_rows
-        if n == 0:
-            continue
-        n_rows += n
-        for i, g in enumerate(bound_grouping):
-            key_parts[i].append(_conform(to_array(g.eval(batch), n), g.data_type))
-        masks: dict[Expression, np.ndarray] = {}
-        for i, (expr, filt) in enumerate(slot_list):
-            if isinstance(expr, Literal):
-                continue
-            if filt is None:
-                arr = to_array(expr.eval(batch), n)
-            else:
-                m = masks.get(filt)
-                if m is None:
-                    m = masks[filt] = to_mask(to_array(filt.eval(batch), n))
-                arr = eval_where(expr, batch, m)
-            slot_parts[i].append(_conform(arr, expr.data_type))
-
-    key_cols = [_concat(p, g.data_type) for p, g in zip(key_parts, bound_grouping)]
-    slot_cols = [
-        _conform(to_array(e.eval(_zero_col(n_rows)), n_rows), e.data_type)
-        if isinstance(e, Literal) else _concat(p, e.data_type)
-        for p, (e, _) in zip(slot_parts, slot_list)
-    ]
-
-    if bound_grouping:
-        key_cols = [_canonical_key(c) for c in key_cols]
-        gids, first_rows = group_ids(key_cols, n_rows)
-        n_groups = len(first_rows)
-        group_keys = [c.take(pa.array(first_rows, type=pa.int64())) for c in key_cols]
-    else:
-        gids = np.zeros(n_rows, dtype=np.int64)
-        n_groups = 1
-        group_keys = []
+    key_cols, slot_cols, n_rows = read_inputs(batches, bound_grouping, slots.items)
+    gids, n_groups, group_keys = assign_groups(key_cols, n_rows)
 
     buffers: list[list[pa.Array]] = []
     for a, m, (cols, filt_slot) in zip(aggs, modes, plans):
@@ -193,11 +141,9 @@ def aggregate_partition(node: HashAggregateExec, batches: Iterator[pa.RecordBatc
                    for a, b in zip(aggs, buffers)]
         in_attrs = [_to_attr(g) for g in node.grouping_expressions] + \
             [aggregate_result_attribute(a) for a in aggs]
-        cols = group_keys + results
-        group_batch = (pa.RecordBatch.from_arrays(cols, names=[f"_{i}" for i in range(len(cols))])
-                       if cols else _zero_col(n_groups))
+        batch = group_batch(group_keys + results, n_groups)
         out_cols = [
-            _conform(to_array(prepare(e, in_attrs).eval(group_batch), n_groups), attr.data_type)
+            _conform(to_array(prepare(e, in_attrs).eval(batch), n_groups), attr.data_type)
             for e, attr in zip(node.result_expressions, out_attrs)
         ]
     else:
@@ -208,17 +154,7 @@ def aggregate_partition(node: HashAggregateExec, batches: Iterator[pa.RecordBatc
                 f"{len(out_attrs)} output attributes")
         out_cols = [_conform(c, a.data_type) for c, a in zip(out_cols, out_attrs)]
 
-    schema = schema_of(out_attrs)
-    size = max(1, ctx.batch_size)
-    for start in range(0, n_groups, size):
-        length = min(size, n_groups - start)
-        yield make_batch([c.slice(start, length) for c in out_cols], schema, length)
-
-
-def _strip_alias(e: Expression) -> Expression:
-    while isinstance(e, Alias):
-        e = e.child
-    return e
+    yield from emit_batches(out_cols, out_attrs, n_groups, ctx)
 
 
 def _to_attr(e: Expression) -> AttributeReference:
