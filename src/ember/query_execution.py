@@ -36,8 +36,8 @@ class QueryExecution:
     'a'
     """
 
-    __slots__ = ("session", "logical", "_analyzed", "_optimized", "_executed", "rule_metrics",
-                 "run_metrics")
+    __slots__ = ("session", "logical", "_analyzed", "_optimized", "_executed", "_links",
+                 "rule_metrics", "run_metrics")
 
     def __init__(self, session: "Session", logical_plan: LogicalPlan) -> None:
         from ember.optimizer.rule_executor import RuleMetrics
@@ -47,6 +47,8 @@ class QueryExecution:
         self._analyzed: LogicalPlan | None = None
         self._optimized: LogicalPlan | None = None
         self._executed = None
+        #: ``{id(physical node): logical plan}`` for the executed plan (estimates, adaptive joins).
+        self._links: dict = {}
         #: Actual rows, time and memory per physical operator of the last run (``to_arrow``).
         self.run_metrics = None
         #: Time and effective runs per optimizer rule (filled when ``optimized`` is computed).
@@ -96,9 +98,10 @@ class QueryExecution:
     def executed_plan(self):
         """The physical plan (:func:`ember.planning.plan_query`: strategies + EnsureRequirements)."""
         if self._executed is None:
-            from ember.planning import plan_query
+            from ember.planning import plan_query_with_links
 
-            self._executed = plan_query(self.optimized, self.session.sql_conf)
+            self._executed, self._links = plan_query_with_links(self.optimized,
+                                                                self.session.sql_conf)
         return self._executed
 
     def to_arrow(self) -> pa.Table:
@@ -108,7 +111,7 @@ class QueryExecution:
 
         out = self.analyzed.output
         plan = self.executed_plan
-        with LocalRuntime(self.session.sql_conf) as rt:
+        with LocalRuntime(self.session.sql_conf, logical_links=self._links) as rt:
             table = rt.collect(plan)
             self.run_metrics = rt.metrics
         names = [a.name for a in out]
@@ -151,7 +154,8 @@ class QueryExecution:
 
             self.to_arrow()
             return "== Physical Plan (analyzed) ==\n" + explain_analyzed(
-                self.executed_plan, self.run_metrics, conf=self.session.sql_conf)
+                self.executed_plan, self.run_metrics, logical=self._links,
+                conf=self.session.sql_conf)
         if mode in ("simple", "formatted"):
             return "== Physical Plan ==\n" + self.executed_plan.tree_string()
         if mode in ("extended", "cost", "codegen"):

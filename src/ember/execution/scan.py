@@ -24,6 +24,7 @@ import csv
 import io
 import os
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -297,3 +298,235 @@ def scan_file_relation(rel, batch_size: int, time_zone: str = "UTC") -> Iterator
         if b.num_rows:
             yield make_batch([conform(c, f.type) for c, f in zip(b.columns, schema)], schema,
                              b.num_rows)
+
+
+# ---------------------------------------------------------------------------------------------
+# Parquet splits: column projection, pushed filters, row-group parallelism
+
+#: a split holds about this many (uncompressed) bytes of row groups at most (Spark's
+#: ``spark.sql.files.maxPartitionBytes``) ...
+MAX_SPLIT_BYTES = 128 * 1024 * 1024
+#: ... and at least this many (Spark's ``spark.sql.files.openCostInBytes``), unless the file is
+#: smaller; between the two, ``total / (2 * parallelism)`` so every core gets work.
+MIN_SPLIT_BYTES = 4 * 1024 * 1024
+
+_CMP = {"EqualTo": "==", "LessThan": "<", "LessThanOrEqual": "<=", "GreaterThan": ">",
+        "GreaterThanOrEqual": ">="}
+_FLIP = {"==": "==", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+
+def _pushable_type(t: "T.DataType") -> bool:
+    """Types whose Arrow comparison equals Spark's (no floats: NaN orders differently)."""
+    return isinstance(t, (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.DateType,
+                          T.StringType, T.DecimalType, T.BooleanType))
+
+
+def _same_family(file_type: pa.DataType, target: pa.DataType) -> bool:
+    if pa.types.is_string(file_type) or pa.types.is_large_string(file_type):
+        return pa.types.is_string(target) or pa.types.is_large_string(target)
+    return file_type.equals(target)
+
+
+def to_arrow_filter(expr, columns: dict[int, tuple[str, pa.DataType]], partial: bool = True):
+    """A ``pyarrow.compute.Expression`` selecting a superset of the rows where the (Spark)
+    predicate ``expr`` is TRUE, or None when nothing can be translated.
+
+    ``columns`` maps attribute ids to (file column name, file column type).  Only comparisons of a
+    column with a non-NULL literal of the column's own type or with another column of the same
+    type, IS [NOT] NULL, IN lists of such literals, AND and OR are translated (exactly: with
+    ``partial=False``, a non-None result selects exactly the rows where ``expr`` is TRUE); with ``partial``, an AND keeps its translatable side
+    (a weaker filter; the FilterExec above evaluates the whole condition anyway)."""
+    from ember.expressions.base import AttributeReference, Literal
+    from ember.expressions import predicates as Pr
+    import pyarrow.dataset as ds
+
+    def column(e):
+        if isinstance(e, AttributeReference) and e.id in columns and _pushable_type(e.data_type):
+            name, ftype = columns[e.id]
+            if _same_family(ftype, e.data_type.to_arrow()):
+                return ds.field(name), ftype
+        return None
+
+    def lit(e, t, ftype):
+        if isinstance(e, Literal) and e.value is not None and e.data_type == t:
+            try:
+                return pa.scalar(e.value, type=ftype)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError):
+                return None
+        return None
+
+    def go(e, partial: bool):
+        name = type(e).__name__
+        if isinstance(e, Pr.And):
+            lft, rgt = go(e.left, partial), go(e.right, partial)
+            if lft is not None and rgt is not None:
+                return lft & rgt
+            return (lft if lft is not None else rgt) if partial else None
+        if isinstance(e, Pr.Or):
+            lft, rgt = go(e.left, False), go(e.right, False)
+            return lft | rgt if lft is not None and rgt is not None else None
+        if isinstance(e, (Pr.IsNull, Pr.IsNotNull)):
+            c = column(e.child)
+            if c is None:
+                return None
+            return c[0].is_valid() if isinstance(e, Pr.IsNotNull) else c[0].is_null()
+        if isinstance(e, Pr.In):
+            c = column(e.value)
+            if c is None or not e.items:
+                return None
+            vals = [lit(i, e.value.data_type, c[1]) for i in e.items]
+            if any(v is None for v in vals):
+                return None
+            return c[0].isin(pa.array([v.as_py() for v in vals], type=c[1]))
+        op = _CMP.get(name)
+        if op is not None and type(e).__module__ == Pr.__name__:
+            ca, cb = column(e.left), column(e.right)
+            if ca is not None and cb is not None and e.left.data_type == e.right.data_type \
+                    and ca[1].equals(cb[1]):
+                fa, fb = ca[0], cb[0]
+                return {"==": fa == fb, "<": fa < fb, "<=": fa <= fb, ">": fa > fb,
+                        ">=": fa >= fb}[op]
+            for a, b, o in ((e.left, e.right, op), (e.right, e.left, _FLIP[op])):
+                c = column(a)
+                if c is None:
+                    continue
+                v = lit(b, a.data_type, c[1])
+                if v is None:
+                    continue
+                f = c[0]
+                return {"==": f == v, "<": f < v, "<=": f <= v, ">": f > v, ">=": f >= v}[o]
+        return None
+
+    return go(expr, partial)
+
+
+def _fragment(path: str, row_groups: list[int] | None = None):
+    import pyarrow.dataset as ds
+    import pyarrow.fs as pafs
+
+    return ds.ParquetFileFormat().make_fragment(
+        os.path.abspath(path), filesystem=pafs.LocalFileSystem(), row_groups=row_groups)
+
+
+#: key of :func:`plan_parquet_splits`'s filter map listing the exactly applied data filters
+EXACT_KEY = "\x00exact"
+
+
+class ParquetSplit:
+    """Some row groups of one Parquet file, read as the relation's required columns."""
+
+    __slots__ = ("path", "row_groups", "num_rows")
+
+    def __init__(self, path: str, row_groups: list[int], num_rows: int) -> None:
+        self.path = path
+        self.row_groups = row_groups
+        self.num_rows = num_rows
+
+
+def _file_columns(schema: pa.Schema, attrs) -> dict[int, tuple[str, pa.DataType]]:
+    by_lower = {n.lower(): (n, schema.field(n).type) for n in schema.names}
+    return {a.id: by_lower[a.name.lower()] for a in attrs if a.name.lower() in by_lower}
+
+
+def parquet_scan_supported(rel) -> bool:
+    """Whether :func:`plan_parquet_splits` can read ``rel`` (Parquet without Hive partition
+    columns)."""
+    opts = _options(rel.options)
+    return rel.format.lower() == "parquet" and not opts.get(PARTITION_OPTION.lower()) \
+        and bool(rel.paths)
+
+
+def plan_parquet_splits(rel, attrs, data_filters, parallelism: int
+                        ) -> tuple[list[ParquetSplit], Any]:
+    """The splits reading ``attrs`` of ``rel``: row groups whose statistics may satisfy
+    ``data_filters``, grouped into about ``2 * parallelism`` contiguous splits (at least
+    ``MIN_SPLIT_BYTES``, at most ``MAX_SPLIT_BYTES`` each).  Also returns the per-path row
+    filter (a ``pyarrow.compute.Expression`` or None) :func:`read_parquet_split` applies, and
+    under ``EXACT_KEY`` the data filters every path's row filter applies exactly (a Filter above
+    the scan need not evaluate those again)."""
+    units: list[tuple[str, int, int, int]] = []  # path, row group, rows, bytes
+    filters: dict[str, Any] = {}
+    exact: set[int] | None = None  # positions of the conjuncts applied exactly on every path
+    for path in rel.paths:
+        try:
+            frag = _fragment(path)
+            schema = frag.physical_schema
+        except FileNotFoundError as e:
+            raise ExecutionError(f"Path does not exist: {e}", error_class="PATH_NOT_FOUND",
+                                 parameters={"path": str(e)}) from e
+        cols = _file_columns(schema, rel.attrs)
+        parts, here = [], set()
+        for i, c in enumerate(data_filters):
+            f = to_arrow_filter(c, cols, partial=False)
+            if f is not None:
+                here.add(i)
+            else:
+                f = to_arrow_filter(c, cols)
+            if f is not None:
+                parts.append(f)
+        flt = None
+        for f in parts:
+            flt = f if flt is None else flt & f
+        filters[path] = flt
+        groups = None
+        if flt is not None:
+            try:
+                groups = [(g.row_groups[0].id, g.row_groups[0].num_rows,
+                           g.row_groups[0].total_byte_size)
+                          for g in frag.split_by_row_group(flt, schema=schema)]
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+                filters[path] = None
+                here = set()
+        exact = here if exact is None else exact & here
+        if groups is None:
+            md = frag.metadata
+            groups = [(i, md.row_group(i).num_rows, md.row_group(i).total_byte_size)
+                      for i in range(md.num_row_groups)]
+        units.extend((path, g, r, b) for g, r, b in groups)
+    filters[EXACT_KEY] = tuple(data_filters[i] for i in sorted(exact or ()))
+    total = sum(u[3] for u in units)
+    target = min(MAX_SPLIT_BYTES, max(MIN_SPLIT_BYTES, -(-total // max(1, 2 * parallelism))))
+    splits: list[ParquetSplit] = []
+    cur: ParquetSplit | None = None
+    held = 0
+    for path, g, r, b in units:
+        if cur is None or cur.path != path or (held + b > target and cur.row_groups):
+            cur = ParquetSplit(path, [], 0)
+            splits.append(cur)
+            held = 0
+        cur.row_groups.append(g)
+        cur.num_rows += r
+        held += b
+    return splits, filters
+
+
+def read_parquet_split(split: ParquetSplit, attrs, row_filter, batch_size: int
+                       ) -> Iterator[pa.RecordBatch]:
+    """Batches of ``attrs`` (typed like the attributes) from ``split``'s row groups, rows
+    failing ``row_filter`` (see :func:`to_arrow_filter`) already dropped."""
+    import pyarrow.dataset as ds
+
+    schema = schema_of(attrs)
+    size = max(1, batch_size)
+    if not attrs:
+        n = split.num_rows
+        if row_filter is not None:  # pragma: no cover - a filter references columns
+            n = _fragment(split.path, split.row_groups).count_rows(filter=row_filter)
+        for s in range(0, n, size):
+            yield make_batch([], schema, min(size, n - s))
+        return
+    frag = _fragment(split.path, split.row_groups)
+    fcols = _file_columns(frag.physical_schema, attrs)
+    names = [fcols[a.id][0] for a in attrs if a.id in fcols]
+    wanted = list(dict.fromkeys(names))
+    for b in frag.to_batches(columns=wanted, filter=row_filter, batch_size=size,
+                             use_threads=True):
+        n = b.num_rows
+        if not n:
+            continue
+        cols = []
+        for a, f in zip(attrs, schema):
+            c = fcols.get(a.id)
+            cols.append(conform(b.column(c[0]), f.type) if c is not None
+                        else pa.nulls(n, f.type))
+        yield make_batch(cols, schema, n)

@@ -6,6 +6,6 @@ SpecialLimits), :mod:`.ensure_requirements` (exchanges and sorts).  Ember plans 
 with ``spark.sql.adaptive.enabled=false``.
 """
 
-from ember.planning.planner import QueryPlanner, plan_query
+from ember.planning.planner import QueryPlanner, plan_query, plan_query_with_links
 
-__all__ = ["QueryPlanner", "plan_query"]
+__all__ = ["QueryPlanner", "plan_query", "plan_query_with_links"]

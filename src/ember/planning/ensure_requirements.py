@@ -21,6 +21,7 @@ physical nodes carry no logical link, so the size test is not applied).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ember.conf import REQUIRE_ALL_CLUSTER_KEYS_FOR_CO_PARTITION, SHUFFLE_PARTITIONS, SQLConf
 from ember.expressions.base import Expression, SortOrder
@@ -44,9 +45,45 @@ from ember.physical.partitioning import (
 )
 
 
-def ensure_requirements(plan: SparkPlan, conf: SQLConf) -> SparkPlan:
-    """``plan`` with the exchanges and sorts its operators require."""
-    return plan.transform_up(lambda n: _ensure(n, conf))
+def ensure_requirements(plan: SparkPlan, conf: SQLConf,
+                        links: dict[int, tuple[SparkPlan, Any]] | None = None) -> SparkPlan:
+    """``plan`` with the exchanges and sorts its operators require.
+
+    ``links`` (``{id(node): (node, logical)}``, see ``QueryPlanner.links``) is updated in place:
+    a rewritten node keeps its original's logical link, and an inserted exchange or sort links
+    to the logical node of the child it wraps."""
+    if links is None:
+        return plan.transform_up(lambda n: _ensure(n, conf))
+
+    def origin(n: SparkPlan) -> Any:
+        hit = links.get(id(n))
+        return hit[1] if hit is not None and hit[0] is n else None
+
+    def fill(n: SparkPlan) -> Any:
+        """Link ``n`` and the new nodes below it; returns ``n``'s logical link."""
+        own = origin(n)
+        if own is not None:
+            return own
+        below = [fill(c) for c in n.children]
+        found = next((b for b in below if b is not None), None)
+        if found is not None:
+            links[id(n)] = (n, found)
+        return found
+
+    def walk(n: SparkPlan) -> SparkPlan:
+        kids = tuple(walk(c) for c in n.children)
+        new = n.with_children(kids) if kids else n
+        out = _ensure(new, conf)
+        own = origin(n)
+        if own is not None and out is not n:
+            links[id(out)] = (out, own)
+            if new is not out and new is not n:
+                links[id(new)] = (new, own)
+        for c in out.children:
+            fill(c)
+        return out
+
+    return walk(plan)
 
 
 def _ensure(plan: SparkPlan, conf: SQLConf) -> SparkPlan:

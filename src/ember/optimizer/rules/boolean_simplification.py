@@ -24,6 +24,8 @@ total float order.  No configuration keys are read.
 
 from __future__ import annotations
 
+import threading
+
 from ember import types as T
 from ember.conf import SQLConf
 from ember.expressions.base import AttributeReference, Expression, Literal
@@ -67,7 +69,25 @@ def _order(cls: type, operands: list[Expression]) -> Expression:
     return out
 
 
+_memo = threading.local()
+
+
 def canonicalize(e: Expression) -> Expression:
+    """:func:`_canonicalize`, memoized by object identity while a BooleanSimplification runs
+    (the rule compares the same subtrees many times; entries keep their key alive, so ids are
+    not reused during the run)."""
+    cache = getattr(_memo, "cache", None)
+    if cache is None:
+        return _canonicalize(e)
+    hit = cache.get(id(e))
+    if hit is not None and hit[0] is e:
+        return hit[1]
+    out = _canonicalize(e)
+    cache[id(e)] = (e, out)
+    return out
+
+
+def _canonicalize(e: Expression) -> Expression:
     """A form of ``e`` in which semantically equal expressions are equal: attributes reduced to
     id and type, commutative operands (AND, OR, +, *, =, <=>) ordered, ``a > b`` as ``b < a``,
     ``NOT (a > b)`` as ``a <= b`` (Catalyst's ``Canonicalize``)."""
@@ -295,7 +315,12 @@ class BooleanSimplification(Rule):
     rule_name = "BooleanSimplification"
 
     def apply(self, plan: LogicalPlan, conf: SQLConf) -> LogicalPlan:
-        return plan.transform_up(lambda p: p.map_expressions(simplify_boolean))
+        outer = getattr(_memo, "cache", None)
+        _memo.cache = {} if outer is None else outer
+        try:
+            return plan.transform_up(lambda p: p.map_expressions(simplify_boolean))
+        finally:
+            _memo.cache = outer
 
 
 def boolean_simplification(plan: LogicalPlan) -> LogicalPlan:

@@ -16,7 +16,9 @@ Range partitioning
     partition ``i`` in every batch).  Concatenating the partitions in order is then sorted.
 
 Reduce side and coalescing
-    Output partition ``i`` reads target ``i`` of every map output in map order.  As Spark's
+    Output partition ``i`` reads target ``i`` of every map output in map order (a coalesced
+    partition of targets ``[s, e)`` reads each map output's rows of all of them at once, map
+    output after map output; range partitioning reads target after target).  As Spark's
     adaptive execution (CoalesceShufflePartitions), adjacent targets are grouped so that a group
     holds about ``max(min(advisory, total / cores), minPartitionSize)`` bytes (and at most
     ``maxPartitionRows`` rows): 200 shuffle partitions of small data become one.  Exchanges feeding
@@ -152,14 +154,18 @@ def analyze(root: Any, rt) -> None:
 
 
 class MapOutput:
-    """What one map task wrote: per target partition, batches in memory or in a spill file."""
+    """What one map task wrote: a list of *chunks*, each one input batch reordered by target
+    partition (one stable ``take``) with the offsets where each target starts, held in memory or
+    in a spill file.  A reader of targets ``[start, end)`` gets one zero-copy slice per chunk
+    (adjacent targets are contiguous in a chunk), not one piece per target."""
 
     def __init__(self, num_partitions: int, schema: pa.Schema, rt, metrics) -> None:
         self.n = num_partitions
         self.schema = schema
         self.rt = rt
         self.metrics = metrics
-        self.pieces: list[list[Any]] = [[] for _ in range(num_partitions)]
+        self.chunks: list[Any] = []  # pa.RecordBatch, or (SpillFile, index) once spilled
+        self.offsets: list[np.ndarray] = []  # per chunk: n + 1 row offsets
         self.rows = np.zeros(num_partitions, dtype=np.int64)
         self.bytes = np.zeros(num_partitions, dtype=np.int64)
         self.mem_bytes = 0
@@ -171,24 +177,29 @@ class MapOutput:
         if not n_rows:
             return
         if pids is None or self.n == 1:
-            parts = [(0, batch)]
+            counts = np.zeros(self.n, dtype=np.int64)
+            counts[0] = n_rows
             held = batch
         else:
-            order = np.argsort(pids, kind="stable")
-            counts = np.bincount(pids, minlength=self.n)
-            held = take(batch, order)
-            ends = np.cumsum(counts)
-            parts = [(int(p), held.slice(int(ends[p] - counts[p]), int(counts[p])))
-                     for p in np.flatnonzero(counts)]
+            # small integer keys: numpy's stable argsort is a radix sort (linear time)
+            keys = pids.astype(np.int16 if self.n <= 32767 else np.int32, copy=False)
+            counts = np.bincount(keys, minlength=self.n).astype(np.int64, copy=False)
+            nz = int(np.count_nonzero(counts))
+            if nz == 1:
+                held = batch
+            else:
+                held = take(batch, np.argsort(keys, kind="stable"))
+        offsets = np.zeros(self.n + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
         nbytes = held.nbytes
         if not self.rt.memory.try_acquire(nbytes, requester=self):
             self.spill()
             self.rt.memory.force_acquire(nbytes)
         with self._lock:
-            for p, piece in parts:
-                self.pieces[p].append(piece)
-                self.rows[p] += piece.num_rows
-                self.bytes[p] += piece.nbytes
+            self.chunks.append(held)
+            self.offsets.append(offsets)
+            self.rows += counts
+            self.bytes += (counts * nbytes) // n_rows
             self.mem_bytes += nbytes
             self.metrics.record_memory(self.mem_bytes)
 
@@ -196,51 +207,54 @@ class MapOutput:
         return self.mem_bytes if self.schema.names else 0
 
     def spill(self) -> int:
-        """Write the in-memory pieces to one spill file; returns the bytes released."""
+        """Write the in-memory chunks to one spill file; returns the bytes released."""
         if not self.schema.names:
             return 0  # zero-column batches hold (almost) nothing
         with self._lock:
             if not self.mem_bytes:
                 return 0
-            where: list[tuple[int, int]] = []
-            batches: list[pa.RecordBatch] = []
-            for p, items in enumerate(self.pieces):
-                for j, it in enumerate(items):
-                    if isinstance(it, pa.RecordBatch):
-                        where.append((p, j))
-                        batches.append(it)
-            f = self.rt.spill_dir.write(batches, self.schema, prefix="shuffle")
-            for k, (p, j) in enumerate(where):
-                self.pieces[p][j] = (f, k)
+            where = [j for j, c in enumerate(self.chunks) if isinstance(c, pa.RecordBatch)]
+            f = self.rt.spill_dir.write([self.chunks[j] for j in where], self.schema,
+                                        prefix="shuffle")
+            for k, j in enumerate(where):
+                self.chunks[j] = (f, k)
             freed, self.mem_bytes = self.mem_bytes, 0
         self.rt.memory.release(freed)
         self.metrics.add(spill_size=f.nbytes)
         return freed
 
-    def read(self, p: int) -> Iterator[pa.RecordBatch]:
-        """Target ``p``'s batches, in the order they were added."""
+    def read_range(self, start: int, end: int) -> Iterator[pa.RecordBatch]:
+        """The rows of targets ``[start, end)``: one slice per chunk, in the order added."""
+        end = min(end, self.n)
+        if start >= end:
+            return
         with self._lock:
-            items = list(self.pieces[p])
+            items = list(zip(self.chunks, self.offsets))
         readers: dict[int, Any] = {}
-        for it in items:
-            if isinstance(it, pa.RecordBatch):
-                yield it
-            else:
-                f, k = it
+        for c, offs in items:
+            lo, hi = int(offs[start]), int(offs[end])
+            if hi <= lo:
+                continue
+            if not isinstance(c, pa.RecordBatch):
+                f, k = c
                 r = readers.get(id(f))
                 if r is None:
                     r = readers[id(f)] = f.reader()
-                yield r.get_batch(k)
+                c = r.get_batch(k)
+            yield c.slice(lo, hi - lo)
+
+    def read(self, p: int) -> Iterator[pa.RecordBatch]:
+        """Target ``p``'s batches, in the order they were added."""
+        return self.read_range(p, p + 1)
 
     def read_all(self) -> Iterator[pa.RecordBatch]:
-        for p in range(self.n):
-            yield from self.read(p)
+        return self.read_range(0, self.n)
 
     def release(self) -> None:
-        """Forget every piece (a buffer that was repartitioned elsewhere)."""
+        """Forget every chunk (a buffer that was repartitioned elsewhere)."""
         with self._lock:
             freed, self.mem_bytes = self.mem_bytes, 0
-            self.pieces = [[] for _ in range(self.n)]
+            self.chunks, self.offsets = [], []
         self.rt.memory.release(freed)
 
 
@@ -419,6 +433,11 @@ def materialize(node: ShuffleExchangeExec, rt) -> list[PartitionFn]:
 
 
 def _run_members(members: list[ShuffleExchangeExec], rt, st: _State) -> None:
+    finish_members(members, map_members(members, rt), rt)
+
+
+def map_members(members: list[ShuffleExchangeExec], rt) -> list[list[MapOutput]]:
+    """Run the map side of ``members`` (one stage); their map outputs, per member."""
     tasks = []
     owners: list[int] = []
     schemas = [schema_of(m.output) for m in members]
@@ -434,6 +453,15 @@ def _run_members(members: list[ShuffleExchangeExec], rt, st: _State) -> None:
     per_member: list[list[MapOutput]] = [[] for _ in members]
     for i, o in zip(owners, outs):
         per_member[i].append(o)
+    return per_member
+
+
+def finish_members(members: list[ShuffleExchangeExec], per_member: list[list[MapOutput]],
+                   rt) -> None:
+    """Range bounds (range partitioning), then one shared coalescing of ``members``' targets;
+    records each member's partitions as materialized."""
+    st = _state(rt)
+    schemas = [schema_of(m.output) for m in members]
     # range partitioning: bounds from a sample, then a second pass over the buffers
     for i, m in enumerate(members):
         if isinstance(m.output_partitioning, RangePartitioning) and per_member[i]:
@@ -462,17 +490,25 @@ def _run_members(members: list[ShuffleExchangeExec], rt, st: _State) -> None:
             for o in outputs:
                 rt.memory.register_spillable(o)
             rt.metrics.node(m).add(build_size=int(sum(int(o.bytes.sum()) for o in outputs)))
-            st.results[id(m)] = [_reader(outputs, s, e, schemas[i], rt) for s, e in ranges]
+            ordered = isinstance(m.output_partitioning, RangePartitioning)
+            st.results[id(m)] = [_reader(outputs, s, e, schemas[i], rt, ordered)
+                                 for s, e in ranges]
 
 
 def _reader(outputs: list[MapOutput], start: int, end: int, schema: pa.Schema,
-            rt) -> PartitionFn:
+            rt, ordered: bool = False) -> PartitionFn:
+    """Targets ``[start, end)`` of every map output: map output after map output, each one's
+    rows of all those targets at once (one slice per chunk); ``ordered`` (range partitioning):
+    target after target, so the concatenation keeps the ranges' order."""
     def run() -> Iterator[pa.RecordBatch]:
         def pieces() -> Iterator[pa.RecordBatch]:
-            for p in range(start, end):
-                for o in outputs:
-                    if p < o.n:
+            if ordered:
+                for p in range(start, end):
+                    for o in outputs:
                         yield from o.read(p)
+            else:
+                for o in outputs:
+                    yield from o.read_range(start, end)
         return rebatch(pieces(), rt.ctx.batch_size, schema)
 
     return run

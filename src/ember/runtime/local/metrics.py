@@ -88,6 +88,9 @@ class RunMetrics:
         self.peak_memory = 0  # peak Arrow allocation observed during the run (bytes)
         self.peak_budget_used = 0  # peak bytes reserved from the memory budget
         self.spill_size = 0  # bytes written to spill files during the run
+        #: adaptive re-planning: ``{id(planned node): node that ran instead}``
+        #: (:mod:`ember.runtime.local.adaptive`)
+        self.replaced: dict[int, Any] = {}
 
     def node(self, node: Any) -> NodeMetrics:
         """The (created on first use) metrics of ``node``."""

@@ -90,7 +90,8 @@ class LocalRuntime:
     """
 
     def __init__(self, conf: SQLConf | None = None, *, parallelism: int | None = None,
-                 progress: ProgressBar | None = None) -> None:
+                 progress: ProgressBar | None = None,
+                 logical_links: dict[int, Any] | None = None) -> None:
         self.conf = conf if conf is not None else SQLConf()
         self.ctx = ExecContext(self.conf)
         self.metrics = RunMetrics()
@@ -105,6 +106,13 @@ class LocalRuntime:
         self._node_locks: dict[int, threading.Lock] = {}
         # exchange bookkeeping (see ember.runtime.local.exchange)
         self.exchange_state: Any = None
+        #: ``{id(physical node): logical plan}`` from ``ember.planning.plan_query_with_links``;
+        #: enables adaptive join conversion (:mod:`.adaptive`)
+        self.logical_links = logical_links
+        #: data filters a Parquet scan applied exactly, by id(FileSourceScanExec)
+        self.scan_exact_filters: dict[int, tuple[Any, ...]] = {}
+        #: ids of the nodes whose partitioning / ordering is relied upon (set by ``collect``)
+        self.relied_upon: tuple[set[int], set[int]] | None = None
 
     # -- running plans ---------------------------------------------------------------------------
     def execute(self, node: Any) -> list[PartitionFn]:
@@ -112,9 +120,19 @@ class LocalRuntime:
         hit = self._executed.get(id(node))
         if hit is not None:
             return hit[1]
-        from ember.runtime.local import exchange
+        from ember.runtime.local import adaptive, exchange
 
         exchange.analyze(node, self)
+        if self.relied_upon is not None and self.logical_links is not None:
+            new = adaptive.convert_join(node, self)
+            if new is not None:
+                self.metrics.replaced[id(node)] = new
+                if id(new) not in self.logical_links and id(node) in self.logical_links:
+                    self.logical_links[id(new)] = self.logical_links[id(node)]
+                parts = self.execute(new)
+                with self._lock:
+                    hit = self._executed.setdefault(id(node), (node, parts))
+                return hit[1]
         parts = lookup(node)(node, self)
         parts = self._instrument(node, parts)
         with self._lock:
@@ -125,6 +143,10 @@ class LocalRuntime:
         """Every row of ``node`` as one table (partitions in order), with ``node.output``'s
         schema even when empty."""
         schema = schema_of(node.output)
+        if self.logical_links is not None and self.relied_upon is None:
+            from ember.runtime.local.adaptive import relied_upon
+
+            self.relied_upon = relied_upon(node)
         with self.progress:
             parts = self.execute(node)
             results = self.run_stage("result", [_drain(p) for p in parts])
