@@ -101,8 +101,14 @@ class Candidates:
                     yield _EMPTY, _EMPTY, s1
                 else:
                     si = np.repeat(np.arange(s0, s1, dtype=np.int64), cnt)
-                    off = np.arange(m, dtype=np.int64) - (starts[si] - p0)
-                    yield si, self._build_rows(si, off), s1
+                    # position of pair j: j - (start of its row - p0) + lo of its row, with the
+                    # per-row part repeated (no per-pair gathers of starts / lo)
+                    delta = np.int64(p0) - starts[s0:s1]
+                    if self.lo is not None:
+                        delta = delta + self.lo[s0:s1]
+                    pos = np.arange(m, dtype=np.int64)
+                    pos += np.repeat(delta, cnt)
+                    yield si, (pos if self.order is None else self.order[pos]), s1
                 s0 = s1
                 continue
             c = int(counts[s0])  # one stream row with more than max_pairs candidates

@@ -16,7 +16,10 @@ buffers right.  Instead of advancing row iterators, the scanner works on *window
 3. a buffered row can be released once the streamed side has moved past its key; for FullOuter a
    released buffered row that never matched is emitted NULL-padded (a matched bitset follows the
    pending buffered rows);
-4. when nothing can move, the buffered side (or the empty streamed side) reads its next batch.
+4. when nothing can move, the buffered side (or the empty streamed side) reads its next input
+   rows: whole input batches coalesced into a window of up to ``16 * batch_size`` rows
+   (:data:`WINDOW_ROWS` at most; at most 1/16 of the memory budget in bytes), so the per-window
+   costs (key coding, searches, kernel calls) are paid per large window.
 
 NULL keys: streamed rows with a NULL key match nothing (inner/semi: skipped; outer/anti/existence:
 emitted as unmatched); buffered rows with a NULL key are skipped, except for FullOuter where they
@@ -53,6 +56,8 @@ from ember.runtime.local.memory import MemoryManager, SpillDir
 from ember.runtime.local.registry import PartitionFn, operator
 
 _INF = np.iinfo(np.int64).max
+#: Input batches are coalesced into windows of at least this many rows (bytes permitting).
+WINDOW_ROWS = 1 << 17
 
 
 def joint_codes(a_keys: Sequence[pa.Array], b_keys: Sequence[pa.Array]
@@ -148,8 +153,10 @@ class _Pending:
     """The not yet released rows of one sorted input, with their evaluated keys."""
 
     def __init__(self, batches: Iterable[pa.RecordBatch], keys: Sequence[Expression],
-                 schema: pa.Schema) -> None:
+                 schema: pa.Schema, window_rows: int = 1, window_bytes: int = 1 << 62) -> None:
         self.it = iter(batches)
+        self.window_rows = max(1, window_rows)
+        self.window_bytes = max(1, window_bytes)
         self.key_exprs = keys
         self.schema = schema
         self.batch: pa.RecordBatch = pa.RecordBatch.from_arrays(
@@ -170,10 +177,23 @@ class _Pending:
         return None
 
     def read(self) -> pa.RecordBatch | None:
-        """Append the next non-empty input batch (None when exhausted)."""
-        b = self.next_batch()
-        if b is not None:
-            self.append(b)
+        """Append the next input rows (None when exhausted): whole input batches, coalesced up
+        to ``window_rows`` rows or ``window_bytes`` bytes, so that the per-window costs of the
+        scanner (key coding, searches, kernel calls) are paid per large window, not per small
+        input batch."""
+        got: list[pa.RecordBatch] = []
+        rows = nbytes = 0
+        while rows < self.window_rows and nbytes < self.window_bytes:
+            b = self.next_batch()
+            if b is None:
+                break
+            got.append(b)
+            rows += b.num_rows
+            nbytes += b.nbytes
+        if not got:
+            return None
+        b = got[0] if len(got) == 1 else _concat_many(got)
+        self.append(b)
         return b
 
     def append(self, b: pa.RecordBatch) -> None:
@@ -195,6 +215,13 @@ class _Pending:
         self.keys = eval_keys(self.key_exprs, batch)
 
 
+def _concat_many(batches: list[pa.RecordBatch]) -> pa.RecordBatch:
+    if batches[0].num_columns == 0:
+        n = sum(b.num_rows for b in batches)
+        return pa.RecordBatch.from_struct_array(pa.repeat(pa.scalar({}, type=pa.struct([])), n))
+    return pa.concat_batches(batches)
+
+
 def _concat2(a: pa.RecordBatch, b: pa.RecordBatch) -> pa.RecordBatch:
     if a.num_columns == 0:
         return pa.RecordBatch.from_struct_array(
@@ -213,8 +240,11 @@ class SortMergeJoinScanner:
                  metrics: NodeMetricsSink | None = None) -> None:
         self.jt = node_join_type
         self.layout = layout
-        self.S = _Pending(streamed, streamed_keys, streamed_schema)
-        self.B = _Pending(buffered, buffered_keys, buffered_schema)
+        # small batch sizes (tests) keep small windows: the window logic still runs many times
+        rows = max(layout.batch_size, min(WINDOW_ROWS, 16 * layout.batch_size))
+        cap = max(1, memory.budget // 16)
+        self.S = _Pending(streamed, streamed_keys, streamed_schema, rows, cap)
+        self.B = _Pending(buffered, buffered_keys, buffered_schema, rows, cap)
         self.full = node_join_type is JoinType.FULL_OUTER
         self.memory = memory
         self.spill_dir = spill_dir
@@ -316,11 +346,23 @@ class SortMergeJoinScanner:
                      bcodes: np.ndarray) -> Iterator[pa.RecordBatch]:
         bidx = np.flatnonzero(bcodes >= 0)
         bc = bcodes[bidx]
-        hit = scodes >= 0
-        lo = np.searchsorted(bc, scodes, side="left")
-        hi = np.searchsorted(bc, scodes, side="right")
-        counts = np.where(hit, hi - lo, 0).astype(np.int64)
-        cand = Candidates(counts, lo.astype(np.int64), bidx.astype(np.int64))
+        if len(bc):
+            # one search over the distinct buffered codes (runs), not two over every row
+            new = np.empty(len(bc), dtype=bool)
+            new[0] = True
+            np.not_equal(bc[1:], bc[:-1], out=new[1:])
+            starts = np.flatnonzero(new)
+            vals = bc[starts]
+            sizes = np.diff(starts, append=len(bc))
+            pos = np.minimum(np.searchsorted(vals, scodes), len(vals) - 1)
+            hit = (scodes >= 0) & (vals[pos] == scodes)
+            counts = np.where(hit, sizes[pos], 0).astype(np.int64)
+            lo = starts[pos].astype(np.int64)
+        else:
+            counts = np.zeros(len(scodes), dtype=np.int64)
+            lo = counts
+        order = None if len(bidx) == len(bcodes) else bidx.astype(np.int64)
+        cand = Candidates(counts, lo, order)
         kernel = JoinKernel(self.layout, self.B.batch)
         if self.full:
             kernel.build_matched = self.b_matched
