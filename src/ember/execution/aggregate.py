@@ -439,10 +439,50 @@ def group_ids(key_cols: Sequence[pa.Array], n_rows: int) -> tuple[np.ndarray, np
     NULL is one more key value; floats must already be canonical."""
     if n_rows == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    short = _short_string_keys(key_cols)
+    if short is not None:
+        return _dense_by_first(*short)
     from ember.execution.kernels.keys import encode_arrays
 
     codes, card = encode_arrays(list(key_cols), nulls_equal=True)
     return _dense_by_first(codes, card)
+
+
+def _short_string_keys(key_cols: Sequence[pa.Array]) -> tuple[np.ndarray, int] | None:
+    """Joint codes of one or two string / binary key columns whose values are at most one byte
+    long (flags such as TPC-H's ``l_returnflag``), read straight from the offsets and data
+    buffers: NULL 0, empty 1, byte ``b`` ``b + 2``; None for other keys (the general encoding
+    handles them)."""
+    if not 0 < len(key_cols) <= 2:
+        return None
+    combined: np.ndarray | None = None
+    for arr in key_cols:
+        t = arr.type
+        if pa.types.is_string(t) or pa.types.is_binary(t):
+            width = np.int32
+        elif pa.types.is_large_string(t) or pa.types.is_large_binary(t):
+            width = np.int64
+        else:
+            return None
+        if len(arr) == 0:
+            return None
+        bufs = arr.buffers()
+        offs = np.frombuffer(bufs[1], dtype=width, count=arr.offset + len(arr) + 1)
+        offs = offs[arr.offset:]
+        lens = np.diff(offs)
+        if int(lens.max()) > 1 or int(lens.min()) < 0:
+            return None
+        data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else \
+            np.zeros(0, np.uint8)
+        if len(data) == 0:
+            data = np.zeros(1, np.uint8)
+        starts = np.minimum(offs[:-1], len(data) - 1)
+        code = np.where(lens == 1, data[starts].astype(np.int64) + 2, 1)
+        if arr.null_count:
+            code = np.where(_valid(arr), code, 0)
+        combined = code if combined is None else combined * 258 + code
+    assert combined is not None
+    return combined, 258 ** len(key_cols)
 
 
 def _dense_by_first(codes: np.ndarray, card: int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -451,7 +491,17 @@ def _dense_by_first(codes: np.ndarray, card: int | None = None) -> tuple[np.ndar
     ``card``: when known, an exclusive upper bound of the (non-negative) codes; small bounds use
     direct-address tables instead of hashing."""
     n = len(codes)
-    if card is not None and 0 < card <= max(2 * n, 1 << 16):
+    if n > 1:
+        change = codes[1:] != codes[:-1]
+        if n < 1 << 12 or not change.all():
+            sorted_run = bool((codes[1:] >= codes[:-1]).all())
+        else:  # all distinct neighbours: cheaper to check order directly
+            sorted_run = bool((codes[1:] > codes[:-1]).all())
+        if sorted_run:  # non-decreasing codes (e.g. input ordered by the keys): runs are groups
+            first = np.flatnonzero(np.r_[True, change])
+            ids = np.cumsum(np.r_[False, change], dtype=np.int64)
+            return ids, first
+    if card is not None and 0 < card <= min(max(4 * n, 1 << 16), 1 << 25):
         rows = np.arange(n, dtype=np.int64)
         first_of_code = np.full(card, n, dtype=np.int64)
         np.minimum.at(first_of_code, codes, rows)
@@ -742,7 +792,8 @@ def _decimal_array(unscaled: np.ndarray | list[int], null: np.ndarray,
     if null.any():
         validity = pa.array(~null).buffers()[1]
     if isinstance(unscaled, np.ndarray) and pa.types.is_decimal128(at):
-        t = np.where(null, 0, unscaled).astype(np.int64, copy=False)
+        t = (np.where(null, 0, unscaled) if validity is not None else
+             unscaled).astype(np.int64, copy=False)
         words = np.empty((n, 2), dtype=np.int64)
         words[:, 0] = t
         words[:, 1] = t >> 63

@@ -224,7 +224,9 @@ class Add(BinaryArithmetic):
         return pc.add(left, right)
 
     def _eval_decimal(self, left, right, out):
-        fast = D.arrow_binary("+", left, right, out)
+        fast = D.int64_add_sub("+", left, right, out)
+        if fast is None:
+            fast = D.arrow_binary("+", left, right, out)
         if fast is not None:
             return fast
         lv, rv, valid, ls, rs = _dec_operands(left, right)
@@ -253,7 +255,9 @@ class Subtract(BinaryArithmetic):
         return pc.subtract(left, right)
 
     def _eval_decimal(self, left, right, out):
-        fast = D.arrow_binary("-", left, right, out)
+        fast = D.int64_add_sub("-", left, right, out)
+        if fast is None:
+            fast = D.arrow_binary("-", left, right, out)
         if fast is not None:
             return fast
         lv, rv, valid, ls, rs = _dec_operands(left, right)
@@ -282,7 +286,9 @@ class Multiply(BinaryArithmetic):
         return pc.multiply(left, right)
 
     def _eval_decimal(self, left, right, out):
-        fast = D.arrow_binary("*", left, right, out)
+        fast = D.int64_multiply(left, right, out)
+        if fast is None:
+            fast = D.arrow_binary("*", left, right, out)
         if fast is not None:
             return fast
         lv, rv, valid, ls, rs = _dec_operands(left, right)

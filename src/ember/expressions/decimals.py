@@ -106,6 +106,96 @@ def to_float(vals: np.ndarray, scale: int) -> np.ndarray:
     return np.asarray(out, dtype=np.float64)
 
 
+_I64_MAX = (1 << 63) - 1
+
+
+def int64_unscaled(arr: pa.Array) -> np.ndarray | None:
+    """The unscaled values of a decimal128 array as an int64 view (NULL slots arbitrary), or
+    None when some slot does not fit in 64 bits."""
+    if not pa.types.is_decimal128(arr.type) or len(arr) == 0:
+        return None
+    words = np.frombuffer(arr.buffers()[1], dtype=np.int64,
+                          count=2 * (arr.offset + len(arr)))[2 * arr.offset:].reshape(-1, 2)
+    lo = words[:, 0]
+    if not np.array_equal(words[:, 1], lo >> 63):
+        return None
+    return lo
+
+
+def int64_multiply(left: pa.Array, right: pa.Array, out: T.DecimalType) -> pa.Array | None:
+    """``left * right`` as ``out`` in int64 arithmetic (rounded HALF_UP to ``out.scale``) when
+    the operands' magnitudes prove that no product overflows and every result fits ``out``;
+    None otherwise (callers take the exact Python-int path, which raises Spark's errors)."""
+    lv, rv = int64_unscaled(left), int64_unscaled(right)
+    if lv is None or rv is None or len(lv) != len(rv):
+        return None
+    drop = left.type.scale + right.type.scale - out.scale
+    if drop < 0 or drop > 18:
+        return None
+    d = 10 ** drop
+    if _bound(lv) * _bound(rv) + d > _I64_MAX:
+        return None
+    return _int64_result(lv * rv, drop, left, right, out)
+
+
+def int64_add_sub(op: str, left: pa.Array, right: pa.Array,
+                  out: T.DecimalType) -> pa.Array | None:
+    """``left + right`` (``op`` ``+``) or ``left - right`` as ``out`` in int64 arithmetic, under
+    the same conditions as :func:`int64_multiply`."""
+    lv, rv = int64_unscaled(left), int64_unscaled(right)
+    if lv is None or rv is None or len(lv) != len(rv):
+        return None
+    ls, rs = left.type.scale, right.type.scale
+    sc = max(ls, rs)
+    drop = sc - out.scale
+    if drop < 0 or drop > 18 or sc - ls > 18 or sc - rs > 18:
+        return None
+    fl, fr, d = 10 ** (sc - ls), 10 ** (sc - rs), 10 ** drop
+    if _bound(lv) * fl + _bound(rv) * fr + d > _I64_MAX:
+        return None
+    if fl != 1:
+        lv = lv * fl
+    if fr != 1:
+        rv = rv * fr
+    return _int64_result(lv + rv if op == "+" else lv - rv, drop, left, right, out)
+
+
+def _bound(v: np.ndarray) -> int:
+    return max(abs(int(v.max())), abs(int(v.min())))
+
+
+def _int64_result(res: np.ndarray, drop: int, left: pa.Array, right: pa.Array,
+                  out: T.DecimalType) -> pa.Array | None:
+    """Exact int64 results at scale ``out.scale + drop`` rounded HALF_UP to ``out.scale``, as a
+    decimal128 array NULL where an operand is; None when a value exceeds ``out.precision``."""
+    d = 10 ** drop
+    if drop:
+        q = (np.abs(res) + d // 2) // d  # HALF_UP (d is even)
+        res = np.where(res < 0, -q, q)
+    valid = None
+    if left.null_count or right.null_count:
+        valid = np.asarray(pc_and_valid(left, right), dtype=bool)
+        res = np.where(valid, res, 0)
+    if out.precision <= 18 and len(res):
+        limit = 10 ** out.precision
+        if int(res.max()) >= limit or int(res.min()) <= -limit:
+            return None
+    n = len(res)
+    words = np.empty((n, 2), dtype=np.int64)
+    words[:, 0] = res
+    words[:, 1] = res >> 63
+    validity = None if valid is None else pa.array(valid).buffers()[1]
+    return pa.Array.from_buffers(out.to_arrow(), n, [validity, pa.py_buffer(words)],
+                                 null_count=-1 if validity is not None else 0)
+
+
+def pc_and_valid(left: pa.Array, right: pa.Array) -> np.ndarray:
+    """Rows where both arrays are non-NULL."""
+    import pyarrow.compute as pc
+
+    return pc.and_(pc.is_valid(left), pc.is_valid(right)).to_numpy(zero_copy_only=False)
+
+
 _ARROW_OPS = {"+": "add", "-": "subtract", "*": "multiply"}
 
 

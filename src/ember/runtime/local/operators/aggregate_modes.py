@@ -18,6 +18,10 @@ COMPLETE operator):
    otherwise it outputs ``[grouping values..., buffers...]`` (its ``result_expressions`` are the
    grouping attributes and the buffer attributes, in that order).
 
+A grouped PARTIAL aggregate whose functions all merge exactly (:func:`chunk_mergeable`) runs
+steps 1-3 per chunk of about ``_CHUNK_ROWS`` input rows and merges the chunks' buffers, instead of
+concatenating the partition's raw input columns.
+
 DISTINCT is not re-applied here: in the one-distinct plan the distinct functions run in PARTIAL
 mode over rows already unique per (group, distinct arguments) -- ``is_distinct`` is display only.
 """
@@ -27,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ember.errors import InternalError
 from ember.execution.aggregate import (
@@ -47,7 +52,24 @@ from ember.execution.aggregate_buffers import (
 )
 from ember.execution.context import ExecContext
 from ember.execution.prepare import prepare
-from ember.expressions.aggregates import AggregateExpression
+from ember import types as T
+from ember.expressions.aggregates import (
+    AggregateExpression,
+    AggregateFunction,
+    AnyValue,
+    Average,
+    BoolAnd,
+    BoolOr,
+    Count,
+    CountIf,
+    First,
+    Last,
+    Max,
+    MaxBy,
+    Min,
+    MinBy,
+    Sum,
+)
 from ember.expressions.base import AttributeReference, BoundReference, Expression
 from ember.expressions.common import to_array, to_mask
 from ember.physical.nodes import AggregateMode, HashAggregateExec, aggregate_result_attribute
@@ -120,19 +142,30 @@ def aggregate_partition(node: HashAggregateExec, batches: Iterator[pa.RecordBatc
         else:
             raise InternalError(f"{node.simple_string()}: COMPLETE aggregate in a partial plan")
 
-    key_cols, slot_cols, n_rows = read_inputs(batches, bound_grouping, slots.items)
-    gids, n_groups, group_keys = assign_groups(key_cols, n_rows)
+    def aggregate_chunk(chunk: Iterator[pa.RecordBatch]
+                        ) -> tuple[list[pa.Array], list[list[pa.Array]], int]:
+        key_cols, slot_cols, n_rows = read_inputs(chunk, bound_grouping, slots.items)
+        gids, n_groups, group_keys = assign_groups(key_cols, n_rows)
+        buffers: list[list[pa.Array]] = []
+        for a, m, (cols, filt_slot) in zip(aggs, modes, plans):
+            inputs = [slot_cols[i] for i in cols]
+            if m is AggregateMode.PARTIAL:
+                mask = None if filt_slot is None else to_mask(slot_cols[filt_slot])
+                bufs = update_buffers(a.func, inputs, mask, gids, n_groups)
+            else:
+                bufs = merge_buffers(a.func, inputs, gids, n_groups)
+            fields = buffer_fields(a.func) or ()
+            buffers.append([_conform(b, f.data_type) for b, f in zip(bufs, fields)])
+        return group_keys, buffers, n_groups
 
-    buffers: list[list[pa.Array]] = []
-    for a, m, (cols, filt_slot) in zip(aggs, modes, plans):
-        inputs = [slot_cols[i] for i in cols]
-        if m is AggregateMode.PARTIAL:
-            mask = None if filt_slot is None else to_mask(slot_cols[filt_slot])
-            bufs = update_buffers(a.func, inputs, mask, gids, n_groups)
-        else:
-            bufs = merge_buffers(a.func, inputs, gids, n_groups)
-        fields = buffer_fields(a.func) or ()
-        buffers.append([_conform(b, f.data_type) for b, f in zip(bufs, fields)])
+    if node.grouping_expressions and all(m is AggregateMode.PARTIAL for m in modes) and \
+            all(chunk_mergeable(a.func) for a in aggs):
+        chunked = _chunked(aggs, batches, aggregate_chunk)
+        if isinstance(chunked, list):  # a chunk's capped decimal sum overflowed: one pass
+            chunked = aggregate_chunk(iter(chunked))
+        group_keys, buffers, n_groups = chunked
+    else:
+        group_keys, buffers, n_groups = aggregate_chunk(batches)
 
     out_attrs = node.output
     if aggs and all(m is AggregateMode.FINAL for m in modes) or \
@@ -155,6 +188,100 @@ def aggregate_partition(node: HashAggregateExec, batches: Iterator[pa.RecordBatc
         out_cols = [_conform(c, a.data_type) for c, a in zip(out_cols, out_attrs)]
 
     yield from emit_batches(out_cols, out_attrs, n_groups, ctx)
+
+
+_CHUNK_ROWS = 1 << 17
+
+
+def _chunked(aggs: list[AggregateExpression], batches: Iterator[pa.RecordBatch], aggregate_chunk
+             ) -> tuple[list[pa.Array], list[list[pa.Array]], int] | list[pa.RecordBatch]:
+    """PARTIAL aggregation chunk by chunk (runs of input batches of about ``_CHUNK_ROWS`` rows):
+    each chunk's buffers are computed as for the whole input, then the chunks' buffer rows
+    (a few per group) are merged, in input order.  Only used for the functions whose merge gives
+    the one-pass result bit for bit (:func:`chunk_mergeable`); saves concatenating the raw input
+    columns of the whole partition.  Returns every input batch instead when the sum of a chunk
+    overflowed a capped decimal sum (:func:`_capped_decimal`): the caller then aggregates them in
+    one pass, so that overflow is decided on the exact total."""
+    capped = [j for j, a in enumerate(aggs) if _capped_decimal(a.func)]
+    kept: list[pa.RecordBatch] | None = [] if capped else None
+    parts: list[tuple[list[pa.Array], list[list[pa.Array]], int]] = []
+    pending: list[pa.RecordBatch] = []
+    rows = 0
+    overflowed = False
+
+    def flush() -> None:
+        nonlocal overflowed
+        part = aggregate_chunk(iter(pending))
+        parts.append(part)
+        if any(_overflow_marked(aggs[j].func, part[1][j]) for j in capped):
+            overflowed = True
+
+    for b in batches:
+        if b.num_rows == 0:
+            continue
+        if kept is not None:
+            kept.append(b)
+        if overflowed:
+            continue
+        pending.append(b)
+        rows += b.num_rows
+        if rows >= _CHUNK_ROWS:
+            flush()
+            pending, rows = [], 0
+    if not overflowed and (pending or not parts):
+        flush()
+    if overflowed:
+        return kept or []
+    if len(parts) == 1:
+        return parts[0]
+    n_keys = len(parts[0][0])
+    key_cols = [pa.concat_arrays([p[0][i] for p in parts]) for i in range(n_keys)]
+    n_rows = sum(p[2] for p in parts)
+    gids, n_groups, group_keys = assign_groups(key_cols, n_rows)
+    buffers: list[list[pa.Array]] = []
+    for j, a in enumerate(aggs):
+        fields = buffer_fields(a.func) or ()
+        merged_in = [pa.concat_arrays([p[1][j][k] for p in parts]) for k in range(len(fields))]
+        bufs = merge_buffers(a.func, merged_in, gids, n_groups)
+        buffers.append([_conform(b, f.data_type) for b, f in zip(bufs, fields)])
+    return group_keys, buffers, n_groups
+
+
+def _capped_decimal(func: AggregateFunction) -> bool:
+    """A decimal sum / average whose sum precision is capped at 38 digits: a chunk's sum may
+    overflow where the whole input's does not."""
+    if not isinstance(func, (Sum, Average)):
+        return False
+    t = func.child.data_type
+    return isinstance(t, T.DecimalType) and t.precision + 10 > T.DecimalType.MAX_PRECISION
+
+
+def _overflow_marked(func: AggregateFunction, bufs: list[pa.Array]) -> bool:
+    """Whether a decimal sum / average buffer holds Spark's overflow marker (NULL sum of a
+    non-empty group)."""
+    total = bufs[0]
+    if total.null_count == 0:
+        return False
+    non_empty = pc.invert(bufs[1]) if isinstance(func, Sum) else pc.not_equal(bufs[1], 0)
+    return bool(pc.any(pc.and_(non_empty, total.is_null())).as_py())
+
+
+def chunk_mergeable(func: AggregateFunction) -> bool:
+    """True when merging ``func``'s buffers from consecutive chunks of rows gives exactly the
+    buffers of one pass over all rows: counts; decimal sums / averages (exact; when the sum
+    precision ``p + 10`` is uncapped a chunk's sum of ``p``-digit values cannot overflow it, else
+    a chunk whose sum overflows sends the partition back to one pass over the retained batches,
+    so overflow is always decided on the exact total); min / max (first of equal values wins in
+    merge as in update), first / last, max_by / min_by, bool_and / bool_or.  Not integral sums
+    (ANSI checks every running sum in row order) nor floating sums (association changes the
+    rounding)."""
+    match func:
+        case Count() | CountIf() | Min() | Max() | BoolAnd() | BoolOr() | First() | \
+                AnyValue() | Last() | MaxBy() | MinBy():
+            return True
+        case Sum() | Average():
+            return isinstance(func.child.data_type, T.DecimalType)
+    return False
 
 
 def _to_attr(e: Expression) -> AttributeReference:
