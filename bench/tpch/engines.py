@@ -12,7 +12,7 @@ Data is generated offline with ``duckdb-extension-tpch`` when ``--data`` holds n
 * Ember: ``CREATE TEMP VIEW ... USING parquet``, ``session.sql(q).to_arrow()``;
 * Spark: a ``local[2]`` session (UI off, ``spark.sql.adaptive.enabled`` left at its default),
   the same views, ``collect()``; it runs each query once to warm up before timing;
-* DuckDB: views over ``read_parquet``, ``.fetch_arrow_table()``;
+* DuckDB: views over ``read_parquet``, ``.to_arrow_table()``;
 * Polars: ``pl.SQLContext`` over ``scan_parquet`` frames running DuckDB's text of each query
   (Polars' SQL is closer to DuckDB's dialect); a query Polars cannot run prints ``n/a``.
 
@@ -53,6 +53,7 @@ def _spark_session():
 
     return (SparkSession.builder.master("local[2]").appName("ember-bench")
             .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
             .config("spark.driver.memory", "8g")
             .config("spark.sql.session.timeZone", "UTC")
             .getOrCreate())
@@ -112,7 +113,7 @@ def main(argv: list[str] | None = None) -> None:
     con = datagen.connect()
     datagen.register_duckdb(con, paths)
     if "duckdb" in engines:
-        runners["duckdb"] = lambda n: con.execute(duck_sql[n]).fetch_arrow_table()
+        runners["duckdb"] = lambda n: con.execute(duck_sql[n]).to_arrow_table()
     if "spark" in engines:
         ss = _spark_session()
         datagen.register_ember(ss, paths)
@@ -146,7 +147,7 @@ def main(argv: list[str] | None = None) -> None:
             if ember_out is None:
                 check = "FAILED"
             else:
-                problem = diff(ember_out, con.execute(duck_sql[n]).fetch_arrow_table())
+                problem = diff(ember_out, con.execute(duck_sql[n]).to_arrow_table())
                 check = "ok (= DuckDB)" if problem is None else f"DIFFERS: {problem}"
         print(f"Q{n:02d}  " + "".join(cells) + "   " + check, flush=True)
 

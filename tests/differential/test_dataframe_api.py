@@ -1011,10 +1011,15 @@ def test_program(spark_outcomes: dict[str, Any], name: str) -> None:
 
     prog = PROGRAMS[name]
     expected = spark_outcomes[name]
-    actual = outcome(ember.Session(), EF, prog, False)
-    problem = compare(expected, actual)
-    if problem is not None:
-        pytest.fail(f"program {name!r} differs from PySpark\n{problem}", pytrace=False)
+    # optimized and unoptimized (only the rewrites execution requires) plans: both Spark's rows
+    for optimize in (True, False):
+        session = ember.Session()
+        session.conf.set("ember.optimizer.enabled", str(optimize).lower())
+        actual = outcome(session, EF, prog, False)
+        problem = compare(expected, actual)
+        if problem is not None:
+            pytest.fail(f"program {name!r} (optimizer {'on' if optimize else 'off'}) differs "
+                        f"from PySpark\n{problem}", pytrace=False)
 
 
 def test_program_count() -> None:
