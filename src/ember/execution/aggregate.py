@@ -820,8 +820,6 @@ def _avg(arr: pa.Array, g: np.ndarray, n_groups: int, out_type: T.DataType) -> p
         sum_type = average_sum_type(T.DecimalType(arr.type.precision, in_scale))
         totals = _decimal_sums(arr, valid, gv, n_groups)
         _check_decimal(totals, sum_type.precision, AVG_OVERFLOW)
-        if isinstance(totals, np.ndarray):
-            totals = totals.tolist()
         return _decimal_averages(totals, cnt, in_scale, out_type)
     v = _sel(_float_values(arr), valid)
     sums = np.bincount(gv, weights=v, minlength=n_groups)
@@ -836,13 +834,47 @@ def _float_averages(sums: np.ndarray, cnt: np.ndarray, at: pa.DataType) -> pa.Ar
     return pa.array(res, type=at, mask=empty if empty.any() else None)
 
 
-def _decimal_averages(totals: list[int], cnt: np.ndarray, in_scale: int,
+def _decimal_averages(totals: np.ndarray | list[int], cnt: np.ndarray, in_scale: int,
                       out_type: T.DecimalType) -> pa.Array:
     """Decimal ``avg`` per group from unscaled sums at ``in_scale`` and counts; NULL where the
-    count is 0 (see :func:`_decimal_average`)."""
+    count is 0 (see :func:`_decimal_average`).  Vectorized when the totals are an int64 array
+    and the quotient at the result scale fits int64 (:func:`_int64_decimal_averages`); exact
+    Python integers otherwise."""
+    empty = cnt == 0
+    if isinstance(totals, np.ndarray):
+        fast = _int64_decimal_averages(totals, cnt, empty, in_scale, out_type)
+        if fast is not None:
+            return _decimal_array(fast, empty, out_type.to_arrow())
+        totals = totals.tolist()
     out = [_decimal_average(t, c, in_scale, out_type) if c else 0
            for t, c in zip(totals, cnt.tolist())]
-    return _decimal_array(out, cnt == 0, out_type.to_arrow())
+    return _decimal_array(out, empty, out_type.to_arrow())
+
+
+def _int64_decimal_averages(totals: np.ndarray, cnt: np.ndarray, empty: np.ndarray,
+                            in_scale: int, out_type: T.DecimalType) -> np.ndarray | None:
+    """``round_half_up(total * 10**(out_scale - in_scale) / cnt)`` in int64, or None when that
+    is not provably what :func:`_decimal_average` gives.
+
+    Spark rounds twice (HALF_UP at scale 39, then at the result scale).  The two roundings agree
+    with one HALF_UP at the result scale unless the exact fraction lies within ``10**-(39 -
+    out_scale)`` below one half, which needs a count above ``10**(39 - out_scale)``: impossible
+    for an int64 count when the result scale is below 20.  Results out of the result precision
+    return None so the exact path raises Spark's error."""
+    shift = out_type.scale - in_scale
+    if not 0 <= shift <= 18 or out_type.scale >= 20 or not len(totals):
+        return None
+    factor = 10 ** shift
+    mag = np.abs(totals)
+    if int(mag.max()) >= (2 ** 62) // factor:
+        return None
+    c = np.where(empty, 1, cnt).astype(np.int64, copy=False)
+    x = mag * factor
+    q = x // c
+    q += (2 * (x - q * c) >= c)
+    if out_type.precision <= 18 and int(q.max()) >= 10 ** out_type.precision:
+        return None
+    return np.where(empty, 0, np.where(totals < 0, -q, q))
 
 
 _DIV_SCALE = T.DecimalType.MAX_SCALE + 1

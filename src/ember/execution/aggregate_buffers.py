@@ -389,12 +389,15 @@ def evaluate_buffers(func: AggregateFunction, buffers: Sequence[pa.Array]) -> pa
     raise InternalError(f"{func.pretty_name} has no aggregation buffer")
 
 
-def _unscaled(arr: pa.Array) -> list[int]:
-    """The unscaled integer values of a decimal128 array (0 for NULL)."""
+def _unscaled(arr: pa.Array) -> np.ndarray | list[int]:
+    """The unscaled integer values of a decimal128 array (0 for NULL): an int64 array when every
+    value fits 64 bits, else Python integers."""
     from ember.execution.aggregate import _decimal_words
 
     words = _decimal_words(arr)
     valid = _valid(arr)
+    if np.array_equal(words[:, 1], words[:, 0] >> 63):
+        return np.where(valid, words[:, 0], 0)
     lo = words[:, 0].tolist()
     hi = words[:, 1].tolist()
     return [((h << 64) | (lw & 0xFFFFFFFFFFFFFFFF)) if v else 0
