@@ -84,12 +84,15 @@ def canonicalize(e: Expression) -> Expression:
 def _canonicalize(e: Expression) -> Expression:
     from ember.expressions import predicates as P
     from ember.expressions.arithmetic import Add, Multiply
+    from ember.expressions.base import Alias
     if isinstance(e, AttributeReference):
         return AttributeReference("none", e.dtype, True, e.id)
     kids = e.children
     if kids:
         e = e.with_children(tuple(canonicalize(k) for k in kids))
     match e:
+        case Alias():
+            return e.copy(alias_name="none")
         case P.And() | P.Or() if e.deterministic:
             cls = type(e)
             items = sorted(_flatten(e, cls), key=_key)
@@ -97,11 +100,9 @@ def _canonicalize(e: Expression) -> Expression:
             for x in items[1:]:
                 out = cls(out, x)
             return out
-        case Add() | Multiply():
-            items = sorted(_flatten(e, type(e)), key=_key)
-            if len(items) == 2:
-                return e.copy(left=items[0], right=items[1])
-            return e
+        case Add(left=l, right=r) | Multiply(left=l, right=r) if type(e) in (Add, Multiply):
+            # Only the top pair is ordered: re-associating a chain would change result types.
+            return e.copy(left=r, right=l) if _key(l) > _key(r) else e
         case P.EqualTo(left=l, right=r) | P.EqualNullSafe(left=l, right=r):
             return e.copy(left=r, right=l) if _key(l) > _key(r) else e
         case P.GreaterThan(left=l, right=r) if _key(l) > _key(r):
@@ -126,6 +127,8 @@ def _canonicalize(e: Expression) -> Expression:
 
 def semantic_equals(a: Expression, b: Expression) -> bool:
     """Catalyst's ``semanticEquals``: both deterministic and equal canonical forms."""
+    if a is b or a == b:
+        return a.deterministic
     return a.deterministic and b.deterministic and canonicalize(a) == canonicalize(b)
 
 

@@ -24,11 +24,10 @@ total float order.  No configuration keys are read.
 
 from __future__ import annotations
 
-import threading
-
 from ember import types as T
 from ember.conf import SQLConf
-from ember.expressions.base import AttributeReference, Expression, Literal
+from ember.expressions.base import Expression, Literal
+from ember.optimizer.constraints import ExpressionSet, canonicalize, semantic_equals
 from ember.optimizer.rule_executor import Rule
 from ember.optimizer.predicate_helper import (
     split_conjunctive_predicates,
@@ -50,98 +49,6 @@ TRUE = Literal(True, T.BOOLEAN)
 FALSE = Literal(False, T.BOOLEAN)
 
 
-# ---------------------------------------------------------------------------------------------
-# Semantic equality (Catalyst's canonicalized / semanticEquals)
-
-
-def _commutative_operands(e: Expression, cls: type) -> list[Expression]:
-    if isinstance(e, cls):
-        return (_commutative_operands(e.children[0], cls)
-                + _commutative_operands(e.children[1], cls))
-    return [canonicalize(e)]
-
-
-def _order(cls: type, operands: list[Expression]) -> Expression:
-    ops = sorted(operands, key=hash)
-    out = ops[0]
-    for o in ops[1:]:
-        out = cls(out, o)
-    return out
-
-
-_memo = threading.local()
-
-
-def canonicalize(e: Expression) -> Expression:
-    """:func:`_canonicalize`, memoized by object identity while a BooleanSimplification runs
-    (the rule compares the same subtrees many times; entries keep their key alive, so ids are
-    not reused during the run)."""
-    cache = getattr(_memo, "cache", None)
-    if cache is None:
-        return _canonicalize(e)
-    hit = cache.get(id(e))
-    if hit is not None and hit[0] is e:
-        return hit[1]
-    out = _canonicalize(e)
-    cache[id(e)] = (e, out)
-    return out
-
-
-def _canonicalize(e: Expression) -> Expression:
-    """A form of ``e`` in which semantically equal expressions are equal: attributes reduced to
-    id and type, commutative operands (AND, OR, +, *, =, <=>) ordered, ``a > b`` as ``b < a``,
-    ``NOT (a > b)`` as ``a <= b`` (Catalyst's ``Canonicalize``)."""
-    from ember.expressions.arithmetic import Add, Multiply
-    from ember.expressions.base import Alias
-    from ember.expressions.predicates import (
-        And, EqualNullSafe, EqualTo, GreaterThan, GreaterThanOrEqual, LessThan, LessThanOrEqual,
-        Not, Or,
-    )
-
-    match e:
-        case AttributeReference():
-            return AttributeReference("none", e.dtype, True, e.id)
-        case Alias(child=c):
-            return e.copy(child=canonicalize(c), alias_name="none")
-        case And() | Or():
-            return _order(type(e), _commutative_operands(e, type(e)))
-        case Add() | Multiply() if type(e) in (Add, Multiply):
-            return _order_pair(e)
-        case EqualTo() | EqualNullSafe():
-            return _order_pair(e)
-        case Not(child=GreaterThan(left=l, right=r)):
-            return canonicalize(LessThanOrEqual(l, r))
-        case Not(child=LessThan(left=l, right=r)):
-            return canonicalize(GreaterThanOrEqual(l, r))
-        case Not(child=GreaterThanOrEqual(left=l, right=r)):
-            return canonicalize(LessThan(l, r))
-        case Not(child=LessThanOrEqual(left=l, right=r)):
-            return canonicalize(GreaterThan(l, r))
-        case GreaterThan(left=l, right=r):
-            return LessThan(canonicalize(r), canonicalize(l))
-        case GreaterThanOrEqual(left=l, right=r):
-            return LessThanOrEqual(canonicalize(r), canonicalize(l))
-        case _:
-            kids = e.children
-            if not kids:
-                return e
-            return e.with_children(tuple(canonicalize(k) for k in kids))
-
-
-def _order_pair(e: Expression) -> Expression:
-    left, right = (canonicalize(c) for c in e.children)
-    if hash(left) > hash(right):
-        left, right = right, left
-    return e.with_children((left, right))
-
-
-def semantic_equals(a: Expression, b: Expression) -> bool:
-    """Catalyst's ``semanticEquals``: both deterministic and equal once canonicalized."""
-    if a is b or a == b:
-        return a.deterministic
-    return a.deterministic and b.deterministic and canonicalize(a) == canonicalize(b)
-
-
 def _contains(items: list[Expression], e: Expression) -> bool:
     return any(semantic_equals(e, x) for x in items)
 
@@ -149,11 +56,7 @@ def _contains(items: list[Expression], e: Expression) -> bool:
 def _distinct(items: list[Expression]) -> list[Expression]:
     """Catalyst's ``ExpressionSet``: first occurrence of each semantically distinct
     deterministic expression, every non-deterministic one kept."""
-    out: list[Expression] = []
-    for e in items:
-        if not e.deterministic or not _contains(out, e):
-            out.append(e)
-    return out
+    return list(ExpressionSet(items))
 
 
 def build_balanced_predicate(exprs: list[Expression], op: type) -> Expression:
@@ -315,12 +218,7 @@ class BooleanSimplification(Rule):
     rule_name = "BooleanSimplification"
 
     def apply(self, plan: LogicalPlan, conf: SQLConf) -> LogicalPlan:
-        outer = getattr(_memo, "cache", None)
-        _memo.cache = {} if outer is None else outer
-        try:
-            return plan.transform_up(lambda p: p.map_expressions(simplify_boolean))
-        finally:
-            _memo.cache = outer
+        return plan.transform_up(lambda p: p.map_expressions(simplify_boolean))
 
 
 def boolean_simplification(plan: LogicalPlan) -> LogicalPlan:

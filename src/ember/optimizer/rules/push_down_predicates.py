@@ -45,6 +45,7 @@ from __future__ import annotations
 from ember.expressions.base import Alias, AttributeReference, Expression, and_all
 from ember.optimizer.predicate_helper import can_evaluate_within_join, split_conjunctive_predicates
 from ember.optimizer.rule_executor import Rule
+from ember.optimizer.rules.combine_filters import _combine
 from ember.plans.logical.join_type import JoinType
 from ember.plans.logical.nodes import (
     Aggregate,
@@ -238,28 +239,9 @@ def push_predicate_through_join(p: LogicalPlan) -> LogicalPlan | None:
 
 
 def _combine_filters(p: LogicalPlan) -> LogicalPlan | None:
-    """CombineFilters' rewrite on ``p`` (the CombineFilters module's when present); None when it
-    does not apply."""
-    try:
-        from ember.optimizer.rules.combine_filters import _combine
-    except ImportError:  # pragma: no cover - the module is another engineer's
-        _combine = None
-    if _combine is not None:
-        out = _combine(p)
-        return None if out is p else out
-    match p:
-        case Filter(condition=fc, child=Filter(condition=nc, child=grand) as nf) if (
-                nc.deterministic):
-            from ember.expressions.predicates import And
-            from ember.optimizer.constraints import ExpressionSet
-
-            conjuncts = split_conjunctive_predicates(fc)
-            added = and_all(ExpressionSet(c for c in conjuncts if c.deterministic)
-                            - split_conjunctive_predicates(nc))
-            merged = nf if added is None else Filter(And(nc, added), grand)
-            return _filter([c for c in conjuncts if not c.deterministic], merged)
-        case _:
-            return None
+    """CombineFilters' rewrite on ``p``; None when it does not apply."""
+    out = _combine(p)
+    return None if out is p else out
 
 
 # ---------------------------------------------------------------------------------------------
