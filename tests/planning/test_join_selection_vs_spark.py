@@ -2,9 +2,8 @@
 planner picks equal those in Spark's physical plan (adaptive execution off), for a grid of
 queries x configurations over small Parquet files written here.
 
-Sizes come from ``ember.plans.logical.statistics.plan_stats``; while that module is not in the
-tree, a size-only stub (Spark's SizeInBytesOnlyStatsPlanVisitor, simplified) is injected here.
-Cases that depend on optimizer rules Ember does not run yet are xfail with the reason.
+Ember's side is the full path a user gets: Spark's optimizer batches, statistics from
+``ember.plans.logical.statistics.plan_stats`` and the planner (``QueryExecution.executed_plan``).
 """
 
 from __future__ import annotations
@@ -17,9 +16,6 @@ import pyarrow.parquet as pq
 import pytest
 
 import ember
-from ember import types as T
-from ember.planning import plan_query
-from ember.plans.logical import nodes as L
 
 pytestmark = pytest.mark.spark
 
@@ -59,69 +55,6 @@ def join_ops(tree: str) -> list[tuple[str, str | None, str]]:
         out.append((alg, s.group(1) if s and alg != "SortMergeJoin" else None,
                     t.group(1) if t else "?"))
     return out
-
-
-# ---------------------------------------------------------------------------------------------
-# Size stub (used only while ember.plans.logical.statistics is missing)
-
-def _width(t: T.DataType) -> int:
-    match t:
-        case T.LongType() | T.DoubleType() | T.TimestampType():
-            return 8
-        case T.IntegerType() | T.FloatType() | T.DateType():
-            return 4
-        case T.BooleanType() | T.ByteType():
-            return 1
-        case T.ShortType():
-            return 2
-        case T.StringType() | T.BinaryType():
-            return 20
-        case T.DecimalType():
-            return 8 if t.precision <= 18 else 16
-    return 8
-
-
-def _row(attrs) -> int:
-    return 8 + sum(_width(a.data_type) for a in attrs)
-
-
-def _stub_size(plan: L.LogicalPlan) -> int:
-    match plan:
-        case L.FileRelation(paths=paths):
-            total = 0
-            for p in paths:
-                if os.path.isdir(p):
-                    for root, _, files in os.walk(p):
-                        total += sum(os.path.getsize(os.path.join(root, f)) for f in files
-                                     if not f.startswith((".", "_")))
-                else:
-                    total += os.path.getsize(p)
-            return total
-        case L.LocalRelation(data=data):
-            return max(1, (0 if data is None else data.num_rows) * _row(plan.output))
-        case L.Join(left=left, right=right, join_type=jt):
-            if jt.value in ("LeftSemi", "LeftAnti"):
-                return _stub_size(left)
-            return _stub_size(left) * _stub_size(right)
-        case L.Filter(child=c) | L.SubqueryAlias(child=c) | L.View(child=c) | L.ResolvedHint(child=c):
-            return _stub_size(c)
-        case L.Union(inputs=inputs):
-            return sum(_stub_size(c) for c in inputs)
-        case L.Aggregate(grouping_expressions=g, child=c) if not g:
-            return _row(plan.output)
-    kids = plan.children
-    if len(kids) == 1:
-        c = kids[0]
-        return max(1, _stub_size(c) * _row(plan.output) // _row(c.output))
-    return 1 << 62
-
-
-def _size_of(conf):
-    try:
-        from ember.plans.logical.statistics import plan_stats
-    except ImportError:
-        return _stub_size
-    return lambda p: plan_stats(p, conf).size_in_bytes
 
 
 # ---------------------------------------------------------------------------------------------
@@ -198,11 +131,17 @@ CONFIGS = {
                             "spark.sql.join.preferSortMergeJoin": "false"},
 }
 
-# Queries whose Spark plan depends on optimizer rules Ember's current path lacks (filters
-# pushed below the join / inferred IsNotNull change nothing here, but join reordering and
-# column pruning change sizes): revisit when the optimizer lands.
-XFAIL: dict[str, str] = {}
-_SEEN: list = []
+
+
+def ember_join_ops(tables, query: str, conf: dict[str, str]) -> tuple[list, str]:
+    """Join operators of Ember's physical plan for ``query`` under ``conf`` (and the plan)."""
+    session = ember.Session()
+    for k, v in conf.items():
+        session.sql_conf.set(k, v)
+    for name, path in tables.items():
+        session.read.parquet(path).createOrReplaceTempView(name)
+    physical = session.sql(query)._qe.executed_plan
+    return join_ops(physical.tree_string()), physical.tree_string()
 
 
 @pytest.mark.parametrize("config", list(CONFIGS))
@@ -224,25 +163,19 @@ def test_join_operators_match_spark(spark, tables, query, config):
             else:
                 spark.conf.set(k, v)
 
-    session = ember.Session()
-    for k, v in conf.items():
-        session.sql_conf.set(k, v)
-    for name, path in tables.items():
-        session.read.parquet(path).createOrReplaceTempView(name)
-    optimized = session.sql(query)._qe.optimized
-    physical = plan_query(optimized, session.sql_conf, size_of=_size_of(session.sql_conf))
-    actual = join_ops(physical.tree_string())
-    if query in XFAIL and actual != expected:
-        pytest.xfail(XFAIL[query])
-    assert actual == expected, physical.tree_string()
+    actual, tree = ember_join_ops(tables, query, conf)
+    assert actual == expected, tree
     assert expected or "cross" in query, "no join parsed"
-    _SEEN.append((config, tuple(expected)))
 
 
-def test_grid_covers_every_algorithm():
-    """Sanity: the grid above exercised all five algorithms (when it ran in this process)."""
-    if len(_SEEN) < len(QUERIES) * len(CONFIGS):
-        pytest.skip("run together with the grid")
-    algs = {op[0] for _, ops in _SEEN for op in ops}
+def test_grid_covers_every_algorithm(tables):
+    """Sanity: the grid exercises all five algorithms (Ember's plans, which the grid checks
+    equal Spark's)."""
+    algs = set()
+    for config in CONFIGS.values():
+        conf = {"spark.sql.adaptive.enabled": "false", "spark.sql.shuffle.partitions": "2",
+                **config}
+        for query in QUERIES:
+            algs |= {op[0] for op in ember_join_ops(tables, query, conf)[0]}
     assert algs == {"BroadcastHashJoin", "ShuffledHashJoin", "SortMergeJoin",
                     "BroadcastNestedLoopJoin", "CartesianProduct"}
