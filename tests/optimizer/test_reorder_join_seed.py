@@ -225,8 +225,8 @@ def test_reorder_join_keeps_join_types_and_fires_recursively_inside_items():
 
 
 def _range_plan(n: int) -> LocalRelation:
-    # TODO(stats engineer's lazy Range node): use session.range(threshold - 1) once it exists;
-    # a LocalRelation of a few rows has the same shape for ReorderJoin.
+    # A few rows stand for the seed's ranges here: ReorderJoin sees only the plan's shape.
+    # test_cross_join_of_two_ranges_through_the_dataframe_api uses session.range at the seed's sizes.
     attr_ = AttributeReference("id", T.LONG, False)
     return LocalRelation((attr_,), pa.table({"id": pa.array(range(n), pa.int64())}))
 

@@ -102,8 +102,9 @@ class Distribution(_PhysicalProperty):
         return None
 
     def create_partitioning(self, num_partitions: int) -> "Partitioning":
-        """A partitioning satisfying this distribution with ``num_partitions`` partitions."""
-        raise NotImplementedError(type(self).__name__)
+        """A partitioning satisfying this distribution with ``num_partitions`` partitions
+        (every concrete distribution overrides this)."""
+        raise NotImplementedError(type(self).__name__)  # abstract
 
 
 @node
@@ -111,7 +112,10 @@ class UnspecifiedDistribution(Distribution):
     """No requirement."""
 
     def create_partitioning(self, num_partitions: int) -> "Partitioning":
-        raise NotImplementedError("UnspecifiedDistribution has no partitioning")
+        from ember.errors import InternalError
+
+        # as Spark's IllegalStateException: EnsureRequirements never asks for one
+        raise InternalError("UnspecifiedDistribution does not have default partitioning")
 
 
 @node
