@@ -12,18 +12,9 @@
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-
-from ember.runtime.local import exchange, operators  # noqa: F401  (register operators)
+from ember.runtime.local import exchange, joins, operators  # noqa: F401  (register operators)
 from ember.runtime.local.explain import explain_analyzed
 from ember.runtime.local.registry import PartitionFn, operator
 from ember.runtime.local.runtime import BroadcastValue, LocalRuntime
 
 __all__ = ["LocalRuntime", "BroadcastValue", "PartitionFn", "operator", "explain_analyzed"]
-
-# The join operators register themselves when their modules are imported.
-for _mod in ("hash_join", "sort_merge_join", "nested_loop_join", "cartesian"):
-    _name = f"ember.runtime.local.joins.{_mod}"
-    if importlib.util.find_spec(_name) is not None:
-        importlib.import_module(_name)

@@ -42,13 +42,9 @@ from ember.physical.nodes import (
     SparkPlan,
 )
 from ember.physical.partitioning import HashPartitioning, UnspecifiedDistribution
-from ember.plans.logical.join_type import JoinType
+from ember.planning.join_selection import can_build_broadcast_left, can_build_broadcast_right
 
 __all__ = ["relied_upon", "convert_join"]
-
-_BUILD_RIGHT = frozenset({JoinType.INNER, JoinType.CROSS, JoinType.LEFT_OUTER,
-                          JoinType.LEFT_SEMI, JoinType.LEFT_ANTI, JoinType.EXISTENCE})
-_BUILD_LEFT = frozenset({JoinType.INNER, JoinType.CROSS, JoinType.RIGHT_OUTER})
 
 
 def relied_upon(root: SparkPlan) -> tuple[set[int], set[int]]:
@@ -144,9 +140,9 @@ def convert_join(node: SparkPlan, rt) -> SparkPlan | None:
         return None
     jt = node.join_type
     sides = []
-    if jt in _BUILD_RIGHT:
+    if can_build_broadcast_right(jt):
         sides.append(BuildSide.RIGHT)
-    if jt in _BUILD_LEFT:
+    if can_build_broadcast_left(jt):
         sides.append(BuildSide.LEFT)
     if not sides:
         return None

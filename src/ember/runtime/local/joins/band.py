@@ -38,6 +38,7 @@ import pyarrow as pa
 
 from ember.execution.prepare import prepare
 from ember.expressions.base import AttributeReference, Expression, split_conjuncts
+from ember.expressions.common import to_array
 from ember.expressions.predicates import (
     GreaterThan,
     GreaterThanOrEqual,
@@ -83,10 +84,7 @@ class _Bound:
 
 
 def _eval(expr: Expression, batch: pa.RecordBatch) -> pa.Array:
-    a = expr.eval(batch)
-    if isinstance(a, pa.Scalar):
-        a = pa.repeat(a, batch.num_rows)
-    return a
+    return to_array(expr.eval(batch), batch.num_rows)
 
 
 class BandIndex:

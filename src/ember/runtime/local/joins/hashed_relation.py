@@ -36,6 +36,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ember.execution.kernels.batches import concat, make_batch
 from ember.execution.kernels.keys import (
     _column_codes,
     _MAX_CARD,
@@ -44,6 +45,7 @@ from ember.execution.kernels.keys import (
 )
 from ember.errors import InternalError
 from ember.expressions.base import Expression
+from ember.expressions.common import to_array
 from ember.runtime.local.hashing import hash_columns
 from ember.runtime.local.joins.kernel import Candidates
 
@@ -63,32 +65,19 @@ def to_batch(data: pa.Table | pa.RecordBatch | Iterable[pa.RecordBatch],
         return data
     if isinstance(data, pa.Table):
         if data.num_columns == 0:
-            return pa.RecordBatch.from_struct_array(
-                pa.repeat(pa.scalar({}, type=pa.struct([])), data.num_rows))
-        return data.combine_chunks().to_batches(max_chunksize=None)[0] if data.num_rows else \
-            pa.RecordBatch.from_arrays([pa.array([], type=f.type) for f in data.schema],
-                                       schema=data.schema)
+            return make_batch((), data.schema, data.num_rows)
+        return concat(data.to_batches(), data.schema)
     batches = list(data)
     if schema is None:
         if not batches:
             raise ValueError("to_batch: no batches and no schema")
         schema = batches[0].schema
-    from ember.execution.kernels.batches import concat
-
     return concat(batches, schema)
 
 
 def eval_keys(exprs: Sequence[Expression], batch: pa.RecordBatch) -> list[pa.Array]:
     """Key expressions (bound to ``batch``'s columns) evaluated over ``batch``."""
-    out = []
-    for e in exprs:
-        a = e.eval(batch)
-        if isinstance(a, pa.ChunkedArray):
-            a = a.combine_chunks()
-        elif isinstance(a, pa.Scalar):
-            a = pa.repeat(a, batch.num_rows)
-        out.append(a)
-    return out
+    return [to_array(e.eval(batch), batch.num_rows) for e in exprs]
 
 
 def _fixed_width_bits(arr: pa.Array) -> np.ndarray | None:

@@ -84,7 +84,7 @@ def build_side_batch(rt: Any, build_plan: Any) -> pa.RecordBatch:
     schema = schema_of(build_plan.output)
     if isinstance(build_plan, BroadcastExchangeExec):
         table = rt.broadcast(build_plan).table
-        return conform_batch(to_batch(table), schema) if table.num_rows else to_batch([], schema)
+        return conform_batch(to_batch(table), schema)
     batches = [b for fn in rt.execute(build_plan) for b in fn()]
     return to_batch(batches, schema)
 

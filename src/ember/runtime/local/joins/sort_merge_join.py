@@ -42,7 +42,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ember.errors import InternalError
-from ember.execution.kernels.batches import conform_batch, schema_of
+from ember.execution.kernels.batches import concat, conform_batch, schema_of
 from ember.execution.kernels.keys import encode_arrays, unify_types
 from ember.execution.kernels.sort import sort_indices
 from ember.expressions.base import Expression
@@ -192,7 +192,7 @@ class _Pending:
             nbytes += b.nbytes
         if not got:
             return None
-        b = got[0] if len(got) == 1 else _concat_many(got)
+        b = got[0] if len(got) == 1 else concat(got, got[0].schema)
         self.append(b)
         return b
 
@@ -201,7 +201,7 @@ class _Pending:
         if self.batch.num_rows == 0:
             self.batch, self.keys = b, k
         else:
-            self.batch = _concat2(self.batch, b)
+            self.batch = concat((self.batch, b), self.batch.schema)
             self.keys = [pa.concat_arrays([x, y]) for x, y in zip(self.keys, k)]
 
     def drop(self, n: int) -> None:
@@ -213,20 +213,6 @@ class _Pending:
     def replace(self, batch: pa.RecordBatch) -> None:
         self.batch = batch
         self.keys = eval_keys(self.key_exprs, batch)
-
-
-def _concat_many(batches: list[pa.RecordBatch]) -> pa.RecordBatch:
-    if batches[0].num_columns == 0:
-        n = sum(b.num_rows for b in batches)
-        return pa.RecordBatch.from_struct_array(pa.repeat(pa.scalar({}, type=pa.struct([])), n))
-    return pa.concat_batches(batches)
-
-
-def _concat2(a: pa.RecordBatch, b: pa.RecordBatch) -> pa.RecordBatch:
-    if a.num_columns == 0:
-        return pa.RecordBatch.from_struct_array(
-            pa.repeat(pa.scalar({}, type=pa.struct([])), a.num_rows + b.num_rows))
-    return pa.concat_batches([a, b])
 
 
 class SortMergeJoinScanner:
