@@ -94,6 +94,25 @@ COALESCE_MIN_PARTITION_SIZE = _entry("ember.execution.coalescePartitions.minPart
 COALESCE_MAX_PARTITION_ROWS = _entry("ember.execution.coalescePartitions.maxPartitionRows",
                                      1 << 20, int,
                                      "Rows past which a coalesced partition is closed.")
+ADAPTIVE_SHUFFLED_HASH_JOIN = _entry(
+    "ember.execution.adaptive.shuffledHashJoin.enabled", True, _bool,
+    "Beyond Spark: once both sides of a sort-merge join are shuffled, the local runtime runs it "
+    "as a shuffled hash join (no sorts) when no operator above relies on its output ordering, "
+    "the join carries no hint, and every coalesced partition of the side it builds holds at most "
+    "memoryBudget / (2 x cores) bytes (spark.sql.adaptive.enabled must be true). EXPLAIN shows "
+    "the planned SortMergeJoin; EXPLAIN ANALYZE the join that ran.")
+PARTIAL_AGG_PASS_THROUGH = _entry(
+    "ember.execution.partialAggregation.passThrough.enabled", True, _bool,
+    "Beyond Spark (as DuckDB / Photon): a grouped partial HashAggregate whose first ~128K input "
+    "rows of a partition hold more than minGroupRatio groups per row stops aggregating that "
+    "partition and turns each further input row into its own aggregation buffer (the final "
+    "aggregate merges them: same results). Only for functions whose buffers merge exactly "
+    "(counts, decimal sums/averages below 29 digits, min/max, first/last, max_by/min_by, "
+    "bool_and/bool_or); EXPLAIN ANALYZE metric extra 'partial_pass_through_rows'.")
+PARTIAL_AGG_PASS_THROUGH_RATIO = _entry(
+    "ember.execution.partialAggregation.passThrough.minGroupRatio", 0.5, float,
+    "Groups per input row in a partition's first chunk above which a partial aggregate passes "
+    "the partition's remaining rows through (see passThrough.enabled).")
 EXCLUDED_RULES = _entry("spark.sql.optimizer.excludedRules", "", str,
                         "Comma-separated optimizer rules to disable.")
 # Statistics (ember.plans.logical.statistics)

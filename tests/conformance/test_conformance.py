@@ -45,14 +45,18 @@ EXCLUSIONS_FILE = HERE / "exclusions.toml"
 IGNORED_CONF_PREFIXES = ("spark.sql.codegen.",)
 
 
+KEEP_SMJ = "ember.execution.adaptive.shuffledHashJoin.enabled"
+
 #: Run variants: name suffix -> configuration added to the file's own.
 VARIANTS: dict[str, dict[str, str]] = {
     "": {},
     "-bs2": {BATCH_SIZE_KEY: "2"},
     "-noopt": {"ember.optimizer.enabled": "false"},
-    # broadcasting off: equi-joins become sort-merge joins, others cartesian / nested loop
-    "-smj": {"spark.sql.autoBroadcastJoinThreshold": "-1"},
-    "-smj-bs2": {"spark.sql.autoBroadcastJoinThreshold": "-1", BATCH_SIZE_KEY: "2"},
+    # broadcasting off: equi-joins become sort-merge joins, others cartesian / nested loop (and
+    # the runtime keeps sort-merge joins instead of running them as shuffled hash joins)
+    "-smj": {"spark.sql.autoBroadcastJoinThreshold": "-1", KEEP_SMJ: "false"},
+    "-smj-bs2": {"spark.sql.autoBroadcastJoinThreshold": "-1", KEEP_SMJ: "false",
+                 BATCH_SIZE_KEY: "2"},
     # shuffled hash join wherever the join type allows it
     "-shj": {"spark.sql.autoBroadcastJoinThreshold": "-1",
              "spark.sql.join.forceApplyShuffledHashJoin": "true"},

@@ -39,7 +39,10 @@ _ember_sessions: dict[tuple[int, str], Any] = {}
 VARIANTS: dict[str, dict[str, str]] = {
     "default": {},
     "optimizer off": {"ember.optimizer.enabled": "false"},
-    "sort-merge": {"spark.sql.autoBroadcastJoinThreshold": "-1"},
+    "sort-merge": {"spark.sql.autoBroadcastJoinThreshold": "-1",
+                   "ember.execution.adaptive.shuffledHashJoin.enabled": "false"},
+    # planned sort-merge joins the runtime runs as shuffled hash joins (adaptive.py)
+    "sort-merge, run as hash": {"spark.sql.autoBroadcastJoinThreshold": "-1"},
     "shuffled hash": {"spark.sql.autoBroadcastJoinThreshold": "-1",
                       "spark.sql.join.forceApplyShuffledHashJoin": "true"},
     "broadcast, batch 2": {"spark.sql.autoBroadcastJoinThreshold": str(2**62),

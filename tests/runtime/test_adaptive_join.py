@@ -86,3 +86,78 @@ def test_partitioning_relied_upon_keeps_stream_exchange(session):
     assert metrics.replaced
     got = sorted(zip(*[c.to_pylist() for c in table.columns]))
     assert got == [(k, 20, 20 * (k // 3)) for k in range(0, 1000, 3)]
+
+
+SHJ_KEY = "ember.execution.adaptive.shuffledHashJoin.enabled"
+
+
+def _run_with(s, sql, runtime_threshold: int, shj: bool):
+    qe = s.sql(sql)._qe
+    plan, lk = plan_query_with_links(qe.optimized, s.sql_conf)
+    s.sql(f"SET spark.sql.autoBroadcastJoinThreshold={runtime_threshold}")
+    s.sql(f"SET {SHJ_KEY}={str(shj).lower()}")
+    try:
+        with LocalRuntime(s.sql_conf, logical_links=lk) as rt:
+            table = rt.collect(plan)
+            text = explain_analyzed(plan, rt.metrics, logical=lk, conf=s.sql_conf)
+            return plan, table, rt.metrics, text
+    finally:
+        s.sql("SET spark.sql.autoBroadcastJoinThreshold=1")
+        s.sql(f"SET {SHJ_KEY}=true")
+
+
+def _rows(table):
+    return sorted(zip(*[c.to_pylist() for c in table.columns]),
+                  key=lambda r: tuple((x is None, x) for x in r))
+
+
+def test_sort_merge_join_runs_as_shuffled_hash_join(session):
+    _, table, metrics, text = _run_with(session, SQL, -1, shj=True)
+    assert [type(v).__name__ for v in metrics.replaced.values()] == ["ShuffledHashJoinExec"]
+    assert "[adaptive: was SortMergeJoin] ShuffledHashJoin" in text
+    assert "Sort [" not in text  # neither side is sorted
+    assert _rows(table) == _want()
+    _, table, metrics, text = _run_with(session, SQL, -1, shj=False)
+    assert not metrics.replaced
+    assert _rows(table) == _want()
+
+
+@pytest.mark.parametrize("jt", ["LEFT OUTER", "RIGHT OUTER", "FULL OUTER", "LEFT SEMI",
+                                "LEFT ANTI"])
+def test_shuffled_hash_conversion_every_join_type(session, jt):
+    sql = (f"SELECT * FROM small {jt} JOIN big ON big.k = small.k AND big.v % 7 <> small.w % 5")
+    _, want, off, _ = _run_with(session, sql, -1, shj=False)
+    assert not off.replaced
+    _, got, on, _ = _run_with(session, sql, -1, shj=True)
+    assert [type(v).__name__ for v in on.replaced.values()] == ["ShuffledHashJoinExec"]
+    assert _rows(got) == _rows(want)
+
+
+CHAIN = ("SELECT b1.v, b2.v AS v2, small.w FROM big b1 JOIN small ON b1.k = small.k "
+         "JOIN big b2 ON b1.k = b2.k AND b2.v < 3000")
+
+
+def _chain_want():
+    return sorted((v1, v2, (v1 % 1000) // 3) for v1 in range(20000) if (v1 % 1000) % 3 == 0
+                  for v2 in range(v1 % 1000, 3000, 1000))
+
+
+def test_chained_sort_merge_joins_all_become_hash_joins(session):
+    # the upper join reuses the lower one's ordering; once it is a hash join, the lower one is
+    # free to become one too
+    plan, table, metrics, text = _run_with(session, CHAIN, -1, shj=True)
+    smj = [n for n in plan.collect(lambda x: x) if isinstance(n, SortMergeJoinExec)]
+    assert len(smj) == 2
+    assert sorted(type(v).__name__ for v in metrics.replaced.values()) == [
+        "ShuffledHashJoinExec", "ShuffledHashJoinExec"]
+    assert _rows(table) == _chain_want()
+
+
+def test_broadcast_conversion_resorts_when_ordering_is_relied_upon(session):
+    # runtime threshold between small's and big's sizes: the lower join broadcasts small, the
+    # upper (sort-merge) join still needs the lower one's output sorted on the key
+    plan, table, metrics, text = _run_with(session, CHAIN, 50_000, shj=False)
+    kinds = sorted(type(v).__name__ for v in metrics.replaced.values())
+    assert kinds == ["SortExec"], text
+    assert "[adaptive: was SortMergeJoin] Sort [" in text
+    assert _rows(table) == _chain_want()

@@ -31,6 +31,8 @@ QUERIES = [
 
 CONFS = [
     {},
+    {"spark.sql.autoBroadcastJoinThreshold": "-1", "ember.execution.batchSize": "2",
+     "ember.execution.adaptive.shuffledHashJoin.enabled": "false"},
     {"spark.sql.autoBroadcastJoinThreshold": "-1", "ember.execution.batchSize": "2"},
     {"spark.sql.autoBroadcastJoinThreshold": "-1", "spark.sql.join.preferSortMergeJoin": "false",
      "spark.sql.shuffle.partitions": "7",
@@ -48,7 +50,7 @@ def session():
     return s
 
 
-@pytest.mark.parametrize("extra", CONFS, ids=["default", "no-bcast-bs2", "shj-7parts"])
+@pytest.mark.parametrize("extra", CONFS, ids=["default", "smj-bs2", "smj-as-hash-bs2", "shj-7parts"])
 @pytest.mark.parametrize("query", QUERIES)
 def test_same_rows_as_logical_executor(session, query, extra):
     qe = session.sql(query)._qe

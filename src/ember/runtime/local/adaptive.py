@@ -1,40 +1,64 @@
-"""Adaptive join conversion: a shuffled join whose one side turns out small at run time becomes a
-broadcast hash join (Spark's adaptive execution, ``DynamicJoinSelection`` + the AQE re-planning
-of ``JoinSelection`` with runtime statistics).
+"""Adaptive join conversion: the local runtime re-plans a shuffled join once its inputs' shuffle
+sizes are known (Spark's adaptive execution -- ``DynamicJoinSelection`` and AQE's re-planning of
+``JoinSelection`` with runtime statistics -- plus one step of Ember's own).
 
-When the runtime reaches a ``SortMergeJoinExec`` or ``ShuffledHashJoinExec`` whose children are
-(sorted) hash exchanges, it runs the map side of the exchange of the side that is estimated
-smaller -- only that one.  If that side's shuffle data is at most
-``spark.sql.autoBroadcastJoinThreshold`` bytes and the join type may build it, the join runs as
-``BroadcastHashJoinExec`` with that exchange broadcast and the *other side's sort skipped* --
-and its exchange too unless an operator above relies on the join's hash partitioning: the big
-side is then streamed in its original partitions, never shuffled or sorted (beyond Spark, whose
-AQE has already shuffled it).  Otherwise the other side's map side runs and both
-exchanges are coalesced together exactly as without conversion.
+When the runtime reaches a ``SortMergeJoinExec`` or ``ShuffledHashJoinExec``, each side is seen as
+its *top* (the child without the sort the join required) over the hash exchange feeding it,
+possibly through filters, projects and (final) hash aggregates (:class:`_Side`).
 
-Applies only when (all of):
+Broadcast conversion
+    The map side of the exchange of the side estimated smaller runs first -- only that one.  If
+    its shuffle data is at most ``spark.sql.autoBroadcastJoinThreshold`` bytes and the join type
+    may build that side, the join runs as ``BroadcastHashJoinExec`` with that side broadcast and
+    the *other side's sort skipped* -- and its exchange too when no operator above relies on the
+    join's hash partitioning and only filters/projects lie between the exchange and the join:
+    the big side is then streamed in its input's partitions, never shuffled or sorted (beyond
+    Spark, whose AQE has already shuffled it).  Otherwise the big side keeps its exchange,
+    coalesced with the rest of its group.  When an operator above relies on the join's output
+    ordering (a sort-merge join reusing it), the broadcast join's output is sorted instead --
+    usually far fewer rows than the input the planned sort would have sorted.
 
-- the runtime was given the planner's logical links (``LocalRuntime(logical_links=...)``, from
-  ``ember.planning.plan_query_with_links``), ``spark.sql.adaptive.enabled`` is true and the
-  threshold is positive;
-- the logical join carries no join hint (a MERGE / SHUFFLE_HASH hint is obeyed);
-- no operator above relies on the join's output ordering; when one relies on its partitioning,
-  the big side keeps its exchange (the replacement is partitioned like its streamed side);
-- the two exchanges are not shared with other co-partitioned operators.
+Shuffled hash conversion (beyond Spark; ``ember.execution.adaptive.shuffledHashJoin.enabled``)
+    A sort-merge join whose output ordering nothing above relies on, that was not broadcast, runs
+    as a ``ShuffledHashJoinExec`` over the same (co-partitioned, coalesced) exchanges, without
+    the two sorts: the side built is the smaller one (shuffle bytes, else the plan's estimates)
+    among those the join type permits (Spark's shuffled-hash build sides), provided each of its
+    coalesced partitions holds at most ``memoryBudget / (2 x cores)`` bytes -- Spark's
+    ``spark.sql.adaptive.maxShuffledHashJoinLocalMapThreshold`` idea, sized from the local
+    memory budget.  (Ember's hash join spills, so this is a speed choice, not a safety one.)
+    Chains of sort-merge joins sharing one ordering convert top-down: once the upper join is a
+    hash join, nothing relies on the lower one's ordering any more.
 
-The run's metrics record the replacement (``RunMetrics.replaced``) so EXPLAIN ANALYZE prints the
-plan that actually ran.
+Applies only when (all of): the runtime was given the planner's logical links
+(``LocalRuntime(logical_links=...)``, from ``ember.planning.plan_query_with_links``),
+``spark.sql.adaptive.enabled`` is true, and the logical join carries no join hint (a MERGE /
+SHUFFLE_HASH hint is obeyed).  After each conversion :func:`convert_join` recomputes which nodes
+of the replacement's subtree some operator relies on (``rt.relied_upon``).
+
+The run's metrics record each replacement (``RunMetrics.replaced``) so EXPLAIN ANALYZE prints the
+plan that actually ran, e.g. ``[adaptive: was SortMergeJoin] ShuffledHashJoin ...``.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from ember.conf import ADAPTIVE_ENABLED, AUTO_BROADCAST_THRESHOLD
+import numpy as np
+
+from ember.conf import (
+    ADAPTIVE_ENABLED,
+    ADAPTIVE_SHUFFLED_HASH_JOIN,
+    AUTO_BROADCAST_THRESHOLD,
+    MEMORY_BUDGET,
+)
 from ember.physical.nodes import (
     BroadcastExchangeExec,
     BroadcastHashJoinExec,
     BuildSide,
+    FilterExec,
+    HashAggregateExec,
+    ProjectExec,
     ShuffledHashJoinExec,
     ShuffleExchangeExec,
     SortExec,
@@ -42,18 +66,25 @@ from ember.physical.nodes import (
     SparkPlan,
 )
 from ember.physical.partitioning import HashPartitioning, UnspecifiedDistribution
-from ember.planning.join_selection import can_build_broadcast_left, can_build_broadcast_right
+from ember.planning.join_selection import (
+    can_build_broadcast_left,
+    can_build_broadcast_right,
+    can_build_shuffled_hash_join_left,
+    can_build_shuffled_hash_join_right,
+)
 
 __all__ = ["relied_upon", "convert_join"]
 
 
-def relied_upon(root: SparkPlan) -> tuple[set[int], set[int]]:
+def relied_upon(root: SparkPlan, need_partitioning: bool = False,
+                need_ordering: bool = False) -> tuple[set[int], set[int]]:
     """Ids of the nodes under ``root`` whose output partitioning (first set) or ordering
     (second set) some operator above relies on -- conservatively: every node between a
-    requirement and the exchange, broadcast (or, for orderings, sort) that provides it."""
+    requirement and the exchange, broadcast (or, for orderings, sort) that provides it.
+    ``need_*``: whether something above ``root`` relies on its own partitioning / ordering."""
     part: set[int] = set()
     order: set[int] = set()
-    stack: list[tuple[SparkPlan, bool, bool]] = [(root, False, False)]
+    stack: list[tuple[SparkPlan, bool, bool]] = [(root, need_partitioning, need_ordering)]
     while stack:
         n, need_p, need_o = stack.pop()
         if need_p:
@@ -81,13 +112,41 @@ def relied_upon(root: SparkPlan) -> tuple[set[int], set[int]]:
     return part, order
 
 
-def _exchange_of(child: SparkPlan) -> ShuffleExchangeExec | None:
-    if isinstance(child, SortExec) and not child.is_global:
-        child = child.child
-    if isinstance(child, ShuffleExchangeExec) and isinstance(child.output_partitioning,
-                                                             HashPartitioning):
-        return child
-    return None
+@dataclass(frozen=True)
+class _Side:
+    """One input of a shuffled join as the runtime sees it: ``top`` is the join's child without
+    the sort the join required; ``exchange`` the hash exchange feeding it through ``top``'s
+    chain of unary operators; ``narrow``: that chain holds only filters and projects (the
+    exchange can then be dropped without breaking an operator that needs its partitioning)."""
+
+    top: SparkPlan
+    exchange: ShuffleExchangeExec
+    narrow: bool
+
+    def without_exchange(self) -> SparkPlan:
+        """``top`` reading the exchange's input directly (``narrow`` sides only)."""
+        def go(n: SparkPlan) -> SparkPlan:
+            if n is self.exchange:
+                return n.child  # type: ignore[attr-defined]
+            return n.copy(child=go(n.child))  # type: ignore[attr-defined]
+
+        return go(self.top)
+
+
+def _side_of(child: SparkPlan) -> _Side | None:
+    top = child.child if isinstance(child, SortExec) and not child.is_global else child
+    n, narrow = top, True
+    while not isinstance(n, ShuffleExchangeExec):
+        if isinstance(n, (FilterExec, ProjectExec)):
+            n = n.child
+        elif isinstance(n, HashAggregateExec):
+            narrow = False
+            n = n.child
+        else:
+            return None
+    if not isinstance(n.output_partitioning, HashPartitioning):
+        return None
+    return _Side(top, n, narrow)
 
 
 def _capped_size(plan: Any, conf: Any, memo: dict[int, float]) -> float:
@@ -117,26 +176,129 @@ def _estimate(ex: ShuffleExchangeExec, rt) -> float:
         return float("inf")
 
 
-def convert_join(node: SparkPlan, rt) -> SparkPlan | None:
-    """The broadcast hash join replacing the shuffled join ``node`` (see module docstring), or
-    None to run ``node`` as planned."""
+def _shj_sides(jt) -> list[BuildSide]:
+    sides = []
+    if can_build_shuffled_hash_join_right(jt):
+        sides.append(BuildSide.RIGHT)
+    if can_build_shuffled_hash_join_left(jt):
+        sides.append(BuildSide.LEFT)
+    return sides
+
+
+def _shj_build_side(node: SortMergeJoinExec, left: _Side | None, right: _Side | None,
+                    mapped: dict[int, list] | None, rt) -> BuildSide | None:
+    """The side a shuffled hash join replacing ``node`` builds: the smaller one (by the map
+    outputs when both exchanges ran here, else by the plan's estimates) the join type permits;
+    None when, by the map outputs, some coalesced partition of it would hold more than
+    ``memoryBudget / (2 x cores)`` bytes (the hash join could still spill, but sorting is the
+    better plan then)."""
     from ember.runtime.local import exchange as X
 
+    sides = _shj_sides(node.join_type)
+    if not sides:
+        return None
+    if mapped is None or left is None or right is None:
+        if len(sides) == 2:
+            est_l = _estimate(left.exchange if left else node.left, rt)
+            est_r = _estimate(right.exchange if right else node.right, rt)
+            if est_l < est_r:
+                sides.reverse()
+        return sides[0]
+    n = left.exchange.output_partitioning.num_partitions
+    if right.exchange.output_partitioning.num_partitions != n:
+        return None
+    rows = np.zeros(n, dtype=np.int64)
+    nbytes = np.zeros(n, dtype=np.int64)
+    per_side = {}
+    for side, s in ((BuildSide.LEFT, left), (BuildSide.RIGHT, right)):
+        b = np.zeros(n, dtype=np.int64)
+        for o in mapped[id(s.exchange)]:
+            if o.n == n:
+                rows += o.rows
+                b += o.bytes
+        nbytes += b
+        per_side[side] = b
+    if len(sides) == 2 and per_side[BuildSide.LEFT].sum() < per_side[BuildSide.RIGHT].sum():
+        sides.reverse()
+    side = sides[0]
+    # the grouping the two exchanges get when coalesced together (finish_members)
+    ranges = X.coalesce_ranges(rows, nbytes, rt)
+    cum = np.concatenate(([0], np.cumsum(per_side[side])))
+    largest = max((int(cum[e] - cum[s]) for s, e in ranges), default=0)
+    limit = int(rt.conf.get(MEMORY_BUDGET)) // max(1, 2 * rt.parallelism)
+    return side if largest <= limit else None
+
+
+def _no_hint(node: SparkPlan, rt) -> bool:
+    join = rt.logical_links.get(id(node))
+    hint = getattr(join, "hint", None)
+    return join is not None and (hint is None or hint.is_empty)
+
+
+def convert_join(node: SparkPlan, rt) -> SparkPlan | None:
+    """The join replacing the shuffled join ``node`` (see the module docstring), or None to run
+    ``node`` as planned.  Updates ``rt.relied_upon`` for the replacement's subtree."""
+    new = _convert(node, rt)
+    if new is not None:
+        part, order = rt.relied_upon
+        need_p, need_o = id(node) in part, id(node) in order
+        stack = [node]
+        while stack:  # what the planned subtree relied upon no longer holds ...
+            n = stack.pop()
+            part.discard(id(n))
+            order.discard(id(n))
+            stack.extend(n.children)
+        new_p, new_o = relied_upon(new, need_p, need_o)  # ... the replacement's does
+        part |= new_p
+        order |= new_o
+    return new
+
+
+def _convert(node: SparkPlan, rt) -> SparkPlan | None:
     if not isinstance(node, (SortMergeJoinExec, ShuffledHashJoinExec)):
         return None
     if rt.logical_links is None or rt.relied_upon is None:
         return None
+    if not rt.conf.get(ADAPTIVE_ENABLED) or not _no_hint(node, rt):
+        return None
     relied_partitioning, relied_ordering = rt.relied_upon
-    if id(node) in relied_ordering:
+    ordered = id(node) in relied_ordering
+    jt = node.join_type
+    to_shj = (isinstance(node, SortMergeJoinExec) and not ordered
+              and bool(rt.conf.get(ADAPTIVE_SHUFFLED_HASH_JOIN)) and bool(_shj_sides(jt)))
+    left, right = _side_of(node.left), _side_of(node.right)
+    mapped: dict[int, list] | None = None
+    bhj = _to_broadcast(node, left, right, rt)
+    if isinstance(bhj, dict):
+        mapped = bhj
+    elif bhj is not None:
+        return bhj
+    if not to_shj:
         return None
-    if not rt.conf.get(ADAPTIVE_ENABLED):
+    side = _shj_build_side(node, left, right, mapped, rt)
+    if side is None:
         return None
+    # both sides stay shuffled (and coalesced together); only the sorts are dropped
+    lchild = left.top if left is not None else _unsorted(node.left)
+    rchild = right.top if right is not None else _unsorted(node.right)
+    return ShuffledHashJoinExec(node.left_keys, node.right_keys, jt, side, node.condition,
+                                lchild, rchild, existence_attr=node.existence_attr)
+
+
+def _unsorted(child: SparkPlan) -> SparkPlan:
+    return child.child if isinstance(child, SortExec) and not child.is_global else child
+
+
+def _to_broadcast(node: SparkPlan, left: _Side | None, right: _Side | None,
+                  rt) -> SparkPlan | dict[int, list] | None:
+    """Runtime broadcast conversion: the broadcast hash join replacing ``node`` (sorted again
+    when an operator above relies on ``node``'s ordering); or, when the side to broadcast turned
+    out too big, the map outputs of both exchanges (which then ran, and were coalesced together
+    with the rest of their group); or None when not applicable."""
+    from ember.runtime.local import exchange as X
+
     threshold = int(rt.conf.get(AUTO_BROADCAST_THRESHOLD))
-    if threshold <= 0:
-        return None
-    join = rt.logical_links.get(id(node))
-    hint = getattr(join, "hint", None)
-    if join is None or (hint is not None and not hint.is_empty):
+    if threshold <= 0 or left is None or right is None:
         return None
     jt = node.join_type
     sides = []
@@ -146,46 +308,57 @@ def convert_join(node: SparkPlan, rt) -> SparkPlan | None:
         sides.append(BuildSide.LEFT)
     if not sides:
         return None
-    lex, rex = _exchange_of(node.left), _exchange_of(node.right)
-    if lex is None or rex is None:
-        return None
+    relied_partitioning, relied_ordering = rt.relied_upon
+    keeps_partitioning = id(node) in relied_partitioning
+    lex, rex = left.exchange, right.exchange
     st = X._state(rt)
     group = st.groups.get(id(lex))
-    if group is None or st.groups.get(id(rex)) is not group or len(group.members) != 2:
+    if group is None or st.groups.get(id(rex)) is not group:
         return None
-    if len(sides) == 2:  # try the side estimated smaller first
-        if _estimate(lex, rt) < _estimate(rex, rt):
-            sides.reverse()
+    if len(group.members) != 2 and not keeps_partitioning:
+        return None
+    if len(sides) == 2 and _estimate(lex, rt) < _estimate(rex, rt):
+        sides.reverse()  # try the side estimated smaller first
     side = sides[0]
-    small, big = (rex, lex) if side is BuildSide.RIGHT else (lex, rex)
+    small, big = (right, left) if side is BuildSide.RIGHT else (left, right)
     with group.lock:
-        if id(small) in st.results or id(big) in st.results or group.busy:
+        if any(id(m) in st.results for m in group.members) or group.busy:
             return None
         group.busy = True
         try:
-            outs = X.map_members([small], rt)
+            outs = X.map_members([small.exchange], rt)
             size = sum(int(o.bytes.sum()) for o in outs[0])
             if size > threshold:
-                X.finish_members([small, big], [outs[0], X.map_members([big], rt)[0]], rt)
-                return None
-            X.finish_members([small], outs, rt)
-            group.members.remove(big)
-            st.groups.pop(id(big), None)
+                rest = [m for m in group.members if m is not small.exchange]
+                rest_outs = X.map_members(rest, rt)
+                X.finish_members([small.exchange] + rest, outs + rest_outs, rt)
+                by_id = {id(m): o for m, o in zip(rest, rest_outs)}
+                by_id[id(small.exchange)] = outs[0]
+                return by_id
+            X.finish_members([small.exchange], outs, rt)
+            group.members.remove(small.exchange)
+            st.groups.pop(id(small.exchange), None)
+            if not keeps_partitioning and big.narrow:
+                # nothing above needs the join partitioned: the big side is streamed in its
+                # input's partitions, never shuffled or sorted (beyond Spark, whose AQE has
+                # already shuffled it)
+                group.members.remove(big.exchange)
+                st.groups.pop(id(big.exchange), None)
+                stream = big.without_exchange()
+            else:  # the big side keeps its exchange (coalesced with the rest of its group)
+                stream = big.top
         finally:
             group.busy = False
-    # the big side skips its sort; it skips its exchange too unless an operator above relies on
-    # the join's partitioning (then it keeps it, as Spark's AQE, which has run it already)
-    if id(node) in relied_partitioning:
-        with group.lock:
-            X.finish_members([big], X.map_members([big], rt), rt)
-        stream = big
-    else:
-        stream = big.child
     placeholder = BroadcastHashJoinExec(node.left_keys, node.right_keys, jt, side,
                                         node.condition, node.left, node.right,
                                         existence_attr=node.existence_attr)
     bi = 1 if side is BuildSide.RIGHT else 0
     mode = placeholder.required_child_distribution[bi].mode  # type: ignore[attr-defined]
-    build = BroadcastExchangeExec(mode, small)
-    left, right = (stream, build) if side is BuildSide.RIGHT else (build, stream)
-    return placeholder.copy(left=left, right=right)
+    build = BroadcastExchangeExec(mode, small.top)
+    l_child, r_child = (stream, build) if side is BuildSide.RIGHT else (build, stream)
+    joined = placeholder.copy(left=l_child, right=r_child)
+    if id(node) in relied_ordering:
+        # an operator above relies on the join's ordering (e.g. a sort-merge join reusing it):
+        # sort the join's output instead of its (usually much bigger) input
+        return SortExec(node.output_ordering, False, joined)
+    return joined
