@@ -9,13 +9,18 @@ Layout of one run (all state lives in the generator, none on the plan):
    evaluates update expressions only for those rows.  Slot columns are concatenated across
    batches, so results do not depend on the batch size.
 2. **Groups.**  Grouping columns are canonicalised (every NaN equal, ``-0.0 == 0.0``; NULL is one
-   group) and jointly encoded into int64 group ids, numbered in order of first appearance.  With no
+   group) and jointly encoded into int64 group ids, numbered in order of first appearance.
+   Integer-like keys (integers, dates, timestamps) skip hashing: ``value - min`` indexes a
+   direct-address table when the value range is at most 64x the rows (capped), else a stable
+   sort numbers them when they arrive in few ascending runs (e.g. from an exchange of sorted
+   input), else they are hashed; in multi-column keys they are first replaced by such dense ids.  With no
    grouping expressions there is exactly one group, even over empty input (``count`` 0, ``sum``
    NULL); grouped aggregation of empty input yields no rows.
 3. **Aggregates.**  Each aggregate becomes a row selection (FILTER is TRUE; for DISTINCT, the
    first row of each distinct ``(group, arguments)`` tuple, float arguments canonicalised) and a
    grouped, vectorized kernel over (group id, argument columns): ``np.bincount``/``np.add.at``
-   sums, pyarrow hash min/max (numpy for floats: NaN is largest, the first of equal values wins,
+   sums, ``np.minimum.at``/``np.maximum.at`` min/max over integers, dates, timestamps and
+   decimals of precision <= 18, pyarrow hash min/max otherwise (numpy for floats: NaN is largest, the first of equal values wins,
    so ``-0.0``/``0.0`` come out as Spark's; dense ranks for structs), first/last by position.  Any number of different DISTINCT argument
    sets, and DISTINCT with FILTER, are handled directly; the RewriteDistinctAggregates rule is not
    needed for correctness here.
@@ -436,15 +441,81 @@ def _take_or_null(values: pa.Array, positions: np.ndarray) -> pa.Array:
 def group_ids(key_cols: Sequence[pa.Array], n_rows: int) -> tuple[np.ndarray, np.ndarray]:
     """Dense group ids (numbered by first appearance) and each group's first row.
 
-    NULL is one more key value; floats must already be canonical."""
+    NULL is one more key value; floats must already be canonical.  Integer-like key columns
+    (integers, dates, timestamps...) are numbered directly from their values
+    (:func:`_integer_key_ids`: no hashing); one-byte strings from their buffers."""
     if n_rows == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     short = _short_string_keys(key_cols)
     if short is not None:
         return _dense_by_first(*short)
+    if len(key_cols) == 1:
+        fast = _integer_key_ids(key_cols[0])
+        if fast is not None:
+            return fast
     from ember.execution.kernels.keys import encode_arrays
 
-    codes, card = encode_arrays(list(key_cols), nulls_equal=True)
+    cols = list(key_cols)
+    if len(cols) > 1:
+        # High-cardinality integer columns: replace them by their dense ids (equal values <->
+        # equal ids, NULL one more id), which the joint encoding then reads as a small range.
+        for i, c in enumerate(cols):
+            fast = _integer_key_ids(c)
+            if fast is not None:
+                cols[i] = pa.array(fast[0], type=pa.int64())
+    codes, card = encode_arrays(cols, nulls_equal=True)
+    return _dense_by_first(codes, card)
+
+
+def _integer_values(arr: pa.Array) -> tuple[np.ndarray, np.ndarray | None] | None:
+    """``(int64 values, validity mask or None)`` of an integer-like column (integers, dates,
+    times, timestamps, durations; NULL slots hold an arbitrary valid value), or None for other
+    types."""
+    t = arr.type
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if pa.types.is_integer(t):
+        pass
+    elif pa.types.is_date32(t) or pa.types.is_time32(t):
+        arr = arr.view(pa.int32())
+    elif (pa.types.is_date64(t) or pa.types.is_time64(t) or pa.types.is_timestamp(t)
+          or pa.types.is_duration(t)):
+        arr = arr.view(pa.int64())
+    else:
+        return None
+    n = len(arr)
+    if n == 0 or arr.null_count == n:
+        return None
+    if pa.types.is_uint64(arr.type):
+        return None  # values above int64 would wrap
+    valid = None
+    if arr.null_count:
+        valid = _valid(arr)
+        fill = pc.min(arr).as_py()
+        arr = pc.fill_null(arr, fill)
+    v = arr.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    return v, valid
+
+
+def _integer_key_ids(arr: pa.Array) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`group_ids` of one integer-like key column (None for other types): codes are
+    ``value - min`` (NULL one past the maximum), then numbered by :func:`_dense_by_first`, whose
+    direct-address table covers ranges up to ``_DIRECT_ROWS_FACTOR`` times the row count;
+    wider ranges are sorted (few ascending runs, e.g. rows from an exchange of sorted input) or
+    hashed."""
+    got = _integer_values(arr)
+    if got is None:
+        return None
+    v, valid = got
+    lo, hi = int(v.min()), int(v.max())
+    span = hi - lo + 1
+    if span >= 1 << 62:
+        return None
+    codes = v - lo if lo != 0 else v
+    card = span
+    if valid is not None:
+        codes = np.where(valid, codes, span)
+        card = span + 1
     return _dense_by_first(codes, card)
 
 
@@ -485,38 +556,73 @@ def _short_string_keys(key_cols: Sequence[pa.Array]) -> tuple[np.ndarray, int] |
     return combined, 258 ** len(key_cols)
 
 
+_DIRECT_ROWS_FACTOR = 64
+_DIRECT_MAX_ENTRIES = 1 << 24
+
+
 def _dense_by_first(codes: np.ndarray, card: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``codes`` renumbered 0, 1, ... by first appearance, and each new code's first row.
 
-    ``card``: when known, an exclusive upper bound of the (non-negative) codes; small bounds use
-    direct-address tables instead of hashing."""
+    ``card``: when known, an exclusive upper bound of the (non-negative) codes.  Non-decreasing
+    codes are numbered by their runs.  Bounds up to ``_DIRECT_ROWS_FACTOR`` times the row count
+    use a direct-address table (transient int32, capped at ``_DIRECT_MAX_ENTRIES`` entries =
+    64 MiB); otherwise codes made of few ascending runs are sorted (a stable sort merges runs in
+    near-linear time) and the rest hashed (``pyarrow.compute.dictionary_encode``)."""
     n = len(codes)
+    descents = None
     if n > 1:
         change = codes[1:] != codes[:-1]
         if n < 1 << 12 or not change.all():
-            sorted_run = bool((codes[1:] >= codes[:-1]).all())
+            descents = int(np.count_nonzero(codes[1:] < codes[:-1]))
+            sorted_run = descents == 0
         else:  # all distinct neighbours: cheaper to check order directly
             sorted_run = bool((codes[1:] > codes[:-1]).all())
         if sorted_run:  # non-decreasing codes (e.g. input ordered by the keys): runs are groups
             first = np.flatnonzero(np.r_[True, change])
             ids = np.cumsum(np.r_[False, change], dtype=np.int64)
             return ids, first
-    if card is not None and 0 < card <= min(max(4 * n, 1 << 16), 1 << 25):
-        rows = np.arange(n, dtype=np.int64)
-        first_of_code = np.full(card, n, dtype=np.int64)
-        np.minimum.at(first_of_code, codes, rows)
+    if card is not None and 0 < card <= min(max(_DIRECT_ROWS_FACTOR * n, 1 << 16),
+                                            _DIRECT_MAX_ENTRIES):
+        itype = np.int32 if n < (1 << 31) - 1 else np.int64
+        rows = np.arange(n, dtype=itype)
+        table = np.full(card, n, dtype=itype)
+        np.minimum.at(table, codes, rows)
         # The rows where a code appears first, ascending: the groups in order of appearance.
-        first = np.flatnonzero(first_of_code[codes] == rows)
-        remap = np.empty(card, dtype=np.int64)
-        remap[codes[first]] = np.arange(len(first), dtype=np.int64)
-        return remap[codes], first
+        first = np.flatnonzero(table[codes] == rows)
+        table[codes[first]] = np.arange(len(first), dtype=itype)  # reused as code -> id
+        return table[codes].astype(np.int64), first.astype(np.int64, copy=False)
+    if n > 1:
+        if descents is None:
+            descents = int(np.count_nonzero(codes[1:] < codes[:-1]))
+        if descents <= n >> 5:
+            return _dense_by_sort(codes)
     # dictionary_encode numbers values in order of first appearance (hash based, no sort).
     enc = pc.dictionary_encode(pa.array(codes, type=pa.int64()))
     ids = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-    n_groups = len(enc.dictionary)
-    first = np.full(n_groups, len(ids), dtype=np.int64)
-    np.minimum.at(first, ids, np.arange(len(ids), dtype=np.int64))
+    # Ids are numbered by first appearance: a group's first row is where the running maximum
+    # of the ids steps up.
+    top = np.maximum.accumulate(ids)
+    first = np.flatnonzero(np.r_[True, top[1:] != top[:-1]])
     return ids, first
+
+
+def _dense_by_sort(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_dense_by_first` by a stable sort of the codes."""
+    n = len(codes)
+    order = np.argsort(codes, kind="stable")
+    sc = codes[order]
+    brk = np.empty(n, dtype=bool)
+    brk[0] = True
+    np.not_equal(sc[1:], sc[:-1], out=brk[1:])
+    starts = np.flatnonzero(brk)
+    first_sorted = order[starts]  # stable: each code's smallest row
+    by_first = np.argsort(first_sorted, kind="stable")
+    rank = np.empty(len(starts), dtype=np.int64)
+    rank[by_first] = np.arange(len(starts), dtype=np.int64)
+    seg = np.cumsum(brk, dtype=np.int64) - 1
+    ids = np.empty(n, dtype=np.int64)
+    ids[order] = rank[seg]
+    return ids, first_sorted[by_first].astype(np.int64, copy=False)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1009,7 +1115,7 @@ def _numeric_extreme(arr: pa.Array, g: np.ndarray, n_groups: int,
     t = arr.type
     is_float = pa.types.is_floating(t) and not pa.types.is_float16(t)
     if not (pa.types.is_integer(t) or is_float):
-        return None
+        return _integer_like_extreme(arr, g, n_groups, largest)
     valid = _valid_or_none(arr)
     v = (arr if valid is None else pc.fill_null(arr, 0)).to_numpy(zero_copy_only=False)
     v, gv = _sel(v, valid), _sel(g, valid)
@@ -1024,6 +1130,34 @@ def _numeric_extreme(arr: pa.Array, g: np.ndarray, n_groups: int,
     (np.maximum if largest else np.minimum).at(ext, gv, v)
     empty = _counts(gv, n_groups) == 0
     return pa.array(ext, type=t, mask=empty if empty.any() else None)
+
+
+def _integer_like_extreme(arr: pa.Array, g: np.ndarray, n_groups: int,
+                          largest: bool) -> pa.Array | None:
+    """min/max of dates, times, timestamps, durations (their int64 view) and decimals whose
+    unscaled values fit int64 (precision <= 18): equal values are identical, so
+    ``np.minimum.at`` / ``np.maximum.at`` over the integers; None for other types."""
+    t = arr.type
+    if pa.types.is_decimal128(t) and t.precision <= 18:
+        valid = _valid_or_none(arr)
+        v = _decimal_words(arr)[:, 0]
+    else:
+        got = _integer_values(arr)
+        if got is None:
+            return None
+        v, valid = got
+    v, gv = _sel(v, valid), _sel(g, valid)
+    info = np.iinfo(np.int64)
+    ext = np.full(n_groups, info.min if largest else info.max, dtype=np.int64)
+    (np.maximum if largest else np.minimum).at(ext, gv, v)
+    empty = _counts(gv, n_groups) == 0
+    if pa.types.is_decimal(t):
+        return _decimal_array(ext, empty, t)
+    # Rebuild the array in its own type from the integer values.
+    width = pa.int32() if t.bit_width == 32 else pa.int64()
+    ints = pa.array(ext.astype(width.to_pandas_dtype(), copy=False), type=width,
+                    mask=empty if empty.any() else None)
+    return ints.view(t)
 
 
 def _float_extreme_pos(arr: pa.Array, valid: np.ndarray, g: np.ndarray, n_groups: int,

@@ -22,6 +22,15 @@ A grouped PARTIAL aggregate whose functions all merge exactly (:func:`chunk_merg
 steps 1-3 per chunk of about ``_CHUNK_ROWS`` input rows and merges the chunks' buffers, instead of
 concatenating the partition's raw input columns.
 
+Adaptive pass-through (``ember.execution.partialAggregation.passThrough.*``, as DuckDB / Photon):
+a grouped, purely PARTIAL, chunk-mergeable aggregate without a capped decimal sum looks at its
+partition's first chunk; when it holds more than ``minGroupRatio`` groups per input row (and more
+input follows), the chunk's buffers are emitted and every further row becomes its own buffer row
+(``update_buffers`` with one group per row, which takes identity shortcuts), streamed chunk by
+chunk.  The final aggregate merges them exactly, so results are unchanged; the node's metrics get
+the extra counter ``partial_pass_through_rows``.  A merge whose keys are all distinct (every row
+its own group) returns the buffers unchanged where that is the merge's result.
+
 DISTINCT is not re-applied here: in the one-distinct plan the distinct functions run in PARTIAL
 mode over rows already unique per (group, distinct arguments) -- ``is_distinct`` is display only.
 """
@@ -30,12 +39,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ember.errors import InternalError
 from ember.execution.aggregate import (
     InputSlots,
+    _canonical_key,
     _conform,
     _may_fail,
     assign_groups,
@@ -93,10 +104,11 @@ def run_hash_aggregate_modes(node: HashAggregateExec, rt) -> list[PartitionFn]:
         whole = list(parts)
         parts = [lambda: chain(whole)]
     ctx = rt.ctx
+    metrics = rt.metrics.node(node) if getattr(rt, "metrics", None) is not None else None
 
     def part(fn: PartitionFn) -> PartitionFn:
         def run() -> Iterator[pa.RecordBatch]:
-            return aggregate_partition(node, fn(), ctx)
+            return aggregate_partition(node, fn(), ctx, metrics)
 
         return run
 
@@ -104,9 +116,10 @@ def run_hash_aggregate_modes(node: HashAggregateExec, rt) -> list[PartitionFn]:
 
 
 def aggregate_partition(node: HashAggregateExec, batches: Iterator[pa.RecordBatch],
-                        ctx: ExecContext) -> Iterator[pa.RecordBatch]:
+                        ctx: ExecContext, metrics=None) -> Iterator[pa.RecordBatch]:
     """Run ``node`` (any mode but COMPLETE) over one partition's ``batches`` (typed like
-    ``node.child.output``)."""
+    ``node.child.output``); ``metrics`` (the node's, optional) receives the extra counter
+    ``partial_pass_through_rows``."""
     child_attrs = node.child.output
     modes = node.modes
     aggs: list[AggregateExpression] = list(node.aggregate_expressions)  # type: ignore[arg-type]
@@ -158,9 +171,42 @@ def aggregate_partition(node: HashAggregateExec, batches: Iterator[pa.RecordBatc
             buffers.append([_conform(b, f.data_type) for b, f in zip(bufs, fields)])
         return group_keys, buffers, n_groups
 
-    if node.grouping_expressions and all(m is AggregateMode.PARTIAL for m in modes) and \
-            all(chunk_mergeable(a.func) for a in aggs):
+    def pass_through_chunk(chunk: list[pa.RecordBatch]
+                           ) -> tuple[list[pa.Array], list[list[pa.Array]], int]:
+        """Every row its own group: the rows' keys and one buffer row per input row."""
+        key_cols, slot_cols, n_rows = read_inputs(iter(chunk), bound_grouping, slots.items)
+        gids = np.arange(n_rows, dtype=np.int64)
+        buffers: list[list[pa.Array]] = []
+        for a, (cols, filt_slot) in zip(aggs, plans):
+            mask = None if filt_slot is None else to_mask(slot_cols[filt_slot])
+            bufs = update_buffers(a.func, [slot_cols[i] for i in cols], mask, gids, n_rows)
+            fields = buffer_fields(a.func) or ()
+            buffers.append([_conform(b, f.data_type) for b, f in zip(bufs, fields)])
+        return [_canonical_key(c) for c in key_cols], buffers, n_rows
+
+    chunked_ok = node.grouping_expressions and all(m is AggregateMode.PARTIAL for m in modes) \
+        and all(chunk_mergeable(a.func) for a in aggs)
+    ratio = _pass_through_ratio(node, aggs, ctx) if chunked_ok else None
+    if ratio is not None:
+        batches = iter(batches)
+        first_batches, first_rows = _take_chunk(batches)
+        first = aggregate_chunk(iter(first_batches))
+        if first_rows >= _CHUNK_ROWS and first[2] > ratio * first_rows:
+            # High cardinality: emit the first chunk's buffers, then one buffer row per input
+            # row (the final aggregate merges them).
+            yield from _emit_partial(node, *first, ctx)
+            passed = 0
+            for chunk in _chunks(batches):
+                keys, bufs, n = pass_through_chunk(chunk)
+                passed += n
+                yield from _emit_partial(node, keys, bufs, n, ctx)
+            if metrics is not None and passed:
+                metrics.add(partial_pass_through_rows=passed)
+            return
+        chunked = _chunked(aggs, batches, aggregate_chunk, first)
+    elif chunked_ok:
         chunked = _chunked(aggs, batches, aggregate_chunk)
+    if chunked_ok:
         if isinstance(chunked, list):  # a chunk's capped decimal sum overflowed: one pass
             chunked = aggregate_chunk(iter(chunked))
         group_keys, buffers, n_groups = chunked
@@ -180,20 +226,74 @@ def aggregate_partition(node: HashAggregateExec, batches: Iterator[pa.RecordBatc
             for e, attr in zip(node.result_expressions, out_attrs)
         ]
     else:
-        out_cols = group_keys + [b for bs in buffers for b in bs]
-        if len(out_cols) != len(out_attrs):
-            raise InternalError(
-                f"{node.simple_string()}: {len(out_cols)} grouping and buffer columns for "
-                f"{len(out_attrs)} output attributes")
-        out_cols = [_conform(c, a.data_type) for c, a in zip(out_cols, out_attrs)]
+        yield from _emit_partial(node, group_keys, buffers, n_groups, ctx)
+        return
 
     yield from emit_batches(out_cols, out_attrs, n_groups, ctx)
+
+
+def _emit_partial(node: HashAggregateExec, group_keys: list[pa.Array],
+                  buffers: list[list[pa.Array]], n_groups: int, ctx: ExecContext
+                  ) -> Iterator[pa.RecordBatch]:
+    """The output batches ``[grouping values..., buffers...]`` of a non-final aggregate."""
+    out_attrs = node.output
+    out_cols = group_keys + [b for bs in buffers for b in bs]
+    if len(out_cols) != len(out_attrs):
+        raise InternalError(
+            f"{node.simple_string()}: {len(out_cols)} grouping and buffer columns for "
+            f"{len(out_attrs)} output attributes")
+    out_cols = [_conform(c, a.data_type) for c, a in zip(out_cols, out_attrs)]
+    yield from emit_batches(out_cols, out_attrs, n_groups, ctx)
+
+
+def _pass_through_ratio(node: HashAggregateExec, aggs: list[AggregateExpression],
+                        ctx: ExecContext) -> float | None:
+    """The group ratio above which this grouped, chunk-mergeable partial aggregate passes rows
+    through, or None when it must not: disabled by configuration, a node not purely PARTIAL
+    (e.g. a FINAL DISTINCT without functions, whose grouping is the deduplication), or a
+    decimal sum / average with a capped sum precision (a partition's partial sum may overflow
+    where the per-row buffers merged exactly do not)."""
+    from ember.conf import PARTIAL_AGG_PASS_THROUGH, PARTIAL_AGG_PASS_THROUGH_RATIO
+
+    if node.mode is not AggregateMode.PARTIAL or any(_capped_decimal(a.func) for a in aggs):
+        return None
+    conf = getattr(ctx, "conf", None)
+    if conf is None:
+        return None
+    if not conf.get(PARTIAL_AGG_PASS_THROUGH):
+        return None
+    return float(conf.get(PARTIAL_AGG_PASS_THROUGH_RATIO))
+
+
+def _take_chunk(batches: Iterator[pa.RecordBatch]) -> tuple[list[pa.RecordBatch], int]:
+    """The next non-empty batches of about ``_CHUNK_ROWS`` rows (fewer at the end)."""
+    out: list[pa.RecordBatch] = []
+    rows = 0
+    for b in batches:
+        if b.num_rows == 0:
+            continue
+        out.append(b)
+        rows += b.num_rows
+        if rows >= _CHUNK_ROWS:
+            break
+    return out, rows
+
+
+def _chunks(batches: Iterator[pa.RecordBatch]) -> Iterator[list[pa.RecordBatch]]:
+    """The remaining ``batches`` in runs of about ``_CHUNK_ROWS`` rows (at most one batch when
+    batches are large)."""
+    while True:
+        chunk, rows = _take_chunk(batches)
+        if not chunk:
+            return
+        yield chunk
 
 
 _CHUNK_ROWS = 1 << 17
 
 
-def _chunked(aggs: list[AggregateExpression], batches: Iterator[pa.RecordBatch], aggregate_chunk
+def _chunked(aggs: list[AggregateExpression], batches: Iterator[pa.RecordBatch], aggregate_chunk,
+             first: tuple[list[pa.Array], list[list[pa.Array]], int] | None = None,
              ) -> tuple[list[pa.Array], list[list[pa.Array]], int] | list[pa.RecordBatch]:
     """PARTIAL aggregation chunk by chunk (runs of input batches of about ``_CHUNK_ROWS`` rows):
     each chunk's buffers are computed as for the whole input, then the chunks' buffer rows
@@ -201,10 +301,14 @@ def _chunked(aggs: list[AggregateExpression], batches: Iterator[pa.RecordBatch],
     the one-pass result bit for bit (:func:`chunk_mergeable`); saves concatenating the raw input
     columns of the whole partition.  Returns every input batch instead when the sum of a chunk
     overflowed a capped decimal sum (:func:`_capped_decimal`): the caller then aggregates them in
-    one pass, so that overflow is decided on the exact total."""
+    one pass, so that overflow is decided on the exact total.  ``first``: the buffers of the
+    batches already read (only without capped decimal sums)."""
     capped = [j for j, a in enumerate(aggs) if _capped_decimal(a.func)]
+    if capped and first is not None:
+        raise InternalError("_chunked: a pre-aggregated chunk with a capped decimal sum")
     kept: list[pa.RecordBatch] | None = [] if capped else None
-    parts: list[tuple[list[pa.Array], list[list[pa.Array]], int]] = []
+    parts: list[tuple[list[pa.Array], list[list[pa.Array]], int]] = [] if first is None else \
+        [first]
     pending: list[pa.RecordBatch] = []
     rows = 0
     overflowed = False
