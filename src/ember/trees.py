@@ -7,6 +7,16 @@ when every new child is identical, so rule executors can detect a fixed point by
 
 The hash is computed once at construction from the fields' own cached hashes, so hashing and
 comparing deep trees never recurses through the whole tree more than once.
+
+Fast paths (planning runs ``children`` hundreds of thousands of times per query): each class's
+field names (all, and those taking part in equality) are looked up once per class and kept in
+``_FIELD_NAMES`` / ``_COMPARE_NAMES`` instead of calling ``dataclasses.fields`` per node, and a
+node's ``children`` tuple is computed on first use and kept in its ``_kids`` slot.  Both are safe
+because classes never change their fields and nodes are immutable (fields are never reassigned
+after construction; ``copy`` / ``with_children`` build new nodes, which start without a cache).
+``copy`` calls the constructor directly with the cached field names (what ``dataclasses.replace``
+does, without re-reading the fields).  :func:`transform_up_memo` / :func:`transform_down_memo`
+(end of the module) let pure rewrites skip subtrees they already left unchanged.
 """
 
 from __future__ import annotations
@@ -24,6 +34,62 @@ def node(cls: type[T]) -> type[T]:
     return dataclasses.dataclass(frozen=True, slots=True, eq=False, repr=False)(cls)
 
 
+#: ``{node class: names of all its dataclass fields, in order}``, filled on first use.
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+#: ``{node class: names of the fields taking part in equality and hashing}``.
+_COMPARE_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def field_names(cls: type) -> tuple[str, ...]:
+    """Names of the dataclass fields of node class ``cls``, in order (cached per class)."""
+    try:
+        return _FIELD_NAMES[cls]
+    except KeyError:
+        names = tuple(f.name for f in dataclasses.fields(cls))  # type: ignore[arg-type]
+        _FIELD_NAMES[cls] = names
+        return names
+
+
+def _compare_names(cls: type) -> tuple[str, ...]:
+    try:
+        return _COMPARE_NAMES[cls]
+    except KeyError:
+        names = tuple(f.name for f in dataclasses.fields(cls) if f.compare)  # type: ignore
+        _COMPARE_NAMES[cls] = names
+        return names
+
+
+#: ``{node class: names of its __init__ fields}`` when ``dataclasses.replace`` amounts to
+#: ``cls(**{name: value})`` (no InitVar, no ``init=False`` field), else None.
+_INIT_NAMES: dict[type, tuple[str, ...] | None] = {}
+
+
+def _init_names(cls: type) -> tuple[str, ...] | None:
+    try:
+        return _INIT_NAMES[cls]
+    except KeyError:
+        all_fields = cls.__dataclass_fields__.values()  # type: ignore[attr-defined]
+        simple = all(f._field_type is dataclasses._FIELD and f.init  # type: ignore[attr-defined]
+                     for f in all_fields
+                     if f._field_type is not dataclasses._FIELD_CLASSVAR)  # type: ignore
+        names = field_names(cls) if simple else None
+        _INIT_NAMES[cls] = names
+        return names
+
+
+def _replace(obj: Any, changes: dict[str, Any]) -> Any:
+    """``dataclasses.replace(obj, **changes)`` without re-reading the class's fields each time."""
+    names = _init_names(type(obj))
+    if names is None:
+        return dataclasses.replace(obj, **changes)
+    kwargs = {n: getattr(obj, n) for n in names}
+    for n in changes:
+        if n not in kwargs:
+            return dataclasses.replace(obj, **changes)  # let dataclasses raise its TypeError
+    kwargs.update(changes)
+    return type(obj)(**kwargs)
+
+
 def _child_iter(value: Any, base: type) -> Iterator[Any]:
     if isinstance(value, base):
         yield value
@@ -36,15 +102,14 @@ def _child_iter(value: Any, base: type) -> Iterator[Any]:
 class TreeNode:
     """Base of all tree nodes.  Subclasses set ``child_base`` to the type of their children."""
 
-    __slots__ = ("_hash",)
+    # _kids: the cached ``children`` tuple; _fixed: bitmask of pure rewrites known to leave this
+    # subtree unchanged (see transform_up_memo).
+    __slots__ = ("_hash", "_kids", "_fixed")
     child_base: ClassVar[type]
 
     # -- construction -------------------------------------------------------------------------
     def __post_init__(self) -> None:
-        values = []
-        for f in dataclasses.fields(self):  # type: ignore[arg-type]
-            if f.compare:
-                values.append(getattr(self, f.name))
+        values = [getattr(self, n) for n in _compare_names(type(self))]
         object.__setattr__(self, "_hash", hash((type(self).__qualname__, *values)))
 
     def __hash__(self) -> int:
@@ -55,8 +120,8 @@ class TreeNode:
             return True
         if type(self) is not type(other) or self._hash != other._hash:  # type: ignore[attr-defined]
             return False
-        for f in dataclasses.fields(self):  # type: ignore[arg-type]
-            if f.compare and getattr(self, f.name) != getattr(other, f.name):
+        for n in _compare_names(type(self)):
+            if getattr(self, n) != getattr(other, n):
                 return False
         return True
 
@@ -65,16 +130,28 @@ class TreeNode:
 
     def copy(self, **changes: Any) -> Self:
         """A copy with some fields replaced (``dataclasses.replace``)."""
-        return dataclasses.replace(self, **changes)  # type: ignore[type-var]
+        return _replace(self, changes)  # type: ignore[no-any-return]
 
     # -- children -----------------------------------------------------------------------------
     @property
     def children(self) -> tuple[Self, ...]:
+        try:
+            return self._kids  # type: ignore[no-any-return]
+        except AttributeError:
+            pass
         base = self.child_base
         out: list[Any] = []
-        for f in dataclasses.fields(self):  # type: ignore[arg-type]
-            out.extend(_child_iter(getattr(self, f.name), base))
-        return tuple(out)
+        for n in field_names(type(self)):
+            value = getattr(self, n)
+            if isinstance(value, base):
+                out.append(value)
+            elif isinstance(value, tuple):
+                for v in value:
+                    if isinstance(v, base):
+                        out.append(v)
+        kids = tuple(out)
+        object.__setattr__(self, "_kids", kids)
+        return kids
 
     def with_children(self, new_children: tuple[Any, ...] | list[Any]) -> Self:
         """This node with its children replaced, in order; ``self`` if all are identical."""
@@ -92,13 +169,13 @@ class TreeNode:
         base = self.child_base
         it = iter(new_children)
         changes: dict[str, Any] = {}
-        for f in dataclasses.fields(self):  # type: ignore[arg-type]
-            value = getattr(self, f.name)
+        for n in field_names(type(self)):
+            value = getattr(self, n)
             if isinstance(value, base):
-                changes[f.name] = next(it)
+                changes[n] = next(it)
             elif isinstance(value, tuple) and any(isinstance(v, base) for v in value):
-                changes[f.name] = tuple(next(it) if isinstance(v, base) else v for v in value)
-        return dataclasses.replace(self, **changes)  # type: ignore[type-var]
+                changes[n] = tuple(next(it) if isinstance(v, base) else v for v in value)
+        return _replace(self, changes)  # type: ignore[no-any-return]
 
     # -- traversal ----------------------------------------------------------------------------
     def transform_down(self, rule: Callable[[Any], Any]) -> Self:
@@ -109,15 +186,22 @@ class TreeNode:
         kids = after.children
         if not kids:
             return after
-        new = tuple(k.transform_down(rule) for k in kids)
-        return after.with_children(new)
+        new = [k.transform_down(rule) for k in kids]
+        for a, b in zip(kids, new):
+            if a is not b:
+                return after.with_children(new)
+        return after
 
     def transform_up(self, rule: Callable[[Any], Any]) -> Self:
         """Apply ``rule`` to the children first, then to this node (post-order)."""
         kids = self.children
         current = self
         if kids:
-            current = self.with_children(tuple(k.transform_up(rule) for k in kids))
+            new = [k.transform_up(rule) for k in kids]
+            for a, b in zip(kids, new):
+                if a is not b:
+                    current = self.with_children(new)
+                    break
         after = rule(current)
         return current if after is None else after
 
@@ -202,3 +286,82 @@ class TreeNode:
 
     def __str__(self) -> str:
         return self.tree_string()
+
+
+# ---------------------------------------------------------------------------------------------
+# Memoized transforms for pure rewrites
+#
+# Rule batches re-run every rule over the whole tree until nothing changes, and most runs change
+# nothing, or one small part.  For a rewrite that is a *pure function of the subtree it is
+# applied to* (it reads nothing but the nodes: no configuration, no parent, no other part of the
+# tree), "``node.transform_up(rule)`` returned ``node``" stays true for as long as the node exists,
+# because nodes are immutable.  ``transform_up_memo`` / ``transform_down_memo`` do exactly what
+# ``transform_up`` / ``transform_down`` do, and also record that fact as a bit (one per rewrite,
+# see ``rewrite_bit``) in the node's ``_fixed`` slot; later calls return a marked subtree at once
+# without walking it.  Rebuilt nodes start unmarked (``copy`` / ``with_children`` construct new
+# objects), so only unchanged subtrees are skipped and the result is always identical to the
+# plain transform's.  Only for rules whose answer depends on the subtree alone.
+
+_BITS: dict[str, int] = {}
+
+
+def rewrite_bit(name: str) -> int:
+    """The ``_fixed`` bit of the pure rewrite called ``name`` (allocated on first use)."""
+    bit = _BITS.get(name)
+    if bit is None:
+        bit = _BITS[name] = 1 << len(_BITS)
+    return bit
+
+
+def _is_fixed(node: Any, bit: int) -> bool:
+    try:
+        return bool(node._fixed & bit)
+    except AttributeError:
+        return False
+
+
+def _mark_fixed(node: Any, bit: int) -> None:
+    try:
+        old = node._fixed
+    except AttributeError:
+        old = 0
+    object.__setattr__(node, "_fixed", old | bit)
+
+
+def transform_up_memo(node: T, rule: Callable[[Any], Any], bit: int) -> T:
+    """``node.transform_up(rule)`` for a pure ``rule`` identified by ``bit``."""
+    if _is_fixed(node, bit):
+        return node
+    kids = node.children  # type: ignore[attr-defined]
+    current = node
+    if kids:
+        new = [transform_up_memo(k, rule, bit) for k in kids]
+        for a, b in zip(kids, new):
+            if a is not b:
+                current = node.with_children(new)  # type: ignore[attr-defined]
+                break
+    after = rule(current)
+    result = current if after is None else after
+    if result is node:
+        _mark_fixed(node, bit)
+    return result
+
+
+def transform_down_memo(node: T, rule: Callable[[Any], Any], bit: int) -> T:
+    """``node.transform_down(rule)`` for a pure ``rule`` identified by ``bit``."""
+    if _is_fixed(node, bit):
+        return node
+    after = rule(node)
+    if after is None:
+        after = node
+    kids = after.children  # type: ignore[attr-defined]
+    result = after
+    if kids:
+        new = [transform_down_memo(k, rule, bit) for k in kids]
+        for a, b in zip(kids, new):
+            if a is not b:
+                result = after.with_children(new)
+                break
+    if result is node:
+        _mark_fixed(node, bit)
+    return result

@@ -18,6 +18,12 @@ Example::
 
 Analysis is deterministic: no timing, no randomness; expression ids come from the process-wide
 counter only.
+
+Fast path: each ``_run_batches`` call gives the context a fresh ``run_memo``; the rules that leave
+everything but a few unresolved shapes alone walk the plan with
+:func:`ember.analysis.rules._util.transform_up_in_run`, which skips subtrees the same rule left
+unchanged earlier in that run (the fixed-point loop re-runs every rule until nothing changes).
+The memo is dropped when the run ends.
 """
 
 from __future__ import annotations
@@ -49,6 +55,9 @@ class AnalysisContext:
     analyzer: "Analyzer"
     outer_scopes: list[tuple[AttributeReference, ...]] = field(default_factory=list)
     implicit_casts: dict[int, object] = field(default_factory=dict)
+    #: ``{rule name: {id(node): node}}``: subtrees a rule left unchanged during the current
+    #: ``_run_batches`` call (``rules._util.transform_up_in_run``); None outside a run.
+    run_memo: dict[str, dict[int, LogicalPlan]] | None = None
 
     @property
     def case_sensitive(self) -> bool:
@@ -164,7 +173,16 @@ class Analyzer:
             r.strip() for r in str(self.conf.get("ember.analyzer.excludedRules", "") or "").split(",")
             if r.strip()
         }
-        for batch in self._batches:
+        saved_memo = ctx.run_memo
+        ctx.run_memo = {}
+        try:
+            return self._run_batches_in(plan, ctx, excluded)
+        finally:
+            ctx.run_memo = saved_memo
+
+    def _run_batches_in(self, plan: LogicalPlan, ctx: AnalysisContext,
+                        excluded: set[str]) -> LogicalPlan:
+        for batch in self._batches:  # type: ignore[union-attr]
             for _ in range(batch.max_iterations):
                 before = plan
                 for name, rule in batch.rules:

@@ -45,10 +45,28 @@ def new_expr_id() -> int:
 # Base classes
 
 
+def is_resolved(n: Any) -> bool:
+    """``n.resolved`` for an expression or plan, kept in the node's ``_res`` slot after the first
+    call: nodes are immutable, so the answer cannot change, and asking again (the analyzer asks
+    after every rule) does not re-walk the whole subtree."""
+    try:
+        return n._res  # type: ignore[no-any-return]
+    except AttributeError:
+        r = n.resolved
+        try:
+            object.__setattr__(n, "_res", r)
+        except AttributeError:  # a node class without the slot
+            pass
+        return r
+
+
 class Expression(TreeNode):
     """Base of all expressions.  Children are the fields holding expressions."""
 
-    __slots__ = ()
+    # Per-node caches (nodes are immutable): _res: ``resolved`` (see is_resolved); _det / _refs:
+    # the base class's ``deterministic`` / ``references`` (recursive over the children, asked
+    # again and again by the optimizer), computed on first use.
+    __slots__ = ("_res", "_det", "_refs")
     child_base: ClassVar[type]  # set below to Expression
 
     # -- typing -----------------------------------------------------------------------------
@@ -64,7 +82,7 @@ class Expression(TreeNode):
     @property
     def resolved(self) -> bool:
         """True when this expression and all its children are resolved and type-check."""
-        return all(c.resolved for c in self.children) and self.check_input_types() is None
+        return all(is_resolved(c) for c in self.children) and self.check_input_types() is None
 
     def check_input_types(self) -> str | None:
         """None when the children's types are acceptable, else a message (Spark's
@@ -73,7 +91,12 @@ class Expression(TreeNode):
 
     @property
     def deterministic(self) -> bool:
-        return all(c.deterministic for c in self.children)
+        try:
+            return self._det  # type: ignore[no-any-return]
+        except AttributeError:
+            det = all(c.deterministic for c in self.children)
+            object.__setattr__(self, "_det", det)
+            return det
 
     @property
     def foldable(self) -> bool:
@@ -82,10 +105,16 @@ class Expression(TreeNode):
     @property
     def references(self) -> frozenset[int]:
         """Expr ids of the attributes this expression reads."""
+        try:
+            return self._refs  # type: ignore[no-any-return]
+        except AttributeError:
+            pass
         out: set[int] = set()
         for c in self.children:
             out |= c.references
-        return frozenset(out)
+        refs = frozenset(out)
+        object.__setattr__(self, "_refs", refs)
+        return refs
 
     # -- evaluation -------------------------------------------------------------------------
     def eval(self, batch: pa.RecordBatch) -> pa.Array:

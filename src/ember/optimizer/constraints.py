@@ -166,7 +166,11 @@ class ExpressionSet:
         return bool(self._items)
 
     def union(self, other: Iterable[Expression]) -> "ExpressionSet":
-        out = ExpressionSet(self._items)
+        # A copy of this (already deduplicated) set, then ``other`` added: the same as
+        # ``ExpressionSet(self._items)`` without canonicalizing every item again.
+        out = ExpressionSet()
+        out._keys = set(self._keys)
+        out._items = list(self._items)
         for e in other:
             out.add(e)
         return out

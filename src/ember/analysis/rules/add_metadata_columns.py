@@ -10,6 +10,7 @@ would change, a Project restores it.
 from __future__ import annotations
 
 from ember.analysis.resolution import UsingJoinProject, metadata_output
+from ember.analysis.rules._util import transform_up_in_run
 from ember.plans.logical.nodes import (
     Aggregate,
     Distinct,
@@ -59,4 +60,4 @@ def add_metadata_columns(plan: LogicalPlan, ctx) -> LogicalPlan:
             return Project(p.output, new)
         return new
 
-    return plan.transform_up(rule)
+    return transform_up_in_run(plan, rule, ctx, "AddMetadataColumns")

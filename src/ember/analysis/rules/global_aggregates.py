@@ -10,7 +10,7 @@ aggregation with no grouping.  Aggregates inside subquery plans do not count.
 from __future__ import annotations
 
 from ember.analysis.resolution import has_unresolved
-from ember.analysis.rules._util import contains_aggregate
+from ember.analysis.rules._util import contains_aggregate, transform_up_in_run
 from ember.plans.logical.nodes import Aggregate, LogicalPlan, Project, UnresolvedHaving
 
 
@@ -30,4 +30,4 @@ def global_aggregates(plan: LogicalPlan, ctx) -> LogicalPlan:
             case _:
                 return p
 
-    return plan.transform_up(rule)
+    return transform_up_in_run(plan, rule, ctx, "GlobalAggregates")

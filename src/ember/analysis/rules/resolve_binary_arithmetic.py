@@ -15,14 +15,19 @@ It runs before ResolveAliases in the Resolution batch, so generated column names
 gives NULL.  TIMESTAMP +/- interval (a timestamp in Spark) is not supported: ``UnsupportedError``.
 Other operands are left for CheckAnalysis to report (``DATATYPE_MISMATCH``).  No configuration
 keys are read.
+
+Fast path: the rewrite depends on the expression alone, so it runs through
+``ember.trees.transform_up_memo``: expressions an earlier iteration left unchanged are skipped.
 """
 
 from __future__ import annotations
 
 from ember import types as T
+from ember.analysis.rules._util import transform_up_in_run
 from ember.errors import UnsupportedError
 from ember.expressions.base import Expression
 from ember.plans.logical.nodes import LogicalPlan
+from ember.trees import rewrite_bit, transform_up_memo
 
 _INTERVALS = (T.YearMonthIntervalType, T.DayTimeIntervalType)
 
@@ -87,23 +92,19 @@ def resolve_interval_arithmetic(e: Expression) -> Expression:
             case _:
                 return None
 
-    return e.transform_up(rule)
+    return transform_up_memo(e, rule, _INTERVAL_BIT)
 
 
-def _has_interval(e: Expression) -> bool:
-    """Whether ``e`` may hold datetime arithmetic (an interval, or a ``+``/``-``)."""
-    from ember.expressions.arithmetic import Add, Subtract
-    from ember.expressions.intervals import IntervalLiteral
-
-    return e.exists(lambda x: isinstance(x, (IntervalLiteral, Add, Subtract)))
+_INTERVAL_BIT = rewrite_bit("ResolveBinaryArithmetic.expression")
 
 
 def resolve_binary_arithmetic(plan: LogicalPlan, ctx) -> LogicalPlan:
     """``plan`` with datetime/interval arithmetic rewritten to its typed functions (see module
     doc)."""
     def rule(p: LogicalPlan) -> LogicalPlan:
-        if not any(_has_interval(e) for e in p.expressions()):
-            return p
+        # resolve_interval_arithmetic returns an expression without datetime arithmetic as it
+        # is, and skips subtrees an earlier run left unchanged (cheaper than searching each
+        # expression for an interval or a +/- first).
         return p.map_expressions(resolve_interval_arithmetic)
 
-    return plan.transform_up(rule)
+    return transform_up_in_run(plan, rule, ctx, "ResolveBinaryArithmetic")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ember import types as T
 from ember.analysis.resolution import has_unresolved, to_origin
+from ember.analysis.rules._util import transform_up_in_run
 from ember.conf import ALLOW_PARAMETERLESS_COUNT
 from ember.errors import AnalysisError, EmberError
 from ember.expressions.base import Alias, Expression, Literal, UnresolvedAlias, UnresolvedFunction
@@ -99,4 +100,4 @@ def resolve_functions(plan: LogicalPlan, ctx) -> LogicalPlan:
             return p
         return p.map_expressions(one)
 
-    return plan.transform_up(rule)
+    return transform_up_in_run(plan, rule, ctx, "ResolveFunctions")

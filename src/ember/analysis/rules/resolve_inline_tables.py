@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from ember import types as T
 from ember.analysis.resolution import has_unresolved, quote
+from ember.analysis.rules._util import transform_up_in_run
 from ember.errors import AnalysisError
 from ember.expressions.base import AttributeReference, Expression, Literal
 from ember.plans.logical.nodes import LocalRelation, LogicalPlan, UnresolvedInlineTable
@@ -67,7 +68,7 @@ def resolve_inline_tables(plan: LogicalPlan, ctx) -> LogicalPlan:
             case _:
                 return p
 
-    return plan.transform_up(rule)
+    return transform_up_in_run(plan, rule, ctx, "ResolveInlineTables")
 
 
 def _convert(names: tuple[str, ...], rows) -> LocalRelation:

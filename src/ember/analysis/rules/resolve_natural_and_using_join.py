@@ -15,6 +15,7 @@ columns both sides share, in left order.  Unknown USING columns raise
 from __future__ import annotations
 
 from ember.analysis.resolution import UsingJoinProject, find_candidates, quote, resolve_name
+from ember.analysis.rules._util import transform_up_in_run
 from ember.errors import AnalysisError
 from ember.expressions.base import Alias, AttributeReference, and_all
 from ember.plans.logical.join_type import UsingJoin
@@ -105,4 +106,4 @@ def resolve_natural_and_using_join(plan: LogicalPlan, ctx) -> LogicalPlan:
             case _:
                 return p
 
-    return plan.transform_up(rule)
+    return transform_up_in_run(plan, rule, ctx, "ResolveNaturalAndUsingJoin")

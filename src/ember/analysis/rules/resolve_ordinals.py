@@ -11,7 +11,7 @@ After::   Sort [b#2 ASC], true (...)
 from __future__ import annotations
 
 from ember.analysis.resolution import has_unresolved, pretty_sql, strip_alias
-from ember.analysis.rules._util import contains_aggregate
+from ember.analysis.rules._util import contains_aggregate, transform_up_in_run
 from ember.errors import AnalysisError
 from ember.expressions.base import Expression, SortOrder, UnresolvedOrdinal
 from ember.plans.logical.nodes import Aggregate, LogicalPlan, Sort
@@ -70,4 +70,4 @@ def resolve_ordinals(plan: LogicalPlan, ctx) -> LogicalPlan:
             case _:
                 return p
 
-    return plan.transform_up(rule)
+    return transform_up_in_run(plan, rule, ctx, "ResolveOrdinals")

@@ -33,6 +33,7 @@ from ember.analysis.resolution import (
     _qualifier_matches,
     unresolved_column_error,
 )
+from ember.analysis.rules._util import transform_up_in_run
 from ember.conf import ALLOW_STAR_IN_COUNT
 from ember.errors import AnalysisError
 from ember.expressions.base import (
@@ -262,7 +263,7 @@ def resolve_references(plan: LogicalPlan, ctx) -> LogicalPlan:
             return p
         return _resolve_node(p, ctx)
 
-    return plan.transform_up(rule)
+    return transform_up_in_run(plan, rule, ctx, "ResolveReferences")
 
 
 __all__ = [

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ember.analysis.catalog import table_not_found
 from ember.analysis.resolution import to_origin
+from ember.analysis.rules._util import transform_up_in_run
 from ember.plans.logical.nodes import LogicalPlan, SubqueryAlias, UnresolvedRelation
 
 
@@ -29,4 +30,4 @@ def resolve_relations(plan: LogicalPlan, ctx) -> LogicalPlan:
             case _:
                 return p
 
-    return plan.transform_up(rule)
+    return transform_up_in_run(plan, rule, ctx, "ResolveRelations")

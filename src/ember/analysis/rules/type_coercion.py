@@ -10,6 +10,10 @@ Before::  Filter ('a#1:int = 1L)        After::  Filter (cast(a#1 as bigint) = 1
 - ``IN (subquery)``: values and subquery columns are cast to their wider types.
 Casts inserted here are remembered (``ctx.implicit_casts``) so generated names and messages omit
 them, as Spark's ``toPrettySQL`` does.
+
+Fast path: the expression rewrite depends on the expression alone, so it runs through
+``ember.trees.transform_up_memo``: expressions an earlier iteration of the Resolution batch left
+unchanged are not walked again.
 """
 
 from __future__ import annotations
@@ -17,6 +21,9 @@ from __future__ import annotations
 from ember import types as T
 from ember.expressions.base import Alias, AttributeReference, Expression
 from ember.plans.logical.nodes import Except, Intersect, LogicalPlan, Project, Union
+from ember.trees import rewrite_bit, transform_up_memo
+
+_COERCE_BIT = rewrite_bit("TypeCoercion.expression")
 
 
 def _cast(e: Expression, t: T.DataType, ctx) -> Expression:
@@ -48,7 +55,7 @@ def _coerce_expr(e: Expression, ctx) -> Expression:
             return _coerce_in_subquery(x, ctx)
         return coerce_expression(x)
 
-    new = e.transform_up(rule)
+    new = transform_up_memo(e, rule, _COERCE_BIT)
     _mark_new_casts(e, new, ctx)
     return new
 

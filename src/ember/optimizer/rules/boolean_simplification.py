@@ -18,6 +18,10 @@ expressions are never equal to anything, so they are never merged or dropped.  T
 over comparisons is valid in three-valued logic (NULL stays NULL) and also for NaN under Spark's
 total float order.  No configuration keys are read.
 
+Fast path: the rewrite is a pure function of each expression, so it runs through
+``ember.trees.transform_up_memo``: expressions and plan subtrees a previous run left unchanged
+are not walked again in later iterations of the fixed-point batch.
+
 :func:`boolean_simplification` (function form over a whole plan) and
 :func:`factor_common_conjuncts` are kept for callers that predate the rule executor.
 """
@@ -34,6 +38,7 @@ from ember.optimizer.predicate_helper import (
     split_disjunctive_predicates,
 )
 from ember.plans.logical.nodes import LogicalPlan
+from ember.trees import rewrite_bit, transform_up_memo
 
 __all__ = [
     "BooleanSimplification",
@@ -204,7 +209,15 @@ def _factor(e, left, right, split_inner, split_outer, inner_op, outer_op):
 
 def simplify_boolean(e: Expression) -> Expression:
     """``e`` with the rewrites of the module docstring applied bottom-up."""
-    return e.transform_up(_simplify)
+    return transform_up_memo(e, _simplify, _EXPR_BIT)
+
+
+_EXPR_BIT = rewrite_bit("BooleanSimplification.expression")
+_PLAN_BIT = rewrite_bit("BooleanSimplification.plan")
+
+
+def _simplify_node(p: LogicalPlan) -> LogicalPlan:
+    return p.map_expressions(simplify_boolean)
 
 
 def factor_common_conjuncts(e: Expression) -> Expression:
@@ -218,7 +231,7 @@ class BooleanSimplification(Rule):
     rule_name = "BooleanSimplification"
 
     def apply(self, plan: LogicalPlan, conf: SQLConf) -> LogicalPlan:
-        return plan.transform_up(lambda p: p.map_expressions(simplify_boolean))
+        return transform_up_memo(plan, _simplify_node, _PLAN_BIT)
 
 
 def boolean_simplification(plan: LogicalPlan) -> LogicalPlan:

@@ -26,6 +26,10 @@ Cases (in this order):
 A Project is added only when it drops a column ("prunedChild").  Finally an attribute-only
 Project directly below a Filter that is itself below a Project is removed (it would fight
 PushPredicateThroughNonJoin).  The plan's own output never changes.  No configuration keys.
+
+Fast path: both passes are pure functions of the subtree they rewrite, so they run through
+``ember.trees.transform_down_memo`` / ``transform_up_memo``: subtrees an earlier run (in the
+fixed-point batch) left unchanged are not walked again.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from ember.plans.logical.nodes import (
     Project,
     Union,
 )
+from ember.trees import rewrite_bit, transform_down_memo, transform_up_memo
 
 __all__ = ["ColumnPruning", "column_pruning"]
 
@@ -146,8 +151,13 @@ def _conflicts_with_subquery(cond, plan: LogicalPlan) -> bool:
 
 def column_pruning(plan: LogicalPlan) -> LogicalPlan:
     """``plan`` with unread columns pruned; ``plan`` itself when nothing changed."""
-    new = plan.transform_down(_prune).transform_up(_remove_project_before_filter)
+    new = transform_up_memo(transform_down_memo(plan, _prune, _PRUNE_BIT),
+                            _remove_project_before_filter, _REMOVE_BIT)
     return plan if new == plan else new
+
+
+_PRUNE_BIT = rewrite_bit("ColumnPruning.prune")
+_REMOVE_BIT = rewrite_bit("ColumnPruning.removeProjectBeforeFilter")
 
 
 class ColumnPruning(Rule):

@@ -17,6 +17,9 @@ When NOT applied:
   types): left as it is (evaluation is shared with ``ember.execution.prepare.fold_constants``).
 
 Subquery plans are not entered (Spark optimizes them separately).  No configuration keys.
+Fast path: folding is a pure function of each expression, so it runs through
+``ember.trees.transform_down_memo`` (subtrees left unchanged by an earlier run are not walked,
+nor evaluated, again).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from ember.conf import SQLConf
 from ember.expressions.base import AttributeReference, Expression, Literal
 from ember.optimizer.rule_executor import Rule
 from ember.plans.logical.nodes import LogicalPlan
+from ember.trees import rewrite_bit, transform_down_memo
 
 __all__ = ["ConstantFolding", "fold_expression", "try_fold", "is_foldable"]
 
@@ -93,7 +97,15 @@ def _fold(e: Expression) -> Expression | None:
 
 def fold_expression(e: Expression) -> Expression:
     """``e`` with every maximal foldable subtree folded (top-down, as Spark)."""
-    return e.transform_down(_fold)
+    return transform_down_memo(e, _fold, _EXPR_BIT)
+
+
+_EXPR_BIT = rewrite_bit("ConstantFolding.expression")
+_PLAN_BIT = rewrite_bit("ConstantFolding.plan")
+
+
+def _fold_node(p: LogicalPlan) -> LogicalPlan:
+    return p.map_expressions(fold_expression)
 
 
 class ConstantFolding(Rule):
@@ -102,4 +114,4 @@ class ConstantFolding(Rule):
     rule_name = "ConstantFolding"
 
     def apply(self, plan: LogicalPlan, conf: SQLConf) -> LogicalPlan:
-        return plan.transform_down(lambda p: p.map_expressions(fold_expression))
+        return transform_down_memo(plan, _fold_node, _PLAN_BIT)

@@ -14,6 +14,9 @@ Spark 4's rule of the same name, applied bottom-up to the expressions of every p
 
 Valid regardless of determinism (the NULL comes from a literal, not from evaluation).  Subquery
 plans are not entered (Spark optimizes them separately).  No configuration keys are read.
+Fast path: the rewrite is a pure function of each expression, so it runs through
+``ember.trees.transform_up_memo`` (subtrees left unchanged by an earlier run are not walked
+again).
 
 :func:`is_null_intolerant` and :func:`scan_null_intolerant_attributes` (Catalyst's
 ``NullIntolerant`` trait and ``scanNullIntolerantAttribute``) are shared with EliminateOuterJoin.
@@ -26,6 +29,7 @@ from ember.conf import SQLConf
 from ember.expressions.base import AttributeReference, Expression, Literal
 from ember.optimizer.rule_executor import Rule
 from ember.plans.logical.nodes import LogicalPlan
+from ember.trees import rewrite_bit, transform_up_memo
 
 __all__ = ["NullPropagation", "is_null_intolerant", "scan_null_intolerant_attributes",
            "is_null_literal"]
@@ -118,7 +122,15 @@ def _propagate(e: Expression) -> Expression | None:
 
 def null_propagation_expr(e: Expression) -> Expression:
     """``e`` with the rewrites of the module docstring applied bottom-up."""
-    return e.transform_up(_propagate)
+    return transform_up_memo(e, _propagate, _EXPR_BIT)
+
+
+_EXPR_BIT = rewrite_bit("NullPropagation.expression")
+_PLAN_BIT = rewrite_bit("NullPropagation.plan")
+
+
+def _propagate_node(p: LogicalPlan) -> LogicalPlan:
+    return p.map_expressions(null_propagation_expr)
 
 
 class NullPropagation(Rule):
@@ -127,4 +139,4 @@ class NullPropagation(Rule):
     rule_name = "NullPropagation"
 
     def apply(self, plan: LogicalPlan, conf: SQLConf) -> LogicalPlan:
-        return plan.transform_up(lambda p: p.map_expressions(null_propagation_expr))
+        return transform_up_memo(plan, _propagate_node, _PLAN_BIT)

@@ -38,6 +38,10 @@ FullOuter         nothing                          nothing
 ================  ===============================  ====================================
 
 Non-deterministic conjuncts are never pushed into a join's inputs.  No configuration keys.
+
+Fast path: each step is a pure function of the subtree it rewrites, so the top-down pass runs
+through ``ember.trees.transform_down_memo``: subtrees an earlier run of the same steps left
+unchanged are not walked again.
 """
 
 from __future__ import annotations
@@ -58,6 +62,7 @@ from ember.plans.logical.nodes import (
     Sort,
     Union,
 )
+from ember.trees import rewrite_bit, transform_down_memo
 
 __all__ = [
     "PushDownPredicates",
@@ -256,7 +261,8 @@ def _run(plan: LogicalPlan, steps) -> LogicalPlan:
                 return p if out == p else out
         return p
 
-    new = plan.transform_down(rule)
+    bit = rewrite_bit("PushDownPredicates:" + ",".join(s.__qualname__ for s in steps))
+    new = transform_down_memo(plan, rule, bit)
     return plan if new == plan else new
 
 

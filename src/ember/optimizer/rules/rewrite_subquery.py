@@ -84,6 +84,10 @@ Not valid / not supported (``UnsupportedError``): correlated predicates below LI
 operations or the null-supplying side of an outer join, non-equality correlation below an
 aggregate, outer references outside filters (see decorrelate.py); subqueries in operators other
 than Filter/Project/Aggregate/Join/Sort.  No configuration keys are read.
+
+Fast path: RewriteCorrelatedScalarSubquery runs in the fixed-point operator batches, where it
+almost never applies; it walks the plan with ``ember.trees.transform_up_memo``, so subtrees an
+earlier run left unchanged (no scalar subquery) are not searched again.
 """
 
 from __future__ import annotations
@@ -133,6 +137,7 @@ from ember.plans.logical.nodes import (
     View,
 )
 from ember.plans.logical.patterns import null_aware_anti_join_condition
+from ember.trees import rewrite_bit, transform_up_memo
 
 RULE_NAME = "RewritePredicateSubquery"
 
@@ -187,7 +192,16 @@ def rewrite_subqueries(plan: LogicalPlan) -> LogicalPlan:
 def rewrite_scalar_subqueries(plan: LogicalPlan) -> LogicalPlan:
     """``plan`` with its scalar subqueries replaced by left outer joins (predicate subqueries
     kept); ``plan`` itself if it has none."""
-    return plan.transform_up(lambda p: _rewrite_node(p, scalars_only=True))
+    # A node is left as it is exactly when none of its expressions holds a scalar subquery,
+    # which depends on the node alone: skip subtrees an earlier run left unchanged.
+    return transform_up_memo(plan, _rewrite_scalars_node, _SCALARS_BIT)
+
+
+def _rewrite_scalars_node(p: LogicalPlan) -> LogicalPlan:
+    return _rewrite_node(p, scalars_only=True)
+
+
+_SCALARS_BIT = rewrite_bit("RewriteCorrelatedScalarSubquery")
 
 
 def contains_subquery(e: Expression) -> bool:

@@ -4,6 +4,12 @@ A plan's children are its fields holding plans; its *expressions* are the fields
 expressions (or tuples of them).  ``output`` is the tuple of attributes the node produces; it is
 computed once and cached.  Unresolved nodes (``UnresolvedRelation``, ``UnresolvedHint`` ...) exist
 only between the parser and the analyzer.
+
+Per-node caches (plans are immutable, so these are computed at most once per node object and a
+rebuilt node starts empty): ``output`` (``_out``), ``output_set`` (``_outset``),
+``expressions()`` (``_exprs``) and whether a child plan is ``resolved`` (``_res``, read through
+:func:`~ember.expressions.base.is_resolved`, so that asking a plan whether it is resolved does not
+re-walk every subtree each time the analyzer asks again).
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from ember.expressions.base import (
     Expression,
     NamedExpression,
     SortOrder,
+    is_resolved,
 )
 from ember.plans.logical.join_type import (
     JoinHint,
@@ -29,7 +36,7 @@ from ember.plans.logical.join_type import (
     join_output,
     join_type_string,
 )
-from ember.trees import TreeNode, node
+from ember.trees import TreeNode, field_names, node
 
 
 def _attrs_str(attrs: tuple[Expression, ...] | list[Expression]) -> str:
@@ -43,7 +50,9 @@ def _attrs_str_compact(attrs: tuple[Expression, ...] | list[Expression]) -> str:
 class LogicalPlan(TreeNode):
     """Base of logical plan nodes."""
 
-    __slots__ = ("_out", "_stats")  # _stats: plan_stats' cache (ember.plans.logical.statistics)
+    # _stats: plan_stats' cache (ember.plans.logical.statistics); _exprs: expressions();
+    # _res: resolved (see is_resolved); _outset: output_set
+    __slots__ = ("_out", "_stats", "_exprs", "_res", "_outset")
     child_base: ClassVar[type]
 
     # -- schema -----------------------------------------------------------------------------
@@ -56,7 +65,12 @@ class LogicalPlan(TreeNode):
 
     @property
     def output_set(self) -> frozenset[int]:
-        return frozenset(a.id for a in self.output)
+        try:
+            return self._outset  # type: ignore[no-any-return]
+        except AttributeError:
+            out = frozenset(a.id for a in self.output)
+            object.__setattr__(self, "_outset", out)
+            return out
 
     @property
     def schema_names(self) -> list[str]:
@@ -65,11 +79,11 @@ class LogicalPlan(TreeNode):
     # -- resolution -------------------------------------------------------------------------
     @property
     def expressions_resolved(self) -> bool:
-        return all(e.resolved for e in self.expressions())
+        return all(is_resolved(e) for e in self.expressions())
 
     @property
     def child_resolved(self) -> bool:
-        return all(c.resolved for c in self.children)
+        return all(is_resolved(c) for c in self.children)
 
     @property
     def resolved(self) -> bool:
@@ -96,16 +110,21 @@ class LogicalPlan(TreeNode):
     # -- expressions ------------------------------------------------------------------------
     def expressions(self) -> tuple[Expression, ...]:
         """Every expression held directly by this node (flattening tuples of tuples)."""
-        return node_expressions(self)
+        try:
+            return self._exprs  # type: ignore[no-any-return]
+        except AttributeError:
+            out = node_expressions(self)
+            object.__setattr__(self, "_exprs", out)
+            return out
 
     def map_expressions(self, fn: Callable[[Expression], Expression]) -> "LogicalPlan":
         """This node with ``fn`` applied to each of its expressions; ``self`` if none changed."""
         changes: dict[str, Any] = {}
-        for f in fields(self):  # type: ignore[arg-type]
-            value = getattr(self, f.name)
+        for n in field_names(type(self)):
+            value = getattr(self, n)
             new = _map_exprs(value, fn)
             if new is not value:
-                changes[f.name] = new
+                changes[n] = new
         return self.copy(**changes) if changes else self
 
     def transform_expressions(self, rule: Callable[[Expression], Any]) -> "LogicalPlan":
@@ -168,9 +187,14 @@ def node_expressions(plan: Any) -> tuple[Expression, ...]:
     """Every expression held directly in the fields of ``plan`` (a logical or physical node),
     flattening tuples of tuples."""
     out: list[Expression] = []
-    for f in fields(plan):
-        _collect_exprs(getattr(plan, f.name), out)
+    for n in field_names(type(plan)):
+        value = getattr(plan, n)
+        if isinstance(value, Expression):
+            out.append(value)
+        elif isinstance(value, tuple):
+            _collect_exprs(value, out)
     return tuple(out)
+
 
 
 def _collect_exprs(value: Any, out: list[Expression]) -> None:
@@ -184,11 +208,24 @@ def _collect_exprs(value: Any, out: list[Expression]) -> None:
 def _map_exprs(value: Any, fn: Callable[[Expression], Expression]) -> Any:
     if isinstance(value, Expression):
         return fn(value)
-    if isinstance(value, tuple) and value and any(
-        isinstance(v, (Expression, tuple)) for v in value
-    ):
-        new = tuple(_map_exprs(v, fn) for v in value)
-        return value if all(a is b for a, b in zip(new, value)) else new
+    if isinstance(value, tuple) and value:
+        # ``value`` itself unless an item (an expression, or a nested tuple) changes.
+        out: list[Any] | None = None
+        for i, v in enumerate(value):
+            if isinstance(v, Expression):
+                nv = fn(v)
+            elif isinstance(v, tuple):
+                nv = _map_exprs(v, fn)
+            else:
+                continue
+            if nv is not v:
+                if out is None:
+                    out = list(value[:i])
+                    out.append(nv)
+                    out.extend(value[i + 1:])
+                else:
+                    out[i] = nv
+        return value if out is None else tuple(out)
     return value
 
 
