@@ -10,6 +10,18 @@ Per type: integers, dates, times and timestamps hash their value widened to int6
 canonicalised float64 bits; decimals their unscaled words; strings and binaries a polynomial hash
 of their bytes (computed for all rows at once with ``numpy.add.reduceat``); structs and lists
 combine their children's hashes.  Each column hash is finished with the splitmix64 mixer.
+
+``partition_ids(arrays, n)`` (the shuffle exchange's target of each row) takes a cheaper route:
+each key column becomes one uint64 *word* per row -- integers, dates, times, timestamps and
+durations their value widened to int64 (read straight from the Arrow buffer, so an ``int`` and a
+``bigint`` key of equal value agree), booleans 0/1, floats their canonicalised float64 bits,
+NULL a fixed word, every other type its :func:`hash_columns` column hash -- the words are folded
+with a multiplicative (Fibonacci) hash, and the target is the high 32 bits scaled to
+``[0, n)`` (a multiply and a shift instead of a 64-bit modulo).  Equal keys get equal targets, as
+hash placement needs (both sides of a co-partitioned join go through this same function); the
+targets are not Spark's Murmur3 ones, which nothing observes.  The grace partitioning of
+spilling hash joins (``joins/spill.py``) uses :func:`hash_columns`, so its buckets stay
+independent of the exchange's targets.
 """
 
 from __future__ import annotations
@@ -156,8 +168,67 @@ def hash_columns(arrays: Sequence[pa.Array]) -> np.ndarray:
     return h
 
 
+_K1 = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / golden ratio (Fibonacci hashing)
+_K2 = np.uint64(0xC2B2AE3D27D4EB4F)
+_SHIFT32 = np.uint64(32)
+_INT_WORDS = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
+
+
+def _fixed_values(arr: pa.Array, dtype) -> np.ndarray:
+    """The value buffer of a fixed-width array as numpy (zero-copy; NULL slots hold junk)."""
+    n = len(arr)
+    return np.frombuffer(arr.buffers()[1], dtype=dtype)[arr.offset: arr.offset + n]
+
+
+def _column_word(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """One uint64 per row, equal for equal values of the column (see the module docstring);
+    may be a read-only view of ``arr``'s buffer."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    t = arr.type
+    if pa.types.is_dictionary(t):
+        arr = arr.cast(t.value_type)
+        t = arr.type
+    if (pa.types.is_integer(t) or pa.types.is_date(t) or pa.types.is_time(t)
+            or pa.types.is_timestamp(t) or pa.types.is_duration(t)):
+        v = _fixed_values(arr, _INT_WORDS[t.bit_width])
+        if pa.types.is_unsigned_integer(t):
+            v = v.view(np.dtype(v.dtype.str.replace("i", "u")))
+        w = v.astype(np.int64, copy=False).view(np.uint64)
+    elif pa.types.is_floating(t):
+        v = canonicalize_floats(arr.cast(pa.float64()))
+        w = _fixed_values(v, np.float64).view(np.uint64)
+    elif pa.types.is_boolean(t):
+        v = pc.fill_null(arr, False) if arr.null_count else arr
+        w = np.asarray(v.to_numpy(zero_copy_only=False)).astype(np.uint64)
+    else:
+        return _column_hash(arr)
+    valid = _valid(arr)
+    if valid is not None:
+        w = np.where(valid, w, _NULL_HASH)
+    return w
+
+
 def partition_ids(arrays: Sequence[pa.Array], num_partitions: int) -> np.ndarray:
-    """Target partition (int64 in ``[0, num_partitions)``) of each row."""
+    """Target partition (int64 in ``[0, num_partitions)``) of each row (see the module
+    docstring: equal keys, under Spark's equality, get equal targets in every batch)."""
+    if not arrays:
+        raise ValueError("partition_ids needs at least one column")
+    n = len(arrays[0])
     if num_partitions == 1:
-        return np.zeros(len(arrays[0]) if arrays else 0, dtype=np.int64)
-    return (hash_columns(arrays) % np.uint64(num_partitions)).astype(np.int64)
+        return np.zeros(n, dtype=np.int64)
+    h: np.ndarray | None = None
+    for a in arrays:
+        w = _column_word(a)
+        if h is None:
+            h = w * _K1  # a new array: the words may be read-only buffer views
+        else:
+            h ^= w
+            h *= _K1
+    assert h is not None
+    h ^= h >> _SHIFT32
+    h *= _K2
+    h >>= _SHIFT32
+    h *= np.uint64(num_partitions)  # < 2**32 * num_partitions: no overflow below 2**32 targets
+    h >>= _SHIFT32
+    return h.view(np.int64)

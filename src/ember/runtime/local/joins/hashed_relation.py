@@ -14,11 +14,20 @@ probe side arrives later, batch by batch):
 - structs and arrays keep one representative value per build code; a probe batch is encoded
   jointly with those representatives (``encode_arrays``), then mapped back.
 
-The combined codes are densified (``numpy.unique``) whenever the radix product would overflow,
-and the same steps are replayed on the probe codes.  Build rows are then stably sorted by code,
-so the rows of one key are a contiguous run in insertion order; a probe is one gather of
-``(start, count)`` per stream row (:class:`~ember.runtime.local.joins.kernel.Candidates`), or a
-direct position when every key is unique (Spark's ``keyIsUnique`` fast path).
+The combined codes are densified (sorted distinct codes) whenever the radix product would
+overflow, and the same steps are replayed on the probe codes.
+
+Index.  One code-indexed table (int32 when row numbers fit) with a trailing -1 slot, so code -1
+(NULL / absent) gathers "no row" without a mask.  Every valid build row is scattered into its
+code's slot; reading the slots back tells whether every key is unique (a key with two rows reads
+back the other row for one of them).  Unique keys (Spark's ``keyIsUnique``) keep the table as a
+direct code -> row map: a probe is one gather.  ``ignores_duplicated_key`` keeps the first row of
+each key (``numpy.minimum.at`` over the scattered table) and probes the same way.  Otherwise
+build rows are stably sorted by code, so the rows of one key are a contiguous run in insertion
+order; the table maps a code to its key's run number and two arrays as small as the number of
+keys give each run's start and length (plus a trailing empty run): a probe is three gathers of
+``(start, count)`` per stream row (:class:`~ember.runtime.local.joins.kernel.Candidates`), with
+no per-code arrays the size of a sparse integer range.
 
 A NULL in any key column means the row can never match (``=`` semantics; null-safe ``<=>`` keys
 arrive as Spark's ``coalesce(k, default)`` + ``isnull(k)`` pairs, which are never NULL).  NULL-key
@@ -146,8 +155,7 @@ class _ColumnDictionary:
             lo, hi = mm["min"].as_py(), mm["max"].as_py()
             if hi - lo < max(16 * n, 1 << 20):
                 v = (build if build.null_count == 0 else pc.fill_null(build, lo))
-                v = v.to_numpy(zero_copy_only=False).astype(np.int64)
-                codes = v - np.int64(lo)
+                codes = np.subtract(v.to_numpy(zero_copy_only=False), lo, dtype=np.int64)
                 if build.null_count:
                     codes[~_valid_mask(build)] = -1
                 self.kind, self.lo, self.hi, self.card, self.codes = "range", lo, hi, hi - lo + 1, codes
@@ -157,7 +165,7 @@ class _ColumnDictionary:
             # Sorted distinct bit patterns (floats canonicalized): probing is a binary search,
             # no hash table is rebuilt per probe batch.
             valid = _valid_mask(build)
-            self.uniq = np.unique(bits[valid])
+            self.uniq = _sorted_unique(bits[valid])
             codes = np.searchsorted(self.uniq, bits).astype(np.int64)
             self.kind, self.card = "bits", len(self.uniq)
             self.codes = np.where(valid, codes, -1)
@@ -209,11 +217,12 @@ class _ColumnDictionary:
             v = (pc.fill_null(arr, self.lo) if nulls else arr).to_numpy(zero_copy_only=False)
             if v.dtype == np.uint64:
                 v = np.where(v > np.uint64(self.hi), np.uint64(self.hi) + np.uint64(1), v)
-            c = v.astype(np.int64) - np.int64(self.lo)
+            c = np.subtract(v, self.lo, dtype=np.int64)  # widening and offset in one pass
             # one unsigned comparison checks both bounds (negative offsets wrap around)
-            c[c.view(np.uint64) >= np.uint64(self.card)] = -1
+            bad = c.view(np.uint64) >= np.uint64(self.card)
             if nulls:
-                c[~_valid_mask(arr)] = -1
+                bad |= ~_valid_mask(arr)
+            np.putmask(c, bad, -1)
             return c
         if self.kind == "bits":
             bits = _fixed_width_bits(arr)
@@ -261,7 +270,7 @@ class _KeyEncoder:
         for col in self.columns:
             c, n = col.codes, max(col.card, 1)
             if combined is None:
-                combined, card = c.copy(), n
+                combined, card = c, n  # never written in place
                 self.steps.append(("first", n))
                 continue
             if card * n >= _MAX_CARD:
@@ -299,9 +308,21 @@ class _KeyEncoder:
         return combined.astype(np.int64, copy=False)
 
 
+def _sorted_unique(values: np.ndarray) -> np.ndarray:
+    """The distinct values, ascending (``numpy.unique`` without its hash-based first pass,
+    measured an order of magnitude slower on hundreds of thousands of int64 keys)."""
+    s = np.sort(values)
+    if len(s) < 2:
+        return s
+    head = np.empty(len(s), dtype=bool)
+    head[0] = True
+    np.not_equal(s[1:], s[:-1], out=head[1:])
+    return s[head]
+
+
 def _densify_valid(codes: np.ndarray) -> tuple[np.ndarray, int, np.ndarray]:
     valid = codes >= 0
-    uniq = np.unique(codes[valid])
+    uniq = _sorted_unique(codes[valid])
     out = np.full(len(codes), -1, dtype=np.int64)
     out[valid] = np.searchsorted(uniq, codes[valid])
     return out, max(len(uniq), 1), uniq
@@ -324,30 +345,48 @@ class HashedRelation:
         self.null_key_rows = int(batch.num_rows - len(valid)) if len(codes) else 0
         self.kept_rows = keep
         vcodes = codes[valid]
-        per_code = np.bincount(vcodes, minlength=card) if len(vcodes) else np.zeros(card, np.int64)
-        self.key_is_unique = bool(per_code.max(initial=0) <= 1)
         self.match: np.ndarray | None = None
         self._match_ext: np.ndarray | None = None
-        if self.key_is_unique or ignores_duplicated_key:
-            if ignores_duplicated_key and not self.key_is_unique:
-                # keep the first row (in insertion order) of every key
-                uniq, first = np.unique(vcodes, return_index=True)
-                pos = np.full(card, -1, dtype=np.int64)
-                pos[uniq] = valid[first]
-            else:
-                pos = np.full(card, -1, dtype=np.int64)
-                pos[vcodes] = valid
-            self.match = pos
-            self.order = None
-            self.first = None
-            self.per_code = None
+        self.order: np.ndarray | None = None
+        self._group_ext = self._group_count_ext = self._group_first_ext = None
+        # Direct table: code -> build row, one trailing -1 (code -1, NULL / absent, gathers "no
+        # row" without a mask); int32 when row numbers fit (half the memory to fill and to
+        # gather from).  Scattering every row and reading back its own slot detects duplicate
+        # keys without a per-code count: a slot holds one row, so a key with two rows reads
+        # back another row for one of them.
+        pos_type = np.int32 if batch.num_rows < (1 << 31) - 1 else np.int64
+        pos = np.full(card + 1, -1, dtype=pos_type)
+        pos[vcodes] = valid
+        self.key_is_unique = bool((pos[vcodes] == valid).all())
+        if self.key_is_unique:
+            self.num_keys = len(vcodes)
+            self._match_ext, self.match = pos, pos[:card]
+        elif ignores_duplicated_key:
+            # keep the first row (in insertion order) of every key: every present slot holds
+            # one of its key's rows; the minimum over all of them is the first
+            np.minimum.at(pos, vcodes, valid.astype(pos_type, copy=False))
+            self.num_keys = int(np.count_nonzero(pos >= 0))
+            self._match_ext, self.match = pos, pos[:card]
         else:
-            self.order = valid[np.argsort(vcodes, kind="stable")]
-            self.per_code = per_code.astype(np.int64)
-            self.first = np.zeros(card, dtype=np.int64)
-            if card > 1:
-                np.cumsum(self.per_code[:-1], out=self.first[1:])
-        self.num_keys = int(np.count_nonzero(per_code))
+            # Rows stably sorted by code: each key's rows are one run, in insertion order.  The
+            # table maps a code to its key's *group* (runs numbered in code order), and the
+            # per-group start / count arrays are as small as the number of keys (not the code
+            # range); a trailing group (start 0, count 0) answers code -1 and absent codes.
+            by_code = np.argsort(vcodes, kind="stable")
+            self.order = valid[by_code]
+            sorted_codes = vcodes[by_code]
+            head = np.empty(len(sorted_codes), dtype=bool)
+            head[:1] = True
+            np.not_equal(sorted_codes[1:], sorted_codes[:-1], out=head[1:])
+            starts = np.flatnonzero(head)
+            k = len(starts)
+            pos[sorted_codes[starts]] = np.arange(k, dtype=pos_type)
+            first = np.zeros(k + 1, dtype=np.int64)
+            first[:k] = starts
+            count = np.zeros(k + 1, dtype=np.int64)
+            count[:k] = np.diff(first[:k], append=np.int64(len(sorted_codes)))
+            self.num_keys = k
+            self._group_ext, self._group_first_ext, self._group_count_ext = pos, first, count
 
     # -- construction ------------------------------------------------------------------
 
@@ -397,7 +436,8 @@ class HashedRelation:
     def estimated_size(self) -> int:
         """Bytes held: the rows plus the index."""
         n = self.batch.nbytes
-        for a in (self.match, self.order, self.first, self.per_code):
+        for a in (self._match_ext, self.order, self._group_ext, self._group_first_ext,
+                  self._group_count_ext):
             if a is not None:
                 n += a.nbytes
         return int(n)
@@ -417,17 +457,10 @@ class HashedRelation:
     def lookup(self, stream_keys: Sequence[pa.Array]) -> Candidates:
         """The candidate build rows of each stream row."""
         sc = self.codes_of(stream_keys)
-        if self.match is not None:
-            if not len(self.match):
-                return Candidates.direct(np.full(len(sc), -1, np.int64))
-            if self._match_ext is None:
-                # one trailing -1: code -1 (NULL / absent) gathers "no row" without a mask
-                self._match_ext = np.append(self.match, np.int64(-1))
+        if self._match_ext is not None:
             return Candidates.direct(self._match_ext[sc])
-        hit = sc >= 0
-        c = np.maximum(sc, 0)
-        counts = np.where(hit, self.per_code[c], 0).astype(np.int64)
-        return Candidates(counts, self.first[c], self.order)
+        g = self._group_ext[sc]
+        return Candidates(self._group_count_ext[g], self._group_first_ext[g], self.order)
 
     def probe(self, stream_keys: Sequence[pa.Array]) -> tuple[np.ndarray, np.ndarray]:
         """Every matching ``(stream_idx, build_idx)`` pair, stream-major, build rows in insertion
@@ -453,8 +486,8 @@ class EmptyHashedRelation(HashedRelation):
     def __init__(self, batch: pa.RecordBatch) -> None:
         self.batch = batch
         self.encoder = None
-        self.match = self.order = self.first = self.per_code = None
-        self._match_ext = None
+        self.match = self.order = None
+        self._match_ext = self._group_ext = self._group_first_ext = self._group_count_ext = None
         self.key_is_unique = True
         self.null_key_rows = 0
         self.num_keys = 0
