@@ -920,7 +920,6 @@ def _avg(arr: pa.Array, g: np.ndarray, n_groups: int, out_type: T.DataType) -> p
     valid = _valid_or_none(arr)
     gv = _sel(g, valid)
     cnt = _counts(gv, n_groups)
-    empty = cnt == 0
     if pa.types.is_decimal(arr.type):
         in_scale = arr.type.scale
         sum_type = average_sum_type(T.DecimalType(arr.type.precision, in_scale))

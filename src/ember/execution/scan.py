@@ -16,6 +16,20 @@ int 1 under a user schema where Spark's CSV parser gives NULL.
 
 Parquet columns are matched by name (case-insensitively); Hive-style partition directories
 (``key=value``) become the columns listed in the relation's ``__partition_columns`` option.
+
+Parquet splits (``plan_parquet_splits`` / ``read_parquet_split``, used by the local runtime's
+scan) read only the required columns, skip row groups by their statistics, and apply the pushed
+data filters row by row.  Fast path (``ROW_GROUP_READS``, on by default): a split is decoded row
+group by row group with ``ParquetFile.read_row_group`` (pre-buffered; on the main thread only --
+a serial run or a one-task stage -- the next row group is read ahead on a helper thread, while
+pool workers, which already run splits in parallel, decode inline, ``READ_THREADS``), and the pushed filter is applied with
+``pyarrow.compute`` kernels (``to_arrow_filter(..., kernel=True)``) instead of an Acero plan per
+batch; string columns whose chunks are all dictionary-encoded and small per value
+(``dictionary_columns``) are decoded as Arrow dictionaries and cast back, which is 2-3x cheaper;
+``IS NOT NULL`` of a column whose statistics show no NULL in the file is not evaluated at all.
+The row-group reads are also what the run's scan sharing (``ember.runtime.local.scan_cache``)
+plugs into through ``read_parquet_split``'s ``fetch``.  With ``ROW_GROUP_READS`` off, splits are
+read through the ``pyarrow.dataset`` API with the filter expression (the former path).
 """
 
 from __future__ import annotations
@@ -23,7 +37,7 @@ from __future__ import annotations
 import csv
 import io
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -327,9 +341,72 @@ def _same_family(file_type: pa.DataType, target: pa.DataType) -> bool:
     return file_type.equals(target)
 
 
-def to_arrow_filter(expr, columns: dict[int, tuple[str, pa.DataType]], partial: bool = True):
+class _ExprBuild:
+    """Builds ``pyarrow.dataset`` expressions (for row-group pruning and dataset scans)."""
+
+    @staticmethod
+    def field(name):
+        import pyarrow.dataset as ds
+
+        return ds.field(name)
+
+    @staticmethod
+    def cmp(op, a, b):
+        return {"==": a == b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]
+
+    is_valid = staticmethod(lambda a: a.is_valid())
+    is_null = staticmethod(lambda a: a.is_null())
+    isin = staticmethod(lambda a, values: a.isin(values))
+    and_ = staticmethod(lambda a, b: a & b)
+    or_ = staticmethod(lambda a, b: a | b)
+
+
+_KERNEL_CMP = {"==": pc.equal, "<": pc.less, "<=": pc.less_equal, ">": pc.greater,
+               ">=": pc.greater_equal}
+
+
+class _KernelBuild:
+    """Builds ``fn(table) -> boolean array`` closures evaluating the same predicate with
+    ``pyarrow.compute`` kernels (no Acero plan per call: cheaper on one row group)."""
+
+    @staticmethod
+    def field(name):
+        return lambda t: t.column(name)
+
+    @staticmethod
+    def cmp(op, a, b):
+        k = _KERNEL_CMP[op]
+        if callable(b):
+            return lambda t: k(a(t), b(t))
+        return lambda t: k(a(t), b)
+
+    @staticmethod
+    def is_valid(a):
+        return lambda t: pc.is_valid(a(t))
+
+    @staticmethod
+    def is_null(a):
+        return lambda t: pc.is_null(a(t))
+
+    @staticmethod
+    def isin(a, values):
+        return lambda t: pc.is_in(a(t), value_set=values)
+
+    @staticmethod
+    def and_(a, b):
+        return lambda t: pc.and_kleene(a(t), b(t))
+
+    @staticmethod
+    def or_(a, b):
+        return lambda t: pc.or_kleene(a(t), b(t))
+
+
+def to_arrow_filter(expr, columns: dict[int, tuple[str, pa.DataType]], partial: bool = True,
+                    kernel: bool = False):
     """A ``pyarrow.compute.Expression`` selecting a superset of the rows where the (Spark)
-    predicate ``expr`` is TRUE, or None when nothing can be translated.
+    predicate ``expr`` is TRUE, or None when nothing can be translated.  With ``kernel``, the
+    same predicate as a function ``fn(table) -> boolean array`` (NULL = not selected) over a
+    table of the file columns, computed with ``pyarrow.compute`` kernels.
 
     ``columns`` maps attribute ids to (file column name, file column type).  Only comparisons of a
     column with a non-NULL literal of the column's own type or with another column of the same
@@ -338,13 +415,14 @@ def to_arrow_filter(expr, columns: dict[int, tuple[str, pa.DataType]], partial: 
     (a weaker filter; the FilterExec above evaluates the whole condition anyway)."""
     from ember.expressions.base import AttributeReference, Literal
     from ember.expressions import predicates as Pr
-    import pyarrow.dataset as ds
+
+    B = _KernelBuild if kernel else _ExprBuild
 
     def column(e):
         if isinstance(e, AttributeReference) and e.id in columns and _pushable_type(e.data_type):
             name, ftype = columns[e.id]
             if _same_family(ftype, e.data_type.to_arrow()):
-                return ds.field(name), ftype
+                return B.field(name), ftype
         return None
 
     def lit(e, t, ftype):
@@ -360,16 +438,16 @@ def to_arrow_filter(expr, columns: dict[int, tuple[str, pa.DataType]], partial: 
         if isinstance(e, Pr.And):
             lft, rgt = go(e.left, partial), go(e.right, partial)
             if lft is not None and rgt is not None:
-                return lft & rgt
+                return B.and_(lft, rgt)
             return (lft if lft is not None else rgt) if partial else None
         if isinstance(e, Pr.Or):
             lft, rgt = go(e.left, False), go(e.right, False)
-            return lft | rgt if lft is not None and rgt is not None else None
+            return B.or_(lft, rgt) if lft is not None and rgt is not None else None
         if isinstance(e, (Pr.IsNull, Pr.IsNotNull)):
             c = column(e.child)
             if c is None:
                 return None
-            return c[0].is_valid() if isinstance(e, Pr.IsNotNull) else c[0].is_null()
+            return B.is_valid(c[0]) if isinstance(e, Pr.IsNotNull) else B.is_null(c[0])
         if isinstance(e, Pr.In):
             c = column(e.value)
             if c is None or not e.items:
@@ -377,15 +455,13 @@ def to_arrow_filter(expr, columns: dict[int, tuple[str, pa.DataType]], partial: 
             vals = [lit(i, e.value.data_type, c[1]) for i in e.items]
             if any(v is None for v in vals):
                 return None
-            return c[0].isin(pa.array([v.as_py() for v in vals], type=c[1]))
+            return B.isin(c[0], pa.array([v.as_py() for v in vals], type=c[1]))
         op = _CMP.get(name)
         if op is not None and type(e).__module__ == Pr.__name__:
             ca, cb = column(e.left), column(e.right)
             if ca is not None and cb is not None and e.left.data_type == e.right.data_type \
                     and ca[1].equals(cb[1]):
-                fa, fb = ca[0], cb[0]
-                return {"==": fa == fb, "<": fa < fb, "<=": fa <= fb, ">": fa > fb,
-                        ">=": fa >= fb}[op]
+                return B.cmp(op, ca[0], cb[0])
             for a, b, o in ((e.left, e.right, op), (e.right, e.left, _FLIP[op])):
                 c = column(a)
                 if c is None:
@@ -393,8 +469,7 @@ def to_arrow_filter(expr, columns: dict[int, tuple[str, pa.DataType]], partial: 
                 v = lit(b, a.data_type, c[1])
                 if v is None:
                     continue
-                f = c[0]
-                return {"==": f == v, "<": f < v, "<=": f <= v, ">": f > v, ">=": f >= v}[o]
+                return B.cmp(o, c[0], v)
         return None
 
     return go(expr, partial)
@@ -408,8 +483,65 @@ def _fragment(path: str, row_groups: list[int] | None = None):
         os.path.abspath(path), filesystem=pafs.LocalFileSystem(), row_groups=row_groups)
 
 
+def _is_not_null_of(e, columns: dict[int, tuple[str, pa.DataType]]) -> bool:
+    from ember.expressions.base import AttributeReference
+    from ember.expressions.predicates import IsNotNull
+
+    return isinstance(e, IsNotNull) and isinstance(e.child, AttributeReference) \
+        and e.child.id in columns
+
+
+def _null_free_columns(md: pq.FileMetaData) -> set[str]:
+    """Top-level columns whose statistics show no NULL in any row group of the file."""
+    if md.num_row_groups == 0:
+        return set()
+    out = None
+    for i in range(md.num_row_groups):
+        rg = md.row_group(i)
+        here = set()
+        for j in range(rg.num_columns):
+            c = rg.column(j)
+            st = c.statistics
+            if "." not in c.path_in_schema and st is not None and st.has_null_count \
+                    and st.null_count == 0:
+                here.add(c.path_in_schema)
+        out = here if out is None else out & here
+        if not out:
+            break
+    return out or set()
+
+
+def file_column_names(schema: pa.Schema, attrs) -> list[str]:
+    """The distinct file columns (of the file schema ``schema``) that reading ``attrs`` decodes,
+    in attribute order."""
+    fcols = _file_columns(schema, attrs)
+    return list(dict.fromkeys(fcols[a.id][0] for a in attrs if a.id in fcols))
+
+
 #: key of :func:`plan_parquet_splits`'s filter map listing the exactly applied data filters
 EXACT_KEY = "\x00exact"
+#: read every Parquet split row group by row group (``ParquetFile.read_row_group``, filtered by
+#: kernel masks) rather than through the dataset API
+ROW_GROUP_READS = True
+#: read ahead / decode on extra threads: True, False, or None (auto: only when the scan runs on
+#: the main thread -- a serial run or a one-task stage -- since pool workers already keep every
+#: core busy, where nested decode threads measured slower)
+READ_THREADS: bool | None = None
+
+
+def _read_threads() -> bool:
+    if READ_THREADS is not None:
+        return READ_THREADS
+    import threading
+
+    t = threading.current_thread()
+    return t is threading.main_thread() or t.name.startswith(_READAHEAD)
+
+
+_READAHEAD = "ember-parquet-readahead"
+
+#: key of :func:`plan_parquet_splits`'s filter map holding the row filters as kernel functions
+MASK_KEY = "\x00mask"
 
 
 class ParquetSplit:
@@ -443,9 +575,14 @@ def plan_parquet_splits(rel, attrs, data_filters, parallelism: int
     ``MIN_SPLIT_BYTES``, at most ``MAX_SPLIT_BYTES`` each).  Also returns the per-path row
     filter (a ``pyarrow.compute.Expression`` or None) :func:`read_parquet_split` applies, and
     under ``EXACT_KEY`` the data filters every path's row filter applies exactly (a Filter above
-    the scan need not evaluate those again)."""
+    the scan need not evaluate those again), and under ``MASK_KEY`` ``{path: the same row filter
+    as a kernel function`` (``to_arrow_filter(..., kernel=True)``) ``or None}``.
+
+    ``IS NOT NULL`` of a column whose Parquet statistics show no NULL in any row group of a file
+    is TRUE on every row there: it counts as applied exactly without being evaluated."""
     units: list[tuple[str, int, int, int]] = []  # path, row group, rows, bytes
     filters: dict[str, Any] = {}
+    masks: dict[str, Any] = {}
     exact: set[int] | None = None  # positions of the conjuncts applied exactly on every path
     for path in rel.paths:
         try:
@@ -456,18 +593,28 @@ def plan_parquet_splits(rel, attrs, data_filters, parallelism: int
                                  parameters={"path": str(e)}) from e
         cols = _file_columns(schema, rel.attrs)
         parts, here = [], set()
+        null_free: set[str] | None = None
         for i, c in enumerate(data_filters):
             f = to_arrow_filter(c, cols, partial=False)
             if f is not None:
                 here.add(i)
+                if _is_not_null_of(c, cols):
+                    if null_free is None:
+                        null_free = _null_free_columns(frag.metadata)
+                    if cols[c.child.id][0] in null_free:
+                        continue  # TRUE on every row of this file: nothing to evaluate
+                kf = to_arrow_filter(c, cols, partial=False, kernel=True)
             else:
                 f = to_arrow_filter(c, cols)
+                kf = to_arrow_filter(c, cols, kernel=True) if f is not None else None
             if f is not None:
-                parts.append(f)
-        flt = None
-        for f in parts:
+                parts.append((f, kf))
+        flt = kflt = None
+        for f, kf in parts:
             flt = f if flt is None else flt & f
+            kflt = kf if kflt is None else _KernelBuild.and_(kflt, kf)
         filters[path] = flt
+        masks[path] = kflt
         groups = None
         if flt is not None:
             try:
@@ -475,7 +622,7 @@ def plan_parquet_splits(rel, attrs, data_filters, parallelism: int
                            g.row_groups[0].total_byte_size)
                           for g in frag.split_by_row_group(flt, schema=schema)]
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
-                filters[path] = None
+                filters[path] = masks[path] = None
                 here = set()
         exact = here if exact is None else exact & here
         if groups is None:
@@ -484,6 +631,7 @@ def plan_parquet_splits(rel, attrs, data_filters, parallelism: int
                       for i in range(md.num_row_groups)]
         units.extend((path, g, r, b) for g, r, b in groups)
     filters[EXACT_KEY] = tuple(data_filters[i] for i in sorted(exact or ()))
+    filters[MASK_KEY] = masks
     total = sum(u[3] for u in units)
     target = min(MAX_SPLIT_BYTES, max(MIN_SPLIT_BYTES, -(-total // max(1, 2 * parallelism))))
     splits: list[ParquetSplit] = []
@@ -500,11 +648,17 @@ def plan_parquet_splits(rel, attrs, data_filters, parallelism: int
     return splits, filters
 
 
-def read_parquet_split(split: ParquetSplit, attrs, row_filter, batch_size: int
+def read_parquet_split(split: ParquetSplit, attrs, row_filter, batch_size: int,
+                       fetch: Callable[[str, int, list[str]], pa.Table] | None = None,
+                       row_mask: Callable[[pa.Table], Any] | None = None
                        ) -> Iterator[pa.RecordBatch]:
     """Batches of ``attrs`` (typed like the attributes) from ``split``'s row groups, rows
-    failing ``row_filter`` (see :func:`to_arrow_filter`) already dropped."""
-    import pyarrow.dataset as ds
+    failing ``row_filter`` (see :func:`to_arrow_filter`) already dropped.
+
+    With ``fetch(path, row_group, file_columns) -> pa.Table`` (the run's shared decoded columns,
+    ``ember.runtime.local.scan_cache``), the row groups are read one by one through it and the
+    row filter applied to the fetched table (by ``row_mask``, the same filter as a kernel
+    function, when given); otherwise through the dataset API."""
 
     schema = schema_of(attrs)
     size = max(1, batch_size)
@@ -519,8 +673,14 @@ def read_parquet_split(split: ParquetSplit, attrs, row_filter, batch_size: int
     fcols = _file_columns(frag.physical_schema, attrs)
     names = [fcols[a.id][0] for a in attrs if a.id in fcols]
     wanted = list(dict.fromkeys(names))
-    for b in frag.to_batches(columns=wanted, filter=row_filter, batch_size=size,
-                             use_threads=True):
+    if fetch is None and ROW_GROUP_READS:
+        fetch = _file_fetch(split.path)
+    if fetch is not None:
+        batches = _fetched_batches(split, fetch, wanted, row_filter, row_mask, size)
+    else:
+        batches = frag.to_batches(columns=wanted, filter=row_filter, batch_size=size,
+                                  use_threads=True)
+    for b in batches:
         n = b.num_rows
         if not n:
             continue
@@ -530,3 +690,124 @@ def read_parquet_split(split: ParquetSplit, attrs, row_filter, batch_size: int
             cols.append(conform(b.column(c[0]), f.type) if c is not None
                         else pa.nulls(n, f.type))
         yield make_batch(cols, schema, n)
+
+
+#: a string column whose chunks all have a dictionary page and average at most this many
+#: uncompressed bytes per value (dictionary included) is decoded as an Arrow dictionary and then
+#: cast to plain strings -- 2-3x cheaper than Arrow's direct decode of dictionary-encoded pages.
+#: PLAIN-encoded strings (a dictionary fallback) take at least 4 bytes per non-NULL value (the
+#: length prefix) and are decoded directly: hashing them into a dictionary would be slower.
+DICT_BYTES_PER_VALUE = 3
+
+
+def dictionary_columns(md: pq.FileMetaData, schema: pa.Schema) -> list[str]:
+    """The top-level string/binary columns of a file read faster as dictionaries (see
+    ``DICT_BYTES_PER_VALUE``)."""
+    if md.num_row_groups == 0:
+        return []
+    out = []
+    for j in range(md.num_columns):
+        c0 = md.row_group(0).column(j)
+        name = c0.path_in_schema
+        if "." in name or name not in schema.names:
+            continue
+        t = schema.field(name).type
+        if not (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
+                or pa.types.is_large_binary(t)):
+            continue
+        for i in range(md.num_row_groups):
+            c = md.row_group(i).column(j)
+            if not c.has_dictionary_page or \
+                    c.total_uncompressed_size > DICT_BYTES_PER_VALUE * max(1, c.num_values):
+                break
+        else:
+            out.append(name)
+    return out
+
+
+def decode_row_group(f: pq.ParquetFile, g: int, cols: list[str],
+                     as_dict: dict[str, pa.DataType]) -> pa.Table:
+    """Row group ``g`` of ``f`` as the file columns ``cols``, typed as the file's Arrow schema;
+    ``f`` was opened with ``read_dictionary=as_dict`` (those columns are cast back to their
+    file types ``as_dict[name]``)."""
+    t = f.read_row_group(g, columns=cols, use_threads=_read_threads())
+    if as_dict:
+        for i, c in enumerate(t.column_names):
+            target = as_dict.get(c)
+            if target is not None and pa.types.is_dictionary(t.column(i).type):
+                t = t.set_column(i, c, t.column(i).cast(target))
+    return t
+
+
+def open_parquet(path: str, md: pq.FileMetaData | None = None,
+                 as_dict: dict[str, pa.DataType] | None = None
+                 ) -> tuple[pq.ParquetFile, dict[str, pa.DataType]]:
+    """``path`` opened for :func:`decode_row_group` (pre-buffered reads, the dictionary
+    columns ``as_dict`` -- by default :func:`dictionary_columns` -- with their file types)."""
+    if as_dict is None:
+        plain = pq.ParquetFile(path, metadata=md)
+        md, schema = plain.metadata, plain.schema_arrow
+        as_dict = {n: schema.field(n).type for n in dictionary_columns(md, schema)}
+    return pq.ParquetFile(path, metadata=md, pre_buffer=True,
+                          read_dictionary=sorted(as_dict) or None), as_dict
+
+
+def _file_fetch(path: str) -> Callable[[str, int, list[str]], pa.Table]:
+    """A ``fetch`` decoding row groups of ``path`` directly (one open file per split)."""
+    f, as_dict = open_parquet(path)
+    return lambda _p, g, cols: decode_row_group(f, g, cols, as_dict)
+
+
+def _fetched_batches(split: ParquetSplit, fetch, wanted: list[str], row_filter, row_mask,
+                     size: int) -> Iterator[pa.RecordBatch]:
+    """The split's row groups through ``fetch``, filtered and sliced.  On the main thread (a
+    serial run, a one-task stage: a core is otherwise idle) the next row group is decoded and
+    filtered on a helper thread while the caller consumes the current one, as the dataset API's
+    read-ahead did (with Arrow's decode threads); pool workers decode inline."""
+    import threading
+
+    groups = split.row_groups
+
+    def load(g: int) -> pa.Table:
+        t = fetch(split.path, g, wanted)
+        return t if row_filter is None else _filter_table(t, row_filter, row_mask)
+
+    def tables() -> Iterator[pa.Table]:
+        if len(groups) < 2 or not _read_threads() or threading.current_thread().name.startswith(
+                _READAHEAD):
+            for g in groups:
+                yield load(g)
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        ex = ThreadPoolExecutor(1, thread_name_prefix=_READAHEAD)
+        try:
+            nxt = ex.submit(load, groups[0])
+            for i in range(len(groups)):
+                t = nxt.result()
+                if i + 1 < len(groups):
+                    nxt = ex.submit(load, groups[i + 1])
+                yield t
+        finally:
+            ex.shutdown(wait=False, cancel_futures=True)
+
+    for t in tables():
+        yield from t.to_batches(max_chunksize=size)
+
+
+def _filter_table(t: pa.Table, row_filter, row_mask) -> pa.Table:
+    """``t``'s rows selected by the row filter: the kernel mask when there is one (a table or
+    array filter, no Acero plan), else the dataset expression."""
+    if row_mask is not None:
+        try:
+            mask = row_mask(t)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+            mask = None
+        if mask is not None:
+            if isinstance(mask, pa.ChunkedArray) and mask.num_chunks == 1:
+                mask = mask.chunk(0)
+            if isinstance(mask, pa.Array) and not mask.null_count \
+                    and mask.true_count == t.num_rows:
+                return t
+            return t.filter(mask)  # NULL: not selected
+    return t.filter(row_filter)

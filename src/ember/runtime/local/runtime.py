@@ -113,6 +113,11 @@ class LocalRuntime:
         self.scan_exact_filters: dict[int, tuple[Any, ...]] = {}
         #: ids of the nodes whose partitioning / ordering is relied upon (set by ``collect``)
         self.relied_upon: tuple[set[int], set[int]] | None = None
+        #: Parquet column chunks shared by this run's scans (``collect`` creates and clears it)
+        self.scan_cache: Any = None
+        #: ``{id(node): expr ids of its output read by its parents}`` (``pruning.read_columns``,
+        #: set by ``collect``): joins and filters skip gathering the columns nobody reads
+        self.column_needs: dict[int, Any] | None = None
 
     # -- running plans ---------------------------------------------------------------------------
     def execute(self, node: Any) -> list[PartitionFn]:
@@ -147,9 +152,19 @@ class LocalRuntime:
             from ember.runtime.local.adaptive import relied_upon
 
             self.relied_upon = relied_upon(node)
+        from ember.runtime.local.pruning import read_columns
+
+        # before anything runs; a runtime runs one query (a later collect prunes nothing more)
+        first = self.column_needs is None and not self._executed
+        self.column_needs = read_columns(node) if first else {}
+        from ember.runtime.local.scan_cache import ScanCache
+
+        self.scan_cache = ScanCache.for_plan(node, self)
         with self.progress:
             parts = self.execute(node)
             results = self.run_stage("result", [_drain(p) for p in parts])
+        if self.scan_cache is not None:
+            self.scan_cache.clear()
         self.metrics.peak_budget_used = self.memory.peak
         self.metrics.spill_size = self.spill_dir.bytes_written
         batches = [conform_batch(b, schema) for r in results for b in r if b.num_rows]
@@ -191,8 +206,10 @@ class LocalRuntime:
         return run_stage(name, tasks, self.progress)
 
     def close(self) -> None:
-        """Delete this run's spill files."""
+        """Delete this run's spill files (and drop its shared scan columns)."""
         self.spill_dir.cleanup()
+        if self.scan_cache is not None:
+            self.scan_cache.clear()
 
     def __enter__(self) -> "LocalRuntime":
         return self

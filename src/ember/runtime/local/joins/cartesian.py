@@ -24,17 +24,19 @@ from ember.runtime.local.joins.band import BandIndex
 from ember.runtime.local.joins.hashed_relation import to_batch
 from ember.runtime.local.joins.kernel import JoinLayout
 from ember.runtime.local.joins.nested_loop_join import nested_loop_stream
+from ember.runtime.local.pruning import output_mask
 from ember.runtime.local.registry import PartitionFn, operator
 
 
-def cartesian_layout(node: Any, batch_size: int) -> JoinLayout:
+def cartesian_layout(node: Any, batch_size: int, rt: Any = None) -> JoinLayout:
+    """Inner-join layout; with the run ``rt``, unread output columns are not gathered."""
     return JoinLayout.of(JoinType.INNER, False, node.left.output, node.right.output, node.output,
-                         node.condition, batch_size)
+                         node.condition, batch_size, keep=output_mask(rt, node))
 
 
 @operator(CartesianProductExec)
 def run_cartesian_product(node: CartesianProductExec, rt: Any) -> list[PartitionFn]:
-    layout = cartesian_layout(node, rt.ctx.batch_size)
+    layout = cartesian_layout(node, rt.ctx.batch_size, rt)
     lparts = rt.execute(node.left)
     rparts = rt.execute(node.right)
     lschema, rschema = schema_of(node.left.output), schema_of(node.right.output)

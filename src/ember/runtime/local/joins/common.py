@@ -15,6 +15,7 @@ from ember.execution.kernels.batches import conform_batch, schema_of
 from ember.execution.prepare import prepare
 from ember.expressions.base import AttributeReference, Expression
 from ember.runtime.local.joins.kernel import JoinLayout
+from ember.runtime.local.pruning import output_mask
 
 
 def bind_all(exprs: Sequence[Expression], attrs: Sequence[AttributeReference]) -> tuple[Expression, ...]:
@@ -23,11 +24,13 @@ def bind_all(exprs: Sequence[Expression], attrs: Sequence[AttributeReference]) -
 
 
 def layout_of(node: Any, batch_size: int, *, build_left: bool,
-              condition: Expression | None = None, use_condition: bool = True) -> JoinLayout:
-    """The :class:`JoinLayout` of a physical join node (``node.output`` order)."""
+              condition: Expression | None = None, use_condition: bool = True,
+              rt: Any = None) -> JoinLayout:
+    """The :class:`JoinLayout` of a physical join node (``node.output`` order); with the run
+    ``rt``, the output columns no parent reads are not gathered (:mod:`..pruning`)."""
     cond = node.condition if use_condition and condition is None else condition
     return JoinLayout.of(node.join_type, build_left, node.left.output, node.right.output,
-                         node.output, cond, batch_size)
+                         node.output, cond, batch_size, keep=output_mask(rt, node))
 
 
 def conformed(batches: Iterable[pa.RecordBatch], attrs: Sequence[AttributeReference]

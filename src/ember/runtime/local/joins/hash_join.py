@@ -94,7 +94,8 @@ class HashJoinParts:
     null_aware: bool
 
     @classmethod
-    def of(cls, node: Any, batch_size: int, *, shuffled: bool) -> "HashJoinParts":
+    def of(cls, node: Any, batch_size: int, *, shuffled: bool, rt: Any = None
+           ) -> "HashJoinParts":
         build_left = node.build_side is BuildSide.LEFT
         jt: JoinType = node.join_type
         build, stream = (node.left, node.right) if build_left else (node.right, node.left)
@@ -109,7 +110,7 @@ class HashJoinParts:
             allowed |= {k.id for k in bkeys if isinstance(k, AttributeReference)}
             ignores = node.condition is None or node.condition.references <= allowed
         return cls(
-            layout=layout_of(node, batch_size, build_left=build_left),
+            layout=layout_of(node, batch_size, build_left=build_left, rt=rt),
             build_left=build_left,
             stream_keys=bind_all(skeys, stream.output),
             build_keys=bind_all(bkeys, build.output),
@@ -277,7 +278,7 @@ def _grace(parts: HashJoinParts, build: Iterable[pa.RecordBatch], stream_fn: Bat
 @operator(BroadcastHashJoinExec)
 def run_broadcast_hash_join(node: BroadcastHashJoinExec, rt: Any) -> list[PartitionFn]:
     """One partition per stream partition, all probing the one broadcast relation."""
-    parts = HashJoinParts.of(node, rt.ctx.batch_size, shuffled=False)
+    parts = HashJoinParts.of(node, rt.ctx.batch_size, shuffled=False, rt=rt)
     build_plan = node.build_plan
     stream_parts = rt.execute(node.streamed_plan)
     metrics = NodeMetricsSink(rt, node)
@@ -321,7 +322,7 @@ def _broadcast_relation(node: Any, build_plan: Any, parts: HashJoinParts, rt: An
 @operator(ShuffledHashJoinExec)
 def run_shuffled_hash_join(node: ShuffledHashJoinExec, rt: Any) -> list[PartitionFn]:
     """One partition per co-partition (left ``i`` with right ``i``)."""
-    parts = HashJoinParts.of(node, rt.ctx.batch_size, shuffled=True)
+    parts = HashJoinParts.of(node, rt.ctx.batch_size, shuffled=True, rt=rt)
     lparts = rt.execute(node.left)
     rparts = rt.execute(node.right)
     if len(lparts) != len(rparts):

@@ -19,6 +19,8 @@ applies one join type's semantics (spark-behavior.md 1.3, 7.2, 7.6) vectorized:
 
 Output batches hold the join's output columns in the join's order (left ++ right, whichever side
 is built; semi/anti: left; existence: left ++ [exists]) and have at most ``batch_size`` rows.
+Columns no parent reads (``JoinLayout.keep``, from :mod:`ember.runtime.local.pruning`: typically
+the join keys a Project above drops) are not gathered: they hold a free all-NULL placeholder.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from ember.execution.joins import PairCondition
 from ember.execution.kernels.batches import make_batch, schema_of
 from ember.expressions.base import AttributeReference, Expression
 from ember.plans.logical.join_type import JoinType
+from ember.runtime.local.pruning import placeholder
 
 # Candidate pairs are enumerated in chunks of at most PAIR_CHUNK_FACTOR * batch_size pairs.
 PAIR_CHUNK_FACTOR = 16
@@ -171,6 +174,8 @@ class JoinLayout:
     out_schema: pa.Schema
     condition: PairCondition | None
     batch_size: int
+    #: per output column: whether a parent reads it (None: all are); unread ones are placeholders
+    keep: tuple[bool, ...] | None = None
 
     @classmethod
     def of(
@@ -182,10 +187,14 @@ class JoinLayout:
         output: Sequence[AttributeReference],
         condition: Expression | None,
         batch_size: int,
+        keep: Sequence[bool] | None = None,
     ) -> "JoinLayout":
         cond = None if condition is None else PairCondition(condition, left_attrs, right_attrs)
-        return cls(join_type, build_left, tuple(left_attrs), tuple(right_attrs), schema_of(output),
-                   cond, max(1, batch_size))
+        schema = schema_of(output)
+        if keep is not None and (len(keep) != len(schema) or all(keep)):
+            keep = None
+        return cls(join_type, build_left, tuple(left_attrs), tuple(right_attrs), schema,
+                   cond, max(1, batch_size), None if keep is None else tuple(keep))
 
     @property
     def left_schema(self) -> pa.Schema:
@@ -209,31 +218,49 @@ class JoinLayout:
         """Output rows ``left[li] ++ right[ri]`` (index -1 = NULL padding; ``ri`` None: no right
         columns, semi/anti; ``exists``: the existence flag column), in batches.
         ``left_identity`` / ``right_identity``: that side's indices are ``0 .. n-1`` (its rows
-        are sliced, not gathered)."""
+        are sliced, not gathered).  Columns not in ``keep`` are placeholders."""
         size = self.batch_size
         n = len(li)
-        lcols = [] if left is None else list(left.columns)
-        ltypes = [f.type for f in self.left_schema]
-        rtypes = [f.type for f in self.right_schema]
-        rcols = [] if right is None else list(right.columns)
+        schema = self.out_schema
+        keep = self.keep
+        nl = len(self.left_attrs)
+        lcols = None if left is None else left.columns
+        rcols = None if right is None else right.columns
         for s in range(0, n, size):
             e = min(n, s + size)
-            lidx = li[s:e]
-            if lcols:
-                cols = ([c.slice(s, e - s) for c in lcols] if left_identity
-                        else [take_nullable(c, lidx) for c in lcols])
-            else:
-                cols = [pa.nulls(e - s, type=t) for t in ltypes]
+            m = e - s
+            cols = _side(lcols, li, s, e, left_identity, schema, keep, 0, nl)
             if ri is not None:
-                ridx = ri[s:e]
-                if rcols:
-                    cols += ([c.slice(s, e - s) for c in rcols] if right_identity
-                             else [take_nullable(c, ridx) for c in rcols])
-                else:
-                    cols += [pa.nulls(e - s, type=t) for t in rtypes]
+                cols += _side(rcols, ri, s, e, right_identity, schema, keep, nl,
+                              len(self.right_attrs))
             if exists is not None:
-                cols.append(pa.array(exists[s:e], type=pa.bool_()))
-            yield make_batch(cols, self.out_schema, e - s)
+                j = len(cols)
+                cols.append(pa.array(exists[s:e], type=pa.bool_())
+                            if keep is None or keep[j] else placeholder(pa.bool_(), m))
+            yield make_batch(cols, schema, m)
+
+
+def _side(cols: list[pa.Array] | None, idx: np.ndarray, s: int, e: int, identity: bool,
+          schema: pa.Schema, keep: tuple[bool, ...] | None, base: int, width: int
+          ) -> list[pa.Array]:
+    """Output columns ``base .. base + width`` for rows ``s:e`` of one side: its columns
+    ``cols`` at ``idx[s:e]`` (``cols`` None: the side is NULL padding), placeholders where
+    ``keep`` says no parent reads the column."""
+    m = e - s
+    out: list[pa.Array] = []
+    sel = None
+    for j in range(width):
+        if keep is not None and not keep[base + j]:
+            out.append(placeholder(schema.field(base + j).type, m))
+        elif cols is None:
+            out.append(pa.nulls(m, type=schema.field(base + j).type))
+        elif identity:
+            out.append(cols[j].slice(s, m))
+        else:
+            if sel is None:
+                sel = idx[s:e]
+            out.append(take_nullable(cols[j], sel))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

@@ -94,7 +94,7 @@ def run_broadcast_nested_loop_join(node: BroadcastNestedLoopJoinExec, rt: Any
                                    ) -> list[PartitionFn]:
     build_left = node.build_side is BuildSide.LEFT
     build_plan, stream_plan = (node.left, node.right) if build_left else (node.right, node.left)
-    layout = layout_of(node, rt.ctx.batch_size, build_left=build_left)
+    layout = layout_of(node, rt.ctx.batch_size, build_left=build_left, rt=rt)
     stream_schema = schema_of(stream_plan.output)
     stream_parts = rt.execute(stream_plan)
     jt: JoinType = node.join_type

@@ -464,11 +464,13 @@ class SortMergeJoinScanner:
 def sort_merge_join_partition(
     node: Any, left: Iterable[pa.RecordBatch], right: Iterable[pa.RecordBatch], batch_size: int,
     memory: MemoryManager, spill_dir: SpillDir, metrics: NodeMetricsSink | None = None,
+    rt: Any = None,
 ) -> Iterator[pa.RecordBatch]:
-    """One partition of ``node`` (a SortMergeJoinExec) over its sorted children's batches."""
+    """One partition of ``node`` (a SortMergeJoinExec) over its sorted children's batches
+    (``rt``: the run, whose parents' reads let unread output columns go ungathered)."""
     jt: JoinType = node.join_type
     stream_right = jt is JoinType.RIGHT_OUTER
-    layout = layout_of(node, batch_size, build_left=stream_right)
+    layout = layout_of(node, batch_size, build_left=stream_right, rt=rt)
     lkeys = bind_all(node.left_keys, node.left.output)
     rkeys = bind_all(node.right_keys, node.right.output)
     lschema, rschema = schema_of(node.left.output), schema_of(node.right.output)
@@ -495,6 +497,6 @@ def run_sort_merge_join(node: SortMergeJoinExec, rt: Any) -> list[PartitionFn]:
 
     def run(lp: PartitionFn, rp: PartitionFn) -> PartitionFn:
         return lambda: sort_merge_join_partition(node, lp(), rp(), size, memory, spill_dir,
-                                                 metrics)
+                                                 metrics, rt)
 
     return [run(lp, rp) for lp, rp in zip(lparts, rparts)]

@@ -88,21 +88,28 @@ def run_file_scan(node: FileSourceScanExec, rt) -> list[PartitionFn]:
     ``node.output``'s columns and skipping row groups (and rows) that ``node.data_filters``
     exclude; about two splits per core.  Other formats (and Hive-partitioned Parquet): one
     partition per file, read whole by ``scan_file_relation``, then the output columns (by
-    attribute id) selected."""
+    attribute id) selected.  A split holding columns other scans of the run also read goes
+    through the run's ``ScanCache`` (``rt.scan_cache``, :mod:`ember.runtime.local.scan_cache`),
+    which decodes each shared column chunk once."""
     from ember.execution import scan
 
     rel = node.relation
     schema = schema_of(node.output)
     if scan.parquet_scan_supported(rel):
-        splits, filters = scan.plan_parquet_splits(rel, node.output, node.data_filters,
-                                                   rt.parallelism)
+        cache = getattr(rt, "scan_cache", None)
+        planned = cache.planned(node) if cache is not None else None
+        splits, filters = planned if planned is not None else scan.plan_parquet_splits(
+            rel, node.output, node.data_filters, rt.parallelism)
         attrs = node.output
         with rt._lock:
             rt.scan_exact_filters[id(node)] = filters[scan.EXACT_KEY]
 
+        masks = filters.get(scan.MASK_KEY) or {}
+
         def split_part(sp) -> PartitionFn:
+            fetch = cache.fetcher(node, sp) if cache is not None else None
             return lambda: scan.read_parquet_split(sp, attrs, filters.get(sp.path),
-                                                   rt.ctx.batch_size)
+                                                   rt.ctx.batch_size, fetch, masks.get(sp.path))
 
         return [split_part(sp) for sp in splits] or [lambda: iter(())]
 
@@ -175,8 +182,11 @@ def run_project(node: ProjectExec, rt) -> list[PartitionFn]:
     return [part(p) for p in rt.execute(child)]
 
 
-def filter_batch(bound, b: pa.RecordBatch) -> pa.RecordBatch | None:
-    """The rows of ``b`` where the bound condition is TRUE (None when there are none)."""
+def filter_batch(bound, b: pa.RecordBatch, keep: tuple[bool, ...] | None = None
+                 ) -> pa.RecordBatch | None:
+    """The rows of ``b`` where the bound condition is TRUE (None when there are none).
+    ``keep``: per column, whether a parent reads it; the others are not filtered but replaced by
+    placeholders (:mod:`ember.runtime.local.pruning`)."""
     res = bound.eval(b)
     if isinstance(res, pa.Scalar):
         return b if res.is_valid and res.as_py() else None
@@ -189,14 +199,23 @@ def filter_batch(bound, b: pa.RecordBatch) -> pa.RecordBatch | None:
         return b
     if not kept:
         return None
-    return b.filter(res) if b.num_columns else make_batch([], b.schema, kept)
+    if not b.num_columns:
+        return make_batch([], b.schema, kept)
+    if keep is None or len(keep) != b.num_columns:
+        return b.filter(res)
+    from ember.runtime.local.pruning import placeholder
+
+    cols = [c.filter(res) if k else placeholder(c.type, kept) for c, k in zip(b.columns, keep)]
+    return make_batch(cols, b.schema, kept)
 
 
 @operator(FilterExec)
 def run_filter(node: FilterExec, rt) -> list[PartitionFn]:
     """Rows where the condition is TRUE.  Over a Parquet scan, the conjuncts the scan already
-    applied exactly (``rt.scan_exact_filters``) are not evaluated again."""
+    applied exactly (``rt.scan_exact_filters``) are not evaluated again.  Columns no parent reads
+    are not filtered (placeholders, :mod:`ember.runtime.local.pruning`)."""
     from ember.expressions.base import and_all, split_conjuncts
+    from ember.runtime.local.pruning import output_mask
 
     child = node.child
     parts = rt.execute(child)
@@ -208,11 +227,13 @@ def run_filter(node: FilterExec, rt) -> list[PartitionFn]:
             return parts
         cond = and_all(rest)
 
+    keep = output_mask(rt, node)
+
     def part(fn: PartitionFn) -> PartitionFn:
         def run() -> Iterator[pa.RecordBatch]:
             bound = prepare(cond, child.output)
             for b in fn():
-                out = filter_batch(bound, b)
+                out = filter_batch(bound, b, keep)
                 if out is not None:
                     yield out
 
