@@ -82,8 +82,14 @@ def test_without_links_or_with_hint_plan_is_kept(session):
 def test_partitioning_relied_upon_keeps_stream_exchange(session):
     sql = ("SELECT big.k, count(*) AS c, sum(small.w) AS w FROM big JOIN small ON big.k = small.k "
            "GROUP BY big.k")
-    _, table, metrics, _, _ = _run(session, sql)
-    assert metrics.replaced
+    _, table, metrics, text, _ = _run(session, sql)
+    # the aggregate above needs the join partitioned on big.k: the join's output is shuffled
+    # (in the big side's place) instead of big itself
+    [new] = metrics.replaced.values()
+    assert type(new).__name__ == "ShuffleExchangeExec"
+    assert isinstance(new.child, BroadcastHashJoinExec)
+    assert "[adaptive: was SortMergeJoin] Exchange hashpartitioning(k#" in text
+    assert not any(isinstance(n, type(new)) for n in new.child.streamed_plan.collect(lambda x: x))
     got = sorted(zip(*[c.to_pylist() for c in table.columns]))
     assert got == [(k, 20, 20 * (k // 3)) for k in range(0, 1000, 3)]
 

@@ -338,7 +338,14 @@ def _to_broadcast(node: SparkPlan, left: _Side | None, right: _Side | None,
             X.finish_members([small.exchange], outs, rt)
             group.members.remove(small.exchange)
             st.groups.pop(id(small.exchange), None)
-            if not keeps_partitioning and big.narrow:
+            reshuffle = keeps_partitioning and big.narrow and _partitions_output(node, big)
+            if reshuffle:
+                # something above needs the join hash-partitioned on the big side's keys: shuffle
+                # the join's output (usually far fewer rows: the broadcast side filters it)
+                # instead of its big input, with the same partitioning, in the big side's place
+                # in the coalesce group
+                stream = big.without_exchange()
+            elif not keeps_partitioning and big.narrow:
                 # nothing above needs the join partitioned: the big side is streamed in its
                 # input's partitions, never shuffled or sorted (beyond Spark, whose AQE has
                 # already shuffled it)
@@ -347,18 +354,37 @@ def _to_broadcast(node: SparkPlan, left: _Side | None, right: _Side | None,
                 stream = big.without_exchange()
             else:  # the big side keeps its exchange (coalesced with the rest of its group)
                 stream = big.top
+            placeholder = BroadcastHashJoinExec(node.left_keys, node.right_keys, jt, side,
+                                                node.condition, node.left, node.right,
+                                                existence_attr=node.existence_attr)
+            bi = 1 if side is BuildSide.RIGHT else 0
+            mode = placeholder.required_child_distribution[bi].mode  # type: ignore[attr-defined]
+            build = BroadcastExchangeExec(mode, small.top)
+            l_child, r_child = (stream, build) if side is BuildSide.RIGHT else (build, stream)
+            joined: SparkPlan = placeholder.copy(left=l_child, right=r_child)
+            if reshuffle:
+                joined = ShuffleExchangeExec(big.exchange.output_partitioning, joined,
+                                             big.exchange.shuffle_origin)
+                i = group.members.index(big.exchange)
+                group.members[i] = joined
+                st.groups.pop(id(big.exchange), None)
+                st.groups[id(joined)] = group
         finally:
             group.busy = False
-    placeholder = BroadcastHashJoinExec(node.left_keys, node.right_keys, jt, side,
-                                        node.condition, node.left, node.right,
-                                        existence_attr=node.existence_attr)
-    bi = 1 if side is BuildSide.RIGHT else 0
-    mode = placeholder.required_child_distribution[bi].mode  # type: ignore[attr-defined]
-    build = BroadcastExchangeExec(mode, small.top)
-    l_child, r_child = (stream, build) if side is BuildSide.RIGHT else (build, stream)
-    joined = placeholder.copy(left=l_child, right=r_child)
     if id(node) in relied_ordering:
         # an operator above relies on the join's ordering (e.g. a sort-merge join reusing it):
         # sort the join's output instead of its (usually much bigger) input
         return SortExec(node.output_ordering, False, joined)
     return joined
+
+
+def _partitions_output(node: SparkPlan, big: _Side) -> bool:
+    """Whether the big side's hash partitioning can be computed on ``node``'s output (its
+    expressions read only columns the join outputs unchanged: the streamed side's)."""
+    part = big.exchange.output_partitioning
+    if not isinstance(part, HashPartitioning):
+        return False
+    refs: set[int] = set()
+    for e in part.expressions:
+        refs |= set(e.references)
+    return refs <= {a.id for a in node.output} and refs <= {a.id for a in big.top.output}

@@ -134,6 +134,14 @@ _PRIMITIVE_LOOKUP = (pa.types.is_integer, pa.types.is_floating, pa.types.is_stri
                      pa.types.is_fixed_size_binary)
 
 
+#: Integer build keys spanning fewer than ``RANGE_FACTOR`` x rows values (and at most
+#: ``_MAX_RANGE``) are coded by value: the key table is a direct-address array (4 bytes a slot),
+#: probed by one gather -- cheaper than a binary search over sorted keys once there are many
+#: probes, the common case.
+RANGE_FACTOR = 16
+_MAX_RANGE = 1 << 24
+
+
 class _ColumnDictionary:
     """Codes of one key column, fixed by the build side; ``probe`` maps new values onto them
     (-1 for NULL or a value absent from the build side)."""
@@ -153,7 +161,7 @@ class _ColumnDictionary:
         if pa.types.is_integer(t) and build.null_count < n:
             mm = pc.min_max(build)
             lo, hi = mm["min"].as_py(), mm["max"].as_py()
-            if hi - lo < max(16 * n, 1 << 20):
+            if hi - lo < max(RANGE_FACTOR * n, 1 << 20) and hi - lo < _MAX_RANGE:
                 v = (build if build.null_count == 0 else pc.fill_null(build, lo))
                 codes = np.subtract(v.to_numpy(zero_copy_only=False), lo, dtype=np.int64)
                 if build.null_count:
