@@ -128,15 +128,35 @@ def test_sort_merge_join_runs_as_shuffled_hash_join(session):
     assert _rows(table) == _want()
 
 
-@pytest.mark.parametrize("jt", ["LEFT OUTER", "RIGHT OUTER", "FULL OUTER", "LEFT SEMI",
-                                "LEFT ANTI"])
-def test_shuffled_hash_conversion_every_join_type(session, jt):
-    sql = (f"SELECT * FROM small {jt} JOIN big ON big.k = small.k AND big.v % 7 <> small.w % 5")
+@pytest.mark.parametrize("jt, build", [("LEFT OUTER", "LEFT"), ("RIGHT OUTER", "LEFT"),
+                                       ("FULL OUTER", "LEFT"), ("LEFT SEMI", "LEFT"),
+                                       ("LEFT ANTI", "LEFT")])
+@pytest.mark.parametrize("cond", [" AND big.v % 7 <> small.w % 5", ""])
+def test_shuffled_hash_conversion_every_join_type(session, jt, build, cond):
+    # small (left) is the smaller side: it is built wherever the local hash join can build it
+    # (Spark's shuffled hash join cannot build the left side of semi / anti joins; Ember's can)
+    sql = f"SELECT * FROM small {jt} JOIN big ON big.k = small.k{cond}"
     _, want, off, _ = _run_with(session, sql, -1, shj=False)
     assert not off.replaced
     _, got, on, _ = _run_with(session, sql, -1, shj=True)
-    assert [type(v).__name__ for v in on.replaced.values()] == ["ShuffledHashJoinExec"]
+    [new] = on.replaced.values()
+    assert type(new).__name__ == "ShuffledHashJoinExec"
+    assert new.build_side.name == build
     assert _rows(got) == _rows(want)
+
+
+@pytest.mark.parametrize("where", [
+    "EXISTS (SELECT 1 FROM big WHERE big.k = small.k AND big.v > 15000) OR small.w < 10",
+    "NOT EXISTS (SELECT 1 FROM big WHERE big.k = small.k AND big.v > small.w * 60 + 1000)",
+    "small.k IN (SELECT k FROM big WHERE v % 3 = 0)"])
+def test_shuffled_hash_conversion_builds_left_of_existence_joins(session, where):
+    sql = f"SELECT * FROM small WHERE {where}"
+    _, want, off, _ = _run_with(session, sql, -1, shj=False)
+    _, got, on, text = _run_with(session, sql, -1, shj=True)
+    assert any(type(v).__name__ == "ShuffledHashJoinExec" and v.build_side.name == "LEFT"
+               for v in on.replaced.values()), text
+    assert _rows(got) == _rows(want)
+    assert len(_rows(want)) > 0
 
 
 CHAIN = ("SELECT b1.v, b2.v AS v2, small.w FROM big b1 JOIN small ON b1.k = small.k "

@@ -27,8 +27,10 @@ ALL_TYPES = (J.INNER, J.CROSS, J.LEFT_OUTER, J.RIGHT_OUTER, J.FULL_OUTER, J.LEFT
 
 BHJ = [(jt, R) for jt in (J.INNER, J.CROSS, J.LEFT_OUTER, J.LEFT_SEMI, J.LEFT_ANTI, J.EXISTENCE)]
 BHJ += [(J.INNER, L), (J.CROSS, L), (J.RIGHT_OUTER, L)]
+# build-left semi / anti / existence: Ember's (the runtime's shuffled-hash conversion)
 SHJ = [(jt, R) for jt in ALL_TYPES] + [(jt, L) for jt in (J.INNER, J.LEFT_OUTER, J.RIGHT_OUTER,
-                                                          J.FULL_OUTER)]
+                                                          J.FULL_OUTER, J.LEFT_SEMI, J.LEFT_ANTI,
+                                                          J.EXISTENCE)]
 SMJ = [(jt, None) for jt in ALL_TYPES]
 BNLJ = [(jt, side) for jt in ALL_TYPES for side in (L, R)]
 

@@ -47,6 +47,8 @@ def _spill_size(rt, plan) -> int:
     (J.INNER, BuildSide.RIGHT), (J.LEFT_OUTER, BuildSide.RIGHT), (J.FULL_OUTER, BuildSide.RIGHT),
     (J.RIGHT_OUTER, BuildSide.RIGHT), (J.LEFT_SEMI, BuildSide.RIGHT),
     (J.LEFT_ANTI, BuildSide.RIGHT), (J.EXISTENCE, BuildSide.RIGHT), (J.LEFT_OUTER, BuildSide.LEFT),
+    # Ember's build-left semi / anti / existence (the runtime's shuffled-hash conversion)
+    (J.LEFT_SEMI, BuildSide.LEFT), (J.LEFT_ANTI, BuildSide.LEFT), (J.EXISTENCE, BuildSide.LEFT),
 ], ids=str)
 def test_shuffled_hash_join_grace_spill(jt, build):
     rng = np.random.default_rng(7)

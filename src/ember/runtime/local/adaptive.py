@@ -22,7 +22,8 @@ Shuffled hash conversion (beyond Spark; ``ember.execution.adaptive.shuffledHashJ
     A sort-merge join whose output ordering nothing above relies on, that was not broadcast, runs
     as a ``ShuffledHashJoinExec`` over the same (co-partitioned, coalesced) exchanges, without
     the two sorts: the side built is the smaller one (shuffle bytes, else the plan's estimates)
-    among those the join type permits (Spark's shuffled-hash build sides), provided each of its
+    among those the join type permits (Spark's shuffled-hash build sides, plus the left side of
+    semi / anti / existence joins, which Ember's hash join can build), provided each of its
     coalesced partitions holds at most ``memoryBudget / (2 x cores)`` bytes -- Spark's
     ``spark.sql.adaptive.maxShuffledHashJoinLocalMapThreshold`` idea, sized from the local
     memory budget.  (Ember's hash join spills, so this is a speed choice, not a safety one.)
@@ -177,12 +178,18 @@ def _estimate(ex: ShuffleExchangeExec, rt) -> float:
 
 
 def _shj_sides(jt) -> list[BuildSide]:
+    """Build sides a shuffled hash join of type ``jt`` may take in the local runtime: Spark's,
+    plus the left side of semi / anti / existence joins (hash_join.py)."""
     sides = []
     if can_build_shuffled_hash_join_right(jt):
         sides.append(BuildSide.RIGHT)
-    if can_build_shuffled_hash_join_left(jt):
+    if can_build_shuffled_hash_join_left(jt) or jt.is_left_existence:
         sides.append(BuildSide.LEFT)
     return sides
+
+
+#: A semi / anti / existence join builds its left side when that is this many times smaller.
+_EXISTENCE_LEFT_FACTOR = 3
 
 
 def _shj_build_side(node: SortMergeJoinExec, left: _Side | None, right: _Side | None,
@@ -197,11 +204,14 @@ def _shj_build_side(node: SortMergeJoinExec, left: _Side | None, right: _Side | 
     sides = _shj_sides(node.join_type)
     if not sides:
         return None
+    # the left side of a semi / anti / existence join is built only when it is much smaller
+    # (its probe marks build rows pair by pair; about even sizes favour building the right side)
+    factor = _EXISTENCE_LEFT_FACTOR if node.join_type.is_left_existence else 1
     if mapped is None or left is None or right is None:
         if len(sides) == 2:
             est_l = _estimate(left.exchange if left else node.left, rt)
             est_r = _estimate(right.exchange if right else node.right, rt)
-            if est_l < est_r:
+            if est_l * factor < est_r:
                 sides.reverse()
         return sides[0]
     n = left.exchange.output_partitioning.num_partitions
@@ -218,7 +228,8 @@ def _shj_build_side(node: SortMergeJoinExec, left: _Side | None, right: _Side | 
                 b += o.bytes
         nbytes += b
         per_side[side] = b
-    if len(sides) == 2 and per_side[BuildSide.LEFT].sum() < per_side[BuildSide.RIGHT].sum():
+    if len(sides) == 2 and (per_side[BuildSide.LEFT].sum() * factor
+                            < per_side[BuildSide.RIGHT].sum()):
         sides.reverse()
     side = sides[0]
     # the grouping the two exchanges get when coalesced together (finish_members)

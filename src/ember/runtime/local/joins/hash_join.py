@@ -15,6 +15,10 @@ side with the stream side's batches; the join-type semantics are the shared
   ``allows_null_key`` and emit the build rows never matched (a bitset) after the stream side;
   LeftSemi/LeftAnti/Existence build with ``ignores_duplicated_key`` when the residual condition
   reads only stream columns and build key columns (Spark's rule, restricted to key *attributes*).
+  Beyond Spark, a shuffled LeftSemi/LeftAnti/Existence join may build its *left* side (the
+  runtime's shuffled-hash conversion does so when the left side is the smaller): the right rows
+  stream through it marking the left rows they match (with the condition, per candidate pair),
+  and the left rows are emitted after the stream side as the bitset decides.
 
 Beyond Spark (whose shuffled hash join cannot spill): when a build partition does not fit the
 run's memory budget, the partition becomes a *grace hash join*: both sides are hash-partitioned on
@@ -116,7 +120,9 @@ class HashJoinParts:
             build_keys=bind_all(bkeys, build.output),
             stream_schema=schema_of(stream.output),
             build_schema=schema_of(build.output),
-            allows_null_key=shuffled and build_outer,
+            # rows that can never match still come out of build-side outer joins, and of
+            # build-left anti / existence joins
+            allows_null_key=shuffled and (build_outer or (build_left and jt.is_left_existence)),
             ignores_duplicated_key=ignores,
             null_aware=bool(getattr(node, "is_null_aware_anti_join", False)),
         )
@@ -132,8 +138,11 @@ class HashJoinParts:
 
 def _check_build_side(jt: JoinType, build_left: bool, *, shuffled: bool) -> None:
     if build_left:
+        # shuffled left semi / anti / existence joins building the left side are Ember's
+        # (the runtime's shuffled-hash conversion picks them when the left side is smaller)
         ok = jt.is_inner_like or jt is JoinType.RIGHT_OUTER or (
-            shuffled and jt in (JoinType.LEFT_OUTER, JoinType.FULL_OUTER))
+            shuffled and (jt in (JoinType.LEFT_OUTER, JoinType.FULL_OUTER)
+                          or jt.is_left_existence))
     else:
         ok = jt is not JoinType.FULL_OUTER or shuffled
         ok = ok and (jt is not JoinType.RIGHT_OUTER or shuffled)
