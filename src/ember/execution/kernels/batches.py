@@ -39,6 +39,16 @@ def _zero_col(num_rows: int) -> pa.RecordBatch:
     )
 
 
+def plain_array(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """``arr`` as one contiguous array with dictionary encoding decoded (what the key kernels --
+    hashing, key codes, sort words -- read)."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.cast(arr.type.value_type)
+    return arr
+
+
 def conform(array: pa.Array | pa.ChunkedArray, target: pa.DataType) -> pa.Array:
     """``array`` as a plain Array of exactly ``target`` type."""
     if isinstance(array, pa.ChunkedArray):

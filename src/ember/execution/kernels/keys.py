@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ember.errors import UnsupportedError
+from ember.execution.kernels.batches import plain_array
 
 _MAX_CARD = 1 << 62
 
@@ -63,13 +64,9 @@ def _densify(codes: np.ndarray) -> tuple[np.ndarray, int]:
 
 def _column_codes(arr: pa.Array) -> tuple[np.ndarray, int]:
     """Codes in ``[0, n)`` for the values of one column, -1 for NULL; returns ``(codes, n)``."""
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
+    arr = plain_array(arr)
     t = arr.type
     length = len(arr)
-    if pa.types.is_dictionary(t):
-        arr = arr.cast(t.value_type)
-        t = arr.type
     if pa.types.is_null(t):
         return np.full(length, -1, dtype=np.int64), 0
     if pa.types.is_struct(t):

@@ -42,6 +42,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ember.errors import UnsupportedError
+from ember.execution.kernels.batches import plain_array
 
 __all__ = ["sort_indices", "order_words"]
 
@@ -200,12 +201,8 @@ def _binary_words(arr: pa.Array, desc: bool, out: list) -> None:
 
 
 def _expand_key(arr: pa.Array, ascending: bool, nulls_first: bool, out: list) -> None:
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
+    arr = plain_array(arr)
     t = arr.type
-    if pa.types.is_dictionary(t):
-        arr = arr.cast(t.value_type)
-        t = arr.type
     if pa.types.is_null(t):
         return
     desc = not ascending

@@ -33,6 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ember.errors import UnsupportedError
+from ember.execution.kernels.batches import plain_array
 from ember.execution.kernels.keys import canonicalize_floats
 
 __all__ = ["hash_columns", "partition_ids"]
@@ -91,13 +92,9 @@ def _bytes_hash(arr: pa.Array) -> np.ndarray:
 
 
 def _column_hash(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
+    arr = plain_array(arr)
     t = arr.type
     n = len(arr)
-    if pa.types.is_dictionary(t):
-        arr = arr.cast(t.value_type)
-        t = arr.type
     if pa.types.is_null(t):
         return np.full(n, _NULL_HASH, dtype=np.uint64)
     valid = _valid(arr)
@@ -180,28 +177,33 @@ def _fixed_values(arr: pa.Array, dtype) -> np.ndarray:
     return np.frombuffer(arr.buffers()[1], dtype=dtype)[arr.offset: arr.offset + n]
 
 
-def _column_word(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """One uint64 per row, equal for equal values of the column (see the module docstring);
-    may be a read-only view of ``arr``'s buffer."""
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
+def fixed_width_words(arr: pa.Array) -> np.ndarray | None:
+    """One uint64 per row of a fixed-width column (integers, dates, times, timestamps,
+    durations, floats after canonicalization, booleans), equal exactly for equal values; NULL
+    slots hold junk; None for other types.  May be a read-only view of ``arr``'s buffer."""
+    arr = plain_array(arr)
     t = arr.type
-    if pa.types.is_dictionary(t):
-        arr = arr.cast(t.value_type)
-        t = arr.type
     if (pa.types.is_integer(t) or pa.types.is_date(t) or pa.types.is_time(t)
             or pa.types.is_timestamp(t) or pa.types.is_duration(t)):
         v = _fixed_values(arr, _INT_WORDS[t.bit_width])
         if pa.types.is_unsigned_integer(t):
             v = v.view(np.dtype(v.dtype.str.replace("i", "u")))
-        w = v.astype(np.int64, copy=False).view(np.uint64)
-    elif pa.types.is_floating(t):
+        return v.astype(np.int64, copy=False).view(np.uint64)
+    if pa.types.is_floating(t):
         v = canonicalize_floats(arr.cast(pa.float64()))
-        w = _fixed_values(v, np.float64).view(np.uint64)
-    elif pa.types.is_boolean(t):
+        return _fixed_values(v, np.float64).view(np.uint64)
+    if pa.types.is_boolean(t):
         v = pc.fill_null(arr, False) if arr.null_count else arr
-        w = np.asarray(v.to_numpy(zero_copy_only=False)).astype(np.uint64)
-    else:
+        return np.asarray(v.to_numpy(zero_copy_only=False)).astype(np.uint64)
+    return None
+
+
+def _column_word(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """One uint64 per row, equal for equal values of the column (see the module docstring);
+    may be a read-only view of ``arr``'s buffer."""
+    arr = plain_array(arr)
+    w = fixed_width_words(arr)
+    if w is None:
         return _column_hash(arr)
     valid = _valid(arr)
     if valid is not None:

@@ -45,7 +45,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ember.execution.kernels.batches import concat, make_batch
+from ember.execution.kernels.batches import concat, make_batch, plain_array
 from ember.execution.kernels.keys import (
     _column_codes,
     _MAX_CARD,
@@ -55,7 +55,7 @@ from ember.execution.kernels.keys import (
 from ember.errors import InternalError
 from ember.expressions.base import Expression
 from ember.expressions.common import to_array
-from ember.runtime.local.hashing import hash_columns
+from ember.runtime.local.hashing import fixed_width_words, hash_columns
 from ember.runtime.local.joins.kernel import Candidates
 
 __all__ = [
@@ -91,34 +91,11 @@ def eval_keys(exprs: Sequence[Expression], batch: pa.RecordBatch) -> list[pa.Arr
 
 def _fixed_width_bits(arr: pa.Array) -> np.ndarray | None:
     """int64 bit patterns of fixed-width values (equal values <=> equal bits, after float
-    canonicalization; NULL slots hold 0), None for other types."""
-    t = arr.type
-    if pa.types.is_floating(t):
-        a = canonicalize_floats(arr.cast(pa.float64()))
-        if a.null_count:
-            a = pc.fill_null(a, 0.0)
-        return np.asarray(a.to_numpy(zero_copy_only=False), dtype=np.float64).view(np.int64)
-    if pa.types.is_boolean(t):
-        a = pc.fill_null(arr, False) if arr.null_count else arr
-        return np.asarray(a.to_numpy(zero_copy_only=False)).astype(np.int64)
-    if pa.types.is_integer(t) and not pa.types.is_uint64(t):
-        a = pc.fill_null(arr, 0) if arr.null_count else arr
-        return a.to_numpy(zero_copy_only=False).astype(np.int64)
-    if (pa.types.is_date(t) or pa.types.is_time(t) or pa.types.is_timestamp(t)
-            or pa.types.is_duration(t)):
-        width = t.bit_width
-        a = arr.view(pa.int64() if width == 64 else pa.int32())
-        a = pc.fill_null(a, 0) if a.null_count else a
-        return a.to_numpy(zero_copy_only=False).astype(np.int64)
-    return None
-
-
-def _plain(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    if pa.types.is_dictionary(arr.type):
-        arr = arr.cast(arr.type.value_type)
-    return arr
+    canonicalization; NULL slots hold junk), None for other types (and uint64)."""
+    if pa.types.is_uint64(arr.type):
+        return None
+    words = fixed_width_words(arr)
+    return None if words is None else words.view(np.int64)
 
 
 def _valid_mask(arr: pa.Array) -> np.ndarray:
@@ -147,7 +124,7 @@ class _ColumnDictionary:
     (-1 for NULL or a value absent from the build side)."""
 
     def __init__(self, build: pa.Array) -> None:
-        build = _plain(build)
+        build = plain_array(build)
         self.type = build.type
         self.kind = "joint"
         self.lo = 0
@@ -211,7 +188,7 @@ class _ColumnDictionary:
         self.card = len(uniq)
 
     def probe(self, arr: pa.Array) -> np.ndarray:
-        arr = _plain(arr)
+        arr = plain_array(arr)
         n = len(arr)
         if self.kind == "null" or self.card == 0 or pa.types.is_null(arr.type):
             return np.full(n, -1, dtype=np.int64)
