@@ -217,23 +217,16 @@ def _shj_build_side(node: SortMergeJoinExec, left: _Side | None, right: _Side | 
     n = left.exchange.output_partitioning.num_partitions
     if right.exchange.output_partitioning.num_partitions != n:
         return None
-    rows = np.zeros(n, dtype=np.int64)
-    nbytes = np.zeros(n, dtype=np.int64)
-    per_side = {}
-    for side, s in ((BuildSide.LEFT, left), (BuildSide.RIGHT, right)):
-        b = np.zeros(n, dtype=np.int64)
-        for o in mapped[id(s.exchange)]:
-            if o.n == n:
-                rows += o.rows
-                b += o.bytes
-        nbytes += b
-        per_side[side] = b
+    per_side = {side: X.target_totals(mapped[id(s.exchange)], n)[1]
+                for side, s in ((BuildSide.LEFT, left), (BuildSide.RIGHT, right))}
     if len(sides) == 2 and (per_side[BuildSide.LEFT].sum() * factor
                             < per_side[BuildSide.RIGHT].sum()):
         sides.reverse()
     side = sides[0]
-    # the grouping the two exchanges get when coalesced together (finish_members)
-    ranges = X.coalesce_ranges(rows, nbytes, rt)
+    # the grouping the exchanges got when coalesced together (finish_members: every member of
+    # the group, not only these two)
+    ranges = X.coalesce_ranges(*X.target_totals((o for outs in mapped.values() for o in outs), n),
+                               rt)
     cum = np.concatenate(([0], np.cumsum(per_side[side])))
     largest = max((int(cum[e] - cum[s]) for s, e in ranges), default=0)
     limit = int(rt.conf.get(MEMORY_BUDGET)) // max(1, 2 * rt.parallelism)

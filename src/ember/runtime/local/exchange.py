@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,7 +65,7 @@ from ember.physical.partitioning import (
 from ember.runtime.local.hashing import partition_ids
 from ember.runtime.local.registry import PartitionFn, operator
 
-__all__ = ["analyze", "materialize", "MapOutput", "coalesce_ranges", "rebatch"]
+__all__ = ["analyze", "materialize", "MapOutput", "coalesce_ranges", "target_totals", "rebatch"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -318,6 +318,17 @@ def _range_pids(node: ShuffleExchangeExec, bounds: list[pa.Array], batch: pa.Rec
 # Coalescing
 
 
+def target_totals(outputs: Iterable[MapOutput], n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rows and bytes per target over the map outputs of ``n`` targets among ``outputs``."""
+    rows = np.zeros(n, dtype=np.int64)
+    nbytes = np.zeros(n, dtype=np.int64)
+    for o in outputs:
+        if o.n == n:
+            rows += o.rows
+            nbytes += o.bytes
+    return rows, nbytes
+
+
 def coalesce_ranges(rows: np.ndarray, nbytes: np.ndarray, rt) -> list[tuple[int, int]]:
     """Adjacent target ranges ``[start, end)`` grouping partitions to the target size."""
     n = len(rows)
@@ -481,13 +492,7 @@ def finish_members(members: list[ShuffleExchangeExec], per_member: list[list[Map
     for i, m in enumerate(members):
         by_n.setdefault(m.output_partitioning.num_partitions, []).append(i)
     for n, idxs in by_n.items():
-        rows = np.zeros(n, dtype=np.int64)
-        nbytes = np.zeros(n, dtype=np.int64)
-        for i in idxs:
-            for o in per_member[i]:
-                if o.n == n:
-                    rows += o.rows
-                    nbytes += o.bytes
+        rows, nbytes = target_totals((o for i in idxs for o in per_member[i]), n)
         ranges = coalesce_ranges(rows, nbytes, rt)
         for i in idxs:
             m = members[i]
