@@ -13,8 +13,12 @@ Broadcast conversion
     the *other side's sort skipped* -- and its exchange too when no operator above relies on the
     join's hash partitioning and only filters/projects lie between the exchange and the join:
     the big side is then streamed in its input's partitions, never shuffled or sorted (beyond
-    Spark, whose AQE has already shuffled it).  Otherwise the big side keeps its exchange,
-    coalesced with the rest of its group.  When an operator above relies on the join's output
+    Spark, whose AQE has already shuffled it).  When something above does rely on that
+    partitioning, the join's *output* is shuffled instead, with the big side's partitioning and
+    in its place in the coalesce group (usually far fewer rows: the broadcast side filters);
+    only when that cannot be done (an aggregate between the exchange and the join, or
+    partitioning columns the join does not output) does the big side keep its exchange.  When
+    an operator above relies on the join's output
     ordering (a sort-merge join reusing it), the broadcast join's output is sorted instead --
     usually far fewer rows than the input the planned sort would have sorted.
 
@@ -135,7 +139,7 @@ class _Side:
 
 
 def _side_of(child: SparkPlan) -> _Side | None:
-    top = child.child if isinstance(child, SortExec) and not child.is_global else child
+    top = _unsorted(child)
     n, narrow = top, True
     while not isinstance(n, ShuffleExchangeExec):
         if isinstance(n, (FilterExec, ProjectExec)):
@@ -265,28 +269,24 @@ def _convert(node: SparkPlan, rt) -> SparkPlan | None:
         return None
     if not rt.conf.get(ADAPTIVE_ENABLED) or not _no_hint(node, rt):
         return None
-    relied_partitioning, relied_ordering = rt.relied_upon
-    ordered = id(node) in relied_ordering
+    ordered = id(node) in rt.relied_upon[1]
     jt = node.join_type
     to_shj = (isinstance(node, SortMergeJoinExec) and not ordered
               and bool(rt.conf.get(ADAPTIVE_SHUFFLED_HASH_JOIN)) and bool(_shj_sides(jt)))
     left, right = _side_of(node.left), _side_of(node.right)
-    mapped: dict[int, list] | None = None
     bhj = _to_broadcast(node, left, right, rt)
-    if isinstance(bhj, dict):
-        mapped = bhj
-    elif bhj is not None:
+    if bhj is not None and not isinstance(bhj, dict):
         return bhj
+    mapped = bhj  # the map outputs, when the broadcast attempt ran the exchanges
     if not to_shj:
         return None
     side = _shj_build_side(node, left, right, mapped, rt)
     if side is None:
         return None
     # both sides stay shuffled (and coalesced together); only the sorts are dropped
-    lchild = left.top if left is not None else _unsorted(node.left)
-    rchild = right.top if right is not None else _unsorted(node.right)
     return ShuffledHashJoinExec(node.left_keys, node.right_keys, jt, side, node.condition,
-                                lchild, rchild, existence_attr=node.existence_attr)
+                                _unsorted(node.left), _unsorted(node.right),
+                                existence_attr=node.existence_attr)
 
 
 def _unsorted(child: SparkPlan) -> SparkPlan:
@@ -297,8 +297,8 @@ def _to_broadcast(node: SparkPlan, left: _Side | None, right: _Side | None,
                   rt) -> SparkPlan | dict[int, list] | None:
     """Runtime broadcast conversion: the broadcast hash join replacing ``node`` (sorted again
     when an operator above relies on ``node``'s ordering); or, when the side to broadcast turned
-    out too big, the map outputs of both exchanges (which then ran, and were coalesced together
-    with the rest of their group); or None when not applicable."""
+    out too big, the map outputs of every exchange of the coalesce group by id (they then ran,
+    and were coalesced together); or None when not applicable."""
     from ember.runtime.local import exchange as X
 
     threshold = int(rt.conf.get(AUTO_BROADCAST_THRESHOLD))
