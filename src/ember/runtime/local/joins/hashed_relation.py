@@ -9,13 +9,19 @@ probe side arrives later, batch by batch):
 - floating point keys are canonicalized first (every NaN equal, ``-0.0 == 0.0``,
   ``canonicalize_floats``);
 - integer columns spanning a small range are coded ``value - min`` (probe: a range check);
+- other fixed-width columns (sparse integers, dates, timestamps, floats...) are coded through a
+  :class:`_KeyTable`: a linear-probing hash table (power-of-two slots >= 2x the distinct keys,
+  Fibonacci hashing) built and probed in vectorized rounds, each round advancing every
+  still-unresolved key by one slot; a key set that defeats the mixer (more than
+  ``_MAX_VISITS_PER_KEY`` slot visits a key) falls back to the sorted distinct keys and a binary
+  search.  ``HASH_TABLE = False`` forces that fallback (tests compare both paths);
 - other primitive columns are dictionary-encoded; the probe side is looked up with
   ``pyarrow.compute.index_in`` against that dictionary;
 - structs and arrays keep one representative value per build code; a probe batch is encoded
   jointly with those representatives (``encode_arrays``), then mapped back.
 
-The combined codes are densified (sorted distinct codes) whenever the radix product would
-overflow, and the same steps are replayed on the probe codes.
+The combined codes are densified (through a :class:`_KeyTable`, or sorted distinct codes)
+whenever the radix product would overflow, and the same steps are replayed on the probe codes.
 
 Index.  One code-indexed table (int32 when row numbers fit) with a trailing -1 slot, so code -1
 (NULL / absent) gathers "no row" without a mask.  Every valid build row is scattered into its
@@ -23,7 +29,8 @@ code's slot; reading the slots back tells whether every key is unique (a key wit
 back the other row for one of them).  Unique keys (Spark's ``keyIsUnique``) keep the table as a
 direct code -> row map: a probe is one gather.  ``ignores_duplicated_key`` keeps the first row of
 each key (``numpy.minimum.at`` over the scattered table) and probes the same way.  Otherwise
-build rows are stably sorted by code, so the rows of one key are a contiguous run in insertion
+build rows are stably sorted by code (one or two passes of numpy's 16-bit radix argsort,
+``RADIX_GROUPING``), so the rows of one key are a contiguous run in insertion
 order; the table maps a code to its key's run number and two arrays as small as the number of
 keys give each run's start and length (plus a trailing empty run): a probe is three gathers of
 ``(start, count)`` per stream row (:class:`~ember.runtime.local.joins.kernel.Candidates`), with
@@ -118,6 +125,148 @@ _PRIMITIVE_LOOKUP = (pa.types.is_integer, pa.types.is_floating, pa.types.is_stri
 RANGE_FACTOR = 16
 _MAX_RANGE = 1 << 24
 
+#: Sparse fixed-width keys (and densified multi-column codes) are found in a :class:`_KeyTable`
+#: (open addressing); False restores the binary search over the sorted distinct keys (kept so
+#: tests and A/B measurements can compare both paths).
+HASH_TABLE = True
+#: Build rows are grouped by key code with a (two-pass) 16-bit radix argsort; False restores
+#: numpy's stable comparison argsort.
+RADIX_GROUPING = True
+
+_FIB = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / golden ratio (Fibonacci hashing)
+#: A table build giving up after this many slot visits per key (a pathological key set for the
+#: mixer, e.g. long runs of colliding keys) falls back to the sorted distinct keys.
+_MAX_VISITS_PER_KEY = 8
+
+
+class _KeyTable:
+    """int64 keys -> dense codes ``0..card-1``: a linear-probing hash table built and probed in
+    vectorized rounds (every still-unresolved key advances one slot per round).
+
+    ``slots`` is a power of two >= 2x the distinct keys (load <= 1/2, so a probe meets an empty
+    slot within a few slots); the slot of a key is the top bits of ``k * 2**64/phi`` (mod 2**64)
+    (Fibonacci hashing).  ``keys`` holds each slot's key, ``codes`` its dense code (-1: empty).
+    Codes number the keys in slot order (not in key order).  12 bytes a slot, at most 48 bytes
+    a distinct key."""
+
+    __slots__ = ("keys", "codes", "shift", "mask", "card")
+
+    def __init__(self, keys: np.ndarray, codes: np.ndarray, card: int) -> None:
+        self.keys, self.codes, self.card = keys, codes, card
+        self.mask = len(keys) - 1
+        self.shift = np.uint64(64 - (len(keys).bit_length() - 1))
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.keys.nbytes + self.codes.nbytes)
+
+    @staticmethod
+    def _home(values: np.ndarray, shift: np.uint64) -> np.ndarray:
+        h = values.view(np.uint64) * _FIB
+        h >>= shift
+        return h.view(np.int64)
+
+    @classmethod
+    def build(cls, values: np.ndarray) -> tuple["_KeyTable | None", np.ndarray]:
+        """The table of ``values`` (int64) and each value's code; ``(None, empty)`` when the
+        keys collide too much for linear probing (the caller falls back to a binary search)."""
+        values = np.ascontiguousarray(values, dtype=np.int64)
+        n = len(values)
+        run_of = None
+        if n > 1:
+            # Equal keys are often adjacent (input clustered by key): insert one key per run.
+            head = np.empty(n, dtype=bool)
+            head[0] = True
+            np.not_equal(values[1:], values[:-1], out=head[1:])
+            runs = np.flatnonzero(head)
+            if len(runs) < n - (n >> 3):
+                run_of = np.cumsum(head, dtype=np.int64)
+                run_of -= 1
+                values = values[runs]
+        table, slot_of = cls._insert(values, 2 * len(values))
+        if table is None:
+            return None, np.zeros(0, dtype=np.int64)
+        occupied = table.codes >= 0
+        card = int(np.count_nonzero(occupied))
+        table.codes[occupied] = np.arange(card, dtype=np.int32)
+        table.card = card
+        codes = table.codes[slot_of]
+        if len(table.keys) > 4 * max(card, 4):
+            # many duplicates: re-insert only the distinct keys into a table sized for them
+            distinct = table.keys[occupied]  # in slot order, i.e. code order
+            small, dslot = cls._insert(distinct, 2 * card)
+            if small is not None:
+                small.codes[dslot] = np.arange(card, dtype=np.int32)
+                small.card = card
+                table = small
+        if run_of is not None:
+            codes = codes[run_of]
+        return table, codes.astype(np.int64)
+
+    @classmethod
+    def _insert(cls, values: np.ndarray, min_slots: int
+                ) -> tuple["_KeyTable | None", np.ndarray]:
+        n = len(values)
+        size = 1 << max(int(min_slots - 1).bit_length(), 4)
+        # (a slot's key is only read once the slot is occupied)
+        table = cls(np.empty(size, dtype=np.int64), np.full(size, -1, dtype=np.int32), 0)
+        tk, tc, mask = table.keys, table.codes, table.mask
+        slot_of = np.empty(n, dtype=np.int64)
+        slot = cls._home(values, table.shift)
+        keys, idx = values, None  # idx None: every key still live, in input order
+        budget = _MAX_VISITS_PER_KEY * n + 1024
+        while len(keys):
+            budget -= len(keys)
+            if budget < 0:
+                return None, slot_of
+            free = tc[slot] < 0
+            if free.any():
+                # claim the empty slots (one of several keys claiming a slot wins, the others
+                # read back another key and move on; copies of one key move together)
+                fs = slot[free]
+                tk[fs] = keys[free]
+                tc[fs] = 0
+            hit = tk[slot] == keys
+            if idx is None:
+                slot_of[hit] = slot[hit]
+                idx = np.flatnonzero(~hit)
+                keys = keys[idx]
+                slot = slot[idx]
+            else:
+                slot_of[idx[hit]] = slot[hit]
+                miss = ~hit
+                idx, keys, slot = idx[miss], keys[miss], slot[miss]
+            slot += 1
+            slot &= mask
+        return table, slot_of
+
+    def lookup(self, values: np.ndarray) -> np.ndarray:
+        """The code of each of ``values`` (int64), -1 for a key not in the table."""
+        values = np.ascontiguousarray(values, dtype=np.int64)
+        if not self.card:
+            return np.full(len(values), -1, dtype=np.int64)
+        tk, tc, mask = self.keys, self.codes, self.mask
+        slot = self._home(values, self.shift)
+        # round 1 over every value; later rounds over those that met another key
+        c = tc[slot]
+        occupied = c >= 0
+        hit = tk[slot] == values
+        hit &= occupied
+        out = np.where(hit, c, np.int64(-1))
+        idx = np.flatnonzero(np.greater(occupied, hit))  # occupied by another key
+        keys, slot = values[idx], slot[idx]
+        while len(idx):
+            slot += 1
+            slot &= mask
+            c = tc[slot]
+            occupied = c >= 0
+            hit = tk[slot] == keys
+            hit &= occupied
+            out[idx[hit]] = c[hit]
+            more = np.greater(occupied, hit)
+            idx, keys, slot = idx[more], keys[more], slot[more]
+        return out
+
 
 class _ColumnDictionary:
     """Codes of one key column, fixed by the build side; ``probe`` maps new values onto them
@@ -129,6 +278,8 @@ class _ColumnDictionary:
         self.kind = "joint"
         self.lo = 0
         self.card = 0
+        self.table: _KeyTable | None = None
+        self.uniq: np.ndarray | None = None
         n = len(build)
         t = build.type
         if pa.types.is_null(t):
@@ -147,10 +298,23 @@ class _ColumnDictionary:
                 return
         bits = _fixed_width_bits(build)
         if bits is not None:
-            # Sorted distinct bit patterns (floats canonicalized): probing is a binary search,
-            # no hash table is rebuilt per probe batch.
-            valid = _valid_mask(build)
-            self.uniq = _sorted_unique(bits[valid])
+            # Distinct bit patterns (floats canonicalized) in a hash table built once; without
+            # it (or when the keys defeat its mixer) sorted, and probing is a binary search.
+            valid = _valid_mask(build) if build.null_count else None
+            vbits = bits if valid is None else bits[valid]
+            if HASH_TABLE:
+                self.table, codes = _KeyTable.build(vbits)
+                if self.table is not None:
+                    self.kind, self.card = "bits", self.table.card
+                    if valid is None:
+                        self.codes = codes
+                    else:
+                        self.codes = np.full(n, -1, dtype=np.int64)
+                        self.codes[valid] = codes
+                    return
+            if valid is None:
+                valid = np.ones(n, dtype=bool)
+            self.uniq = _sorted_unique(vbits)
             codes = np.searchsorted(self.uniq, bits).astype(np.int64)
             self.kind, self.card = "bits", len(self.uniq)
             self.codes = np.where(valid, codes, -1)
@@ -211,6 +375,11 @@ class _ColumnDictionary:
             return c
         if self.kind == "bits":
             bits = _fixed_width_bits(arr)
+            if bits is not None and self.table is not None:
+                codes = self.table.lookup(bits)
+                if arr.null_count:
+                    codes[~_valid_mask(arr)] = -1
+                return codes
             if bits is not None:
                 valid = _valid_mask(arr)
                 pos = np.minimum(np.searchsorted(self.uniq, bits), len(self.uniq) - 1)
@@ -282,6 +451,8 @@ class _KeyEncoder:
                 c = self.columns[i].probe(keys[i])
                 i += 1
                 combined = np.where((combined < 0) | (c < 0), -1, combined * arg + c)
+            elif isinstance(arg, _KeyTable):
+                combined = arg.lookup(combined)  # -1 (NULL / absent) is never a key
             else:
                 uniq = arg
                 pos = np.searchsorted(uniq, combined)
@@ -291,6 +462,19 @@ class _KeyEncoder:
                 combined = np.where(found, pos_c, -1)
         assert combined is not None
         return combined.astype(np.int64, copy=False)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the probe-side structures (hash tables, sorted distinct keys)."""
+        n = 0
+        for col in self.columns:
+            for a in (col.table, col.uniq):
+                if a is not None:
+                    n += a.nbytes
+        for _, arg in self.steps:
+            if isinstance(arg, (_KeyTable, np.ndarray)):
+                n += arg.nbytes
+        return int(n)
 
 
 def _sorted_unique(values: np.ndarray) -> np.ndarray:
@@ -305,12 +489,37 @@ def _sorted_unique(values: np.ndarray) -> np.ndarray:
     return s[head]
 
 
-def _densify_valid(codes: np.ndarray) -> tuple[np.ndarray, int, np.ndarray]:
+def _densify_valid(codes: np.ndarray) -> tuple[np.ndarray, int, "np.ndarray | _KeyTable"]:
+    """Codes renumbered ``0..card-1`` (-1 kept) and the index that renumbers probe codes: a
+    :class:`_KeyTable`, or the sorted distinct codes."""
     valid = codes >= 0
+    if HASH_TABLE:
+        all_valid = bool(valid.all())
+        table, dense = _KeyTable.build(codes if all_valid else codes[valid])
+        if table is not None:
+            if all_valid:
+                return dense, max(table.card, 1), table
+            out = np.full(len(codes), -1, dtype=np.int64)
+            out[valid] = dense
+            return out, max(table.card, 1), table
     uniq = _sorted_unique(codes[valid])
     out = np.full(len(codes), -1, dtype=np.int64)
     out[valid] = np.searchsorted(uniq, codes[valid])
     return out, max(len(uniq), 1), uniq
+
+
+def _stable_argsort(codes: np.ndarray, card: int) -> np.ndarray:
+    """``numpy.argsort(codes, kind="stable")`` for codes in ``[0, card)``: one or two passes of
+    numpy's 16-bit radix argsort (low half, then high half), several times faster than its
+    comparison sort on hundreds of thousands of codes."""
+    if not RADIX_GROUPING or card > (1 << 32) or len(codes) < 256:
+        return np.argsort(codes, kind="stable")
+    if card <= (1 << 16):
+        return np.argsort(codes.astype(np.uint16), kind="stable")
+    low = np.argsort(codes.astype(np.uint16), kind="stable")  # truncates to the low 16 bits
+    high = codes[low]
+    high >>= 16
+    return low[np.argsort(high.astype(np.uint16), kind="stable")]
 
 
 class HashedRelation:
@@ -357,7 +566,7 @@ class HashedRelation:
             # table maps a code to its key's *group* (runs numbered in code order), and the
             # per-group start / count arrays are as small as the number of keys (not the code
             # range); a trailing group (start 0, count 0) answers code -1 and absent codes.
-            by_code = np.argsort(vcodes, kind="stable")
+            by_code = _stable_argsort(vcodes, card)
             self.order = valid[by_code]
             sorted_codes = vcodes[by_code]
             head = np.empty(len(sorted_codes), dtype=bool)
@@ -420,7 +629,7 @@ class HashedRelation:
 
     def estimated_size(self) -> int:
         """Bytes held: the rows plus the index."""
-        n = self.batch.nbytes
+        n = self.batch.nbytes + (self.encoder.nbytes if self.encoder is not None else 0)
         for a in (self._match_ext, self.order, self._group_ext, self._group_first_ext,
                   self._group_count_ext):
             if a is not None:
