@@ -20,6 +20,15 @@ side with the stream side's batches; the join-type semantics are the shared
   stream through it marking the left rows they match (with the condition, per candidate pair),
   and the left rows are emitted after the stream side as the bitset decides.
 
+Bounded residuals (both hash joins): a LeftSemi / LeftAnti / ExistenceJoin building the right side
+(not null aware) whose residual is one comparison ``b OP x`` of a build column with a stream
+expression (``NOT (b = x)``, ``<``, ``<=``, ``>``, ``>=``; types ordered alike by Arrow and Spark)
+builds a :class:`~ember.runtime.local.joins.residual_bounds.BoundedRelation` instead: one row
+per key with ``min(b)`` / ``max(b)``, probed with one lookup and one vectorized comparison per
+stream batch (no candidate pairs).  Chosen in :meth:`HashJoinParts.of` (``HashJoinParts.bounds``),
+so broadcast builds, shuffled builds and each grace-spilled bucket all take it; TPC-H Q21's
+``NOT (l_suppkey = l_suppkey)`` semi / anti joins are the motivating case.
+
 Beyond Spark (whose shuffled hash join cannot spill): when a build partition does not fit the
 run's memory budget, the partition becomes a *grace hash join*: both sides are hash-partitioned on
 their keys into :data:`GRACE_FANOUT` spill buckets (Arrow IPC files), and bucket pairs are joined one
@@ -68,6 +77,11 @@ from ember.runtime.local.joins.hashed_relation import (
     eval_keys,
 )
 from ember.runtime.local.joins.kernel import JoinKernel, JoinLayout
+from ember.runtime.local.joins.residual_bounds import (
+    BoundedRelation,
+    ResidualBound,
+    analyze_residual,
+)
 from ember.runtime.local.joins.spill import (
     Reservation,
     SpillBucket,
@@ -96,6 +110,9 @@ class HashJoinParts:
     allows_null_key: bool
     ignores_duplicated_key: bool
     null_aware: bool
+    #: the residual is one build-column comparison: probe min / max bounds, no pairs
+    #: (:mod:`.residual_bounds`)
+    bounds: ResidualBound | None = None
 
     @classmethod
     def of(cls, node: Any, batch_size: int, *, shuffled: bool, rt: Any = None
@@ -113,6 +130,7 @@ class HashJoinParts:
             allowed = {a.id for a in stream.output}
             allowed |= {k.id for k in bkeys if isinstance(k, AttributeReference)}
             ignores = node.condition is None or node.condition.references <= allowed
+        null_aware = bool(getattr(node, "is_null_aware_anti_join", False))
         return cls(
             layout=layout_of(node, batch_size, build_left=build_left, rt=rt),
             build_left=build_left,
@@ -124,10 +142,18 @@ class HashJoinParts:
             # build-left anti / existence joins
             allows_null_key=shuffled and (build_outer or (build_left and jt.is_left_existence)),
             ignores_duplicated_key=ignores,
-            null_aware=bool(getattr(node, "is_null_aware_anti_join", False)),
+            null_aware=null_aware,
+            bounds=analyze_residual(jt, build_left, null_aware, node.condition, build.output,
+                                    stream.output, bkeys),
         )
 
-    def build_relation(self, batches: Iterable[pa.RecordBatch] | pa.Table) -> HashedRelation:
+    def build_relation(self, batches: Iterable[pa.RecordBatch] | pa.Table
+                       ) -> HashedRelation | BoundedRelation:
+        if self.bounds is not None:
+            if isinstance(batches, pa.Table):
+                batches = batches.to_batches()
+            return BoundedRelation(self.bounds, self.build_keys,
+                                   (conform_batch(b, self.build_schema) for b in batches))
         if not isinstance(batches, pa.Table):
             batches = (conform_batch(b, self.build_schema) for b in batches)
         return HashedRelation.build(
@@ -152,7 +178,7 @@ def _check_build_side(jt: JoinType, build_left: bool, *, shuffled: bool) -> None
         raise InternalError(f"{name} cannot run {jt} with {side}")
 
 
-def probe(parts: HashJoinParts, relation: HashedRelation,
+def probe(parts: HashJoinParts, relation: HashedRelation | BoundedRelation,
           stream: Iterable[pa.RecordBatch], workers: int = 1) -> Iterator[pa.RecordBatch]:
     """Stream ``stream``'s batches through ``relation`` (7.2; 7.3 when null aware), then emit the
     rows decided by the build-side bitset (build-side outer joins).  ``workers`` > 1 probes
@@ -162,6 +188,16 @@ def probe(parts: HashJoinParts, relation: HashedRelation,
         yield from _null_aware_anti(parts, relation, stream, workers)
         return
     kernel = JoinKernel(layout, relation.batch)
+    if isinstance(relation, BoundedRelation):
+        def bounded(b: pa.RecordBatch) -> list[pa.RecordBatch]:
+            b = conform_batch(b, parts.stream_schema)
+            if not b.num_rows:
+                return []
+            return list(kernel.process_exists(
+                b, relation.exists(b, eval_keys(parts.stream_keys, b))))
+
+        yield from map_batches_ordered(bounded, stream, workers)
+        return
 
     def one(b: pa.RecordBatch) -> list[pa.RecordBatch]:
         b = conform_batch(b, parts.stream_schema)
@@ -239,6 +275,9 @@ def shuffled_hash_join_partition(
         relation = parts.build_relation(held)
         del held
         size = relation.estimated_size()
+        if isinstance(relation, BoundedRelation):  # the build rows are gone: hold the bounds only
+            res.release_all()
+            res.force_add(size)
         metrics.add(build_size=size, build_time_ns=time.perf_counter_ns() - t0)
         metrics.record_memory(size)
         yield from probe(parts, relation, stream_fn())
@@ -313,15 +352,16 @@ def run_broadcast_hash_join(node: BroadcastHashJoinExec, rt: Any) -> list[Partit
 
 
 def _broadcast_relation(node: Any, build_plan: Any, parts: HashJoinParts, rt: Any
-                        ) -> HashedRelation:
+                        ) -> HashedRelation | BoundedRelation:
     from ember.physical.partitioning import HashedRelationBroadcastMode
 
     if isinstance(build_plan, BroadcastExchangeExec):
         value = rt.broadcast(build_plan)
         mode = build_plan.mode
         if (isinstance(mode, HashedRelationBroadcastMode) and len(mode.keys) == len(parts.build_keys)
-                and mode.is_null_aware == parts.null_aware):
+                and mode.is_null_aware == parts.null_aware and parts.bounds is None):
             return value.relation
+        # (a bounded residual reduces the broadcast rows into a relation of its own, once per run)
         return parts.build_relation(value.table)
     # No exchange below (a plan built by hand): collect the build side here.
     batches = [b for fn in rt.execute(build_plan) for b in fn()]

@@ -32,6 +32,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ember.errors import InternalError
 from ember.execution.joins import PairCondition
 from ember.execution.kernels.batches import make_batch, schema_of
 from ember.expressions.base import AttributeReference, Expression
@@ -353,6 +354,17 @@ class JoinKernel:
                 rows = np.arange(prev, done, dtype=np.int64)
                 yield from self._stream_existence(stream, rows, stream_matched[prev:done])
             prev = max(prev, done)
+
+    def process_exists(self, stream: pa.RecordBatch, matched: np.ndarray
+                       ) -> Iterator[pa.RecordBatch]:
+        """Output rows for ``stream`` of a stream-side semi / anti / existence join whose
+        per-row answer ``matched`` (some build row satisfies key and condition) was decided
+        without candidate pairs (:mod:`.residual_bounds`)."""
+        if not self.stream_existence:
+            raise InternalError("process_exists needs a stream-side semi / anti / existence join")
+        n = stream.num_rows
+        if n:
+            yield from self._stream_existence(stream, np.arange(n, dtype=np.int64), matched)
 
     def _process_direct(self, stream: pa.RecordBatch, match: np.ndarray
                         ) -> Iterator[pa.RecordBatch]:
