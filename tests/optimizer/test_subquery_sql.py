@@ -65,3 +65,38 @@ def test_scalar_subquery_too_many_rows(session):
     with pytest.raises(EmberError) as e:
         rows(session, "SELECT (SELECT c FROM s)")
     assert e.value.error_class == "SCALAR_SUBQUERY_TOO_MANY_ROWS"
+
+
+@pytest.fixture(scope="module")
+def parquet_session(tmp_path_factory):
+    """Parquet sources: no ConvertToLocalRelation folds the derived tables' Projects away."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    d = tmp_path_factory.mktemp("corr")
+    pq.write_table(pa.table({"k": pa.array([1, 2, 3, None, 5], pa.int64()),
+                             "w": pa.array([10, 20, 30, 40, 50], pa.int64())}), d / "o.parquet")
+    pq.write_table(pa.table({"k": pa.array([1, 1, 3, 4, 6, None], pa.int64()),
+                             "v": pa.array([5, 15, 35, 45, 1, 2], pa.int64())}), d / "i.parquet")
+    s = ember.Session()
+    s.sql(f"CREATE TEMP VIEW o USING parquet OPTIONS (path '{d / 'o.parquet'}')")
+    s.sql(f"CREATE TEMP VIEW i USING parquet OPTIONS (path '{d / 'i.parquet'}')")
+    return s
+
+
+# The subqueries read a column the derived table computes: pushing the filter below, or
+# collapsing the Projects, must not leave the subquery's outer reference dangling.
+# Rows from PySpark 4.3 on the same Parquet files.
+@pytest.mark.parametrize("sql,expected", [
+    ("SELECT s.k, s.w FROM (SELECT IF(w = 30, NULL, k) AS k, w FROM o) s "
+     "WHERE EXISTS (SELECT 1 FROM i WHERE i.k = s.k) ORDER BY s.w", [(1, 10)]),
+    ("SELECT s.k, s.w FROM (SELECT k + 1 AS k, w FROM o) s "
+     "WHERE NOT EXISTS (SELECT 1 FROM i WHERE i.k = s.k AND i.v > s.w) AND s.w > 10 "
+     "ORDER BY s.w", [(None, 40), (6, 50)]),
+    ("SELECT s.k2, s.w FROM (SELECT k * 2 AS k2, w FROM o) s "
+     "WHERE s.k2 IN (SELECT i.k FROM i WHERE i.v < s.w) ORDER BY s.w", [(6, 30)]),
+    ("SELECT s.k, (SELECT max(v) FROM i WHERE i.k = s.k) AS m "
+     "FROM (SELECT k - 1 AS k, w FROM o) s ORDER BY s.w",
+     [(0, None), (1, 15), (2, None), (None, None), (4, 45)]),
+])
+def test_correlated_subquery_over_derived_table_aliases(parquet_session, sql, expected):
+    assert rows(parquet_session, sql) == expected

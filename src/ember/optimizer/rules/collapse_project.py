@@ -12,7 +12,8 @@ NOT applied when a lower alias is non-deterministic (``rand() AS r`` referenced 
 evaluated once per row), or when an expensive lower alias is referenced more than once above
 (it would be computed twice) unless ``spark.sql.optimizer.collapseProjectAlwaysInline``; cheap
 ones (attributes, foldable expressions, aliases of those) are always inlined.  A Project over an
-Aggregate is not collapsed when it holds a correlated scalar subquery.  Top-level references keep
+Aggregate is not collapsed when it holds a correlated scalar subquery, nor any Project whose
+correlated subqueries read a lower alias as an outer column.  Top-level references keep
 their name: ``Project [x#3]`` over ``(a + 1) AS x#3`` becomes ``(a + 1) AS x#3``.
 
 **RemoveNoopOperators** removes a Project whose output is its child's (same attribute ids, in
@@ -135,6 +136,20 @@ def _has_correlated_scalar_subquery(exprs: Iterable[Expression]) -> bool:
                is not None for e in exprs)
 
 
+def _subquery_reads_alias(upper: Iterable[Expression], lower: Iterable[Expression]) -> bool:
+    """Whether a correlated subquery above reads a lower alias as an outer column: its plan's
+    ``OuterReference`` names the alias, which inlining would remove (Spark pulls correlated
+    predicates out of subqueries before collapsing; Ember decorrelates only when the subquery
+    becomes a join, so such Projects stay apart)."""
+    from ember.expressions.subquery import SubqueryExpression
+
+    ids = set(alias_map(lower))
+    if not ids:
+        return False
+    return any(e.find(lambda x: isinstance(x, SubqueryExpression) and any(
+        a.references & ids for a in getattr(x, "outer_attrs", ()))) is not None for e in upper)
+
+
 def _is_renaming(list1: tuple[Expression, ...], list2: tuple[Expression, ...]) -> bool:
     if len(list1) != len(list2):
         return False
@@ -164,11 +179,13 @@ class CollapseProject(Rule):
         def rule(p: LogicalPlan) -> LogicalPlan:
             match p:
                 case Project(project_list=upper, child=Project(project_list=lower) as p2) if (
-                        can_collapse_expressions(upper, lower, always)):
+                        can_collapse_expressions(upper, lower, always)
+                        and not _subquery_reads_alias(upper, lower)):
                     return p2.copy(project_list=build_cleaned_project_list(upper, lower))
                 case Project(project_list=upper, child=Aggregate(aggregate_expressions=lower)
                              as agg) if (can_collapse_expressions(upper, lower, always)
-                                         and not _has_correlated_scalar_subquery(upper)):
+                                         and not _has_correlated_scalar_subquery(upper)
+                                         and not _subquery_reads_alias(upper, lower)):
                     return agg.copy(aggregate_expressions=build_cleaned_project_list(upper, lower))
                 case Project(project_list=l1, child=Limit(child=Project(project_list=l2) as p2)
                              as lim) if _is_renaming(l1, l2):

@@ -12,7 +12,8 @@ CombineFilters module's), then the first, then the second, as Spark's does::
 PushPredicateThroughNonJoin, for ``Filter`` over:
 
 - ``Project`` whose items are all deterministic: the whole condition goes below, aliases replaced
-  by their expressions (not when a subquery in the condition reads the Project's input).
+  by their expressions (not when a subquery in the condition reads the Project's input); a
+  conjunct whose correlated subquery reads one of the Project's aliases stays above it.
 - ``Aggregate`` with grouping expressions and deterministic items: conjuncts that are
   deterministic, reference something, and after alias replacement read only the child's output
   (so: over grouping columns, never over aggregate results) go below; the rest stay above.
@@ -115,6 +116,21 @@ def _can_push_through_condition(plan: LogicalPlan, condition: Expression) -> boo
         lambda x: isinstance(x, SubqueryExpression) and bool(x.plan.output_set & ids))
 
 
+def _correlated_on(condition: Expression, aliases: dict[int, Expression]) -> bool:
+    """Whether a correlated subquery in ``condition`` reads one of ``aliases`` as an outer
+    column.  Such a conjunct stays above the Project defining the alias: the subquery plan's
+    ``OuterReference`` names the alias, which does not exist below it (Spark pulls the
+    correlated predicates out of the subquery first, PullupCorrelatedPredicates, and then
+    rewrites them like any other expression; Ember decorrelates only when the subquery becomes
+    a join)."""
+    from ember.expressions.subquery import SubqueryExpression
+
+    if not aliases:
+        return False
+    return condition.exists(lambda x: isinstance(x, SubqueryExpression) and any(
+        a.references & aliases.keys() for a in getattr(x, "outer_attrs", ())))
+
+
 def _push_down(f: Filter, grandchild: LogicalPlan, insert) -> LogicalPlan:
     """Spark's ``pushDownPredicate``: deterministic conjuncts over ``grandchild``'s output go
     below (``insert(cond)`` builds the new child), the rest stay on top."""
@@ -137,7 +153,15 @@ def push_predicate_through_non_join(p: LogicalPlan) -> LogicalPlan | None:
     match p:
         case Filter(condition=cond, child=Project(project_list=items, child=grand) as proj) if (
                 all(e.deterministic for e in items) and _can_push_through_condition(grand, cond)):
-            return proj.copy(child=Filter(_replace_alias(cond, _alias_map(items)), grand))
+            aliases = _alias_map(items)
+            down: list[Expression] = []
+            stay: list[Expression] = []
+            for c in split_conjunctive_predicates(cond):
+                (stay if _correlated_on(c, aliases) else down).append(c)
+            if not down:
+                return None
+            return _filter(stay, proj.copy(child=Filter(_replace_alias(and_all(down), aliases),
+                                                        grand)))
         case Filter(condition=cond, child=Aggregate() as agg) if (
                 agg.grouping_expressions
                 and all(e.deterministic for e in agg.aggregate_expressions)):
