@@ -14,7 +14,8 @@ Ember does not implement are simply absent from a batch, batches left empty are 
     Infer Filters                         Once        InferFiltersFromConstraints
     Operator Optimization after           FixedPoint  the operator optimization rule set
       Inferring Filters
-    Push extra predicate through join     FixedPoint  PushDownPredicates
+    Push extra predicate through join     FixedPoint  PushExtraPredicateThroughJoin,
+                                                      PushDownPredicates
     Join Reorder                          FixedPoint(1) CostBasedJoinReorder
     Distinct Aggregate Rewrite            Once        RewriteDistinctAggregates
     LocalRelation                         FixedPoint  ConvertToLocalRelation, PropagateEmptyRelation
@@ -105,6 +106,7 @@ def default_batches(conf: "SQLConf") -> list[Batch]:
         PushDownPredicates,
         PushPredicateThroughJoin,
     )
+    from ember.optimizer.rules.push_extra_predicate import PushExtraPredicateThroughJoin
     from ember.optimizer.rules.replace_operators import (
         ReplaceDistinctWithAggregate,
         ReplaceExceptWithAntiJoin,
@@ -127,7 +129,8 @@ def default_batches(conf: "SQLConf") -> list[Batch]:
         Batch("Operator Optimization before Inferring Filters", fixed, op_rules),
         Batch("Infer Filters", ONCE, (InferFiltersFromConstraints(),)),
         Batch("Operator Optimization after Inferring Filters", fixed, op_rules),
-        Batch("Push extra predicate through join", fixed, (PushDownPredicates(),)),
+        Batch("Push extra predicate through join", fixed, (
+            PushExtraPredicateThroughJoin(), PushDownPredicates())),
         Batch("Join Reorder", FixedPoint(1), (CostBasedJoinReorder(),)),
         Batch("Distinct Aggregate Rewrite", ONCE, (RewriteDistinctAggregates(),)),
         Batch("LocalRelation", fixed, (ConvertToLocalRelation(), PropagateEmptyRelation())),

@@ -15,7 +15,7 @@ re-walk every subtree each time the analyzer asks again).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 import pyarrow as pa
@@ -386,10 +386,22 @@ class Filter(UnaryNode):
         return f"Filter {self.condition.simple_string()}"
 
 
+@dataclass(frozen=True, slots=True)
+class ProcessedJoinCondition:
+    """PushExtraPredicateThroughJoin's mark on a :class:`Join` (Spark's
+    ``processedJoinConditionTag``): the join condition whose extra predicates were already pushed
+    into the join's children.  Boxed so that it is not one of the Join's expressions."""
+
+    condition: Expression
+
+
 @node
 class Join(LogicalPlan):
     """A join.  ``join_type`` is a :class:`JoinType`, or a :class:`UsingJoin` before analysis.
-    ``existence_attr`` is the boolean ``exists#N`` column of an ExistenceJoin."""
+    ``existence_attr`` is the boolean ``exists#N`` column of an ExistenceJoin.
+    ``processed_condition`` is an optimizer mark (see :class:`ProcessedJoinCondition`); like a
+    Spark tree-node tag it survives ``copy`` / ``with_children`` and takes no part in equality,
+    hashing or printing."""
 
     left: LogicalPlan
     right: LogicalPlan
@@ -397,6 +409,7 @@ class Join(LogicalPlan):
     condition: Expression | None = None
     hint: JoinHint = JoinHint()
     existence_attr: AttributeReference | None = None
+    processed_condition: ProcessedJoinCondition | None = field(default=None, compare=False)
 
     @property
     def resolved(self) -> bool:
