@@ -166,6 +166,9 @@ REQUIRE_ALL_CLUSTER_KEYS_FOR_CO_PARTITION = _entry(
 TOP_K_SORT_FALLBACK_THRESHOLD = _entry(
     "spark.sql.execution.topKSortFallbackThreshold", 2147483632, int,
     "ORDER BY ... LIMIT n at the root plans TakeOrderedAndProject when n is below this.")
+EXCHANGE_REUSE_ENABLED = _entry(
+    "spark.sql.exchange.reuse", True, _bool,
+    "Identical exchanges of one plan run once: the later ones become ReusedExchange.")
 
 
 class SQLConf:

@@ -21,9 +21,15 @@ def session(tmp_path_factory):
                       "w": pa.array(range(334), pa.int64())})
     pq.write_table(big, d / "big.parquet")
     pq.write_table(small, d / "small.parquet")
+    # small with a NULL key in every ninth row
+    nsmall = small.set_column(0, "k", pa.array(
+        [None if w % 9 == 0 else k for k, w in zip(small["k"].to_pylist(), range(334))],
+        pa.int64()))
+    pq.write_table(nsmall, d / "nsmall.parquet")
     s = ember.Session()
     s.sql(f"CREATE TEMP VIEW big USING parquet OPTIONS (path '{d / 'big.parquet'}')")
     s.sql(f"CREATE TEMP VIEW small USING parquet OPTIONS (path '{d / 'small.parquet'}')")
+    s.sql(f"CREATE TEMP VIEW nsmall USING parquet OPTIONS (path '{d / 'nsmall.parquet'}')")
     s.sql("SET spark.sql.autoBroadcastJoinThreshold=1")  # planner: SMJ (sizes unknown to it)
     return s
 
@@ -187,3 +193,98 @@ def test_broadcast_conversion_resorts_when_ordering_is_relied_upon(session):
     assert kinds == ["SortExec"], text
     assert "[adaptive: was SortMergeJoin] Sort [" in text
     assert _rows(table) == _chain_want()
+
+
+# --- reduced-side broadcast: a join input filtering an aggregate runs ahead of the join ----------
+
+HAVING = "SELECT k FROM big GROUP BY k HAVING sum(v) > {}"
+#: sum(v) per k is 20k + 190000: above 209800 only k = 991..999 (9 groups)
+FEW, ALL = 209800, 0
+
+
+def _semis(metrics):
+    """The broadcast semi joins the runtime put in (directly, or under the exchange that
+    reshuffles their output, or the sort that re-sorts it)."""
+    found = {id(n): n for v in metrics.replaced.values() for n in v.collect(lambda x: x)
+             if isinstance(n, BroadcastHashJoinExec) and n.join_type.name == "LEFT_SEMI"}
+    return list(found.values())
+
+
+def _both_ways(s, sql, threshold):
+    from ember.runtime.local import adaptive
+
+    _, want, off, _ = _run_with(s, sql, threshold, shj=True)
+    adaptive.REDUCED_BROADCAST = False
+    try:
+        _, plain, plain_metrics, _ = _run_with(s, sql, threshold, shj=True)
+    finally:
+        adaptive.REDUCED_BROADCAST = True
+    assert _rows(plain) == _rows(want)
+    return want, off, plain_metrics
+
+
+def test_filtered_aggregate_side_is_broadcast_after_its_reduce_side_ran(session):
+    sql = f"SELECT small.k, small.w FROM small WHERE small.k IN ({HAVING.format(FEW)})"
+    got, metrics, plain = _both_ways(session, sql, 1000)
+    assert _rows(got) == [(993, 331), (996, 332), (999, 333)]
+    [semi] = _semis(metrics)
+    assert semi.build_side.name == "RIGHT"
+    assert not _semis(plain)  # the aggregate's shuffle alone is over the threshold
+
+
+def test_filtered_aggregate_side_too_big_is_reshuffled_not_recomputed(session):
+    sql = f"SELECT small.k, small.w FROM small WHERE small.k IN ({HAVING.format(ALL)})"
+    got, metrics, _ = _both_ways(session, sql, 1000)
+    assert _rows(got) == [(k, k // 3) for k in range(0, 1000, 3)]
+    assert not _semis(metrics)
+    # the join reads the computed rows through a new shuffle: no second aggregation
+    # (the replacement then runs as a shuffled hash join: a second replacement over the same
+    # nodes)
+    scans = {id(n): n for v in metrics.replaced.values() for n in v.collect(lambda x: x)
+             if type(n).__name__ == "LocalTableScanExec"}
+    [scan] = scans.values()
+    assert scan.data.num_rows == 1000
+
+
+def test_joins_of_filtered_aggregates_convert_before_their_group_is_shuffled(session):
+    # like TPC-H Q18: the upper join needs both semi joins hash-partitioned, so the first
+    # exchange of the group to run would shuffle big for the second semi join; that one gets
+    # its chance to become a broadcast join first
+    sql = (f"SELECT small.k, small.w, b.v FROM small JOIN big b ON small.k = b.k "
+           f"WHERE small.k IN ({HAVING.format(FEW)}) AND b.k IN ({HAVING.format(FEW)})")
+    got, metrics, _ = _both_ways(session, sql, 1000)
+    assert _rows(got) == sorted((k, k // 3, v) for k in (993, 996, 999)
+                                for v in range(k, 20000, 1000))
+    assert len(_semis(metrics)) == 2
+
+
+# --- broadcast of the left side of semi / anti / existence joins (Ember's) -----------------------
+
+NULLABLE_SMALL = "nsmall s"
+
+
+@pytest.mark.parametrize("where", [
+    "EXISTS (SELECT 1 FROM big WHERE big.k = s.k)",
+    "EXISTS (SELECT 1 FROM big WHERE big.k = s.k AND big.v > s.w * 50)",
+    "NOT EXISTS (SELECT 1 FROM big WHERE big.k = s.k AND big.v > s.w * 50 + 3000)",
+    "NOT EXISTS (SELECT 1 FROM big WHERE big.k = s.k)",
+    "EXISTS (SELECT 1 FROM big WHERE big.k = s.k AND big.v > 19000) OR s.w < 10"])
+@pytest.mark.parametrize("batch", [2, 65536])
+def test_left_side_of_existence_joins_is_broadcast(session, where, batch):
+    # small (5 KB) under the runtime threshold, big (320 KB) over it: the left side is broadcast
+    # and big streams through it unshuffled
+    sql = f"SELECT s.k, s.w FROM {NULLABLE_SMALL} WHERE {where}"
+    session.sql(f"SET ember.execution.batchSize={batch}")
+    try:
+        _, want, off, _ = _run_with(session, sql, -1, shj=False)
+        assert not off.replaced
+        _, got, on, text = _run_with(session, sql, 50_000, shj=True)
+    finally:
+        session.sql("SET ember.execution.batchSize=65536")
+    [new] = on.replaced.values()
+    assert isinstance(new, BroadcastHashJoinExec), text
+    assert new.build_side.name == "LEFT"
+    assert "ShuffleExchangeExec" not in {type(n).__name__
+                                         for n in new.streamed_plan.collect(lambda x: x)}
+    assert _rows(got) == _rows(want)
+    assert 0 < len(_rows(want)) < 334

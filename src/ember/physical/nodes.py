@@ -870,3 +870,83 @@ def aggregate_result_attribute(agg: Expression) -> AttributeReference:
     ``result_expressions`` (Spark's ``resultAttribute``: the aggregate's id, its type)."""
     return AttributeReference(agg.simple_string(), agg.data_type, agg.nullable,
                               agg.id)  # type: ignore[attr-defined]
+
+
+# ---------------------------------------------------------------------------------------------
+# Exchange reuse
+
+
+def map_property_expressions(value: Any, fn: Any) -> Any:
+    """``value`` -- a partitioning, distribution or broadcast mode, an expression, or a tuple of
+    them -- with ``fn`` applied to every expression it holds (other fields unchanged; the same
+    object when nothing changed)."""
+    from ember.trees import field_names
+
+    if isinstance(value, Expression):
+        return fn(value)
+    if isinstance(value, tuple):
+        new = tuple(map_property_expressions(v, fn) for v in value)
+        return value if all(a is b for a, b in zip(value, new)) else new
+    if isinstance(value, Partitioning | Distribution | BroadcastMode):
+        changes = {}
+        for name in field_names(type(value)):
+            old = getattr(value, name)
+            new = map_property_expressions(old, fn)
+            if new is not old:
+                changes[name] = new
+        return value.copy(**changes) if changes else value
+    return value
+
+
+@node
+class ReusedExchangeExec(LeafExecNode):
+    """A second reader of an exchange that an identical subtree already computes (Spark's
+    ``ReusedExchangeExec``, made by :mod:`ember.planning.reuse_exchange`):
+    ``ReusedExchange [l_orderkey#9L, sum#12, isEmpty#13], Exchange hashpartitioning(l_orderkey#2L,
+    200), ENSURE_REQUIREMENTS, [plan_id=6]``.
+
+    ``output`` holds the reusing side's attributes, position ``i`` standing for
+    ``child.output[i]``.  As in Spark the node is a *leaf*: ``child`` (the shuffle or broadcast
+    exchange that runs) is a field but not one of ``children``, so plan walks, EXPLAIN and
+    rewrites see the exchange once, at its first place; runtimes read ``child`` explicitly."""
+
+    output: tuple[AttributeReference, ...] = field()  # type: ignore[assignment]
+    child: SparkPlan
+
+    def __post_init__(self) -> None:
+        TreeNode.__post_init__(self)
+        if len(self.output) != len(self.child.output):
+            raise InternalError(
+                f"ReusedExchangeExec: {len(self.output)} output attributes for an exchange "
+                f"with {len(self.child.output)}")
+
+    @property
+    def children(self) -> tuple[SparkPlan, ...]:  # type: ignore[override]
+        return ()
+
+    def _remap(self, e: Expression) -> Expression:
+        """``e`` over the exchange's output rewritten over this node's (Spark's updateAttr)."""
+        by_id = {a.id: b for a, b in zip(self.child.output, self.output)}
+
+        def swap(x: Expression) -> Expression | None:
+            if isinstance(x, AttributeReference):
+                return by_id.get(x.id, x)
+            return None
+
+        return e.transform_up(swap)
+
+    @property
+    def output_partitioning(self) -> Partitioning:
+        return map_property_expressions(self.child.output_partitioning, self._remap)
+
+    @property
+    def shuffle_origin(self) -> str:
+        """The reused shuffle's origin (a runtime re-shuffling this reader's rows keeps it)."""
+        return getattr(self.child, "shuffle_origin", "ENSURE_REQUIREMENTS")
+
+    @property
+    def output_ordering(self) -> tuple[SortOrder, ...]:
+        return tuple(self._remap(o) for o in self.child.output_ordering)  # type: ignore[misc]
+
+    def simple_string(self) -> str:
+        return f"ReusedExchange {_list(self.output)}, {self.child.simple_string()}"

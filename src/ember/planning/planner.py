@@ -1,5 +1,7 @@
-"""The query planner: strategies with ``planLater``, then EnsureRequirements (Spark's
-``SparkPlanner`` + ``QueryPlanner.plan`` + the ``EnsureRequirements`` preparation rule).
+"""The query planner: strategies with ``planLater``, then EnsureRequirements and
+ReuseExchangeAndSubquery (Spark's ``SparkPlanner`` + ``QueryPlanner.plan`` + the
+``EnsureRequirements`` and ``ReuseExchangeAndSubquery`` preparation rules, the latter in
+:mod:`.reuse_exchange`).
 
 A strategy maps one logical node to a physical operator whose children are *placeholders*:
 ``plan_later(child)`` here plans the child recursively right away (Spark's ``PlanLater`` is
@@ -20,6 +22,7 @@ from ember.planning.basic import basic_operators, special_limits
 from ember.planning.ensure_requirements import ensure_requirements
 from ember.planning.file_source import file_source_strategy
 from ember.planning.join_selection import JoinSelection, SizeOf
+from ember.planning.reuse_exchange import reuse_exchange
 from ember.plans.logical.nodes import Aggregate, LogicalPlan
 
 
@@ -75,9 +78,10 @@ class QueryPlanner:
 def plan_query(optimized: LogicalPlan, conf: SQLConf, *, size_of: SizeOf | None = None
                ) -> SparkPlan:
     """The executable physical plan of an optimized logical plan: strategies, then
-    EnsureRequirements.  ``size_of`` overrides ``plan_stats(plan, conf).size_in_bytes``."""
+    EnsureRequirements, then ReuseExchangeAndSubquery.  ``size_of`` overrides
+    ``plan_stats(plan, conf).size_in_bytes``."""
     physical = QueryPlanner(conf, size_of).plan(optimized)
-    return ensure_requirements(physical, conf)
+    return reuse_exchange(ensure_requirements(physical, conf), conf)
 
 
 def plan_query_with_links(optimized: LogicalPlan, conf: SQLConf, *,
@@ -92,7 +96,7 @@ def plan_query_with_links(optimized: LogicalPlan, conf: SQLConf, *,
     planner = QueryPlanner(conf, size_of)
     physical = planner.plan(optimized)
     links = dict(planner.links)
-    final = ensure_requirements(physical, conf, links)
+    final = reuse_exchange(ensure_requirements(physical, conf, links), conf, links)
     out: dict[int, LogicalPlan] = {}
     stack = [final]
     while stack:

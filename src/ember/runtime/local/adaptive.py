@@ -22,6 +22,23 @@ Broadcast conversion
     ordering (a sort-merge join reusing it), the broadcast join's output is sorted instead --
     usually far fewer rows than the input the planned sort would have sorted.
 
+    Beyond Spark, the small side of a semi / anti / existence join may be its *left* side
+    (Spark broadcasts only the right one): the right side then streams unshuffled through the
+    broadcast left rows, marking those it matches, and the left rows come out once every
+    stream partition has run (``hash_join._broadcast_left_existence``) -- only when nothing
+    above relies on the join's partitioning and the right side's exchange can be dropped.
+
+Reduced-side broadcast (beyond Spark; ``REDUCED_BROADCAST``)
+    When the side to broadcast filters the output of an aggregate (a HAVING; an aggregated
+    ``IN`` subquery) and its shuffle is over the threshold but at most 1/8 of the memory budget,
+    its exchange is coalesced on its own and its reduce side (aggregate, filter, project) runs
+    ahead of the join; a result under the threshold is broadcast as above.  A bigger result is
+    shuffled again in its exchange's place in the coalesce group (nothing is computed twice)
+    and the join runs as planned.  Since the first exchange of a coalesce group to run maps
+    every member, :func:`preconvert` first runs the joins of such sides that read another
+    member of the group (TPC-H Q18: two semi joins with the filtered aggregate would otherwise
+    shuffle both ``orders`` and ``lineitem`` before either could be broadcast).
+
 Shuffled hash conversion (beyond Spark; ``ember.execution.adaptive.shuffledHashJoin.enabled``)
     A sort-merge join whose output ordering nothing above relies on, that was not broadcast, runs
     as a ``ShuffledHashJoinExec`` over the same (co-partitioned, coalesced) exchanges, without
@@ -64,6 +81,7 @@ from ember.physical.nodes import (
     FilterExec,
     HashAggregateExec,
     ProjectExec,
+    ReusedExchangeExec,
     ShuffledHashJoinExec,
     ShuffleExchangeExec,
     SortExec,
@@ -78,7 +96,7 @@ from ember.planning.join_selection import (
     can_build_shuffled_hash_join_right,
 )
 
-__all__ = ["relied_upon", "convert_join"]
+__all__ = ["relied_upon", "convert_join", "preconvert"]
 
 
 def relied_upon(root: SparkPlan, need_partitioning: bool = False,
@@ -147,6 +165,13 @@ def _side_of(child: SparkPlan) -> _Side | None:
         elif isinstance(n, HashAggregateExec):
             narrow = False
             n = n.child
+        elif isinstance(n, ReusedExchangeExec) and isinstance(n.child, ShuffleExchangeExec):
+            # a reused exchange (planning/reuse_exchange.py) reads another exchange's map
+            # outputs with its own coalescing: it converts like an exchange, but is never
+            # dropped (not narrow: its input is the other exchange's)
+            if not isinstance(n.output_partitioning, HashPartitioning):
+                return None
+            return _Side(top, n, False)  # type: ignore[arg-type]
         else:
             return None
     if not isinstance(n.output_partitioning, HashPartitioning):
@@ -308,12 +333,17 @@ def _to_broadcast(node: SparkPlan, left: _Side | None, right: _Side | None,
     sides = []
     if can_build_broadcast_right(jt):
         sides.append(BuildSide.RIGHT)
+    relied_partitioning, relied_ordering = rt.relied_upon
+    keeps_partitioning = id(node) in relied_partitioning
     if can_build_broadcast_left(jt):
+        sides.append(BuildSide.LEFT)
+    elif jt.is_left_existence and not keeps_partitioning and right.narrow:
+        # Ember's: the left side broadcast, the right rows streamed unshuffled marking the left
+        # rows they match (hash_join._broadcast_left_existence); its output has no partitioning
+        # to keep, hence only when nothing above relies on one
         sides.append(BuildSide.LEFT)
     if not sides:
         return None
-    relied_partitioning, relied_ordering = rt.relied_upon
-    keeps_partitioning = id(node) in relied_partitioning
     lex, rex = left.exchange, right.exchange
     st = X._state(rt)
     group = st.groups.get(id(lex))
@@ -332,16 +362,25 @@ def _to_broadcast(node: SparkPlan, left: _Side | None, right: _Side | None,
         try:
             outs = X.map_members([small.exchange], rt)
             size = sum(int(o.bytes.sum()) for o in outs[0])
-            if size > threshold:
+            build: SparkPlan | None = None
+            if (size > threshold and REDUCED_BROADCAST and _reduces(small)
+                    and size <= _reduce_limit(rt)):
+                # the side's shuffle is too big, but it is filtered after an aggregate: run its
+                # reduce side now and broadcast the result if that is small
+                build, fallback = _reduced_broadcast(node, small, outs, group, rt)
+                if fallback is not None:
+                    return fallback
+            elif size > threshold:
                 rest = [m for m in group.members if m is not small.exchange]
                 rest_outs = X.map_members(rest, rt)
                 X.finish_members([small.exchange] + rest, outs + rest_outs, rt)
                 by_id = {id(m): o for m, o in zip(rest, rest_outs)}
                 by_id[id(small.exchange)] = outs[0]
                 return by_id
-            X.finish_members([small.exchange], outs, rt)
-            group.members.remove(small.exchange)
-            st.groups.pop(id(small.exchange), None)
+            else:
+                X.finish_members([small.exchange], outs, rt)
+                group.members.remove(small.exchange)
+                st.groups.pop(id(small.exchange), None)
             reshuffle = keeps_partitioning and big.narrow and _partitions_output(node, big)
             if reshuffle:
                 # something above needs the join hash-partitioned on the big side's keys: shuffle
@@ -361,9 +400,10 @@ def _to_broadcast(node: SparkPlan, left: _Side | None, right: _Side | None,
             placeholder = BroadcastHashJoinExec(node.left_keys, node.right_keys, jt, side,
                                                 node.condition, node.left, node.right,
                                                 existence_attr=node.existence_attr)
-            bi = 1 if side is BuildSide.RIGHT else 0
-            mode = placeholder.required_child_distribution[bi].mode  # type: ignore[attr-defined]
-            build = BroadcastExchangeExec(mode, small.top)
+            if build is None:
+                bi = 1 if side is BuildSide.RIGHT else 0
+                mode = placeholder.required_child_distribution[bi].mode  # type: ignore[attr-defined]
+                build = BroadcastExchangeExec(mode, small.top)
             l_child, r_child = (stream, build) if side is BuildSide.RIGHT else (build, stream)
             joined: SparkPlan = placeholder.copy(left=l_child, right=r_child)
             if reshuffle:
@@ -392,3 +432,126 @@ def _partitions_output(node: SparkPlan, big: _Side) -> bool:
     for e in part.expressions:
         refs |= set(e.references)
     return refs <= {a.id for a in node.output} and refs <= {a.id for a in big.top.output}
+
+
+#: run the reduce side of a join input that filters an aggregate ahead of the join, to broadcast
+#: its result when small (:func:`_reduced_broadcast`, :func:`preconvert`)
+REDUCED_BROADCAST = True
+
+#: the reduce side of a shuffle is run ahead of its join (to broadcast a small result) only when
+#: the shuffle holds at most this fraction of the memory budget
+_REDUCE_FRACTION = 8
+
+
+def _reduce_limit(rt) -> int:
+    return int(rt.conf.get(MEMORY_BUDGET)) // _REDUCE_FRACTION
+
+
+def _reduces(side: _Side) -> bool:
+    """Whether ``side``'s chain above its exchange filters the output of an aggregate (a
+    HAVING, or a filter over an aggregated subquery): its result can be far smaller than the
+    shuffle, which holds one row per group."""
+    n, filtered = side.top, False
+    while n is not side.exchange:
+        if isinstance(n, FilterExec):
+            filtered = True
+        elif isinstance(n, HashAggregateExec):
+            return filtered
+        n = n.child  # type: ignore[attr-defined]
+    return False
+
+
+def _reduced_broadcast(node: SparkPlan, small: _Side, outs: list[list], group, rt
+                       ) -> tuple[SparkPlan | None, SparkPlan | None]:
+    """Run ``small``'s reduce side (its exchange, already mapped into ``outs``, coalesced on its
+    own) ahead of the join.  Returns ``(broadcast, None)`` with the materialized
+    ``BroadcastExchangeExec`` of ``small.top`` when its rows fit
+    ``spark.sql.autoBroadcastJoinThreshold``; else ``(None, replacement)``: ``node`` with that
+    side read from a shuffle of the computed rows (the rest of the coalesce group coalesced with
+    it), so nothing is computed twice."""
+    from ember.physical.nodes import LocalTableScanExec
+    from ember.runtime.local import exchange as X
+
+    st = X._state(rt)
+    X.finish_members([small.exchange], outs, rt)
+    group.members.remove(small.exchange)
+    st.groups.pop(id(small.exchange), None)
+    right_side = _unsorted(node.right) is small.top  # type: ignore[attr-defined]
+    placeholder = BroadcastHashJoinExec(node.left_keys, node.right_keys, node.join_type,
+                                        BuildSide.RIGHT if right_side else BuildSide.LEFT,
+                                        node.condition, node.left, node.right,
+                                        existence_attr=node.existence_attr)
+    mode = placeholder.required_child_distribution[1 if right_side else 0].mode  # type: ignore[attr-defined]
+    build = BroadcastExchangeExec(mode, small.top)
+    value = rt.broadcast(build)
+    threshold = int(rt.conf.get(AUTO_BROADCAST_THRESHOLD))
+    if value.table.nbytes <= threshold:
+        return build, None
+    # too big to broadcast: shuffle the computed rows like the exchange they replace, in its
+    # place in the coalesce group, and run the join as planned over them
+    rows = LocalTableScanExec(small.top.output, value.table)
+    rt._broadcasts.pop(id(build), None)  # the rows live on in ``rows`` only
+    reshuffled = ShuffleExchangeExec(small.exchange.output_partitioning, rows,
+                                     small.exchange.shuffle_origin)
+    group.members.append(reshuffled)
+    st.groups[id(reshuffled)] = group
+    members = list(group.members)
+    X.finish_members(members, X.map_members(members, rt), rt)
+    child = node.right if right_side else node.left  # type: ignore[attr-defined]
+    new_child = (child.copy(child=reshuffled) if child is not small.top
+                 else reshuffled)  # the join's sort, if any, stays
+    replacement = (node.copy(right=new_child) if right_side  # type: ignore[attr-defined]
+                   else node.copy(left=new_child))  # type: ignore[attr-defined]
+    return None, replacement
+
+
+def preconvert(ex: ShuffleExchangeExec, group, rt) -> None:
+    """Before the coalesce group of the exchange ``ex`` is mapped (``exchange.materialize``):
+    run (``rt.execute``) every shuffled join not reached yet that reads a member of the group on
+    one side and, on the other, an aggregate's filtered output (:func:`_reduces`).  Such a join
+    may become a broadcast join of that small result (:func:`_reduced_broadcast`) and take its
+    exchanges out of the group -- had the group been mapped first, its big side would have been
+    shuffled for nothing.  (The runtime reaches joins top-down, and the first exchange of a
+    group that runs maps all of its members.)"""
+    group.preconverted = True
+    if not REDUCED_BROADCAST or rt.logical_links is None or rt.relied_upon is None or rt.plan_root is None:
+        return
+    if not rt.conf.get(ADAPTIVE_ENABLED) or int(rt.conf.get(AUTO_BROADCAST_THRESHOLD)) <= 0:
+        return
+    from ember.runtime.local import exchange as X
+
+    st = X._state(rt)
+    parents = _parents(rt)
+    for m in list(group.members):
+        if m is ex or id(m) in st.results:
+            continue
+        join = _consumer_join(m, parents)
+        if join is None or id(join) in rt.executing or id(join) in rt._executed:
+            continue
+        sides = [_side_of(c) for c in join.children]
+        if any(s is None for s in sides) or not any(_reduces(s) for s in sides):
+            continue
+        rt.execute(join)
+
+
+def _parents(rt) -> dict[int, SparkPlan]:
+    memo = rt.plan_parents
+    if memo is None:
+        memo = {}
+        stack = [rt.plan_root]
+        while stack:
+            n = stack.pop()
+            for c in n.children:
+                if id(c) not in memo:
+                    memo[id(c)] = n
+                    stack.append(c)
+        rt.plan_parents = memo
+    return memo
+
+
+def _consumer_join(ex: SparkPlan, parents: dict[int, SparkPlan]) -> SparkPlan | None:
+    """The shuffled join reading ``ex`` through filters, projects, aggregates and its sort."""
+    n = parents.get(id(ex))
+    while isinstance(n, (FilterExec, ProjectExec, HashAggregateExec, SortExec)):
+        n = parents.get(id(n))
+    return n if isinstance(n, (SortMergeJoinExec, ShuffledHashJoinExec)) else None

@@ -27,6 +27,18 @@ Reduce side and coalescing
     *coalesce group* (found by :func:`analyze` before running): their sizes are added per target
     and they share one grouping, so output partition ``i`` of each side still holds the same keys.
     EXPLAIN shows the planned partitioning; only the runtime's partition count changes.
+
+Reused exchanges
+    A ``ReusedExchangeExec`` (``spark.sql.exchange.reuse``, planning/reuse_exchange.py) is a
+    coalesce-group member of its own: it reads the map outputs of the exchange it reuses, which
+    map once per run (:func:`map_members` shares them, whichever reader comes first) and are
+    finished once (range pass, spill registration, build size: :func:`_finish_source`), with
+    the coalesced ranges of *its* group -- so each reader stays co-partitioned with its own
+    join's other side, even when the two readers' groups coalesce differently or adaptive
+    conversion takes one of them out of its group.  Its batches are relabelled to its output.
+    A reused broadcast answers its exchange's value (``LocalRuntime.broadcast``).  Map outputs
+    stay held (spillable) until the run ends, as every exchange's do: a reused one is counted
+    once in the memory budget.
 """
 
 from __future__ import annotations
@@ -53,7 +65,7 @@ from ember.execution.kernels.batches import concat, conform_batch, schema_of, ta
 from ember.execution.kernels.sort import sort_indices
 from ember.execution.prepare import prepare
 from ember.expressions.common import to_array
-from ember.physical.nodes import BroadcastExchangeExec, ShuffleExchangeExec
+from ember.physical.nodes import BroadcastExchangeExec, ReusedExchangeExec, ShuffleExchangeExec
 from ember.physical.partitioning import (
     ClusteredDistribution,
     HashPartitioning,
@@ -77,6 +89,9 @@ class _Group:
     members: list[Any]
     lock: threading.RLock = field(default_factory=threading.RLock)
     busy: bool = False
+    #: the joins reading members of the group got their chance to convert before it is mapped
+    #: (``adaptive.preconvert``)
+    preconverted: bool = False
 
 
 @dataclass(eq=False)
@@ -85,6 +100,16 @@ class _State:
     groups: dict[int, _Group] = field(default_factory=dict)
     results: dict[int, list[PartitionFn]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: map outputs per exchange that ran (by id), shared by its reused readers
+    mapped: dict[int, list["MapOutput"]] = field(default_factory=dict)
+    #: ids of the exchanges whose map outputs are final (range-partitioned, registered)
+    final: set[int] = field(default_factory=set)
+
+
+def _source(member: Any) -> ShuffleExchangeExec:
+    """The exchange that runs for coalesce-group member ``member``: itself, or the exchange a
+    ``ReusedExchangeExec`` reads."""
+    return member.child if isinstance(member, ReusedExchangeExec) else member
 
 
 def _state(rt) -> _State:
@@ -96,8 +121,10 @@ def _state(rt) -> _State:
 
 
 def _frontier(node: Any, out: list[Any]) -> None:
-    """The shuffle exchanges below ``node`` reached without crossing another exchange."""
-    if isinstance(node, ShuffleExchangeExec):
+    """The shuffle exchanges (and reused shuffle exchanges) below ``node`` reached without
+    crossing another exchange."""
+    if isinstance(node, ShuffleExchangeExec) or (
+            isinstance(node, ReusedExchangeExec) and isinstance(node.child, ShuffleExchangeExec)):
         out.append(node)
     elif not isinstance(node, BroadcastExchangeExec):
         for c in node.children:
@@ -433,6 +460,10 @@ def materialize(node: ShuffleExchangeExec, rt) -> list[PartitionFn]:
     if hit is not None:
         return hit
     group = st.groups.get(id(node)) or _Group([node])
+    if not group.preconverted and len(group.members) > 1:
+        from ember.runtime.local.adaptive import preconvert
+
+        preconvert(node, group, rt)
     with group.lock:
         hit = st.results.get(id(node))
         if hit is not None:
@@ -452,42 +483,62 @@ def _run_members(members: list[ShuffleExchangeExec], rt, st: _State) -> None:
     finish_members(members, map_members(members, rt), rt)
 
 
-def map_members(members: list[ShuffleExchangeExec], rt) -> list[list[MapOutput]]:
-    """Run the map side of ``members`` (one stage); their map outputs, per member."""
+def map_members(members: list[Any], rt) -> list[list[MapOutput]]:
+    """Run the map side of ``members`` (one stage); their map outputs, per member.  An exchange
+    maps once per run: a ``ReusedExchangeExec`` member, or an exchange mapped before, gets the
+    map outputs its exchange already has (or shares the ones this stage computes).
+
+    No lock is held while a stage runs (a task may need an exchange of its own, e.g. below a
+    broadcast it builds lazily): the sources' inputs are planned first -- which may map some of
+    them, when one is reused below another -- then the sources still unmapped run; should two
+    threads map the same exchange at once, the first result recorded is kept and the other
+    one released."""
+    st = _state(rt)
+    todo: dict[int, ShuffleExchangeExec] = {}
+    for m in members:
+        src = _source(m)
+        if id(src) not in st.mapped:
+            todo.setdefault(id(src), src)
+    if todo:
+        parts = {k: rt.execute(s.child) for k, s in todo.items()}
+        sources = [s for k, s in todo.items() if k not in st.mapped]
+        if sources:
+            outs = _map_stage(sources, [parts[id(s)] for s in sources], rt)
+            with st.lock:
+                for src, o in zip(sources, outs):
+                    kept = st.mapped.setdefault(id(src), o)
+                    if kept is not o:
+                        for x in o:
+                            x.release()
+    return [st.mapped[id(_source(m))] for m in members]
+
+
+def _map_stage(sources: list[ShuffleExchangeExec], parts: list[list[PartitionFn]],
+               rt) -> list[list[MapOutput]]:
     tasks = []
     owners: list[int] = []
-    schemas = [schema_of(m.output) for m in members]
-    for i, m in enumerate(members):
-        parts = rt.execute(m.child)
+    schemas = [schema_of(m.output) for m in sources]
+    for i, m in enumerate(sources):
         metrics = rt.metrics.node(m)
-        for j, pf in enumerate(parts):
+        for j, pf in enumerate(parts[i]):
             tasks.append(lambda m=m, j=j, pf=pf, s=schemas[i], mm=metrics:
                          _timed(mm, _map_task, m, j, pf, rt, s, mm))
             owners.append(i)
-    label = ", ".join(str(m.plan_id) for m in members)
+    label = ", ".join(str(m.plan_id) for m in sources)
     outs = rt.run_stage(f"exchange {label}", tasks)
-    per_member: list[list[MapOutput]] = [[] for _ in members]
+    per_source: list[list[MapOutput]] = [[] for _ in sources]
     for i, o in zip(owners, outs):
-        per_member[i].append(o)
-    return per_member
+        per_source[i].append(o)
+    return per_source
 
 
-def finish_members(members: list[ShuffleExchangeExec], per_member: list[list[MapOutput]],
-                   rt) -> None:
+def finish_members(members: list[Any], per_member: list[list[MapOutput]], rt) -> None:
     """Range bounds (range partitioning), then one shared coalescing of ``members``' targets;
-    records each member's partitions as materialized."""
+    records each member's partitions as materialized.  The map outputs of an exchange are
+    finished once (range pass, spill registration, build size), however many members read
+    them; each member gets readers of its group's coalesced ranges, typed like its output."""
     st = _state(rt)
-    schemas = [schema_of(m.output) for m in members]
-    # range partitioning: bounds from a sample, then a second pass over the buffers
-    for i, m in enumerate(members):
-        if isinstance(m.output_partitioning, RangePartitioning) and per_member[i]:
-            bounds = _range_bounds(m, per_member[i], rt)
-            metrics = rt.metrics.node(m)
-            per_member[i] = rt.run_stage(
-                f"range exchange {m.plan_id}",
-                [lambda b=b, m=m, s=schemas[i], mm=metrics:
-                 _timed(mm, _range_task, m, b, bounds, rt, s, mm)
-                 for b in per_member[i]])
+    per_member = [_finish_source(_source(m), outs, rt) for m, outs in zip(members, per_member)]
     by_n: dict[int, list[int]] = {}
     for i, m in enumerate(members):
         by_n.setdefault(m.output_partitioning.num_partitions, []).append(i)
@@ -496,20 +547,42 @@ def finish_members(members: list[ShuffleExchangeExec], per_member: list[list[Map
         ranges = coalesce_ranges(rows, nbytes, rt)
         for i in idxs:
             m = members[i]
-            outputs = [o for o in per_member[i]]
-            for o in outputs:
-                rt.memory.register_spillable(o)
-            rt.metrics.node(m).add(build_size=int(sum(int(o.bytes.sum()) for o in outputs)))
             ordered = isinstance(m.output_partitioning, RangePartitioning)
-            st.results[id(m)] = [_reader(outputs, s, e, schemas[i], rt, ordered)
-                                 for s, e in ranges]
+            relabel = isinstance(m, ReusedExchangeExec)
+            st.results[id(m)] = [_reader(per_member[i], s, e, schema_of(m.output), rt, ordered,
+                                         relabel) for s, e in ranges]
+
+
+def _finish_source(m: ShuffleExchangeExec, outputs: list[MapOutput], rt) -> list[MapOutput]:
+    """The final map outputs of exchange ``m`` (computed once per run): range partitioning
+    repartitions the buffered rows by bounds from a sample; the outputs are registered as
+    spillable and counted in ``m``'s build size."""
+    st = _state(rt)
+    with rt._node_lock(m):
+        if id(m) in st.final:
+            return st.mapped[id(m)]
+        if isinstance(m.output_partitioning, RangePartitioning) and outputs:
+            schema = schema_of(m.output)
+            bounds = _range_bounds(m, outputs, rt)
+            metrics = rt.metrics.node(m)
+            outputs = rt.run_stage(
+                f"range exchange {m.plan_id}",
+                [lambda b=b: _timed(metrics, _range_task, m, b, bounds, rt, schema, metrics)
+                 for b in outputs])
+        for o in outputs:
+            rt.memory.register_spillable(o)
+        rt.metrics.node(m).add(build_size=int(sum(int(o.bytes.sum()) for o in outputs)))
+        st.mapped[id(m)] = outputs
+        st.final.add(id(m))
+        return outputs
 
 
 def _reader(outputs: list[MapOutput], start: int, end: int, schema: pa.Schema,
-            rt, ordered: bool = False) -> PartitionFn:
+            rt, ordered: bool = False, relabel: bool = False) -> PartitionFn:
     """Targets ``[start, end)`` of every map output: map output after map output, each one's
     rows of all those targets at once (one slice per chunk); ``ordered`` (range partitioning):
-    target after target, so the concatenation keeps the ranges' order."""
+    target after target, so the concatenation keeps the ranges' order; ``relabel``: batches
+    are relabelled to ``schema`` (a reused exchange's own column names)."""
     def run() -> Iterator[pa.RecordBatch]:
         def pieces() -> Iterator[pa.RecordBatch]:
             if ordered:
@@ -519,7 +592,8 @@ def _reader(outputs: list[MapOutput], start: int, end: int, schema: pa.Schema,
             else:
                 for o in outputs:
                     yield from o.read_range(start, end)
-        return rebatch(pieces(), rt.ctx.batch_size, schema)
+        out = rebatch(pieces(), rt.ctx.batch_size, schema)
+        return (conform_batch(b, schema) for b in out) if relabel else out
 
     return run
 
@@ -542,5 +616,22 @@ def run_broadcast_exchange(node: BroadcastExchangeExec, rt) -> list[PartitionFn]
 
     def run() -> Iterator[pa.RecordBatch]:
         yield from rebatch(iter(value.table.to_batches()), rt.ctx.batch_size, schema)
+
+    return [run]
+
+
+@operator(ReusedExchangeExec)
+def run_reused_exchange(node: ReusedExchangeExec, rt) -> list[PartitionFn]:
+    """A second reader of an exchange: a shuffle's map outputs (computed once) read with the
+    coalesced ranges of this reader's own group; a broadcast's rows (materialized once), both
+    relabelled to this node's output."""
+    if isinstance(node.child, ShuffleExchangeExec):
+        return materialize(node, rt)  # type: ignore[arg-type]
+    value = rt.broadcast(node)
+    schema = schema_of(node.output)
+
+    def run() -> Iterator[pa.RecordBatch]:
+        for b in rebatch(iter(value.table.to_batches()), rt.ctx.batch_size, schema):
+            yield conform_batch(b, schema)
 
     return [run]

@@ -15,7 +15,8 @@ on the thread pool (:mod:`.scheduler`) and repartitions their batches in process
 then coalesces adjacent partitions to a target size; exchanges feeding the same co-partitioned
 operator (shuffled joins) are coalesced with one shared grouping, so partition ``i`` of both sides
 still holds the same keys.  ``rt.broadcast(node)`` materializes a ``BroadcastExchangeExec`` once
-per run and builds its hashed relation on first use.
+per run and builds its hashed relation on first use.  A ``ReusedExchangeExec`` (an exchange
+identical to an earlier one) reads that exchange's materialized output: computed once, read twice.
 
 Per-run state -- materialized exchanges and broadcasts, spill files, the memory budget, metrics --
 lives on the runtime, never on the (immutable, shareable) plan nodes.  A ``LocalRuntime`` runs one
@@ -115,6 +116,11 @@ class LocalRuntime:
         self.relied_upon: tuple[set[int], set[int]] | None = None
         #: Parquet column chunks shared by this run's scans (``collect`` creates and clears it)
         self.scan_cache: Any = None
+        #: the plan ``collect`` runs, and the ids of the nodes whose ``execute`` is under way
+        #: (:func:`.adaptive.preconvert` looks for joins not yet reached)
+        self.plan_root: Any = None
+        self.plan_parents: dict[int, Any] | None = None
+        self.executing: set[int] = set()
         #: ``{id(node): expr ids of its output read by its parents}`` (``pruning.read_columns``,
         #: set by ``collect``): joins and filters skip gathering the columns nobody reads
         self.column_needs: dict[int, Any] | None = None
@@ -128,21 +134,25 @@ class LocalRuntime:
         from ember.runtime.local import adaptive, exchange
 
         exchange.analyze(node, self)
-        if self.relied_upon is not None and self.logical_links is not None:
-            new = adaptive.convert_join(node, self)
-            if new is not None:
-                self.metrics.replaced[id(node)] = new
-                if id(new) not in self.logical_links and id(node) in self.logical_links:
-                    self.logical_links[id(new)] = self.logical_links[id(node)]
-                parts = self.execute(new)
-                with self._lock:
-                    hit = self._executed.setdefault(id(node), (node, parts))
-                return hit[1]
-        parts = lookup(node)(node, self)
-        parts = self._instrument(node, parts)
-        with self._lock:
-            hit = self._executed.setdefault(id(node), (node, parts))
-        return hit[1]
+        self.executing.add(id(node))
+        try:
+            if self.relied_upon is not None and self.logical_links is not None:
+                new = adaptive.convert_join(node, self)
+                if new is not None:
+                    self.metrics.replaced[id(node)] = new
+                    if id(new) not in self.logical_links and id(node) in self.logical_links:
+                        self.logical_links[id(new)] = self.logical_links[id(node)]
+                    parts = self.execute(new)
+                    with self._lock:
+                        hit = self._executed.setdefault(id(node), (node, parts))
+                    return hit[1]
+            parts = lookup(node)(node, self)
+            parts = self._instrument(node, parts)
+            with self._lock:
+                hit = self._executed.setdefault(id(node), (node, parts))
+            return hit[1]
+        finally:
+            self.executing.discard(id(node))
 
     def collect(self, node: Any) -> pa.Table:
         """Every row of ``node`` as one table (partitions in order), with ``node.output``'s
@@ -152,6 +162,8 @@ class LocalRuntime:
             from ember.runtime.local.adaptive import relied_upon
 
             self.relied_upon = relied_upon(node)
+        if self.plan_root is None:
+            self.plan_root = node
         from ember.runtime.local.pruning import read_columns
 
         # before anything runs; a runtime runs one query (a later collect prunes nothing more)
@@ -175,7 +187,13 @@ class LocalRuntime:
         return pa.Table.from_batches(batches, schema=schema)
 
     def broadcast(self, node: Any) -> BroadcastValue:
-        """The materialized ``BroadcastExchangeExec`` ``node`` (computed once per run)."""
+        """The materialized ``BroadcastExchangeExec`` ``node`` (computed once per run; a
+        ``ReusedExchangeExec`` of a broadcast answers its exchange's value: same rows and
+        positions, the exchange's column names)."""
+        from ember.physical.nodes import ReusedExchangeExec
+
+        if isinstance(node, ReusedExchangeExec):
+            return self.broadcast(node.child)
         hit = self._broadcasts.get(id(node))
         if hit is not None:
             return hit

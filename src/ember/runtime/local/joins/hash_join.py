@@ -18,7 +18,10 @@ side with the stream side's batches; the join-type semantics are the shared
   Beyond Spark, a shuffled LeftSemi/LeftAnti/Existence join may build its *left* side (the
   runtime's shuffled-hash conversion does so when the left side is the smaller): the right rows
   stream through it marking the left rows they match (with the condition, per candidate pair),
-  and the left rows are emitted after the stream side as the bitset decides.
+  and the left rows are emitted after the stream side as the bitset decides.  The runtime's
+  broadcast conversion may likewise *broadcast* the left side of such a join: each stream
+  partition marks a bitset of its own, and the left rows come out after all of them ran, as the
+  OR of the bitsets decides (:func:`_broadcast_left_existence`).
 
 Bounded residuals (both hash joins): a LeftSemi / LeftAnti / ExistenceJoin building the right side
 (not null aware) whose residual is one comparison ``b OP x`` of a build column with a stream
@@ -140,7 +143,7 @@ class HashJoinParts:
             build_schema=schema_of(build.output),
             # rows that can never match still come out of build-side outer joins, and of
             # build-left anti / existence joins
-            allows_null_key=shuffled and (build_outer or (build_left and jt.is_left_existence)),
+            allows_null_key=(shuffled and build_outer) or (build_left and jt.is_left_existence),
             ignores_duplicated_key=ignores,
             null_aware=null_aware,
             bounds=analyze_residual(jt, build_left, null_aware, node.condition, build.output,
@@ -164,11 +167,10 @@ class HashJoinParts:
 
 def _check_build_side(jt: JoinType, build_left: bool, *, shuffled: bool) -> None:
     if build_left:
-        # shuffled left semi / anti / existence joins building the left side are Ember's
-        # (the runtime's shuffled-hash conversion picks them when the left side is smaller)
-        ok = jt.is_inner_like or jt is JoinType.RIGHT_OUTER or (
-            shuffled and (jt in (JoinType.LEFT_OUTER, JoinType.FULL_OUTER)
-                          or jt.is_left_existence))
+        # left semi / anti / existence joins building the left side are Ember's (the runtime's
+        # shuffled-hash and broadcast conversions pick them when the left side is smaller)
+        ok = jt.is_inner_like or jt is JoinType.RIGHT_OUTER or jt.is_left_existence or (
+            shuffled and jt in (JoinType.LEFT_OUTER, JoinType.FULL_OUTER))
     else:
         ok = jt is not JoinType.FULL_OUTER or shuffled
         ok = ok and (jt is not JoinType.RIGHT_OUTER or shuffled)
@@ -327,6 +329,8 @@ def _grace(parts: HashJoinParts, build: Iterable[pa.RecordBatch], stream_fn: Bat
 def run_broadcast_hash_join(node: BroadcastHashJoinExec, rt: Any) -> list[PartitionFn]:
     """One partition per stream partition, all probing the one broadcast relation."""
     parts = HashJoinParts.of(node, rt.ctx.batch_size, shuffled=False, rt=rt)
+    if parts.build_left and node.join_type.is_left_existence:
+        return _broadcast_left_existence(node, parts, rt)
     build_plan = node.build_plan
     stream_parts = rt.execute(node.streamed_plan)
     metrics = NodeMetricsSink(rt, node)
@@ -351,6 +355,51 @@ def run_broadcast_hash_join(node: BroadcastHashJoinExec, rt: Any) -> list[Partit
     return [run(p) for p in stream_parts]
 
 
+def _broadcast_left_existence(node: BroadcastHashJoinExec, parts: HashJoinParts, rt: Any
+                              ) -> list[PartitionFn]:
+    """Beyond Spark (only the runtime's broadcast conversion plans it): a semi / anti /
+    existence join broadcasting its *left* side.  Every stream (right) partition is probed in
+    parallel, each marking in a bitset of its own the left rows it matches (with the condition,
+    per candidate pair); the bitsets are OR-ed once all have run -- when the node is executed,
+    as an exchange's map side runs -- and the left rows come out as the merged bitset decides,
+    in as many partitions as the stream side has (contiguous slices of the left rows)."""
+    stream_parts = rt.execute(node.streamed_plan)
+    metrics = NodeMetricsSink(rt, node)
+    relation = _broadcast_relation(node, node.build_plan, parts, rt)
+    metrics.add(build_size=relation.estimated_size())
+
+    def mark(p: PartitionFn) -> Callable[[], np.ndarray]:
+        def run() -> np.ndarray:
+            kernel = JoinKernel(parts.layout, relation.batch)
+            for b in p():
+                b = conform_batch(b, parts.stream_schema)
+                if b.num_rows:
+                    for _ in kernel.process(b, relation.lookup(eval_keys(parts.stream_keys, b))):
+                        raise InternalError("a build-left existence join emitted stream rows")
+            return kernel.build_matched
+
+        return run
+
+    n = relation.batch.num_rows
+    t0 = time.perf_counter_ns()
+    marks = rt.run_stage(f"broadcast {node.build_plan.plan_id} marks",
+                         [mark(p) for p in stream_parts])
+    metrics.add(stage_time_ns=time.perf_counter_ns() - t0)
+    merged = np.logical_or.reduce(marks) if marks else np.zeros(n, dtype=bool)
+    k = max(1, len(stream_parts))
+    bounds = [n * i // k for i in range(k + 1)]
+
+    def emit(lo: int, hi: int) -> PartitionFn:
+        def run() -> Iterator[pa.RecordBatch]:
+            kernel = JoinKernel(parts.layout, relation.batch)
+            kernel.build_matched = merged
+            return kernel.finish(lo, hi)
+
+        return run
+
+    return [emit(bounds[i], bounds[i + 1]) for i in range(k)]
+
+
 def _broadcast_relation(node: Any, build_plan: Any, parts: HashJoinParts, rt: Any
                         ) -> HashedRelation | BoundedRelation:
     from ember.physical.partitioning import HashedRelationBroadcastMode
@@ -359,7 +408,8 @@ def _broadcast_relation(node: Any, build_plan: Any, parts: HashJoinParts, rt: An
         value = rt.broadcast(build_plan)
         mode = build_plan.mode
         if (isinstance(mode, HashedRelationBroadcastMode) and len(mode.keys) == len(parts.build_keys)
-                and mode.is_null_aware == parts.null_aware and parts.bounds is None):
+                and mode.is_null_aware == parts.null_aware and parts.bounds is None
+                and not parts.allows_null_key):
             return value.relation
         # (a bounded residual reduces the broadcast rows into a relation of its own, once per run)
         return parts.build_relation(value.table)

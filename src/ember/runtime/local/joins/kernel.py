@@ -423,13 +423,16 @@ class JoinKernel:
 
     # -- after the last stream row -------------------------------------------------------------
 
-    def finish(self) -> Iterator[pa.RecordBatch]:
+    def finish(self, start: int = 0, stop: int | None = None) -> Iterator[pa.RecordBatch]:
         """Rows decided by the build-side bitset: unmatched build rows NULL-padded (build-side
-        outer, full outer), or the build (left) rows of a build-left semi/anti/existence join."""
+        outer, full outer), or the build (left) rows of a build-left semi/anti/existence join;
+        only the build rows ``[start, stop)`` when given."""
         bits = self.build_matched
         if bits is None:
             return
-        rows = np.arange(len(bits), dtype=np.int64)
+        stop = len(bits) if stop is None else stop
+        rows = np.arange(start, stop, dtype=np.int64)
+        bits = bits[start:stop]
         if self.build_outer:
             un = rows[~bits]
             none = np.full(len(un), -1, dtype=np.int64)
