@@ -13,7 +13,11 @@ Layout of one run (all state lives in the generator, none on the plan):
    Integer-like keys (integers, dates, timestamps) skip hashing: ``value - min`` indexes a
    direct-address table when the value range is at most 64x the rows (capped), else a stable
    sort numbers them when they arrive in few ascending runs (e.g. from an exchange of sorted
-   input), else they are hashed; in multi-column keys they are first replaced by such dense ids.  With no
+   input), else they are hashed; in multi-column keys they are first replaced by such dense ids.
+   Several key columns: the integer column with the most groups is the base, every other column
+   constant within the base's groups (e.g. a customer's name next to its key: every row equal to
+   its group's first row, checked on a sample first) is left out, and the rest are encoded jointly
+   with the base's ids (``MULTI_KEY_REFINE``; same groups, ids and first rows).  With no
    grouping expressions there is exactly one group, even over empty input (``count`` 0, ``sum``
    NULL); grouped aggregation of empty input yields no rows.
 3. **Aggregates.**  Each aggregate becomes a row selection (FILTER is TRUE; for DISTINCT, the
@@ -443,12 +447,15 @@ def group_ids(key_cols: Sequence[pa.Array], n_rows: int) -> tuple[np.ndarray, np
 
     NULL is one more key value; floats must already be canonical.  Integer-like key columns
     (integers, dates, timestamps...) are numbered directly from their values
-    (:func:`_integer_key_ids`: no hashing); one-byte strings from their buffers."""
+    (:func:`_integer_key_ids`: no hashing); one-byte strings from their buffers; several key
+    columns by :func:`_multi_key_ids`."""
     if n_rows == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     short = _short_string_keys(key_cols)
     if short is not None:
         return _dense_by_first(*short)
+    if len(key_cols) > 1 and MULTI_KEY_REFINE:
+        return _multi_key_ids(key_cols, n_rows)
     if len(key_cols) == 1:
         fast = _integer_key_ids(key_cols[0])
         if fast is not None:
@@ -465,6 +472,81 @@ def group_ids(key_cols: Sequence[pa.Array], n_rows: int) -> tuple[np.ndarray, np
                 cols[i] = pa.array(fast[0], type=pa.int64())
     codes, card = encode_arrays(cols, nulls_equal=True)
     return _dense_by_first(codes, card)
+
+
+#: Module switch for same-process A/B measurements: False encodes several key columns jointly
+#: (every column dictionary-encoded) instead of refining groups column by column.
+MULTI_KEY_REFINE = True
+#: Rows of a column compared first when testing whether it is constant within the base's groups
+#: (a mismatch among them skips the full comparison).
+_PROBE_ROWS = 256
+
+
+def _multi_key_ids(key_cols: Sequence[pa.Array], n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`group_ids` of several key columns.
+
+    Integer-like columns are numbered directly (:func:`_integer_key_ids`); the one with the most
+    groups -- or, without integer columns, the first column -- is the *base*.  Every other column
+    is tested for being constant within the base's groups (every row equal to its group's first
+    row, NULL equal to NULL: :func:`_constant_within_groups`); such a column -- e.g. a customer's
+    name next to the customer key -- splits no group and is left out, which saves hashing its
+    values.  The base's ids and the remaining columns (integer ones as their dense ids) are then
+    encoded jointly, as all columns were before.  Equal keys stay equal on the kept columns, so the
+    groups, ids and first rows are those of the joint encoding of every column."""
+    from ember.execution.kernels.keys import encode_arrays
+
+    dense = [_integer_key_ids(c) if _integer_like(c.type) else None for c in key_cols]
+    sizes = [len(d[1]) if d is not None else -1 for d in dense]
+    b = int(np.argmax(sizes)) if max(sizes) >= 0 else 0
+    ids, first = dense[b] if dense[b] is not None else _dense_by_first(
+        *encode_arrays([key_cols[b]], nulls_equal=True))
+    rest: list[pa.Array] = []
+    all_distinct = len(first) == n_rows
+    for i, c in enumerate(key_cols):
+        if i == b or all_distinct or _constant_within_groups(c, ids, first):
+            continue  # the base itself; every row its own group; no group split by ``c``
+        d = dense[i]
+        rest.append(pa.array(d[0], type=pa.int64()) if d is not None else c)
+    if not rest:
+        return ids, first
+    codes, card = encode_arrays([pa.array(ids, type=pa.int64())] + rest, nulls_equal=True)
+    return _dense_by_first(codes, card)
+
+
+def _integer_like(t: pa.DataType) -> bool:
+    return (pa.types.is_integer(t) or pa.types.is_date(t) or pa.types.is_time(t)
+            or pa.types.is_timestamp(t) or pa.types.is_duration(t))
+
+
+def _constant_within_groups(arr: pa.Array, ids: np.ndarray, first: np.ndarray) -> bool:
+    """Whether every row of ``arr`` equals (NULL equal to NULL, floats by their canonical bits)
+    the first row ``first[ids[row]]`` of its group; False for types compared only through codes
+    (nested, dictionary).  A sample of rows is compared first, so a column that splits groups
+    is usually rejected after a few hundred rows."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    t = arr.type
+    if pa.types.is_floating(t):
+        arr = arr.view(pa.int64() if t.bit_width == 64 else
+                       pa.int32() if t.bit_width == 32 else pa.int16())
+    elif not (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
+              or pa.types.is_large_binary(t) or pa.types.is_decimal(t) or _integer_like(t)
+              or pa.types.is_boolean(t) or pa.types.is_fixed_size_binary(t)):
+        return False
+    n = len(ids)
+    probe = np.arange(n - 1, -1, -max(1, n // _PROBE_ROWS), dtype=np.int64)  # spread, late rows
+    if not _rows_equal(arr.take(pa.array(probe)), arr.take(pa.array(first[ids[probe]]))):
+        return False
+    return _rows_equal(arr, arr.take(pa.array(first[ids])))
+
+
+def _rows_equal(x: pa.Array, y: pa.Array) -> bool:
+    """Whether ``x`` and ``y`` are equal row by row (NULL equal to NULL only)."""
+    same = pc.equal(x, y)
+    if same.null_count:
+        both_null = pc.and_(x.is_null(), y.is_null())
+        same = pc.or_(pc.fill_null(same, False), both_null)
+    return bool(pc.all(same).as_py())
 
 
 def _integer_values(arr: pa.Array) -> tuple[np.ndarray, np.ndarray | None] | None:

@@ -7,9 +7,18 @@ task of an exchange agree on where a key goes.  The function is Ember's own (Spa
 which rows share a partition is not observable in results).
 
 Per type: integers, dates, times and timestamps hash their value widened to int64; floats their
-canonicalised float64 bits; decimals their unscaled words; strings and binaries a polynomial hash
-of their bytes (computed for all rows at once with ``numpy.add.reduceat``); structs and lists
-combine their children's hashes.  Each column hash is finished with the splitmix64 mixer.
+canonicalised float64 bits; decimals their unscaled words; structs and lists combine their
+children's hashes.  Strings and binaries (32- or 64-bit offsets alike) are hashed *a word at a
+time*: starting from the value's length, each round folds the next 8 bytes of every value still
+that long -- one little-endian word assembled from two aligned uint64 reads of the data buffer
+(zero-copy when Arrow's buffer is 8-byte aligned and padded, else a padded copy), bytes past the
+value's end zeroed -- with ``h = (h ^ w) * K; h ^= h >> 29``.  Rows are processed in chunks of
+about 256 KiB of string data (kept in the L2 cache across rounds); within a chunk the rows are
+ordered by word count so each round works on a prefix (or, when nearly all have the same count,
+all rows go through every round with a masked update).  The result depends only on the bytes:
+not on the batch, slice offset, chunking or alignment.  Each column hash is finished with the
+splitmix64 mixer.  ``WORD_HASH = False`` switches back to the old byte-by-byte polynomial hash
+(for same-process A/B measurements only; hashes are never persisted across processes).
 
 ``partition_ids(arrays, n)`` (the shuffle exchange's target of each row) takes a cheaper route:
 each key column becomes one uint64 *word* per row -- integers, dates, times, timestamps and
@@ -42,6 +51,8 @@ _NULL_HASH = np.uint64(0x2545F4914F6CDD1D)
 _PRIME = np.uint64(0x100000001B3)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
+_K1 = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / golden ratio (Fibonacci hashing)
+_K2 = np.uint64(0xC2B2AE3D27D4EB4F)
 _POWERS = np.ones(1, dtype=np.uint64)
 
 
@@ -69,7 +80,189 @@ def _valid(arr: pa.Array) -> np.ndarray | None:
     return np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
 
 
+#: Bytes of string data hashed per chunk of rows: a chunk's data and per-row state stay in the
+#: L2 cache across the rounds of :func:`_fold_words`.
+_CHUNK_BYTES = 1 << 18
+_CHUNK_ROWS = (1 << 10, 1 << 14)  # (min, max) rows per chunk
+_SEED = np.uint64(0x243F6A8885A308D3)
+_ROUND_SHIFT = np.uint64(29)
+_SIXTY_FOUR = np.uint64(64)
+_TAIL_MASKS = np.array([(1 << (8 * i)) - 1 for i in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
+#: Module switch for same-process A/B measurements: False hashes byte by byte (the old path).
+WORD_HASH = True
+
+
+def _string_layout(arr: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(words, starts, lengths)`` of a string/binary array: ``words`` is uint64 data aligned
+    so that every value's bytes ``[starts[i], starts[i] + lengths[i])`` (byte positions in
+    ``words``) can be read a word at a time, with at least one readable word past each value's
+    last byte.  Zero-copy when Arrow's data buffer is 8-byte aligned and padded (the usual case);
+    else the values' bytes are copied into a zero-padded array."""
+    n = len(arr)
+    large = pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
+    bufs = arr.buffers()
+    offs = np.frombuffer(bufs[1], dtype=np.int64 if large else np.int32,
+                         count=arr.offset + n + 1)[arr.offset:]
+    starts = offs[:-1].astype(np.int64)
+    lengths = np.diff(offs).astype(np.int64, copy=False)
+    lo, hi = int(offs[0]), int(offs[-1])
+    data = bufs[2]
+    need = 8 * (((hi - 1) >> 3) + 2) if hi > lo else 0
+    if data is not None and data.address % 8 == 0 and data.size >= need:
+        words = np.frombuffer(data, dtype=np.uint64, count=need // 8)
+    else:
+        words = np.zeros((hi - lo + 7) // 8 + 2, dtype=np.uint64)
+        if hi > lo:
+            words.view(np.uint8)[: hi - lo] = np.frombuffer(data, dtype=np.uint8, count=hi)[lo:]
+            starts -= lo
+    return words, starts, lengths
+
+
+def _fold_words(words: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
+                out: np.ndarray) -> None:
+    """Fold each value's bytes into ``out`` (its initial state, updated in place) 8 bytes per
+    round: round ``r`` of a value reads its bytes ``8r .. 8r+7`` as one little-endian word
+    (zero past its end) -- two aligned words of ``words`` shifted together -- and sets
+    ``h = (h ^ w) * K; h ^= h >> 29`` (a bijection of ``h`` for a fixed word and of the word for
+    a fixed ``h``).  A value of ``L`` bytes takes exactly ``ceil(L / 8)`` rounds.
+
+    When nearly every row has the same number of words, all rows go through every round and
+    rows already finished keep their state (a masked update); otherwise the rows are ordered
+    by decreasing word count (a radix argsort), so the rows of round ``r`` are a prefix and each
+    round works on slices."""
+    n = len(lengths)
+    nw = (lengths + 7) >> 3
+    maxw = int(nw.max())
+    if maxw == 0:
+        return
+    # ends[k]: rows of k words (their last word is read in round k - 1); gt[r]: rows of > r words.
+    ends = np.bincount(nw, minlength=maxw + 1)
+    gt = n - np.cumsum(ends)
+    if 2 * (maxw * n - int(gt[:maxw].sum())) <= n:  # idle row-rounds: under half a round
+        _fold_masked(words, starts, lengths, nw, ends, gt, out)
+        return
+    order = np.argsort(-nw.astype(np.int16) if maxw < 1 << 15 else -nw, kind="stable")
+    sel = order[: int(gt[0])]  # rows with at least one word, longest first
+    st = starts[sel]
+    q = st >> 3
+    rshift = ((st & 7) << 3).astype(np.uint64)
+    lshift = _SIXTY_FOUR - rshift  # 64 when aligned: numpy shifts by >= 64 give 0
+    lens = lengths[sel]
+    h = out[sel]
+    prev = words[q]
+    for r in range(maxw):
+        k, done = int(gt[r]), int(gt[r + 1])  # rows [done, k) read their last word now
+        qk = q[:k]
+        qk += 1
+        nxt = words[qk]
+        w = prev[:k] >> rshift[:k]
+        w |= nxt << lshift[:k]
+        if done < k:
+            w[done:] &= _TAIL_MASKS[lens[done:k] - 8 * r]
+        x = h[:k]
+        x ^= w
+        x *= _K1
+        x ^= x >> _ROUND_SHIFT
+        prev = nxt
+    out[sel] = h
+
+
+def _fold_masked(words: np.ndarray, starts: np.ndarray, lengths: np.ndarray, nw: np.ndarray,
+                 ends: np.ndarray, gt: np.ndarray, out: np.ndarray) -> None:
+    """:func:`_fold_words` with every row in every round (finished rows keep their state)."""
+    n = len(lengths)
+    maxw = len(ends) - 1
+    q = starts >> 3
+    rshift = ((starts & 7) << 3).astype(np.uint64)
+    lshift = _SIXTY_FOUR - rshift
+    last = len(words) - 1
+    h = out
+    prev = words[q]
+    for r in range(maxw):
+        active = int(gt[r])
+        q += 1
+        if active < n:  # finished rows read on (their words are discarded): stay in bounds
+            np.minimum(q, last, out=q)
+        nxt = words[q]
+        w = prev >> rshift
+        w |= nxt << lshift
+        if active < n or ends[r + 1]:  # zero the bytes past each value's end
+            w &= _TAIL_MASKS[np.clip(lengths - 8 * r, 0, 8)]
+        x = h ^ w
+        x *= _K1
+        x ^= x >> _ROUND_SHIFT
+        if active == n:
+            h[:] = x
+        else:
+            np.copyto(h, x, where=nw > r)
+        prev = nxt
+
+
+#: Values of more than this many words (256 bytes) are hashed by :func:`_long_values_hash`
+#: (a Python round per word would be slow for few long values).
+_FOLD_MAX_WORDS = 32
+_LONG_BLOCK_WORDS = 1 << 18
+_LONG_SEED = np.uint64(0x13198A2E03707344)
+
+
 def _bytes_hash(arr: pa.Array) -> np.ndarray:
+    """Hash of each value's bytes (string/binary, 32- or 64-bit offsets): a function of the
+    bytes alone (not of the batch, offset or chunking), unmixed (callers finish it with
+    :func:`_mix`).  Values up to ``_FOLD_MAX_WORDS`` words are folded a word at a time
+    (:func:`_fold_words`) over chunks of rows whose data fits the L2 cache, the state starting
+    from the value's length; longer values go through :func:`_long_values_hash`."""
+    if not WORD_HASH:
+        return _bytes_hash_bytewise(arr)
+    n = len(arr)
+    if n == 0:
+        return np.zeros(0, dtype=np.uint64)
+    words, starts, lengths = _string_layout(arr)
+    h = lengths.astype(np.uint64) + _SEED
+    long_rows = np.flatnonzero(lengths > 8 * _FOLD_MAX_WORDS)
+    if len(long_rows):
+        h[long_rows] = _long_values_hash(words, starts[long_rows], lengths[long_rows])
+        lengths = lengths.copy()
+        lengths[long_rows] = 0  # not folded below
+    total = int(lengths.sum())
+    if total == 0:
+        return h
+    step = int(np.clip(n * _CHUNK_BYTES // total, *_CHUNK_ROWS))
+    for c in range(0, n, step):
+        _fold_words(words, starts[c: c + step], lengths[c: c + step], h[c: c + step])
+    return h
+
+
+def _long_values_hash(words: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Hash of values longer than ``_FOLD_MAX_WORDS`` words: the wrapping sum over the value's
+    words ``w_j`` of ``mix(w_j ^ (j * K2 + 1))`` (word ``j`` salted by its position, then the
+    splitmix64 finalizer), folded into a state seeded by the length.  Every word of every such
+    value is handled in flat numpy passes (blocks of ``_LONG_BLOCK_WORDS`` words), with no
+    Python round per word."""
+    nw = (lengths + 7) >> 3
+    bounds = np.zeros(len(nw) + 1, dtype=np.int64)
+    np.cumsum(nw, out=bounds[1:])
+    acc = np.zeros(len(nw), dtype=np.uint64)
+    for b in range(0, int(bounds[-1]), _LONG_BLOCK_WORDS):
+        g = np.arange(b, min(b + _LONG_BLOCK_WORDS, int(bounds[-1])), dtype=np.int64)
+        row = np.searchsorted(bounds, g, side="right") - 1
+        j = g - bounds[row]
+        pos = starts[row] + 8 * j
+        q = pos >> 3
+        rshift = ((pos & 7) << 3).astype(np.uint64)
+        w = words[q] >> rshift
+        w |= words[q + 1] << (_SIXTY_FOUR - rshift)
+        w &= _TAIL_MASKS[np.minimum(lengths[row] - 8 * j, 8)]
+        w ^= j.astype(np.uint64) * _K2 + np.uint64(1)
+        contrib = _mix(w)
+        seg = np.flatnonzero(np.r_[True, row[1:] != row[:-1]])
+        acc[row[seg]] += np.add.reduceat(contrib, seg)
+    h = (lengths.astype(np.uint64) + _LONG_SEED) ^ acc
+    h *= _K1
+    h ^= h >> _ROUND_SHIFT
+    return h
+
+
+def _bytes_hash_bytewise(arr: pa.Array) -> np.ndarray:
     """Polynomial hash of each value's bytes (string/binary, 32- or 64-bit offsets)."""
     n = len(arr)
     if pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type):
@@ -165,8 +358,6 @@ def hash_columns(arrays: Sequence[pa.Array]) -> np.ndarray:
     return h
 
 
-_K1 = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / golden ratio (Fibonacci hashing)
-_K2 = np.uint64(0xC2B2AE3D27D4EB4F)
 _SHIFT32 = np.uint64(32)
 _INT_WORDS = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
 
