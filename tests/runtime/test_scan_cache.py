@@ -72,6 +72,10 @@ QUERIES = [
     "SELECT a.k FROM t a JOIN t b ON a.k = b.k WHERE a.n IS NOT NULL",
     "SELECT a.k FROM e a JOIN e b ON a.k = b.k",
     "SELECT count(*) AS c FROM t a JOIN t b ON a.k = b.k WHERE a.v IS NULL AND b.s IS NULL",
+    # filters on the dictionary-decoded string column s (filtered before it is cast back)
+    "SELECT k, s FROM t WHERE s IN ('s1', 's12') OR s < 's10'",
+    "SELECT count(*) AS c FROM t WHERE s >= 's5' AND s IS NOT NULL",
+    "SELECT k, v FROM t WHERE s IS NULL",
 ]
 
 
@@ -88,7 +92,8 @@ def test_same_rows_with_cache_off_and_dataset_reads(data, monkeypatch, q, batch)
 
 def test_shared_columns_decoded_once(data, caches):
     d, t = data
-    s = _session(d)
+    # (with exchange reuse on, the self-join's second side is a ReusedExchange: one scan only)
+    s = _session(d, **{"spark.sql.exchange.reuse": "false"})
     got = s.sql("SELECT count(*) AS c FROM t a JOIN t b ON a.k = b.k").to_arrow().to_pylist()
     ks = t.column("k").to_pylist()
     want = sum(ks.count(k) ** 2 for k in set(ks))
@@ -219,8 +224,9 @@ def test_is_not_null_on_null_free_column_not_evaluated(data):
 
 
 def test_dictionary_string_columns(tmp_path):
-    """Dictionary-encoded strings are decoded as dictionaries and cast back; PLAIN strings (and
-    other types) are decoded directly; values and types equal ``pq.read_table``'s."""
+    """Dictionary-encoded strings are decoded as dictionaries (cast back by ``plain_columns``,
+    after the scan's filter); PLAIN strings (and other types) are decoded directly; values and
+    types equal ``pq.read_table``'s."""
     n = 4000
     t = pa.table({
         "few": pa.array([None if x % 9 == 0 else f"v{x % 5}" for x in range(n)], pa.string()),
@@ -238,7 +244,10 @@ def test_dictionary_string_columns(tmp_path):
     assert set(d) == set(as_dict) and d["big"] == pa.large_string()
     want = pq.read_table(p)
     for g in range(md.num_row_groups):
-        got = scan_mod.decode_row_group(f, g, ["i", "few", "unique", "nulls", "big"], d)
+        raw = scan_mod.decode_row_group(f, g, ["i", "few", "unique", "nulls", "big"], d)
+        assert pa.types.is_dictionary(raw.schema.field("few").type)
+        assert not pa.types.is_dictionary(raw.schema.field("unique").type)
+        got = scan_mod.plain_columns(raw, pq.read_schema(p))
         exp = want.slice(g * 1000, 1000).select(["i", "few", "unique", "nulls", "big"])
         assert got.schema == exp.schema
         assert got.equals(exp.combine_chunks()) or got.to_pylist() == exp.to_pylist()

@@ -337,7 +337,8 @@ def _to_broadcast(node: SparkPlan, left: _Side | None, right: _Side | None,
     keeps_partitioning = id(node) in relied_partitioning
     if can_build_broadcast_left(jt):
         sides.append(BuildSide.LEFT)
-    elif jt.is_left_existence and not keeps_partitioning and right.narrow:
+    elif (BROADCAST_LEFT_EXISTENCE and jt.is_left_existence and not keeps_partitioning
+          and right.narrow):
         # Ember's: the left side broadcast, the right rows streamed unshuffled marking the left
         # rows they match (hash_join._broadcast_left_existence); its output has no partitioning
         # to keep, hence only when nothing above relies on one
@@ -433,6 +434,10 @@ def _partitions_output(node: SparkPlan, big: _Side) -> bool:
         refs |= set(e.references)
     return refs <= {a.id for a in node.output} and refs <= {a.id for a in big.top.output}
 
+
+#: let the broadcast conversion broadcast the left side of semi / anti / existence joins
+#: (``hash_join._broadcast_left_existence``)
+BROADCAST_LEFT_EXISTENCE = True
 
 #: run the reduce side of a join input that filters an aggregate ahead of the join, to broadcast
 #: its result when small (:func:`_reduced_broadcast`, :func:`preconvert`)
