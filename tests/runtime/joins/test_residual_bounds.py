@@ -346,3 +346,46 @@ def test_bounded_residual_needs_value_grouped_keys():
                                (s.col("rk"),)) is not None
     assert RB.analyze_residual(J.LEFT_SEMI, False, False, cond, s.rattrs, s.lattrs,
                                (s.col("rk"), fkey)) is None
+
+
+def _sorted_run_sides(kind: str, seed: int, nulls: bool) -> Sides:
+    """A build side stored in key order (runs of 1-6 equal keys), as key-ordered files give."""
+    rng = np.random.default_rng(seed)
+    rk = np.repeat(np.arange(0, 400, 2), rng.integers(1, 7, 200))
+    rvals = [int(x) for x in rng.integers(0, 9, len(rk))]
+    if nulls:
+        rvals[5] = None
+    dtype, rv = _conv(kind, rvals)
+    lk = rng.integers(-2, 402, 1500)
+    _, lv = _conv(kind, [int(x) for x in rng.integers(0, 9, 1500)])
+    lt = pa.table({"lk": pa.array(lk, pa.int64()), "lv": lv,
+                   "lx": pa.array(range(len(lk)), pa.int64())})
+    rt = pa.table({"rk": pa.array(rk, pa.int64()), "rv": rv})
+    types = {"lk": T.LONG, "lv": dtype, "lx": T.LONG, "rk": T.LONG, "rv": dtype}
+    return Sides(lt, rt, attrs_of(lt, types), attrs_of(rt, types))
+
+
+@pytest.mark.parametrize("nulls", (False, True))
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("jt", JOIN_TYPES, ids=str)
+@pytest.mark.parametrize("kind", ("long", "int", "date", "timestamp", "boolean"))
+def test_bounded_residual_key_ordered_build_reduced_by_runs(monkeypatch, kind, jt, op, nulls):
+    s = _sorted_run_sides(kind, 5, nulls)
+    c = s.col
+    join = logical_join(s, jt, And(EqualTo(c("lk"), c("rk")), _cmp(op, c("rv"), c("lv"))))
+    expected = reference(join, batch_size=4096)
+    reduced: list[bool] = []
+    orig = RB._run_bounds
+
+    def spy(*a):
+        out = orig(*a)
+        reduced.append(out is not None)
+        return out
+
+    monkeypatch.setattr(RB, "_run_bounds", spy)
+    plan = physical("bhj", join, R)
+    fast, slow, _ = _run_both(monkeypatch, plan, None)
+    assert_same_rows(fast, expected)
+    assert_same_rows(slow, expected)
+    # the runs are used exactly when the build values hold no NULL
+    assert reduced and all(r is not nulls for r in reduced)
