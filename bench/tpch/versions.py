@@ -1,0 +1,96 @@
+"""Compare two Ember source trees on TPC-H, query by query, in the same minutes.
+
+On a shared machine the time of one query drifts by 10-30% within minutes, so two benchmark runs
+taken one after the other cannot tell a 5% change from noise.  This runs the two trees in two
+long-lived worker processes (each with its own session, data registered once, every query run
+once before timing) and alternates them run by run -- old, new, new, old, ... -- keeping each
+one's best time per query::
+
+    git archive <commit> src | tar -x -C /tmp/old
+    python -m bench.tpch.versions --old /tmp/old/src --data /tmp/tpch_sf1 --repeat 5
+
+prints per-query best times and the new/old ratio, and the geomean ratio.  The new tree is the
+``src`` of this checkout unless ``--new`` names another one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+QUERIES = (3, 4, 5, 7, 8, 9, 10, 12, 13, 16, 18, 21)
+
+_WORKER = r"""
+import sys, time
+import ember
+from bench.tpch import datagen
+data = sys.argv[1]
+es = ember.Session()
+tables = ["customer", "lineitem", "nation", "orders", "part", "partsupp", "region", "supplier"]
+datagen.register_ember(es, {t: f"{data}/{t}.parquet" for t in tables})
+sqls = {}
+for line in sys.stdin:
+    q = int(line)
+    if q not in sqls:
+        sqls[q] = open(f"bench/tpch/queries/q{q:02d}.sql").read()
+        es.sql(sqls[q]).to_arrow()
+    t = time.perf_counter()
+    es.sql(sqls[q]).to_arrow()
+    print(f"{time.perf_counter() - t:.6f}", flush=True)
+"""
+
+
+def _worker(src: str, data: str) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, str(ROOT)])}
+    return subprocess.Popen([sys.executable, "-c", _WORKER, data], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--old", required=True, help="the old tree's src directory")
+    ap.add_argument("--new", default=str(ROOT / "src"), help="the new tree's src directory")
+    ap.add_argument("--data", default="/tmp/tpch_sf1", help="directory of the TPC-H Parquet files")
+    ap.add_argument("--queries", default=",".join(map(str, QUERIES)))
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args(argv)
+    queries = [int(q) for q in args.queries.split(",")]
+    procs = {"old": _worker(args.old, args.data), "new": _worker(args.new, args.data)}
+
+    def run(which: str, q: int) -> float:
+        p = procs[which]
+        p.stdin.write(f"{q}\n")
+        p.stdin.flush()
+        line = p.stdout.readline()
+        if not line:
+            raise SystemExit(f"the {which} worker failed on Q{q:02d}")
+        return float(line)
+
+    logs = {"old": 0.0, "new": 0.0}
+    try:
+        for q in queries:
+            best = {"old": math.inf, "new": math.inf}
+            for i in range(args.repeat):
+                for which in (("old", "new") if i % 2 == 0 else ("new", "old")):
+                    best[which] = min(best[which], run(which, q))
+            for which in logs:
+                logs[which] += math.log(best[which])
+            print(f"Q{q:02d}  old {best['old']:.3f}s  new {best['new']:.3f}s  "
+                  f"new/old {best['new'] / best['old']:.2f}", flush=True)
+    finally:
+        for p in procs.values():
+            p.stdin.close()
+            p.wait()
+    g = {k: math.exp(v / len(queries)) for k, v in logs.items()}
+    print(f"geomean over {len(queries)} queries: old {g['old']:.3f}s, new {g['new']:.3f}s, "
+          f"new/old {g['new'] / g['old']:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
