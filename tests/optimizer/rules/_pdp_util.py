@@ -5,10 +5,36 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from ember import types as T
 from ember.conf import SQLConf
 from ember.execution.context import ExecContext
 from ember.execution.executor import collect
+from ember.expressions.base import LeafExpression, Literal
 from ember.plans.logical.nodes import LogicalPlan
+from ember.trees import node
+
+
+@node
+class NonDet(LeafExpression):
+    """A non-deterministic boolean (Spark's ``rand() > 0.5`` stand-in); never evaluated."""
+
+    tag: int = 0
+
+    @property
+    def data_type(self):
+        return T.BOOLEAN
+
+    @property
+    def deterministic(self) -> bool:
+        return False
+
+    def simple_string(self) -> str:
+        return "nondet()"
+
+
+def lit(v):
+    """An INT literal."""
+    return Literal(v, T.INT)
 
 
 def rows(plan: LogicalPlan, batch_size: int = 65536) -> Counter:

@@ -7,7 +7,7 @@ import pytest
 from ember import types as T
 from ember.expressions.aggregates import AggregateExpression, Count, Sum
 from ember.expressions.arithmetic import Add
-from ember.expressions.base import Alias, LeafExpression, Literal, SortOrder
+from ember.expressions.base import Alias, Literal, SortOrder
 from ember.expressions.predicates import And, EqualTo, GreaterThan, LessThan
 from ember.optimizer.rules.push_down_predicates import (
     PushDownPredicates,
@@ -27,31 +27,8 @@ from ember.plans.logical.nodes import (
     Sort,
     Union,
 )
-from ember.trees import node
 
-from ._pdp_util import norm, same_rows
-
-
-@node
-class NonDet(LeafExpression):
-    """A non-deterministic boolean (Spark's ``rand() > 0.5`` stand-in); never evaluated."""
-
-    tag: int = 0
-
-    @property
-    def data_type(self):
-        return T.BOOLEAN
-
-    @property
-    def deterministic(self) -> bool:
-        return False
-
-    def simple_string(self) -> str:
-        return "nondet()"
-
-
-def lit(v):
-    return Literal(v, T.INT)
+from ._pdp_util import NonDet, lit, norm, same_rows
 
 
 @pytest.fixture

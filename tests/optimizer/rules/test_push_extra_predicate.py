@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ember import types as T
-from ember.expressions.base import AttributeReference, LeafExpression, Literal
+from ember.expressions.base import AttributeReference
 from ember.expressions.predicates import And, EqualTo, GreaterThan, LessThan, Not, Or
 from ember.optimizer.rule_executor import Batch, FixedPoint, RuleExecutor, RuleMetrics
 from ember.optimizer.rules.push_down_predicates import PushDownPredicates
@@ -15,32 +15,9 @@ from ember.optimizer.rules.push_extra_predicate import (
 )
 from ember.plans.logical.dsl import attr, relation
 from ember.plans.logical.join_type import JoinType
-from ember.plans.logical.nodes import Filter, Join, Project
-from ember.trees import node
+from ember.plans.logical.nodes import Join, Project
 
-from ._pdp_util import norm, same_rows
-
-
-@node
-class NonDet(LeafExpression):
-    """A non-deterministic boolean over no column (``rand() > 0.5`` stand-in); never evaluated."""
-
-    tag: int = 0
-
-    @property
-    def data_type(self):
-        return T.BOOLEAN
-
-    @property
-    def deterministic(self) -> bool:
-        return False
-
-    def simple_string(self) -> str:
-        return "nondet()"
-
-
-def lit(v):
-    return Literal(v, T.INT)
+from ._pdp_util import NonDet, lit, norm, same_rows
 
 
 @pytest.fixture
