@@ -265,3 +265,25 @@ def test_many_keys_with_duplicates_rows_in_insertion_order(flags):
         probe = pa.array(rng.permutation(v)[:30_000], pa.int64())
         rel, (_, pairs) = _same(flags, [build], [probe])
         assert not rel.key_is_unique and rel.num_keys > 1 << 16
+
+
+@pytest.mark.parametrize("dup", (False, True))
+@pytest.mark.parametrize("nulls", (False, True))
+def test_shared_relation_codes_sparse_keys_directly(dup, nulls):
+    # 20K keys over 6M values: sorted distinct keys for a partition's relation, a direct table
+    # for a broadcast's (shared) one -- the same candidates either way
+    rng = np.random.default_rng(3)
+    keys = rng.choice(6_000_000, 20_000, replace=False)
+    if dup:
+        keys = np.concatenate([keys, keys[:5000]])
+    build = pa.array(keys, pa.int64(), mask=(np.arange(len(keys)) % 97 == 0) if nulls else None)
+    probe = [pa.array(np.concatenate([keys[:3000], rng.integers(-5, 6_000_005, 3000)]),
+                      pa.int64())]
+    batch = pa.record_batch({"k0": build})
+    key = (BoundReference(0, T.LONG, True),)
+    own = HashedRelation.build(batch, key, allows_null_key=False)
+    shared = HashedRelation.build(batch, key, allows_null_key=False, shared=True)
+    assert own.encoder.columns[0].kind != "range" and "densify" not in [
+        s for s, _ in shared.encoder.steps]
+    assert shared.encoder.columns[0].kind == "range"
+    assert _pairs(own, probe) == _pairs(shared, probe)

@@ -76,7 +76,8 @@ class BroadcastValue:
                     keys = tuple(prepare(k, self.node.child.output) for k in mode.keys)
                     t0 = time.perf_counter_ns()
                     self._relation = HashedRelation.build(
-                        self.table, keys, allows_null_key=False, null_aware=mode.is_null_aware)
+                        self.table, keys, allows_null_key=False, null_aware=mode.is_null_aware,
+                        shared=True)
                     self._rt.metrics.node(self.node).add(
                         stage_time_ns=time.perf_counter_ns() - t0)
         return self._relation

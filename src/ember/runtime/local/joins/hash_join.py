@@ -150,8 +150,10 @@ class HashJoinParts:
                                     stream.output, bkeys),
         )
 
-    def build_relation(self, batches: Iterable[pa.RecordBatch] | pa.Table
+    def build_relation(self, batches: Iterable[pa.RecordBatch] | pa.Table, shared: bool = False
                        ) -> HashedRelation | BoundedRelation:
+        """The build side indexed for probing; ``shared``: built once and probed by every stream
+        partition (a broadcast: see ``HashedRelation.build``)."""
         if self.bounds is not None:
             if isinstance(batches, pa.Table):
                 batches = batches.to_batches()
@@ -162,7 +164,7 @@ class HashJoinParts:
         return HashedRelation.build(
             batches, self.build_keys, allows_null_key=self.allows_null_key,
             null_aware=self.null_aware, ignores_duplicated_key=self.ignores_duplicated_key,
-            schema=self.build_schema)
+            schema=self.build_schema, shared=shared)
 
 
 def _check_build_side(jt: JoinType, build_left: bool, *, shuffled: bool) -> None:
@@ -412,7 +414,7 @@ def _broadcast_relation(node: Any, build_plan: Any, parts: HashJoinParts, rt: An
                 and not parts.allows_null_key):
             return value.relation
         # (a bounded residual reduces the broadcast rows into a relation of its own, once per run)
-        return parts.build_relation(value.table)
+        return parts.build_relation(value.table, shared=True)
     # No exchange below (a plan built by hand): collect the build side here.
     batches = [b for fn in rt.execute(build_plan) for b in fn()]
     return parts.build_relation(batches)

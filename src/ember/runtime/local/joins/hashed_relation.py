@@ -8,7 +8,9 @@ probe side arrives later, batch by batch):
 
 - floating point keys are canonicalized first (every NaN equal, ``-0.0 == 0.0``,
   ``canonicalize_floats``);
-- integer columns spanning a small range are coded ``value - min`` (probe: a range check);
+- integer columns spanning a small range are coded ``value - min`` (probe: a range check) --
+  small: under ``RANGE_FACTOR`` x their rows or ``MIN_RANGE`` values, or, for a broadcast's
+  relation (``shared``: probed by every stream partition), ``BROADCAST_MIN_RANGE`` values;
 - other fixed-width columns (sparse integers, dates, timestamps, floats...) are coded by a binary
   search over the sorted distinct keys -- or, with ``HASH_TABLE``, through a :class:`_KeyTable`:
   a linear-probing hash table (power-of-two slots >= 2x the distinct keys, Fibonacci hashing)
@@ -127,6 +129,12 @@ _PRIMITIVE_LOOKUP = (pa.types.is_integer, pa.types.is_floating, pa.types.is_stri
 #: probes, the common case.
 RANGE_FACTOR = 16
 _MAX_RANGE = 1 << 24
+#: ... and spanning fewer than this many values whatever their count (a direct table of at most
+#: 4 MiB); a *shared* relation (a broadcast, built once and probed by every stream partition)
+#: allows ``BROADCAST_MIN_RANGE`` (32 MiB), as its probes far outnumber its keys: e.g. orders
+#: filtered to 227K keys over 6M order keys, probed by all 6M lineitem rows (TPC-H Q05)
+MIN_RANGE = 1 << 20
+BROADCAST_MIN_RANGE = 1 << 23
 
 #: Sparse fixed-width keys (and densified multi-column codes) are found in a :class:`_KeyTable`
 #: (open addressing) when True, by a binary search over the sorted distinct keys when False
@@ -275,7 +283,7 @@ class _ColumnDictionary:
     """Codes of one key column, fixed by the build side; ``probe`` maps new values onto them
     (-1 for NULL or a value absent from the build side)."""
 
-    def __init__(self, build: pa.Array) -> None:
+    def __init__(self, build: pa.Array, min_range: int = MIN_RANGE) -> None:
         build = plain_array(build)
         self.type = build.type
         self.kind = "joint"
@@ -292,7 +300,7 @@ class _ColumnDictionary:
         if pa.types.is_integer(t) and build.null_count < n:
             mm = pc.min_max(build)
             lo, hi = mm["min"].as_py(), mm["max"].as_py()
-            if hi - lo < max(RANGE_FACTOR * n, 1 << 20) and hi - lo < _MAX_RANGE:
+            if hi - lo < max(RANGE_FACTOR * n, min_range) and hi - lo < _MAX_RANGE:
                 v = (build if build.null_count == 0 else pc.fill_null(build, lo))
                 codes = np.subtract(v.to_numpy(zero_copy_only=False), lo, dtype=np.int64)
                 if build.null_count:
@@ -419,8 +427,8 @@ class _ColumnDictionary:
 class _KeyEncoder:
     """Multi-column build codes plus the replayable steps that map probe keys onto them."""
 
-    def __init__(self, build_keys: Sequence[pa.Array]) -> None:
-        self.columns = [_ColumnDictionary(k) for k in build_keys]
+    def __init__(self, build_keys: Sequence[pa.Array], min_range: int = MIN_RANGE) -> None:
+        self.columns = [_ColumnDictionary(k, min_range) for k in build_keys]
         self.steps: list[tuple[str, object]] = []
         combined: np.ndarray | None = None
         card = 1
@@ -437,7 +445,7 @@ class _KeyEncoder:
             card *= n
             self.steps.append(("combine", n))
         assert combined is not None
-        if card > max(16 * len(combined), 1 << 20):
+        if card > max(16 * len(combined), min_range):
             combined, card, uniq = _densify_valid(combined)
             self.steps.append(("densify", uniq))
         self.codes = combined
@@ -597,8 +605,12 @@ class HashedRelation:
         null_aware: bool = False,
         ignores_duplicated_key: bool = False,
         schema: pa.Schema | None = None,
+        shared: bool = False,
     ) -> "HashedRelation":
-        """Index the build rows on ``key_exprs`` (bound to the build output's columns)."""
+        """Index the build rows on ``key_exprs`` (bound to the build output's columns);
+        ``shared``: a broadcast's relation, probed by every stream partition (a bigger direct
+        table is worth it, ``BROADCAST_MIN_RANGE``)."""
+        min_range = BROADCAST_MIN_RANGE if shared else MIN_RANGE
         batch = to_batch(table_or_batches, schema)
         if null_aware and batch.num_rows == 0:
             return EmptyHashedRelation(batch)
@@ -608,7 +620,7 @@ class HashedRelation:
                 return HashedRelationWithAllNullKeys(batch)
         if not keys:
             raise ValueError("HashedRelation needs at least one key")
-        encoder = _KeyEncoder(keys)
+        encoder = _KeyEncoder(keys, min_range)
         keep = np.arange(batch.num_rows, dtype=np.int64)
         if not allows_null_key and batch.num_rows:
             valid = encoder.codes >= 0
@@ -617,7 +629,7 @@ class HashedRelation:
                 keep = np.flatnonzero(valid)
                 batch = batch.take(pa.array(keep, type=pa.int64()))
                 keys = [k.take(pa.array(keep, type=pa.int64())) for k in keys]
-                encoder = _KeyEncoder(keys)
+                encoder = _KeyEncoder(keys, min_range)
         return cls(batch, encoder, keep, ignores_duplicated_key=ignores_duplicated_key)
 
     # -- probing -----------------------------------------------------------------------------
