@@ -233,3 +233,26 @@ def test_tpch_reused_queries_equal_reuse_off(tpch_paths, q, conf):
     assert "ReusedExchange" in texts["true"] and "ReusedExchange" not in texts["false"]
     assert tables["true"] == tables["false"]
     assert tables["true"]
+
+
+def test_reused_broadcast_shares_the_hashed_relation(paths, monkeypatch):
+    from ember.runtime.local.joins import hashed_relation as H
+
+    built = []
+    orig = H.HashedRelation.build.__func__
+
+    def build(cls, *a, **k):
+        rel = orig(cls, *a, **k)
+        built.append(rel)
+        return rel
+
+    monkeypatch.setattr(H.HashedRelation, "build", classmethod(build))
+    s = _session(paths)
+    plan, table, _, _ = _run(s, BROADCAST_TWICE)
+    assert plan.collect(lambda n: n if isinstance(n, ReusedExchangeExec) else None)
+    # one relation over dim's rows for the broadcast and its reuse (no second build from the
+    # shared rows; the fact-to-fact join builds relations of its own)
+    dims = [r for r in built if "name" in r.batch.schema.names]
+    assert len(dims) == 1
+    off = _session(paths, spark__sql__exchange__reuse="false")
+    assert _rows(table) == _rows(off.sql(BROADCAST_TWICE).to_arrow())

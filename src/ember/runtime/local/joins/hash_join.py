@@ -404,8 +404,14 @@ def _broadcast_left_existence(node: BroadcastHashJoinExec, parts: HashJoinParts,
 
 def _broadcast_relation(node: Any, build_plan: Any, parts: HashJoinParts, rt: Any
                         ) -> HashedRelation | BoundedRelation:
+    from ember.physical.nodes import ReusedExchangeExec
     from ember.physical.partitioning import HashedRelationBroadcastMode
 
+    if isinstance(build_plan, ReusedExchangeExec) and isinstance(build_plan.child,
+                                                                 BroadcastExchangeExec):
+        # a reused broadcast: the original's rows and relation (same columns by position, a
+        # canonically equal mode), built once for every join reading either
+        build_plan = build_plan.child
     if isinstance(build_plan, BroadcastExchangeExec):
         value = rt.broadcast(build_plan)
         mode = build_plan.mode
