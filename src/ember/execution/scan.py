@@ -813,14 +813,14 @@ def _filter_table(t: pa.Table, row_filter, row_mask,
     """``t``'s rows selected by the row filter: the kernel mask when there is one (a table or
     array filter, no Acero plan), else the dataset expression."""
     if row_mask is not None:
-        mask = None
-        for attempt in (t, None):
-            if attempt is None:  # a kernel without a dictionary variant: decode and retry
-                t = plain_columns(t, file_schema)
+        errors = (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError)
+        try:
+            mask = row_mask(t)
+        except errors:  # a kernel without a dictionary variant: decode and retry
+            t = plain_columns(t, file_schema)
             try:
                 mask = row_mask(t)
-                break
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+            except errors:
                 mask = None
         if mask is not None:
             if isinstance(mask, pa.ChunkedArray) and mask.num_chunks == 1:

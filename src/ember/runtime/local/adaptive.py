@@ -363,12 +363,12 @@ def _to_broadcast(node: SparkPlan, left: _Side | None, right: _Side | None,
         try:
             outs = X.map_members([small.exchange], rt)
             size = sum(int(o.bytes.sum()) for o in outs[0])
-            build: SparkPlan | None = None
+            placeholder, build = _broadcast_plan(node, side, small)
             if (size > threshold and REDUCED_BROADCAST and _reduces(small)
                     and size <= _reduce_limit(rt)):
                 # the side's shuffle is too big, but it is filtered after an aggregate: run its
                 # reduce side now and broadcast the result if that is small
-                build, fallback = _reduced_broadcast(node, small, outs, group, rt)
+                fallback = _reduced_broadcast(node, side, small, build, outs, group, rt)
                 if fallback is not None:
                     return fallback
             elif size > threshold:
@@ -379,9 +379,7 @@ def _to_broadcast(node: SparkPlan, left: _Side | None, right: _Side | None,
                 by_id[id(small.exchange)] = outs[0]
                 return by_id
             else:
-                X.finish_members([small.exchange], outs, rt)
-                group.members.remove(small.exchange)
-                st.groups.pop(id(small.exchange), None)
+                _finish_alone(small.exchange, outs, group, rt)
             reshuffle = keeps_partitioning and big.narrow and _partitions_output(node, big)
             if reshuffle:
                 # something above needs the join hash-partitioned on the big side's keys: shuffle
@@ -398,13 +396,6 @@ def _to_broadcast(node: SparkPlan, left: _Side | None, right: _Side | None,
                 stream = big.without_exchange()
             else:  # the big side keeps its exchange (coalesced with the rest of its group)
                 stream = big.top
-            placeholder = BroadcastHashJoinExec(node.left_keys, node.right_keys, jt, side,
-                                                node.condition, node.left, node.right,
-                                                existence_attr=node.existence_attr)
-            if build is None:
-                bi = 1 if side is BuildSide.RIGHT else 0
-                mode = placeholder.required_child_distribution[bi].mode  # type: ignore[attr-defined]
-                build = BroadcastExchangeExec(mode, small.top)
             l_child, r_child = (stream, build) if side is BuildSide.RIGHT else (build, stream)
             joined: SparkPlan = placeholder.copy(left=l_child, right=r_child)
             if reshuffle:
@@ -466,48 +457,57 @@ def _reduces(side: _Side) -> bool:
     return False
 
 
-def _reduced_broadcast(node: SparkPlan, small: _Side, outs: list[list], group, rt
-                       ) -> tuple[SparkPlan | None, SparkPlan | None]:
+def _broadcast_plan(node: SparkPlan, side: BuildSide, small: _Side
+                    ) -> tuple[BroadcastHashJoinExec, BroadcastExchangeExec]:
+    """The broadcast hash join replacing ``node`` (children still ``node``'s) and the
+    broadcast of ``small.top`` in the mode that join requires on its ``side``."""
+    join = BroadcastHashJoinExec(node.left_keys, node.right_keys, node.join_type, side,
+                                 node.condition, node.left, node.right,
+                                 existence_attr=node.existence_attr)
+    dist = join.required_child_distribution[1 if side is BuildSide.RIGHT else 0]
+    return join, BroadcastExchangeExec(dist.mode, small.top)  # type: ignore[attr-defined]
+
+
+def _finish_alone(ex: ShuffleExchangeExec, outs: list[list], group, rt) -> None:
+    """Coalesce the mapped exchange ``ex`` on its own and take it out of its coalesce group."""
+    from ember.runtime.local import exchange as X
+
+    X.finish_members([ex], outs, rt)
+    group.members.remove(ex)
+    X._state(rt).groups.pop(id(ex), None)
+
+
+def _reduced_broadcast(node: SparkPlan, side: BuildSide, small: _Side,
+                       build: BroadcastExchangeExec, outs: list[list], group, rt
+                       ) -> SparkPlan | None:
     """Run ``small``'s reduce side (its exchange, already mapped into ``outs``, coalesced on its
-    own) ahead of the join.  Returns ``(broadcast, None)`` with the materialized
-    ``BroadcastExchangeExec`` of ``small.top`` when its rows fit
-    ``spark.sql.autoBroadcastJoinThreshold``; else ``(None, replacement)``: ``node`` with that
-    side read from a shuffle of the computed rows (the rest of the coalesce group coalesced with
-    it), so nothing is computed twice."""
+    own) ahead of the join, materializing ``build`` (the broadcast of ``small.top``).  Returns
+    None when its rows fit ``spark.sql.autoBroadcastJoinThreshold`` (the caller broadcasts
+    them); else ``node`` with that side read from a shuffle of the computed rows (the rest of
+    the coalesce group coalesced with it), so nothing is computed twice."""
     from ember.physical.nodes import LocalTableScanExec
     from ember.runtime.local import exchange as X
 
-    st = X._state(rt)
-    X.finish_members([small.exchange], outs, rt)
-    group.members.remove(small.exchange)
-    st.groups.pop(id(small.exchange), None)
-    right_side = _unsorted(node.right) is small.top  # type: ignore[attr-defined]
-    placeholder = BroadcastHashJoinExec(node.left_keys, node.right_keys, node.join_type,
-                                        BuildSide.RIGHT if right_side else BuildSide.LEFT,
-                                        node.condition, node.left, node.right,
-                                        existence_attr=node.existence_attr)
-    mode = placeholder.required_child_distribution[1 if right_side else 0].mode  # type: ignore[attr-defined]
-    build = BroadcastExchangeExec(mode, small.top)
+    _finish_alone(small.exchange, outs, group, rt)
     value = rt.broadcast(build)
-    threshold = int(rt.conf.get(AUTO_BROADCAST_THRESHOLD))
-    if value.table.nbytes <= threshold:
-        return build, None
+    if value.table.nbytes <= int(rt.conf.get(AUTO_BROADCAST_THRESHOLD)):
+        return None
     # too big to broadcast: shuffle the computed rows like the exchange they replace, in its
     # place in the coalesce group, and run the join as planned over them
     rows = LocalTableScanExec(small.top.output, value.table)
-    rt._broadcasts.pop(id(build), None)  # the rows live on in ``rows`` only
+    rt.drop_broadcast(build)  # the rows live on in ``rows`` only
     reshuffled = ShuffleExchangeExec(small.exchange.output_partitioning, rows,
                                      small.exchange.shuffle_origin)
     group.members.append(reshuffled)
-    st.groups[id(reshuffled)] = group
+    X._state(rt).groups[id(reshuffled)] = group
     members = list(group.members)
     X.finish_members(members, X.map_members(members, rt), rt)
+    right_side = side is BuildSide.RIGHT
     child = node.right if right_side else node.left  # type: ignore[attr-defined]
     new_child = (child.copy(child=reshuffled) if child is not small.top
                  else reshuffled)  # the join's sort, if any, stays
-    replacement = (node.copy(right=new_child) if right_side  # type: ignore[attr-defined]
-                   else node.copy(left=new_child))  # type: ignore[attr-defined]
-    return None, replacement
+    return (node.copy(right=new_child) if right_side  # type: ignore[attr-defined]
+            else node.copy(left=new_child))  # type: ignore[attr-defined]
 
 
 def preconvert(ex: ShuffleExchangeExec, group, rt) -> None:

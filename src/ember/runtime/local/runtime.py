@@ -220,6 +220,10 @@ class LocalRuntime:
             self._broadcasts[id(node)] = value
             return value
 
+    def drop_broadcast(self, node: Any) -> None:
+        """Forget the materialized broadcast ``node`` (its rows were moved elsewhere)."""
+        self._broadcasts.pop(id(node), None)
+
     def run_stage(self, name: str, tasks: Sequence[Callable[[], R]]) -> list[R]:
         """Run ``tasks`` on the thread pool, results in task order (progress-tracked)."""
         return run_stage(name, tasks, self.progress)

@@ -214,14 +214,16 @@ def _run_bounds(keys: list[pa.Array], v: pa.Array, numeric: bool) -> list[pa.Arr
     vals, _ = _numpy_values(v)
     mn = np.minimum.reduceat(vals, starts)
     mx = np.maximum.reduceat(vals, starts)
-    t = v.type
+    return [key.take(pa.array(starts)), _typed(mn, v.type), _typed(mx, v.type)]
+
+
+def _typed(values: np.ndarray, t: pa.DataType) -> pa.Array:
+    """``values`` (as :func:`_numpy_values` gives them) back as an Arrow array of type ``t``."""
     if pa.types.is_boolean(t):
-        mn_a, mx_a = pa.array(mn.astype(bool)), pa.array(mx.astype(bool))
-    else:
-        store = pa.int32() if t.bit_width == 32 else pa.int64()
-        mn_a = pa.array(mn, type=store).view(t) if not pa.types.is_integer(t) else pa.array(mn, t)
-        mx_a = pa.array(mx, type=store).view(t) if not pa.types.is_integer(t) else pa.array(mx, t)
-    return [key.take(pa.array(starts)), mn_a, mx_a]
+        return pa.array(values.astype(bool))
+    if pa.types.is_integer(t):
+        return pa.array(values, t)
+    return pa.array(values, pa.int32() if t.bit_width == 32 else pa.int64()).view(t)
 
 
 def _with_empty_slot(values: np.ndarray, fill) -> np.ndarray:
