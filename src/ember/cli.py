@@ -6,6 +6,7 @@
     ember run script.sql                          run every statement of a file
     ember shell                                   interactive; statements end with ';', .quit
     ember --conf spark.sql.caseSensitive=true --batch-size 1024 sql "..."
+    ember --runtime spark --master local[2] run script.sql    run the plans on Apache Spark
 
 Errors print as ``Error: [ERROR_CLASS] message`` on stderr and the exit code is 1.
 """
@@ -31,6 +32,12 @@ def _parser() -> argparse.ArgumentParser:
                    help="session configuration (repeatable), e.g. spark.sql.caseSensitive=true")
     p.add_argument("--batch-size", type=int, default=None,
                    help="rows per Arrow batch in the local runtime (ember.execution.batchSize)")
+    p.add_argument("--runtime", choices=("local", "spark"), default="local",
+                   help="where plans run: in process (local, default) or on a SparkSession "
+                        "through PySpark (spark)")
+    p.add_argument("--master", default=None, metavar="URL",
+                   help="Spark master URL for --runtime spark (default local[2]; e.g. "
+                        "spark://host:7077)")
     p.add_argument("--max-rows", type=int, default=_MAX_ROWS,
                    help=f"rows printed per result (default {_MAX_ROWS})")
     p.add_argument("--no-truncate", action="store_true",
@@ -55,7 +62,9 @@ def _session(args: argparse.Namespace):  # -> ember.Session
         conf[k.strip()] = v.strip()
     if args.batch_size is not None:
         conf["ember.execution.batchSize"] = str(args.batch_size)
-    return Session(conf)
+    if args.master is not None and args.runtime != "spark":
+        raise SystemExit("ember: --master needs --runtime spark")
+    return Session(conf, runtime=args.runtime, master=args.master)
 
 
 def _run_statement(session, text: str, args: argparse.Namespace) -> None:

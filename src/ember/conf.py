@@ -166,6 +166,15 @@ REQUIRE_ALL_CLUSTER_KEYS_FOR_CO_PARTITION = _entry(
 TOP_K_SORT_FALLBACK_THRESHOLD = _entry(
     "spark.sql.execution.topKSortFallbackThreshold", 2147483632, int,
     "ORDER BY ... LIMIT n at the root plans TakeOrderedAndProject when n is below this.")
+SPARK_COALESCE_PARTITIONS = _entry(
+    "ember.spark.coalescePartitions.enabled", True, _bool,
+    "Spark runtime: run the partitions of a shuffle as fewer Spark tasks, adjacent partitions "
+    "grouped to ember.execution.advisoryPartitionSizeInBytes by the plan's size estimates "
+    "(co-partitioned shuffles grouped alike); the partitioning EXPLAIN shows is unchanged.")
+SPARK_SHIP_PACKAGE = _entry(
+    "ember.spark.shipPackage", "auto", lambda v: str(v).lower(),
+    "Spark runtime: ship the ember package to the executors with SparkContext.addPyFile "
+    "(true / false / auto = when the master is not local).")
 EXCHANGE_REUSE_ENABLED = _entry(
     "spark.sql.exchange.reuse", True, _bool,
     "Identical exchanges of one plan run once: the later ones become ReusedExchange.")

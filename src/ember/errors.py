@@ -14,6 +14,7 @@ and tests can match on ``err.error_class`` exactly as they would on a PySpark ex
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +59,15 @@ class EmberError(Exception):
         self.message = message
         super().__init__(self._format())
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled by its parts (the Spark runtime ships task errors to the driver): rebuilding
+        # from ``args`` would format the message twice.
+        return _rebuild_error, (type(self), self.message), dict(self.__dict__)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.args = (self._format(),)
+
     def _format(self) -> str:
         head = f"[{self.error_class}] " if self.error_class else ""
         pos = ""
@@ -72,6 +82,12 @@ class EmberError(Exception):
             self.origin = origin
             self.args = (self._format(),)
         return self
+
+
+def _rebuild_error(cls: type, message: str) -> EmberError:
+    err = Exception.__new__(cls)
+    err.message = message  # type: ignore[attr-defined]
+    return err  # type: ignore[return-value]
 
 
 class ParseError(EmberError):

@@ -107,13 +107,21 @@ class QueryExecution:
     def to_arrow(self) -> pa.Table:
         """Run the query on the local runtime; columns are named after the analyzed output
         (names may repeat)."""
-        from ember.runtime.local import LocalRuntime
-
         out = self.analyzed.output
         plan = self.executed_plan
-        with LocalRuntime(self.session.sql_conf, logical_links=self._links) as rt:
-            table = rt.collect(plan)
-            self.run_metrics = rt.metrics
+        if self.session.runtime == "spark":
+            from ember.runtime.spark import SparkRuntime
+            from ember.runtime.spark.session import push_conf
+
+            push_conf(self.session.spark_session, self.session.sql_conf)
+            with SparkRuntime(self.session.spark_session, self.session.sql_conf) as srt:
+                table = srt.collect(plan)
+        else:
+            from ember.runtime.local import LocalRuntime
+
+            with LocalRuntime(self.session.sql_conf, logical_links=self._links) as rt:
+                table = rt.collect(plan)
+                self.run_metrics = rt.metrics
         names = [a.name for a in out]
         if table.num_columns != len(names):
             from ember.errors import InternalError
@@ -133,6 +141,16 @@ class QueryExecution:
             [pa.field(f.name, f.type) for f in fields]))
 
     # -- EXPLAIN ------------------------------------------------------------------------------
+    def _stages(self) -> str:
+        """On the Spark runtime: how the physical plan maps to Spark jobs and stages."""
+        if self.session.runtime != "spark":
+            return ""
+        from ember.runtime.spark.stages import describe_stages
+
+        sc = self.session.spark_session.sparkContext
+        return "\n\n" + describe_stages(self.executed_plan, self.session.sql_conf,
+                                         sc.defaultParallelism)
+
     def explain_string(self, mode: ExplainMode | str = "simple") -> str:
         """EXPLAIN text.
 
@@ -157,7 +175,7 @@ class QueryExecution:
                 self.executed_plan, self.run_metrics, logical=self._links,
                 conf=self.session.sql_conf)
         if mode in ("simple", "formatted"):
-            return "== Physical Plan ==\n" + self.executed_plan.tree_string()
+            return "== Physical Plan ==\n" + self.executed_plan.tree_string() + self._stages()
         if mode in ("extended", "cost", "codegen"):
             analyzed = self.analyzed
             schema = ", ".join(f"{a.name}: {a.data_type.simple_string()}" for a in analyzed.output)
@@ -166,7 +184,7 @@ class QueryExecution:
                 "== Analyzed Logical Plan ==\n" + (schema + "\n" if schema else "")
                 + analyzed.tree_string(),
                 "== Optimized Logical Plan ==\n" + self.optimized.tree_string(),
-                "== Physical Plan ==\n" + self.executed_plan.tree_string(),
+                "== Physical Plan ==\n" + self.executed_plan.tree_string() + self._stages(),
             ]
             return "\n".join(parts)
         raise ValueError(

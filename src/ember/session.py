@@ -176,9 +176,19 @@ class Session:
 
     builder = _BuilderDescriptor()
 
-    def __init__(self, conf: dict[str, Any] | None = None) -> None:
+    def __init__(self, conf: dict[str, Any] | None = None, *, runtime: str = "local",
+                 master: str | None = None, spark: Any = None) -> None:
         global _active
+        if runtime not in ("local", "spark"):
+            raise ValueError(f"runtime must be 'local' or 'spark', not {runtime!r}")
+        #: ``"local"`` (in process) or ``"spark"`` (plans run on a SparkSession)
+        self.runtime = runtime
         self.sql_conf = SQLConf(conf)
+        self._spark: Any = None
+        if runtime == "spark":
+            from ember.runtime.spark.session import attach
+
+            self._spark = attach(self.sql_conf, master, spark)
         self.session_catalog = Catalog()
         self.conf = RuntimeConfig(self.sql_conf)
         self.catalog = SessionCatalogAPI(self.session_catalog)
@@ -194,6 +204,11 @@ class Session:
     def active(cls) -> "Session":
         return _active if _active is not None else Session()
 
+    @property
+    def spark_session(self) -> Any:
+        """The SparkSession the Spark runtime runs on (None on the local runtime)."""
+        return self._spark
+
     def stop(self) -> None:
         """Forget this session as the active one (there are no resources to free)."""
         global _active
@@ -208,6 +223,8 @@ class Session:
         self.stop()
 
     def newSession(self) -> "Session":  # noqa: N802
+        if self.runtime == "spark":
+            return Session(runtime="spark", spark=self._spark)
         return Session()
 
     @property

@@ -99,6 +99,15 @@ def _child_iter(value: Any, base: type) -> Iterator[Any]:
                 yield v
 
 
+def _rebuild_node(cls: type, values: tuple[Any, ...]) -> Any:
+    """Unpickle a node: its fields set as ``__init__`` would, then ``__post_init__``."""
+    obj = object.__new__(cls)
+    for name, value in zip(field_names(cls), values):
+        object.__setattr__(obj, name, value)
+    obj.__post_init__()
+    return obj
+
+
 class TreeNode:
     """Base of all tree nodes.  Subclasses set ``child_base`` to the type of their children."""
 
@@ -114,6 +123,12 @@ class TreeNode:
 
     def __hash__(self) -> int:
         return self._hash
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt through __post_init__ so the cached hash is recomputed in the loading process
+        # (string hashes differ between processes; the Spark runtime ships plans to workers).
+        cls = type(self)
+        return _rebuild_node, (cls, tuple(getattr(self, n) for n in field_names(cls)))
 
     def __eq__(self, other: object) -> bool:
         if self is other:

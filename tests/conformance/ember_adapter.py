@@ -42,8 +42,14 @@ class Outcome:
         return f"Ember returned schema {self.schema} with {len(self.rows or [])} rows"
 
 
-def new_session(conf: dict[str, str] | None = None) -> Any:
-    """A fresh Ember session with ``conf`` applied (``session.conf.set(k, v)``).
+#: The runtimes every conformance and differential test runs on: Ember's local runtime, and
+#: Ember's physical plans executed on the test run's SparkSession (``ember.runtime.spark``).
+RUNTIMES = ("local", "spark")
+
+
+def new_session(conf: dict[str, str] | None = None, runtime: str = "local") -> Any:
+    """A fresh Ember session on ``runtime`` with ``conf`` applied (``session.conf.set(k, v)``).
+    The Spark runtime attaches to the run's one SparkSession (:mod:`tests.spark_session`).
 
     ``EMBER_TEST_BACKEND=spark`` substitutes a PySpark-backed stand-in (harness self-check).
     """
@@ -51,6 +57,11 @@ def new_session(conf: dict[str, str] | None = None) -> Any:
         from tests.conformance.spark_backend import SparkBackedSession
 
         session = SparkBackedSession()
+    elif runtime == "spark":
+        import ember
+        from tests.spark_session import get_spark
+
+        session = ember.Session(runtime="spark", spark=get_spark())
     else:
         import ember
 

@@ -34,8 +34,8 @@ from typing import Any
 
 import pytest
 
-from tests.conformance.ember_adapter import (BATCH_SIZE_KEY, Outcome, check_outcome, new_session,
-                                            run_sql)
+from tests.conformance.ember_adapter import (BATCH_SIZE_KEY, RUNTIMES, Outcome, check_outcome,
+                                            new_session, run_sql)
 
 HERE = Path(__file__).resolve().parent
 GOLDEN_ROOT = HERE / "golden"
@@ -75,10 +75,12 @@ class Case:
     variant: str
     config_index: int
     extra: str = ""
+    runtime: str = "local"
 
     @property
     def id(self) -> str:
-        return f"{self.file}:{self.index:02d}:{self.variant}"
+        suffix = "" if self.runtime == "local" else f"@{self.runtime}"
+        return f"{self.file}:{self.index:02d}:{self.variant}{suffix}"
 
 
 @lru_cache(maxsize=None)
@@ -106,8 +108,9 @@ def all_cases() -> list[Case]:
         doc = load_golden(file)
         for ci in distinct_config_indexes(doc["config_sets"]):
             for extra in VARIANTS:
-                cases.extend(Case(file, s["index"], f"c{ci}{extra}", ci, extra)
-                             for s in doc["statements"])
+                for runtime in RUNTIMES:
+                    cases.extend(Case(file, s["index"], f"c{ci}{extra}", ci, extra, runtime)
+                                 for s in doc["statements"])
     return cases
 
 
@@ -137,18 +140,20 @@ def exclusion_reason(file: str, index: int, sql: str) -> str | None:
     return None
 
 
-_RUNS: dict[tuple[str, int, str], list[Outcome]] = {}
+_RUNS: dict[tuple[str, int, str, str], list[Outcome]] = {}
 
 
-def run_file_on_ember(file: str, config_index: int, extra: str = "") -> list[Outcome]:
-    """All statements of ``file`` in order, in one fresh Ember session (cached per variant)."""
-    key = (file, config_index, extra)
+def run_file_on_ember(file: str, config_index: int, extra: str = "",
+                      runtime: str = "local") -> list[Outcome]:
+    """All statements of ``file`` in order, in one fresh Ember session on ``runtime`` (cached
+    per variant and runtime)."""
+    key = (file, config_index, extra, runtime)
     if key not in _RUNS:
         doc = load_golden(file)
         conf = {k: v for k, v in doc["config_sets"][config_index]}
         conf.update(VARIANTS[extra])
         try:
-            session = new_session(conf)
+            session = new_session(conf, runtime)
         except Exception as e:  # noqa: BLE001 - e.g. Ember's Session does not exist yet
             raise RuntimeError(f"cannot start an Ember session with {conf}: {e!r}") from e
         _RUNS[key] = [run_sql(session, s["sql"]) for s in doc["statements"]]
@@ -172,12 +177,13 @@ def test_statement(case: Case) -> None:
     reason = exclusion_reason(case.file, case.index, stmt["sql"])
     if reason is not None:
         pytest.skip(f"excluded: {reason}")
-    actual = run_file_on_ember(case.file, case.config_index, case.extra)[case.index]
+    actual = run_file_on_ember(case.file, case.config_index, case.extra, case.runtime)[case.index]
     problem = check_outcome(expected_for(stmt, case.config_index), actual)
     if problem is not None:
         config = doc["config_sets"][case.config_index]
         pytest.fail(
-            f"{case.file} statement {case.index} [{case.variant}] config={config}"
+            f"{case.file} statement {case.index} [{case.variant}, {case.runtime} runtime]"
+            f" config={config}"
             f" + {VARIANTS[case.extra]}\n"
             f"SQL:\n{stmt['sql']}\n\n{problem}",
             pytrace=False,

@@ -168,7 +168,15 @@ class ScalarFunction(Expression):
 
     @property
     def spec(self) -> FunctionSpec:
-        return FUNCTION_SPECS[self.key or self.fn_name.lower()]
+        key = self.key or self.fn_name.lower()
+        hit = FUNCTION_SPECS.get(key)
+        if hit is None:
+            # The specs register when their modules load (through the function registry);
+            # a process that only unpickled a plan (a Spark executor) loads them here.
+            import ember.expressions.registry  # noqa: F401
+
+            hit = FUNCTION_SPECS[key]
+        return hit
 
     @property
     def arg_types(self) -> tuple[T.DataType, ...]:

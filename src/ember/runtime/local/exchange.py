@@ -294,7 +294,7 @@ class MapOutput:
 # Partitioners
 
 
-def _key_arrays(bound: Sequence[Any], batch: pa.RecordBatch) -> list[pa.Array]:
+def key_arrays(bound: Sequence[Any], batch: pa.RecordBatch) -> list[pa.Array]:
     return [to_array(e.eval(batch), batch.num_rows) for e in bound]
 
 
@@ -317,7 +317,13 @@ def _range_bounds(node: ShuffleExchangeExec, outputs: list[MapOutput], rt) -> li
             if len(idx):
                 samples.append(take(b, idx))
     sample = concat(samples, outputs[0].schema)
-    keys = _key_arrays(bound, sample)
+    return bounds_from_sample(part, key_arrays(bound, sample))
+
+
+def bounds_from_sample(part: RangePartitioning, keys: list[pa.Array]) -> list[pa.Array]:
+    """The ``n - 1`` range bounds of ``part`` (sort keys, one array per ordering) picked evenly
+    from the sampled sort ``keys`` (the Spark runtime samples on its executors)."""
+    n = part.num_partitions
     order = sort_indices(keys, [o.ascending for o in part.ordering],
                          [o.effective_nulls_first for o in part.ordering])
     m = len(order)
@@ -325,10 +331,10 @@ def _range_bounds(node: ShuffleExchangeExec, outputs: list[MapOutput], rt) -> li
     return [k.take(pa.array(picks)) for k in keys]
 
 
-def _range_pids(node: ShuffleExchangeExec, bounds: list[pa.Array], batch: pa.RecordBatch,
+def range_pids(node: ShuffleExchangeExec, bounds: list[pa.Array], batch: pa.RecordBatch,
                 bound_exprs: Sequence[Any]) -> np.ndarray:
     part: RangePartitioning = node.output_partitioning  # type: ignore[assignment]
-    keys = _key_arrays(bound_exprs, batch)
+    keys = key_arrays(bound_exprs, batch)
     m = batch.num_rows
     both = [pa.concat_arrays([k, b.cast(k.type)]) for k, b in zip(keys, bounds)]
     order = sort_indices(both, [o.ascending for o in part.ordering],
@@ -418,7 +424,7 @@ def _map_task(node: ShuffleExchangeExec, index: int, part_fn: PartitionFn, rt, s
         bound = [prepare(e, node.child.output) for e in p.expressions]
         for b in part_fn():
             b = conform_batch(b, schema)
-            out.add(b, partition_ids(_key_arrays(bound, b), n))
+            out.add(b, partition_ids(key_arrays(bound, b), n))
     elif isinstance(p, (RoundRobinPartitioning, UnknownPartitioning)) and n > 1:
         nxt = index % n
         for b in part_fn():
@@ -440,7 +446,7 @@ def _range_task(node: ShuffleExchangeExec, buffered: MapOutput, bounds, rt, sche
     out = MapOutput(n, schema, rt, metrics)
     bound_exprs = [prepare(o.child, node.child.output) for o in node.output_partitioning.ordering]
     for b in buffered.read_all():
-        out.add(b, None if bounds is None else _range_pids(node, bounds, b, bound_exprs))
+        out.add(b, None if bounds is None else range_pids(node, bounds, b, bound_exprs))
     buffered.release()
     return out
 

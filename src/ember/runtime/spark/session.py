@@ -1,0 +1,101 @@
+"""The SparkSession behind ``ember.Session(runtime="spark")``.
+
+:func:`attach` creates a SparkSession for a master URL (``local[2]`` by default; any master
+works: ``spark://host:7077``, ``yarn``, ``k8s://...``) or takes one the caller passes, and gives
+Ember its own ``newSession()`` of it: Ember's ``spark.*`` settings then reach Spark
+(:func:`push_conf`) without changing the caller's session.  Executors need the ember package;
+with ``ember.spark.shipPackage`` (``auto``: any master but ``local``) it is zipped once per
+SparkContext and shipped with ``SparkContext.addPyFile``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import threading
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from ember.conf import SESSION_TIME_ZONE, SPARK_SHIP_PACKAGE, SQLConf
+
+__all__ = ["attach", "push_conf", "ship_package", "DEFAULT_MASTER"]
+
+DEFAULT_MASTER = "local[2]"
+
+_lock = threading.Lock()
+_shipped: set[int] = set()
+
+#: Spark settings that must be given before the SparkContext starts (they go to the builder).
+_STATIC_PREFIXES = ("spark.driver.", "spark.executor.", "spark.master", "spark.app.",
+                    "spark.ui.", "spark.jars", "spark.pyspark.", "spark.python.",
+                    "spark.cores.", "spark.task.", "spark.default.parallelism",
+                    "spark.serializer", "spark.local.dir", "spark.shuffle.",
+                    "spark.sql.warehouse.dir", "spark.memory.")
+
+
+def attach(conf: SQLConf, master: str | None = None, spark: Any = None) -> Any:
+    """A SparkSession for Ember: a ``newSession()`` of ``spark``, or of the session built (or
+    already running in this process) for ``master``."""
+    if spark is None:
+        os.environ["PYSPARK_PYTHON"] = sys.executable
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+        from pyspark.sql import SparkSession
+
+        builder = SparkSession.builder.master(master or DEFAULT_MASTER).appName("ember")
+        builder = builder.config("spark.ui.showConsoleProgress", "false")
+        for k, v in conf.items():
+            if k.startswith("spark."):
+                builder = builder.config(k, v)
+        spark = builder.getOrCreate()
+    session = spark.newSession()
+    ship_package(session, conf)
+    push_conf(session, conf)
+    return session
+
+
+def push_conf(spark: Any, conf: SQLConf) -> None:
+    """Give Spark's session Ember's runtime ``spark.*`` settings (and the session time zone,
+    whose default differs: Ember's is UTC) -- those Spark can change at run time."""
+    values = {k: v for k, v in conf.items() if k.startswith("spark.")
+              and not k.startswith(_STATIC_PREFIXES)}
+    values[SESSION_TIME_ZONE.key] = conf.get_string(SESSION_TIME_ZONE.key) or "UTC"
+    pushed = getattr(spark, "_ember_pushed", None) or {}
+    for k, v in values.items():
+        if pushed.get(k) == v:
+            continue
+        try:
+            spark.conf.set(k, v)
+        except Exception:  # noqa: BLE001 - a static or unknown key stays Ember's own
+            continue
+        pushed[k] = v
+    spark._ember_pushed = pushed
+
+
+def ship_package(spark: Any, conf: SQLConf) -> None:
+    """Ship the ember package to the executors (once per SparkContext) when configured."""
+    sc = spark.sparkContext
+    mode = conf.get(SPARK_SHIP_PACKAGE)
+    master = sc.master or ""
+    if mode == "false" or (mode == "auto" and master.startswith("local")):
+        return
+    key = id(sc._jsc)
+    with _lock:
+        if key in _shipped:
+            return
+        sc.addPyFile(str(package_zip()))
+        _shipped.add(key)
+
+
+def package_zip() -> Path:
+    """A zip of the installed ember package (sources only), made once per process."""
+    import ember
+
+    root = Path(ember.__file__).resolve().parent
+    out = Path(tempfile.mkdtemp(prefix="ember-pkg-")) / "ember.zip"
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        for f in sorted(root.rglob("*")):
+            if f.is_file() and "__pycache__" not in f.parts and f.suffix != ".pyc":
+                z.write(f, Path("ember") / f.relative_to(root))
+    return out

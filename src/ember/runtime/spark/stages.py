@@ -1,0 +1,171 @@
+"""How a physical plan maps to Spark jobs and stages on the Spark runtime (for EXPLAIN).
+
+The Spark runtime (:mod:`.runtime`) turns each region into a ``mapPartitionsWithIndex`` over its
+inputs; Spark then cuts stages at shuffles only, so one Spark stage holds a region plus every
+region it reaches through narrow RDD edges (a union's inputs, a cartesian product's sides, the
+sources).  A broadcast exchange is its own job (its rows are collected, then broadcast) run
+before the job that reads it.  :func:`describe_stages` walks the plan the way the runtime
+builds it and prints, per stage: its kind, its tasks, the operators it runs and the shuffles
+it reads::
+
+    == Spark Stages ==
+    Job 1 (collect the result)
+      Stage 2 (result, 1 task): reads the shuffles of stages 0, 1 (zipped per partition)
+          -> Sort, Sort -> SortMergeJoin -> Project
+      Stage 0 (shuffle map, 1 task): LocalTableScan -> Filter -> Project
+          -> Exchange hashpartitioning(id#3, 4) map side (4 partitions read as 1 task)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ember.physical.nodes import (BroadcastExchangeExec, CartesianProductExec, ReusedExchangeExec,
+                                  ShuffleExchangeExec, SparkPlan, UnionExec)
+from ember.runtime.spark.nodes import SparkInputExec
+
+__all__ = ["describe_stages"]
+
+
+@dataclass
+class _Stage:
+    id: int
+    kind: str
+    tasks: int
+    ops: list[str] = field(default_factory=list)
+    reads: list[int] = field(default_factory=list)
+    zipped: bool = False
+    sink: str = ""
+
+
+@dataclass
+class _Job:
+    title: str
+    stages: list[_Stage] = field(default_factory=list)
+
+
+class _Describer:
+    def __init__(self, task_counts: dict[int, int], parallelism: int) -> None:
+        self.tasks = task_counts
+        self.parallelism = parallelism
+        self.jobs: list[_Job] = []
+        self.next_stage = 0
+        self.map_stage: dict[int, _Stage] = {}  # id(shuffle exchange) -> its map stage
+
+    def job(self, root: SparkPlan, title: str) -> None:
+        job = _Job(title)
+        stage = self.stage(root, "result", job)
+        stage.sink = "collect" if title.startswith("collect") else "collect to the driver"
+        self.jobs.append(job)
+
+    def stage(self, root: SparkPlan, kind: str, job: _Job) -> _Stage:
+        st = _Stage(-1, kind, 0)
+        st.tasks = self.fill(root, st, job)
+        st.id = self.next_stage
+        self.next_stage += 1
+        job.stages.append(st)
+        return st
+
+    def fill(self, root: SparkPlan, st: _Stage, job: _Job) -> int:
+        """Add ``root``'s region (and the narrow regions below it) to ``st``; its tasks."""
+        from ember.runtime.spark.runtime import cut_region
+
+        region = cut_region(root)
+        for b in region.broadcasts:
+            self.job(b.child, f"broadcast {b.simple_string()}")
+        counts = [self.input(node, st, job) for node in region.inputs]
+        ops = _ops(region.plan)
+        if ops:
+            st.ops.append(" -> ".join(ops))
+        if len(counts) > 1:
+            st.zipped = True
+        return counts[0] if counts else 1
+
+    def input(self, node: SparkPlan, st: _Stage, job: _Job) -> int:
+        reused = isinstance(node, ReusedExchangeExec)
+        if reused:
+            node = node.child
+        match node:
+            case ShuffleExchangeExec(child=child):
+                producer = self.map_stage.get(id(node))
+                if producer is None:
+                    producer = self.stage(child, "shuffle map", job)
+                    n = node.output_partitioning.num_partitions
+                    m = self.tasks.get(id(node), n)
+                    read = f" ({n} partitions read as {m} task{'s' if m != 1 else ''})" \
+                        if m != n else ""
+                    producer.sink = f"{node.simple_string()} map side{read}"
+                    self.map_stage[id(node)] = producer
+                st.reads.append(producer.id)
+                return self.tasks.get(id(node), node.output_partitioning.num_partitions)
+            case UnionExec(inputs=inputs):
+                return sum(self.fill(c, st, job) for c in inputs)
+            case CartesianProductExec(left=left, right=right):
+                tasks = self.fill(left, st, job) * self.fill(right, st, job)
+                st.ops.append(f"{node.node_name} (RDD.cartesian)")
+                return tasks
+            case _:
+                st.ops.append(node.simple_string())
+                return _source_tasks(node, self.parallelism)
+
+
+def _ops(plan: SparkPlan) -> list[str]:
+    """The region's operators bottom-up (siblings joined by ``, ``), inputs left out."""
+    levels: list[list[str]] = []
+
+    def walk(node: SparkPlan, depth: int) -> None:
+        if isinstance(node, SparkInputExec):
+            return
+        while len(levels) <= depth:
+            levels.append([])
+        levels[depth].append(node.node_name)
+        if isinstance(node, BroadcastExchangeExec):
+            return
+        for c in node.children:
+            walk(c, depth + 1)
+
+    walk(plan, 0)
+    return [", ".join(level) for level in reversed(levels) if level]
+
+
+def _source_tasks(node: SparkPlan, parallelism: int) -> int:
+    from ember.physical.nodes import LocalTableScanExec, RangeExec
+
+    match node:
+        case RangeExec(num_slices=k):
+            return max(1, k)
+        case LocalTableScanExec(data=data):
+            import math
+
+            from ember.runtime.local.operators.basic import LOCAL_SCAN_ROWS_PER_PARTITION
+
+            rows = 0 if data is None else data.num_rows
+            return max(1, min(parallelism, math.ceil(rows / LOCAL_SCAN_ROWS_PER_PARTITION)))
+    return 1 if not hasattr(node, "relation") else max(1, len(node.relation.paths))
+
+
+def describe_stages(plan: SparkPlan, conf: Any, parallelism: int) -> str:
+    """The ``== Spark Stages ==`` section of EXPLAIN for ``plan`` on the Spark runtime."""
+    from ember.runtime.spark.coalesce import task_counts
+    from ember.runtime.spark.runtime import prepare_for_spark
+
+    plan = prepare_for_spark(plan)
+    d = _Describer(task_counts(plan, conf, parallelism), parallelism)
+    d.job(plan, "collect the result")
+    lines = ["== Spark Stages =="]
+    for i, job in enumerate(d.jobs):
+        lines.append(f"Job {i} ({job.title})")
+        for st in sorted(job.stages, key=lambda s: -s.id):
+            head = f"  Stage {st.id} ({st.kind}, {st.tasks} task{'s' if st.tasks != 1 else ''}): "
+            parts = []
+            if st.reads:
+                how = " (zipped per partition)" if st.zipped else ""
+                parts.append(f"reads the shuffle{'s' if len(st.reads) > 1 else ''} of stage"
+                             f"{'s' if len(st.reads) > 1 else ''} "
+                             f"{', '.join(map(str, st.reads))}{how}")
+            parts.extend(st.ops)
+            if st.sink:
+                parts.append(st.sink)
+            lines.append(head + "\n      -> ".join(parts))
+    return "\n".join(lines)
