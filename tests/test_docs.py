@@ -8,7 +8,8 @@ from pathlib import Path
 DOC = Path(__file__).resolve().parents[1] / "docs" / "USAGE.md"
 
 
-def test_usage_guide_examples_run() -> None:
+def test_usage_guide_examples_run(spark) -> None:
+    # ``spark``: the Spark runtime section attaches to the run's SparkSession
     blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.S)
     assert len(blocks) >= 6
     namespace: dict[str, object] = {}

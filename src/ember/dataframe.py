@@ -185,6 +185,24 @@ class DataFrame:
 
     toArrow = to_arrow  # noqa: N815
 
+    def to_spark(self) -> Any:
+        """The result as a PySpark DataFrame, to hand back to a PySpark pipeline.
+
+        On the Spark runtime nothing is collected: the returned DataFrame reads this query's
+        output partitions as part of Spark's job (``mapInArrow`` over the plan's RDD), lazily,
+        like any DataFrame.  On the local runtime the result is computed here and passed as
+        Arrow to the active SparkSession.  Column names and types are the query's.
+
+        >>> ember_session = ember.Session(runtime="spark", spark=spark)        # doctest: +SKIP
+        >>> ember_session.createDataFrame(spark.range(5)).createOrReplaceTempView("r")  # doctest: +SKIP
+        >>> out = ember_session.sql("SELECT id % 2 AS k, count(*) AS n FROM r GROUP BY 1")  # doctest: +SKIP
+        >>> out.to_spark().where("n > 2").collect()                            # doctest: +SKIP
+        [Row(k=0, n=3)]
+        """
+        from ember.runtime.spark.interop import to_spark
+
+        return to_spark(self._qe)
+
     def collect(self) -> list[Row]:
         """All result rows as :class:`~ember.row.Row` objects."""
         # PySpark's collect() builds naive datetimes in the Python process's local time zone

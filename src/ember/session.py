@@ -359,7 +359,15 @@ class Session:
 
         >>> Session().createDataFrame([(1, "x")], ["id", "s"]).dtypes
         [('id', 'bigint'), ('s', 'string')]
+
+        ``data`` may also be a PySpark DataFrame (``schema`` must then be None): the result reads
+        it when the query runs, as part of the Spark job on the Spark runtime (collected to the
+        driver on the local runtime), so Ember can sit in the middle of a PySpark pipeline:
+
+        >>> ember_session.createDataFrame(spark.range(3)).createOrReplaceTempView("r")  # doctest: +SKIP
         """
+        if _is_pyspark_dataframe(data):
+            return DataFrame(self, spark_dataframe_relation(data, schema))
         table = _to_arrow_table(data, schema, self.sql_conf.time_zone)
         attrs = tuple(
             AttributeReference(f.name, T.from_arrow(f.type), f.nullable) for f in table.schema
@@ -371,6 +379,45 @@ class Session:
 
 # ---------------------------------------------------------------------------------------------
 # createDataFrame: local data -> an Arrow table typed like Ember's columns
+
+
+def _is_pyspark_dataframe(data: Any) -> bool:
+    """Whether ``data`` is a PySpark DataFrame (without importing pyspark when it is not loaded:
+    then it cannot be one)."""
+    import sys
+
+    module = sys.modules.get("pyspark.sql.dataframe")
+    return module is not None and isinstance(data, module.DataFrame)
+
+
+def spark_dataframe_relation(frame: Any, schema: Any = None) -> Any:
+    """A ``SparkDataFrameRelation`` over a classic PySpark DataFrame: one attribute per column,
+    with Spark's names, nullability and types (each field's ``dataType.simpleString()`` parsed
+    as Ember parses DDL types)."""
+    import sys
+
+    from ember.plans.logical.nodes import SparkDataFrameRelation
+    from ember.sql import parse_data_type
+
+    if schema is not None:
+        raise UnsupportedError("createDataFrame(pyspark DataFrame) takes no schema: the "
+                               "DataFrame's own schema is used")
+    classic = sys.modules.get("pyspark.sql.classic.dataframe")
+    if classic is None or not isinstance(frame, classic.DataFrame):
+        raise UnsupportedError("Only classic PySpark DataFrames (not Spark Connect) can be "
+                               "used as Ember tables")
+    attrs = []
+    for f in frame.schema.fields:
+        type_text = f.dataType.simpleString()
+        try:
+            dtype = parse_data_type(type_text)
+        except Exception as e:  # noqa: BLE001 - a Spark type Ember does not have
+            raise UnsupportedError(
+                f"The column {f.name!r} of the PySpark DataFrame has the type {type_text}, "
+                f"which Ember does not support", error_class="UNSUPPORTED_DATATYPE",
+                parameters={"typeName": type_text}) from e
+        attrs.append(AttributeReference(f.name, dtype, bool(f.nullable)))
+    return SparkDataFrameRelation(tuple(attrs), frame)
 
 
 def _from_rows(data: Any) -> bool:

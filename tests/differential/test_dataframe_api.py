@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 import pytest
 
+from tests.conformance.ember_adapter import RUNTIMES, new_session
 from tests.differential.compare import Failed, norm_value, sort_key
 
 # ---------------------------------------------------------------------------------------------
@@ -1004,22 +1005,21 @@ def spark_outcomes(spark: Any) -> dict[str, Any]:
 
 @pytest.mark.spark
 @pytest.mark.differential
+@pytest.mark.parametrize("runtime", RUNTIMES)
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_program(spark_outcomes: dict[str, Any], name: str) -> None:
-    import ember
+def test_program(spark_outcomes: dict[str, Any], name: str, runtime: str) -> None:
     import ember.functions as EF
 
     prog = PROGRAMS[name]
     expected = spark_outcomes[name]
     # optimized and unoptimized (only the rewrites execution requires) plans: both Spark's rows
     for optimize in (True, False):
-        session = ember.Session()
-        session.conf.set("ember.optimizer.enabled", str(optimize).lower())
+        session = new_session({"ember.optimizer.enabled": str(optimize).lower()}, runtime)
         actual = outcome(session, EF, prog, False)
         problem = compare(expected, actual)
         if problem is not None:
-            pytest.fail(f"program {name!r} (optimizer {'on' if optimize else 'off'}) differs "
-                        f"from PySpark\n{problem}", pytrace=False)
+            pytest.fail(f"program {name!r} (optimizer {'on' if optimize else 'off'}, {runtime} "
+                        f"runtime) differs from PySpark\n{problem}", pytrace=False)
 
 
 def test_program_count() -> None:

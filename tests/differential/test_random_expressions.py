@@ -28,6 +28,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from tests.conformance.ember_adapter import RUNTIMES, new_session
 from tests.differential.expr_generator import (
     describe_table, make_expression, make_table, referenced_columns,
 )
@@ -163,8 +164,8 @@ def compare(expected: Outcome, actual: Outcome) -> str | None:
 # per-seed state (tables, sessions, outcomes computed lazily one batch at a time)
 
 _spark_sessions: dict[int, Any] = {}
-_ember_sessions: dict[int, Any] = {}
-_outcomes: dict[int, tuple[Outcome, Outcome]] = {}
+_ember_sessions: dict[tuple[int, str], Any] = {}
+_outcomes: dict[tuple[int, str], tuple[Outcome, Outcome]] = {}
 
 
 def _spark_session(spark: Any, scenario: int) -> Any:
@@ -176,29 +177,28 @@ def _spark_session(spark: Any, scenario: int) -> Any:
     return _spark_sessions[scenario]
 
 
-def _ember_session(scenario: int, table: pa.Table | None = None) -> Any:
-    import ember
-
+def _ember_session(scenario: int, table: pa.Table | None = None, runtime: str = "local") -> Any:
     if table is not None:
-        session = ember.Session()
+        session = new_session(None, runtime)
         session.createDataFrame(_for_ember(table)).createOrReplaceTempView("t")
         return session
-    if scenario not in _ember_sessions:
-        _ember_sessions[scenario] = _ember_session(scenario, make_table(SEED, scenario))
-    return _ember_sessions[scenario]
+    if (scenario, runtime) not in _ember_sessions:
+        _ember_sessions[(scenario, runtime)] = _ember_session(
+            scenario, make_table(SEED, scenario), runtime)
+    return _ember_sessions[(scenario, runtime)]
 
 
-def _outcome(spark: Any, index: int) -> tuple[Outcome, Outcome]:
-    if index not in _outcomes:
+def _outcome(spark: Any, index: int, runtime: str) -> tuple[Outcome, Outcome]:
+    if (index, runtime) not in _outcomes:
         start = index - index % BATCH
         stop = min(start + BATCH, N_EXPRS, (start // PER_SCENARIO + 1) * PER_SCENARIO)
         scenario = start // PER_SCENARIO
         exprs = [make_expression(SEED, i) for i in range(start, stop)]
         expected = _spark_run(_spark_session(spark, scenario), exprs)
-        actual = _ember_run(_ember_session(scenario), exprs)
+        actual = _ember_run(_ember_session(scenario, runtime=runtime), exprs)
         for k, (e, a) in enumerate(zip(expected, actual)):
-            _outcomes[start + k] = (e, a)
-    return _outcomes[index]
+            _outcomes[(start + k, runtime)] = (e, a)
+    return _outcomes[(index, runtime)]
 
 
 def _ember_row_errors(scenario: int, expr: str) -> set[str]:
@@ -214,9 +214,10 @@ def _ember_row_errors(scenario: int, expr: str) -> set[str]:
 
 @pytest.mark.spark
 @pytest.mark.differential
+@pytest.mark.parametrize("runtime", RUNTIMES)
 @pytest.mark.parametrize("index", range(N_EXPRS), ids=[f"e{i:04d}" for i in range(N_EXPRS)])
-def test_random_expression(spark: Any, index: int) -> None:
-    expected, actual = _outcome(spark, index)
+def test_random_expression(spark: Any, index: int, runtime: str) -> None:
+    expected, actual = _outcome(spark, index, runtime)
     problem = compare(expected, actual)
     scenario = index // PER_SCENARIO
     expr = make_expression(SEED, index)
@@ -227,7 +228,8 @@ def test_random_expression(spark: Any, index: int) -> None:
     if problem is not None:
         table = make_table(SEED, scenario)
         pytest.fail(
-            f"EMBER_DIFF_SEED={SEED} expression {index} (scenario {scenario}) differs from Spark\n"
+            f"EMBER_DIFF_SEED={SEED} expression {index} (scenario {scenario}, {runtime} runtime)"
+            f" differs from Spark\n"
             f"SQL:\n  SELECT {expr} AS r FROM t\n\nData:\n"
             f"{describe_table(table, referenced_columns(expr) or None)}\n\n{problem}",
             pytrace=False,

@@ -133,39 +133,63 @@ CONFIGS = {
 
 
 
-def ember_join_ops(tables, query: str, conf: dict[str, str]) -> tuple[list, str]:
-    """Join operators of Ember's physical plan for ``query`` under ``conf`` (and the plan)."""
-    session = ember.Session()
-    for k, v in conf.items():
-        session.sql_conf.set(k, v)
+def ember_join_ops(tables, query: str, conf: dict[str, str],
+                   runtime: str | None = None) -> tuple[list, str, pa.Table | None]:
+    """Join operators of Ember's physical plan for ``query`` under ``conf``, the plan, and (with
+    a ``runtime``) the rows Ember returns running it there."""
+    from tests.conformance.ember_adapter import new_session
+
+    session = new_session(conf, runtime or "local")
     for name, path in tables.items():
         session.read.parquet(path).createOrReplaceTempView(name)
-    physical = session.sql(query)._qe.executed_plan
-    return join_ops(physical.tree_string()), physical.tree_string()
+    df = session.sql(query)
+    physical = df._qe.executed_plan
+    rows = df.to_arrow() if runtime is not None else None
+    return join_ops(physical.tree_string()), physical.tree_string(), rows
 
 
-@pytest.mark.parametrize("config", list(CONFIGS))
-@pytest.mark.parametrize("query", QUERIES)
-def test_join_operators_match_spark(spark, tables, query, config):
+def canonical_rows(table: pa.Table) -> pa.Table:
+    """``table``'s rows in a canonical order (columns renamed by position: names repeat)."""
+    t = table.rename_columns([f"c{i}" for i in range(table.num_columns)])
+    return t.sort_by([(c, "ascending") for c in t.column_names]).combine_chunks()
+
+
+_SPARK_RESULTS: dict[tuple[str, str], tuple[list, pa.Table]] = {}
+
+
+def spark_result(spark, tables, query: str, config: str) -> tuple[list, pa.Table]:
+    """Spark's join operators and rows for ``query`` under ``CONFIGS[config]`` (cached)."""
+    key = (query, config)
+    if key in _SPARK_RESULTS:
+        return _SPARK_RESULTS[key]
     conf = {"spark.sql.adaptive.enabled": "false", "spark.sql.shuffle.partitions": "2",
             **CONFIGS[config]}
+    session = spark.newSession()
+    for k, v in conf.items():
+        session.conf.set(k, v)
     for name, path in tables.items():
-        spark.read.parquet(path).createOrReplaceTempView(name)
-    old = {k: spark.conf.get(k, None) for k in conf}
-    try:
-        for k, v in conf.items():
-            spark.conf.set(k, v)
-        expected = join_ops(spark.sql(query)._jdf.queryExecution().executedPlan().treeString())
-    finally:
-        for k, v in old.items():
-            if v is None:
-                spark.conf.unset(k)
-            else:
-                spark.conf.set(k, v)
+        session.read.parquet(path).createOrReplaceTempView(name)
+    df = session.sql(query)
+    ops = join_ops(df._jdf.queryExecution().executedPlan().treeString())
+    _SPARK_RESULTS[key] = (ops, canonical_rows(df.toArrow()))
+    return _SPARK_RESULTS[key]
 
-    actual, tree = ember_join_ops(tables, query, conf)
+
+@pytest.mark.parametrize("runtime", ("local", "spark"))
+@pytest.mark.parametrize("config", list(CONFIGS))
+@pytest.mark.parametrize("query", QUERIES)
+def test_join_operators_match_spark(spark, tables, query, config, runtime):
+    """Same join operators as Spark's plan, and Spark's rows from running it on each runtime."""
+    expected, expected_rows = spark_result(spark, tables, query, config)
+    conf = {"spark.sql.adaptive.enabled": "false", "spark.sql.shuffle.partitions": "2",
+            **CONFIGS[config]}
+    actual, tree, rows = ember_join_ops(tables, query, conf, runtime)
     assert actual == expected, tree
     assert expected or "cross" in query, "no join parsed"
+    got = canonical_rows(rows.cast(pa.schema([f.with_type(t) for f, t in zip(
+        rows.schema, expected_rows.schema.types)])) if rows.num_columns else rows)
+    assert got.num_rows == expected_rows.num_rows, tree
+    assert got.rename_columns(expected_rows.column_names).equals(expected_rows), tree
 
 
 def test_grid_covers_every_algorithm(tables):

@@ -300,6 +300,43 @@ class FileSourceScanExec(LeafExecNode):
 
 
 @node
+class SparkDataFrameScanExec(LeafExecNode):
+    """The rows of a PySpark DataFrame (``SparkDataFrameRelation``), ``output`` being the
+    columns read (in the frame's column order; the planner prunes the columns a Project above
+    does not use): ``Scan ExistingRDD[a#1,b#2]`` as Spark prints a ``LogicalRDD``.  ``frame`` takes no part in equality and is never pickled (it is a
+    source: the Spark runtime turns it into an RDD on the driver)."""
+
+    frame: Any = field(compare=False)
+    output: tuple[AttributeReference, ...] = field()  # type: ignore[assignment]
+    #: positions of ``output``'s columns in the frame (None: every column, in order)
+    ordinals: tuple[int, ...] | None = None
+
+    @property
+    def output_partitioning(self) -> Partitioning:
+        return UnknownPartitioning(0)
+
+    @property
+    def node_name(self) -> str:
+        return "Scan ExistingRDD"
+
+    def selected_frame(self) -> Any:
+        """The PySpark DataFrame of exactly ``output``'s columns (positional: a frame may
+        repeat a column name)."""
+        frame = self.frame
+        if self.ordinals is None:
+            return frame
+        names = [f"_{i}" for i in range(len(frame.columns))]
+        return frame.toDF(*names).select(*[names[i] for i in self.ordinals])
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        raise InternalError("SparkDataFrameScanExec (a PySpark DataFrame) cannot be pickled; "
+                            "it is read on the driver only")
+
+    def simple_string(self) -> str:
+        return f"Scan ExistingRDD{_list_compact(self.output)}"
+
+
+@node
 class RangeExec(LeafExecNode):
     """``spark.range(start, end, step, num_slices)``: ``Range (0, 10, step=1, splits=2)``."""
 

@@ -65,8 +65,26 @@ def _distinct_join(left: L.LogicalPlan, right: L.LogicalPlan, jt: JoinType) -> L
     return L.Aggregate(left.output, left.output, L.Join(left, right, jt, cond))
 
 
+def _spark_frame_scan(rel: L.SparkDataFrameRelation,
+                      projects: tuple[Expression, ...]) -> P.SparkPlan:
+    """The scan of a PySpark DataFrame reading only the columns ``projects`` use (at least
+    one, so rows keep their count), as Spark reads only those of a file."""
+    refs: set[int] = set()
+    for e in projects:
+        refs |= e.references
+    keep = [i for i, a in enumerate(rel.attrs) if a.id in refs] or list(range(len(rel.attrs)))[:1]
+    if len(keep) == len(rel.attrs):
+        return P.SparkDataFrameScanExec(rel.frame, rel.attrs)
+    return P.SparkDataFrameScanExec(rel.frame, tuple(rel.attrs[i] for i in keep), tuple(keep))
+
+
 def basic_operators(plan: L.LogicalPlan, plan_later: PlanLater, conf: SQLConf) -> P.SparkPlan | None:
     match plan:
+        case L.Project(project_list=pl, child=L.SparkDataFrameRelation() as rel):
+            return P.ProjectExec(pl, _spark_frame_scan(rel, pl))
+        case L.Project(project_list=pl, child=L.Filter(condition=cond,
+                                                       child=L.SparkDataFrameRelation() as rel)):
+            return P.ProjectExec(pl, P.FilterExec(cond, _spark_frame_scan(rel, (*pl, cond))))
         case L.Project(project_list=pl, child=c):
             return P.ProjectExec(pl, plan_later(c))
         case L.Filter(condition=cond, child=c):
@@ -77,6 +95,8 @@ def basic_operators(plan: L.LogicalPlan, plan_later: PlanLater, conf: SQLConf) -
             return P.LocalTableScanExec(attrs, data)
         case L.FileRelation():
             return P.FileSourceScanExec(plan, plan.output)
+        case L.SparkDataFrameRelation(attrs=attrs, frame=frame):
+            return P.SparkDataFrameScanExec(frame, attrs)
         case L.OneRowRelation():
             return P.OneRowRelationExec()
         case L.Range(start=s, end=e, step=st, num_slices=n):

@@ -25,7 +25,8 @@ commutative operands ordered (Catalyst's expression canonicalization,
 its own output (a file scan's data filters too); a ``ReusedExchangeExec`` canonicalizes as its
 exchange (so an exchange above one still matches).  Not reused, beyond Spark: subtrees with
 non-deterministic expressions (Ember's random functions may carry no seed), and local tables
-other than the very same ``pa.Table`` object (their rows take no part in node equality).
+other than the very same ``pa.Table`` object (their rows take no part in node equality), and
+scans of PySpark DataFrames other than the very same frame object.
 
 Not valid when: the two subtrees differ anywhere (filters, partition counts, partitioning
 expressions, scanned files) -- then the canonical forms differ.  Configuration:
@@ -43,6 +44,7 @@ from ember.physical.nodes import (
     LocalTableScanExec,
     ReusedExchangeExec,
     ShuffleExchangeExec,
+    SparkDataFrameScanExec,
     SparkPlan,
     map_property_expressions,
 )
@@ -117,9 +119,11 @@ class _Canonicalizer:
         c = self.plan(plan)
         if _has_nondeterministic(plan):
             return None
-        # local rows are not part of node equality: the very same table object is required
+        # local rows (and PySpark DataFrames) are not part of node equality: the very same
+        # table / frame object is required
         payloads = tuple(c.collect(
-            lambda x: id(x.data) if isinstance(x, LocalTableScanExec) else None))
+            lambda x: id(x.data) if isinstance(x, LocalTableScanExec) else
+            id(x.frame) if isinstance(x, SparkDataFrameScanExec) else None))
         return c, payloads
 
     def plan(self, plan: SparkPlan) -> SparkPlan:

@@ -320,6 +320,27 @@ class Range(LeafNode):
 
 
 @node
+class SparkDataFrameRelation(LeafNode):
+    """An existing PySpark DataFrame used as an Ember relation (``session.createDataFrame(df)``),
+    as Spark's ``LogicalRDD [a#1, b#2], false``.  ``frame`` is the ``pyspark.sql.DataFrame``; it
+    takes no part in equality or hashing (``attrs`` carry unique ids) and is never pickled: the
+    runtimes read it on the driver (``SparkDataFrameScanExec``)."""
+
+    attrs: tuple[AttributeReference, ...]
+    frame: Any = field(default=None, compare=False)
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return self.attrs
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        raise InternalError("A plan over a PySpark DataFrame (SparkDataFrameRelation) cannot be "
+                            "pickled; it is read on the driver only")
+
+    def simple_string(self) -> str:
+        return f"LogicalRDD {_attrs_str(self.attrs)}, false"
+
+
+@node
 class UnresolvedRelation(LeafNode):
     """A table or view name to be looked up in the catalog."""
 

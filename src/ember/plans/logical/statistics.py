@@ -41,6 +41,8 @@ Leaves (what PySpark 4.3 classic, ``local[1]``, reports for
   on disk (hidden ``_``/``.`` files excluded) times ``spark.sql.sources.fileCompressionFactor``
   (1.0), no row count.
 * ``OneRowRelation``: size 1.  Unknown leaves: ``spark.sql.defaultSizeInBytes``.
+* A PySpark DataFrame registered in Ember (``SparkDataFrameRelation``): Spark's own estimate of
+  the frame (:func:`spark_frame_stats`), asked once per frame.
 
 Table statistics (``ANALYZE TABLE v COMPUTE STATISTICS [NOSCAN | FOR COLUMNS c, .. | FOR ALL
 COLUMNS]``, :func:`analyze_table`) are kept per underlying relation (the data object of a
@@ -98,6 +100,7 @@ from ember.plans.logical.nodes import (
     Range,
     ResolvedHint,
     Sort,
+    SparkDataFrameRelation,
     SubqueryAlias,
     Union,
     View,
@@ -473,6 +476,9 @@ def _leaf_stats(p: LogicalPlan, f: _Flags) -> Statistics:
             base = Statistics(int(_files_size(p.paths) * f.compression))
         case OneRowRelation():
             base = Statistics(1)
+        case SparkDataFrameRelation(frame=frame):
+            size, rows = spark_frame_stats(frame)
+            return Statistics(f.default_size if size is None else size, rows)
         case _:
             return Statistics(f.default_size)
     table = _lookup_table_stats(p)
@@ -490,6 +496,42 @@ def _leaf_stats(p: LogicalPlan, f: _Flags) -> Statistics:
             attr_stats.update(_attr_stats_by_name(p.output, cols))
             return Statistics(base.size_in_bytes, rows, MappingProxyType(attr_stats))
     return base
+
+
+# PySpark DataFrame: id(frame) -> (weakref to the frame, (size in bytes, row count))
+_SPARK_FRAME_STATS: dict[int, tuple[Any, tuple[int | None, int | None]]] = {}
+
+
+def spark_frame_stats(frame: Any) -> tuple[int | None, int | None]:
+    """Spark's own estimate for a PySpark DataFrame (``optimizedPlan().stats()``: size in bytes,
+    row count if known), asked once per frame, so JoinSelection broadcasts the frames Spark
+    would (a ``createDataFrame(pandas)`` LocalRelation, a small range) and not the others (a
+    ``LogicalRDD`` of Python rows reports Long.MaxValue).  ``(None, None)`` when the frame has no
+    JVM plan (Spark Connect)."""
+    key = id(frame)
+    got = _SPARK_FRAME_STATS.get(key)
+    if got is not None and got[0]() is frame:
+        return got[1]
+    try:
+        st = frame._jdf.queryExecution().optimizedPlan().stats()
+        size = int(str(st.sizeInBytes()))
+        rows = int(str(st.rowCount().get())) if st.rowCount().isDefined() else None
+        result: tuple[int | None, int | None] = (size, rows)
+    except Exception:  # noqa: BLE001 - no JVM plan: unknown size
+        result = (None, None)
+
+    def _drop(_ref: Any, key: int = key) -> None:
+        item = _SPARK_FRAME_STATS.get(key)
+        if item is not None and item[0]() is None:
+            _SPARK_FRAME_STATS.pop(key, None)
+
+    try:
+        ref = weakref.ref(frame, _drop)
+    except TypeError:  # not weak-referenceable: do not cache
+        return result
+    with _LOCK:
+        _SPARK_FRAME_STATS[key] = (ref, result)
+    return result
 
 
 def _unknown_size(p: LocalRelation) -> bool:

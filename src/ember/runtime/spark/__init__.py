@@ -7,6 +7,7 @@
 - :mod:`.session`: creating or attaching to a SparkSession, shipping Ember to executors
 - :mod:`.stages`: how a plan maps to Spark stages (EXPLAIN)
 - :mod:`.errors`: task failures back as Ember errors
+- :mod:`.interop`: ``DataFrame.to_spark`` (Ember results as lazy PySpark DataFrames)
 """
 
 from __future__ import annotations

@@ -96,12 +96,12 @@ def task_counts(plan: SparkPlan, conf: Any, parallelism: int) -> dict[int, int]:
 
 def input_bytes(node: SparkPlan, memo: dict[int, int | None] | None = None) -> int | None:
     """Bytes of the source data under ``node`` (in-memory tables, files on a local file system,
-    ranges), or None when a source's size is unknown: rows through a shuffle rarely outgrow
+    ranges, Spark's estimate of a registered PySpark DataFrame), or None when a source's size is unknown: rows through a shuffle rarely outgrow
     the data they come from, so this sizes the shuffle's tasks."""
     import os
 
     from ember.physical.nodes import (FileSourceScanExec, LocalTableScanExec, OneRowRelationExec,
-                                      RangeExec)
+                                      RangeExec, SparkDataFrameScanExec)
 
     memo = {} if memo is None else memo
     key = id(node)
@@ -120,6 +120,11 @@ def input_bytes(node: SparkPlan, memo: dict[int, int | None] | None = None) -> i
                 total = sum(_path_bytes(p) for p in rel.paths)
             except OSError:
                 total = None
+        case SparkDataFrameScanExec(frame=frame):
+            from ember.plans.logical.statistics import spark_frame_stats
+
+            size = spark_frame_stats(frame)[0]
+            total = size if size is not None and size < (1 << 62) else None
         case ReusedExchangeExec(child=child):
             total = input_bytes(child, memo)
         case _:

@@ -20,6 +20,8 @@ from ember.errors import EmberError, ExecutionError
 __all__ = ["task_errors", "original_error"]
 
 _PAYLOAD = re.compile(r"EMBER_TASK_ERROR\[([A-Za-z0-9+/=]+)\]")
+#: A Spark exception with an error class: ``SparkException: [FAILED_READ_FILE.NO_HINT] ...``
+_SPARK_ERROR = re.compile(r"Spark[A-Za-z]*Exception: \[([A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*)\] ([^\n]*)")
 
 
 def original_error(exc: BaseException) -> BaseException | None:
@@ -39,8 +41,9 @@ def original_error(exc: BaseException) -> BaseException | None:
 
 @contextmanager
 def task_errors(action: str) -> Iterator[None]:
-    """Run a Spark action; a failure becomes the Ember error of the task that failed, or an
-    ``ExecutionError`` holding the first line of Spark's message."""
+    """Run a Spark action; a failure becomes the Ember error of the task that failed, an
+    ``ExecutionError`` with Spark's error class and message when Spark itself failed (a file
+    reader), or else an ``ExecutionError`` holding the first line of Spark's message."""
     try:
         yield
     except EmberError:
@@ -49,5 +52,10 @@ def task_errors(action: str) -> Iterator[None]:
         err = original_error(e)
         if err is not None:
             raise err from None
-        first = next((ln for ln in str(e).splitlines() if ln.strip()), type(e).__name__)
+        text = str(e)
+        spark_error = _SPARK_ERROR.search(text)
+        if spark_error is not None:  # Spark's own failure (a reader's, say): keep its class
+            raise ExecutionError(spark_error.group(2).strip(),
+                                 error_class=spark_error.group(1)) from None
+        first = next((ln for ln in text.splitlines() if ln.strip()), type(e).__name__)
         raise ExecutionError(f"Spark job failed while {action}: {first}") from e

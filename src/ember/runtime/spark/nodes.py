@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import field
 
 from ember.expressions.base import AttributeReference, SortOrder
-from ember.physical.nodes import LeafExecNode
+from ember.physical.nodes import LeafExecNode, SparkPlan
 from ember.physical.partitioning import Partitioning, UnknownPartitioning
 from ember.trees import node
 
-__all__ = ["SparkInputExec"]
+__all__ = ["SparkInputExec", "NestedLoopPartExec"]
 
 
 @node
@@ -40,3 +40,29 @@ class SparkInputExec(LeafExecNode):
 
     def simple_string(self) -> str:
         return f"SparkInput {self.index} <- {self.source}"
+
+
+@node
+class NestedLoopPartExec(SparkPlan):
+    """One part of a ``BroadcastNestedLoopJoinExec`` whose result needs every stream partition
+    (LeftOuter building left, RightOuter building right, FullOuter, and semi / anti / existence
+    building left), run by the Spark runtime as Spark runs it: ``part="bits"`` per stream
+    partition, the build rows it matches (one boolean column); the driver ORs them;
+    ``part="pairs"`` per stream partition, the passing pairs; ``part="unmatched"`` once, the
+    build rows no stream row matched (``bits``: the OR, ``np.packbits`` of ``num_build`` bools).
+    ``join``'s stream side is a ``SparkInputExec``, its build side the broadcast exchange."""
+
+    part: str
+    join: SparkPlan
+    bits: bytes = field(default=b"", compare=False)
+    num_build: int = 0
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        if self.part == "bits":
+            from ember import types as T
+
+            return (AttributeReference("matched", T.BOOLEAN, False),)
+        return self.join.output
+
+    def simple_string(self) -> str:
+        return f"NestedLoopPart {self.part} of {self.join.simple_string()}"

@@ -35,25 +35,28 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from ember.conf import SQLConf
 from ember.errors import InternalError
 from ember.execution.kernels.batches import schema_of
-from ember.physical.nodes import (BroadcastExchangeExec, CartesianProductExec, CollectLimitExec,
+from ember.physical.nodes import (BroadcastExchangeExec, BroadcastNestedLoopJoinExec, BuildSide,
+                                  CartesianProductExec, CollectLimitExec,
                                   FileSourceScanExec, LocalLimitExec, LocalTableScanExec,
                                   OneRowRelationExec, RangeExec, ReusedExchangeExec,
-                                  ShuffleExchangeExec, SparkPlan, TakeOrderedAndProjectExec,
-                                  UnionExec)
+                                  ShuffleExchangeExec, SparkDataFrameScanExec, SparkPlan,
+                                  TakeOrderedAndProjectExec, UnionExec)
 from ember.physical.partitioning import RangePartitioning, SinglePartition
 from ember.runtime.spark import worker
 from ember.runtime.spark.errors import task_errors
-from ember.runtime.spark.nodes import SparkInputExec
+from ember.runtime.spark.nodes import NestedLoopPartExec, SparkInputExec
 
 __all__ = ["SparkRuntime", "prepare_for_spark", "BOUNDARIES", "SOURCES"]
 
 #: Leaves that become source RDDs.
-SOURCES = (LocalTableScanExec, FileSourceScanExec, RangeExec, OneRowRelationExec)
+SOURCES = (LocalTableScanExec, FileSourceScanExec, RangeExec, OneRowRelationExec,
+           SparkDataFrameScanExec)
 #: Nodes that start a new RDD (everything else runs inside the region above them).
 BOUNDARIES = (ShuffleExchangeExec, UnionExec, CartesianProductExec, *SOURCES)
 
@@ -89,6 +92,15 @@ class _Region:
     broadcasts: list[BroadcastExchangeExec] = field(default_factory=list)
 
 
+def global_nested_loop(node: SparkPlan) -> bool:
+    """Whether ``node`` is a broadcast nested loop join whose result needs every stream
+    partition at once (the runtime runs it in parts, :class:`NestedLoopPartExec`)."""
+    from ember.runtime.local.joins.nested_loop_join import is_streamed_path
+
+    return isinstance(node, BroadcastNestedLoopJoinExec) and not is_streamed_path(
+        node.join_type, node.build_side is BuildSide.LEFT)
+
+
 def cut_region(root: SparkPlan) -> _Region:
     """The operators of ``root``'s region, its boundary inputs (in input order) and the
     broadcast exchanges it reads."""
@@ -100,7 +112,9 @@ def cut_region(root: SparkPlan) -> _Region:
             return node.copy(child=SparkInputExec(-1, node.child.output, "broadcast"))
         if isinstance(node, ReusedExchangeExec) and isinstance(node.child, BroadcastExchangeExec):
             return node.copy(child=cut(node.child))
-        if isinstance(node, BOUNDARIES) or isinstance(node, ReusedExchangeExec):
+        if isinstance(node, SparkInputExec):
+            return node
+        if isinstance(node, (*BOUNDARIES, ReusedExchangeExec)) or global_nested_loop(node):
             region.inputs.append(node)
             return SparkInputExec(len(region.inputs) - 1, node.output, node.simple_string(),
                                   node.output_partitioning, node.output_ordering)
@@ -113,6 +127,21 @@ def cut_region(root: SparkPlan) -> _Region:
     return region
 
 
+def reused_exchanges(plan: SparkPlan) -> set[int]:
+    """Ids of the exchanges of ``plan`` that a ``ReusedExchangeExec`` reads again."""
+    return {id(n.child) for n in plan.collect(
+        lambda n: n if isinstance(n, ReusedExchangeExec) else None)}
+
+
+def cogrouped(region: _Region, reused: set[int], tasks: dict[int, int]) -> bool:
+    """Whether ``region``'s inputs travel through one tagged shuffle: two or more shuffles,
+    read by nothing else, into the same number of tasks."""
+    ins = region.inputs
+    return (len(ins) > 1 and all(type(x) is ShuffleExchangeExec and id(x) not in reused
+                                 for x in ins)
+            and len({tasks.get(id(x), x.output_partitioning.num_partitions) for x in ins}) == 1)
+
+
 class SparkRuntime:
     """Runs physical plans on ``spark`` (a ``pyspark.sql.SparkSession``) with ``conf``'s
     settings.  One runtime runs one query: ``collect`` (Arrow on the driver) or ``rdd``
@@ -123,6 +152,7 @@ class SparkRuntime:
         self.sc = spark.sparkContext
         self.conf = conf
         self._tasks: dict[int, int] = {}
+        self._reused: set[int] = set()
         self._conf_items = tuple(conf.items())
         self._rdds: dict[int, Any] = {}
         self._broadcasts: dict[int, Any] = {}
@@ -143,6 +173,7 @@ class SparkRuntime:
         from ember.runtime.spark.coalesce import task_counts
 
         self._tasks = task_counts(plan, self.conf, self.sc.defaultParallelism)
+        self._reused = reused_exchanges(plan)
         return self._region_rdd(plan, worker.blobs)
 
     def close(self) -> None:
@@ -162,14 +193,17 @@ class SparkRuntime:
     # -- regions ---------------------------------------------------------------------------------
     def _region_rdd(self, root: SparkPlan, sink: Any) -> Any:
         """The RDD of ``sink``'s elements over ``root``'s output partitions."""
-        if sink is worker.blobs and isinstance(root, (*BOUNDARIES, ReusedExchangeExec)):
+        if sink is worker.blobs and (isinstance(root, (*BOUNDARIES, ReusedExchangeExec))
+                                     or global_nested_loop(root)):
             return self._boundary(root)
         region = cut_region(root)
-        inputs = [self._boundary(n) for n in region.inputs]
         spec = worker.RegionSpec(
             region.plan, self._conf_items,
             tuple((b.plan_id, self._broadcast(b)) for b in region.broadcasts),
             root.simple_string())
+        if cogrouped(region, self._reused, self._tasks):
+            return self._cogrouped(region, spec, sink)
+        inputs = [self._boundary(n) for n in region.inputs]
         if len(inputs) == 1:
             fn = functools.partial(worker.run_one, spec, sink)
             return inputs[0].mapPartitionsWithIndex(fn)
@@ -201,6 +235,8 @@ class SparkRuntime:
                 rdd = self.sc.union([self._region_rdd(c, worker.blobs) for c in inputs])
             case CartesianProductExec(left=left, right=right):
                 rdd = self._cartesian(node, left, right)
+            case BroadcastNestedLoopJoinExec():
+                rdd = self._nested_loop(node)
             case LocalTableScanExec():
                 rdd = sources.local_table(self, node)
             case RangeExec():
@@ -209,12 +245,15 @@ class SparkRuntime:
                 rdd = sources.one_row(self)
             case FileSourceScanExec():
                 rdd = sources.file_scan(self, node)
+            case SparkDataFrameScanExec():
+                rdd = sources.spark_dataframe(self, node)
             case _:
                 raise InternalError(f"The Spark runtime cannot run {node.simple_string()}")
         self._rdds[id(node)] = rdd
         return rdd
 
-    def _shuffle(self, node: ShuffleExchangeExec) -> Any:
+    def _shuffle_pairs(self, node: ShuffleExchangeExec) -> Any:
+        """The map side of ``node``: ``(task, blob)`` pairs for ``RDD.partitionBy``."""
         part = node.output_partitioning
         n = max(1, part.num_partitions)
         tasks = self._tasks.get(id(node), n)
@@ -244,7 +283,22 @@ class SparkRuntime:
         else:
             sink = worker.ShuffleSink(header, node.child.output, None, rows, tasks)
             pairs = self._region_rdd(node.child, sink)
+        return pairs
+
+    def _shuffle(self, node: ShuffleExchangeExec) -> Any:
+        tasks = self._tasks.get(id(node), max(1, node.output_partitioning.num_partitions))
+        pairs = self._shuffle_pairs(node)
         return pairs.partitionBy(tasks, worker.target_of).map(worker.first_of_pair)
+
+    def _cogrouped(self, region: _Region, spec: worker.RegionSpec, sink: Any) -> Any:
+        """A region reading only shuffles that nothing else reads: one Spark shuffle of all
+        their map outputs, each piece tagged with its input (Spark's CoGroupedRDD), instead
+        of one shuffle per input zipped afterwards."""
+        tagged = [self._shuffle_pairs(x).map(functools.partial(worker.tag_pair, i))
+                  for i, x in enumerate(region.inputs)]
+        tasks = self._tasks.get(id(region.inputs[0]), 1)
+        return self.sc.union(tagged).partitionBy(tasks, worker.target_of).mapPartitionsWithIndex(
+            functools.partial(worker.run_cogrouped, spec, sink, len(region.inputs)))
 
     def _cartesian(self, node: CartesianProductExec, left: SparkPlan, right: SparkPlan) -> Any:
         lr = self._region_rdd(left, worker.blobs).mapPartitions(worker.as_one)
@@ -254,6 +308,47 @@ class SparkRuntime:
         spec = worker.RegionSpec(plan, self._conf_items, (), node.simple_string())
         return lr.cartesian(rr).mapPartitionsWithIndex(
             functools.partial(worker.run_pair, spec, worker.blobs))
+
+    def _nested_loop(self, node: BroadcastNestedLoopJoinExec) -> Any:
+        """A nested loop join needing every stream partition, as Spark runs it: one job finds
+        the build rows each stream partition matches (OR-ed here), then the pairs per stream
+        partition (the stream side evaluated again) and one task for the unmatched build
+        rows."""
+        build_left = node.build_side is BuildSide.LEFT
+        stream = node.right if build_left else node.left
+        stream_rdd = self._region_rdd(stream, worker.blobs)
+        placeholder = SparkInputExec(0, stream.output, stream.simple_string())
+        region = cut_region(node.left if build_left else node.right)  # the broadcast
+        if region.inputs or len(region.broadcasts) != 1:
+            raise InternalError(f"{node.simple_string()}: the build side is not a broadcast")
+        region.plan = node.copy(**{"left": region.plan, "right": placeholder} if build_left
+                                else {"left": placeholder, "right": region.plan})
+        broadcasts = tuple((b.plan_id, self._broadcast(b)) for b in region.broadcasts)
+
+        def spec(part: str, bits: bytes = b"", n: int = 0) -> worker.RegionSpec:
+            return worker.RegionSpec(NestedLoopPartExec(part, region.plan, bits, n),
+                                     self._conf_items, broadcasts, node.simple_string())
+
+        with task_errors(f"matching the build rows of {node.simple_string()}"):
+            parts = stream_rdd.mapPartitionsWithIndex(
+                functools.partial(worker.run_one, spec("bits"), worker.blobs)).collect()
+        arrays = [b.column(0).to_numpy(zero_copy_only=False)
+                  for b in worker.decode_all(parts)]
+        bits = functools.reduce(np.logical_or, arrays) if arrays else None
+        if bits is None:  # no stream partition ran: nothing matched
+            bits = np.zeros(worker.table_of([self._broadcast_payload(region)], schema_of(
+                region.broadcasts[0].child.output)).num_rows, dtype=bool)
+        unmatched = self.sc.parallelize([], 1).mapPartitionsWithIndex(functools.partial(
+            worker.run_one, spec("unmatched", np.packbits(bits).tobytes(), len(bits)),
+            worker.blobs))
+        if node.join_type.is_left_existence:
+            return unmatched
+        pairs = stream_rdd.mapPartitionsWithIndex(
+            functools.partial(worker.run_one, spec("pairs"), worker.blobs))
+        return self.sc.union([pairs, unmatched])
+
+    def _broadcast_payload(self, region: _Region) -> bytes:
+        return self._broadcast(region.broadcasts[0]).value[1]
 
     def _broadcast(self, node: BroadcastExchangeExec) -> Any:
         """The Spark broadcast variable of ``node``'s rows (collected once per run)."""

@@ -21,10 +21,12 @@ import pyarrow as pa
 
 from ember.execution.kernels.batches import schema_of
 from ember.expressions.base import AttributeReference, Expression, Literal
-from ember.physical.nodes import FileSourceScanExec, LocalTableScanExec, RangeExec
+from ember.physical.nodes import (FileSourceScanExec, LocalTableScanExec, RangeExec,
+                                  SparkDataFrameScanExec)
 from ember.runtime.spark import worker
 
-__all__ = ["local_table", "range_rdd", "one_row", "file_scan", "dataframe_blobs", "filter_sql"]
+__all__ = ["local_table", "range_rdd", "one_row", "file_scan", "spark_dataframe",
+           "dataframe_blobs", "filter_sql"]
 
 
 def local_table(rt: Any, node: LocalTableScanExec) -> Any:
@@ -78,8 +80,17 @@ def file_scan(rt: Any, node: FileSourceScanExec) -> Any:
     rel = node.relation
     ddl = ", ".join(f"{_quote(a.name)} {a.data_type.simple_string()}" for a in rel.attrs)
     reader = rt.spark.read.format(rel.format).schema(ddl)
+    from ember.execution.scan import PARTITION_OPTION
+
+    partition_columns: list[str] = []
     for k, v in rel.options:
-        reader = reader.option(k, v)
+        if k.lower() == PARTITION_OPTION.lower():
+            partition_columns = [c for c in v.split(",") if c]
+        elif not k.startswith("__"):
+            reader = reader.option(k, v)
+    if partition_columns and rel.paths:
+        # Ember lists the files; Spark finds the key=value directories above them from here
+        reader = reader.option("basePath", _base_path(rel.paths[0], partition_columns))
     df = reader.load(list(rel.paths))
     from pyspark.sql import functions as F
 
@@ -89,6 +100,23 @@ def file_scan(rt: Any, node: FileSourceScanExec) -> Any:
         if sql is not None:
             df = df.where(F.expr(sql))
     return dataframe_blobs(df, schema_of(node.output))
+
+
+def spark_dataframe(rt: Any, node: SparkDataFrameScanExec) -> Any:
+    """A PySpark DataFrame registered as an Ember table: its selected columns' Arrow batches
+    (:func:`dataframe_blobs`), computed by Spark as part of the same job, never collected."""
+    return dataframe_blobs(node.selected_frame(), schema_of(node.output))
+
+
+def _base_path(path: str, partition_columns: list[str]) -> str:
+    """The directory above the ``column=value`` directories holding ``path``."""
+    import posixpath
+
+    names = {c.lower() for c in partition_columns}
+    d = posixpath.dirname(path)
+    while "=" in posixpath.basename(d) and posixpath.basename(d).split("=", 1)[0].lower() in names:
+        d = posixpath.dirname(d)
+    return d
 
 
 def dataframe_blobs(df: Any, schema: pa.Schema) -> Any:

@@ -21,9 +21,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ember.physical.nodes import (BroadcastExchangeExec, CartesianProductExec, ReusedExchangeExec,
-                                  ShuffleExchangeExec, SparkPlan, UnionExec)
+from ember.physical.nodes import (BroadcastExchangeExec, BroadcastNestedLoopJoinExec,
+                                  CartesianProductExec, ReusedExchangeExec, ShuffleExchangeExec,
+                                  SparkPlan, UnionExec)
 from ember.runtime.spark.nodes import SparkInputExec
+from ember.runtime.spark.runtime import cogrouped, global_nested_loop
 
 __all__ = ["describe_stages"]
 
@@ -36,6 +38,7 @@ class _Stage:
     ops: list[str] = field(default_factory=list)
     reads: list[int] = field(default_factory=list)
     zipped: bool = False
+    cogrouped: bool = False
     sink: str = ""
 
 
@@ -46,8 +49,9 @@ class _Job:
 
 
 class _Describer:
-    def __init__(self, task_counts: dict[int, int], parallelism: int) -> None:
+    def __init__(self, task_counts: dict[int, int], reused: set[int], parallelism: int) -> None:
         self.tasks = task_counts
+        self.reused = reused
         self.parallelism = parallelism
         self.jobs: list[_Job] = []
         self.next_stage = 0
@@ -74,6 +78,8 @@ class _Describer:
         region = cut_region(root)
         for b in region.broadcasts:
             self.job(b.child, f"broadcast {b.simple_string()}")
+        if cogrouped(region, self.reused, self.tasks):
+            return self.cogroup(region, st, job)
         counts = [self.input(node, st, job) for node in region.inputs]
         ops = _ops(region.plan)
         if ops:
@@ -81,6 +87,30 @@ class _Describer:
         if len(counts) > 1:
             st.zipped = True
         return counts[0] if counts else 1
+
+    def read_as(self, exchange: ShuffleExchangeExec) -> str:
+        n = exchange.output_partitioning.num_partitions
+        m = self.tasks.get(id(exchange), n)
+        return f" ({n} partitions read as {m} task{'s' if m != 1 else ''})" if m != n else ""
+
+    def cogroup(self, region: Any, st: _Stage, job: _Job) -> int:
+        """A region whose input shuffles are one Spark shuffle: one map stage runs every
+        input's map side."""
+        producer = _Stage(-1, "shuffle map", 0)
+        sinks = []
+        for x in region.inputs:
+            producer.tasks += self.fill(x.child, producer, job)
+            sinks.append(f"{x.simple_string()} map side{self.read_as(x)}")
+        producer.sink = "; ".join(sinks) + " (one shuffle, pieces tagged by input)"
+        producer.id = self.next_stage
+        self.next_stage += 1
+        job.stages.append(producer)
+        st.reads.append(producer.id)
+        st.cogrouped = True
+        ops = _ops(region.plan)
+        if ops:
+            st.ops.append(" -> ".join(ops))
+        return self.tasks.get(id(region.inputs[0]), 1)
 
     def input(self, node: SparkPlan, st: _Stage, job: _Job) -> int:
         reused = isinstance(node, ReusedExchangeExec)
@@ -91,16 +121,26 @@ class _Describer:
                 producer = self.map_stage.get(id(node))
                 if producer is None:
                     producer = self.stage(child, "shuffle map", job)
-                    n = node.output_partitioning.num_partitions
-                    m = self.tasks.get(id(node), n)
-                    read = f" ({n} partitions read as {m} task{'s' if m != 1 else ''})" \
-                        if m != n else ""
-                    producer.sink = f"{node.simple_string()} map side{read}"
+                    producer.sink = f"{node.simple_string()} map side{self.read_as(node)}"
                     self.map_stage[id(node)] = producer
                 st.reads.append(producer.id)
                 return self.tasks.get(id(node), node.output_partitioning.num_partitions)
             case UnionExec(inputs=inputs):
                 return sum(self.fill(c, st, job) for c in inputs)
+            case BroadcastNestedLoopJoinExec() if global_nested_loop(node):
+                from ember.physical.nodes import BuildSide
+
+                build_left = node.build_side is BuildSide.LEFT
+                stream = node.right if build_left else node.left
+                build = node.left if build_left else node.right
+                if isinstance(build, ReusedExchangeExec):
+                    build = build.child
+                self.job(build.child, f"broadcast {build.simple_string()}")
+                self.job(stream, f"matched build rows of {node.simple_string()}")
+                tasks = 0 if node.join_type.is_left_existence else self.fill(stream, st, job)
+                st.ops.append(f"{node.node_name} (pairs per stream partition, plus one task "
+                              "for the unmatched build rows)")
+                return tasks + 1
             case CartesianProductExec(left=left, right=right):
                 tasks = self.fill(left, st, job) * self.fill(right, st, job)
                 st.ops.append(f"{node.node_name} (RDD.cartesian)")
@@ -130,7 +170,7 @@ def _ops(plan: SparkPlan) -> list[str]:
 
 
 def _source_tasks(node: SparkPlan, parallelism: int) -> int:
-    from ember.physical.nodes import LocalTableScanExec, RangeExec
+    from ember.physical.nodes import FileSourceScanExec, LocalTableScanExec, RangeExec
 
     match node:
         case RangeExec(num_slices=k):
@@ -142,16 +182,35 @@ def _source_tasks(node: SparkPlan, parallelism: int) -> int:
 
             rows = 0 if data is None else data.num_rows
             return max(1, min(parallelism, math.ceil(rows / LOCAL_SCAN_ROWS_PER_PARTITION)))
-    return 1 if not hasattr(node, "relation") else max(1, len(node.relation.paths))
+        case FileSourceScanExec(relation=rel):
+            return _file_splits(rel.paths, parallelism)
+    return 1  # a registered PySpark DataFrame: as many as its own plan has (not known here)
+
+
+def _file_splits(paths: tuple[str, ...], parallelism: int) -> int:
+    """About how many partitions Spark's file reader makes (its FilePartition split size:
+    128 MB at most, the total spread over the cores, 4 MB open cost per file)."""
+    import math
+
+    from ember.runtime.spark.coalesce import _path_bytes
+
+    try:
+        sizes = [_path_bytes(p) for p in paths]
+    except OSError:
+        return max(1, len(paths))
+    open_cost = 4 << 20
+    total = sum(sizes) + open_cost * len(sizes)
+    split = min(128 << 20, max(open_cost, total // max(1, parallelism)))
+    return max(1, sum(math.ceil((s + open_cost) / split) for s in sizes) if sizes else 1)
 
 
 def describe_stages(plan: SparkPlan, conf: Any, parallelism: int) -> str:
     """The ``== Spark Stages ==`` section of EXPLAIN for ``plan`` on the Spark runtime."""
     from ember.runtime.spark.coalesce import task_counts
-    from ember.runtime.spark.runtime import prepare_for_spark
+    from ember.runtime.spark.runtime import prepare_for_spark, reused_exchanges
 
     plan = prepare_for_spark(plan)
-    d = _Describer(task_counts(plan, conf, parallelism), parallelism)
+    d = _Describer(task_counts(plan, conf, parallelism), reused_exchanges(plan), parallelism)
     d.job(plan, "collect the result")
     lines = ["== Spark Stages =="]
     for i, job in enumerate(d.jobs):
@@ -160,7 +219,8 @@ def describe_stages(plan: SparkPlan, conf: Any, parallelism: int) -> str:
             head = f"  Stage {st.id} ({st.kind}, {st.tasks} task{'s' if st.tasks != 1 else ''}): "
             parts = []
             if st.reads:
-                how = " (zipped per partition)" if st.zipped else ""
+                how = " (zipped per partition)" if st.zipped else (
+                    " (all inputs co-grouped)" if st.cogrouped else "")
                 parts.append(f"reads the shuffle{'s' if len(st.reads) > 1 else ''} of stage"
                              f"{'s' if len(st.reads) > 1 else ''} "
                              f"{', '.join(map(str, st.reads))}{how}")

@@ -43,7 +43,7 @@ from ember.execution.kernels.batches import concat, conform_batch, make_batch, s
 from ember.runtime.local.progress import ProgressBar
 from ember.runtime.local.registry import PartitionFn, operator
 from ember.runtime.local.runtime import BroadcastValue, LocalRuntime
-from ember.runtime.spark.nodes import SparkInputExec
+from ember.runtime.spark.nodes import NestedLoopPartExec, SparkInputExec
 
 __all__ = ["encode", "decode", "RegionSpec", "TaskRuntime", "run_one", "run_zipped",
            "run_pair", "blobs", "ShuffleSink", "SampleSink", "target_of", "TaskFailure"]
@@ -208,6 +208,39 @@ def run_spark_input(node: SparkInputExec, rt: TaskRuntime) -> list[PartitionFn]:
     return [run]
 
 
+@operator(NestedLoopPartExec)
+def run_nested_loop_part(node: NestedLoopPartExec, rt: TaskRuntime) -> list[PartitionFn]:
+    """A part of a global nested loop join (:class:`NestedLoopPartExec`) over the task's
+    stream partition, with the local runtime's kernels."""
+    from ember.physical.nodes import BuildSide
+    from ember.runtime.local.joins import nested_loop_join as nlj
+    from ember.runtime.local.joins.band import BandIndex
+    from ember.runtime.local.joins.common import layout_of
+
+    join = node.join
+    build_left = join.build_side is BuildSide.LEFT
+    build_plan, stream_plan = (join.left, join.right) if build_left else (join.right, join.left)
+    layout = layout_of(join, rt.ctx.batch_size, build_left=build_left, rt=rt)
+    stream_schema = schema_of(stream_plan.output)
+    band = BandIndex.of(join.condition, stream_plan.output, build_plan.output)
+
+    def run() -> Iterator[pa.RecordBatch]:
+        build = nlj.build_side_batch(rt, build_plan)
+        if node.part == "unmatched":
+            bits = np.unpackbits(np.frombuffer(node.bits, dtype=np.uint8),
+                                 count=node.num_build).astype(bool)
+            yield from nlj.unmatched_build_rows(layout, build, bits)
+            return
+        stream = (b for p in rt.execute(stream_plan) for b in p())
+        if node.part == "pairs":
+            yield from nlj.stream_pairs(layout, build, stream, stream_schema, band)
+            return
+        bits = nlj.matched_bits(layout, build, stream, stream_schema, band)
+        yield pa.RecordBatch.from_arrays([pa.array(bits, type=pa.bool_())], names=["matched"])
+
+    return [run]
+
+
 def _run_region(spec: RegionSpec, inputs: Sequence[Iterator[pa.RecordBatch]],
                 index: int) -> Iterator[pa.RecordBatch]:
     conf = SQLConf(dict(spec.conf))
@@ -249,6 +282,24 @@ def run_zipped(spec: RegionSpec, sink: Any, arity: int, index: int,
             flat.append(last)
         flat.append(nested)
         return [decode_all(x) for x in reversed(flat)]
+
+    return _guarded(spec, index, _lazy(lambda: sink(_run_region(spec, inputs(), index))))
+
+
+def tag_pair(tag: int, pair: tuple[int, Any]) -> tuple[int, tuple[int, Any]]:
+    """A shuffle piece ``(task, blob)`` marked with the input it belongs to."""
+    return pair[0], (tag, pair[1])
+
+
+def run_cogrouped(spec: RegionSpec, sink: Any, arity: int, index: int,
+                  it: Iterator[Any]) -> Iterator[Any]:
+    """Body of a region whose ``arity`` inputs came through one tagged shuffle
+    (:func:`tag_pair`): the task's pieces sorted out by input."""
+    def inputs() -> list[Iterator[pa.RecordBatch]]:
+        lists: list[list[Any]] = [[] for _ in range(arity)]
+        for _, (tag, blob) in it:
+            lists[tag].append(blob)
+        return [decode_all(x) for x in lists]
 
     return _guarded(spec, index, _lazy(lambda: sink(_run_region(spec, inputs(), index))))
 

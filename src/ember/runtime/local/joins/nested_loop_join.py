@@ -128,18 +128,7 @@ def run_broadcast_nested_loop_join(node: BroadcastNestedLoopJoinExec, rt: Any
                 b = build()
 
                 def task(p: PartitionFn):
-                    def run() -> np.ndarray:
-                        k = JoinKernel(layout, b, track_build=True)
-                        k.emits_pairs = False  # bits only
-                        k.pad_stream = False
-                        k.stream_existence = False
-                        k.build_existence = True  # without a condition: any stream row marks all
-                        for _ in nested_loop_stream(layout, b, p(), stream_schema, k,
-                                                    band=band, workers=workers):
-                            pass
-                        assert k.build_matched is not None
-                        return k.build_matched
-                    return run
+                    return lambda: matched_bits(layout, b, p(), stream_schema, band, workers)
 
                 bits = np.zeros(b.num_rows, dtype=bool)
                 for part in rt.run_stage("nested loop join matched rows",
@@ -149,10 +138,7 @@ def run_broadcast_nested_loop_join(node: BroadcastNestedLoopJoinExec, rt: Any
         return cache["bits"]
 
     def finish_partition() -> Iterator[pa.RecordBatch]:
-        b = build()
-        k = JoinKernel(layout, b, track_build=True)
-        k.build_matched = global_bits().copy()
-        yield from k.finish()
+        yield from unmatched_build_rows(layout, build(), global_bits())
 
     if jt.is_left_existence:  # BuildLeft semi / anti / existence: build rows only
         return [finish_partition]
@@ -160,11 +146,47 @@ def run_broadcast_nested_loop_join(node: BroadcastNestedLoopJoinExec, rt: Any
     # Default path: pairs per stream partition (+ stream padding for FullOuter), then the build
     # rows never matched.
     def pairs(p: PartitionFn) -> PartitionFn:
-        def run() -> Iterator[pa.RecordBatch]:
-            k = JoinKernel(layout, build())
-            k.build_matched = None  # (b) computes the global bits
-            yield from nested_loop_stream(layout, build(), p(), stream_schema, k, band=band,
-                                          workers=workers)
-        return run
+        return lambda: stream_pairs(layout, build(), p(), stream_schema, band, workers)
 
     return [pairs(p) for p in stream_parts] + [finish_partition]
+
+
+# The three parts of the global (non-streamed) paths, also run separately by the Spark runtime
+# (ember.runtime.spark: the bits of each stream partition in one job, OR-ed on the driver).
+
+
+def matched_bits(layout: JoinLayout, build: pa.RecordBatch, stream: Iterable[pa.RecordBatch],
+                 stream_schema: pa.Schema, band: BandIndex | None = None,
+                 workers: int = 1) -> np.ndarray:
+    """Which build rows some row of ``stream`` matches (without a condition: all of them when
+    ``stream`` has a row)."""
+    k = JoinKernel(layout, build, track_build=True)
+    k.emits_pairs = False  # bits only
+    k.pad_stream = False
+    k.stream_existence = False
+    k.build_existence = True  # without a condition: any stream row marks all
+    for _ in nested_loop_stream(layout, build, stream, stream_schema, k, band=band,
+                                workers=workers):
+        pass
+    assert k.build_matched is not None
+    return k.build_matched
+
+
+def unmatched_build_rows(layout: JoinLayout, build: pa.RecordBatch,
+                         bits: np.ndarray) -> Iterator[pa.RecordBatch]:
+    """The join's rows for the build rows ``bits`` leaves unmatched (NULL-padded for outer
+    joins; for a build-left semi / anti / existence join, every build row decided)."""
+    k = JoinKernel(layout, build, track_build=True)
+    k.build_matched = bits.copy()
+    yield from k.finish()
+
+
+def stream_pairs(layout: JoinLayout, build: pa.RecordBatch, stream: Iterable[pa.RecordBatch],
+                 stream_schema: pa.Schema, band: BandIndex | None = None,
+                 workers: int = 1) -> Iterator[pa.RecordBatch]:
+    """The passing pairs of ``stream``'s rows (and, for FullOuter, its unmatched rows padded);
+    the unmatched build rows are left to :func:`unmatched_build_rows`."""
+    k = JoinKernel(layout, build)
+    k.build_matched = None
+    yield from nested_loop_stream(layout, build, stream, stream_schema, k, band=band,
+                                  workers=workers)

@@ -34,6 +34,7 @@ from ember.physical.nodes import (
     ProjectExec,
     RangeExec,
     SetOperationExec,
+    SparkDataFrameScanExec,
     UnionExec,
 )
 from ember.physical.partitioning import SinglePartition
@@ -155,6 +156,28 @@ def run_range(node: RangeExec, rt) -> list[PartitionFn]:
         return run
 
     return [part((i * n) // k, ((i + 1) * n) // k) for i in range(k)]
+
+
+@operator(SparkDataFrameScanExec)
+def run_spark_frame_scan(node: SparkDataFrameScanExec, rt) -> list[PartitionFn]:
+    """A PySpark DataFrame's rows (its selected columns) collected to the driver as Arrow
+    (``DataFrame.toArrow``) when the partition runs, cast to ``node.output``'s types, in
+    batches of at most ``batch_size`` rows: one partition."""
+    schema = schema_of(node.output)
+    size = max(1, rt.ctx.batch_size)
+
+    def run() -> Iterator[pa.RecordBatch]:
+        table = node.selected_frame().toArrow()
+        if not len(schema):
+            n = table.num_rows
+            for s in range(0, n, size):
+                yield make_batch([], schema, min(size, n - s))
+            return
+        for b in table.to_batches(max_chunksize=size):
+            if b.num_rows:
+                yield conform_batch(b, schema)
+
+    return [run]
 
 
 @operator(OneRowRelationExec)

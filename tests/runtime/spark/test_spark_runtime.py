@@ -1,0 +1,223 @@
+"""The Spark runtime's own machinery, on the test run's SparkSession: how plans become RDDs
+(shuffles, zips, broadcasts, unions), shuffle coalescing, range partitioning, the global nested
+loop join, errors, EXPLAIN's stages, sources and pushed filters, and the CLI.
+
+Row-level agreement with Spark over the whole SQL surface is checked by the conformance and
+differential suites, which run on both runtimes; these tests pin the mechanisms.
+"""
+
+from __future__ import annotations
+
+import pickle
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import ember
+from ember.errors import EmberError
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture()
+def session(spark):
+    s = ember.Session({"spark.sql.shuffle.partitions": "4"}, runtime="spark", spark=spark)
+    s.createDataFrame(pa.table({"k": pa.array([1, 2, 3, 4, 5] * 40, pa.int64()),
+                                "v": pa.array(range(200), pa.int64())})).createOrReplaceTempView("t")
+    s.createDataFrame(pa.table({"k": pa.array([1, 2, 3, 9], pa.int64()),
+                                "name": ["a", "b", "c", "z"]})).createOrReplaceTempView("d")
+    return s
+
+
+def _local(session, sql: str) -> pa.Table:
+    local = ember.Session(dict(session.sql_conf.items()))
+    for name in ("t", "d"):
+        local.createDataFrame(session.table(name).to_arrow()).createOrReplaceTempView(name)
+    return local.sql(sql).to_arrow()
+
+
+def _rdd_lineage(session, sql: str) -> str:
+    from ember.runtime.spark.runtime import SparkRuntime, prepare_for_spark
+
+    df = session.sql(sql)
+    rt = SparkRuntime(session.spark_session, session.sql_conf)
+    rdd = rt.rdd(prepare_for_spark(df._qe.executed_plan))
+    return rdd.toDebugString().decode()
+
+
+def test_sort_merge_join_inputs_share_one_tagged_shuffle(session) -> None:
+    session.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    sql = "SELECT t.k, count(*) AS c, sum(v) AS s FROM t JOIN d ON t.k = d.k GROUP BY t.k"
+    lineage = _rdd_lineage(session, sql)
+    assert lineage.count("ShuffledRDD") == 1 and "UnionRDD" in lineage, lineage
+    assert "Zipped" not in lineage, lineage
+    got = session.sql(sql + " ORDER BY t.k").collect()
+    assert [tuple(r) for r in got] == [(1, 40, sum(range(0, 200, 5))),
+                                       (2, 40, sum(range(1, 200, 5))),
+                                       (3, 40, sum(range(2, 200, 5)))]
+
+
+def test_a_reused_shuffle_is_read_through_zip(session, tmp_path) -> None:
+    session.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    pq.write_table(session.table("t").to_arrow(), str(tmp_path / "t.parquet"))
+    session.sql(f"CREATE TEMP VIEW tp USING parquet OPTIONS (path '{tmp_path}/t.parquet')")
+    sql = "SELECT a.k, count(*) AS c FROM tp a JOIN tp b ON a.k = b.k GROUP BY a.k"
+    assert "ReusedExchange" in session.sql(sql)._qe.executed_plan.tree_string()
+    lineage = _rdd_lineage(session, sql)
+    assert "ZippedPartitionsRDD2" in lineage and lineage.count("ShuffledRDD") == 2, lineage
+    rows = sorted(tuple(r) for r in session.sql(sql).collect())
+    assert rows == [(k, 1600) for k in range(1, 6)]
+    text = session.sql(sql)._qe.explain_string()
+    assert "(zipped per partition)" in text, text
+
+
+def test_broadcast_join_ships_the_build_side_once(session, spark) -> None:
+    session.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    sql = "SELECT /*+ BROADCAST(d) */ t.v, d.name FROM t JOIN d ON t.k = d.k"
+    assert "BroadcastHashJoin" in session.sql(sql)._qe.executed_plan.tree_string()
+    lineage = _rdd_lineage(session, sql)
+    assert "ShuffledRDD" not in lineage and "Zipped" not in lineage, lineage
+    got = session.sql(sql).to_arrow()
+    assert got.num_rows == 120
+    assert sorted(got.column("name").to_pylist()) == sorted(["a", "b", "c"] * 40)
+
+
+def test_coalesced_tasks_keep_the_partitioning(session) -> None:
+    from ember.runtime.spark.coalesce import task_counts
+    from ember.physical.nodes import ShuffleExchangeExec
+
+    session.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    sql = "SELECT t.k, count(*) AS c FROM t JOIN d ON t.k = d.k GROUP BY t.k"
+    plan = session.sql(sql)._qe.executed_plan
+    exchanges = plan.collect(lambda n: n if isinstance(n, ShuffleExchangeExec) else None)
+    counts = task_counts(plan, session.sql_conf, 2)
+    assert {counts[id(e)] for e in exchanges} == {1}  # a few KB: one task per shuffle
+    expected = sorted(tuple(r.values()) for r in _local(session, sql).to_pylist())
+    for enabled in ("true", "false"):
+        session.conf.set("ember.spark.coalescePartitions.enabled", enabled)
+        counts = task_counts(plan, session.sql_conf, 2)
+        assert {counts[id(e)] for e in exchanges} == ({1} if enabled == "true" else {4})
+        rows = session.sql(sql).collect()
+        assert sorted(tuple(r) for r in rows) == expected
+
+
+def test_range_partitioned_sort_is_globally_ordered(session) -> None:
+    session.conf.set("ember.spark.coalescePartitions.enabled", "false")
+    df = session.sql("SELECT v, k FROM t ORDER BY k DESC, v")
+    assert "rangepartitioning" in df._qe.executed_plan.tree_string()
+    rows = [tuple(r) for r in df.collect()]
+    assert rows == sorted(rows, key=lambda r: (-r[1], r[0]))
+    assert len(rows) == 200
+
+
+def test_global_nested_loop_join_emits_unmatched_build_rows_once(session) -> None:
+    session.conf.set("ember.spark.coalescePartitions.enabled", "false")
+    sql = ("SELECT /*+ BROADCAST(d) */ d.name, t.v FROM d LEFT JOIN t "
+           "ON d.k < t.k AND t.v < 10")
+    plan = session.sql(sql)._qe.executed_plan.tree_string()
+    assert "BroadcastNestedLoopJoin BuildLeft, LeftOuter" in plan, plan
+    got = sorted(tuple(r) for r in session.sql(sql).collect())
+    expected = sorted(tuple(r.values()) for r in _local(session, sql).to_pylist())
+    assert got == expected
+    assert ("z", None) in got and got.count(("z", None)) == 1
+
+
+def test_union_limit_top_k_and_cartesian(session) -> None:
+    for sql in ("SELECT k FROM t UNION ALL SELECT k FROM d",
+                "SELECT v FROM t ORDER BY v DESC LIMIT 3",
+                "SELECT * FROM (SELECT v FROM t LIMIT 7) x",
+                "SELECT count(*) FROM t CROSS JOIN d"):
+        got = sorted(tuple(r.values()) for r in session.sql(sql).to_arrow().to_pylist())
+        want = sorted(tuple(r.values()) for r in _local(session, sql).to_pylist())
+        if "LIMIT 7" in sql:
+            assert len(got) == 7
+        else:
+            assert got == want, sql
+
+
+def test_task_error_is_the_ember_error_naming_its_operator(session) -> None:
+    with pytest.raises(EmberError) as info:
+        session.sql("SELECT k, v / (k - k) AS bad FROM t").collect()
+    err = info.value
+    assert err.error_class == "DIVIDE_BY_ZERO"
+    assert err.ember_operator.startswith("Project ")
+    assert any("operator Project" in n for n in err.__notes__)
+    assert "org.apache" not in str(err) and "Py4J" not in str(err)
+
+
+def test_a_crashed_worker_without_retries_is_a_clear_ember_error(session, tmp_path) -> None:
+    # local[2] gives each task one attempt; the cluster test covers Spark's retry
+    session.conf.set("ember.spark.test.killWorkerOnce", str(tmp_path / "killed"))
+    with pytest.raises(EmberError) as info:
+        session.sql("SELECT k, count(*) FROM t GROUP BY k").collect()
+    assert (tmp_path / "killed").exists()
+    assert "Spark job failed" in str(info.value)
+    session.conf.unset("ember.spark.test.killWorkerOnce")
+    assert len(session.sql("SELECT k, count(*) FROM t GROUP BY k").collect()) == 5
+
+
+def test_explain_shows_the_spark_stages(session) -> None:
+    session.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    text = session.sql("SELECT t.k, count(*) FROM t JOIN d ON t.k = d.k GROUP BY t.k"
+                       )._qe.explain_string("simple")
+    stages = text.split("== Spark Stages ==", 1)[1]
+    assert "Stage 1 (result, 1 task): reads the shuffle of stage 0 (all inputs co-grouped)" \
+        in stages, stages
+    assert "(one shuffle, pieces tagged by input)" in stages, stages
+    assert "SortMergeJoin" in stages and "map side (4 partitions read as 1 task)" in stages
+    session.conf.unset("spark.sql.autoBroadcastJoinThreshold")
+    text = session.sql("SELECT /*+ BROADCAST(d) */ * FROM t JOIN d ON t.k = d.k"
+                       )._qe.explain_string("simple")
+    assert "Job 0 (broadcast BroadcastExchange" in text and "Job 1 (collect the result)" in text
+
+
+def test_files_come_through_spark_readers_with_pushed_filters(session, tmp_path) -> None:
+    from ember.runtime.spark.sources import filter_sql
+
+    path = str(tmp_path / "f.parquet")
+    pq.write_table(pa.table({"a": pa.array(range(1000), pa.int64()),
+                             "s": [f"x{i % 10}" for i in range(1000)]}), path, row_group_size=100)
+    csv = tmp_path / "f.csv"
+    csv.write_text("a,s\n1,x\n2,y\n3,it's\n")
+    session.sql(f"CREATE TEMP VIEW p USING parquet OPTIONS (path '{path}')")
+    session.sql(f"CREATE TEMP VIEW c USING csv OPTIONS (path '{csv}', header 'true')")
+    df = session.sql("SELECT count(*), sum(a) FROM p WHERE a >= 900 AND s IN ('x1', 'x2')")
+    scan = df._qe.executed_plan.collect(lambda n: n if hasattr(n, "data_filters") else None)[0]
+    pushed = [filter_sql(f) for f in scan.data_filters]
+    assert "(`a` >= CAST('900' AS bigint))" in pushed
+    assert "(`s` IN ('x1', 'x2'))" in pushed
+    assert tuple(df.collect()[0]) == (20, sum(a for a in range(900, 1000) if a % 10 in (1, 2)))
+    rows = session.sql("SELECT s FROM c WHERE s = 'it''s'").collect()
+    assert [r.s for r in rows] == ["it's"]
+
+
+def test_plans_and_errors_pickle_for_the_executors(session) -> None:
+    plan = session.sql("SELECT k, count(*) FROM t GROUP BY k")._qe.executed_plan
+    back = pickle.loads(pickle.dumps(plan))
+    assert back == plan and hash(back) == hash(plan)
+    assert back.tree_string() == plan.tree_string()
+    from ember.errors import ArithmeticError_
+
+    err = pickle.loads(pickle.dumps(ArithmeticError_("Division by zero",
+                                                     error_class="DIVIDE_BY_ZERO")))
+    assert str(err) == "[DIVIDE_BY_ZERO] Division by zero"
+
+
+def test_package_zip_holds_the_sources() -> None:
+    import zipfile
+
+    from ember.runtime.spark.session import package_zip
+
+    names = zipfile.ZipFile(package_zip()).namelist()
+    assert "ember/__init__.py" in names and "ember/runtime/spark/worker.py" in names
+    assert not any("__pycache__" in n for n in names)
+
+
+def test_cli_runs_on_the_spark_runtime(spark, capsys) -> None:
+    from ember.cli import main
+
+    assert main(["--runtime", "spark", "sql", "SELECT 1 + 1 AS two"]) == 0
+    assert "two" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["--master", "local[1]", "sql", "SELECT 1"])
