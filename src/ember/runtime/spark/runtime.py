@@ -20,9 +20,13 @@ each, :mod:`.worker`):
 Every other operator runs inside a Spark task: a region (a subtree between boundaries) is
 shipped to ``mapPartitionsWithIndex`` and runs on the local runtime's operators over that task's
 partition of each input.  A region reading several co-partitioned inputs (a sort-merge or
-shuffled hash join) gets them through ``RDD.zip`` of one-element partitions: Spark's
-``zipPartitions``, as seed 001's ShuffledHashJoin and SortMergeJoin are written.  Only the
-result (``collect``) and broadcast relations reach the driver.
+shuffled hash join) gets them in one of two ways: when they are shuffles nothing else reads,
+through ONE shuffle of all their map outputs, each piece tagged with its input (Spark's
+CoGroupedRDD: one Python pass per task); otherwise (a reused shuffle) through ``RDD.zip`` of
+one-element partitions, Spark's ``zipPartitions``, as seed 001's ShuffledHashJoin and
+SortMergeJoin are written.  Either way a task holds its partition of each input as Arrow bytes
+before the join starts.  Only the result (``collect``) and broadcast relations reach the
+driver.
 
 The same walk, without a SparkContext, describes the Spark stages for EXPLAIN
 (:func:`describe_stages`).
