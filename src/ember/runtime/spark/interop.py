@@ -31,13 +31,11 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["to_spark", "spark_ddl"]
 
 
-def _quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
 def spark_ddl(attrs: Any) -> str:
     """The Spark DDL schema of ``attrs`` (names as given, may repeat; every column nullable)."""
-    return ", ".join(f"{_quote(a.name)} {a.data_type.simple_string()}" for a in attrs)
+    from ember.runtime.spark.sources import spark_ddl as ddl
+
+    return ddl(attrs)
 
 
 def to_spark(qe: "QueryExecution") -> Any:

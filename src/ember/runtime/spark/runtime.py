@@ -292,7 +292,7 @@ class SparkRuntime:
     def _shuffle(self, node: ShuffleExchangeExec) -> Any:
         tasks = self._tasks.get(id(node), max(1, node.output_partitioning.num_partitions))
         pairs = self._shuffle_pairs(node)
-        return pairs.partitionBy(tasks, worker.target_of).map(worker.first_of_pair)
+        return pairs.partitionBy(tasks, worker.target_of).map(worker.value_of_pair)
 
     def _cogrouped(self, region: _Region, spec: worker.RegionSpec, sink: Any) -> Any:
         """A region reading only shuffles that nothing else reads: one Spark shuffle of all

@@ -78,7 +78,7 @@ def file_scan(rt: Any, node: FileSourceScanExec) -> Any:
     """Spark's reader for the relation's format, paths and options, reading the scan's
     columns with the pushed filters Spark SQL can express."""
     rel = node.relation
-    ddl = ", ".join(f"{_quote(a.name)} {a.data_type.simple_string()}" for a in rel.attrs)
+    ddl = spark_ddl(rel.attrs)
     reader = rt.spark.read.format(rel.format).schema(ddl)
     from ember.execution.scan import PARTITION_OPTION
 
@@ -143,6 +143,11 @@ def dataframe_blobs(df: Any, schema: pa.Schema) -> Any:
 
 def _first(row: Any) -> Any:
     return row[0]
+
+
+def spark_ddl(attrs: Any) -> str:
+    """The Spark DDL schema of ``attrs`` (``\`name\` type, ...``; names may repeat)."""
+    return ", ".join(f"{_quote(a.name)} {a.data_type.simple_string()}" for a in attrs)
 
 
 def _quote(name: str) -> str:

@@ -498,7 +498,8 @@ def blobs_to_arrow(schema: pa.Schema, batches: Iterator[pa.RecordBatch]
                 yield conform_batch(x, schema)
 
 
-def first_of_pair(pair: tuple[Any, Any]) -> Any:
+def value_of_pair(pair: tuple[Any, Any]) -> Any:
+    """A shuffled ``(task, blob)`` pair's blob."""
     return pair[1]
 
 
