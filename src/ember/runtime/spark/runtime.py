@@ -160,6 +160,7 @@ class SparkRuntime:
         self._conf_items = tuple(conf.items())
         self._rdds: dict[int, Any] = {}
         self._broadcasts: dict[int, Any] = {}
+        self._broadcast_rows: dict[int, int] = {}
         self._release: list[Any] = []
 
     # -- public ----------------------------------------------------------------------------------
@@ -340,8 +341,7 @@ class SparkRuntime:
                   for b in worker.decode_all(parts)]
         bits = functools.reduce(np.logical_or, arrays) if arrays else None
         if bits is None:  # no stream partition ran: nothing matched
-            bits = np.zeros(worker.table_of([self._broadcast_payload(region)], schema_of(
-                region.broadcasts[0].child.output)).num_rows, dtype=bool)
+            bits = np.zeros(self._broadcast_rows[id(region.broadcasts[0])], dtype=bool)
         unmatched = self.sc.parallelize([], 1).mapPartitionsWithIndex(functools.partial(
             worker.run_one, spec("unmatched", np.packbits(bits).tobytes(), len(bits)),
             worker.blobs))
@@ -350,9 +350,6 @@ class SparkRuntime:
         pairs = stream_rdd.mapPartitionsWithIndex(
             functools.partial(worker.run_one, spec("pairs"), worker.blobs))
         return self.sc.union([pairs, unmatched])
-
-    def _broadcast_payload(self, region: _Region) -> bytes:
-        return self._broadcast(region.broadcasts[0]).value[1]
 
     def _broadcast(self, node: BroadcastExchangeExec) -> Any:
         """The Spark broadcast variable of ``node``'s rows (collected once per run)."""
@@ -364,6 +361,7 @@ class SparkRuntime:
             blobs = rdd.collect()
         table = worker.table_of(blobs, schema_of(node.child.output))
         payload = worker.encode_table(table)
+        self._broadcast_rows[id(node)] = table.num_rows
         bc = self.sc.broadcast((uuid.uuid4().hex, payload))
         self._release.append(bc)
         self._broadcasts[id(node)] = bc

@@ -14,7 +14,6 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import functools
-import math
 from typing import Any
 
 import pyarrow as pa
@@ -36,11 +35,11 @@ def local_table(rt: Any, node: LocalTableScanExec) -> Any:
     n = 0 if data is None else data.num_rows
     if n == 0:
         return rt.sc.parallelize([], 1)
-    from ember.execution.kernels.batches import make_batch
-    from ember.runtime.local.operators.basic import LOCAL_SCAN_ROWS_PER_PARTITION
+    from ember.execution.kernels.batches import conform_batch, make_batch
+    from ember.runtime.local.operators.basic import local_scan_bounds
 
-    nparts = max(1, min(rt.sc.defaultParallelism, math.ceil(n / LOCAL_SCAN_ROWS_PER_PARTITION)))
-    bounds = [(i * n) // nparts for i in range(nparts + 1)]
+    bounds = local_scan_bounds(n, rt.sc.defaultParallelism)
+    nparts = len(bounds) - 1
     parts: list[list[bytes]] = []
     for i in range(nparts):
         start, end = bounds[i], bounds[i + 1]
@@ -48,7 +47,7 @@ def local_table(rt: Any, node: LocalTableScanExec) -> Any:
             parts.append([worker.encode(make_batch([], schema, end - start))])
             continue
         piece = data.slice(start, end - start)
-        parts.append([worker.encode(worker.conform_batch(b, schema))
+        parts.append([worker.encode(conform_batch(b, schema))
                       for b in piece.to_batches(max_chunksize=LOCAL_BLOB_ROWS) if b.num_rows])
     return rt.sc.parallelize(parts, nparts).flatMap(_identity)
 

@@ -176,12 +176,9 @@ def _source_tasks(node: SparkPlan, parallelism: int) -> int:
         case RangeExec(num_slices=k):
             return max(1, k)
         case LocalTableScanExec(data=data):
-            import math
+            from ember.runtime.local.operators.basic import local_scan_bounds
 
-            from ember.runtime.local.operators.basic import LOCAL_SCAN_ROWS_PER_PARTITION
-
-            rows = 0 if data is None else data.num_rows
-            return max(1, min(parallelism, math.ceil(rows / LOCAL_SCAN_ROWS_PER_PARTITION)))
+            return len(local_scan_bounds(0 if data is None else data.num_rows, parallelism)) - 1
         case FileSourceScanExec(relation=rel):
             return _file_splits(rel.paths, parallelism)
     return 1  # a registered PySpark DataFrame: as many as its own plan has (not known here)

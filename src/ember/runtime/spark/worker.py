@@ -76,9 +76,9 @@ def encode_table(table: pa.Table) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-def decode(blob: bytes | bytearray) -> Iterator[pa.RecordBatch]:
+def decode(blob: bytes | bytearray | pa.Buffer) -> Iterator[pa.RecordBatch]:
     """The record batches of one IPC stream (zero-copy over ``blob``)."""
-    reader = pa.ipc.open_stream(pa.py_buffer(blob))
+    reader = pa.ipc.open_stream(blob if isinstance(blob, pa.Buffer) else pa.py_buffer(blob))
     for b in reader:
         if b.num_columns == 0 and b.num_rows == 0:
             continue
@@ -493,8 +493,9 @@ def blobs_to_arrow(schema: pa.Schema, batches: Iterator[pa.RecordBatch]
     """``mapInArrow`` body turning rows of blobs back into Arrow batches typed ``schema``
     (Spark's Arrow types for the DataFrame's schema)."""
     for b in batches:
-        for blob in b.column(0).to_pylist():
-            for x in decode(blob):
+        col = b.column(0)
+        for i in range(len(col)):  # one row per blob: a loop over batches, not over data rows
+            for x in decode(col[i].as_buffer()):
                 yield conform_batch(x, schema)
 
 

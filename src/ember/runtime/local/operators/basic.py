@@ -54,6 +54,13 @@ def chain(parts: list[PartitionFn]) -> Iterator[pa.RecordBatch]:
 # Leaves
 
 
+def local_scan_bounds(rows: int, parallelism: int) -> list[int]:
+    """Row bounds of a LocalTableScan's partitions: contiguous ranges of about
+    ``LOCAL_SCAN_ROWS_PER_PARTITION`` rows, at most ``parallelism`` of them (both runtimes)."""
+    nparts = max(1, min(parallelism, math.ceil(rows / LOCAL_SCAN_ROWS_PER_PARTITION)))
+    return [(i * rows) // nparts for i in range(nparts + 1)]
+
+
 @operator(LocalTableScanExec)
 def run_local_table_scan(node: LocalTableScanExec, rt) -> list[PartitionFn]:
     """The in-memory rows in up to ``parallelism`` partitions of contiguous rows (one partition
@@ -63,9 +70,9 @@ def run_local_table_scan(node: LocalTableScanExec, rt) -> list[PartitionFn]:
     n = 0 if data is None else data.num_rows
     if n == 0:
         return [lambda: iter(())]
-    nparts = 1 if isinstance(node.output_partitioning, SinglePartition) else max(
-        1, min(rt.parallelism, math.ceil(n / LOCAL_SCAN_ROWS_PER_PARTITION)))
-    bounds = [(i * n) // nparts for i in range(nparts + 1)]
+    bounds = local_scan_bounds(n, 1 if isinstance(node.output_partitioning, SinglePartition)
+                               else rt.parallelism)
+    nparts = len(bounds) - 1
     size = max(1, rt.ctx.batch_size)
 
     def part(start: int, end: int) -> PartitionFn:
