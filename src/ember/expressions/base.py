@@ -195,6 +195,9 @@ class AttributeReference(NamedExpression, LeafExpression):
     is_nullable: bool = True
     id: int = field(default_factory=new_expr_id)
     attr_qualifier: tuple[str, ...] = field(default=(), compare=False)
+    # Spark's ``spark.watermarkDelayMs`` metadata: set on the event-time column by
+    # ``withWatermark`` (EventTimeWatermark) and read by the streaming stateful operators.
+    watermark_delay_ms: int | None = field(default=None, compare=False)
 
     @property
     def name(self) -> str:
