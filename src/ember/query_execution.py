@@ -114,7 +114,8 @@ class QueryExecution:
             from ember.runtime.spark.session import push_conf
 
             push_conf(self.session.spark_session, self.session.sql_conf)
-            with SparkRuntime(self.session.spark_session, self.session.sql_conf) as srt:
+            with SparkRuntime(self.session.spark_session, self.session.sql_conf,
+                              logical_links=self._links) as srt:
                 table = srt.collect(plan)
         else:
             from ember.runtime.local import LocalRuntime

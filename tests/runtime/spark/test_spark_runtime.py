@@ -16,6 +16,7 @@ import pytest
 
 import ember
 from ember.errors import EmberError
+from ember.physical.nodes import BroadcastHashJoinExec, SortExec
 
 pytestmark = pytest.mark.spark
 
@@ -221,3 +222,77 @@ def test_cli_runs_on_the_spark_runtime(spark, capsys) -> None:
     assert "two" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         main(["--master", "local[1]", "sql", "SELECT 1"])
+
+
+# -- adaptive join conversion (runtime/spark/adaptive.py) ------------------------------------------
+
+@pytest.fixture()
+def wide(session, tmp_path):
+    """``w``: a Parquet file of 4000 rows whose size estimate is over the test's broadcast
+    threshold; filtered on ``v`` it shrinks far below it, which only the measured shuffle
+    shows."""
+    n = 4000
+    pq.write_table(pa.table({"k": pa.array([i % 50 for i in range(n)], pa.int64()),
+                             "v": pa.array(range(n), pa.int64())}), str(tmp_path / "w.parquet"))
+    session.sql(f"CREATE TEMP VIEW w USING parquet OPTIONS (path '{tmp_path}/w.parquet')")
+    session.conf.set("spark.sql.autoBroadcastJoinThreshold", str(20_000))
+    return session
+
+
+def _adaptive_run(session, sql: str):
+    from ember.runtime.spark.runtime import SparkRuntime
+
+    qe = session.sql(sql)._qe
+    plan = qe.executed_plan
+    with SparkRuntime(session.spark_session, session.sql_conf, logical_links=qe._links) as rt:
+        table = rt.collect(plan)
+    return plan, rt.adaptive_log, table, rt.final_plan
+
+
+def _local_rows(session, sql: str, tables=("w",)) -> list[tuple]:
+    local = ember.Session(dict(session.sql_conf.items()))
+    for name in tables:
+        local.createDataFrame(session.table(name).to_arrow()).createOrReplaceTempView(name)
+    return sorted(tuple(r) for r in local.sql(sql).collect())
+
+
+def test_a_side_that_turns_out_small_is_broadcast(wide) -> None:
+    sql = "SELECT a.v, b.v FROM w a JOIN w b ON a.k = b.k WHERE b.v < 3"
+    plan, log, table, _ = _adaptive_run(wide, sql)
+    assert "SortMergeJoin" in plan.tree_string()  # planned shuffled: the estimates are big
+    assert [(type(a).__name__, type(b).__name__, b.build_side.name) for a, b in log] == [
+        ("SortMergeJoinExec", "BroadcastHashJoinExec", "RIGHT")]
+    # the big side streams in its own partitions: its exchange is gone
+    assert "Exchange" not in log[0][1].left.tree_string()
+    assert sorted(zip(*(c.to_pylist() for c in table.columns))) == _local_rows(wide, sql)
+    assert table.num_rows == 3 * 80
+
+
+def test_the_sort_an_ordered_parent_needs_is_kept(wide) -> None:
+    # the outer sort-merge join relies on the inner join's ordering on k: converted first, the
+    # inner join's output is sorted instead; once the outer join is converted too (its right
+    # side is small; its left side has no exchange of its own), that sort goes
+    sql = ("SELECT a.v, b.v, c.v FROM w a JOIN w b ON a.k = b.k JOIN w c ON a.k = c.k "
+           "WHERE b.v < 2 AND c.v > 3900")
+    plan, log, table, final = _adaptive_run(wide, sql)
+    assert [type(b).__name__ for _, b in log] == ["SortExec", "BroadcastHashJoinExec"]
+    assert isinstance(log[0][1].child, BroadcastHashJoinExec)
+    assert final.collect(lambda n: n if isinstance(n, SortExec) else None) == []
+    assert len(final.collect(lambda n: n if isinstance(n, BroadcastHashJoinExec) else None)) == 2
+    assert sorted(zip(*(c.to_pylist() for c in table.columns))) == _local_rows(wide, sql)
+
+
+def test_a_big_sort_merge_join_runs_as_a_shuffled_hash_join(wide) -> None:
+    wide.conf.set("spark.sql.autoBroadcastJoinThreshold", "100")
+    sql = "SELECT a.k, count(*) AS c FROM w a LEFT JOIN w b ON a.k = b.k AND b.v < 100 GROUP BY a.k"
+    plan, log, table, _ = _adaptive_run(wide, sql)
+    assert [(type(a).__name__, type(b).__name__) for a, b in log] == [
+        ("SortMergeJoinExec", "ShuffledHashJoinExec")]
+    assert sorted(zip(*(c.to_pylist() for c in table.columns))) == _local_rows(wide, sql)
+
+
+def test_a_join_hint_or_adaptive_off_keeps_the_planned_join(wide) -> None:
+    sql = "SELECT /*+ MERGE(b) */ a.v, b.v FROM w a JOIN w b ON a.k = b.k WHERE b.v < 3"
+    assert _adaptive_run(wide, sql)[1] == []
+    wide.conf.set("spark.sql.adaptive.enabled", "false")
+    assert _adaptive_run(wide, sql.replace("/*+ MERGE(b) */ ", ""))[1] == []

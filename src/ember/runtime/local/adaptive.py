@@ -96,7 +96,7 @@ from ember.planning.join_selection import (
     can_build_shuffled_hash_join_right,
 )
 
-__all__ = ["relied_upon", "convert_join", "preconvert"]
+__all__ = ["relied_upon", "child_needs", "convert_join", "preconvert"]
 
 
 def relied_upon(root: SparkPlan, need_partitioning: bool = False,
@@ -114,25 +114,26 @@ def relied_upon(root: SparkPlan, need_partitioning: bool = False,
             part.add(id(n))
         if need_o:
             order.add(id(n))
-        kids = n.children
-        if not kids:
-            continue
-        try:
-            dists = n.required_child_distribution
-            orders = n.required_child_ordering
-        except Exception:  # noqa: BLE001 - a node that cannot say: assume it relies on all
-            dists, orders = None, None
-        exchange = isinstance(n, (ShuffleExchangeExec, BroadcastExchangeExec))
-        for i, c in enumerate(kids):
-            if exchange:
-                cp = co = False
-            elif dists is None or orders is None:
-                cp = co = True
-            else:
-                cp = need_p or not isinstance(dists[i], UnspecifiedDistribution)
-                co = bool(orders[i]) or (need_o and not isinstance(n, SortExec))
+        for c, (cp, co) in zip(n.children, child_needs(n, need_p, need_o)):
             stack.append((c, cp, co))
     return part, order
+
+
+def child_needs(n: SparkPlan, need_p: bool, need_o: bool) -> list[tuple[bool, bool]]:
+    """For each child of ``n``: whether ``n`` (or, through it, an operator above that relies on
+    ``n``'s partitioning / ordering: ``need_*``) relies on that child's partitioning and
+    ordering."""
+    kids = n.children
+    if isinstance(n, (ShuffleExchangeExec, BroadcastExchangeExec)):
+        return [(False, False)] * len(kids)
+    try:
+        dists = n.required_child_distribution
+        orders = n.required_child_ordering
+    except Exception:  # noqa: BLE001 - a node that cannot say: assume it relies on all
+        return [(True, True)] * len(kids)
+    return [(need_p or not isinstance(dists[i], UnspecifiedDistribution),
+             bool(orders[i]) or (need_o and not isinstance(n, SortExec)))
+            for i in range(len(kids))]
 
 
 @dataclass(frozen=True)

@@ -151,10 +151,19 @@ class SparkRuntime:
     settings.  One runtime runs one query: ``collect`` (Arrow on the driver) or ``rdd``
     (blobs, for ``to_spark``); ``close`` releases its broadcasts and persisted RDDs."""
 
-    def __init__(self, spark: Any, conf: SQLConf) -> None:
+    def __init__(self, spark: Any, conf: SQLConf,
+                 logical_links: dict[int, Any] | None = None) -> None:
         self.spark = spark
         self.sc = spark.sparkContext
         self.conf = conf
+        #: ``{id(physical node): logical plan}`` (``plan_query_with_links``), for the adaptive
+        #: join conversion (:mod:`.adaptive`): hints and size estimates
+        self.logical_links = dict(logical_links) if logical_links else None
+        self._measured: dict[int, int] = {}
+        #: ``(planned join, join that ran)`` for each adaptive conversion of :meth:`collect`
+        self.adaptive_log: list[tuple[SparkPlan, SparkPlan]] = []
+        #: the plan :meth:`collect` ran (after the adaptive conversions)
+        self.final_plan: SparkPlan | None = None
         self._tasks: dict[int, int] = {}
         self._reused: set[int] = set()
         self._conf_items = tuple(conf.items())
@@ -166,20 +175,48 @@ class SparkRuntime:
     # -- public ----------------------------------------------------------------------------------
     def collect(self, plan: SparkPlan) -> pa.Table:
         """Every row of ``plan`` as one Arrow table (partitions in order)."""
+        from ember.runtime.spark.adaptive import convert_joins
+
         plan = prepare_for_spark(plan)
-        rdd = self.rdd(plan)
+        self._start(plan)
+        plan = self.final_plan = convert_joins(plan, self)
+        rdd = self._region_rdd(plan, worker.blobs)
         with task_errors("collecting the result"):
             blobs = rdd.collect()
         return worker.table_of(blobs, schema_of(plan.output))
 
     def rdd(self, plan: SparkPlan) -> Any:
         """``plan``'s output partitions as an RDD of Arrow IPC blobs (lazy; ``plan`` as
-        :func:`prepare_for_spark` returns it)."""
-        from ember.runtime.spark.coalesce import task_counts
-
-        self._tasks = task_counts(plan, self.conf, self.sc.defaultParallelism)
-        self._reused = reused_exchanges(plan)
+        :func:`prepare_for_spark` returns it; the static plan: no adaptive conversion, so
+        nothing runs before an action)."""
+        self._start(plan)
         return self._region_rdd(plan, worker.blobs)
+
+    def shuffle_bytes(self, exchange: SparkPlan) -> int:
+        """Runs the map stage of a hash ``exchange`` (or of the exchange a reused one reads) and
+        returns the Arrow bytes its map tasks wrote; the query's jobs then read that shuffle
+        (its map outputs are kept) instead of shuffling again."""
+        if isinstance(exchange, ReusedExchangeExec):
+            exchange = exchange.child
+        hit = self._measured.get(id(exchange))
+        if hit is not None:
+            return hit
+        if id(exchange) in self._rdds:
+            raise InternalError(f"{exchange.simple_string()} was planned before it was measured")
+        counter = self.sc.accumulator(0)
+        pairs = self._shuffle_pairs(exchange).map(
+            functools.partial(worker.count_blob_bytes, counter))
+        shuffled = pairs.partitionBy(self.tasks_of(exchange), worker.target_of)
+        with task_errors(f"running the map stage of {exchange.simple_string()}"):
+            shuffled._jrdd.count()  # the JVM reads the shuffle; no Python reduce step
+        self._rdds[id(exchange)] = shuffled.map(worker.value_of_pair)
+        self._reused.add(id(exchange))  # read through its own shuffle from now on
+        self._measured[id(exchange)] = int(counter.value)
+        return self._measured[id(exchange)]
+
+    def tasks_of(self, exchange: SparkPlan) -> int:
+        """How many Spark tasks read ``exchange``'s shuffle (:mod:`.coalesce`)."""
+        return self._tasks.get(id(exchange), max(1, exchange.output_partitioning.num_partitions))
 
     def close(self) -> None:
         for item in self._release:
@@ -196,6 +233,12 @@ class SparkRuntime:
         self.close()
 
     # -- regions ---------------------------------------------------------------------------------
+    def _start(self, plan: SparkPlan) -> None:
+        from ember.runtime.spark.coalesce import task_counts
+
+        self._tasks = task_counts(plan, self.conf, self.sc.defaultParallelism)
+        self._reused = reused_exchanges(plan)
+
     def _region_rdd(self, root: SparkPlan, sink: Any) -> Any:
         """The RDD of ``sink``'s elements over ``root``'s output partitions."""
         if sink is worker.blobs and (isinstance(root, (*BOUNDARIES, ReusedExchangeExec))
@@ -291,9 +334,8 @@ class SparkRuntime:
         return pairs
 
     def _shuffle(self, node: ShuffleExchangeExec) -> Any:
-        tasks = self._tasks.get(id(node), max(1, node.output_partitioning.num_partitions))
         pairs = self._shuffle_pairs(node)
-        return pairs.partitionBy(tasks, worker.target_of).map(worker.value_of_pair)
+        return pairs.partitionBy(self.tasks_of(node), worker.target_of).map(worker.value_of_pair)
 
     def _cogrouped(self, region: _Region, spec: worker.RegionSpec, sink: Any) -> Any:
         """A region reading only shuffles that nothing else reads: one Spark shuffle of all
@@ -301,7 +343,7 @@ class SparkRuntime:
         of one shuffle per input zipped afterwards."""
         tagged = [self._shuffle_pairs(x).map(functools.partial(worker.tag_pair, i))
                   for i, x in enumerate(region.inputs)]
-        tasks = self._tasks.get(id(region.inputs[0]), 1)
+        tasks = self.tasks_of(region.inputs[0])
         return self.sc.union(tagged).partitionBy(tasks, worker.target_of).mapPartitionsWithIndex(
             functools.partial(worker.run_cogrouped, spec, sink, len(region.inputs)))
 

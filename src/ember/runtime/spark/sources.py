@@ -145,7 +145,7 @@ def _first(row: Any) -> Any:
 
 
 def spark_ddl(attrs: Any) -> str:
-    """The Spark DDL schema of ``attrs`` (``\`name\` type, ...``; names may repeat)."""
+    """The Spark DDL schema of ``attrs`` (backquoted ``name type, ...``; names may repeat)."""
     return ", ".join(f"{_quote(a.name)} {a.data_type.simple_string()}" for a in attrs)
 
 

@@ -499,6 +499,12 @@ def blobs_to_arrow(schema: pa.Schema, batches: Iterator[pa.RecordBatch]
                 yield conform_batch(x, schema)
 
 
+def count_blob_bytes(counter: Any, pair: tuple[int, bytes]) -> tuple[int, bytes]:
+    """Adds a shuffle piece's size to ``counter`` (a Spark accumulator) and passes it on."""
+    counter.add(len(pair[1]))
+    return pair
+
+
 def value_of_pair(pair: tuple[Any, Any]) -> Any:
     """A shuffled ``(task, blob)`` pair's blob."""
     return pair[1]

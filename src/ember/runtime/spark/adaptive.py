@@ -1,0 +1,164 @@
+"""Adaptive join conversion on the Spark runtime: Spark's AQE re-planning of a shuffled join once
+the size of an input's shuffle is known, done by the driver between Spark jobs.
+
+Before the result job is built, :func:`convert_joins` walks the plan bottom-up.  At each
+``SortMergeJoinExec`` / ``ShuffledHashJoinExec`` without a join hint whose two inputs are hash
+exchanges (seen through filters, projects and aggregates, as the local runtime's
+``adaptive._Side``), the exchange of a side the join type may broadcast runs its map stage --
+the side the plan estimates smaller first, then the other one.  Its size is the Arrow bytes the
+map tasks wrote, summed with an accumulator, and the measuring job reads the shuffle in the JVM
+only (``count`` on the shuffled ``JavaRDD``: no Python step).  Spark keeps the map outputs, so
+the query's later jobs read that shuffle without running its map stage again.
+
+- A side at most ``spark.sql.autoBroadcastJoinThreshold`` bytes is broadcast: the join becomes
+  ``BroadcastHashJoinExec`` (Spark's ``spark.sql.adaptive.autoBroadcastJoinThreshold`` defaults
+  to the same value).  The other side's sort goes, and its exchange too when its map stage has
+  not run, nothing above relies on the join's hash partitioning and only filters and projects
+  lie between the exchange and the join: it is then streamed in its input's partitions (beyond
+  Spark, whose AQE has shuffled it already).  When an operator above relies on the join's
+  ordering, the broadcast join's output is sorted instead.
+- Otherwise, when nothing above relies on its ordering, a sort-merge join runs as a shuffled
+  hash join over the same shuffles (``ember.execution.adaptive.shuffledHashJoin.enabled``, as on
+  the local runtime) building the smaller measured side, provided its average task input stays
+  under ``memoryBudget / (2 x cores)``.
+
+Applies when ``spark.sql.adaptive.enabled`` and the runtime has the planner's logical links
+(for hints and estimates); ``DataFrame.to_spark`` stays lazy and runs the static plan.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ember.conf import (ADAPTIVE_ENABLED, ADAPTIVE_SHUFFLED_HASH_JOIN, AUTO_BROADCAST_THRESHOLD,
+                        MEMORY_BUDGET)
+from ember.physical.nodes import (BuildSide, ReusedExchangeExec, ShuffledHashJoinExec, SortExec,
+                                  SortMergeJoinExec, SparkPlan)
+from ember.planning.join_selection import can_build_broadcast_left, can_build_broadcast_right
+from ember.runtime.local.adaptive import (_broadcast_plan, _capped_size, _shj_sides, _side_of,
+                                          _Side, _unsorted, child_needs)
+
+__all__ = ["convert_joins"]
+
+
+def convert_joins(plan: SparkPlan, rt: Any) -> SparkPlan:
+    """``plan`` with its shuffled joins re-planned from measured shuffle sizes (running the
+    map stages of the inputs it measures on ``rt``'s SparkContext)."""
+    if not rt.conf.get(ADAPTIVE_ENABLED) or not rt.logical_links:
+        return plan
+    new = _walk(plan, rt, False, False)
+    sorts = {id(b) for _, b in rt.adaptive_log if isinstance(b, SortExec)}
+    return _drop_sorts(new, sorts, False) if sorts else new
+
+
+def _drop_sorts(node: SparkPlan, sorts: set[int], need_o: bool) -> SparkPlan:
+    """``node`` without the sorts the conversions added (``sorts``) for an ordering that no
+    operator relies on any more (the join above it was converted too)."""
+    if id(node) in sorts and not need_o:
+        return _drop_sorts(node.child, sorts, False)
+    kids = node.children
+    if not kids:
+        return node
+    new = [_drop_sorts(c, sorts, o) for c, (_, o) in zip(kids, child_needs(node, False, need_o))]
+    return node.with_children(new) if any(a is not b for a, b in zip(new, kids)) else node
+
+
+def _walk(node: SparkPlan, rt: Any, need_p: bool, need_o: bool) -> SparkPlan:
+    kids = node.children
+    if kids:
+        needs = child_needs(node, need_p, need_o)
+        new = [_walk(c, rt, p, o) for c, (p, o) in zip(kids, needs)]
+        if any(a is not b for a, b in zip(new, kids)):
+            old, node = node, node.with_children(new)
+            link = rt.logical_links.get(id(old))
+            if link is not None:
+                rt.logical_links[id(node)] = link
+    if isinstance(node, (SortMergeJoinExec, ShuffledHashJoinExec)):
+        new = _convert(node, rt, need_p, need_o)
+        if new is not None:
+            rt.adaptive_log.append((node, new))
+            return new
+    return node
+
+
+def _no_hint(node: SparkPlan, rt: Any) -> bool:
+    join = rt.logical_links.get(id(node))
+    hint = getattr(join, "hint", None)
+    return join is not None and (hint is None or hint.is_empty)
+
+
+def _estimate(side: _Side, rt: Any) -> float:
+    ex = side.exchange
+    logical = rt.logical_links.get(id(ex))
+    if logical is None and isinstance(ex, ReusedExchangeExec):
+        logical = rt.logical_links.get(id(ex.child))
+    if logical is None:
+        return float("inf")
+    try:
+        return _capped_size(logical, rt.conf, {})
+    except Exception:  # noqa: BLE001 - no estimate: no preference
+        return float("inf")
+
+
+def _convert(node: SparkPlan, rt: Any, need_p: bool, need_o: bool) -> SparkPlan | None:
+    if not _no_hint(node, rt):
+        return None
+    jt = node.join_type
+    by_side = {BuildSide.LEFT: _side_of(node.left), BuildSide.RIGHT: _side_of(node.right)}
+    # a side is measured (and may be broadcast) only when an exchange feeds it; the other one
+    # may be anything (e.g. the output of a join co-partitioned with it)
+    sides = [s for s, ok in ((BuildSide.RIGHT, can_build_broadcast_right(jt)),
+                             (BuildSide.LEFT, can_build_broadcast_left(jt)))
+             if ok and by_side[s] is not None]
+    if len(sides) == 2 and _estimate(by_side[BuildSide.LEFT], rt) < _estimate(
+            by_side[BuildSide.RIGHT], rt):
+        sides.reverse()  # measure the side estimated smaller first
+    threshold = int(rt.conf.get(AUTO_BROADCAST_THRESHOLD))
+    measured: dict[BuildSide, int] = {}
+    if threshold > 0:
+        for side in sides:
+            measured[side] = rt.shuffle_bytes(by_side[side].exchange)
+            if measured[side] <= threshold:
+                return _to_broadcast(node, side, by_side, measured, need_p, need_o)
+    if (need_o or not isinstance(node, SortMergeJoinExec) or None in by_side.values()
+            or not rt.conf.get(ADAPTIVE_SHUFFLED_HASH_JOIN)):
+        return None
+    return _to_shuffled_hash(node, by_side, measured, rt)
+
+
+def _to_broadcast(node: SparkPlan, side: BuildSide, by_side: dict[BuildSide, _Side | None],
+                  measured: dict[BuildSide, int], need_p: bool, need_o: bool) -> SparkPlan:
+    small = by_side[side]
+    big_side = BuildSide.LEFT if side is BuildSide.RIGHT else BuildSide.RIGHT
+    big = by_side[big_side]
+    placeholder, build = _broadcast_plan(node, side, small)
+    if big is None:
+        stream = _unsorted(node.left if big_side is BuildSide.LEFT else node.right)
+    elif not need_p and big.narrow and big_side not in measured:
+        stream = big.without_exchange()  # streamed in its input's partitions, never shuffled
+    else:
+        stream = big.top
+    l_child, r_child = (stream, build) if side is BuildSide.RIGHT else (build, stream)
+    joined: SparkPlan = placeholder.copy(left=l_child, right=r_child)
+    if need_o:
+        return SortExec(node.output_ordering, False, joined)
+    return joined
+
+
+def _to_shuffled_hash(node: SortMergeJoinExec, by_side: dict[BuildSide, _Side],
+                      measured: dict[BuildSide, int], rt: Any) -> SparkPlan | None:
+    allowed = _shj_sides(node.join_type)
+    sides = [s for s in allowed if s in measured] or allowed
+    if not sides:
+        return None
+    side = min(sides, key=lambda s: measured.get(s, _estimate(by_side[s], rt)))
+    size = measured.get(side)
+    if size is not None:
+        ex = by_side[side].exchange
+        tasks = rt.tasks_of(ex)
+        limit = int(rt.conf.get(MEMORY_BUDGET)) // max(1, 2 * rt.sc.defaultParallelism)
+        if size // max(1, tasks) > limit:
+            return None
+    return ShuffledHashJoinExec(node.left_keys, node.right_keys, node.join_type, side,
+                                node.condition, _unsorted(node.left), _unsorted(node.right),
+                                existence_attr=node.existence_attr)
