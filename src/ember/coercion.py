@@ -149,6 +149,9 @@ def find_tightest_common_type(t1: T.DataType, t2: T.DataType) -> T.DataType | No
         return wider()
     if t1.is_datetime and t2.is_datetime:
         return T.TIMESTAMP
+    if isinstance(t1, (T.DayTimeIntervalType, T.YearMonthIntervalType)) and type(t1) is type(t2):
+        # ANSI intervals of one kind: the smallest start field to the largest end field
+        return type(t1)(min(t1.start_field, t2.start_field), max(t1.end_field, t2.end_field))
     return None
 
 
@@ -233,7 +236,9 @@ def can_cast(from_type: T.DataType, to_type: T.DataType, ansi: bool = True) -> b
         return not isinstance(f, (T.StructType, T.ArrayType)) or True
     if isinstance(f, T.StringType):
         return isinstance(t, (T.NumericType, T.BooleanType, T.DateType, T.TimestampType,
-                              T.BinaryType))
+                              T.BinaryType, T.DayTimeIntervalType, T.YearMonthIntervalType))
+    if isinstance(f, (T.DayTimeIntervalType, T.YearMonthIntervalType)):
+        return type(f) is type(t)  # interval <-> interval of one kind (numeric casts: no)
     if isinstance(t, T.BooleanType):
         return f.is_numeric
     if t.is_numeric:
@@ -285,6 +290,8 @@ def can_implicit_cast(from_type: T.DataType, to_type: T.DataType) -> bool:
         return isinstance(t, (T.NumericType, T.BooleanType, T.DateType, T.TimestampType,
                               T.BinaryType))
     if isinstance(f, T.DateType) and isinstance(t, T.TimestampType):
+        return True
+    if isinstance(f, (T.DayTimeIntervalType, T.YearMonthIntervalType)) and type(f) is type(t):
         return True
     if isinstance(f, T.TimestampType) and isinstance(t, T.DateType):
         return True  # date functions on timestamps (month(ts))

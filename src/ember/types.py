@@ -17,6 +17,8 @@ decimal(p,s)   DecimalType(p, s)             decimal128(p, s)
 string         StringType                    large_string
 binary         BinaryType                    large_binary
 date           DateType                      date32
+interval ...   YearMonthIntervalType(s, e)   int32 (months)
+interval ...   DayTimeIntervalType(s, e)     duration[us] (microseconds)
 timestamp      TimestampType                 timestamp[us, tz=UTC] (instant; shown in the
                                              session time zone)
 void           NullType                      null
@@ -301,8 +303,8 @@ class ArrayType(DataType):
         return hash(("array", self.element_type))
 
 
-# ANSI interval types.  Ember supports them only as the type of an interval literal in
-# ``date +/- INTERVAL ...`` (see ember.expressions.intervals); no column may hold one.
+# ANSI interval types (see ember.expressions.intervals): year-month intervals are int32 months,
+# day-time intervals duration[us] (microseconds, as Spark stores them).
 _YM_FIELDS = ("year", "month")
 _DT_FIELDS = ("day", "hour", "minute", "second")
 
@@ -444,6 +446,8 @@ def from_arrow(t: pa.DataType) -> DataType:
         return DATE
     if pa.types.is_timestamp(t):
         return TIMESTAMP
+    if pa.types.is_duration(t):
+        return DayTimeIntervalType(0, 3)  # PySpark's DayTimeIntervalType() for timedelta
     if pa.types.is_struct(t):
         return StructType(
             tuple(StructField(f.name, from_arrow(f.type), f.nullable) for f in t)

@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 
 from ember import types as T
-from ember.errors import EmberError, UnsupportedError
+from ember.errors import EmberError
 from ember.expressions.intervals import DateAddYMInterval
 from ember.sql import parse_query
 
@@ -52,9 +52,11 @@ def test_interval_in_where_over_columns(analyzer, catalog):
     assert plan.resolved
 
 
-def test_timestamp_plus_interval_unsupported(analyzer):
-    with pytest.raises(UnsupportedError):
-        analyzer.analyze(parse_query("SELECT timestamp '2000-01-01 00:00:00' + interval 1 day"))
+def test_timestamp_plus_interval_is_timestamp_add_interval(analyzer):
+    item = analyzed_item(analyzer, "SELECT timestamp '2000-01-01 00:00:00' + interval 1 day")
+    assert type(item.child).__name__ == "TimestampAddInterval"
+    assert item.name == "TIMESTAMP '2000-01-01 00:00:00' + INTERVAL '1' DAY"
+    assert item.data_type == T.TIMESTAMP
 
 
 def test_interval_plus_int_is_a_type_error(analyzer):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ember import types as T
-from ember.errors import UnsupportedError
+from ember.errors import ParseError
 from ember.expressions.base import Literal, UnresolvedAttribute, UnresolvedFunction
 from ember.expressions.intervals import IntervalLiteral
 from ember.sql import parse_expression
@@ -25,10 +25,11 @@ def test_date_minus_interval_is_subtract():
     assert e.right == IntervalLiteral(90, "DAY", "DAY")
 
 
-def test_unsupported_interval_has_position():
-    with pytest.raises(UnsupportedError) as ei:
-        parse_expression("interval '1' hour")
-    assert "UNSUPPORTED_FEATURE" in str(ei.value)
+def test_invalid_interval_has_position():
+    with pytest.raises(ParseError) as ei:
+        parse_expression("interval '1.5' hour")
+    assert ei.value.error_class == "INVALID_INTERVAL_FORMAT.INVALID_FRACTION"
+    assert ei.value.origin is not None
 
 
 def test_extract():

@@ -196,6 +196,14 @@ def cast_array(arr: pa.Array, from_t: T.DataType, to_t: T.DataType, ansi: bool =
     fail = _Fail(ansi, n)
     if isinstance(to_t, T.StringType):
         return _to_string(arr, from_t, time_zone)
+    if isinstance(to_t, (T.DayTimeIntervalType, T.YearMonthIntervalType)):
+        from ember.expressions.intervals import parse_interval_strings, truncate_interval
+
+        if isinstance(from_t, T.StringType):
+            return parse_interval_strings(arr, to_t, ansi)
+        if type(from_t) is type(to_t):
+            return truncate_interval(arr, from_t, to_t)
+        raise _unsupported(from_t, to_t)
     if isinstance(from_t, T.StringType):
         trimmed = pc.utf8_trim_whitespace(arr)
         if to_t.is_integral:
@@ -363,6 +371,10 @@ def _to_string(arr: pa.Array, from_t: T.DataType, time_zone: str) -> pa.Array:
         return arr.cast(pa.large_string())
     if isinstance(from_t, T.StructType):
         raise _unsupported(from_t, T.STRING)
+    if isinstance(from_t, (T.DayTimeIntervalType, T.YearMonthIntervalType)):
+        from ember.expressions.intervals import format_intervals
+
+        return format_intervals(arr, from_t)
     return arr.cast(pa.large_string())
 
 

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from ember import types as T
 from ember.errors import AnalysisError
 from ember.expressions import datetime as DT
+from ember.expressions import intervals as IV
 from ember.expressions import mathfuncs as MF
 from ember.expressions import regex as RX
 from ember.expressions import strings as SF
@@ -254,6 +255,8 @@ _BUILDERS["regexp_extract"] = (2, 3, lambda n, a: ScalarFunction(
     n, tuple(a) + ((Literal(1, T.INT),) if len(a) == 2 else ()), "regexp_extract"))
 _BUILDERS["regexp_replace"] = (3, 4, lambda n, a: ScalarFunction(
     n, tuple(a) + ((Literal(1, T.INT),) if len(a) == 3 else ()), "regexp_replace"))
+for _name, (_lo, _hi) in IV.INTERVAL_FUNCTIONS.items():  # make_dt_interval, make_ym_interval
+    _BUILDERS[_name] = (_lo, _hi, IV.build_interval_function)
 _BUILDERS["e"] = (0, 0, lambda n, a: ScalarFunction("E", (), "e"))
 _BUILDERS["pi"] = (0, 0, lambda n, a: ScalarFunction("PI", (), "pi"))
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Callable
+from contextlib import contextmanager
 from typing import Any
 
 from sqlglot import exp
@@ -656,6 +657,8 @@ class AstBuilder:
 
     def _arith(cls_name: str) -> Callable[["AstBuilder", exp.Expr], Expression]:  # type: ignore[misc]
         def build(self: "AstBuilder", node: exp.Expr) -> Expression:
+            if node.meta and node.meta.get("multi_unit_interval"):
+                return self._multi_unit_interval(node)
             cls = getattr(_mods()[1], cls_name)
             return cls(self.expr(node.this), self.expr(node.expression))
 
@@ -716,19 +719,55 @@ class AstBuilder:
                                   origin=self.origin_of(node))
 
     def _interval(self, node: exp.Interval) -> Expression:
-        """``INTERVAL '90' DAY`` / ``INTERVAL 3 MONTH`` / ``INTERVAL '1-2' YEAR TO MONTH`` /
-        ``INTERVAL '90 days'``: a single-field ANSI interval literal (ember.expressions.intervals;
-        other forms raise UNSUPPORTED_FEATURE)."""
-        from ember.errors import Origin
+        """``INTERVAL '90' DAY`` / ``INTERVAL 8 MINUTES`` / ``INTERVAL '1 02:03:04.5' DAY TO
+        SECOND`` / ``INTERVAL '1 day 2 hours'`` / ``INTERVAL -'1' HOUR``: an ANSI interval
+        literal (ember.expressions.intervals; malformed forms raise Spark's ParseError)."""
         from ember.expressions.intervals import interval_literal
 
         value, unit = node.this, node.args.get("unit")
+        negate = False
+        while isinstance(value, exp.Neg):  # INTERVAL -'1' DAY
+            negate, value = not negate, value.this
         if not isinstance(value, exp.Literal):
             raise self.unsupported("interval with a non-literal value", node)
-        try:
+        text = value.name
+        if negate:
+            text = text[1:] if text.startswith("-") else "-" + text.lstrip("+")
+        with self._interval_origin(node):
             if isinstance(unit, exp.IntervalSpan):
-                return interval_literal(value.name, unit.this.name, unit.expression.name)
-            return interval_literal(value.name, unit.name if unit is not None else None)
+                return interval_literal(text, unit.this.name, unit.expression.name)
+            return interval_literal(text, unit.name if unit is not None else None)
+
+    def _multi_unit_interval(self, node: exp.Add) -> Expression:
+        """``INTERVAL 1 DAY 2 HOURS`` (sqlglot's Add of Intervals, marked by the dialect): one
+        literal spanning the units given (``INTERVAL '1 02' DAY TO HOUR``)."""
+        from ember.expressions.intervals import multi_unit_interval
+
+        tail = node.expression
+        if isinstance(tail, exp.Interval) and tail.args.get("unit") is None \
+                and isinstance(tail.this, exp.Literal):
+            # ``INTERVAL '1' HOUR + 1``: sqlglot took the number for another unit/value pair
+            return _mods()[1].Add(self.expr(node.this), number_literal(tail.this.name))
+        pairs: list[tuple[str, str]] = []
+        part: exp.Expr | None = node
+        while part is not None:
+            item = part.this if isinstance(part, exp.Add) else part
+            part = part.expression if isinstance(part, exp.Add) else None
+            value, unit = item.this, item.args.get("unit")
+            if not isinstance(item, exp.Interval) or not isinstance(value, exp.Literal) \
+                    or unit is None or isinstance(unit, exp.IntervalSpan):
+                raise self.unsupported("multi-unit interval of this shape", node)
+            pairs.append((value.name, unit.name))
+        source = "INTERVAL " + " ".join(f"{v} {u}" for v, u in pairs)
+        with self._interval_origin(node):
+            return multi_unit_interval(pairs, source)
+
+    @contextmanager
+    def _interval_origin(self, node: exp.Expr):
+        from ember.errors import Origin
+
+        try:
+            yield
         except EmberError as e:
             pos = self.origin_of(node)
             if pos is not None:

@@ -46,9 +46,29 @@ def _int_param(p: exp.Expr) -> int:
     return int(node.name)
 
 
+def _interval_type(node: exp.Interval) -> T.DataType:
+    """``INTERVAL DAY TO SECOND`` / ``INTERVAL HOUR`` / ``INTERVAL YEAR TO MONTH``."""
+    unit = node.args.get("unit")
+    if isinstance(unit, exp.IntervalSpan):
+        start, end = unit.this.name.upper(), unit.expression.name.upper()
+    elif unit is not None:
+        start = end = unit.name.upper()
+    else:
+        start, end = "DAY", "SECOND"
+    for fields, cls in ((("YEAR", "MONTH"), T.YearMonthIntervalType),
+                        (("DAY", "HOUR", "MINUTE", "SECOND"), T.DayTimeIntervalType)):
+        if start in fields and end in fields and fields.index(start) <= fields.index(end):
+            return cls(fields.index(start), fields.index(end))
+    raise ParseError(f"Unsupported data type \"INTERVAL {start} TO {end}\".",
+                     error_class="UNSUPPORTED_DATATYPE",
+                     parameters={"typeName": f'"INTERVAL {start} TO {end}"'})
+
+
 def convert_data_type(dt: exp.DataType) -> T.DataType:
     """The Ember type for a parsed sqlglot type (raises ``UNSUPPORTED_DATATYPE`` otherwise)."""
     kind = dt.this
+    if isinstance(kind, exp.Interval):
+        return _interval_type(kind)
     if kind in _SIMPLE:
         return _SIMPLE[kind]
     if kind in (_D.DECIMAL, _D.BIGDECIMAL):

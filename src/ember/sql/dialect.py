@@ -93,6 +93,14 @@ class EmberSpark(Spark):
             TokenType.PLUS: lambda self: self.expression(UnaryPlus(this=self._parse_unary())),
         }
 
+        def _parse_interval(self, *args: t.Any, **kwargs: t.Any) -> exp.Expression | None:
+            # ``INTERVAL 1 DAY 2 HOURS`` comes back as an Add of Intervals: mark it so the AST
+            # builder makes one multi-unit literal of it (not ``INTERVAL 1 DAY + INTERVAL 2 HOURS``)
+            result = super()._parse_interval(*args, **kwargs)
+            if isinstance(result, exp.Add):
+                result.meta["multi_unit_interval"] = True
+            return result
+
         def _parse_join(self, *args: t.Any, **kwargs: t.Any) -> exp.Join | None:
             comma = self._curr is not None and self._curr.token_type == TokenType.COMMA
             join = super()._parse_join(*args, **kwargs)
