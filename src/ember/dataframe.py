@@ -271,6 +271,51 @@ class DataFrame:
             mode = "extended" if extended else "simple"
         print(self._qe.explain_string(mode))
 
+    # -- streaming ----------------------------------------------------------------------------
+    @property
+    def isStreaming(self) -> bool:  # noqa: N802
+        """Whether this DataFrame reads a stream (run it with ``writeStream``)."""
+        return self._plan.is_streaming
+
+    @property
+    def writeStream(self) -> Any:  # noqa: N802
+        """The writer that starts this streaming DataFrame as a query
+        (:class:`ember.streaming.api.DataStreamWriter`)."""
+        from ember.streaming.api import DataStreamWriter
+
+        return DataStreamWriter(self)
+
+    def withWatermark(self, eventTime: str, delayThreshold: str) -> "DataFrame":  # noqa: N802,N803
+        """Mark ``eventTime`` (a timestamp or window column) as the event time, with rows
+        later than ``delayThreshold`` behind the maximum seen allowed to be dropped by stateful
+        operators (``withWatermark("t", "10 seconds")``).  A no-op on a batch DataFrame, as in
+        Spark (the delay is still checked)."""
+        import uuid
+
+        from ember.plans.logical.nodes import EventTimeWatermark
+        from ember.streaming.watermarks import delay_ms, interval_string, parse_interval
+
+        interval = parse_interval(delayThreshold)
+        ms = delay_ms(interval)
+        if ms < 0:
+            raise AnalysisError(f"requirement failed: delay threshold ({delayThreshold}) should "
+                                "not be negative.")
+        if not self._plan.is_streaming:
+            return self
+        attr = self._resolve(eventTime)
+        dt = attr.data_type
+        window = isinstance(dt, T.StructType) and [f.name for f in dt.fields] == [
+            "start", "end"] and all(isinstance(f.data_type, T.TimestampType) for f in dt.fields)
+        if not isinstance(dt, T.TimestampType) and not window:
+            raise AnalysisError(
+                f"The event time {_quote(attr.name)} has the invalid type "
+                f"\"{dt.simple_string().upper()}\", but expected \"TIMESTAMP\".",
+                error_class="EVENT_TIME_IS_NOT_ON_TIMESTAMP_TYPE",
+                parameters={"eventName": _quote(attr.name),
+                            "eventType": f"\"{dt.simple_string().upper()}\""})
+        return self._new(EventTimeWatermark(attr, ms, self._plan, interval_string(*interval),
+                                            str(uuid.uuid4())))
+
     # -- views --------------------------------------------------------------------------------
     def createOrReplaceTempView(self, name: str) -> None:  # noqa: N802
         """Register this DataFrame as temporary view ``name`` (replacing an existing one)."""
@@ -1025,6 +1070,10 @@ def format_value(v: Any, dt: T.DataType, nested: bool = False) -> str:
             return _fmt_ts(v)
         case T.BinaryType():
             return "[" + " ".join(f"{b:02X}" for b in v) + "]"
+        case T.DayTimeIntervalType() | T.YearMonthIntervalType():
+            from ember.expressions.intervals import python_interval_string
+
+            return python_interval_string(v, dt)
         case T.ArrayType(element_type=et):
             return "[" + ", ".join(format_value(x, et, True) for x in v) + "]"
         case T.StructType(fields=fields):

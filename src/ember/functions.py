@@ -36,6 +36,7 @@ __all__ = [
     "current_timestamp", "greatest", "least", "isnull", "isnotnull", "nullif", "broadcast", "asc",
     "desc", "asc_nulls_first", "asc_nulls_last", "desc_nulls_first", "desc_nulls_last", "struct",
     "ifnull", "nvl", "regexp_extract", "regexp_replace", "rlike", "regexp_like", "ilike",
+    "window",
 ]
 
 def _call(name: str, *args: Any, is_distinct: bool = False, ignore_nulls: bool = False) -> Column:
@@ -300,6 +301,21 @@ def struct(*cols: Any) -> Column:
     if len(cols) == 1 and isinstance(cols[0], (list, tuple)):
         cols = tuple(cols[0])
     return _call("struct", *cols)
+
+
+def window(timeColumn: Any, windowDuration: str, slideDuration: str | None = None,  # noqa: N803
+           startTime: str | None = None) -> Column:  # noqa: N803
+    """Event-time windows: ``window("t", "10 minutes")`` (tumbling) or
+    ``window("t", "10 minutes", "5 minutes")`` (sliding; a row is in every window covering
+    it), a ``struct<start, end>`` column named ``window`` (Spark's ``TimeWindow``; the analyzer's
+    TimeWindowing rule computes it).
+
+    >>> df.groupBy(window("t", "1 hour")).count()                    # doctest: +SKIP
+    """
+    from ember.expressions.time_window import TimeWindow, window_durations
+
+    w, s, st = window_durations(windowDuration, slideDuration, startTime)
+    return Column(TimeWindow(_col_or_name(timeColumn), w, s, st)).alias("window")
 
 
 # -- ordering and hints ---------------------------------------------------------------------

@@ -108,6 +108,13 @@ class QueryExecution:
         """Run the query on the local runtime; columns are named after the analyzed output
         (names may repeat)."""
         out = self.analyzed.output
+        if self.analyzed.is_streaming:
+            from ember.errors import AnalysisError
+
+            raise AnalysisError(
+                "Queries with streaming sources must be executed with writeStream.start(), or "
+                "from a streaming table or flow definition within a Spark Declarative "
+                "Pipeline.", error_class="_LEGACY_ERROR_TEMP_3102")
         plan = self.executed_plan
         if self.session.runtime == "spark":
             from ember.runtime.spark import SparkRuntime

@@ -249,6 +249,17 @@ def infer_file_schema(fmt: str, paths: Sequence[str],
     )
 
 
+def _sink_output_files(paths: Sequence[str]) -> tuple[str, ...] | None:
+    """The committed files of a streaming file sink's output directory (a single directory with
+    a ``_spark_metadata`` log, read as Spark's ``MetadataLogFileIndex`` does), else None."""
+    if len(paths) != 1:
+        return None
+    from ember.streaming.sinks.file import committed_files
+
+    files = committed_files(os.path.expanduser(str(paths[0])))
+    return None if files is None else tuple(sorted(files))
+
+
 def file_relation(fmt: str, paths: Sequence[str] | str,
                   options: Sequence[tuple[str, str]] | dict[str, Any] = (),
                   schema: T.StructType | None = None) -> FileRelation:
@@ -268,7 +279,11 @@ def file_relation(fmt: str, paths: Sequence[str] | str,
         paths = (paths,)
     opts = _options_dict(options)
     opts.pop(PARTITION_OPTION.lower(), None)
-    files = expand_paths(paths, fmt, must_exist=schema is None)
+    files = _sink_output_files(paths)
+    if files is None:
+        files = expand_paths(paths, fmt, must_exist=schema is None)
+    elif not files and schema is None:
+        expand_paths((), fmt)  # UNABLE_TO_INFER_SCHEMA, as for an empty directory
     parts = _partition_schema(paths, files) if fmt == "parquet" and files else []
     if schema is not None:
         cols = [(f.name, f.data_type) for f in schema.fields]

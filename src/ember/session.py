@@ -326,6 +326,25 @@ class Session:
         """A reader for Parquet and CSV files."""
         return DataFrameReader(self)
 
+    @property
+    def readStream(self) -> Any:  # noqa: N802
+        """A reader of streams (:class:`ember.streaming.api.DataStreamReader`):
+        ``spark.readStream.schema("k int").json("/in")``."""
+        from ember.streaming.api import DataStreamReader
+
+        return DataStreamReader(self)
+
+    @property
+    def streams(self) -> Any:
+        """The session's streaming queries (:class:`ember.streaming.api.StreamingQueryManager`)."""
+        with _active_lock:
+            manager = getattr(self, "_streams", None)
+            if manager is None:
+                from ember.streaming.api import StreamingQueryManager
+
+                manager = self._streams = StreamingQueryManager(self)
+            return manager
+
     def table(self, tableName: str) -> DataFrame:  # noqa: N803
         """The temporary view ``tableName`` as a DataFrame."""
         from ember.column import parse_column_name
@@ -515,6 +534,8 @@ def _infer_type(v: Any) -> T.DataType:
         return T.TIMESTAMP
     if isinstance(v, _dt.date):
         return T.DATE
+    if isinstance(v, _dt.timedelta):
+        return T.DayTimeIntervalType(0, 3)  # PySpark: interval day to second
     if isinstance(v, (bytes, bytearray)):
         return T.BINARY
     if isinstance(v, Row) and "__fields__" in v.__dict__:

@@ -9,7 +9,8 @@ what is left unresolved or ill-typed with Spark's error class::
                           (incl. DeduplicateRelations and star expansion), ResolveOrdinals,
                           ResolveMissingReferences, ResolveFunctions, ResolveAliases,
                           ResolveSubquery, ResolveNaturalAndUsingJoin, GlobalAggregates,
-                          ResolveAggregateFunctions, AddMetadataColumns, TypeCoercion
+                          ResolveAggregateFunctions, TimeWindowing, AddMetadataColumns,
+                          TypeCoercion
     Post-hoc (once)       EliminateResolvedHint (hints onto Join.hint), CleanupUsingJoinProject
 
 Example::
@@ -92,6 +93,7 @@ def _batches() -> tuple[Batch, ...]:
     from ember.analysis.rules.resolve_relations import resolve_relations
     from ember.analysis.rules.resolve_subquery import resolve_subquery
     from ember.analysis.rules.resolve_time_zone import resolve_time_zone
+    from ember.analysis.rules.time_windowing import time_windowing
     from ember.analysis.rules.type_coercion import type_coercion
 
     return (
@@ -112,6 +114,7 @@ def _batches() -> tuple[Batch, ...]:
                 ("ResolveNaturalAndUsingJoin", resolve_natural_and_using_join),
                 ("GlobalAggregates", global_aggregates),
                 ("ResolveAggregateFunctions", resolve_aggregate_functions),
+                ("TimeWindowing", time_windowing),
                 ("AddMetadataColumns", add_metadata_columns),
                 ("TypeCoercion", type_coercion),
             ),

@@ -246,6 +246,8 @@ class AttributeReference(NamedExpression, LeafExpression):
     def simple_string(self) -> str:
         # Catalyst's typeSuffix: bigint attributes print as ``c#4L``.
         suffix = "L" if isinstance(self.dtype, T.LongType) else ""
+        if self.watermark_delay_ms is not None:  # Spark's "-T<delay>ms" of event-time columns
+            suffix += f"-T{self.watermark_delay_ms}ms"
         return f"{self.attr_name}#{self.id}{suffix}"
 
     def sql(self) -> str:
@@ -285,17 +287,29 @@ class Alias(NamedExpression):
     def foldable(self) -> bool:
         return False
 
+    @property
+    def watermark_delay_ms(self) -> int | None:
+        """Spark's Alias keeps a named child's metadata: an alias of an event-time column (or
+        of an alias of one) is one."""
+        child = self.child
+        if isinstance(child, (AttributeReference, Alias)):
+            return child.watermark_delay_ms
+        return None
+
     def to_attribute(self) -> AttributeReference:
+        child = self.child
         return AttributeReference(
-            self.alias_name, self.child.data_type, self.child.nullable, self.id,
-            self.alias_qualifier,
+            self.alias_name, child.data_type, child.nullable, self.id,
+            self.alias_qualifier, self.watermark_delay_ms,
         )
 
     def eval(self, batch: pa.RecordBatch) -> pa.Array:
         return self.child.eval(batch)
 
     def simple_string(self) -> str:
-        return f"{self.child.simple_string()} AS {self.alias_name}#{self.id}"
+        delay = self.watermark_delay_ms
+        suffix = "" if delay is None else f"-T{delay}ms"
+        return f"{self.child.simple_string()} AS {self.alias_name}#{self.id}{suffix}"
 
     def sql(self) -> str:
         return f"{self.child.sql()} AS {_quote_if_needed(self.alias_name)}"

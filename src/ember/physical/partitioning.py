@@ -146,6 +146,28 @@ class ClusteredDistribution(Distribution):
 
 
 @node
+class StatefulOpClusteredDistribution(Distribution):
+    """What a stateful streaming operator requires of each child (Spark's
+    ``StatefulOpClusteredDistribution``): hash-partitioned on exactly ``expressions``, in order,
+    into exactly ``num_partitions`` partitions, so a key's rows reach the partition holding its
+    state in every micro-batch."""
+
+    expressions: tuple[Expression, ...]
+    num_partitions: int
+
+    @property
+    def required_num_partitions(self) -> int | None:
+        return self.num_partitions
+
+    def create_partitioning(self, num_partitions: int) -> "Partitioning":
+        return HashPartitioning(self.expressions, self.num_partitions)
+
+    def simple_string(self) -> str:
+        c = ", ".join(e.simple_string() for e in self.expressions)
+        return f"StatefulOpClusteredDistribution([{c}], {self.num_partitions})"
+
+
+@node
 class BroadcastDistribution(Distribution):
     """The whole relation available to every partition, materialized by ``mode``."""
 
@@ -228,6 +250,8 @@ class SinglePartition(Partitioning):
         return 1
 
     def _satisfies0(self, required: Distribution) -> bool:
+        if isinstance(required, StatefulOpClusteredDistribution):
+            return required.num_partitions == 1
         return not isinstance(required, BroadcastDistribution)
 
     def simple_string(self) -> str:
@@ -247,6 +271,11 @@ class HashPartitioning(Partitioning):
                 return False
             return bool(self.expressions) and all(
                 _contains_semantic(required.clustering, e) for e in self.expressions)
+        if isinstance(required, StatefulOpClusteredDistribution):
+            return (self.num_partitions == required.num_partitions
+                    and len(self.expressions) == len(required.expressions)
+                    and all(semantic_equals(a, b)
+                            for a, b in zip(self.expressions, required.expressions)))
         return False
 
     def simple_string(self) -> str:

@@ -7,7 +7,9 @@ Bottom-up over the physical plan, for each operator:
    partitioning of a child on a permutation of that child's keys (left first);
 2. each child that does not satisfy its required distribution gets a ``BroadcastExchangeExec``
    (broadcast requirement) or a ``ShuffleExchangeExec`` with the distribution's partitioning
-   (``spark.sql.shuffle.partitions`` partitions unless the distribution fixes the count);
+   (``spark.sql.shuffle.partitions`` partitions unless the distribution fixes the count; a
+   stateful streaming operator's ``StatefulOpClusteredDistribution`` fixes both the keys and the
+   count, and its exchange is marked ``REQUIRED_BY_STATEFUL_OPERATOR`` as in Spark);
 3. children with clustered requirements (join inputs) are co-partitioned with shuffle specs:
    compatible specs keep their children; otherwise the best spec (most partitions, preferring a
    child that is not a shuffle) re-partitions the others;
@@ -41,6 +43,7 @@ from ember.physical.partitioning import (
     Partitioning,
     PartitioningCollection,
     SinglePartition,
+    StatefulOpClusteredDistribution,
     semantic_equals,
 )
 
@@ -103,7 +106,10 @@ def _ensure(plan: SparkPlan, conf: SQLConf) -> SparkPlan:
             children[i] = BroadcastExchangeExec(dist.mode, child)
         else:
             n = dist.required_num_partitions or n_default
-            children[i] = ShuffleExchangeExec(dist.create_partitioning(n), child)
+            origin = ("REQUIRED_BY_STATEFUL_OPERATOR"
+                      if isinstance(dist, StatefulOpClusteredDistribution)
+                      else "ENSURE_REQUIREMENTS")
+            children[i] = ShuffleExchangeExec(dist.create_partitioning(n), child, origin)
 
     # 3. co-partitioning
     idx = [i for i, d in enumerate(dists) if isinstance(d, ClusteredDistribution)]

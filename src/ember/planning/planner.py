@@ -6,7 +6,8 @@ ReuseExchangeAndSubquery (Spark's ``SparkPlanner`` + ``QueryPlanner.plan`` + the
 A strategy maps one logical node to a physical operator whose children are *placeholders*:
 ``plan_later(child)`` here plans the child recursively right away (Spark's ``PlanLater`` is
 replaced by the first candidate of the child's plan, which is the same thing when each strategy
-returns one candidate).  Strategies, in Spark's order: SpecialLimits (root only),
+returns one candidate).  Strategies, in Spark's order: the streaming strategies
+(:mod:`.streaming`, IncrementalExecution's extra strategies), SpecialLimits (root only),
 FileSourceStrategy, JoinSelection, Aggregation, BasicOperators (FileSourceStrategy is tried after
 JoinSelection and Aggregation here: it only matches Project/Filter/FileRelation shapes, which
 those never plan).
@@ -23,6 +24,7 @@ from ember.planning.ensure_requirements import ensure_requirements
 from ember.planning.file_source import file_source_strategy
 from ember.planning.join_selection import JoinSelection, SizeOf
 from ember.planning.reuse_exchange import reuse_exchange
+from ember.planning.streaming import streaming_operators
 from ember.plans.logical.nodes import Aggregate, LogicalPlan
 
 
@@ -62,7 +64,9 @@ class QueryPlanner:
             stack.extend(n.children)
 
     def plan_later(self, plan: LogicalPlan) -> SparkPlan:
-        p = self.join_selection.plan(plan, self.plan_later)
+        p = streaming_operators(plan, self.plan_later)
+        if p is None:
+            p = self.join_selection.plan(plan, self.plan_later)
         if p is None and isinstance(plan, Aggregate):
             p = plan_aggregate(plan, self.plan_later)
         if p is None:

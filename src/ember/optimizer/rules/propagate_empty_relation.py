@@ -15,7 +15,9 @@ Spark 4's rule (``PropagateEmptyRelationBase.commonApplyFunc``, bottom-up)::
     Aggregate [k] (empty)  with grouping  ==>  empty   (without grouping it returns one row: kept)
 
 "empty" is a ``LocalRelation`` without rows carrying the replaced node's output (same ids).
-ExistenceJoin is left alone.  No configuration keys are read.
+ExistenceJoin is left alone, and so is a join with a streaming child (Spark: a stateful
+streaming join still has state to keep and evict when a batch or its condition is empty).  No
+configuration keys are read.
 """
 
 from __future__ import annotations
@@ -118,7 +120,8 @@ def _propagate(p: LogicalPlan) -> LogicalPlan:
     match p:
         case Union(inputs=inputs) if any(map(is_empty_relation, inputs)):
             return _union(p)
-        case Join(join_type=JoinType() as jt) if jt is not JoinType.EXISTENCE:
+        case Join(join_type=JoinType() as jt, left=l, right=r) if (
+                jt is not JoinType.EXISTENCE and not (l.is_streaming or r.is_streaming)):
             return _join(p)
         case Project(child=c) | Filter(child=c) | Sort(child=c) | Limit(child=c) | \
                 Offset(child=c) | Expand(child=c) | Distinct(child=c) if is_empty_relation(c):

@@ -20,6 +20,8 @@ PushPredicateThroughNonJoin, for ``Filter`` over:
 - ``Union``: deterministic conjuncts go into every input, attributes renamed by position.
 - ``Distinct``, ``Sort``, ``Expand`` (Spark's ``canPushThrough``) with deterministic expressions:
   deterministic conjuncts over the child's output go below.
+- ``EventTimeWatermark``: deterministic conjuncts that do not read the event-time column go below
+  (so the watermark's event-time statistics see only the rows that survive them, as in Spark).
   Not through Limit/Offset (they pick rows), Window-like or leaf nodes.
 
 PushPredicateThroughJoin (which sides a predicate may filter):
@@ -55,6 +57,7 @@ from ember.plans.logical.join_type import JoinType
 from ember.plans.logical.nodes import (
     Aggregate,
     Distinct,
+    EventTimeWatermark,
     Expand,
     Filter,
     Join,
@@ -198,6 +201,14 @@ def push_predicate_through_non_join(p: LogicalPlan) -> LogicalPlan | None:
 
                 new_inputs.append(Filter(down_cond.transform_up(rename), child))
             return _filter(stay, union.copy(inputs=tuple(new_inputs)))
+        case Filter(condition=cond, child=EventTimeWatermark(event_time=et) as w):
+            conjuncts = split_conjunctive_predicates(cond)
+            below = [c.deterministic and et.id not in c.references for c in conjuncts]
+            if not any(below):
+                return None
+            down = [c for c, b in zip(conjuncts, below) if b]
+            stay = [c for c, b in zip(conjuncts, below) if not b]
+            return _filter(stay, w.copy(child=Filter(and_all(down), w.child)))
         case Filter(child=Distinct() | Sort() | Expand() as u) if all(
                 e.deterministic for e in u.expressions()):
             result = _push_down(p, u.child, lambda c: u.copy(child=Filter(c, u.child)))

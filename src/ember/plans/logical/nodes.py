@@ -51,8 +51,8 @@ class LogicalPlan(TreeNode):
     """Base of logical plan nodes."""
 
     # _stats: plan_stats' cache (ember.plans.logical.statistics); _exprs: expressions();
-    # _res: resolved (see is_resolved); _outset: output_set
-    __slots__ = ("_out", "_stats", "_exprs", "_res", "_outset")
+    # _res: resolved (see is_resolved); _outset: output_set; _strm: is_streaming
+    __slots__ = ("_out", "_stats", "_exprs", "_res", "_outset", "_strm")
     child_base: ClassVar[type]
 
     # -- schema -----------------------------------------------------------------------------
@@ -75,6 +75,20 @@ class LogicalPlan(TreeNode):
     @property
     def schema_names(self) -> list[str]:
         return [a.name for a in self.output]
+
+    @property
+    def is_streaming(self) -> bool:
+        """Whether the plan reads a stream (Spark's ``isStreaming``): some leaf is a
+        :class:`StreamingRelation` (or one micro-batch's :class:`StreamingBatchRelation`)."""
+        try:
+            return self._strm  # type: ignore[no-any-return]
+        except AttributeError:
+            v = self._own_streaming() or any(c.is_streaming for c in self.children)
+            object.__setattr__(self, "_strm", v)
+            return v
+
+    def _own_streaming(self) -> bool:
+        return False
 
     # -- resolution -------------------------------------------------------------------------
     @property
@@ -341,6 +355,63 @@ class SparkDataFrameRelation(LeafNode):
 
 
 @node
+class StreamingRelation(LeafNode):
+    """A streaming source before a query starts (Spark's ``StreamingRelation``):
+    ``StreamingRelation FileSource[/in], [k#0, t#1]``.  ``source_name`` is the format
+    (``memory``, ``parquet``, ``rate`` ...); ``options`` / ``path`` are the reader's.  ``source``
+    is a source object built by the caller (a ``MemoryStream``), else None: the micro-batch
+    engine builds one from the format registry when the query starts.  Never executed: each
+    micro-batch replaces it by a :class:`StreamingBatchRelation` holding the batch's rows."""
+
+    source_name: str
+    output: tuple[AttributeReference, ...]
+    options: tuple[tuple[str, str], ...] = ()
+    path: str | None = None
+    source: Any = field(default=None, compare=False)
+
+    def _own_streaming(self) -> bool:
+        return True
+
+    @property
+    def description(self) -> str:
+        """How Spark names the source in plans and progress (``FileSource[/in]``)."""
+        if self.source is not None:
+            return str(self.source)
+        if self.path is not None:
+            return f"FileSource[{self.path}]"
+        return self.source_name
+
+    def simple_string(self) -> str:
+        return f"StreamingRelation {self.description}, {_attrs_str(self.output)}"
+
+
+@node
+class StreamingBatchRelation(LeafNode):
+    """One micro-batch's rows of a streaming source (Spark's ``LocalRelation`` /
+    ``LogicalRDD`` with ``isStreaming = true``), substituted for a :class:`StreamingRelation` by
+    the micro-batch engine.  Still streaming, so the planner keeps stream-stream joins stateful.
+    Its size is unknown to the statistics (never broadcast, and a plan's shape does not change
+    with the batch's size); the optimizer's LocalRelation rules do not apply to it."""
+
+    attrs: tuple[AttributeReference, ...]
+    data: pa.Table | None = field(default=None, compare=False)
+    source_description: str = ""
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return self.attrs
+
+    def _own_streaming(self) -> bool:
+        return True
+
+    @property
+    def num_rows(self) -> int:
+        return 0 if self.data is None else self.data.num_rows
+
+    def simple_string(self) -> str:
+        return f"StreamingBatchRelation {_attrs_str(self.attrs)}, {self.source_description}"
+
+
+@node
 class UnresolvedRelation(LeafNode):
     """A table or view name to be looked up in the catalog."""
 
@@ -475,6 +546,46 @@ class Aggregate(UnaryNode):
             f"Aggregate {_attrs_str(self.grouping_expressions)}, "
             f"{_attrs_str(self.aggregate_expressions)}"
         )
+
+
+@node
+class EventTimeWatermark(UnaryNode):
+    """``withWatermark(event_time, delay)`` (Spark's ``EventTimeWatermark``): rows pass through;
+    the output marks ``event_time`` with the delay (``watermark_delay_ms``) and clears the mark
+    of any other column (one event-time column per input).  ``delay_text`` is the
+    delay as Spark prints it (``10 seconds``, ``1 hours 30 minutes``); ``node_id`` is Spark's
+    node UUID.  ``withWatermark`` adds no node over a batch (non-streaming) plan, which Spark's
+    EliminateEventTimeWatermark would remove."""
+
+    event_time: AttributeReference
+    delay_ms: int
+    child: LogicalPlan
+    delay_text: str = field(default="", compare=False)
+    node_id: str = field(default="", compare=False)
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return watermark_output(self.child.output, self.event_time.id, self.delay_ms)
+
+    def simple_string(self) -> str:
+        head = f"{self.node_id}, " if self.node_id else ""
+        delay = self.delay_text or f"{self.delay_ms} milliseconds"
+        return (f"EventTimeWatermark {head}{self.event_time.simple_string()}: "
+                f"{self.event_time.data_type.simple_string()}, {delay}")
+
+
+def watermark_output(output: tuple[AttributeReference, ...], event_time_id: int,
+                     delay_ms: int) -> tuple[AttributeReference, ...]:
+    """``output`` with the event-time attribute marked with ``delay_ms`` and every other
+    attribute's watermark mark removed (Spark's ``EventTimeWatermark.output``; shared by the
+    logical and physical nodes)."""
+    out = []
+    for a in output:
+        if a.id == event_time_id:
+            a = a if a.watermark_delay_ms == delay_ms else a.copy(watermark_delay_ms=delay_ms)
+        elif a.watermark_delay_ms is not None:
+            a = a.copy(watermark_delay_ms=None)
+        out.append(a)
+    return tuple(out)
 
 
 @node

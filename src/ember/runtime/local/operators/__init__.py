@@ -1,4 +1,5 @@
 """Local operators for the non-join physical nodes (importing a module registers its operators);
-exchanges are in :mod:`ember.runtime.local.exchange`, joins in :mod:`ember.runtime.local.joins`."""
+exchanges are in :mod:`ember.runtime.local.exchange`, joins in :mod:`ember.runtime.local.joins`,
+the streaming nodes' (watermark, stream-stream join) in :mod:`.streaming`."""
 
-from ember.runtime.local.operators import aggregate, basic, limits, sort  # noqa: F401
+from ember.runtime.local.operators import aggregate, basic, limits, sort, streaming  # noqa: F401

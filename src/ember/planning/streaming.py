@@ -1,0 +1,57 @@
+"""Streaming strategies (Spark's ``StreamingJoinStrategy``, ``StreamingRelationStrategy`` and the
+``EventTimeWatermark`` case of ``BasicOperators``), tried before the batch strategies.
+
+* A join of two streaming children with equi-join keys (``ExtractEquiJoinKeys``) becomes a
+  ``StreamingSymmetricHashJoinExec`` whatever the sizes: never broadcast, never sort-merge (a
+  stream-stream join keeps both sides' past rows in state).  Without equi-join keys it fails
+  here, while the first micro-batch is planned, as Spark's does (the query fails with
+  ``STREAM_FAILED``; an equality in a filter above the join was pushed into it by then).  A join
+  with one streaming side is an ordinary join (JoinSelection); the streaming side's statistics
+  are unknown (a ``StreamingBatchRelation`` reports ``spark.sql.defaultSizeInBytes``), so only
+  the static side may be broadcast, as in Spark.
+* ``EventTimeWatermark`` -> ``EventTimeWatermarkExec``.
+* One micro-batch's ``StreamingBatchRelation`` -> ``LocalTableScanExec`` of its rows.
+* A ``StreamingRelation`` (a stream outside a started query, EXPLAIN only) ->
+  ``StreamingRelationExec``, which cannot run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ember.errors import AnalysisError
+from ember.physical import nodes as P
+from ember.plans.logical import nodes as L
+from ember.plans.logical.join_type import JoinType
+from ember.plans.logical.patterns import extract_equi_join_keys
+
+PlanLater = Callable[[L.LogicalPlan], P.SparkPlan]
+
+__all__ = ["streaming_operators"]
+
+
+def streaming_operators(plan: L.LogicalPlan, plan_later: PlanLater) -> P.SparkPlan | None:
+    """The physical plan of a streaming-only logical node, or None for any other node."""
+    from ember.streaming.physical import (
+        EventTimeWatermarkExec,
+        StreamingRelationExec,
+        StreamingSymmetricHashJoinExec,
+    )
+
+    match plan:
+        case L.Join(left=left, right=right, join_type=JoinType() as jt) if (
+                left.is_streaming and right.is_streaming):
+            keys = extract_equi_join_keys(plan)
+            if keys is None:
+                raise AnalysisError("Stream-stream join without equality predicate is not "
+                                    "supported", error_class="_LEGACY_ERROR_TEMP_3102")
+            return StreamingSymmetricHashJoinExec(keys[0], keys[1], jt, keys[2],
+                                                  plan_later(left), plan_later(right))
+        case L.EventTimeWatermark(event_time=et, delay_ms=delay, child=child,
+                                  delay_text=text, node_id=nid):
+            return EventTimeWatermarkExec(et, delay, plan_later(child), text, nid)
+        case L.StreamingBatchRelation(attrs=attrs, data=data):
+            return P.LocalTableScanExec(attrs, data)
+        case L.StreamingRelation(output=out):
+            return StreamingRelationExec(plan.description, out)
+    return None

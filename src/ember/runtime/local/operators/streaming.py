@@ -1,0 +1,103 @@
+"""Local operators of the streaming physical nodes (:mod:`ember.streaming.physical`).
+
+* ``EventTimeWatermarkExec``: each batch passes through unchanged; its event times (one
+  vectorized conversion per batch) go to the node's ``EventTimeStats``.
+* ``StreamingSymmetricHashJoinExec``: partition ``i`` collects partition ``i`` of both children
+  (each hash-partitioned on its keys into the operator's state partitions by the exchanges below)
+  and hands them to the stream-stream join core, ``SymmetricHashJoin.process_partition``
+  (:mod:`ember.streaming.join.operator`), which joins them with partition ``i``'s state, evicts,
+  commits the partition's stores and returns the output rows.  Every partition runs, with or
+  without new rows: eviction and outer rows may be due in a partition that received nothing.
+  The join core's metrics (summed over partitions) go to the node's run metrics, where the
+  micro-batch engine reads them for its progress report.
+* ``StreamingRelationExec`` cannot run: a stream is read only by a started query.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pyarrow as pa
+
+from ember.errors import AnalysisError, InternalError
+from ember.execution.kernels.batches import conform_batch, schema_of
+from ember.runtime.local.registry import PartitionFn, operator
+from ember.streaming.physical import (
+    EventTimeWatermarkExec,
+    StreamingRelationExec,
+    StreamingSymmetricHashJoinExec,
+)
+from ember.streaming.watermarks import event_time_millis
+
+
+@operator(EventTimeWatermarkExec)
+def run_event_time_watermark(node: EventTimeWatermarkExec, rt) -> list[PartitionFn]:
+    ordinal = next(i for i, a in enumerate(node.child.output) if a.id == node.event_time.id)
+    stats = node.stats
+
+    def part(fn: PartitionFn) -> PartitionFn:
+        def run() -> Iterator[pa.RecordBatch]:
+            for b in fn():
+                if b.num_rows:
+                    stats.add(event_time_millis(b.column(ordinal)))
+                yield b
+
+        return run
+
+    return [part(p) for p in rt.execute(node.child)]
+
+
+@operator(StreamingRelationExec)
+def run_streaming_relation(node: StreamingRelationExec, rt) -> list[PartitionFn]:
+    raise AnalysisError(
+        "Queries with streaming sources must be executed with writeStream.start(), or from a "
+        f"streaming table or flow definition within a Spark Declarative Pipeline.;\n"
+        f"{node.description}", error_class="_LEGACY_ERROR_TEMP_3102")
+
+
+def _table(fn: PartitionFn, schema: pa.Schema) -> pa.Table:
+    batches = [conform_batch(b, schema) for b in fn() if b.num_rows]
+    return pa.Table.from_batches(batches, schema=schema)
+
+
+@operator(StreamingSymmetricHashJoinExec)
+def run_streaming_symmetric_hash_join(node: StreamingSymmetricHashJoinExec,
+                                      rt) -> list[PartitionFn]:
+    from ember.streaming.join.operator import StateInfo, SymmetricHashJoin
+
+    info = node.state_info
+    if info is None:
+        raise InternalError("StreamingSymmetricHashJoinExec has no state info: it runs only "
+                            "inside a micro-batch (MicroBatchExecution)")
+    left_parts, right_parts = rt.execute(node.left), rt.execute(node.right)
+    n = info.num_partitions
+    if len(left_parts) != n or len(right_parts) != n:
+        raise InternalError(
+            f"StreamingSymmetricHashJoinExec: children have {len(left_parts)} and "
+            f"{len(right_parts)} partitions, the state has {n} (partition coalescing must be "
+            "off in micro-batches)")
+    state_info = StateInfo(info.checkpoint_location, info.operator_id, info.store_version, n)
+    left_schema, right_schema = schema_of(node.left.output), schema_of(node.right.output)
+    out_schema = schema_of(node.output)
+    metrics = rt.metrics.node(node)
+
+    def part(i: int) -> PartitionFn:
+        def run() -> Iterator[pa.RecordBatch]:
+            left = _table(left_parts[i], left_schema)
+            right = _table(right_parts[i], right_schema)
+            t0 = time.perf_counter_ns()
+            joiner = SymmetricHashJoin(
+                node.left_keys, node.right_keys, node.join_type, node.condition,
+                node.left.output, node.right.output, state_info,
+                node.watermark_for_late_events, node.watermark_for_eviction, rt.conf,
+                state_format_version=node.state_format_version)
+            out = joiner.process_partition(i, left, right)
+            metrics.add(stage_time_ns=time.perf_counter_ns() - t0,
+                        **{k: int(v) for k, v in joiner.metrics().items()})
+            for b in out.to_batches(max_chunksize=max(1, rt.ctx.batch_size)):
+                yield conform_batch(b, out_schema)
+
+        return run
+
+    return [part(i) for i in range(n)]

@@ -1,0 +1,762 @@
+"""Micro-batch execution (Spark's ``MicroBatchExecution``, ``IncrementalExecution`` and the
+trigger executors): the loop that turns a streaming query into a sequence of batch queries.
+
+Per trigger (on the query's own thread)::
+
+    construct the next batch   latest offset of every source; a batch runs when some source has
+                               new data, or (``spark.sql.streaming.noDataMicroBatches.enabled``)
+                               when the last batch's stateful operators would evict or emit more
+                               with the new watermark (a "no-data batch")
+    write-ahead                offsets/<batchId>: the end offsets and the batch's metadata
+                               (watermark, timestamp, the settings the checkpoint keeps)
+    run the batch              each StreamingRelation replaced by the rows (start, end] of its
+                               source (StreamingBatchRelation); optimized and planned again
+                               (IncrementalExecution) with the batch's watermarks and state info;
+                               run on the local runtime; the result handed to the sink
+    watermark                  every EventTimeWatermarkExec's event-time statistics update the
+                               WatermarkTracker (:mod:`.watermarks`); the new global watermark is
+                               the next batch's
+    commit                     commits/<batchId> with the next batch's watermark, after the sink
+                               committed; then the sources may drop what was committed
+
+Restart (``populate_start_offsets``): the latest offsets entry with a commit means the next batch
+is new; without one, that batch is re-run with the logged offsets and metadata (the sink ignores
+a batch id it already committed, so its output is exactly-once).  The settings pinned in the
+first batch's metadata -- ``spark.sql.shuffle.partitions`` (the number of state partitions),
+``spark.sql.streaming.multipleWatermarkPolicy``, ``spark.sql.streaming.join.stateFormatVersion``
+and the state store provider -- are re-applied over the session's on every restart.
+
+Watermarks of batch ``N`` (spark-behavior.md 10.3): late input is dropped with the watermark of
+batch ``N - 1`` (0 for the first batch), state is evicted with batch ``N``'s; a stateful
+operator above another one gets the lower one's output watermark (:func:`input_watermarks`,
+Spark's watermark propagation).  The logs keep the last
+``spark.sql.streaming.minBatchesToRetain`` batches; ``availableNow`` first asks each source that
+can (``prepare_for_trigger_available_now``) to pin what is available.
+
+Each batch runs with partition coalescing and adaptive joins off (Spark disables adaptive
+execution for streaming queries): a stateful operator's partition ``i`` must be hash partition
+``i`` in every batch.  Stateful operators get operator ids in pre-order of the physical plan,
+whose shape depends only on the query (a batch's relation has no size statistics), so ids are
+stable across batches and restarts.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import traceback
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from ember import types as T
+from ember.conf import (
+    ADAPTIVE_ENABLED,
+    COALESCE_PARTITIONS,
+    PROGRESS_ENABLED,
+    SHUFFLE_PARTITIONS,
+    SQLConf,
+)
+from ember.errors import AnalysisError, EmberError, ExecutionError
+from ember.plans.logical.nodes import (
+    EventTimeWatermark,
+    LogicalPlan,
+    StreamingBatchRelation,
+    StreamingRelation,
+)
+from ember.streaming.logs import CommitLog, OffsetSeq, OffsetSeqLog, OffsetSeqMetadata
+from ember.streaming.watermarks import (
+    MULTIPLE_WATERMARK_POLICY,
+    EventTimeStats,
+    WatermarkTracker,
+    parse_interval,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ember.session import Session
+
+__all__ = ["MicroBatchExecution", "IncrementalExecution", "Trigger", "StreamingQueryException",
+           "NO_DATA_BATCHES", "JOIN_STATE_FORMAT_VERSION", "PINNED_CONF"]
+
+NO_DATA_BATCHES = "spark.sql.streaming.noDataMicroBatches.enabled"
+JOIN_STATE_FORMAT_VERSION = "spark.sql.streaming.join.stateFormatVersion"
+PROVIDER_CLASS = "spark.sql.streaming.stateStore.providerClass"
+HDFS_PROVIDER = "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider"
+POLLING_DELAY = "spark.sql.streaming.pollingDelay"
+RECENT_PROGRESS = "spark.sql.streaming.numRecentProgressUpdates"
+MIN_BATCHES_TO_RETAIN = "spark.sql.streaming.minBatchesToRetain"
+
+#: settings a checkpoint keeps (Spark's ``OffsetSeqMetadata.relevantSQLConfs``) and their
+#: defaults; the first batch records them, restarts re-apply them
+PINNED_CONF: dict[str, str] = {
+    PROVIDER_CLASS: HDFS_PROVIDER,
+    JOIN_STATE_FORMAT_VERSION: "2",
+    MULTIPLE_WATERMARK_POLICY: "min",
+    "spark.sql.streaming.aggregation.stateFormatVersion": "2",
+    "spark.sql.streaming.flatMapGroupsWithState.stateFormatVersion": "2",
+    "spark.sql.streaming.stateStore.compression.codec": "lz4",
+    "spark.sql.streaming.statefulOperator.useStrictDistribution": "true",
+    SHUFFLE_PARTITIONS.key: "200",
+}
+
+
+def _conf_str(conf: SQLConf, key: str, default: str) -> str:
+    v = conf.get_string(key)
+    return default if v is None else str(v)
+
+
+def _conf_bool(conf: SQLConf, key: str, default: bool) -> bool:
+    return _conf_str(conf, key, str(default)).strip().lower() == "true"
+
+
+class StreamingQueryException(EmberError):
+    """A streaming query stopped by an error (Spark's ``StreamingQueryException``,
+    ``STREAM_FAILED``); ``cause`` is the original error."""
+
+    default_error_class = "STREAM_FAILED"
+
+    def __init__(self, message: str, *, cause: BaseException | None = None,
+                 parameters: dict[str, str] | None = None) -> None:
+        super().__init__(message, parameters=parameters)
+        self.cause = cause
+        self.__cause__ = cause
+
+    def desc(self) -> str:
+        return self.message
+
+
+# ---------------------------------------------------------------------------------------------
+# Triggers
+
+
+@dataclass(frozen=True)
+class Trigger:
+    """``processingTime`` (every ``interval_ms``; 0 = as fast as possible, the default),
+    ``once`` (one batch) or ``availableNow`` (every batch the data at start needs)."""
+
+    kind: str = "processingTime"
+    interval_ms: int = 0
+
+    @staticmethod
+    def processing_time(interval: str | int) -> "Trigger":
+        """Spark's ``Trigger.ProcessingTime("1 second")`` (an int: milliseconds)."""
+        if isinstance(interval, int):
+            ms = interval
+        else:
+            months, days, micros = parse_interval(str(interval))
+            if months:
+                raise AnalysisError(
+                    f"Doesn't support month or year interval: {interval}",
+                    error_class="_LEGACY_ERROR_TEMP_3262")
+            ms = (days * 86_400_000_000 + micros) // 1000
+        if ms < 0:
+            raise AnalysisError(f"requirement failed: Interval cannot be negative ({interval})")
+        return Trigger("processingTime", int(ms))
+
+    def __str__(self) -> str:
+        if self.kind == "processingTime":
+            return f"ProcessingTimeTrigger({self.interval_ms})"
+        return "OneTimeTrigger" if self.kind == "once" else "AvailableNowTrigger"
+
+
+# ---------------------------------------------------------------------------------------------
+# One micro-batch
+
+
+class IncrementalExecution:
+    """One micro-batch's plans (Spark's ``IncrementalExecution``): ``logical`` is the analyzed
+    query with every stream replaced by the batch's rows; it is optimized, planned with the
+    streaming strategies, given its state info and watermarks, then EnsureRequirements."""
+
+    def __init__(self, session: "Session", conf: SQLConf, logical: LogicalPlan, *,
+                 checkpoint: str, run_id: str, batch_id: int, num_state_partitions: int,
+                 watermark_for_late_events: int, watermark_for_eviction: int,
+                 state_format_version: int) -> None:
+        self.session = session
+        self.conf = conf
+        self.logical = logical
+        self.checkpoint = checkpoint
+        self.run_id = run_id
+        self.batch_id = batch_id
+        self.num_state_partitions = num_state_partitions
+        self.watermark_for_late_events = watermark_for_late_events
+        self.watermark_for_eviction = watermark_for_eviction
+        self.state_format_version = state_format_version
+        self._optimized: LogicalPlan | None = None
+        self._executed: Any = None
+        self.run_metrics: Any = None
+
+    @property
+    def optimized(self) -> LogicalPlan:
+        if self._optimized is None:
+            from ember.conf import OPTIMIZER_ENABLED
+            from ember.optimizer.optimizer import MinimalOptimizer, Optimizer
+
+            executor = Optimizer() if self.conf.get(OPTIMIZER_ENABLED) else MinimalOptimizer()
+            self._optimized = executor.execute(self.logical, self.conf)
+        return self._optimized
+
+    @property
+    def executed_plan(self) -> Any:
+        if self._executed is None:
+            from ember.planning.ensure_requirements import ensure_requirements
+            from ember.planning.planner import QueryPlanner
+            from ember.planning.reuse_exchange import reuse_exchange
+
+            physical = QueryPlanner(self.conf).plan(self.optimized)
+            physical = self._assign_state(physical)
+            self._executed = reuse_exchange(ensure_requirements(physical, self.conf), self.conf)
+        return self._executed
+
+    def _assign_state(self, plan: Any) -> Any:
+        """Spark's ``state`` preparation rule: operator ids in pre-order, this batch's store
+        version, the fixed number of state partitions, and each operator's two input
+        watermarks (:func:`input_watermarks` from the previous and the current global one)."""
+        from ember.streaming.physical import (
+            StatefulOperatorStateInfo,
+            StreamingSymmetricHashJoinExec,
+        )
+
+        next_id = [0]
+        state_dir = os.path.join(self.checkpoint, "state")
+        late = input_watermarks(plan, self.watermark_for_late_events)
+        eviction = input_watermarks(plan, self.watermark_for_eviction)
+
+        def assign(node: Any) -> Any:
+            if isinstance(node, StreamingSymmetricHashJoinExec) and node.state_info is None:
+                info = StatefulOperatorStateInfo(state_dir, self.run_id, next_id[0],
+                                                 self.batch_id, self.num_state_partitions)
+                next_id[0] += 1
+                return node.copy(state_info=info,
+                                 watermark_for_late_events=_clamp(late.get(id(node))),
+                                 watermark_for_eviction=_clamp(eviction.get(id(node))),
+                                 state_format_version=self.state_format_version)
+            return None
+
+        return plan.transform_down(assign)
+
+    def stateful_operators(self) -> list[Any]:
+        from ember.streaming.physical import StatefulOperatorExec
+
+        return [n for n in _preorder(self.executed_plan) if isinstance(n, StatefulOperatorExec)]
+
+    def watermark_operators(self) -> list[Any]:
+        from ember.streaming.physical import EventTimeWatermarkExec
+
+        return [n for n in _preorder(self.executed_plan) if isinstance(n, EventTimeWatermarkExec)]
+
+    def should_run_another_batch(self, new_watermark_ms: int) -> bool:
+        """Whether a stateful operator would evict (or emit) more with the next global
+        watermark: each is asked with its own next input watermark (Spark's
+        ``IncrementalExecution.shouldRunAnotherBatch``)."""
+        nxt = input_watermarks(self.executed_plan, new_watermark_ms)
+        return any(op.should_run_another_batch(_clamp(nxt.get(id(op))))
+                   for op in self.stateful_operators())
+
+    def run(self, output: tuple[Any, ...]) -> pa.Table:
+        """Run the batch; the rows as a table named and typed like ``output`` (the query's)."""
+        from ember.runtime.local import LocalRuntime
+
+        plan = self.executed_plan
+        with LocalRuntime(self.conf) as rt:
+            table = rt.collect(plan)
+            self.run_metrics = rt.metrics
+        fields = [pa.field(a.name, a.data_type.to_arrow(), a.nullable) for a in output]
+        cols = [c if c.type == f.type else c.cast(f.type) for c, f in zip(table.columns, fields)]
+        return pa.Table.from_arrays(cols, schema=pa.schema(fields))
+
+
+def input_watermarks(plan: Any, origin_ms: int) -> dict[int, int | None]:
+    """Spark's ``PropagateWatermarkSimulator`` (``statefulOperator.allowMultiple``, the default):
+    the input watermark of every stateful operator of ``plan`` (by ``id``) when the global
+    watermark is ``origin_ms``.  Bottom-up: an ``EventTimeWatermarkExec`` outputs the global
+    watermark; a stateful operator's input is the minimum of its children's outputs (None when
+    no watermark reaches it) and it outputs ``output_watermark(input)`` (a join: the minimum of
+    the input and both sides' state watermarks, as its output can be that old); any other node
+    passes the minimum of its children's on.  With one stateful operator its input is the
+    global watermark."""
+    from ember.streaming.physical import EventTimeWatermarkExec, StatefulOperatorExec
+
+    inputs: dict[int, int | None] = {}
+
+    def visit(node: Any) -> int | None:
+        below = [w for w in (visit(c) for c in node.children) if w is not None]
+        if isinstance(node, EventTimeWatermarkExec):
+            return origin_ms
+        current = min(below) if below else None
+        if isinstance(node, StatefulOperatorExec):
+            inputs[id(node)] = current
+            return None if current is None else node.output_watermark(current)
+        return current
+
+    visit(plan)
+    return inputs
+
+
+def _clamp(watermark_ms: int | None) -> int:
+    """An operator's input watermark as Spark hands it over: 0 when no watermark reaches it,
+    never negative (a propagated watermark can be, e.g. ``0 - 20 s``)."""
+    return max(watermark_ms or 0, 0)
+
+
+def _preorder(node: Any) -> list[Any]:
+    out, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        stack.extend(reversed(n.children))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The query
+
+
+class MicroBatchExecution:
+    """Runs one streaming query on its own thread (see the module docstring).
+
+    ``plan`` is the analyzed streaming plan, ``sink`` a sink object (:mod:`.sinks`),
+    ``checkpoint`` the checkpoint directory.  ``start()`` launches the thread; the
+    :class:`~ember.streaming.api.StreamingQuery` handle waits on it.
+    """
+
+    def __init__(self, session: "Session", plan: LogicalPlan, sink: Any, *, checkpoint: str,
+                 trigger: Trigger, name: str | None, output_mode: str,
+                 delete_checkpoint_on_stop: bool = False,
+                 on_terminated: Callable[["MicroBatchExecution"], None] | None = None) -> None:
+        from ember.streaming.logs import StreamMetadata
+
+        self.session = session
+        self.plan = plan
+        self.sink = sink
+        self.checkpoint = os.path.abspath(checkpoint)
+        self.trigger = trigger
+        self.name = name
+        self.output_mode = output_mode
+        self.delete_checkpoint_on_stop = delete_checkpoint_on_stop
+        self._on_terminated = on_terminated
+        self.id = StreamMetadata.read_or_create(self.checkpoint)
+        self.run_id = str(uuid.uuid4())
+        self.offset_log = OffsetSeqLog(os.path.join(self.checkpoint, "offsets"))
+        self.commit_log = CommitLog(os.path.join(self.checkpoint, "commits"))
+
+        # streams: one source per distinct source object / StreamingRelation, in plan order
+        self.relations: list[StreamingRelation] = []
+        self._relation_source: dict[int, int] = {}
+        self._source_keys: list[Any] = []
+        for r in _collect_relations(plan):
+            key = ("obj", id(r.source)) if r.source is not None else ("rel", r)
+            try:
+                idx = self._source_keys.index(key)
+            except ValueError:
+                idx = len(self._source_keys)
+                self._source_keys.append(key)
+                self.relations.append(r)
+            self._relation_source[id(r)] = idx
+        self.sources: list[Any] = []
+        self.has_event_time = any(isinstance(p, EventTimeWatermark) for p in _walk_logical(plan))
+
+        # progress of the run
+        self.batch_id = 0
+        self.committed: list[Any] = []
+        self.available: list[Any] = []
+        self.metadata = OffsetSeqMetadata()
+        self.prev_batch_watermark = 0
+        self.tracker: WatermarkTracker | None = None
+        self.last_execution: IncrementalExecution | None = None
+        self._batch_constructed = False
+        self.batch_conf: SQLConf | None = None
+        self.recent_progress: list[dict[str, Any]] = []
+        self._last_trigger_start: float | None = None
+
+        # thread and coordination
+        #: held while the next batch is constructed (Spark's ``awaitProgressLock``): a test
+        #: holding it while it adds rows to several streams gets them into one batch
+        self.progress_lock = threading.RLock()
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._cond = threading.Condition()
+        self._active = False
+        #: triggers started so far, and the last one that found nothing to run
+        self._trigger_seq = 0
+        self._idle_seq = 0
+        self.exception: StreamingQueryException | None = None
+        self.status: dict[str, Any] = {"message": "Initializing sources", "isDataAvailable": False,
+                                       "isTriggerActive": False}
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    def start(self) -> None:
+        self._active = True
+        desc = f"{self.name + ' ' if self.name else ''}[id = {self.id}, runId = {self.run_id}]"
+        self._thread = threading.Thread(target=self._run, name=f"stream execution thread for "
+                                        f"{desc}", daemon=True)
+        self._thread.start()
+
+    @property
+    def is_active(self) -> bool:
+        return self._active
+
+    def stop(self, timeout: float | None = None) -> None:
+        """Stop after the batch in flight (if any) and wait for the thread."""
+        self._stop.set()
+        with self._cond:
+            self._cond.notify_all()
+        t = self._thread
+        if t is not None and t is not threading.current_thread():
+            t.join(timeout)
+
+    def await_termination(self, timeout: float | None = None) -> bool:
+        t = self._thread
+        if t is not None:
+            t.join(timeout)
+            if t.is_alive():
+                return False
+        if self.exception is not None:
+            raise self.exception
+        return True
+
+    def process_all_available(self) -> None:
+        """Block until every row available now was processed and committed (or the query
+        stopped; its error is raised)."""
+        with self._cond:
+            # a trigger that started after this call and found nothing to run (one already
+            # under way may have read the offsets before the latest data was added)
+            started = self._trigger_seq
+            while True:
+                if self.exception is not None:
+                    raise self.exception
+                if not self._active or self._idle_seq > started:
+                    return
+                self._cond.wait(10.0)
+
+    # -- the thread ------------------------------------------------------------------------------
+    def _run(self) -> None:
+        try:
+            self._start_sources()
+            self._populate_start_offsets()
+            self.status = {"message": "Waiting for data to arrive", "isDataAvailable": False,
+                           "isTriggerActive": False}
+            if self.trigger.kind == "once":
+                self._run_trigger()
+            elif self.trigger.kind == "availableNow":
+                self._run_available_now()
+            else:
+                self._run_processing_time()
+        except BaseException as e:  # noqa: BLE001 - any failure ends the query with its error
+            self.exception = self._wrap(e)
+        finally:
+            for s in self.sources:
+                try:
+                    s.stop()
+                except Exception as e:  # noqa: BLE001 - the query's own error comes first
+                    if self.exception is None:
+                        self.exception = self._wrap(e)
+            with self._cond:
+                self._active = False
+                self.status = {"message": "Stopped", "isDataAvailable": False,
+                               "isTriggerActive": False}
+                self._cond.notify_all()
+            if self.delete_checkpoint_on_stop and self.exception is None:
+                import shutil
+
+                shutil.rmtree(self.checkpoint, ignore_errors=True)
+            if self._on_terminated is not None:
+                self._on_terminated(self)
+
+    def _wrap(self, e: BaseException) -> StreamingQueryException:
+        desc = f"{self.name} " if self.name else ""
+        cause = getattr(e, "message", None) or str(e) or type(e).__name__
+        msg = (f"Query {desc}[id = {self.id}, runId = {self.run_id}] terminated with exception: "
+               f"{cause}")
+        err = StreamingQueryException(msg, cause=e, parameters={
+            "id": self.id, "runId": self.run_id, "message": cause,
+            "queryDebugString": "".join(traceback.format_exception(e))[-2000:]})
+        return err
+
+    def _run_processing_time(self) -> None:
+        interval = self.trigger.interval_ms / 1000.0
+        polling = _ms(_conf_str(self.session.sql_conf, POLLING_DELAY, "10ms")) / 1000.0
+        while not self._stop.is_set():
+            ran = self._run_trigger()
+            if self._stop.is_set():
+                return
+            if interval > 0:
+                # Spark's ProcessingTimeExecutor: triggers at the multiples of the interval
+                now = time.time()
+                self._stop.wait(max(0.0, (now // interval + 1) * interval - now))
+            elif not ran:
+                self._stop.wait(polling)
+
+    def _run_available_now(self) -> None:
+        # Spark's SupportsTriggerAvailableNow: a source that can pins what "available now" is
+        for s in self.sources:
+            prepare = getattr(s, "prepare_for_trigger_available_now", None)
+            if prepare is not None:
+                prepare()
+        targets = [s.latest_offset() for s in self.sources]
+        while not self._stop.is_set():
+            if not self._run_trigger(targets):
+                return
+
+    # -- one trigger -----------------------------------------------------------------------------
+    def _run_trigger(self, targets: list[Any] | None = None) -> bool:
+        """Construct and run the next batch if there is one; True when a batch ran."""
+        start = time.time()
+        durations: dict[str, int] = {}
+        with self._cond:
+            self._trigger_seq += 1
+            seq = self._trigger_seq
+        self.status = {"message": "Waiting for next trigger", "isDataAvailable": False,
+                       "isTriggerActive": True}
+        with self.progress_lock:
+            constructed, has_data = self._construct_next_batch(targets, durations)
+        if not constructed:
+            with self._cond:
+                self._idle_seq = seq
+                self.status = {"message": "Waiting for data to arrive", "isDataAvailable": False,
+                               "isTriggerActive": False}
+                self._cond.notify_all()
+            return False
+        self.status = {"message": "Processing new data" if has_data
+                       else "No new data but cleaning up state", "isDataAvailable": has_data,
+                       "isTriggerActive": True}
+        progress = self._run_batch(durations)
+        durations["triggerExecution"] = _elapsed_ms(start)
+        self._finish_progress(progress, start, durations)
+        self.batch_id += 1
+        self._batch_constructed = False
+        with self._cond:
+            self.status = {"message": "Waiting for data to arrive", "isDataAvailable": False,
+                           "isTriggerActive": False}
+            self._cond.notify_all()
+        return True
+
+    def _start_sources(self) -> None:
+        from ember.streaming.sources import source_class
+
+        for i, r in enumerate(self.relations):
+            if r.source is not None:
+                self.sources.append(r.source)
+                continue
+            cls = source_class(r.source_name)
+            schema = T.StructType(tuple(T.StructField(a.name, a.data_type, a.nullable)
+                                        for a in r.output))
+            meta = os.path.join(self.checkpoint, "sources", str(i))
+            options = {**dict(r.options), "__format": r.source_name}
+            self.sources.append(cls(self.session, schema, options, r.path, metadata_path=meta))
+
+    def _populate_start_offsets(self) -> None:
+        n = len(self.sources)
+        latest = self.offset_log.latest()
+        pinned = dict(PINNED_CONF)
+        if latest is None:
+            for k in pinned:
+                pinned[k] = _conf_str(self.session.sql_conf, k, pinned[k])
+            self.committed = [None] * n
+            self.available = [None] * n
+            self.batch_id = 0
+            self.metadata = OffsetSeqMetadata(0, 0, pinned)
+        else:
+            bid, entry = latest
+            if len(entry.offsets) != n:
+                raise AnalysisError(
+                    f"The checkpoint's offsets name {len(entry.offsets)} sources, the query has "
+                    f"{n}: a checkpoint cannot be reused by a query with other sources.",
+                    error_class="STREAMING_QUERY_SOURCES_MISMATCH")
+            pinned.update({k: v for k, v in entry.metadata.conf.items() if k in pinned})
+            self.metadata = OffsetSeqMetadata(entry.metadata.batch_watermark_ms,
+                                              entry.metadata.batch_timestamp_ms, pinned)
+            self.available = list(entry.offsets)
+            prev = self.offset_log.get(bid - 1) if bid > 0 else None
+            self.committed = list(prev.offsets) if prev is not None else [None] * n
+            self.prev_batch_watermark = prev.metadata.batch_watermark_ms if prev else 0
+        self.batch_conf = self._make_batch_conf(pinned)
+        self.tracker = WatermarkTracker(pinned[MULTIPLE_WATERMARK_POLICY])
+        if latest is None:
+            return
+        bid, entry = latest
+        self.tracker.set_watermark(entry.metadata.batch_watermark_ms)
+        commit = self.commit_log.latest()
+        if commit is not None and commit[0] == bid:
+            # the latest batch finished: the next one is new
+            self.batch_id = bid + 1
+            self._batch_constructed = False
+            self.committed = list(self.available)
+            self.prev_batch_watermark = entry.metadata.batch_watermark_ms
+            self.tracker.set_watermark(max(self.tracker.current_watermark, commit[1]))
+            for s, off in zip(self.sources, self.committed):
+                if off is not None:
+                    s.commit(off)
+        else:
+            # the latest batch did not commit: run it again with the same offsets
+            self.batch_id = bid
+            self._batch_constructed = True
+
+    def _make_batch_conf(self, pinned: dict[str, str]) -> SQLConf:
+        conf = self.session.sql_conf.copy()
+        for k, v in pinned.items():
+            conf.set(k, v)
+        conf.set(COALESCE_PARTITIONS.key, "false")
+        conf.set(ADAPTIVE_ENABLED.key, "false")
+        conf.set(PROGRESS_ENABLED.key, "false")
+        return conf
+
+    def _construct_next_batch(self, targets: list[Any] | None,
+                              durations: dict[str, int]) -> tuple[bool, bool]:
+        """(whether a batch is ready to run, whether it has new data)."""
+        if self._batch_constructed:
+            has = any(a is not None and a != c for a, c in zip(self.available, self.committed))
+            return True, has
+        t = time.time()
+        latest = []
+        for i, s in enumerate(self.sources):
+            if targets is not None and self.committed[i] == targets[i]:
+                latest.append(self.committed[i])
+            else:
+                latest.append(s.latest_offset())
+        durations["latestOffset"] = _elapsed_ms(t)
+        available = [c if lo is None else lo for lo, c in zip(latest, self.committed)]
+        has_data = any(a is not None and a != c for a, c in zip(available, self.committed))
+        assert self.tracker is not None
+        watermark = self.tracker.current_watermark
+        needs_another = (
+            _conf_bool(self.session.sql_conf, NO_DATA_BATCHES, True)
+            and self.last_execution is not None
+            and self.last_execution.should_run_another_batch(watermark))
+        if not has_data and not needs_another:
+            return False, False
+        self.metadata = OffsetSeqMetadata(watermark, int(time.time() * 1000),
+                                          dict(self.metadata.conf))
+        self.available = available
+        t = time.time()
+        if not self.offset_log.add(self.batch_id, OffsetSeq(tuple(available), self.metadata)):
+            raise ExecutionError(
+                f"Multiple streaming queries are concurrently using {self.checkpoint}",
+                error_class="CONCURRENT_STREAM_LOG_UPDATE",
+                parameters={"batchId": str(self.batch_id)})
+        durations["walCommit"] = _elapsed_ms(t)
+        # Spark: the logs keep the last minBatchesToRetain batches (purge is exclusive)
+        retain = int(_conf_str(self.session.sql_conf, MIN_BATCHES_TO_RETAIN, "100"))
+        if retain < self.batch_id:
+            self.offset_log.purge(self.batch_id - retain)
+            self.commit_log.purge(self.batch_id - retain)
+        self._batch_constructed = True
+        return True, has_data
+
+    def _run_batch(self, durations: dict[str, int]) -> dict[str, Any]:
+        assert self.batch_conf is not None and self.tracker is not None
+        t = time.time()
+        data: list[pa.Table] = []
+        for i, s in enumerate(self.sources):
+            start, end = self.committed[i], self.available[i]
+            if end is None or end == start:
+                data.append(_empty(self.relations[i].output))
+            else:
+                data.append(s.get_batch(start, end))
+        durations["getBatch"] = _elapsed_ms(t)
+
+        def substitute(p: LogicalPlan) -> LogicalPlan | None:
+            if isinstance(p, StreamingRelation):
+                idx = self._relation_source[id(p)]
+                return StreamingBatchRelation(p.output, _conform(data[idx], p.output),
+                                              p.description)
+            return None
+
+        logical = self.plan.transform_down(substitute)
+        t = time.time()
+        conf = self.batch_conf
+        execution = IncrementalExecution(
+            self.session, conf, logical, checkpoint=self.checkpoint, run_id=self.run_id,
+            batch_id=self.batch_id,
+            num_state_partitions=int(conf.get(SHUFFLE_PARTITIONS)),
+            watermark_for_late_events=self.prev_batch_watermark,
+            watermark_for_eviction=self.metadata.batch_watermark_ms,
+            state_format_version=int(_conf_str(conf, JOIN_STATE_FORMAT_VERSION, "2")))
+        execution.executed_plan  # noqa: B018 - plan now, timed as Spark's queryPlanning
+        durations["queryPlanning"] = _elapsed_ms(t)
+        t = time.time()
+        result = execution.run(self.plan.output)
+        self.sink.add_batch(self.batch_id, result)
+        durations["addBatch"] = _elapsed_ms(t)
+
+        # the watermark for the next batch, then the commit
+        stats: list[tuple[EventTimeStats, int]] = [
+            (op.stats, op.delay_ms) for op in execution.watermark_operators()]
+        self.tracker.update(stats)
+        t = time.time()
+        if not self.commit_log.add(self.batch_id, self.tracker.current_watermark):
+            raise ExecutionError(
+                f"Multiple streaming queries are concurrently using {self.checkpoint}",
+                error_class="CONCURRENT_STREAM_LOG_UPDATE",
+                parameters={"batchId": str(self.batch_id)})
+        for s, off in zip(self.sources, self.available):
+            if off is not None:
+                s.commit(off)
+        durations["commitOffsets"] = _elapsed_ms(t)
+        progress = {
+            "starts": list(self.committed), "ends": list(self.available),
+            "rows": [d.num_rows for d in data], "output_rows": result.num_rows,
+            "execution": execution, "stats": stats,
+            "watermark": self.metadata.batch_watermark_ms,
+        }
+        self.committed = list(self.available)
+        self.prev_batch_watermark = self.metadata.batch_watermark_ms
+        self.last_execution = execution
+        return progress
+
+    def _finish_progress(self, p: dict[str, Any], start: float,
+                         durations: dict[str, int]) -> None:
+        from ember.streaming.progress import make_progress
+
+        prev, self._last_trigger_start = self._last_trigger_start, start
+        report = make_progress(self, p, start, prev, durations)
+        keep = int(_conf_str(self.session.sql_conf, RECENT_PROGRESS, "100"))
+        with self._cond:
+            self.recent_progress.append(report)
+            del self.recent_progress[:-keep]
+
+
+def _collect_relations(plan: LogicalPlan) -> list[StreamingRelation]:
+    return [p for p in _walk_logical(plan) if isinstance(p, StreamingRelation)]
+
+
+def _walk_logical(plan: LogicalPlan) -> list[LogicalPlan]:
+    out, stack = [], [plan]
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        stack.extend(reversed(n.children))
+    return out
+
+
+def _empty(attrs: tuple[Any, ...]) -> pa.Table:
+    return pa.schema([pa.field(a.name, a.data_type.to_arrow()) for a in attrs]).empty_table()
+
+
+def _conform(table: pa.Table, attrs: tuple[Any, ...]) -> pa.Table:
+    """A source's batch typed and named like the relation's attributes (by position)."""
+    if table.num_columns != len(attrs):
+        raise ExecutionError(f"A source returned {table.num_columns} columns for a stream of "
+                             f"{len(attrs)} ({', '.join(a.name for a in attrs)})")
+    fields = [pa.field(a.name, a.data_type.to_arrow()) for a in attrs]
+    cols = [c if c.type == f.type else c.cast(f.type) for c, f in zip(table.columns, fields)]
+    return pa.Table.from_arrays(cols, schema=pa.schema(fields))
+
+
+def _elapsed_ms(t0: float) -> int:
+    return int((time.time() - t0) * 1000)
+
+
+def _ms(text: str) -> int:
+    """A time string in milliseconds (``10ms``, ``1s``; a bare number is milliseconds)."""
+    import re
+
+    m = re.fullmatch(r"\s*(\d+)\s*(ms|s|m|min|h)?\s*", text.lower())
+    if m is None:
+        raise AnalysisError(f"Invalid time string: {text}")
+    return int(m.group(1)) * {"ms": 1, "s": 1000, "m": 60_000, "min": 60_000,
+                              "h": 3_600_000}[m.group(2) or "ms"]

@@ -1,0 +1,223 @@
+"""Physical nodes of streaming queries (Spark's ``EventTimeWatermarkExec``,
+``StreamingSymmetricHashJoinExec`` and ``StreamingRelationExec``), pure data like
+:mod:`ember.physical.nodes`; the local runtime runs them with the operators of
+:mod:`ember.runtime.local.operators.streaming`.
+
+* :class:`EventTimeWatermarkExec` passes rows through and feeds its :class:`EventTimeStats`
+  (Spark's ``EventTimeStatsAccum``, an accumulator the node carries: each micro-batch plans a
+  fresh node with a fresh accumulator, which the engine reads after the batch).
+* :class:`StreamingSymmetricHashJoinExec` is a stream-stream join.  Each child must be
+  hash-partitioned on exactly its join keys into the operator's number of state partitions
+  (``StatefulOpClusteredDistribution``), so EnsureRequirements inserts
+  ``Exchange hashpartitioning(keys, n), REQUIRED_BY_STATEFUL_OPERATOR``; partition ``i`` of both
+  children meets the state of partition ``i`` (``ember.streaming.join``).  The micro-batch engine
+  fills in ``state_info`` (checkpoint, run id, operator id, the batch's store version, the
+  partitions fixed at the first run) and the two watermarks of the batch (late events: the
+  previous batch's; eviction: the current one) before EnsureRequirements, as Spark's
+  IncrementalExecution does.  The residual condition is split into left-only / right-only /
+  post-join parts and the state cleanup predicates are derived from the watermarks by
+  :mod:`ember.streaming.join` (spark-behavior.md 10.2-10.5); the node prints both as Spark does::
+
+      StreamingSymmetricHashJoin [k#1], [k#5], Inner, condition = [ leftOnly = null, rightOnly =
+      null, both = null, full = null ], state info [ checkpoint = file:/ck/state, runId = ...,
+      opId = 0, ver = 0, numPartitions = 2] stateStoreCkptIds = None, 0, 0, state cleanup [ left
+      = null, right = null ], 2, Append
+
+* :class:`StreamingRelationExec` is a stream that was never started (EXPLAIN of a streaming
+  DataFrame); it cannot run.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from ember.expressions.base import AttributeReference, Expression
+from ember.physical.nodes import JoinExec, LeafExecNode, UnaryExecNode, _list
+from ember.physical.partitioning import (
+    ClusteredDistribution,
+    Distribution,
+    Partitioning,
+    PartitioningCollection,
+    StatefulOpClusteredDistribution,
+    UnknownPartitioning,
+)
+from ember.plans.logical.join_type import JoinType
+from ember.plans.logical.nodes import watermark_output
+from ember.streaming.watermarks import EventTimeStats
+from ember.trees import node
+
+__all__ = ["StatefulOperatorStateInfo", "EventTimeWatermarkExec",
+           "StreamingSymmetricHashJoinExec", "StreamingRelationExec", "StatefulOperatorExec"]
+
+
+@dataclass(frozen=True, slots=True)
+class StatefulOperatorStateInfo:
+    """Where a stateful operator's state lives in one micro-batch (Spark's
+    ``StatefulOperatorStateInfo``): ``<checkpoint>/state``, the run, the operator's id (its
+    position among the query's stateful operators), the store version the batch opens (its
+    batch id) and the number of state partitions."""
+
+    checkpoint_location: str
+    query_run_id: str
+    operator_id: int
+    store_version: int
+    num_partitions: int
+
+    def __str__(self) -> str:
+        loc = self.checkpoint_location
+        uri = loc if ":" in loc.split(os.sep)[0] else "file:" + os.path.abspath(loc)
+        return (f"state info [ checkpoint = {uri}, runId = {self.query_run_id}, "
+                f"opId = {self.operator_id}, ver = {self.store_version}, "
+                f"numPartitions = {self.num_partitions}]")
+
+
+class StatefulOperatorExec:
+    """Marker of the stateful streaming operators (the engine assigns their state info and asks
+    whether the next watermark needs a no-data batch)."""
+
+    __slots__ = ()
+
+    def should_run_another_batch(self, new_watermark_ms: int) -> bool:  # pragma: no cover
+        raise NotImplementedError
+
+    def output_watermark(self, input_watermark_ms: int) -> int | None:  # pragma: no cover
+        """The watermark of the rows it emits given its input watermark (Spark's
+        ``produceOutputWatermark``)."""
+        raise NotImplementedError
+
+
+@node
+class EventTimeWatermarkExec(UnaryExecNode):
+    """``EventTimeWatermark <id>, t#1: timestamp, 10 seconds``: rows unchanged; the event
+    times seen go to ``stats``."""
+
+    event_time: AttributeReference
+    delay_ms: int
+    child: Any
+    delay_text: str = field(default="", compare=False)
+    node_id: str = field(default="", compare=False)
+    stats: EventTimeStats = field(default_factory=EventTimeStats, compare=False)
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return watermark_output(self.child.output, self.event_time.id, self.delay_ms)
+
+    def simple_string(self) -> str:
+        head = f"{self.node_id}, " if self.node_id else ""
+        delay = self.delay_text or f"{self.delay_ms} milliseconds"
+        return (f"EventTimeWatermark {head}{self.event_time.simple_string()}: "
+                f"{self.event_time.data_type.simple_string()}, {delay}")
+
+
+@node
+class StreamingRelationExec(LeafExecNode):
+    """A stream read outside of a started query: ``StreamingRelation memory, [a#1]``."""
+
+    description: str
+    output: tuple[AttributeReference, ...] = field()  # type: ignore[assignment]
+
+    def simple_string(self) -> str:
+        return f"StreamingRelation {self.description}, {_list(self.output)}"
+
+
+@node
+class StreamingSymmetricHashJoinExec(JoinExec, StatefulOperatorExec):
+    """A stream-stream join (see the module docstring).  ``condition`` is the whole residual
+    (every conjunct that is not an equi-join key pair); ``state_info`` and the watermarks are
+    None until the micro-batch engine plans the node for a batch."""
+
+    left_keys: tuple[Expression, ...]
+    right_keys: tuple[Expression, ...]
+    join_type: JoinType
+    condition: Expression | None
+    left: Any
+    right: Any
+    state_info: StatefulOperatorStateInfo | None = None
+    watermark_for_late_events: int | None = None
+    watermark_for_eviction: int | None = None
+    state_format_version: int = 2
+
+    @property
+    def existence_attr(self) -> None:
+        return None
+
+    # -- physical properties --------------------------------------------------------------------
+    @property
+    def output_partitioning(self) -> Partitioning:
+        jt = self.join_type
+        if jt.is_inner_like:
+            return PartitioningCollection((self.left.output_partitioning,
+                                           self.right.output_partitioning))
+        if jt is JoinType.LEFT_OUTER or jt is JoinType.LEFT_SEMI:
+            return self.left.output_partitioning
+        if jt is JoinType.RIGHT_OUTER:
+            return self.right.output_partitioning
+        return UnknownPartitioning(self.left.output_partitioning.num_partitions)
+
+    @property
+    def required_child_distribution(self) -> tuple[Distribution, ...]:
+        if self.state_info is None:
+            return (ClusteredDistribution(self.left_keys), ClusteredDistribution(self.right_keys))
+        n = self.state_info.num_partitions
+        return (StatefulOpClusteredDistribution(self.left_keys, n),
+                StatefulOpClusteredDistribution(self.right_keys, n))
+
+    # -- condition split and state cleanup (ember.streaming.join) -------------------------------
+    def condition_split(self) -> Any:
+        """The residual split into left-only, right-only and post-join parts (10.2)."""
+        from ember.streaming.join.conditions import JoinConditionSplitPredicates
+
+        return JoinConditionSplitPredicates.of(self.condition, self.left.output,
+                                               self.right.output)
+
+    def state_watermark_predicates(self) -> tuple[Any, Any]:
+        """(left, right) state cleanup predicates for the eviction watermark (10.4)."""
+        from ember.streaming.join.state_watermark import state_watermark_predicates
+
+        return state_watermark_predicates(self.left.output, self.right.output, self.left_keys,
+                                          self.right_keys, self.condition,
+                                          self.watermark_for_eviction)
+
+    def has_state_cleanup(self) -> bool:
+        left, right = self.state_watermark_predicates()
+        return left is not None or right is not None
+
+    def output_watermark(self, input_watermark_ms: int) -> int | None:
+        """``min(input, left state watermark, right state watermark)``: rows still held in
+        state may join later, so the output can be as old as the oldest of them."""
+        from ember.streaming.join.state_watermark import state_watermarks
+
+        left, right = state_watermarks(self.left.output, self.right.output, self.left_keys,
+                                       self.right_keys, self.condition, input_watermark_ms)
+        return min(w for w in (left, right, input_watermark_ms) if w is not None)
+
+    def should_run_another_batch(self, new_watermark_ms: int) -> bool:
+        """Spark's ``shouldRunAnotherBatch``: the watermark moved past the one this batch
+        evicted with, and some side has a state cleanup predicate."""
+        return (self.watermark_for_eviction is not None
+                and new_watermark_ms > self.watermark_for_eviction
+                and self.has_state_cleanup())
+
+    # -- display --------------------------------------------------------------------------------
+    def simple_string(self) -> str:
+        from ember.streaming.join.state_watermark import JoinStateKeyWatermarkPredicate
+
+        def cleanup(side: str, pred: Any) -> str:
+            # Spark's JoinStateWatermarkPredicates.toString
+            if pred is None:
+                return f"{side} = null"
+            kind = "key" if isinstance(pred, JoinStateKeyWatermarkPredicate) else "value"
+            return f"{side} {kind} predicate: {pred}"
+
+        parts = [_list(self.left_keys), _list(self.right_keys), self._type_string(),
+                 f"condition = {self.condition_split()}"]
+        info = "state info [ N/A ]" if self.state_info is None else str(self.state_info)
+        parts.append(info + " stateStoreCkptIds = None")
+        for w in (self.watermark_for_late_events, self.watermark_for_eviction):
+            if w is not None:
+                parts.append(str(w))
+        left, right = self.state_watermark_predicates()
+        parts.append(f"state cleanup [ {cleanup('left', left)}, {cleanup('right', right)} ]")
+        parts += [str(self.state_format_version), "Append"]
+        return f"{self.node_name} " + ", ".join(parts)

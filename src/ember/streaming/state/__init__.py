@@ -1,0 +1,2 @@
+"""Versioned state stores (in-memory with delta/snapshot files, RocksDB) and the
+stream-stream join state manager."""
