@@ -112,7 +112,10 @@ CASES = (
          ("start", "STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION",
           "Invalid streaming output mode: complete. This output mode is not supported for no "
           "streaming aggregations on streaming DataFrames/DataSets")),
-    # Spark 4.3 runs an inner stream-stream join in Update mode (rows as in Append)
+    # Spark 4.3 runs inner and left semi stream-stream joins in Update mode (rows as in Append)
+    Case("left_semi_update_mode_runs",
+         lambda F, l, r, s: _wm(l, "lt").join(_wm(r, "rt"), F.expr(RANGE), "left_semi"),
+         "update", ("ok", ((1, norm(ts(1)), "a"),))),
     Case("inner_update_mode_runs",
          lambda F, l, r, s: l.join(r, F.expr("lk = rk"), "inner"), "update",
          ("ok", ((1, norm(ts(1)), "a", 1, norm(ts(2)), "b"),))),
