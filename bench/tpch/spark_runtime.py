@@ -56,6 +56,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--partitions", type=int, default=8)
     ap.add_argument("--queries", default=",".join(str(q) for q in range(1, 23)))
+    ap.add_argument("--static", action="store_true",
+                    help="also run Ember's static plans (spark.sql.adaptive.enabled=false), "
+                         "to show what the adaptive join conversion gains")
     args = ap.parse_args(argv)
     queries = [int(q) for q in args.queries.split(",")]
 
@@ -73,37 +76,53 @@ def main(argv: list[str] | None = None) -> None:
     on_spark = ember.Session({"spark.sql.shuffle.partitions": str(args.partitions)},
                              runtime="spark", spark=spark)
     datagen.register_ember(on_spark, paths)
+    static = None
+    if args.static:
+        static = ember.Session({"spark.sql.shuffle.partitions": str(args.partitions),
+                                "spark.sql.adaptive.enabled": "false"}, runtime="spark",
+                               spark=spark)
+        datagen.register_ember(static, paths)
     print(f"TPC-H SF{args.sf} from {args.data} on Spark {spark.version} "
           f"({spark.sparkContext.master}, {args.partitions} shuffle partitions); {machine()}; "
           f"best of {args.repeat} after one warm-up run", flush=True)
-    print(f"{'query':<6}{'ember on spark':>16}{'spark native':>14}{'ratio':>8}   answer", flush=True)
+    head = f"{'query':<6}{'ember on spark':>16}{'spark native':>14}{'ratio':>8}"
+    if static is not None:
+        head += f"{'ember static':>14}{'ratio':>8}"
+    print(head + "   answer", flush=True)
 
-    ember_t: dict[int, float] = {}
-    spark_t: dict[int, float] = {}
+    times: dict[str, dict[int, float]] = {"ember": {}, "spark": {}, "static": {}}
     for n in queries:
         runs = {"ember": lambda: on_spark.sql(sql[n]).to_arrow(),
                 "spark": lambda: native.sql(sql[n]).toArrow()}
+        if static is not None:
+            runs["static"] = lambda: static.sql(sql[n]).to_arrow()
         outs = {}
         try:
             for name, run in runs.items():
                 run()
-                t, outs[name] = _best(run, args.repeat)
-                (ember_t if name == "ember" else spark_t)[n] = t
+                times[name][n], outs[name] = _best(run, args.repeat)
         except Exception as exc:  # noqa: BLE001 - report and go on
             print(f"Q{n:02d}   failed: {type(exc).__name__}: {str(exc).splitlines()[0][:160]}",
                   flush=True)
-            ember_t.pop(n, None)
-            spark_t.pop(n, None)
+            for t in times.values():
+                t.pop(n, None)
             continue
-        problem = diff(outs["ember"], outs["spark"])
-        check = "ok (= Spark)" if problem is None else f"DIFFERS: {problem}"
-        print(f"Q{n:02d}  {ember_t[n]:14.3f}s{spark_t[n]:13.3f}s{ember_t[n] / spark_t[n]:7.2f}x"
-              f"   {check}", flush=True)
+        problems = [p for p in (diff(outs[k], outs["spark"]) for k in outs if k != "spark") if p]
+        check = "ok (= Spark)" if not problems else f"DIFFERS: {problems[0]}"
+        e, sp = times["ember"][n], times["spark"][n]
+        line = f"Q{n:02d}  {e:14.3f}s{sp:13.3f}s{e / sp:7.2f}x"
+        if static is not None:
+            st = times["static"][n]
+            line += f"{st:13.3f}s{st / sp:7.2f}x"
+        print(f"{line}   {check}", flush=True)
 
-    common = [n for n in queries if n in ember_t and n in spark_t]
-    ge, gs = _geomean([ember_t[n] for n in common]), _geomean([spark_t[n] for n in common])
+    common = [n for n in queries if n in times["ember"] and n in times["spark"]]
+    ge, gs = (_geomean([times[k][n] for n in common]) for k in ("ember", "spark"))
     print(f"\ngeomean over {len(common)} queries: ember on spark {ge:.3f}s, spark native "
           f"{gs:.3f}s, ember-on-spark/spark = {ge / gs:.2f}x")
+    if static is not None:
+        gst = _geomean([times["static"][n] for n in common])
+        print(f"ember static plans {gst:.3f}s, static/spark = {gst / gs:.2f}x")
     spark.stop()
 
 
