@@ -4,7 +4,7 @@ same SparkSession (same JVM, same executors, same Parquet files).
 Not a test.  Run::
 
     python -m bench.tpch.spark_runtime [--data /tmp/tpch_sf1] [--sf 1] [--repeat 2]
-        [--master local[2]] [--queries 1,2,...,22] [--partitions 8]
+        [--master local[2]] [--queries 1,2,...,22] [--partitions 8] [--static]
 
 Data is generated offline with ``duckdb-extension-tpch`` when ``--data`` holds no
 ``lineitem.parquet``.  Both engines read the files through ``CREATE TEMP VIEW ... USING
