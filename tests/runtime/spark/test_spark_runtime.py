@@ -296,3 +296,29 @@ def test_a_join_hint_or_adaptive_off_keeps_the_planned_join(wide) -> None:
     assert _adaptive_run(wide, sql)[1] == []
     wide.conf.set("spark.sql.adaptive.enabled", "false")
     assert _adaptive_run(wide, sql.replace("/*+ MERGE(b) */ ", ""))[1] == []
+
+
+def test_broadcasts_are_built_concurrently_once_each(session, monkeypatch) -> None:
+    # three broadcast joins (one nested in another's build side): built by a thread pool, each
+    # exactly once
+    session.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    sql = ("SELECT /*+ BROADCAST(d1), BROADCAST(d2), BROADCAST(x) */ t.v, d1.name, x.name "
+           "FROM t JOIN d d1 ON t.k = d1.k JOIN d d2 ON t.k = d2.k "
+           "JOIN (SELECT /*+ BROADCAST(d3) */ d.k, d.name FROM d JOIN d d3 ON d.k = d3.k) x "
+           "ON t.k = x.k")
+    from ember.runtime.spark.runtime import SparkRuntime
+
+    sc = session.spark_session.sparkContext
+    built: list[int] = []
+    real = sc.broadcast
+    monkeypatch.setattr(sc, "broadcast", lambda value: built.append(1) or real(value))
+    qe = session.sql(sql)._qe
+    plan = qe.executed_plan
+    n = len({id(b) for b in plan.collect(
+        lambda b: b if type(b).__name__ == "BroadcastExchangeExec" else None)})
+    assert n == 4, plan.tree_string()
+    with SparkRuntime(session.spark_session, session.sql_conf, logical_links=qe._links) as rt:
+        table = rt.collect(plan)
+    assert len(built) == 4
+    assert sorted(zip(*(c.to_pylist() for c in table.columns))) == sorted(
+        zip(*(c.to_pylist() for c in _local(session, sql).columns)))

@@ -35,6 +35,7 @@ The same walk, without a SparkContext, describes the Spark stages for EXPLAIN
 from __future__ import annotations
 
 import functools
+import threading
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -170,6 +171,7 @@ class SparkRuntime:
         self._rdds: dict[int, Any] = {}
         self._broadcasts: dict[int, Any] = {}
         self._broadcast_rows: dict[int, int] = {}
+        self._broadcast_locks: dict[int, threading.Lock] = {}
         self._release: list[Any] = []
 
     # -- public ----------------------------------------------------------------------------------
@@ -180,6 +182,7 @@ class SparkRuntime:
         plan = prepare_for_spark(plan)
         self._start(plan)
         plan = self.final_plan = convert_joins(plan, self)
+        self._prefetch_broadcasts(plan)
         rdd = self._region_rdd(plan, worker.blobs)
         with task_errors("collecting the result"):
             blobs = rdd.collect()
@@ -393,11 +396,30 @@ class SparkRuntime:
             functools.partial(worker.run_one, spec("pairs"), worker.blobs))
         return self.sc.union([pairs, unmatched])
 
+    def _prefetch_broadcasts(self, plan: SparkPlan) -> None:
+        """Builds ``plan``'s broadcast relations concurrently, one Spark job each (a broadcast's
+        job is often a single task: run one after the other they leave cores idle), as Spark
+        builds them asynchronously.  Nested ones wait for each other (:meth:`_broadcast`)."""
+        found = plan.collect(lambda n: n if isinstance(n, BroadcastExchangeExec) else None)
+        unique = list({id(b): b for b in found}.values())
+        if len(unique) < 2:
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(min(len(unique), max(2, self.sc.defaultParallelism))) as pool:
+            for _ in pool.map(self._broadcast, unique):
+                pass
+
     def _broadcast(self, node: BroadcastExchangeExec) -> Any:
-        """The Spark broadcast variable of ``node``'s rows (collected once per run)."""
-        hit = self._broadcasts.get(id(node))
-        if hit is not None:
-            return hit
+        """The Spark broadcast variable of ``node``'s rows (collected once per run, also when
+        several threads ask for it)."""
+        with self._broadcast_locks.setdefault(id(node), threading.Lock()):
+            hit = self._broadcasts.get(id(node))
+            if hit is not None:
+                return hit
+            return self._build_broadcast(node)
+
+    def _build_broadcast(self, node: BroadcastExchangeExec) -> Any:
         rdd = self._region_rdd(node.child, worker.blobs)
         with task_errors(f"building {node.simple_string()}"):
             blobs = rdd.collect()
