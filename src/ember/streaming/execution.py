@@ -21,7 +21,10 @@ Per trigger (on the query's own thread)::
 
 Restart (``populate_start_offsets``): the latest offsets entry with a commit means the next batch
 is new; without one, that batch is re-run with the logged offsets and metadata (the sink ignores
-a batch id it already committed, so its output is exactly-once).  The settings pinned in the
+a batch id it already committed, so its output is exactly-once).  After a committed batch, that
+batch is planned again without rows to ask its stateful operators whether the watermark calls
+for a no-data batch (Spark's restarted query does not know and waits for new data), so a crash
+never holds back rows an uninterrupted run emits.  The settings pinned in the
 first batch's metadata -- ``spark.sql.shuffle.partitions`` (the number of state partitions),
 ``spark.sql.streaming.multipleWatermarkPolicy``, ``spark.sql.streaming.join.stateFormatVersion``
 and the state store provider -- are re-applied over the session's on every restart.
@@ -68,6 +71,7 @@ from ember.plans.logical.nodes import (
     StreamingBatchRelation,
     StreamingRelation,
 )
+from ember.streaming.crash import crash_point
 from ember.streaming.logs import CommitLog, OffsetSeq, OffsetSeqLog, OffsetSeqMetadata
 from ember.streaming.watermarks import (
     MULTIPLE_WATERMARK_POLICY,
@@ -493,11 +497,16 @@ class MicroBatchExecution:
 
     def _run_available_now(self) -> None:
         # Spark's SupportsTriggerAvailableNow: a source that can pins what "available now" is
+        # and is asked for its next offset every batch (asking takes data: a file source logs
+        # its next maxFilesPerTrigger files); any other's latest offset now is its target
+        targets: list[Any] = []
         for s in self.sources:
             prepare = getattr(s, "prepare_for_trigger_available_now", None)
             if prepare is not None:
                 prepare()
-        targets = [s.latest_offset() for s in self.sources]
+                targets.append(_ASK)
+            else:
+                targets.append(s.latest_offset())
         while not self._stop.is_set():
             if not self._run_trigger(targets):
                 return
@@ -586,11 +595,20 @@ class MicroBatchExecution:
             self.batch_id = bid + 1
             self._batch_constructed = False
             self.committed = list(self.available)
+            late = self.prev_batch_watermark
             self.prev_batch_watermark = entry.metadata.batch_watermark_ms
             self.tracker.set_watermark(max(self.tracker.current_watermark, commit[1]))
             for s, off in zip(self.sources, self.committed):
                 if off is not None:
                     s.commit(off)
+            if self.has_event_time:
+                # Unlike Spark, whose restarted query forgets that its last batch's stateful
+                # operators wanted a no-data batch (and evicts, or emits outer rows, only with
+                # the next data), that batch is planned again (no rows, no state read) to ask
+                # them: a restart after a crash then writes what an uninterrupted run writes.
+                self.last_execution = self._incremental(
+                    bid, [_empty(r.output) for r in self.relations], late,
+                    entry.metadata.batch_watermark_ms)
         else:
             # the latest batch did not commit: run it again with the same offsets
             self.batch_id = bid
@@ -614,7 +632,8 @@ class MicroBatchExecution:
         t = time.time()
         latest = []
         for i, s in enumerate(self.sources):
-            if targets is not None and self.committed[i] == targets[i]:
+            if targets is not None and targets[i] is not _ASK \
+                    and self.committed[i] == targets[i]:
                 latest.append(self.committed[i])
             else:
                 latest.append(s.latest_offset())
@@ -633,11 +652,13 @@ class MicroBatchExecution:
                                           dict(self.metadata.conf))
         self.available = available
         t = time.time()
+        crash_point("before_offsets_log")
         if not self.offset_log.add(self.batch_id, OffsetSeq(tuple(available), self.metadata)):
             raise ExecutionError(
                 f"Multiple streaming queries are concurrently using {self.checkpoint}",
                 error_class="CONCURRENT_STREAM_LOG_UPDATE",
                 parameters={"batchId": str(self.batch_id)})
+        crash_point("after_offsets_log")
         durations["walCommit"] = _elapsed_ms(t)
         # Spark: the logs keep the last minBatchesToRetain batches (purge is exclusive)
         retain = int(_conf_str(self.session.sql_conf, MIN_BATCHES_TO_RETAIN, "100"))
@@ -659,28 +680,15 @@ class MicroBatchExecution:
                 data.append(s.get_batch(start, end))
         durations["getBatch"] = _elapsed_ms(t)
 
-        def substitute(p: LogicalPlan) -> LogicalPlan | None:
-            if isinstance(p, StreamingRelation):
-                idx = self._relation_source[id(p)]
-                return StreamingBatchRelation(p.output, _conform(data[idx], p.output),
-                                              p.description)
-            return None
-
-        logical = self.plan.transform_down(substitute)
         t = time.time()
-        conf = self.batch_conf
-        execution = IncrementalExecution(
-            self.session, conf, logical, checkpoint=self.checkpoint, run_id=self.run_id,
-            batch_id=self.batch_id,
-            num_state_partitions=int(conf.get(SHUFFLE_PARTITIONS)),
-            watermark_for_late_events=self.prev_batch_watermark,
-            watermark_for_eviction=self.metadata.batch_watermark_ms,
-            state_format_version=int(_conf_str(conf, JOIN_STATE_FORMAT_VERSION, "2")))
+        execution = self._incremental(self.batch_id, data, self.prev_batch_watermark,
+                                      self.metadata.batch_watermark_ms)
         execution.executed_plan  # noqa: B018 - plan now, timed as Spark's queryPlanning
         durations["queryPlanning"] = _elapsed_ms(t)
         t = time.time()
         result = execution.run(self.plan.output)
         self.sink.add_batch(self.batch_id, result)
+        crash_point("after_sink")
         durations["addBatch"] = _elapsed_ms(t)
 
         # the watermark for the next batch, then the commit
@@ -693,6 +701,7 @@ class MicroBatchExecution:
                 f"Multiple streaming queries are concurrently using {self.checkpoint}",
                 error_class="CONCURRENT_STREAM_LOG_UPDATE",
                 parameters={"batchId": str(self.batch_id)})
+        crash_point("after_commit_log")
         for s, off in zip(self.sources, self.available):
             if off is not None:
                 s.commit(off)
@@ -708,6 +717,27 @@ class MicroBatchExecution:
         self.last_execution = execution
         return progress
 
+    def _incremental(self, batch_id: int, data: list[pa.Table], late_watermark_ms: int,
+                     eviction_watermark_ms: int) -> IncrementalExecution:
+        """Batch ``batch_id``'s execution over ``data`` (one table per source)."""
+        assert self.batch_conf is not None
+
+        def substitute(p: LogicalPlan) -> LogicalPlan | None:
+            if isinstance(p, StreamingRelation):
+                idx = self._relation_source[id(p)]
+                return StreamingBatchRelation(p.output, _conform(data[idx], p.output),
+                                              p.description)
+            return None
+
+        conf = self.batch_conf
+        return IncrementalExecution(
+            self.session, conf, self.plan.transform_down(substitute), checkpoint=self.checkpoint,
+            run_id=self.run_id, batch_id=batch_id,
+            num_state_partitions=int(conf.get(SHUFFLE_PARTITIONS)),
+            watermark_for_late_events=late_watermark_ms,
+            watermark_for_eviction=eviction_watermark_ms,
+            state_format_version=int(_conf_str(conf, JOIN_STATE_FORMAT_VERSION, "2")))
+
     def _finish_progress(self, p: dict[str, Any], start: float,
                          durations: dict[str, int]) -> None:
         from ember.streaming.progress import make_progress
@@ -718,6 +748,10 @@ class MicroBatchExecution:
         with self._cond:
             self.recent_progress.append(report)
             del self.recent_progress[:-keep]
+
+
+#: an availableNow target meaning "ask the source" (it pinned its data itself)
+_ASK = object()
 
 
 def _collect_relations(plan: LogicalPlan) -> list[StreamingRelation]:

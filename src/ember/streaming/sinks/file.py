@@ -45,6 +45,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ember.errors import AnalysisError, ExecutionError, UnsupportedError
+from ember.streaming.crash import crash_point
 
 if TYPE_CHECKING:  # pragma: no cover
     from ember.session import Session
@@ -289,6 +290,7 @@ class FileStreamSink:
             return  # Spark: "Skipping already committed batch"
         os.makedirs(self.path, exist_ok=True)
         files = self._write_files(batch_id, data)
+        crash_point("sink_files_written")
         entries = []
         for f in files:
             st = os.stat(f)

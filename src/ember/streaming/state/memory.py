@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from ember.streaming.crash import crash_point
 from ember.streaming.state.rows import RowCodec
 from ember.streaming.state.store import (
     StateStore, StateStoreConf, StateStoreId, StateStoreProvider, atomic_write, cannot_load,
@@ -239,6 +240,7 @@ class HDFSBackedStateStoreProvider(StateStoreProvider):
             if os.path.exists(stale):  # left by an earlier run of the same batch
                 os.remove(stale)
             self._cache(version, m)
+            crash_point("state_commit")
             self.do_maintenance()
 
     def do_maintenance(self) -> None:

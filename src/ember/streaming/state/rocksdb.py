@@ -31,6 +31,7 @@ import pandas as pd
 import pyarrow as pa
 from rocksdict import Checkpoint, Options, Rdict, WriteBatch
 
+from ember.streaming.crash import crash_point
 from ember.streaming.state.rows import RowCodec
 from ember.streaming.state.store import (
     StateStore, StateStoreConf, StateStoreId, StateStoreProvider, cannot_load, empty_table,
@@ -135,6 +136,7 @@ class RocksDBStateStoreProvider(StateStoreProvider):
                 os.replace(tmp, final)
             self.num_keys = num_keys
             self.loaded_version = version
+            crash_point("state_commit")
             self.do_maintenance()
 
     def abort_version(self) -> None:
