@@ -403,31 +403,40 @@ class IntervalSubtract(_IntervalPair):
     symbol: ClassVar[str] = "-"
 
 
-@node
-class IntervalNegate(Expression):
-    """``- interval`` (Spark's ``UnaryMinus`` on an ANSI interval; same type)."""
+class _IntervalUnary(Expression):
+    """A unary function of an ANSI interval keeping its type, computed with the checked Arrow
+    kernel ``kernel`` (overflow -> Spark's interval overflow error)."""
 
-    child: Expression
-    function_name: str | None = None
+    __slots__ = ()
     may_fail_at_runtime: ClassVar[bool] = True
+    kernel: ClassVar[str] = ""
 
     @property
     def data_type(self) -> T.DataType:
-        return self.child.data_type
+        return self.child.data_type  # type: ignore[attr-defined]
 
     @property
     def nullable(self) -> bool:
-        return self.child.nullable
+        return self.child.nullable  # type: ignore[attr-defined]
 
     def eval(self, batch: pa.RecordBatch) -> pa.Array:
         from ember.expressions.common import to_array
 
-        a = to_array(self.child.eval(batch), batch.num_rows)
+        a = to_array(self.child.eval(batch), batch.num_rows)  # type: ignore[attr-defined]
+        fn = getattr(pc, self.kernel)
         err = lambda: _interval_overflow(None)  # noqa: E731
         if isinstance(self.data_type, T.YearMonthIntervalType):
-            return _checked(lambda x, _: pc.negate_checked(x), a.cast(pa.int32()), a, err)
-        out = _checked(lambda x, _: pc.negate_checked(x), _micros(a), a, err)
-        return out.cast(pa.duration("us"))
+            return _checked(lambda x, _: fn(x), a.cast(pa.int32()), a, err)
+        return _checked(lambda x, _: fn(x), _micros(a), a, err).cast(pa.duration("us"))
+
+
+@node
+class IntervalNegate(_IntervalUnary):
+    """``- interval`` (Spark's ``UnaryMinus`` on an ANSI interval; same type)."""
+
+    child: Expression
+    function_name: str | None = None
+    kernel: ClassVar[str] = "negate_checked"
 
     def simple_string(self) -> str:
         return f"-{self.child.simple_string()}"
@@ -439,29 +448,11 @@ class IntervalNegate(Expression):
 
 
 @node
-class IntervalAbs(Expression):
+class IntervalAbs(_IntervalUnary):
     """``abs(interval)`` (Spark's ``Abs`` on an ANSI interval; same type)."""
 
     child: Expression
-    may_fail_at_runtime: ClassVar[bool] = True
-
-    @property
-    def data_type(self) -> T.DataType:
-        return self.child.data_type
-
-    @property
-    def nullable(self) -> bool:
-        return self.child.nullable
-
-    def eval(self, batch: pa.RecordBatch) -> pa.Array:
-        from ember.expressions.common import to_array
-
-        a = to_array(self.child.eval(batch), batch.num_rows)
-        err = lambda: _interval_overflow(None)  # noqa: E731
-        if isinstance(self.data_type, T.YearMonthIntervalType):
-            return _checked(lambda x, _: pc.abs_checked(x), a.cast(pa.int32()), a, err)
-        out = _checked(lambda x, _: pc.abs_checked(x), _micros(a), a, err)
-        return out.cast(pa.duration("us"))
+    kernel: ClassVar[str] = "abs_checked"
 
     def simple_string(self) -> str:
         return f"abs({self.child.simple_string()})"
