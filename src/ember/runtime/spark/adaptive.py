@@ -63,21 +63,29 @@ def _drop_sorts(node: SparkPlan, sorts: set[int], need_o: bool) -> SparkPlan:
     return node.with_children(new) if any(a is not b for a, b in zip(new, kids)) else node
 
 
-def _walk(node: SparkPlan, rt: Any, need_p: bool, need_o: bool) -> SparkPlan:
+def _walk(node: SparkPlan, rt: Any, need_p: bool, need_o: bool,
+          memo: dict[int, SparkPlan] | None = None) -> SparkPlan:
+    """``node`` with its joins converted, bottom-up.  A node reached twice (the exchange a
+    ``ReusedExchangeExec`` reads) maps to one replacement, and a rebuilt node keeps what the
+    runtime knows by node id: its logical link, its task count and whether it is reused."""
+    memo = {} if memo is None else memo
+    hit = memo.get(id(node))
+    if hit is not None:
+        return hit
+    old = node
     kids = node.children
     if kids:
         needs = child_needs(node, need_p, need_o)
-        new = [_walk(c, rt, p, o) for c, (p, o) in zip(kids, needs)]
+        new = [_walk(c, rt, p, o, memo) for c, (p, o) in zip(kids, needs)]
         if any(a is not b for a, b in zip(new, kids)):
-            old, node = node, node.with_children(new)
-            link = rt.logical_links.get(id(old))
-            if link is not None:
-                rt.logical_links[id(node)] = link
+            node = node.with_children(new)
+            rt.carry_over(old, node)
     if isinstance(node, (SortMergeJoinExec, ShuffledHashJoinExec)):
-        new = _convert(node, rt, need_p, need_o)
-        if new is not None:
-            rt.adaptive_log.append((node, new))
-            return new
+        converted = _convert(node, rt, need_p, need_o)
+        if converted is not None:
+            rt.adaptive_log.append((node, converted))
+            node = converted
+    memo[id(old)] = node
     return node
 
 

@@ -217,6 +217,16 @@ class SparkRuntime:
         self._measured[id(exchange)] = int(counter.value)
         return self._measured[id(exchange)]
 
+    def carry_over(self, old: SparkPlan, new: SparkPlan) -> None:
+        """``new`` replaces ``old`` (its subtree was re-planned): what the runtime keeps by node
+        id -- the logical link, the Spark tasks reading a shuffle, reuse -- carries over."""
+        if self.logical_links is not None and id(old) in self.logical_links:
+            self.logical_links[id(new)] = self.logical_links[id(old)]
+        if id(old) in self._tasks:
+            self._tasks[id(new)] = self._tasks[id(old)]
+        if id(old) in self._reused:
+            self._reused.add(id(new))
+
     def tasks_of(self, exchange: SparkPlan) -> int:
         """How many Spark tasks read ``exchange``'s shuffle (:mod:`.coalesce`)."""
         return self._tasks.get(id(exchange), max(1, exchange.output_partitioning.num_partitions))
