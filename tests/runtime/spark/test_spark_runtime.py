@@ -256,9 +256,22 @@ def _local_rows(session, sql: str, tables=("w",)) -> list[tuple]:
     return sorted(tuple(r) for r in local.sql(sql).collect())
 
 
-def test_a_side_that_turns_out_small_is_broadcast(wide) -> None:
+def test_a_side_that_turns_out_small_is_broadcast(wide, monkeypatch) -> None:
+    from pyspark.rdd import RDD
+
+    collected: list[int] = []  # partitions of each RDD collected to the driver
+    original = RDD.collect
+
+    def collect(self):
+        collected.append(self.getNumPartitions())
+        return original(self)
+
+    monkeypatch.setattr(RDD, "collect", collect)
+    wide.conf.set("ember.spark.coalescePartitions.enabled", "false")  # 4 shuffle partitions
     sql = "SELECT a.v, b.v FROM w a JOIN w b ON a.k = b.k WHERE b.v < 3"
     plan, log, table, _ = _adaptive_run(wide, sql)
+    # the broadcast reads the measured shuffle with one task (then the result is collected)
+    assert collected[0] == 1 and len(collected) == 2, collected
     assert "SortMergeJoin" in plan.tree_string()  # planned shuffled: the estimates are big
     assert [(type(a).__name__, type(b).__name__, b.build_side.name) for a, b in log] == [
         ("SortMergeJoinExec", "BroadcastHashJoinExec", "RIGHT")]
@@ -322,3 +335,58 @@ def test_broadcasts_are_built_concurrently_once_each(session, monkeypatch) -> No
     assert len(built) == 4
     assert sorted(zip(*(c.to_pylist() for c in table.columns))) == sorted(
         zip(*(c.to_pylist() for c in _local(session, sql).columns)))
+
+
+def test_decimals_cross_from_spark_as_unscaled_longs(session, tmp_path) -> None:
+    """Decimals of precision <= 18 leave Spark's reader as their unscaled longs and are rebuilt
+    exactly in the task (negative values, NULLs, the extremes of decimal(18, 2) and scale 0);
+    a wider decimal crosses as a decimal."""
+    import decimal
+
+    from ember.runtime.spark import sources
+
+    d = decimal.Decimal
+    vals = [d("123.45"), d("-0.05"), None, d("0.00"), d("-9999999999999999.99"),
+            d("9999999999999999.99")]
+    small = [d("-99999.9999"), None, d("0.0001"), d("12.5"), d("-3.0000"), d("99999.9999")]
+    table = pa.table({"a": pa.array(vals, pa.decimal128(18, 2)),
+                      "b": pa.array([7, -7, 0, None, 10 ** 17, -(10 ** 17)], pa.decimal128(18, 0)),
+                      "c": pa.array([d("1.5")] * 5 + [None], pa.decimal128(30, 10)),
+                      "a2": pa.array(small, pa.decimal128(9, 4))})
+    path = str(tmp_path / "dec.parquet")
+    pq.write_table(table, path)
+    df = session.spark_session.read.parquet(path).select("a", "b", "c", "a2", "a")
+    _, unscaled = sources._unscaled_decimals(df)
+    assert unscaled == ((0, 18, 2), (1, 18, 0), (3, 9, 4), (4, 18, 2))
+    session.sql(f"CREATE TEMP VIEW dec USING parquet OPTIONS (path '{path}')")
+    got = session.sql("SELECT a, b, c, a2, a + a2 AS s FROM dec").to_arrow()
+    assert got.column("a").to_pylist() == vals
+    assert got.column("b").to_pylist() == table.column("b").to_pylist()
+    assert got.column("c").to_pylist() == table.column("c").to_pylist()
+    assert got.column("a2").to_pylist() == small
+    assert got.column("s").to_pylist() == [None if x is None or y is None else x + y
+                                           for x, y in zip(vals, small)]
+
+
+def test_a_small_range_partitioned_input_is_sorted_by_one_task(session) -> None:
+    """The range exchange's sampling pass measures its input; under the advisory partition
+    size one task reads the persisted input in place (no range shuffle), as Spark's adaptive
+    execution coalesces a small shuffle; over it, the input is range-shuffled."""
+    from ember.physical.nodes import ShuffleExchangeExec
+    from ember.runtime.spark.runtime import SparkRuntime
+
+    sql = "SELECT v, k FROM t ORDER BY k DESC, v"
+    expected = sorted(((v, k) for k, v in zip([1, 2, 3, 4, 5] * 40, range(200))),
+                      key=lambda r: (-r[1], r[0]))
+    session.conf.set("ember.execution.coalescePartitions.minPartitionSize", "1b")
+    for advisory, tasks in (("64MB", 1), ("100b", 4)):
+        session.conf.set("ember.execution.advisoryPartitionSizeInBytes", advisory)
+        plan = session.sql(sql)._qe.executed_plan
+        with SparkRuntime(session.spark_session, session.sql_conf) as rt:
+            got = rt.collect(plan)
+            ranges = rt.final_plan.collect(lambda n: n if isinstance(n, ShuffleExchangeExec)
+                                           and "rangepartitioning" in n.simple_string() else None)
+            assert len(ranges) == 1 and rt.tasks_of(ranges[0]) == tasks
+        assert list(zip(got.column("v").to_pylist(), got.column("k").to_pylist())) == expected
+    session.conf.unset("ember.execution.advisoryPartitionSizeInBytes")
+    session.conf.unset("ember.execution.coalescePartitions.minPartitionSize")

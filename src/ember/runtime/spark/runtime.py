@@ -8,8 +8,11 @@ each, :mod:`.worker`):
   (:class:`~.worker.ShuffleSink`: Ember's row hash, so both sides of a join agree) and
   ``RDD.partitionBy(n)`` shuffles the pieces with Spark's shuffle: the same keys and count as
   the plan says, so co-partitioned inputs stay co-partitioned.  Range partitioning first samples
-  the (persisted) child for its bounds, as Spark's RangePartitioner does.
-- ``BroadcastExchangeExec``: the child's rows are collected once on the driver and shipped with
+  the (persisted) child for its bounds, as Spark's RangePartitioner does; a child the sample
+  shows to be under the advisory partition size is read by one task in place, without a
+  shuffle, as Spark's adaptive execution coalesces a small shuffle.
+- ``BroadcastExchangeExec``: the child's rows are collected once on the driver (by one task
+  when the child reads only shuffles the adaptive conversion measured) and shipped with
   ``SparkContext.broadcast``; each Python worker builds the hashed relation once and reuses it
   for every task of the query (:class:`~.worker.TaskRuntime`).
 - ``UnionExec``: ``SparkContext.union`` (narrow: Spark pipelines it into the next stage).
@@ -43,7 +46,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ember.conf import SQLConf
+from ember.conf import ADVISORY_PARTITION_SIZE, SPARK_COALESCE_PARTITIONS, SQLConf
 from ember.errors import InternalError
 from ember.execution.kernels.batches import schema_of
 from ember.physical.nodes import (BroadcastExchangeExec, BroadcastNestedLoopJoinExec, BuildSide,
@@ -316,38 +319,69 @@ class SparkRuntime:
     def _shuffle_pairs(self, node: ShuffleExchangeExec) -> Any:
         """The map side of ``node``: ``(task, blob)`` pairs for ``RDD.partitionBy``."""
         part = node.output_partitioning
-        n = max(1, part.num_partitions)
-        tasks = self._tasks.get(id(node), n)
+        if isinstance(part, RangePartitioning) and part.num_partitions > 1:
+            return self._range_pairs(node, *self._range_input(node))
         header = node.copy(child=SparkInputExec(-1, node.child.output, "exchange input"))
-        rows = int(self.conf.get("ember.execution.batchSize") or 8192) * 8
-        if isinstance(part, RangePartitioning) and n > 1:
-            child = self._region_rdd(node.child, worker.blobs).persist()
-            self._release.append(child)
-            per_partition = max(20, 100 * n // max(1, child.getNumPartitions()))
-            sampler = worker.SampleSink(header, node.child.output, per_partition)
-            spec = worker.RegionSpec(SparkInputExec(0, node.child.output, "exchange input"),
-                                     self._conf_items, (), node.simple_string())
-            with task_errors(f"sampling {node.simple_string()}"):
-                samples = child.mapPartitionsWithIndex(
-                    functools.partial(worker.run_one, spec, sampler)).collect()
-            bounds = None
-            if samples:
-                keys = pa.Table.from_batches(
-                    [b for blob in samples for b in worker.decode(blob)]).combine_chunks()
-                from ember.runtime.local.exchange import bounds_from_sample
+        sink = worker.ShuffleSink(header, node.child.output, None, self._piece_rows(),
+                                  self.tasks_of(node))
+        return self._region_rdd(node.child, sink)
 
-                bounds = tuple(bounds_from_sample(part, [c.chunk(0) if c.num_chunks else
-                                                         pa.array([], c.type)
-                                                         for c in keys.columns]))
-            sink = worker.ShuffleSink(header, node.child.output, bounds, rows, tasks)
-            pairs = child.mapPartitionsWithIndex(functools.partial(worker.run_one, spec, sink))
-        else:
-            sink = worker.ShuffleSink(header, node.child.output, None, rows, tasks)
-            pairs = self._region_rdd(node.child, sink)
-        return pairs
+    def _piece_rows(self) -> int:
+        """Rows a shuffle piece merges up to before it is encoded."""
+        return int(self.conf.get("ember.execution.batchSize") or 8192) * 8
+
+    def _range_pairs(self, node: ShuffleExchangeExec, child: Any, bounds: tuple | None) -> Any:
+        """The map side of a range exchange over its persisted input ``child``."""
+        header = node.copy(child=SparkInputExec(-1, node.child.output, "exchange input"))
+        sink = worker.ShuffleSink(header, node.child.output, bounds, self._piece_rows(),
+                                  self.tasks_of(node))
+        spec = worker.RegionSpec(SparkInputExec(0, node.child.output, "exchange input"),
+                                 self._conf_items, (), node.simple_string())
+        return child.mapPartitionsWithIndex(functools.partial(worker.run_one, spec, sink))
+
+    def _range_input(self, node: ShuffleExchangeExec) -> tuple[Any, tuple | None]:
+        """The (persisted) input of a range exchange and its partition bounds, from a sample of
+        every input partition's sort keys, as Spark's RangePartitioner samples.  The sample
+        also counts the input's Arrow bytes: an input under
+        ``ember.execution.advisoryPartitionSizeInBytes`` is read by one task (the bounds are
+        then None), as Spark's adaptive execution coalesces the partitions of a small
+        shuffle (unless ``ember.spark.coalescePartitions.enabled`` is off)."""
+        part = node.output_partitioning
+        n = max(1, part.num_partitions)
+        child = self._region_rdd(node.child, worker.blobs).persist()
+        self._release.append(child)
+        per_partition = max(20, 100 * n // max(1, child.getNumPartitions()))
+        sampler = worker.SampleSink(node, node.child.output, per_partition)
+        spec = worker.RegionSpec(SparkInputExec(0, node.child.output, "exchange input"),
+                                 self._conf_items, (), node.simple_string())
+        with task_errors(f"sampling {node.simple_string()}"):
+            samples = child.mapPartitionsWithIndex(
+                functools.partial(worker.run_one, spec, sampler)).collect()
+        batches = [b for blob in samples for b in worker.decode(blob)]
+        size = sum(int((b.schema.metadata or {}).get(b"bytes", 0)) for b in batches)
+        if self.conf.get(SPARK_COALESCE_PARTITIONS) and size <= int(
+                self.conf.get(ADVISORY_PARTITION_SIZE)):
+            self._tasks[id(node)] = 1
+            return child, None
+        keys = pa.Table.from_batches(batches).combine_chunks()
+        from ember.runtime.local.exchange import bounds_from_sample
+
+        bounds = tuple(bounds_from_sample(part, [c.chunk(0) if c.num_chunks else
+                                                 pa.array([], c.type)
+                                                 for c in keys.columns]))
+        return child, bounds
 
     def _shuffle(self, node: ShuffleExchangeExec) -> Any:
-        pairs = self._shuffle_pairs(node)
+        part = node.output_partitioning
+        if isinstance(part, RangePartitioning) and part.num_partitions > 1:
+            child, bounds = self._range_input(node)
+            if bounds is None:
+                # small: one task reads every input partition in place (a narrow coalesce of
+                # the sampled, persisted input; no shuffle)
+                return child.coalesce(1)
+            pairs = self._range_pairs(node, child, bounds)
+        else:
+            pairs = self._shuffle_pairs(node)
         return pairs.partitionBy(self.tasks_of(node), worker.target_of).map(worker.value_of_pair)
 
     def _cogrouped(self, region: _Region, spec: worker.RegionSpec, sink: Any) -> Any:
@@ -431,6 +465,12 @@ class SparkRuntime:
 
     def _build_broadcast(self, node: BroadcastExchangeExec) -> Any:
         rdd = self._region_rdd(node.child, worker.blobs)
+        inputs = cut_region(node.child).inputs
+        if inputs and all(id(x.child if isinstance(x, ReusedExchangeExec) else x)
+                          in self._measured for x in inputs) and rdd.getNumPartitions() > 1:
+            # reads only shuffles measured small enough to broadcast (an adaptive
+            # conversion): one task reads them all, not one per shuffle partition
+            rdd = rdd.coalesce(1)
         with task_errors(f"building {node.simple_string()}"):
             blobs = rdd.collect()
         table = worker.table_of(blobs, schema_of(node.child.output))

@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 import ember.expressions.registry  # noqa: F401  (function specs, as the driver has them)
 from ember.conf import SQLConf
@@ -428,7 +429,8 @@ def _split(b: pa.RecordBatch, pids: np.ndarray | None) -> Iterator[tuple[int, pa
 @dataclass(frozen=True, slots=True)
 class SampleSink:
     """The sampling pass of a range partitioning: about ``per_partition`` evenly spaced rows
-    of the partition's sort keys, as one blob."""
+    of the partition's sort keys, as one blob whose schema metadata holds the partition's row
+    count and Arrow bytes (``rows``, ``bytes``: the driver coalesces a small input)."""
 
     exchange: Any
     child_output: tuple[Any, ...]
@@ -442,15 +444,18 @@ class SampleSink:
         bound = [prepare(o.child, self.child_output) for o in part.ordering]
         names = [f"k{i}" for i in range(len(bound))]
         keys: list[pa.RecordBatch] = []
+        size = 0
         for b in batches:
             if b.num_rows:
+                size += b.nbytes
                 keys.append(pa.RecordBatch.from_arrays(key_arrays(bound, b), names=names))
         if not keys:
             return
         table = pa.Table.from_batches(keys).combine_chunks()
         m = table.num_rows
         idx = np.unique(np.linspace(0, m - 1, min(m, self.per_partition)).astype(np.int64))
-        yield encode(table.take(pa.array(idx)).to_batches()[0])
+        sample = table.take(pa.array(idx)).to_batches()[0]
+        yield encode(sample.replace_schema_metadata({"rows": str(m), "bytes": str(size)}))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -478,14 +483,35 @@ def arrow_to_blobs(schema: pa.Schema, batches: Iterator[pa.RecordBatch]
 
 
 def spark_arrow_batches(arrow_schema: pa.Schema, schema: pa.Schema,
+                        unscaled: tuple[tuple[int, int, int], ...],
                         it: Iterator[Any]) -> Iterator[pa.RecordBatch]:
     """Spark's own Arrow record-batch messages (``Dataset.toArrowBatchRdd``: IPC messages
-    without a schema, typed ``arrow_schema``) as batches typed ``schema``.  The consumer runs in
-    the same Python worker, so the batches are not serialized again."""
+    without a schema, typed ``arrow_schema``) as batches typed ``schema``; the columns listed in
+    ``unscaled`` as ``(position, precision, scale)`` arrive as the decimals' unscaled longs.
+    The consumer runs in the same Python worker, so the batches are not serialized again."""
     for msg in it:
         b = pa.ipc.read_record_batch(pa.py_buffer(msg), arrow_schema)
         if b.num_rows:
+            if unscaled:
+                cols = b.columns
+                for i, p, s in unscaled:
+                    cols[i] = decimal_from_unscaled(cols[i], p, s)
+                b = pa.RecordBatch.from_arrays(cols, schema=pa.schema(
+                    [pa.field(f.name, c.type) for f, c in zip(b.schema, cols)]))
             yield conform_batch(b, schema)
+
+
+def decimal_from_unscaled(col: pa.Array, precision: int, scale: int) -> pa.Array:
+    """The ``decimal128(precision, scale)`` array whose unscaled values are ``col``'s int64s
+    (built from the 16-byte two's complement words directly, no per-value conversion)."""
+    n = len(col)
+    words = np.empty((n, 2), np.int64)
+    words[:, 0] = col.fill_null(0).to_numpy(zero_copy_only=False)
+    words[:, 1] = words[:, 0] >> 63  # sign extension into the high word
+    out = pa.Array.from_buffers(pa.decimal128(precision, scale), n, [None, pa.py_buffer(words)])
+    if col.null_count:
+        out = pc.if_else(col.is_valid(), out, pa.scalar(None, out.type))
+    return out
 
 
 def blobs_to_arrow(schema: pa.Schema, batches: Iterator[pa.RecordBatch]
