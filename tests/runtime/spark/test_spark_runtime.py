@@ -191,6 +191,15 @@ def test_files_come_through_spark_readers_with_pushed_filters(session, tmp_path)
     assert tuple(df.collect()[0]) == (20, sum(a for a in range(900, 1000) if a % 10 in (1, 2)))
     rows = session.sql("SELECT s FROM c WHERE s = 'it''s'").collect()
     assert [r.s for r in rows] == ["it's"]
+    for pattern, escape, expected in (("it%", None, ["it's"]), ("%'_", None, ["it's"]),
+                                      ("x!_", "!", []), ("_", "#", ["x", "y"])):
+        where = f"s LIKE '{pattern.replace(chr(39), chr(39) * 2)}'" + (
+            f" ESCAPE '{escape}'" if escape else "")
+        df = session.sql(f"SELECT s FROM c WHERE {where}")
+        scan = df._qe.executed_plan.collect(
+            lambda n: n if hasattr(n, "data_filters") else None)[0]
+        assert any("LIKE" in (filter_sql(f) or "") for f in scan.data_filters), where
+        assert sorted(r.s for r in df.collect()) == expected, where
 
 
 def test_plans_and_errors_pickle_for_the_executors(session) -> None:

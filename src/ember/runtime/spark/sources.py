@@ -179,8 +179,8 @@ def _quote(name: str) -> str:
 
 
 def filter_sql(e: Expression) -> str | None:
-    """Spark SQL text of a pushed-down data filter (comparisons, IS [NOT] NULL, IN, AND, OR,
-    NOT over columns and literals), or None when it holds anything else."""
+    """Spark SQL text of a pushed-down data filter (comparisons, IS [NOT] NULL, IN, LIKE, AND,
+    OR, NOT over columns and literals), or None when it holds anything else."""
     from ember.expressions import predicates as p
 
     match e:
@@ -204,6 +204,12 @@ def filter_sql(e: Expression) -> str | None:
             if any(x is None for x in parts):
                 return None
             return f"({parts[0]} IN ({', '.join(parts[1:])}))"  # type: ignore[arg-type]
+        case p.Like(left=a, right=b, escape_char=esc):
+            x, y = filter_sql(a), filter_sql(b)
+            if x is None or y is None or len(esc) != 1 or esc == "'":
+                return None
+            tail = "" if esc == "\\" else f" ESCAPE '{esc}'"
+            return f"({x} LIKE {y}{tail})"
         case p.BinaryComparison(left=a, right=b):
             ops = {p.EqualTo: "=", p.EqualNullSafe: "<=>", p.LessThan: "<",
                    p.LessThanOrEqual: "<=", p.GreaterThan: ">", p.GreaterThanOrEqual: ">="}
