@@ -6,6 +6,8 @@ Ember does not implement are simply absent from a batch, batches left empty are 
     Finish Analysis                       Once        EliminateResolvedHint, EliminateSubqueryAliases
     Union                                 FixedPoint  RemoveNoopOperators
     LocalRelation early                   FixedPoint  ConvertToLocalRelation, PropagateEmptyRelation
+    Subquery                              FixedPoint(1) OptimizeSubqueries (this whole optimizer on
+                                                      each subquery plan)
     Replace Operators                     FixedPoint  ReplaceIntersectWithSemiJoin,
                                                       ReplaceExceptWithAntiJoin,
                                                       ReplaceDistinctWithAggregate
@@ -32,7 +34,9 @@ RemoveNoopOperators (CombineFilters runs inside PushDownPredicates, as in Spark)
 
 Spark's PullupCorrelatedPredicates is folded into the two subquery rewrites (Ember's subquery
 expressions have no join-condition field to pull predicates into; see
-``rules/rewrite_subquery.py``), so "Pullup Correlated Expressions" is absent.
+``rules/rewrite_subquery.py``), so "Pullup Correlated Expressions" is absent.  For the same
+reason OptimizeSubqueries optimizes a correlated subquery plan only below its correlated
+operators (see ``rules/optimize_subqueries.py``).
 
 :func:`minimal_batches` is what execution cannot do without (the subquery rewrites): running only
 those gives the "unoptimized" plan the differential tests compare the optimized one against.
@@ -101,6 +105,7 @@ def default_batches(conf: "SQLConf") -> list[Batch]:
         EliminateSubqueryAliases,
     )
     from ember.optimizer.rules.infer_filters import InferFiltersFromConstraints
+    from ember.optimizer.rules.optimize_subqueries import OptimizeSubqueries
     from ember.optimizer.rules.propagate_empty_relation import PropagateEmptyRelation
     from ember.optimizer.rules.push_down_predicates import (
         PushDownPredicates,
@@ -121,6 +126,7 @@ def default_batches(conf: "SQLConf") -> list[Batch]:
         Batch("Finish Analysis", ONCE, (EliminateResolvedHint(), EliminateSubqueryAliases())),
         Batch("Union", fixed, (RemoveNoopOperators(),)),
         Batch("LocalRelation early", fixed, (ConvertToLocalRelation(), PropagateEmptyRelation())),
+        Batch("Subquery", FixedPoint(1), (OptimizeSubqueries(),)),
         Batch("Replace Operators", fixed, (
             ReplaceIntersectWithSemiJoin(),
             ReplaceExceptWithAntiJoin(),
