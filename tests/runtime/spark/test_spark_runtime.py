@@ -399,3 +399,22 @@ def test_a_small_range_partitioned_input_is_sorted_by_one_task(session) -> None:
         assert list(zip(got.column("v").to_pylist(), got.column("k").to_pylist())) == expected
     session.conf.unset("ember.execution.advisoryPartitionSizeInBytes")
     session.conf.unset("ember.execution.coalescePartitions.minPartitionSize")
+
+
+def test_a_file_relation_is_loaded_once_until_its_file_changes(session, tmp_path) -> None:
+    import os
+
+    from ember.runtime.spark import sources
+
+    path = str(tmp_path / "once.parquet")
+    pq.write_table(pa.table({"a": pa.array(range(10), pa.int64())}), path)
+    session.sql(f"CREATE TEMP VIEW once USING parquet OPTIONS (path '{path}')")
+    assert session.sql("SELECT count(*) AS n FROM once").collect()[0].n == 10
+    keys = [k for k in sources._LOADED if path in k[5]]
+    assert len(keys) == 1
+    assert session.sql("SELECT sum(a) AS s FROM once").collect()[0].s == 45
+    assert [k for k in sources._LOADED if path in k[5]] == keys  # the same load, reused
+    pq.write_table(pa.table({"a": pa.array(range(1000), pa.int64())}), path)
+    os.utime(path, ns=(1, 1))  # a different modification time, whatever the clock's grain
+    assert session.sql("SELECT count(*) AS n FROM once").collect()[0].n == 1000
+    assert len([k for k in sources._LOADED if path in k[5]]) == 2

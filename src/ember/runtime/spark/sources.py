@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import functools
+from collections import OrderedDict
 from typing import Any
 
 import pyarrow as pa
@@ -77,11 +78,39 @@ def one_row(rt: Any) -> Any:
 def file_scan(rt: Any, node: FileSourceScanExec) -> Any:
     """Spark's reader for the relation's format, paths and options, reading the scan's
     columns with the pushed filters Spark SQL can express."""
-    rel = node.relation
-    ddl = spark_ddl(rel.attrs)
-    reader = rt.spark.read.format(rel.format).schema(ddl)
+    df = _loaded(rt.spark, node.relation)
+    from pyspark.sql import functions as F
+
+    df = df.select(*[F.col(_quote(a.name)) for a in node.output])
+    for f in node.data_filters:
+        sql = filter_sql(f)
+        if sql is not None:
+            df = df.where(F.expr(sql))
+    return dataframe_blobs(df, schema_of(node.output))
+
+
+#: loaded file relations per SparkSession, most recent last: ``{key: DataFrame}``
+_LOADED: "OrderedDict[tuple, Any]" = OrderedDict()
+_LOADED_SIZE = 64
+
+
+def _loaded(spark: Any, rel: Any) -> Any:
+    """Spark's reader over ``rel``'s files (all its columns), loaded once per SparkSession and
+    relation: ``load`` lists and checks the files in the JVM, which costs a round of py4j
+    calls per scan.  Ember fixes a relation's files when it is created (as Spark's
+    ``CREATE TEMP VIEW ... USING`` does); the key also holds each file's size and modification
+    time, so a file written again is loaded again.  Non-local paths are loaded every time."""
     from ember.execution.scan import PARTITION_OPTION
 
+    ddl = spark_ddl(rel.attrs)
+    stamps = _stamps(rel.paths)
+    key = (spark.sparkContext.applicationId, spark._jsparkSession.hashCode(), rel.format, ddl,
+           tuple(rel.options), tuple(rel.paths), stamps)
+    hit = _LOADED.get(key) if stamps is not None else None
+    if hit is not None:
+        _LOADED.move_to_end(key)
+        return hit
+    reader = spark.read.format(rel.format).schema(ddl)
     partition_columns: list[str] = []
     for k, v in rel.options:
         if k.lower() == PARTITION_OPTION.lower():
@@ -92,14 +121,26 @@ def file_scan(rt: Any, node: FileSourceScanExec) -> Any:
         # Ember lists the files; Spark finds the key=value directories above them from here
         reader = reader.option("basePath", _base_path(rel.paths[0], partition_columns))
     df = reader.load(list(rel.paths))
-    from pyspark.sql import functions as F
+    if stamps is not None:
+        _LOADED[key] = df
+        while len(_LOADED) > _LOADED_SIZE:
+            _LOADED.popitem(last=False)
+    return df
 
-    df = df.select(*[F.col(_quote(a.name)) for a in node.output])
-    for f in node.data_filters:
-        sql = filter_sql(f)
-        if sql is not None:
-            df = df.where(F.expr(sql))
-    return dataframe_blobs(df, schema_of(node.output))
+
+def _stamps(paths: tuple[str, ...]) -> tuple[tuple[int, int], ...] | None:
+    """Size and modification time of each local file of ``paths`` (a rewritten file loads
+    again), or None when some path is not a local file (nothing is cached then)."""
+    import os
+
+    out = []
+    for p in paths:
+        try:
+            st = os.stat(p[len("file:"):] if p.startswith("file:") else p)
+        except (OSError, ValueError):
+            return None
+        out.append((st.st_size, st.st_mtime_ns))
+    return tuple(out)
 
 
 def spark_dataframe(rt: Any, node: SparkDataFrameScanExec) -> Any:
