@@ -360,6 +360,9 @@ class StreamingQuery:
 
     def explain(self, extended: bool = False) -> None:
         """Print the last micro-batch's physical plan (or the plan when none ran yet)."""
+        if hasattr(self._ex, "explain"):  # on Spark: Spark's plan
+            self._ex.explain(extended)
+            return
         last = self._ex.last_execution
         if last is None:
             print("No physical plan. Waiting for data.")
@@ -426,11 +429,19 @@ class StreamingQueryManager:
                 "This query does not support recovering from checkpoint location. Delete "
                 f"{os.path.join(checkpoint, 'offsets')} to start over.",
                 error_class="_LEGACY_ERROR_TEMP_1299")
-        sink = writer._sink(session, key, path)
-        execution = MicroBatchExecution(
-            session, plan, sink, checkpoint=checkpoint, trigger=writer._trigger, name=name,
-            output_mode=writer._mode, delete_checkpoint_on_stop=temporary,
-            on_terminated=self._terminated_query)
+        from ember.streaming.spark import SparkStreamExecution, streaming_runtime
+
+        execution: Any
+        if streaming_runtime(session, writer._options) == "spark":
+            # Spark Structured Streaming runs the query (ember.streaming.spark)
+            execution = SparkStreamExecution(session, writer, plan, key, path, checkpoint,
+                                             temporary, self._terminated_query)
+        else:
+            sink = writer._sink(session, key, path)
+            execution = MicroBatchExecution(
+                session, plan, sink, checkpoint=checkpoint, trigger=writer._trigger, name=name,
+                output_mode=writer._mode, delete_checkpoint_on_stop=temporary,
+                on_terminated=self._terminated_query)
         query = StreamingQuery(execution)
         with self._lock:
             if execution.id in self._active:

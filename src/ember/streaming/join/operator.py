@@ -139,7 +139,7 @@ class SymmetricHashJoin:
                  right_output: Sequence[AttributeReference], state_info: StateInfo,
                  watermark_for_late_events_ms: int | None,
                  watermark_for_eviction_ms: int | None, conf: Any,
-                 state_format_version: int = 2) -> None:
+                 state_format_version: int = 2, store_factory: Any = None) -> None:
         if join_type not in _SUPPORTED:
             raise AnalysisError(f"{join_type} join is not supported between two streams",
                                 error_class="STREAMING_JOIN_UNSUPPORTED")
@@ -151,6 +151,8 @@ class SymmetricHashJoin:
                 f"Join state format version 1 does not support {self.join_type} joins "
                 "(SPARK-26154); use spark.sql.streaming.join.stateFormatVersion=2.")
         self.state_format_version = state_format_version
+        #: opens the state stores (None: ``get_state_store``, the checkpoint's own providers)
+        self.store_factory = store_factory
         self.left_keys = tuple(left_keys)
         self.right_keys = tuple(right_keys)
         self.condition = JoinConditionSplitPredicates.of(condition, left_output, right_output)
@@ -213,11 +215,11 @@ class SymmetricHashJoin:
         mgr_l = SymmetricHashJoinStateManager(
             "left", self.left.schema, self.left.key_types, info.checkpoint_location,
             info.operator_id, partition_id, info.store_version, self.store_conf,
-            self.state_format_version)
+            self.state_format_version, self.store_factory)
         mgr_r = SymmetricHashJoinStateManager(
             "right", self.right.schema, self.right.key_types, info.checkpoint_location,
             info.operator_id, partition_id, info.store_version, self.store_conf,
-            self.state_format_version)
+            self.state_format_version, self.store_factory)
         counts = {"updated": 0, "removed": 0, "dropped": 0}
         try:
             out: list[pa.Table] = []

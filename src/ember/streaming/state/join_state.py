@@ -36,6 +36,7 @@ they are skipped and counted (``skippedNullValueCount``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -111,7 +112,10 @@ class SymmetricHashJoinStateManager:
 
     def __init__(self, side: str, input_schema: pa.Schema, key_types: list[pa.DataType],
                  checkpoint_location: str, operator_id: int, partition_id: int, version: int,
-                 store_conf: StateStoreConf, state_format_version: int = 2) -> None:
+                 store_conf: StateStoreConf, state_format_version: int = 2,
+                 store_factory: Any = None) -> None:
+        # ``store_factory`` (``get_state_store``'s signature) opens the two stores elsewhere:
+        # the Spark runtime keeps them in Spark's state (ember.streaming.spark.worker).
         if side not in ("left", "right"):
             raise InternalError(f"SymmetricHashJoinStateManager: bad side {side!r}")
         if state_format_version not in (1, 2):
@@ -131,10 +135,11 @@ class SymmetricHashJoinStateManager:
         self.skipped_null_values = 0
         self.key_codec = RowCodec(self.key_schema)
         n2v, k2v = state_store_names(side)
-        self.key_to_num_values: StateStore = get_state_store(
+        open_store = get_state_store if store_factory is None else store_factory
+        self.key_to_num_values: StateStore = open_store(
             StateStoreId(checkpoint_location, operator_id, partition_id, n2v),
             self.key_schema, self.count_schema, version, store_conf)
-        self.key_with_index_to_value: StateStore = get_state_store(
+        self.key_with_index_to_value: StateStore = open_store(
             StateStoreId(checkpoint_location, operator_id, partition_id, k2v),
             self.key_index_schema, self.value_schema, version, store_conf)
 
