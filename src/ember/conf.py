@@ -171,6 +171,11 @@ SPARK_COALESCE_PARTITIONS = _entry(
     "Spark runtime: run the partitions of a shuffle as fewer Spark tasks, adjacent partitions "
     "grouped to ember.execution.advisoryPartitionSizeInBytes by the plan's size estimates "
     "(co-partitioned shuffles grouped alike); the partitioning EXPLAIN shows is unchanged.")
+SPARK_ARROW_BATCH_ROWS = _entry(
+    "ember.spark.arrowBatchRows", 65536, int,
+    "Spark runtime: rows per Arrow batch Spark's readers hand to Ember's operators (Spark's "
+    "spark.sql.execution.arrow.maxRecordsPerBatch, 10000 by default, applied to Ember's scans "
+    "only); larger batches cut the per-batch cost of every operator above the scan.")
 SPARK_SHIP_PACKAGE = _entry(
     "ember.spark.shipPackage", "auto", lambda v: str(v).lower(),
     "Spark runtime: ship the ember package to the executors with SparkContext.addPyFile "

@@ -418,3 +418,27 @@ def test_a_file_relation_is_loaded_once_until_its_file_changes(session, tmp_path
     os.utime(path, ns=(1, 1))  # a different modification time, whatever the clock's grain
     assert session.sql("SELECT count(*) AS n FROM once").collect()[0].n == 1000
     assert len([k for k in sources._LOADED if path in k[5]]) == 2
+
+
+def test_scans_hand_over_arrow_batches_of_the_configured_size(session, tmp_path) -> None:
+    from ember.physical.nodes import FileSourceScanExec
+    from ember.runtime.spark import sources
+    from ember.runtime.spark.runtime import SparkRuntime
+
+    path = str(tmp_path / "rows.parquet")
+    pq.write_table(pa.table({"a": pa.array(range(100_000), pa.int64())}), path)
+    session.sql(f"CREATE TEMP VIEW rows_ USING parquet OPTIONS (path '{path}')")
+    spark = session.spark_session
+    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "777")
+    scan = session.sql("SELECT a FROM rows_")._qe.executed_plan.collect(
+        lambda n: n if isinstance(n, FileSourceScanExec) else None)[0]
+    for rows in (65536, 10000):
+        session.conf.set("ember.spark.arrowBatchRows", str(rows))
+        with SparkRuntime(spark, session.sql_conf) as rt:
+            sizes = sources.file_scan(rt, scan).map(lambda b: b.num_rows).collect()
+        assert sum(sizes) == 100_000
+        assert (10_000 < max(sizes) <= 65536) if rows == 65536 else max(sizes) == 10_000
+    # the user's setting is back, and Spark's own Arrow conversions use it
+    assert spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch") == "777"
+    spark.conf.unset("spark.sql.execution.arrow.maxRecordsPerBatch")
+    session.conf.unset("ember.spark.arrowBatchRows")

@@ -53,8 +53,9 @@ from ember.physical.nodes import (BroadcastExchangeExec, BroadcastNestedLoopJoin
                                   CartesianProductExec, CollectLimitExec,
                                   FileSourceScanExec, LocalLimitExec, LocalTableScanExec,
                                   OneRowRelationExec, RangeExec, ReusedExchangeExec,
-                                  ShuffleExchangeExec, SparkDataFrameScanExec, SparkPlan,
-                                  TakeOrderedAndProjectExec, UnionExec)
+                                  ShuffledHashJoinExec, ShuffleExchangeExec, SortMergeJoinExec,
+                                  SparkDataFrameScanExec, SparkPlan, TakeOrderedAndProjectExec,
+                                  UnionExec)
 from ember.physical.partitioning import RangePartitioning, SinglePartition
 from ember.runtime.spark import worker
 from ember.runtime.spark.errors import task_errors
@@ -184,6 +185,11 @@ class SparkRuntime:
 
         plan = prepare_for_spark(plan)
         self._start(plan)
+        if plan.find(lambda n: isinstance(n, (SortMergeJoinExec, ShuffledHashJoinExec))):
+            # the adaptive conversion measures shuffles whose regions read broadcasts: build
+            # the broadcasts no conversion can change (no shuffle below them) together first
+            self._prefetch_broadcasts(plan, lambda b: b.child.find(
+                lambda n: isinstance(n, (ShuffleExchangeExec, ReusedExchangeExec))) is None)
         plan = self.final_plan = convert_joins(plan, self)
         self._prefetch_broadcasts(plan)
         rdd = self._region_rdd(plan, worker.blobs)
@@ -440,11 +446,13 @@ class SparkRuntime:
             functools.partial(worker.run_one, spec("pairs"), worker.blobs))
         return self.sc.union([pairs, unmatched])
 
-    def _prefetch_broadcasts(self, plan: SparkPlan) -> None:
-        """Builds ``plan``'s broadcast relations concurrently, one Spark job each (a broadcast's
-        job is often a single task: run one after the other they leave cores idle), as Spark
-        builds them asynchronously.  Nested ones wait for each other (:meth:`_broadcast`)."""
-        found = plan.collect(lambda n: n if isinstance(n, BroadcastExchangeExec) else None)
+    def _prefetch_broadcasts(self, plan: SparkPlan, which: Any = None) -> None:
+        """Builds ``plan``'s broadcast relations (those ``which`` accepts) concurrently, one
+        Spark job each (a broadcast's job is often a single task: run one after the other they
+        leave cores idle), as Spark builds them asynchronously.  Nested ones wait for each other
+        (:meth:`_broadcast`)."""
+        found = plan.collect(lambda n: n if isinstance(n, BroadcastExchangeExec)
+                             and (which is None or which(n)) else None)
         unique = list({id(b): b for b in found}.values())
         if len(unique) < 2:
             return

@@ -12,14 +12,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import decimal
 import functools
+import threading
 from collections import OrderedDict
+from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
 
+from ember.conf import SPARK_ARROW_BATCH_ROWS
 from ember.execution.kernels.batches import schema_of
 from ember.expressions.base import AttributeReference, Expression, Literal
 from ember.physical.nodes import (FileSourceScanExec, LocalTableScanExec, RangeExec,
@@ -86,7 +90,8 @@ def file_scan(rt: Any, node: FileSourceScanExec) -> Any:
         sql = filter_sql(f)
         if sql is not None:
             df = df.where(F.expr(sql))
-    return dataframe_blobs(df, schema_of(node.output))
+    return dataframe_blobs(df, schema_of(node.output),
+                           int(rt.conf.get(SPARK_ARROW_BATCH_ROWS)))
 
 
 #: loaded file relations per SparkSession, most recent last: ``{key: DataFrame}``
@@ -146,7 +151,8 @@ def _stamps(paths: tuple[str, ...]) -> tuple[tuple[int, int], ...] | None:
 def spark_dataframe(rt: Any, node: SparkDataFrameScanExec) -> Any:
     """A PySpark DataFrame registered as an Ember table: its selected columns' Arrow batches
     (:func:`dataframe_blobs`), computed by Spark as part of the same job, never collected."""
-    return dataframe_blobs(node.selected_frame(), schema_of(node.output))
+    return dataframe_blobs(node.selected_frame(), schema_of(node.output),
+                           int(rt.conf.get(SPARK_ARROW_BATCH_ROWS)))
 
 
 def _base_path(path: str, partition_columns: list[str]) -> str:
@@ -160,11 +166,13 @@ def _base_path(path: str, partition_columns: list[str]) -> str:
     return d
 
 
-def dataframe_blobs(df: Any, schema: pa.Schema) -> Any:
+def dataframe_blobs(df: Any, schema: pa.Schema, batch_rows: int | None = None) -> Any:
     """A PySpark DataFrame's rows as an RDD of Ember batches typed ``schema``: the JVM
     converts its rows to Arrow (``Dataset.toArrowBatchRdd``, as ``DataFrame.toArrow`` does
     for the driver) and the consuming task decodes them, with no Python UDF step and no row
-    conversion.  Where that method is unavailable, ``mapInArrow`` produces the blobs."""
+    conversion; ``batch_rows`` rows per batch (Spark reads its Arrow batch size when the RDD
+    is made, so it is set around that call only).  Where that method is unavailable,
+    ``mapInArrow`` produces the blobs."""
     from pyspark.rdd import RDD
     from pyspark.serializers import NoOpSerializer
     from pyspark.sql.pandas.types import to_arrow_schema
@@ -172,7 +180,8 @@ def dataframe_blobs(df: Any, schema: pa.Schema) -> Any:
     spark = df.sparkSession
     try:
         shipped, unscaled = _unscaled_decimals(df)
-        jrdd = shipped._jdf.toArrowBatchRdd().toJavaRDD()
+        with _batch_rows(spark, batch_rows):
+            jrdd = shipped._jdf.toArrowBatchRdd().toJavaRDD()
     except Exception:  # noqa: BLE001 - not a classic Dataset, or the method moved
         return df.mapInArrow(functools.partial(worker.arrow_to_blobs, schema),
                              "b binary").rdd.map(_first)
@@ -181,6 +190,29 @@ def dataframe_blobs(df: Any, schema: pa.Schema) -> Any:
         "spark.sql.session.timeZone"), prefers_large_types=large == "true")
     return RDD(jrdd, spark.sparkContext, NoOpSerializer()).mapPartitions(
         functools.partial(worker.spark_arrow_batches, arrow_schema, schema, unscaled))
+
+
+_BATCH_ROWS_KEY = "spark.sql.execution.arrow.maxRecordsPerBatch"
+_BATCH_ROWS_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _batch_rows(spark: Any, rows: int | None) -> Iterator[None]:
+    """The session's Arrow batch size set to ``rows`` for the duration (under a lock: Ember's
+    concurrent broadcast builds make their RDDs from several threads)."""
+    if not rows:
+        yield
+        return
+    with _BATCH_ROWS_LOCK:
+        before = spark.conf.get(_BATCH_ROWS_KEY, None)
+        spark.conf.set(_BATCH_ROWS_KEY, str(rows))
+        try:
+            yield
+        finally:
+            if before is None:
+                spark.conf.unset(_BATCH_ROWS_KEY)
+            else:
+                spark.conf.set(_BATCH_ROWS_KEY, before)
 
 
 def _unscaled_decimals(df: Any) -> tuple[Any, tuple[tuple[int, int, int], ...]]:
