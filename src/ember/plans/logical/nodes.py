@@ -51,8 +51,9 @@ class LogicalPlan(TreeNode):
     """Base of logical plan nodes."""
 
     # _stats: plan_stats' cache (ember.plans.logical.statistics); _exprs: expressions();
-    # _res: resolved (see is_resolved); _outset: output_set; _strm: is_streaming
-    __slots__ = ("_out", "_stats", "_exprs", "_res", "_outset", "_strm")
+    # _res: resolved (see is_resolved); _outset: output_set; _strm: is_streaming;
+    # _dkeys: distinct keys (ember.plans.logical.distinct_keys)
+    __slots__ = ("_out", "_stats", "_exprs", "_res", "_outset", "_strm", "_dkeys")
     child_base: ClassVar[type]
 
     # -- schema -----------------------------------------------------------------------------

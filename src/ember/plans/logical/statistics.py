@@ -13,15 +13,20 @@ Two estimators, as Spark's:
   8, decimal 8 when precision <= 18 else 16, string 20, binary 100, array/struct the elements'),
   and no row count; Filter keeps the size; Aggregate without grouping is one row; Limit is
   ``min(rows, n) * width``; Expand multiplies by the projection count; Union sums; Intersect takes
-  the smaller side, Except the left; LeftSemi/LeftAnti joins have the left's statistics, every
-  other join (ExistenceJoin included) the *product* of the children's sizes; Sort and other nodes
-  the product of their children's sizes.
+  the smaller side, Except the left; LeftSemi/LeftAnti joins have the left's statistics; an
+  inner or outer equi-join where one side is unique on its join keys (a distinct key of that
+  side, :mod:`ember.plans.logical.distinct_keys`, is a subset of its join keys: e.g. an
+  Aggregate grouped by them) the *sum* of the children's sizes larger than 1 (Spark 4's
+  ``visitJoin``; off with ``spark.sql.optimizer.propagateDistinctKeys.enabled=false``), every
+  other join (Cross and ExistenceJoin included) the *product* of the children's sizes; Sort and
+  other nodes the product of their children's sizes.
 * ``spark.sql.cbo.enabled``: ``BasicStatsPlanVisitor`` with Spark's FilterEstimation (``=``,
   ``<=>``, ``<``, ``<=``, ``>``, ``>=`` against a literal, ``IN`` of literals, ``IS [NOT] NULL``
   directly over a leaf, AND/OR/NOT; uniform distribution, no histograms, column-to-column
   comparisons unsupported -> selectivity 1), JoinEstimation (inner/cross/outer equi-joins:
-  ``|L|*|R| / max(ndv)`` of the key pair with the largest NDV, 0 for disjoint key ranges, outer
-  joins at least the preserved side; semi/anti = left; no equi keys = cartesian),
+  ``|L|*|R| / max(ndv)`` of the key pair with the largest NDV, at most ``|R|`` when the left
+  side is unique on its join keys, ``|L|`` when the right is (distinct keys), 0 for disjoint key
+  ranges, outer joins at least the preserved side; semi/anti = left; no equi keys = cartesian),
   AggregateEstimation (product of the grouping columns' NDV, +1 per column with NULLs, capped by
   the child's rows) and ProjectEstimation (column statistics follow aliases).
 
@@ -80,6 +85,7 @@ import pyarrow.compute as pc
 
 from ember import types as T
 from ember.expressions.base import Alias, AttributeReference, Expression, Literal
+from ember.plans.logical.distinct_keys import propagate_distinct_keys, unique_on_join_keys
 from ember.plans.logical.join_type import JoinType
 from ember.plans.logical.nodes import (
     Aggregate,
@@ -294,6 +300,7 @@ class _Flags:
     default_size: int
     compression: float
     epoch: int
+    distinct_keys: bool = True
 
     @property
     def table_stats_visible(self) -> bool:
@@ -308,6 +315,7 @@ def _flags(conf: "SQLConf | None") -> _Flags:
         int(_conf_value(conf, "spark.sql.defaultSizeInBytes", LONG_MAX)),
         float(_conf_value(conf, "spark.sql.sources.fileCompressionFactor", 1.0)),
         _EPOCH[0],
+        propagate_distinct_keys(conf),
     )
 
 
@@ -382,6 +390,9 @@ def _limit_value(e: Expression) -> int | None:
     return None
 
 
+_UNIQUE_SUM_JOINS = (JoinType.INNER, JoinType.LEFT_OUTER, JoinType.RIGHT_OUTER, JoinType.FULL_OUTER)
+
+
 def _visit_size_only(p: LogicalPlan, f: _Flags) -> Statistics:
     match p:
         case LeafNode():
@@ -418,6 +429,12 @@ def _visit_size_only(p: LogicalPlan, f: _Flags) -> Statistics:
             return Statistics(output_size(p.output, rows), rows, hints=cs.hints)
         case Join(join_type=jt, left=l) if jt in (JoinType.LEFT_SEMI, JoinType.LEFT_ANTI):
             return replace(_stats(l, f), hints=HintInfo())
+        case Join(join_type=jt, left=l, right=r) if jt in _UNIQUE_SUM_JOINS and \
+                f.distinct_keys and any(unique_on_join_keys(p) or ()):
+            # One side matches each row of the other at most once: the sum, not the product
+            # (sizes of 0 or 1 are left out: ``size * 1`` is not ``size + 1``).
+            return Statistics(sum(s for s in (_stats(l, f).size_in_bytes,
+                                              _stats(r, f).size_in_bytes) if s > 1))
         case Union(inputs=inputs):
             return Statistics(sum(_stats(c, f).size_in_bytes for c in inputs))
         case Intersect(left=l, right=r):
@@ -899,12 +916,17 @@ def _estimate_join(p: Join, f: _Flags) -> Statistics | None:
         else:
             denom = 0
             break
+    # A side unique on its join keys (distinct keys) matches each row of the other at most once:
+    # the estimate starts from the other side's rows (the smaller of both when both are unique).
+    unique = unique_on_join_keys(p) if f.distinct_keys else None
+    start = {(True, True): min(lrows, rrows), (True, False): rrows,
+             (False, True): lrows}.get(unique or (False, False), lrows * rrows)
     if denom < 0:
-        inner = lrows * rrows
+        inner = start
     elif denom == 0:
         inner = 0
     else:
-        inner = _ceil(Decimal(lrows * rrows) / Decimal(denom))
+        inner = min(start, _ceil(Decimal(lrows * rrows) / Decimal(denom)))
     if jt is JoinType.LEFT_OUTER:
         rows = max(lrows, inner)
     elif jt is JoinType.RIGHT_OUTER:
