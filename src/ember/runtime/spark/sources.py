@@ -86,10 +86,9 @@ def file_scan(rt: Any, node: FileSourceScanExec) -> Any:
     from pyspark.sql import functions as F
 
     df = df.select(*[F.col(_quote(a.name)) for a in node.output])
-    for f in node.data_filters:
-        sql = filter_sql(f)
-        if sql is not None:
-            df = df.where(F.expr(sql))
+    pushed = [sql for sql in map(filter_sql, node.data_filters) if sql is not None]
+    if pushed:  # one Filter, one round of py4j calls
+        df = df.where(F.expr(" AND ".join(pushed)))
     return dataframe_blobs(df, schema_of(node.output),
                            int(rt.conf.get(SPARK_ARROW_BATCH_ROWS)))
 
