@@ -442,3 +442,34 @@ def test_scans_hand_over_arrow_batches_of_the_configured_size(session, tmp_path)
     assert spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch") == "777"
     spark.conf.unset("spark.sql.execution.arrow.maxRecordsPerBatch")
     session.conf.unset("ember.spark.arrowBatchRows")
+
+
+def test_scan_rdds_are_made_concurrently_once_each(session, tmp_path, monkeypatch) -> None:
+    import threading
+
+    from ember.runtime.spark import sources
+    from ember.runtime.spark.runtime import SparkRuntime
+
+    for name, n in (("sa", 300), ("sb", 200)):
+        pq.write_table(pa.table({"k": pa.array([i % 7 for i in range(n)], pa.int64()),
+                                 "v": pa.array(range(n), pa.int64())}), str(tmp_path / f"{name}.parquet"))
+        session.sql(f"CREATE TEMP VIEW {name} USING parquet OPTIONS (path '{tmp_path}/{name}.parquet')")
+    made: list[tuple[str, str]] = []
+    original = sources.file_scan
+
+    def file_scan(rt, node, batch_rows_set=False):
+        made.append((node.relation.paths[0], threading.current_thread().name))
+        return original(rt, node, batch_rows_set)
+
+    monkeypatch.setattr(sources, "file_scan", file_scan)
+    sql = "SELECT a.k, count(*) AS c FROM sa a JOIN sb b ON a.k = b.k GROUP BY a.k"
+    qe = session.sql(sql)._qe
+    with SparkRuntime(session.spark_session, session.sql_conf, logical_links=qe._links) as rt:
+        got = rt.collect(qe.executed_plan)
+    assert sorted(p.rsplit("/", 1)[1] for p, _ in made) == ["sa.parquet", "sb.parquet"]
+    assert all(t != threading.main_thread().name for _, t in made), made
+    counts = {k: 0 for k in range(7)}
+    for i in range(300):
+        counts[i % 7] += sum(1 for j in range(200) if j % 7 == i % 7)
+    assert sorted(zip(got.column("k").to_pylist(), got.column("c").to_pylist())) == sorted(
+        counts.items())

@@ -185,6 +185,7 @@ class SparkRuntime:
 
         plan = prepare_for_spark(plan)
         self._start(plan)
+        self._prefetch_scans(plan)
         if plan.find(lambda n: isinstance(n, (SortMergeJoinExec, ShuffledHashJoinExec))):
             # the adaptive conversion measures shuffles whose regions read broadcasts: build
             # the broadcasts no conversion can change (no shuffle below them) together first
@@ -445,6 +446,18 @@ class SparkRuntime:
         pairs = stream_rdd.mapPartitionsWithIndex(
             functools.partial(worker.run_one, spec("pairs"), worker.blobs))
         return self.sc.union([pairs, unmatched])
+
+    def _prefetch_scans(self, plan: SparkPlan) -> None:
+        """Makes the RDDs of ``plan``'s file scans concurrently (each plans a Spark query in
+        the JVM; :func:`.sources.file_scans`)."""
+        from ember.runtime.spark import sources
+
+        found = plan.collect(lambda n: n if isinstance(n, FileSourceScanExec) else None)
+        todo = [n for n in {id(n): n for n in found}.values() if id(n) not in self._rdds]
+        if len(todo) < 2:
+            return
+        for node, rdd in zip(todo, sources.file_scans(self, todo)):
+            self._rdds[id(node)] = rdd
 
     def _prefetch_broadcasts(self, plan: SparkPlan, which: Any = None) -> None:
         """Builds ``plan``'s broadcast relations (those ``which`` accepts) concurrently, one

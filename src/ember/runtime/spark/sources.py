@@ -79,9 +79,10 @@ def one_row(rt: Any) -> Any:
     return rt.sc.parallelize([worker.encode(one_row_no_columns())], 1)
 
 
-def file_scan(rt: Any, node: FileSourceScanExec) -> Any:
+def file_scan(rt: Any, node: FileSourceScanExec, batch_rows_set: bool = False) -> Any:
     """Spark's reader for the relation's format, paths and options, reading the scan's
-    columns with the pushed filters Spark SQL can express."""
+    columns with the pushed filters Spark SQL can express (``batch_rows_set``: the caller
+    holds :func:`batch_rows` already, see :func:`file_scans`)."""
     df = _loaded(rt.spark, node.relation)
     from pyspark.sql import functions as F
 
@@ -90,12 +91,23 @@ def file_scan(rt: Any, node: FileSourceScanExec) -> Any:
     if pushed:  # one Filter, one round of py4j calls
         df = df.where(F.expr(" AND ".join(pushed)))
     return dataframe_blobs(df, schema_of(node.output),
-                           int(rt.conf.get(SPARK_ARROW_BATCH_ROWS)))
+                           None if batch_rows_set else int(rt.conf.get(SPARK_ARROW_BATCH_ROWS)))
+
+
+def file_scans(rt: Any, nodes: list[FileSourceScanExec]) -> list[Any]:
+    """:func:`file_scan` of each node, made concurrently: making a scan's RDD plans a Spark
+    query in the JVM (about 0.1 s each), and those plannings run in parallel."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with batch_rows(rt.spark, int(rt.conf.get(SPARK_ARROW_BATCH_ROWS))):
+        with ThreadPoolExecutor(min(len(nodes), 4)) as pool:
+            return list(pool.map(lambda n: file_scan(rt, n, True), nodes))
 
 
 #: loaded file relations per SparkSession, most recent last: ``{key: DataFrame}``
 _LOADED: "OrderedDict[tuple, Any]" = OrderedDict()
 _LOADED_SIZE = 64
+_LOADED_LOCK = threading.Lock()
 
 
 def _loaded(spark: Any, rel: Any) -> Any:
@@ -104,6 +116,11 @@ def _loaded(spark: Any, rel: Any) -> Any:
     calls per scan.  Ember fixes a relation's files when it is created (as Spark's
     ``CREATE TEMP VIEW ... USING`` does); the key also holds each file's size and modification
     time, so a file written again is loaded again.  Non-local paths are loaded every time."""
+    with _LOADED_LOCK:  # scans are made from several threads (file_scans)
+        return _load(spark, rel)
+
+
+def _load(spark: Any, rel: Any) -> Any:
     from ember.execution.scan import PARTITION_OPTION
 
     ddl = spark_ddl(rel.attrs)
@@ -165,12 +182,12 @@ def _base_path(path: str, partition_columns: list[str]) -> str:
     return d
 
 
-def dataframe_blobs(df: Any, schema: pa.Schema, batch_rows: int | None = None) -> Any:
+def dataframe_blobs(df: Any, schema: pa.Schema, rows: int | None = None) -> Any:
     """A PySpark DataFrame's rows as an RDD of Ember batches typed ``schema``: the JVM
     converts its rows to Arrow (``Dataset.toArrowBatchRdd``, as ``DataFrame.toArrow`` does
     for the driver) and the consuming task decodes them, with no Python UDF step and no row
-    conversion; ``batch_rows`` rows per batch (Spark reads its Arrow batch size when the RDD
-    is made, so it is set around that call only).  Where that method is unavailable,
+    conversion; ``rows`` rows per batch (Spark reads its Arrow batch size when the RDD is made,
+    so it is set around that call only; None: the session's).  Where that method is unavailable,
     ``mapInArrow`` produces the blobs."""
     from pyspark.rdd import RDD
     from pyspark.serializers import NoOpSerializer
@@ -179,7 +196,7 @@ def dataframe_blobs(df: Any, schema: pa.Schema, batch_rows: int | None = None) -
     spark = df.sparkSession
     try:
         shipped, unscaled = _unscaled_decimals(df)
-        with _batch_rows(spark, batch_rows):
+        with batch_rows(spark, rows):
             jrdd = shipped._jdf.toArrowBatchRdd().toJavaRDD()
     except Exception:  # noqa: BLE001 - not a classic Dataset, or the method moved
         return df.mapInArrow(functools.partial(worker.arrow_to_blobs, schema),
@@ -196,7 +213,7 @@ _BATCH_ROWS_LOCK = threading.Lock()
 
 
 @contextlib.contextmanager
-def _batch_rows(spark: Any, rows: int | None) -> Iterator[None]:
+def batch_rows(spark: Any, rows: int | None) -> Iterator[None]:
     """The session's Arrow batch size set to ``rows`` for the duration (under a lock: Ember's
     concurrent broadcast builds make their RDDs from several threads)."""
     if not rows:
