@@ -176,6 +176,15 @@ SPARK_ARROW_BATCH_ROWS = _entry(
     "Spark runtime: rows per Arrow batch Spark's readers hand to Ember's operators (Spark's "
     "spark.sql.execution.arrow.maxRecordsPerBatch, 10000 by default, applied to Ember's scans "
     "only); larger batches cut the per-batch cost of every operator above the scan.")
+SPARK_DYNAMIC_FILTER_VALUES = _entry(
+    "ember.spark.dynamicFilters.maxValues", 100_000, int,
+    "Spark runtime: a broadcast hash join (inner, or left semi building right) whose build side "
+    "has at most this many distinct integer or string keys filters the file scan feeding its "
+    "stream side with them inside Spark (a broadcast left semi join), before the rows are "
+    "converted to Arrow; 0 turns it off.")
+SPARK_DYNAMIC_FILTER_MIN_SCAN = _entry(
+    "ember.spark.dynamicFilters.minScanBytes", 128 << 20, _bytes,
+    "Spark runtime: the smallest file scan (bytes of its files) a dynamic filter is applied to.")
 SPARK_SHIP_PACKAGE = _entry(
     "ember.spark.shipPackage", "auto", lambda v: str(v).lower(),
     "Spark runtime: ship the ember package to the executors with SparkContext.addPyFile "

@@ -462,6 +462,7 @@ def test_scan_rdds_are_made_concurrently_once_each(session, tmp_path, monkeypatc
         return original(rt, node, batch_rows_set)
 
     monkeypatch.setattr(sources, "file_scan", file_scan)
+    session.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")  # no scan under a broadcast
     sql = "SELECT a.k, count(*) AS c FROM sa a JOIN sb b ON a.k = b.k GROUP BY a.k"
     qe = session.sql(sql)._qe
     with SparkRuntime(session.spark_session, session.sql_conf, logical_links=qe._links) as rt:
@@ -473,3 +474,52 @@ def test_scan_rdds_are_made_concurrently_once_each(session, tmp_path, monkeypatc
         counts[i % 7] += sum(1 for j in range(200) if j % 7 == i % 7)
     assert sorted(zip(got.column("k").to_pylist(), got.column("c").to_pylist())) == sorted(
         counts.items())
+
+
+def test_a_selective_broadcast_filters_the_stream_sides_scan_inside_spark(session, tmp_path) -> None:
+    """Dynamic filters (runtime/spark/dynamic_filters.py): the build keys of a selective
+    broadcast join reach the Spark reader of the stream side's scan (inner and left semi
+    joins, through filters and projects); a left outer join, which keeps every stream row, and
+    a build side that filters on nothing but NOT NULL get none; rows equal the local
+    runtime's, NULL keys included."""
+    from ember.physical.nodes import FileSourceScanExec
+    from ember.runtime.spark.runtime import SparkRuntime
+
+    n = 5000
+    keys = [None if i % 97 == 0 else i % 300 for i in range(n)]
+    pq.write_table(pa.table({"k": pa.array(keys, pa.int64()), "v": pa.array(range(n), pa.int64()),
+                             "s": [f"s{i % 11}" for i in range(n)]}), str(tmp_path / "fact.parquet"))
+    pq.write_table(pa.table({"dk": pa.array(range(300), pa.int64()),
+                             "color": [("red" if i % 20 == 0 else "blue") for i in range(300)]}),
+                   str(tmp_path / "dim.parquet"))
+    local = ember.Session(dict(session.sql_conf.items()))
+    for s in (session, local):
+        for t in ("fact", "dim"):
+            s.sql(f"CREATE TEMP VIEW {t} USING parquet OPTIONS (path '{tmp_path}/{t}.parquet')")
+    session.conf.set("ember.spark.dynamicFilters.minScanBytes", "0")
+    cases = {
+        "SELECT f.v, d.color FROM fact f JOIN dim d ON f.k = d.dk "
+        "WHERE d.color = 'red' AND f.v > 10": 15,
+        "SELECT f.k, f.s FROM fact f LEFT SEMI JOIN dim d ON f.k = d.dk AND d.color = 'red'": 15,
+        "SELECT f.v, d.color FROM fact f LEFT JOIN dim d ON f.k = d.dk AND d.color = 'red'": None,
+        "SELECT f.v, d.color FROM fact f JOIN dim d ON f.k = d.dk": None,
+    }
+    for sql, values in cases.items():
+        qe = session.sql(sql)._qe
+        plan = qe.executed_plan
+        assert "BroadcastHashJoin" in plan.tree_string(), plan.tree_string()
+        with SparkRuntime(session.spark_session, session.sql_conf,
+                          logical_links=qe._links) as rt:
+            got = rt.collect(plan)
+            scans = {id(x) for x in plan.collect(lambda x: x if isinstance(
+                x, FileSourceScanExec) and "fact" in x.relation.paths[0] else None)}
+            applied = [f for i, fs in rt.scan_filters.items() if i in scans for f in fs]
+        if values is None:
+            assert applied == [], sql
+        else:
+            assert [(name, len(v)) for name, v in applied] == [("k", values)], sql
+        want = local.sql(sql).to_arrow()
+        rows = sorted(zip(*(c.to_pylist() for c in got.columns)), key=repr)
+        assert rows == sorted(zip(*(c.to_pylist() for c in want.columns)), key=repr), sql
+        assert got.num_rows > 0
+    session.conf.unset("ember.spark.dynamicFilters.minScanBytes")

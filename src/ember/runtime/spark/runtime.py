@@ -46,14 +46,15 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ember.conf import ADVISORY_PARTITION_SIZE, SPARK_COALESCE_PARTITIONS, SQLConf
+from ember.conf import (ADVISORY_PARTITION_SIZE, SPARK_COALESCE_PARTITIONS,
+                         SPARK_DYNAMIC_FILTER_MIN_SCAN, SPARK_DYNAMIC_FILTER_VALUES, SQLConf)
 from ember.errors import InternalError
 from ember.execution.kernels.batches import schema_of
 from ember.physical.nodes import (BroadcastExchangeExec, BroadcastNestedLoopJoinExec, BuildSide,
                                   CartesianProductExec, CollectLimitExec,
                                   FileSourceScanExec, LocalLimitExec, LocalTableScanExec,
                                   OneRowRelationExec, RangeExec, ReusedExchangeExec,
-                                  ShuffledHashJoinExec, ShuffleExchangeExec, SortMergeJoinExec,
+                                  ShuffleExchangeExec,
                                   SparkDataFrameScanExec, SparkPlan, TakeOrderedAndProjectExec,
                                   UnionExec)
 from ember.physical.partitioning import RangePartitioning, SinglePartition
@@ -175,6 +176,9 @@ class SparkRuntime:
         self._rdds: dict[int, Any] = {}
         self._broadcasts: dict[int, Any] = {}
         self._broadcast_rows: dict[int, int] = {}
+        self._broadcast_tables: dict[int, pa.Table] = {}
+        #: ``{id(file scan): dynamic filters}`` (:mod:`.dynamic_filters`)
+        self.scan_filters: dict[int, list[Any]] = {}
         self._broadcast_locks: dict[int, threading.Lock] = {}
         self._release: list[Any] = []
 
@@ -185,12 +189,19 @@ class SparkRuntime:
 
         plan = prepare_for_spark(plan)
         self._start(plan)
+        # the broadcasts no conversion can change (no shuffle below them) first, together: the
+        # adaptive conversion measures shuffles whose regions read them, and their keys filter
+        # the scans feeding the joins' stream sides (:mod:`.dynamic_filters`)
+        self._prefetch_broadcasts(plan, lambda b: b.child.find(
+            lambda n: isinstance(n, (ShuffleExchangeExec, ReusedExchangeExec))) is None)
+        max_values = int(self.conf.get(SPARK_DYNAMIC_FILTER_VALUES))
+        if max_values > 0:
+            from ember.runtime.spark.dynamic_filters import scan_filters
+
+            self.scan_filters = scan_filters(
+                plan, lambda b: self._broadcast_tables.get(id(b)), max_values,
+                int(self.conf.get(SPARK_DYNAMIC_FILTER_MIN_SCAN)))
         self._prefetch_scans(plan)
-        if plan.find(lambda n: isinstance(n, (SortMergeJoinExec, ShuffledHashJoinExec))):
-            # the adaptive conversion measures shuffles whose regions read broadcasts: build
-            # the broadcasts no conversion can change (no shuffle below them) together first
-            self._prefetch_broadcasts(plan, lambda b: b.child.find(
-                lambda n: isinstance(n, (ShuffleExchangeExec, ReusedExchangeExec))) is None)
         plan = self.final_plan = convert_joins(plan, self)
         self._prefetch_broadcasts(plan)
         rdd = self._region_rdd(plan, worker.blobs)
@@ -468,6 +479,8 @@ class SparkRuntime:
                              and (which is None or which(n)) else None)
         unique = list({id(b): b for b in found}.values())
         if len(unique) < 2:
+            for b in unique:
+                self._broadcast(b)
             return
         from concurrent.futures import ThreadPoolExecutor
 
@@ -497,6 +510,7 @@ class SparkRuntime:
         table = worker.table_of(blobs, schema_of(node.child.output))
         payload = worker.encode_table(table)
         self._broadcast_rows[id(node)] = table.num_rows
+        self._broadcast_tables[id(node)] = table
         bc = self.sc.broadcast((uuid.uuid4().hex, payload))
         self._release.append(bc)
         self._broadcasts[id(node)] = bc

@@ -90,6 +90,11 @@ def file_scan(rt: Any, node: FileSourceScanExec, batch_rows_set: bool = False) -
     pushed = [sql for sql in map(filter_sql, node.data_filters) if sql is not None]
     if pushed:  # one Filter, one round of py4j calls
         df = df.where(F.expr(" AND ".join(pushed)))
+    dynamic = getattr(rt, "scan_filters", {}).get(id(node))
+    if dynamic:
+        from ember.runtime.spark.dynamic_filters import apply
+
+        df = apply(df, dynamic)
     return dataframe_blobs(df, schema_of(node.output),
                            None if batch_rows_set else int(rt.conf.get(SPARK_ARROW_BATCH_ROWS)))
 

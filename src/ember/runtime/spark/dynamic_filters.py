@@ -1,0 +1,136 @@
+"""Dynamic filters: a broadcast hash join's build keys applied inside Spark to the scan feeding
+its stream side, as Spark's runtime filters and dynamic partition pruning push a join's small
+side into a scan, so that Spark converts to Arrow (and Ember's operators see) only rows that can
+match.
+
+For a ``BroadcastHashJoinExec`` of type Inner (either build side) or LeftSemi (BuildRight) whose
+broadcast has been built, each stream-side key that is a column of a ``FileSourceScanExec``
+reached through filters, projects passing the column on, sorts, exchanges and the stream sides of
+other broadcast hash joins gets the filter "key among the build side's key values".  It is exact:
+each operator on that path carries the column unchanged and handles every row on its own, so a
+row whose key is not among the build keys (or is NULL) only leads to rows the join drops.  The
+filter runs in Spark as a broadcast left semi join of the scan with the distinct build keys
+(Spark's own operator computing the same thing), when there are at most
+``ember.spark.dynamicFilters.maxValues`` of them, the key is an integer or string column of the
+same type on both sides, the build side is selective (it filters on more than NOT NULL, or
+joins: a whole dimension table would keep every row) and the scan reads at least
+``ember.spark.dynamicFilters.minScanBytes`` of files (the filter costs Spark a small broadcast join
+to plan and run).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ember.expressions.base import AttributeReference
+from ember.physical.nodes import (BroadcastExchangeExec, BroadcastHashJoinExec, BuildSide,
+                                  FileSourceScanExec, FilterExec, ProjectExec, ReusedExchangeExec,
+                                  ShuffleExchangeExec, SortExec, SparkPlan)
+from ember.plans.logical.join_type import JoinType
+
+__all__ = ["ScanFilter", "scan_filters"]
+
+#: ``(scan column name, distinct key values)``: the scan keeps rows whose column is among them
+ScanFilter = tuple[str, pa.Array]
+
+
+def scan_filters(plan: SparkPlan, built: Callable[[BroadcastExchangeExec], pa.Table | None],
+                 max_values: int, min_scan_bytes: int) -> dict[int, list[ScanFilter]]:
+    """``{id(scan): filters}`` from the broadcast hash joins of ``plan`` whose broadcast
+    ``built`` returns the rows of (None: not built), for scans of at least ``min_scan_bytes``
+    of files (a filter costs Spark a small broadcast join to plan and run)."""
+    out: dict[int, list[ScanFilter]] = {}
+    joins = plan.collect(lambda n: n if isinstance(n, BroadcastHashJoinExec) else None)
+    for join in {id(j): j for j in joins}.values():
+        build_right = join.build_side is BuildSide.RIGHT
+        if not (join.join_type is JoinType.INNER
+                or (join.join_type is JoinType.LEFT_SEMI and build_right)):
+            continue
+        build, stream = (join.right, join.left) if build_right else (join.left, join.right)
+        bkeys, skeys = ((join.right_keys, join.left_keys) if build_right
+                        else (join.left_keys, join.right_keys))
+        exchange = build.child if isinstance(build, ReusedExchangeExec) else build
+        if not isinstance(exchange, BroadcastExchangeExec) or not _selective(exchange.child):
+            continue
+        table = built(exchange)
+        if table is None:
+            continue
+        ids = [a.id for a in exchange.child.output]
+        for bk, sk in zip(bkeys, skeys):
+            if not (isinstance(bk, AttributeReference) and isinstance(sk, AttributeReference)
+                    and bk.id in ids and bk.data_type == sk.data_type):
+                continue
+            col = table.column(ids.index(bk.id))
+            if not (pa.types.is_integer(col.type) or pa.types.is_string(col.type)
+                    or pa.types.is_large_string(col.type)):
+                continue
+            values = pc.unique(col.combine_chunks().drop_null())
+            if len(values) > max_values:
+                continue
+            scan = _scan_of(stream, sk.id)
+            if scan is None or _file_bytes(scan) < min_scan_bytes:
+                continue
+            name = next(a.name for a in scan.output if a.id == sk.id)
+            if [a.name.lower() for a in scan.output].count(name.lower()) == 1:
+                out.setdefault(id(scan), []).append((name, values))
+    return out
+
+
+def _file_bytes(scan: FileSourceScanExec) -> float:
+    """Bytes of the scan's files (unknown, e.g. a remote store: taken as large)."""
+    from ember.runtime.spark.coalesce import _path_bytes
+
+    try:
+        return sum(_path_bytes(p) for p in scan.relation.paths)
+    except OSError:
+        return float("inf")
+
+
+def _selective(build: SparkPlan) -> bool:
+    """Whether the build side keeps only some of its input's keys: it filters on something
+    other than NOT NULL, or joins (otherwise, e.g. a whole dimension table, the filter would
+    keep every row it sees)."""
+    from ember.expressions.predicates import IsNotNull
+    from ember.optimizer.predicate_helper import split_conjunctive_predicates
+
+    return build.find(lambda n: isinstance(n, BroadcastHashJoinExec) or (
+        isinstance(n, FilterExec) and not all(
+            isinstance(c, IsNotNull) for c in split_conjunctive_predicates(n.condition)))
+    ) is not None
+
+
+def _scan_of(node: SparkPlan, attr_id: int) -> FileSourceScanExec | None:
+    """The file scan producing column ``attr_id`` through row-preserving operators only."""
+    while True:
+        if attr_id not in {a.id for a in node.output}:
+            return None
+        match node:
+            case FileSourceScanExec():
+                return node
+            case FilterExec() | SortExec() | ShuffleExchangeExec():
+                node = node.child
+            case ProjectExec(project_list=items):
+                if not any(isinstance(e, AttributeReference) and e.id == attr_id for e in items):
+                    return None  # computed here (an alias is a new column)
+                node = node.child
+            case BroadcastHashJoinExec(build_side=side, left=left, right=right):
+                node = left if side is BuildSide.RIGHT else right
+            case _:
+                return None
+
+
+def apply(df: Any, filters: list[ScanFilter]) -> Any:
+    """``df`` (a PySpark DataFrame of a scan's columns) semi-joined with each filter's values,
+    broadcast."""
+    from pyspark.sql import functions as F
+
+    spark = df.sparkSession
+    for i, (name, values) in enumerate(filters):
+        key = f"__ember_dynamic_key_{i}"
+        keys = spark.createDataFrame(pa.table({key: values}))
+        df = df.join(F.broadcast(keys), df[f"`{name}`"] == keys[key], "left_semi")
+    return df
