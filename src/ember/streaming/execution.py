@@ -246,12 +246,14 @@ class IncrementalExecution:
     def stateful_operators(self) -> list[Any]:
         from ember.streaming.physical import StatefulOperatorExec
 
-        return [n for n in _preorder(self.executed_plan) if isinstance(n, StatefulOperatorExec)]
+        return self.executed_plan.collect(
+            lambda n: n if isinstance(n, StatefulOperatorExec) else None)
 
     def watermark_operators(self) -> list[Any]:
         from ember.streaming.physical import EventTimeWatermarkExec
 
-        return [n for n in _preorder(self.executed_plan) if isinstance(n, EventTimeWatermarkExec)]
+        return self.executed_plan.collect(
+            lambda n: n if isinstance(n, EventTimeWatermarkExec) else None)
 
     def should_run_another_batch(self, new_watermark_ms: int) -> bool:
         """Whether a stateful operator would evict (or emit) more with the next global
@@ -307,15 +309,6 @@ def _clamp(watermark_ms: int | None) -> int:
     return max(watermark_ms or 0, 0)
 
 
-def _preorder(node: Any) -> list[Any]:
-    out, stack = [], [node]
-    while stack:
-        n = stack.pop()
-        out.append(n)
-        stack.extend(reversed(n.children))
-    return out
-
-
 # ---------------------------------------------------------------------------------------------
 # The query
 
@@ -362,7 +355,7 @@ class MicroBatchExecution:
                 self.relations.append(r)
             self._relation_source[id(r)] = idx
         self.sources: list[Any] = []
-        self.has_event_time = any(isinstance(p, EventTimeWatermark) for p in _walk_logical(plan))
+        self.has_event_time = plan.exists(lambda p: isinstance(p, EventTimeWatermark))
 
         # progress of the run
         self.batch_id = 0
@@ -755,16 +748,7 @@ _ASK = object()
 
 
 def _collect_relations(plan: LogicalPlan) -> list[StreamingRelation]:
-    return [p for p in _walk_logical(plan) if isinstance(p, StreamingRelation)]
-
-
-def _walk_logical(plan: LogicalPlan) -> list[LogicalPlan]:
-    out, stack = [], [plan]
-    while stack:
-        n = stack.pop()
-        out.append(n)
-        stack.extend(reversed(n.children))
-    return out
+    return plan.collect(lambda p: p if isinstance(p, StreamingRelation) else None)
 
 
 def _empty(attrs: tuple[Any, ...]) -> pa.Table:

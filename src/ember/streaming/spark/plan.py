@@ -69,7 +69,7 @@ def translate(session: "Session", plan: LogicalPlan, num_partitions: int) -> Spa
     physical = _physical(session, plan, num_partitions)
     spark = session.spark_session
     conf = tuple((k, str(v)) for k, v in session.sql_conf.items())
-    relations = [p for p in _walk(plan) if isinstance(p, StreamingRelation)]
+    relations = plan.collect(lambda p: p if isinstance(p, StreamingRelation) else None)
     post, below = _peel(physical)
     if not isinstance(below, StreamingSymmetricHashJoinExec):
         df = _stream_frame(spark, session, physical, relations, conf)
@@ -290,12 +290,3 @@ def _arrow_schema(spark: Any, ddl: str) -> pa.Schema:
     return to_arrow_schema(DataType.fromDDL(ddl),
                            timezone=spark.conf.get("spark.sql.session.timeZone"),
                            prefers_large_types=large == "true")
-
-
-def _walk(plan: LogicalPlan) -> list[LogicalPlan]:
-    out, stack = [], [plan]
-    while stack:
-        n = stack.pop()
-        out.append(n)
-        stack.extend(reversed(n.children))
-    return out
