@@ -38,8 +38,9 @@ def unscaled(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
 
 def from_unscaled(vals: np.ndarray, valid: np.ndarray, dtype: T.DecimalType,
                   *, check: bool = True, what: str | None = None) -> pa.Array:
-    """A decimal128 array of type ``dtype`` from unscaled Python ints.  With ``check``, values
-    with more than ``dtype.precision`` digits raise ``NUMERIC_VALUE_OUT_OF_RANGE``."""
+    """A decimal128 array of type ``dtype`` from unscaled values (Python ints, or an int64 array
+    whose high words are its sign).  With ``check``, values with more than ``dtype.precision``
+    digits raise ``NUMERIC_VALUE_OUT_OF_RANGE``."""
     n = len(vals)
     if n and not valid.all():
         vals = np.where(valid, vals, 0)
@@ -49,8 +50,11 @@ def from_unscaled(vals: np.ndarray, valid: np.ndarray, dtype: T.DecimalType,
         if over.any():
             bad = vals[np.flatnonzero(over)[0]]
             raise_out_of_range(bad, dtype, what)
-    lo = (vals & _MASK64).astype(np.uint64) if n else np.zeros(0, np.uint64)
-    hi = (vals >> 64).astype(np.int64).view(np.uint64) if n else np.zeros(0, np.uint64)
+    if vals.dtype == np.int64:
+        lo, hi = vals.view(np.uint64), (vals >> 63).view(np.uint64)
+    else:
+        lo = (vals & _MASK64).astype(np.uint64) if n else np.zeros(0, np.uint64)
+        hi = (vals >> 64).astype(np.int64).view(np.uint64) if n else np.zeros(0, np.uint64)
     data = np.empty(2 * n, dtype=np.uint64)
     data[0::2] = lo
     data[1::2] = hi

@@ -36,7 +36,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 import ember.expressions.registry  # noqa: F401  (function specs, as the driver has them)
 from ember.conf import SQLConf
@@ -502,16 +501,13 @@ def spark_arrow_batches(arrow_schema: pa.Schema, schema: pa.Schema,
 
 
 def decimal_from_unscaled(col: pa.Array, precision: int, scale: int) -> pa.Array:
-    """The ``decimal128(precision, scale)`` array whose unscaled values are ``col``'s int64s
-    (built from the 16-byte two's complement words directly, no per-value conversion)."""
-    n = len(col)
-    words = np.empty((n, 2), np.int64)
-    words[:, 0] = col.fill_null(0).to_numpy(zero_copy_only=False)
-    words[:, 1] = words[:, 0] >> 63  # sign extension into the high word
-    out = pa.Array.from_buffers(pa.decimal128(precision, scale), n, [None, pa.py_buffer(words)])
-    if col.null_count:
-        out = pc.if_else(col.is_valid(), out, pa.scalar(None, out.type))
-    return out
+    """The ``decimal128(precision, scale)`` array whose unscaled values are ``col``'s int64s."""
+    from ember import types as T
+    from ember.expressions.decimals import from_unscaled
+
+    valid = col.is_valid().to_numpy(zero_copy_only=False)
+    vals = col.fill_null(0).to_numpy(zero_copy_only=False)
+    return from_unscaled(vals, valid, T.DecimalType(precision, scale), check=False)
 
 
 def blobs_to_arrow(schema: pa.Schema, batches: Iterator[pa.RecordBatch]
