@@ -84,19 +84,18 @@ def file_scan(rt: Any, node: FileSourceScanExec, batch_rows_set: bool = False) -
     columns with the pushed filters Spark SQL can express (``batch_rows_set``: the caller
     holds :func:`batch_rows` already, see :func:`file_scans`)."""
     df = _loaded(rt.spark, node.relation)
-    from pyspark.sql import functions as F
-
-    df = df.select(*[F.col(_quote(a.name)) for a in node.output])
     pushed = [sql for sql in map(filter_sql, node.data_filters) if sql is not None]
-    if pushed:  # one Filter, one round of py4j calls
-        df = df.where(F.expr(" AND ".join(pushed)))
+    if pushed:  # one Filter: each DataFrame call is a round of analysis in the JVM
+        df = df.where(" AND ".join(pushed))
     dynamic = getattr(rt, "scan_filters", {}).get(id(node))
     if dynamic:
         from ember.runtime.spark.dynamic_filters import apply
 
         df = apply(df, dynamic)
-    return dataframe_blobs(df, schema_of(node.output),
-                           None if batch_rows_set else int(rt.conf.get(SPARK_ARROW_BATCH_ROWS)))
+    exprs, unscaled = _shipped_columns(node.output)
+    return dataframe_blobs(df.selectExpr(*exprs), schema_of(node.output),
+                           None if batch_rows_set else int(rt.conf.get(SPARK_ARROW_BATCH_ROWS)),
+                           unscaled)
 
 
 def file_scans(rt: Any, nodes: list[FileSourceScanExec]) -> list[Any]:
@@ -187,12 +186,15 @@ def _base_path(path: str, partition_columns: list[str]) -> str:
     return d
 
 
-def dataframe_blobs(df: Any, schema: pa.Schema, rows: int | None = None) -> Any:
+def dataframe_blobs(df: Any, schema: pa.Schema, rows: int | None = None,
+                    unscaled: tuple[tuple[int, int, int], ...] | None = None) -> Any:
     """A PySpark DataFrame's rows as an RDD of Ember batches typed ``schema``: the JVM
     converts its rows to Arrow (``Dataset.toArrowBatchRdd``, as ``DataFrame.toArrow`` does
     for the driver) and the consuming task decodes them, with no Python UDF step and no row
     conversion; ``rows`` rows per batch (Spark reads its Arrow batch size when the RDD is made,
-    so it is set around that call only; None: the session's).  Where that method is unavailable,
+    so it is set around that call only; None: the session's).  ``unscaled``: ``df`` already
+    ships these decimal columns as unscaled longs (:func:`_shipped_columns`); None: they are
+    chosen here (:func:`_unscaled_decimals`).  Where that method is unavailable,
     ``mapInArrow`` produces the blobs."""
     from pyspark.rdd import RDD
     from pyspark.serializers import NoOpSerializer
@@ -200,7 +202,9 @@ def dataframe_blobs(df: Any, schema: pa.Schema, rows: int | None = None) -> Any:
 
     spark = df.sparkSession
     try:
-        shipped, unscaled = _unscaled_decimals(df)
+        shipped = df
+        if unscaled is None:
+            shipped, unscaled = _unscaled_decimals(df)
         with batch_rows(spark, rows):
             jrdd = shipped._jdf.toArrowBatchRdd().toJavaRDD()
     except Exception:  # noqa: BLE001 - not a classic Dataset, or the method moved
@@ -257,6 +261,24 @@ def _unscaled_decimals(df: Any) -> tuple[Any, tuple[tuple[int, int, int], ...]]:
     cols = [F.expr(f"CAST({n} * {10 ** scales[i]} AS BIGINT)") if i in scales else F.col(n)
             for i, n in enumerate(names)]
     return positional.select(*[c.alias(n) for c, n in zip(cols, names)]), unscaled
+
+
+def _shipped_columns(attrs: Any) -> tuple[list[str], tuple[tuple[int, int, int], ...]]:
+    """``selectExpr`` texts reading ``attrs`` from a relation's reader (by name) as positional
+    columns ``c0, c1, ...``, each decimal of precision at most 18 as its unscaled BIGINT (see
+    :func:`_unscaled_decimals`), and ``(position, precision, scale)`` of those: the scan's
+    columns and the decimals' conversion in one DataFrame call."""
+    from ember import types as T
+
+    exprs, unscaled = [], []
+    for i, a in enumerate(attrs):
+        t = a.data_type
+        if isinstance(t, T.DecimalType) and t.precision <= 18:
+            exprs.append(f"CAST({_quote(a.name)} * {10 ** t.scale} AS BIGINT) AS c{i}")
+            unscaled.append((i, t.precision, t.scale))
+        else:
+            exprs.append(f"{_quote(a.name)} AS c{i}")
+    return exprs, tuple(unscaled)
 
 
 def _first(row: Any) -> Any:
