@@ -9,6 +9,7 @@ differential suites, which run on both runtimes; these tests pin the mechanisms.
 from __future__ import annotations
 
 import pickle
+import re
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -523,3 +524,37 @@ def test_a_selective_broadcast_filters_the_stream_sides_scan_inside_spark(sessio
         assert rows == sorted(zip(*(c.to_pylist() for c in want.columns)), key=repr), sql
         assert got.num_rows > 0
     session.conf.unset("ember.spark.dynamicFilters.minScanBytes")
+
+
+def test_independent_map_stages_are_measured_together(wide, monkeypatch) -> None:
+    # two shuffled joins with no shuffled join below them: the map stages the adaptive
+    # conversion measures (each join's side estimated smaller, and the second join's other
+    # side too: aggregated, its exchange runs whatever the join becomes) run as one batch of
+    # concurrent jobs; the conversions are the ones measuring them one by one gives
+    from ember.runtime.spark import adaptive
+    from ember.runtime.spark.runtime import SparkRuntime
+
+    sql = ("SELECT a.v, b.v AS w FROM w a JOIN w b ON a.k = b.k WHERE b.v < 3 "
+           "UNION ALL SELECT g.k, g.m + h.n FROM "
+           "(SELECT k, max(v) AS m FROM w WHERE v > 20 GROUP BY k) g JOIN "
+           "(SELECT k, min(v) AS n FROM w GROUP BY k) h ON g.k = h.k")
+    batches: list[int] = []
+    real = SparkRuntime.measure_all
+    monkeypatch.setattr(SparkRuntime, "measure_all",
+                        lambda self, exs: batches.append(len(exs)) or real(self, exs))
+    plan, log, table, final = _adaptive_run(wide, sql)
+    assert plan.tree_string().count("SortMergeJoin") == 2, plan.tree_string()
+    assert batches[0] == 3, batches  # one batch: 1 + 2 exchanges, before the conversion
+    assert all(n == 1 for n in batches[1:]), batches
+    monkeypatch.setattr(adaptive, "premeasure", lambda plan, rt: None)
+    monkeypatch.setattr(SparkRuntime, "measure_all", real)
+    _, log_one_by_one, table_one_by_one, final_one_by_one = _adaptive_run(wide, sql)
+    assert [(type(a).__name__, type(b).__name__) for a, b in log] == [
+        (type(a).__name__, type(b).__name__) for a, b in log_one_by_one]
+    def shape(p):  # without expression and exchange ids (each run plans the query anew)
+        return re.sub(r"#\d+|plan_id=\d+", "", p.tree_string())
+
+    assert shape(final) == shape(final_one_by_one)
+    rows = sorted(zip(*(c.to_pylist() for c in table.columns)))
+    assert rows == sorted(zip(*(c.to_pylist() for c in table_one_by_one.columns)))
+    assert rows == _local_rows(wide, sql)

@@ -8,7 +8,9 @@ exchanges (seen through filters, projects and aggregates, as the local runtime's
 the side the plan estimates smaller first, then the other one.  Its size is the Arrow bytes the
 map tasks wrote, summed with an accumulator, and the measuring job reads the shuffle in the JVM
 only (``count`` on the shuffled ``JavaRDD``: no Python step).  Spark keeps the map outputs, so
-the query's later jobs read that shuffle without running its map stage again.
+the query's later jobs read that shuffle without running its map stage again.  The map stages
+of joins with no shuffled join below them are measured first, all together as concurrent jobs
+(:func:`premeasure`), as Spark's AQE submits every ready query stage at once.
 
 - A side at most ``spark.sql.autoBroadcastJoinThreshold`` bytes is broadcast: the join becomes
   ``BroadcastHashJoinExec`` (Spark's ``spark.sql.adaptive.autoBroadcastJoinThreshold`` defaults
@@ -38,7 +40,7 @@ from ember.planning.join_selection import can_build_broadcast_left, can_build_br
 from ember.runtime.local.adaptive import (_broadcast_plan, _capped_size, _shj_sides, _side_of,
                                           _Side, _unsorted, child_needs)
 
-__all__ = ["convert_joins"]
+__all__ = ["convert_joins", "premeasure"]
 
 
 def convert_joins(plan: SparkPlan, rt: Any) -> SparkPlan:
@@ -108,19 +110,55 @@ def _estimate(side: _Side, rt: Any) -> float:
         return float("inf")
 
 
-def _convert(node: SparkPlan, rt: Any, need_p: bool, need_o: bool) -> SparkPlan | None:
-    if not _no_hint(node, rt):
-        return None
+def _measure_order(node: SparkPlan, rt: Any
+                   ) -> tuple[dict[BuildSide, _Side | None], list[BuildSide]]:
+    """The join's sides, and those it measures in order: a side is measured (and may be
+    broadcast) only when an exchange feeds it and the join type may build it; the other one
+    may be anything (e.g. the output of a join co-partitioned with it).  The side estimated
+    smaller goes first."""
     jt = node.join_type
     by_side = {BuildSide.LEFT: _side_of(node.left), BuildSide.RIGHT: _side_of(node.right)}
-    # a side is measured (and may be broadcast) only when an exchange feeds it; the other one
-    # may be anything (e.g. the output of a join co-partitioned with it)
     sides = [s for s, ok in ((BuildSide.RIGHT, can_build_broadcast_right(jt)),
                              (BuildSide.LEFT, can_build_broadcast_left(jt)))
              if ok and by_side[s] is not None]
     if len(sides) == 2 and _estimate(by_side[BuildSide.LEFT], rt) < _estimate(
             by_side[BuildSide.RIGHT], rt):
-        sides.reverse()  # measure the side estimated smaller first
+        sides.reverse()
+    return by_side, sides
+
+
+def premeasure(plan: SparkPlan, rt: Any) -> None:
+    """Runs together, before :func:`convert_joins` walks the plan, the map stages it would
+    measure one after the other at the joins with no shuffled join below them (their inputs
+    cannot change): each such join's first measured side, and its second one when that side
+    runs its exchange whatever the join becomes (an aggregate lies between the exchange and
+    the join, so the exchange is never dropped).  Spark's adaptive execution likewise submits
+    every query stage whose inputs are ready at once; on two cores, one stage's last tasks and
+    the driver's work between jobs overlap the next stage."""
+    if (not rt.conf.get(ADAPTIVE_ENABLED) or not rt.logical_links
+            or int(rt.conf.get(AUTO_BROADCAST_THRESHOLD)) <= 0):
+        return
+    shuffled = (SortMergeJoinExec, ShuffledHashJoinExec)
+    exchanges: dict[int, SparkPlan] = {}
+    for join in plan.collect(lambda n: n if isinstance(n, shuffled) else None):
+        if any(c.exists(lambda n: isinstance(n, shuffled)) for c in join.children):
+            continue
+        if not _no_hint(join, rt):
+            continue
+        by_side, sides = _measure_order(join, rt)
+        for i, side in enumerate(sides):
+            s = by_side[side]
+            if s is not None and (i == 0 or not s.narrow):
+                ex = s.exchange
+                exchanges.setdefault(id(ex), ex)
+    if len(exchanges) > 1:
+        rt.measure_all(list(exchanges.values()))
+
+
+def _convert(node: SparkPlan, rt: Any, need_p: bool, need_o: bool) -> SparkPlan | None:
+    if not _no_hint(node, rt):
+        return None
+    by_side, sides = _measure_order(node, rt)
     threshold = int(rt.conf.get(AUTO_BROADCAST_THRESHOLD))
     measured: dict[BuildSide, int] = {}
     if threshold > 0:

@@ -185,7 +185,7 @@ class SparkRuntime:
     # -- public ----------------------------------------------------------------------------------
     def collect(self, plan: SparkPlan) -> pa.Table:
         """Every row of ``plan`` as one Arrow table (partitions in order)."""
-        from ember.runtime.spark.adaptive import convert_joins
+        from ember.runtime.spark.adaptive import convert_joins, premeasure
 
         plan = prepare_for_spark(plan)
         self._start(plan)
@@ -202,6 +202,7 @@ class SparkRuntime:
                 plan, lambda b: self._broadcast_tables.get(id(b)), max_values,
                 int(self.conf.get(SPARK_DYNAMIC_FILTER_MIN_SCAN)))
         self._prefetch_scans(plan)
+        premeasure(plan, self)
         plan = self.final_plan = convert_joins(plan, self)
         self._prefetch_broadcasts(plan)
         rdd = self._region_rdd(plan, worker.blobs)
@@ -225,18 +226,44 @@ class SparkRuntime:
         hit = self._measured.get(id(exchange))
         if hit is not None:
             return hit
-        if id(exchange) in self._rdds:
-            raise InternalError(f"{exchange.simple_string()} was planned before it was measured")
-        counter = self.sc.accumulator(0)
-        pairs = self._shuffle_pairs(exchange).map(
-            functools.partial(worker.count_blob_bytes, counter))
-        shuffled = pairs.partitionBy(self.tasks_of(exchange), worker.target_of)
-        with task_errors(f"running the map stage of {exchange.simple_string()}"):
-            shuffled._jrdd.count()  # the JVM reads the shuffle; no Python reduce step
-        self._rdds[id(exchange)] = shuffled.map(worker.value_of_pair)
-        self._reused.add(id(exchange))  # read through its own shuffle from now on
-        self._measured[id(exchange)] = int(counter.value)
+        self.measure_all([exchange])
         return self._measured[id(exchange)]
+
+    def measure_all(self, exchanges: list[SparkPlan]) -> None:
+        """:meth:`shuffle_bytes` of each of ``exchanges``: their RDDs are made one after the
+        other, and their map stages run as concurrent Spark jobs."""
+        todo: dict[int, SparkPlan] = {}
+        for ex in exchanges:
+            ex = ex.child if isinstance(ex, ReusedExchangeExec) else ex
+            if id(ex) in self._measured:
+                continue
+            if id(ex) in self._rdds:
+                raise InternalError(f"{ex.simple_string()} was planned before it was measured")
+            todo.setdefault(id(ex), ex)
+        jobs = []
+        for ex in todo.values():
+            counter = self.sc.accumulator(0)
+            pairs = self._shuffle_pairs(ex).map(functools.partial(worker.count_blob_bytes,
+                                                                  counter))
+            jobs.append((ex, counter, pairs.partitionBy(self.tasks_of(ex), worker.target_of)))
+
+        def run(job: tuple[SparkPlan, Any, Any]) -> None:
+            ex, _, shuffled = job
+            with task_errors(f"running the map stage of {ex.simple_string()}"):
+                shuffled._jrdd.count()  # the JVM reads the shuffle; no Python reduce step
+
+        if len(jobs) == 1:
+            run(jobs[0])
+        elif jobs:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(len(jobs)) as pool:
+                for _ in pool.map(run, jobs):
+                    pass
+        for ex, counter, shuffled in jobs:
+            self._rdds[id(ex)] = shuffled.map(worker.value_of_pair)
+            self._reused.add(id(ex))  # read through its own shuffle from now on
+            self._measured[id(ex)] = int(counter.value)
 
     def carry_over(self, old: SparkPlan, new: SparkPlan) -> None:
         """``new`` replaces ``old`` (its subtree was re-planned): what the runtime keeps by node
