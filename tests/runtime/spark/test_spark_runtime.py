@@ -558,3 +558,89 @@ def test_independent_map_stages_are_measured_together(wide, monkeypatch) -> None
     rows = sorted(zip(*(c.to_pylist() for c in table.columns)))
     assert rows == sorted(zip(*(c.to_pylist() for c in table_one_by_one.columns)))
     assert rows == _local_rows(wide, sql)
+
+
+def test_scans_no_dynamic_filter_can_change_are_made_while_broadcasts_build(
+        session, tmp_path, monkeypatch) -> None:
+    # a non-selective broadcast (the whole of sd) and a stream-side scan it cannot filter: the
+    # scan's RDD is made while the broadcast's job runs, not after it
+    import time
+
+    from ember.runtime.spark import sources
+    from ember.runtime.spark.runtime import SparkRuntime
+
+    pq.write_table(pa.table({"k": pa.array(range(300), pa.int64()),
+                             "v": pa.array(range(300), pa.int64())}), str(tmp_path / "sf.parquet"))
+    pq.write_table(pa.table({"k": pa.array(range(7), pa.int64()),
+                             "name": [f"n{i}" for i in range(7)]}), str(tmp_path / "sd.parquet"))
+    for name in ("sf", "sd"):
+        session.sql(f"CREATE TEMP VIEW {name} USING parquet OPTIONS "
+                    f"(path '{tmp_path}/{name}.parquet')")
+    events: list[tuple[str, float]] = []
+    original_scan, original_build = sources.file_scan, SparkRuntime._build_broadcast
+
+    def file_scan(rt, node, batch_rows_set=False):
+        out = original_scan(rt, node, batch_rows_set)
+        events.append((f"scan {node.relation.paths[0].rsplit('/', 1)[1]}", time.monotonic()))
+        return out
+
+    def build(self, node):
+        events.append(("build start", time.monotonic()))
+        time.sleep(0.5)  # a slow broadcast job
+        out = original_build(self, node)
+        events.append(("build end", time.monotonic()))
+        return out
+
+    monkeypatch.setattr(sources, "file_scan", file_scan)
+    monkeypatch.setattr(SparkRuntime, "_build_broadcast", build)
+    sql = "SELECT /*+ BROADCAST(d) */ f.v, d.name FROM sf f JOIN sd d ON f.k = d.k"
+    qe = session.sql(sql)._qe
+    with SparkRuntime(session.spark_session, session.sql_conf, logical_links=qe._links) as rt:
+        got = rt.collect(qe.executed_plan)
+    at = dict(events)
+    assert at["build start"] < at["scan sf.parquet"] < at["build end"], events
+    assert sorted(zip(got.column("v").to_pylist(), got.column("name").to_pylist())) == [
+        (i, f"n{i}") for i in range(7)]
+
+
+def test_threads_asking_for_one_arrow_batch_size_share_it() -> None:
+    import threading
+
+    from ember.runtime.spark.sources import batch_rows
+
+    class Conf:
+        def __init__(self):
+            self.values = {"spark.sql.execution.arrow.maxRecordsPerBatch": "777"}
+            self.sets = 0
+
+        def get(self, k, default=None):
+            return self.values.get(k, default)
+
+        def set(self, k, v):
+            self.sets += 1
+            self.values[k] = v
+
+        def unset(self, k):
+            self.values.pop(k, None)
+
+    class Spark:
+        conf = Conf()
+
+    spark, key = Spark(), "spark.sql.execution.arrow.maxRecordsPerBatch"
+    seen: list[str] = []
+
+    def other_size():
+        with batch_rows(spark, 10):
+            seen.append(spark.conf.get(key))
+
+    with batch_rows(spark, 65536):
+        with batch_rows(spark, 65536):  # shared: set once
+            assert spark.conf.get(key) == "65536" and spark.conf.sets == 1
+        waiter = threading.Thread(target=other_size)
+        waiter.start()
+        waiter.join(0.3)
+        assert waiter.is_alive() and seen == []  # waits for the first size to be released
+        assert spark.conf.get(key) == "65536"
+    waiter.join(5)
+    assert seen == ["10"]
+    assert spark.conf.get(key) == "777"  # the user's value is back

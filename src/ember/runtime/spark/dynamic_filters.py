@@ -20,7 +20,7 @@ to plan and run).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -32,7 +32,7 @@ from ember.physical.nodes import (BroadcastExchangeExec, BroadcastHashJoinExec, 
                                   ShuffleExchangeExec, SortExec, SparkPlan)
 from ember.plans.logical.join_type import JoinType
 
-__all__ = ["ScanFilter", "scan_filters"]
+__all__ = ["ScanFilter", "scan_filters", "candidate_scans"]
 
 #: ``(scan column name, distinct key values)``: the scan keeps rows whose column is among them
 ScanFilter = tuple[str, pa.Array]
@@ -44,6 +44,33 @@ def scan_filters(plan: SparkPlan, built: Callable[[BroadcastExchangeExec], pa.Ta
     ``built`` returns the rows of (None: not built), for scans of at least ``min_scan_bytes``
     of files (a filter costs Spark a small broadcast join to plan and run)."""
     out: dict[int, list[ScanFilter]] = {}
+    tables: dict[int, pa.Table | None] = {}
+    for exchange, position, scan, name in _targets(plan, min_scan_bytes):
+        if id(exchange) not in tables:
+            tables[id(exchange)] = built(exchange)
+        table = tables[id(exchange)]
+        if table is None:
+            continue
+        col = table.column(position)
+        if not (pa.types.is_integer(col.type) or pa.types.is_string(col.type)
+                or pa.types.is_large_string(col.type)):
+            continue
+        values = pc.unique(col.combine_chunks().drop_null())
+        if len(values) <= max_values:
+            out.setdefault(id(scan), []).append((name, values))
+    return out
+
+
+def candidate_scans(plan: SparkPlan, min_scan_bytes: int) -> set[int]:
+    """Ids of the scans :func:`scan_filters` may filter, whatever the broadcasts hold (the
+    others can be made before the broadcasts are built)."""
+    return {id(scan) for _, _, scan, _ in _targets(plan, min_scan_bytes)}
+
+
+def _targets(plan: SparkPlan, min_scan_bytes: int
+             ) -> Iterator[tuple[BroadcastExchangeExec, int, FileSourceScanExec, str]]:
+    """``(broadcast, build key position, scan, scan column name)`` of each join key whose build
+    values could filter a scan: the plan's side of :func:`scan_filters`."""
     joins = plan.collect(lambda n: n if isinstance(n, BroadcastHashJoinExec) else None)
     for join in {id(j): j for j in joins}.values():
         build_right = join.build_side is BuildSide.RIGHT
@@ -56,28 +83,17 @@ def scan_filters(plan: SparkPlan, built: Callable[[BroadcastExchangeExec], pa.Ta
         exchange = build.child if isinstance(build, ReusedExchangeExec) else build
         if not isinstance(exchange, BroadcastExchangeExec) or not _selective(exchange.child):
             continue
-        table = built(exchange)
-        if table is None:
-            continue
         ids = [a.id for a in exchange.child.output]
         for bk, sk in zip(bkeys, skeys):
             if not (isinstance(bk, AttributeReference) and isinstance(sk, AttributeReference)
                     and bk.id in ids and bk.data_type == sk.data_type):
-                continue
-            col = table.column(ids.index(bk.id))
-            if not (pa.types.is_integer(col.type) or pa.types.is_string(col.type)
-                    or pa.types.is_large_string(col.type)):
-                continue
-            values = pc.unique(col.combine_chunks().drop_null())
-            if len(values) > max_values:
                 continue
             scan = _scan_of(stream, sk.id)
             if scan is None or _file_bytes(scan) < min_scan_bytes:
                 continue
             name = next(a.name for a in scan.output if a.id == sk.id)
             if [a.name.lower() for a in scan.output].count(name.lower()) == 1:
-                out.setdefault(id(scan), []).append((name, values))
-    return out
+                yield exchange, ids.index(bk.id), scan, name
 
 
 def _file_bytes(scan: FileSourceScanExec) -> float:

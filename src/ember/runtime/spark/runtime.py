@@ -192,15 +192,26 @@ class SparkRuntime:
         # the broadcasts no conversion can change (no shuffle below them) first, together: the
         # adaptive conversion measures shuffles whose regions read them, and their keys filter
         # the scans feeding the joins' stream sides (:mod:`.dynamic_filters`)
-        self._prefetch_broadcasts(plan, lambda b: b.child.find(
-            lambda n: isinstance(n, (ShuffleExchangeExec, ReusedExchangeExec))) is None)
-        max_values = int(self.conf.get(SPARK_DYNAMIC_FILTER_VALUES))
-        if max_values > 0:
-            from ember.runtime.spark.dynamic_filters import scan_filters
+        # -- while the scans no dynamic filter can change are made (the broadcasts' own scans
+        # are made by their builds)
+        from concurrent.futures import ThreadPoolExecutor
 
+        from ember.runtime.spark.dynamic_filters import candidate_scans, scan_filters
+
+        max_values = int(self.conf.get(SPARK_DYNAMIC_FILTER_VALUES))
+        min_scan = int(self.conf.get(SPARK_DYNAMIC_FILTER_MIN_SCAN))
+        later = candidate_scans(plan, min_scan) if max_values > 0 else set()
+        later |= {id(n) for b in plan.collect(
+            lambda b: b if isinstance(b, BroadcastExchangeExec) else None)
+            for n in b.collect(lambda n: n if isinstance(n, FileSourceScanExec) else None)}
+        with ThreadPoolExecutor(1) as pool:
+            early = pool.submit(self._prefetch_scans, plan, lambda n: id(n) not in later)
+            self._prefetch_broadcasts(plan, lambda b: b.child.find(
+                lambda n: isinstance(n, (ShuffleExchangeExec, ReusedExchangeExec))) is None)
+            early.result()
+        if max_values > 0:
             self.scan_filters = scan_filters(
-                plan, lambda b: self._broadcast_tables.get(id(b)), max_values,
-                int(self.conf.get(SPARK_DYNAMIC_FILTER_MIN_SCAN)))
+                plan, lambda b: self._broadcast_tables.get(id(b)), max_values, min_scan)
         self._prefetch_scans(plan)
         premeasure(plan, self)
         plan = self.final_plan = convert_joins(plan, self)
@@ -485,14 +496,15 @@ class SparkRuntime:
             functools.partial(worker.run_one, spec("pairs"), worker.blobs))
         return self.sc.union([pairs, unmatched])
 
-    def _prefetch_scans(self, plan: SparkPlan) -> None:
-        """Makes the RDDs of ``plan``'s file scans concurrently (each plans a Spark query in
-        the JVM; :func:`.sources.file_scans`)."""
+    def _prefetch_scans(self, plan: SparkPlan, which: Any = None) -> None:
+        """Makes the RDDs of ``plan``'s file scans (those ``which`` accepts) concurrently (each
+        plans a Spark query in the JVM; :func:`.sources.file_scans`)."""
         from ember.runtime.spark import sources
 
-        found = plan.collect(lambda n: n if isinstance(n, FileSourceScanExec) else None)
+        found = plan.collect(lambda n: n if isinstance(n, FileSourceScanExec)
+                             and (which is None or which(n)) else None)
         todo = [n for n in {id(n): n for n in found}.values() if id(n) not in self._rdds]
-        if len(todo) < 2:
+        if not todo:
             return
         for node, rdd in zip(todo, sources.file_scans(self, todo)):
             self._rdds[id(node)] = rdd

@@ -218,26 +218,41 @@ def dataframe_blobs(df: Any, schema: pa.Schema, rows: int | None = None,
 
 
 _BATCH_ROWS_KEY = "spark.sql.execution.arrow.maxRecordsPerBatch"
-_BATCH_ROWS_LOCK = threading.Lock()
+_BATCH_ROWS = threading.Condition()
+#: per SparkSession (``id``) whose batch size Ember holds: ``[rows, holders, value before]``
+_BATCH_ROWS_HELD: dict[int, list[Any]] = {}
 
 
 @contextlib.contextmanager
 def batch_rows(spark: Any, rows: int | None) -> Iterator[None]:
-    """The session's Arrow batch size set to ``rows`` for the duration (under a lock: Ember's
-    concurrent broadcast builds make their RDDs from several threads)."""
+    """The session's Arrow batch size set to ``rows`` for the duration, then restored.  Ember
+    makes RDDs from several threads (scans, broadcast builds): threads asking for the same size
+    share the setting, one asking for another size waits until it is restored."""
     if not rows:
         yield
         return
-    with _BATCH_ROWS_LOCK:
-        before = spark.conf.get(_BATCH_ROWS_KEY, None)
-        spark.conf.set(_BATCH_ROWS_KEY, str(rows))
-        try:
-            yield
-        finally:
-            if before is None:
-                spark.conf.unset(_BATCH_ROWS_KEY)
-            else:
-                spark.conf.set(_BATCH_ROWS_KEY, before)
+    key = id(spark)
+    with _BATCH_ROWS:
+        while key in _BATCH_ROWS_HELD and _BATCH_ROWS_HELD[key][0] != rows:
+            _BATCH_ROWS.wait()
+        held = _BATCH_ROWS_HELD.get(key)
+        if held is None:
+            before = spark.conf.get(_BATCH_ROWS_KEY, None)
+            spark.conf.set(_BATCH_ROWS_KEY, str(rows))
+            held = _BATCH_ROWS_HELD[key] = [rows, 0, before]
+        held[1] += 1
+    try:
+        yield
+    finally:
+        with _BATCH_ROWS:
+            held[1] -= 1
+            if held[1] == 0:
+                del _BATCH_ROWS_HELD[key]
+                if held[2] is None:
+                    spark.conf.unset(_BATCH_ROWS_KEY)
+                else:
+                    spark.conf.set(_BATCH_ROWS_KEY, held[2])
+                _BATCH_ROWS.notify_all()
 
 
 def _unscaled_decimals(df: Any) -> tuple[Any, tuple[tuple[int, int, int], ...]]:
