@@ -47,6 +47,44 @@ class ConfEntry:
 _ENTRIES: dict[str, ConfEntry] = {}
 
 
+def _state_ttl(key: str) -> Callable[[Any], int | None]:
+    """The parser of a state time-to-live key: an interval string (``'10 minutes'``,
+    ``'1 hour 30 minutes'``, ``'500 milliseconds'``) or an int of milliseconds -> milliseconds;
+    ``0`` = no TTL."""
+
+    def parse(v: Any) -> int | None:
+        from ember.errors import AnalysisError, EmberError
+        from ember.expressions.calendar_interval import parse_interval
+
+        if v is None:
+            return None
+
+        def bad(why: str) -> AnalysisError:
+            return AnalysisError(
+                f"The value '{v}' in the config \"{key}\" is invalid. {why}",
+                error_class="INVALID_CONF_VALUE",
+                parameters={"confValue": str(v), "confName": key})
+
+        if isinstance(v, int) and not isinstance(v, bool):  # milliseconds (a parsed value)
+            if v < 0:
+                raise bad("The state time-to-live cannot be negative.")
+            return v
+        try:
+            months, days, micros = parse_interval(str(v))
+        except EmberError as e:
+            raise bad("The state time-to-live must be a duration such as '10 minutes' "
+                      f"(error class {e.error_class}).") from None
+        if months:
+            raise bad("The state time-to-live cannot use months or years (their length "
+                      "varies); use days.")
+        ms = (days * 86_400_000_000 + micros) // 1000
+        if days * 86_400_000_000 + micros < 0:
+            raise bad("The state time-to-live cannot be negative.")
+        return ms
+
+    return parse
+
+
 def _entry(key: str, default: Any, parse: Callable[[Any], Any], doc: str) -> ConfEntry:
     e = ConfEntry(key, default, parse, doc)
     _ENTRIES[key] = e
@@ -192,6 +230,16 @@ SPARK_SHIP_PACKAGE = _entry(
 EXCHANGE_REUSE_ENABLED = _entry(
     "spark.sql.exchange.reuse", True, _bool,
     "Identical exchanges of one plan run once: the later ones become ReusedExchange.")
+
+STREAM_JOIN_STATE_TTL_LEFT = _entry(
+    "ember.streaming.join.stateTtl.left", None,
+    _state_ttl("ember.streaming.join.stateTtl.left"),
+    "Beyond Spark: rows of the left side of a stream-stream join leave the state this long "
+    "(processing time) after the micro-batch that stored them (unset or 0: no TTL).")
+STREAM_JOIN_STATE_TTL_RIGHT = _entry(
+    "ember.streaming.join.stateTtl.right", None,
+    _state_ttl("ember.streaming.join.stateTtl.right"),
+    "Beyond Spark: the right side's state time-to-live (see the left one).")
 
 
 class SQLConf:

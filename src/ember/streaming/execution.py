@@ -27,7 +27,14 @@ for a no-data batch (Spark's restarted query does not know and waits for new dat
 never holds back rows an uninterrupted run emits.  The settings pinned in the
 first batch's metadata -- ``spark.sql.shuffle.partitions`` (the number of state partitions),
 ``spark.sql.streaming.multipleWatermarkPolicy``, ``spark.sql.streaming.join.stateFormatVersion``
-and the state store provider -- are re-applied over the session's on every restart.
+and the state store provider -- are re-applied over the session's on every restart.  So is
+Ember's ``ember.streaming.join.stateInsertTimes``: "true" when the first batch ran with a join
+state TTL (``ember.streaming.join.stateTtl.left`` / ``.right``), whose rows then record their
+insertion time (:mod:`ember.streaming.join.operator`); a checkpoint without it keeps its layout.
+
+The batch timestamp (``batchTimestampMs``, the processing time of the batch: a state TTL's
+clock) is read from :attr:`MicroBatchExecution.clock` (``time.time``; tests inject a fake) when
+the batch is constructed and logged with its offsets, so a re-run batch has the same one.
 
 Watermarks of batch ``N`` (spark-behavior.md 10.3): late input is dropped with the watermark of
 batch ``N - 1`` (0 for the first batch), state is evicted with batch ``N``'s; a stateful
@@ -72,6 +79,7 @@ from ember.plans.logical.nodes import (
     StreamingRelation,
 )
 from ember.streaming.crash import crash_point
+from ember.streaming.join.operator import STATE_INSERT_TIMES, state_ttls_ms
 from ember.streaming.logs import CommitLog, OffsetSeq, OffsetSeqLog, OffsetSeqMetadata
 from ember.streaming.watermarks import (
     MULTIPLE_WATERMARK_POLICY,
@@ -179,7 +187,7 @@ class IncrementalExecution:
     def __init__(self, session: "Session", conf: SQLConf, logical: LogicalPlan, *,
                  checkpoint: str, run_id: str, batch_id: int, num_state_partitions: int,
                  watermark_for_late_events: int, watermark_for_eviction: int,
-                 state_format_version: int) -> None:
+                 state_format_version: int, batch_timestamp_ms: int | None = None) -> None:
         self.session = session
         self.conf = conf
         self.logical = logical
@@ -190,6 +198,7 @@ class IncrementalExecution:
         self.watermark_for_late_events = watermark_for_late_events
         self.watermark_for_eviction = watermark_for_eviction
         self.state_format_version = state_format_version
+        self.batch_timestamp_ms = batch_timestamp_ms
         self._optimized: LogicalPlan | None = None
         self._executed: Any = None
         self.run_metrics: Any = None
@@ -238,7 +247,8 @@ class IncrementalExecution:
                 return node.copy(state_info=info,
                                  watermark_for_late_events=_clamp(late.get(id(node))),
                                  watermark_for_eviction=_clamp(eviction.get(id(node))),
-                                 state_format_version=self.state_format_version)
+                                 state_format_version=self.state_format_version,
+                                 batch_timestamp_ms=self.batch_timestamp_ms)
             return None
 
         return plan.transform_down(assign)
@@ -320,6 +330,10 @@ class MicroBatchExecution:
     ``checkpoint`` the checkpoint directory.  ``start()`` launches the thread; the
     :class:`~ember.streaming.api.StreamingQuery` handle waits on it.
     """
+
+    #: seconds since the epoch: the batch timestamps (Spark's ``triggerClock``); a test may
+    #: replace it (on the class, before the query starts) to drive a state TTL without sleeping
+    clock: Callable[[], float] = staticmethod(time.time)
 
     def __init__(self, session: "Session", plan: LogicalPlan, sink: Any, *, checkpoint: str,
                  trigger: Trigger, name: str | None, output_mode: str,
@@ -558,6 +572,8 @@ class MicroBatchExecution:
         if latest is None:
             for k in pinned:
                 pinned[k] = _conf_str(self.session.sql_conf, k, pinned[k])
+            if any(state_ttls_ms(self.session.sql_conf)):
+                pinned[STATE_INSERT_TIMES] = "true"
             self.committed = [None] * n
             self.available = [None] * n
             self.batch_id = 0
@@ -569,7 +585,8 @@ class MicroBatchExecution:
                     f"The checkpoint's offsets name {len(entry.offsets)} sources, the query has "
                     f"{n}: a checkpoint cannot be reused by a query with other sources.",
                     error_class="STREAMING_QUERY_SOURCES_MISMATCH")
-            pinned.update({k: v for k, v in entry.metadata.conf.items() if k in pinned})
+            pinned.update({k: v for k, v in entry.metadata.conf.items()
+                           if k in pinned or k == STATE_INSERT_TIMES})
             self.metadata = OffsetSeqMetadata(entry.metadata.batch_watermark_ms,
                                               entry.metadata.batch_timestamp_ms, pinned)
             self.available = list(entry.offsets)
@@ -601,7 +618,7 @@ class MicroBatchExecution:
                 # them: a restart after a crash then writes what an uninterrupted run writes.
                 self.last_execution = self._incremental(
                     bid, [_empty(r.output) for r in self.relations], late,
-                    entry.metadata.batch_watermark_ms)
+                    entry.metadata.batch_watermark_ms, entry.metadata.batch_timestamp_ms)
         else:
             # the latest batch did not commit: run it again with the same offsets
             self.batch_id = bid
@@ -611,6 +628,7 @@ class MicroBatchExecution:
         conf = self.session.sql_conf.copy()
         for k, v in pinned.items():
             conf.set(k, v)
+        conf.set(STATE_INSERT_TIMES, pinned.get(STATE_INSERT_TIMES, "false"))
         conf.set(COALESCE_PARTITIONS.key, "false")
         conf.set(ADAPTIVE_ENABLED.key, "false")
         conf.set(PROGRESS_ENABLED.key, "false")
@@ -641,7 +659,7 @@ class MicroBatchExecution:
             and self.last_execution.should_run_another_batch(watermark))
         if not has_data and not needs_another:
             return False, False
-        self.metadata = OffsetSeqMetadata(watermark, int(time.time() * 1000),
+        self.metadata = OffsetSeqMetadata(watermark, int(self.clock() * 1000),
                                           dict(self.metadata.conf))
         self.available = available
         t = time.time()
@@ -675,7 +693,8 @@ class MicroBatchExecution:
 
         t = time.time()
         execution = self._incremental(self.batch_id, data, self.prev_batch_watermark,
-                                      self.metadata.batch_watermark_ms)
+                                      self.metadata.batch_watermark_ms,
+                                      self.metadata.batch_timestamp_ms)
         execution.executed_plan  # noqa: B018 - plan now, timed as Spark's queryPlanning
         durations["queryPlanning"] = _elapsed_ms(t)
         t = time.time()
@@ -711,7 +730,8 @@ class MicroBatchExecution:
         return progress
 
     def _incremental(self, batch_id: int, data: list[pa.Table], late_watermark_ms: int,
-                     eviction_watermark_ms: int) -> IncrementalExecution:
+                     eviction_watermark_ms: int,
+                     batch_timestamp_ms: int | None = None) -> IncrementalExecution:
         """Batch ``batch_id``'s execution over ``data`` (one table per source)."""
         assert self.batch_conf is not None
 
@@ -729,7 +749,8 @@ class MicroBatchExecution:
             num_state_partitions=int(conf.get(SHUFFLE_PARTITIONS)),
             watermark_for_late_events=late_watermark_ms,
             watermark_for_eviction=eviction_watermark_ms,
-            state_format_version=int(_conf_str(conf, JOIN_STATE_FORMAT_VERSION, "2")))
+            state_format_version=int(_conf_str(conf, JOIN_STATE_FORMAT_VERSION, "2")),
+            batch_timestamp_ms=batch_timestamp_ms)
 
     def _finish_progress(self, p: dict[str, Any], start: float,
                          durations: dict[str, int]) -> None:

@@ -137,6 +137,8 @@ class StreamingSymmetricHashJoinExec(JoinExec, StatefulOperatorExec):
     watermark_for_late_events: int | None = None
     watermark_for_eviction: int | None = None
     state_format_version: int = 2
+    #: the micro-batch's processing time (``batchTimestampMs``), for the join state TTL
+    batch_timestamp_ms: int | None = None
 
     @property
     def existence_attr(self) -> None:

@@ -17,8 +17,10 @@
 ``eventTime.watermark`` is the watermark the batch ran with; avg/max/min are the event times the
 first watermark operator that saw rows saw (Spark's choice).  Input rate: rows over the time since
 the previous trigger started; processing rate: rows over this trigger's duration.  State operator
-metrics are the join core's, summed over partitions; the per-side row counts the core reports
-(beyond Spark) are in ``customMetrics``.
+metrics are the join core's, summed over partitions; what the core reports beyond Spark is in
+``customMetrics``: the rows held per side after the batch (``numTotalStateRowsLeft`` /
+``numTotalStateRowsRight``) and the rows the state TTL removed per side in the batch
+(``numLeftRowsExpiredByTtl`` / ``numRightRowsExpiredByTtl``).
 """
 
 from __future__ import annotations

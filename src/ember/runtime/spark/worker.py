@@ -46,7 +46,8 @@ from ember.runtime.local.runtime import BroadcastValue, LocalRuntime
 from ember.runtime.spark.nodes import NestedLoopPartExec, SparkInputExec
 
 __all__ = ["encode", "decode", "RegionSpec", "TaskRuntime", "run_one", "run_zipped",
-           "run_pair", "blobs", "ShuffleSink", "SampleSink", "target_of", "TaskFailure"]
+           "run_pair", "blobs", "ShuffleSink", "SampleSink", "target_of", "TaskFailure",
+           "maybe_crash"]
 
 ERROR_MARK = "EMBER_TASK_ERROR["
 
@@ -244,7 +245,7 @@ def run_nested_loop_part(node: NestedLoopPartExec, rt: TaskRuntime) -> list[Part
 def _run_region(spec: RegionSpec, inputs: Sequence[Iterator[pa.RecordBatch]],
                 index: int) -> Iterator[pa.RecordBatch]:
     conf = SQLConf(dict(spec.conf))
-    _maybe_crash(conf, index)
+    maybe_crash(conf, index)
     with TaskRuntime(conf, inputs) as rt:
         rt.seed_broadcasts(spec.plan, dict(spec.broadcasts))
         parts = rt.execute(spec.plan)
@@ -322,7 +323,9 @@ def as_one(it: Iterator[Any]) -> Iterator[list[Any]]:
     yield list(it)
 
 
-def _maybe_crash(conf: SQLConf, index: int) -> None:
+def maybe_crash(conf: SQLConf, index: int) -> None:
+    """The ``ember.spark.test.killWorkerOnce`` hook: the first task of partition 0 to get here
+    creates the marker file and kills its own Python worker (SIGKILL), once per marker."""
     marker = conf.get(KILL_ONCE_KEY)
     if marker and index == 0:
         try:

@@ -32,7 +32,26 @@ is stored unmatched.  So the left state holds only left rows never matched so fa
 Metrics as Spark reports them: ``numUpdatedStateRows`` = rows appended to either side's state;
 ``numRemovedStateRows`` = rows removed by eviction (the outer joins' evictions in step 3
 included) plus left rows removed by the LeftSemi right pass; ``numTotalStateRows`` = rows held
-in both sides' keyWithIndexToValue stores after the batch.
+in both sides' keyWithIndexToValue stores after the batch.  Beyond Spark, per side:
+``numTotalStateRowsLeft`` / ``numTotalStateRowsRight`` (rows held after the batch) and the TTL
+counters above.
+
+State time-to-live (beyond Spark; Flink's ``STATE_TTL`` hint per join input, on Ember's
+micro-batches).  ``ember.streaming.join.stateTtl.left`` / ``.right`` (an interval string such as
+``'10 minutes'``; unset or 0 = none) bound how long a side's rows stay in the state, in
+processing time: a row stored by the batch whose timestamp (``batchTimestampMs`` of the offset
+log, the engine's injectable clock; on Spark, ``TimerValues``' processing time) is ``t`` is
+removed by the first batch whose timestamp is ``>= t + ttl``, as step 0 of that batch, before
+the passes: an expired row never joins again.  Removal is the value walk of
+:meth:`SymmetricHashJoinStateManager.remove_expired`; a preserved side (LeftOuter's left,
+RightOuter's right, both of FullOuter) emits its expired never-matched rows NULL-padded, exactly
+once, as watermark eviction does; any other side drops them.  TTL works with or without
+watermarks (without one it is the only bound on the state) and alongside them (a row leaves at
+whichever comes first).  Expiry is checked when a batch runs: TTL alone never triggers a
+no-data batch.  The rows need their insertion time: with a TTL the value row carries
+``insertTimeMs`` (the layout ``ember.streaming.join.stateInsertTimes``, pinned per checkpoint by
+the engine: a TTL on a checkpoint started without it is refused).  Counted per side in
+``numLeftRowsExpiredByTtl`` / ``numRightRowsExpiredByTtl`` (and in ``numRemovedStateRows``).
 
 State layout: :mod:`ember.streaming.state.join_state` (two stores per side, state format
 version 2 = input row + ``matched``; version 1 has no flag and is refused for non-inner joins).
@@ -53,6 +72,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ember.conf import STREAM_JOIN_STATE_TTL_LEFT, STREAM_JOIN_STATE_TTL_RIGHT
 from ember.errors import AnalysisError, InternalError
 from ember.execution.kernels.batches import schema_of
 from ember.execution.prepare import prepare
@@ -65,9 +85,12 @@ from ember.streaming.join.state_watermark import (
 from ember.streaming.state.join_state import JoinSideState, SymmetricHashJoinStateManager
 from ember.streaming.state.store import StateStoreConf, conf_get, parse_bool
 
-__all__ = ["StateInfo", "SymmetricHashJoin"]
+__all__ = ["StateInfo", "SymmetricHashJoin", "STATE_INSERT_TIMES", "state_ttls_ms"]
 
 ALLOW_MULTIPLE_KEY = "spark.sql.streaming.statefulOperator.allowMultiple"
+#: whether the join state stores insertion times ("true"/"false"); the micro-batch engine pins
+#: it per checkpoint, absent = whether a TTL is set
+STATE_INSERT_TIMES = "ember.streaming.join.stateInsertTimes"
 
 _SUPPORTED = (JoinType.INNER, JoinType.CROSS, JoinType.LEFT_OUTER, JoinType.RIGHT_OUTER,
               JoinType.FULL_OUTER, JoinType.LEFT_SEMI)
@@ -104,6 +127,16 @@ def _column(arr: pa.Array | pa.ChunkedArray | pa.Scalar, n: int) -> pa.Array:
     return arr
 
 
+def state_ttls_ms(conf: Any) -> tuple[int | None, int | None]:
+    """The (left, right) state time-to-live in ms of ``conf`` (None = none; 0 means none)."""
+    out = []
+    for entry in (STREAM_JOIN_STATE_TTL_LEFT, STREAM_JOIN_STATE_TTL_RIGHT):
+        raw = conf_get(conf, entry.key)  # a SQLConf answers the parsed value
+        ms = None if raw is None else entry.parse(raw)
+        out.append(ms if ms else None)
+    return out[0], out[1]
+
+
 class _Side:
     """One side's bound expressions and settings."""
 
@@ -118,6 +151,7 @@ class _Side:
         self.pre_filter = None if pre_filter is None else prepare(pre_filter, self.output)
         self.event_time = event_time_column(self.output)
         self.predicate = predicate  # this side's eviction predicate (or None)
+        self.ttl_ms: int | None = None  # this side's state time-to-live (or None)
 
     def key_table(self, batch: pa.RecordBatch) -> pa.Table:
         n = batch.num_rows
@@ -139,7 +173,8 @@ class SymmetricHashJoin:
                  right_output: Sequence[AttributeReference], state_info: StateInfo,
                  watermark_for_late_events_ms: int | None,
                  watermark_for_eviction_ms: int | None, conf: Any,
-                 state_format_version: int = 2, store_factory: Any = None) -> None:
+                 state_format_version: int = 2, store_factory: Any = None,
+                 batch_timestamp_ms: int | None = None) -> None:
         if join_type not in _SUPPORTED:
             raise AnalysisError(f"{join_type} join is not supported between two streams",
                                 error_class="STREAMING_JOIN_UNSUPPORTED")
@@ -169,6 +204,21 @@ class SymmetricHashJoin:
         self.left = _Side("left", left_output, left_keys, self.condition.left_side_only, lpred)
         self.right = _Side("right", right_output, right_keys, self.condition.right_side_only,
                            rpred)
+        self.left.ttl_ms, self.right.ttl_ms = state_ttls_ms(conf)
+        has_ttl = self.left.ttl_ms is not None or self.right.ttl_ms is not None
+        pinned = conf_get(conf, STATE_INSERT_TIMES)
+        self.insert_times = has_ttl if pinned is None else parse_bool(pinned)
+        if has_ttl and not self.insert_times:
+            raise AnalysisError(
+                "The state time-to-live (ember.streaming.join.stateTtl.left / .right) needs "
+                "join state that records when each row was stored, and this query's checkpoint "
+                "was started without a state TTL, whose join state does not.  Start the query "
+                "with a new checkpoint location to use a state TTL.",
+                error_class="EMBER_STREAMING_STATE_TTL_NEEDS_NEW_CHECKPOINT")
+        if has_ttl and batch_timestamp_ms is None:
+            raise InternalError("SymmetricHashJoin: a state TTL needs the batch's timestamp")
+        #: the batch's processing time (ms): insertion time of new rows, the TTL's "now"
+        self.batch_timestamp_ms = batch_timestamp_ms
         joined = tuple(left_output) + tuple(right_output)
         self.joined_schema = schema_of(joined)
         self.post_filter = (None if self.condition.both_sides is None
@@ -182,6 +232,7 @@ class SymmetricHashJoin:
             "numRowsDroppedByWatermark": 0, "stateMemory": 0, "skippedNullValueCount": 0,
             "allUpdatesTimeMs": 0, "allRemovalsTimeMs": 0, "commitTimeMs": 0,
             "numStateStoreInstances": 4,
+            "numLeftRowsExpiredByTtl": 0, "numRightRowsExpiredByTtl": 0,
         }
 
     # -- public -----------------------------------------------------------------------------
@@ -215,14 +266,27 @@ class SymmetricHashJoin:
         mgr_l = SymmetricHashJoinStateManager(
             "left", self.left.schema, self.left.key_types, info.checkpoint_location,
             info.operator_id, partition_id, info.store_version, self.store_conf,
-            self.state_format_version, self.store_factory)
+            self.state_format_version, self.store_factory, self.insert_times)
         mgr_r = SymmetricHashJoinStateManager(
             "right", self.right.schema, self.right.key_types, info.checkpoint_location,
             info.operator_id, partition_id, info.store_version, self.store_conf,
-            self.state_format_version, self.store_factory)
-        counts = {"updated": 0, "removed": 0, "dropped": 0}
+            self.state_format_version, self.store_factory, self.insert_times)
+        counts = {"updated": 0, "removed": 0, "dropped": 0, "ttl_left": 0, "ttl_right": 0}
         try:
             out: list[pa.Table] = []
+            # 0. the state TTL: expired rows leave before the passes (module docstring)
+            for side, mgr in ((self.left, mgr_l), (self.right, mgr_r)):
+                if side.ttl_ms is None:
+                    continue
+                assert self.batch_timestamp_ms is not None
+                expired = mgr.remove_expired(self.batch_timestamp_ms, side.ttl_ms)
+                counts["removed"] += expired.num_rows
+                counts["ttl_" + side.name] += expired.num_rows
+                is_left = side is self.left
+                jt = self.join_type
+                if (jt.preserves_left if is_left else jt.preserves_right) \
+                        and jt is not JoinType.LEFT_SEMI:
+                    out.append(self._outer_rows(expired, left_side=is_left))
             if self.join_type is JoinType.LEFT_SEMI:
                 out += self._store_and_join(self.right, mgr_r, mgr_l, right, counts)
                 out += self._store_and_join(self.left, mgr_l, mgr_r, left, counts)
@@ -263,6 +327,8 @@ class SymmetricHashJoin:
             m["numUpdatedStateRows"] += counts["updated"]
             m["numRemovedStateRows"] += counts["removed"]
             m["numRowsDroppedByWatermark"] += counts["dropped"]
+            m["numLeftRowsExpiredByTtl"] += counts["ttl_left"]
+            m["numRightRowsExpiredByTtl"] += counts["ttl_right"]
             m["numTotalStateRowsLeft"] += ml["numKeys"]
             m["numTotalStateRowsRight"] += mr["numKeys"]
             m["numTotalStateRows"] += ml["numKeys"] + mr["numKeys"]
@@ -356,7 +422,7 @@ class SymmetricHashJoin:
         if store.any():
             sel = pa.array(np.flatnonzero(store))
             mine.append(keys.take(sel), pa.Table.from_batches([batch]).take(sel),
-                        has_match[store])
+                        has_match[store], self.batch_timestamp_ms)
             counts["updated"] += int(store.sum())
         return out
 

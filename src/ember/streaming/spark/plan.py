@@ -79,7 +79,12 @@ def translate(session: "Session", plan: LogicalPlan, num_partitions: int) -> Spa
         OUTPUT_DDL, EmberJoinProcessor, JoinSpec, PACKED_DDL, PackSpec, StageSpec, pack_side,
         unpack_output,
     )
+    from ember.streaming.join.operator import state_ttls_ms
     from ember.streaming.join.state_watermark import event_time_column
+
+    # a state TTL needs the batch's processing time (TimerValues: not in timeMode "None") and
+    # every partition to run in every batch (PackSpec.tick)
+    ttl = any(state_ttls_ms(session.sql_conf))
 
     frames = []
     for side, child, keys in ((0, join.left, join.left_keys), (1, join.right, join.right_keys)):
@@ -92,7 +97,7 @@ def translate(session: "Session", plan: LogicalPlan, num_partitions: int) -> Spa
                           f"{'left' if side == 0 else 'right'} side of {join.node_name}")
         output = child.output
         spec = PackSpec(stage, side, tuple(keys), tuple(output), event_time_column(output),
-                        num_partitions)
+                        num_partitions, ttl)
         packed = _arrow_schema(spark, PACKED_DDL)
         frames.append(df.mapInArrow(functools.partial(pack_side, spec, packed), PACKED_DDL))
     left_out, right_out = join.left.output, join.right.output
@@ -110,7 +115,8 @@ def translate(session: "Session", plan: LogicalPlan, num_partitions: int) -> Spa
                     tuple(left_out), tuple(right_out), join.state_format_version,
                     num_partitions, event_time, conf, join.simple_string()[:200])
     joined = union.groupBy("__p").transformWithStateInPandas(
-        EmberJoinProcessor(spec), OUTPUT_DDL, "Append", "EventTime" if event_time else "None")
+        EmberJoinProcessor(spec), OUTPUT_DDL, "Append",
+        "EventTime" if event_time or ttl else "None")
     out_attrs = physical.output
     post_spec = StageSpec(_over_input(post, tuple(join.output)), tuple(join.output), conf,
                           "operators above the join")

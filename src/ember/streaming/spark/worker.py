@@ -46,7 +46,8 @@ from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
 from ember.conf import SQLConf
 from ember.execution.kernels.batches import conform_batch, schema_of
-from ember.runtime.spark.worker import TaskFailure, TaskRuntime, decode, encode_table
+from ember.runtime.spark.worker import (TaskFailure, TaskRuntime, decode, encode_table,
+                                         maybe_crash)
 from ember.streaming.state.rows import decode_rows, encode_rows
 from ember.streaming.state.store import StateStore, StateStoreId, empty_table
 
@@ -117,6 +118,9 @@ class PackSpec:
     output: tuple[Any, ...]
     event_time: int | None
     num_partitions: int
+    #: a join state TTL is set: also one empty "tick" row (``__side`` 2) per state partition,
+    #: so every partition runs (and expires its rows) in every batch, as on the local runtime
+    tick: bool = False
 
 
 def pack_side(spec: PackSpec, out_schema: pa.Schema,
@@ -141,6 +145,11 @@ def pack_side(spec: PackSpec, out_schema: pa.Schema,
             yield pa.RecordBatch.from_arrays(
                 [pa.array(pids.astype(np.int32)), pa.array(np.full(n, spec.side, np.int32)),
                  et, encode_rows(b)], schema=out_schema)
+        if spec.tick:
+            n = spec.num_partitions
+            yield pa.RecordBatch.from_arrays(
+                [pa.array(np.arange(n, dtype=np.int32)), pa.array(np.full(n, 2, np.int32)),
+                 pa.nulls(n, et_type), pa.array([b""] * n, pa.binary())], schema=out_schema)
 
     return _guard(spec.stage.label, go())
 
@@ -254,6 +263,12 @@ def _struct(table: pa.Table) -> pa.Array:
 
 def _unstruct(arr: pa.ChunkedArray, schema: pa.Schema) -> pa.Table:
     arr = arr.combine_chunks()
+    if [f.name for f in arr.type] != schema.names:
+        # a layout written with(out) the TTL's insertTimeMs column: by name, missing as NULL
+        names = [f.name for f in arr.type]
+        return pa.Table.from_arrays(
+            [arr.field(names.index(f.name)) if f.name in names else pa.nulls(len(arr), f.type)
+             for f in schema], schema=schema)
     return pa.Table.from_arrays([arr.field(i) for i in range(arr.type.num_fields)],
                                 schema=schema)
 
@@ -296,7 +311,8 @@ class EmberJoinProcessor(StatefulProcessor):
                         timerValues: Any) -> Iterator[Any]:  # noqa: N803
         left, right = self._decode(rows)
         yield from _guard(self.spec.label, self._run(
-            int(key[0]), left, right, timerValues.getCurrentWatermarkInMs(), from_timer=False))
+            int(key[0]), left, right, timerValues.getCurrentWatermarkInMs(), from_timer=False,
+            processing_ms=timerValues.getCurrentProcessingTimeInMs()))
 
     def handleExpiredTimer(self, key: Any, timerValues: Any,  # noqa: N802,N803
                            expiredTimerInfo: Any) -> Iterator[Any]:  # noqa: N803
@@ -304,7 +320,8 @@ class EmberJoinProcessor(StatefulProcessor):
         left, right = schema_of(s.left_output).empty_table(), \
             schema_of(s.right_output).empty_table()
         yield from _guard(s.label, self._run(
-            int(key[0]), left, right, timerValues.getCurrentWatermarkInMs(), from_timer=True))
+            int(key[0]), left, right, timerValues.getCurrentWatermarkInMs(), from_timer=True,
+            processing_ms=timerValues.getCurrentProcessingTimeInMs()))
 
     def close(self) -> None:
         pass
@@ -331,7 +348,7 @@ class EmberJoinProcessor(StatefulProcessor):
         return out[0], out[1]
 
     def _run(self, pid: int, left: pa.Table, right: pa.Table, watermark_ms: int,
-             from_timer: bool) -> Iterator[Any]:
+             from_timer: bool, processing_ms: int = -1) -> Iterator[Any]:
         import pandas as pd
 
         from ember.streaming.join.operator import StateInfo, SymmetricHashJoin
@@ -350,12 +367,17 @@ class EmberJoinProcessor(StatefulProcessor):
         join = SymmetricHashJoin(
             s.left_keys, s.right_keys, s.join_type, s.condition, s.left_output, s.right_output,
             StateInfo("", 0, 0, s.num_partitions), None, eviction, self.conf,
-            state_format_version=s.state_format_version, store_factory=open_store)
+            state_format_version=s.state_format_version, store_factory=open_store,
+            batch_timestamp_ms=int(processing_ms) if processing_ms >= 0 else None)
         out = join.process_partition(pid, left, right)
         if eviction is not None:
             self._reschedule(eviction, any(st.num_keys() for st in opened), from_timer)
         if out.num_rows:
             yield pd.DataFrame({"blob": [encode_table(out)]})
+        # test hook (ember.spark.test.killWorkerOnce): the worker dies after this partition's
+        # state writes and output, before the task ends; Spark retries the task from the
+        # last committed state version
+        maybe_crash(self.conf, 0)
 
     def _reschedule(self, watermark_ms: int, has_state: bool, from_timer: bool) -> None:
         """One timer per partition holding state, at ``watermark + 1``: the partition runs

@@ -25,12 +25,23 @@ aside, in the one case :meth:`get_joined_rows_and_remove_matched` describes):
 - :meth:`remove_by_value_condition` deletes the values satisfying a predicate and fills each hole
   by moving the value at the key's last index into it (Spark's walk: the ``h``-th lowest hole
   below the new count receives the ``h``-th highest surviving index at or above it), so the
-  indices stay dense and the layout is Spark's.
+  indices stay dense and the layout is Spark's;
+- :meth:`remove_expired` (beyond Spark: the per-side state time-to-live) deletes the values
+  written ``ttl`` or more milliseconds before the batch's processing time, with the same walk.
 
-Both removals return the removed rows with their ``matched`` flags (the outer join emits the
+The removals return the removed rows with their ``matched`` flags (the outer join emits the
 unmatched ones).  Values missing from keyWithIndexToValue fail the query unless
 ``spark.sql.streaming.stateStore.skipNullsForStreamStreamJoins.enabled`` is set, in which case
 they are skipped and counted (``skippedNullValueCount``).
+
+Insertion times (``insert_times=True``, Ember's layout for the state TTL): keyWithIndexToValue's
+value gets one more trailing column, ``insertTimeMs`` (long), the processing time (the
+micro-batch's timestamp) of the batch that appended the row.  Marking a value matched or moving
+it into a hole keeps its time.  The layout is a property of the checkpoint (the store codecs are
+positional): the micro-batch engine pins it in the offset log at the first batch
+(``ember.streaming.join.stateInsertTimes``), so checkpoints written without it keep loading as
+they are.  A NULL time (a value written without one, e.g. Spark-runtime state from before a
+TTL was set) never expires.
 """
 
 from __future__ import annotations
@@ -49,7 +60,10 @@ from ember.streaming.state.store import (
 )
 
 __all__ = ["SymmetricHashJoinStateManager", "JoinSideState", "state_store_names",
-           "key_schema_for"]
+           "key_schema_for", "INSERT_TIME_FIELD"]
+
+#: the trailing value column of the insertion-time layout (the state TTL)
+INSERT_TIME_FIELD = "insertTimeMs"
 
 
 def state_store_names(side: str) -> tuple[str, str]:
@@ -71,6 +85,8 @@ class JoinSideState:
     index: np.ndarray
     values: pa.Table
     matched: np.ndarray
+    #: insertion time per row (ms; -1 = unknown), None when the layout has no times
+    insert_ms: np.ndarray | None = None
 
     @property
     def num_rows(self) -> int:
@@ -113,7 +129,7 @@ class SymmetricHashJoinStateManager:
     def __init__(self, side: str, input_schema: pa.Schema, key_types: list[pa.DataType],
                  checkpoint_location: str, operator_id: int, partition_id: int, version: int,
                  store_conf: StateStoreConf, state_format_version: int = 2,
-                 store_factory: Any = None) -> None:
+                 store_factory: Any = None, insert_times: bool = False) -> None:
         # ``store_factory`` (``get_state_store``'s signature) opens the two stores elsewhere:
         # the Spark runtime keeps them in Spark's state (ember.streaming.spark.worker).
         if side not in ("left", "right"):
@@ -128,6 +144,9 @@ class SymmetricHashJoinStateManager:
         fields = list(input_schema)
         if state_format_version == 2:
             fields.append(pa.field("matched", pa.bool_()))
+        self.insert_times = insert_times
+        if insert_times:
+            fields.append(pa.field(INSERT_TIME_FIELD, pa.int64()))
         self.value_schema = pa.schema(fields)
         self.count_schema = pa.schema([pa.field("value", pa.int64())])
         self.store_conf = store_conf
@@ -157,11 +176,25 @@ class SymmetricHashJoinStateManager:
         return pa.Table.from_arrays(list(keys.columns) + [pa.array(index, pa.int64())],
                                     schema=self.key_index_schema)
 
-    def _value_rows(self, rows: pa.Table, matched: np.ndarray) -> pa.Table:
+    def _value_rows(self, rows: pa.Table, matched: np.ndarray,
+                    insert_ms: np.ndarray | int | None) -> pa.Table:
         cols = list(rows.columns)
         if self.format_version == 2:
             cols.append(pa.array(matched, pa.bool_()))
+        if self.insert_times:
+            if insert_ms is None:
+                cols.append(pa.nulls(rows.num_rows, pa.int64()))
+            elif isinstance(insert_ms, np.ndarray):
+                cols.append(pa.array(insert_ms, pa.int64(), mask=insert_ms < 0))
+            else:
+                cols.append(pa.array(np.full(rows.num_rows, insert_ms, np.int64)))
         return pa.Table.from_arrays(cols, schema=self.value_schema)
+
+    def _insert_ms(self, values: pa.Table, found: np.ndarray) -> np.ndarray | None:
+        if not self.insert_times:
+            return None
+        t = values.column(INSERT_TIME_FIELD).fill_null(-1).to_numpy(zero_copy_only=False)
+        return np.where(found, np.asarray(t, dtype=np.int64), -1)
 
     def _counts(self, keys: pa.Table) -> np.ndarray:
         found, vals = self.key_to_num_values.get(keys)
@@ -190,7 +223,8 @@ class SymmetricHashJoinStateManager:
             self.skipped_null_values += int((~found).sum())
         matched = self._matched(values)
         rows = values.select(range(len(self.input_schema)))
-        return JoinSideState(ekeys, index, rows, np.where(found, matched, False)), owner, found
+        return (JoinSideState(ekeys, index, rows, np.where(found, matched, False),
+                              self._insert_ms(values, found)), owner, found)
 
     def _matched(self, values: pa.Table) -> np.ndarray:
         if self.format_version == 1:
@@ -199,9 +233,11 @@ class SymmetricHashJoinStateManager:
         return np.asarray(m.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
 
     # -- operations -------------------------------------------------------------------------
-    def append(self, keys: pa.Table, rows: pa.Table, matched: np.ndarray) -> None:
+    def append(self, keys: pa.Table, rows: pa.Table, matched: np.ndarray,
+               insert_ms: int | None = None) -> None:
         """Append ``rows`` (with their join ``keys`` and ``matched`` flags), each after the
-        values already stored for its key, in batch order."""
+        values already stored for its key, in batch order; ``insert_ms`` is the batch's
+        processing time (kept when the layout has insertion times)."""
         n = rows.num_rows
         if not n:
             return
@@ -216,7 +252,8 @@ class SymmetricHashJoinStateManager:
         cumcount[order] = np.arange(n, dtype=np.int64) - group_start[codes[order]]
         index = current[codes] + cumcount
         self.key_with_index_to_value.put(self._with_index(keys, index),
-                                         self._value_rows(rows, np.asarray(matched, bool)))
+                                         self._value_rows(rows, np.asarray(matched, bool),
+                                                          insert_ms))
         self.key_to_num_values.put(uniq, pa.table({"value": pa.array(current + group_size)}))
 
     def _probe(self, keys: pa.Table) -> _Probe:
@@ -267,7 +304,8 @@ class SymmetricHashJoinStateManager:
                 upd = _take_state(p.entries, fresh)
                 self.key_with_index_to_value.put(
                     self._with_index(upd.keys, upd.index),
-                    self._value_rows(upd.values, np.ones(upd.num_rows, dtype=bool)))
+                    self._value_rows(upd.values, np.ones(upd.num_rows, dtype=bool),
+                                     upd.insert_ms))
         return p.probe[sel], hits
 
     def get_joined_rows_and_remove_matched(self, keys: pa.Table, predicate
@@ -325,6 +363,26 @@ class SymmetricHashJoinStateManager:
     def remove_by_value_condition(self, predicate) -> JoinSideState:
         """Remove the values for which ``predicate(values table) -> bool mask`` holds, filling
         holes from the end of each key (see the module docstring); returns the removed rows."""
+        return self._remove_entries(lambda e: np.asarray(predicate(e.values), dtype=bool))
+
+    def remove_expired(self, now_ms: int, ttl_ms: int) -> JoinSideState:
+        """The state TTL: remove the values written at or before ``now_ms - ttl_ms`` (one
+        vectorized comparison over every value's insertion time; values without a time stay),
+        filling holes as :meth:`remove_by_value_condition` does; returns the removed rows."""
+        if not self.insert_times:
+            raise InternalError("SymmetricHashJoinStateManager: the state TTL needs the "
+                                "insertion-time layout")
+        deadline = int(now_ms) - int(ttl_ms)
+
+        def expired(e: JoinSideState) -> np.ndarray:
+            assert e.insert_ms is not None
+            return (e.insert_ms >= 0) & (e.insert_ms <= deadline)
+
+        return self._remove_entries(expired)
+
+    def _remove_entries(self, mask) -> JoinSideState:
+        """Remove the stored values for which ``mask(entries) -> bool array`` holds (every
+        value of every key, in key then index order) and compact; returns the removed rows."""
         keys, counts_t = self.key_to_num_values.scan()
         if not keys.num_rows:
             return self._empty_state()
@@ -332,7 +390,7 @@ class SymmetricHashJoinStateManager:
         entries, owner, found = self._entries(keys, counts)
         rm = np.zeros(entries.num_rows, dtype=bool)
         if entries.num_rows:
-            rm = np.asarray(predicate(entries.values), dtype=bool)
+            rm = np.asarray(mask(entries), dtype=bool)
         rm |= ~found  # missing values (only with skipNulls) simply disappear
         if not rm.any():
             return self._empty_state()
@@ -362,7 +420,7 @@ class SymmetricHashJoinStateManager:
             moved = _take_state(entries, movers)
             self.key_with_index_to_value.put(
                 self._with_index(moved.keys, idx[holes]),
-                self._value_rows(moved.values, moved.matched))
+                self._value_rows(moved.values, moved.matched, moved.insert_ms))
         tail = np.flatnonzero(idx >= limit)
         self.key_with_index_to_value.remove(
             self._with_index(entries.keys.take(pa.array(tail, pa.int64())), idx[tail]))
@@ -405,10 +463,12 @@ class SymmetricHashJoinStateManager:
 
     def _empty_state(self) -> JoinSideState:
         return JoinSideState(empty_table(self.key_schema), np.zeros(0, np.int64),
-                             empty_table(self.input_schema), np.zeros(0, bool))
+                             empty_table(self.input_schema), np.zeros(0, bool),
+                             np.zeros(0, np.int64) if self.insert_times else None)
 
 
 def _take_state(s: JoinSideState, idx: np.ndarray) -> JoinSideState:
     i = pa.array(np.asarray(idx, dtype=np.int64))
-    return JoinSideState(s.keys.take(i), s.index[idx], s.values.take(i), s.matched[idx])
+    return JoinSideState(s.keys.take(i), s.index[idx], s.values.take(i), s.matched[idx],
+                         None if s.insert_ms is None else s.insert_ms[idx])
 

@@ -91,7 +91,8 @@ def run_streaming_symmetric_hash_join(node: StreamingSymmetricHashJoinExec,
                 node.left_keys, node.right_keys, node.join_type, node.condition,
                 node.left.output, node.right.output, state_info,
                 node.watermark_for_late_events, node.watermark_for_eviction, rt.conf,
-                state_format_version=node.state_format_version)
+                state_format_version=node.state_format_version,
+                batch_timestamp_ms=node.batch_timestamp_ms)
             out = joiner.process_partition(i, left, right)
             metrics.add(stage_time_ns=time.perf_counter_ns() - t0,
                         **{k: int(v) for k, v in joiner.metrics().items()})
