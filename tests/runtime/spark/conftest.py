@@ -1,8 +1,9 @@
 """Tests against a real Spark standalone cluster (Master + Worker JVMs on loopback).
 
 Registers the ``spark_cluster`` marker (``-m spark_cluster`` selects these tests, ``-m "not
-spark_cluster"`` skips them) and provides the module-scoped ``spark_cluster`` fixture: a started
-:class:`tests.spark_cluster.StandaloneCluster`, stopped after the module. Drivers must run in a
+spark_cluster"`` skips them) and provides the session-scoped ``spark_cluster`` fixture: a started
+:class:`tests.spark_cluster.StandaloneCluster` shared by every module that asks for it (one
+cluster start per run), stopped at the end of the session. Drivers must run in a
 subprocess (``spark_cluster.run_script(text)``): this process already owns the oracle SparkContext.
 """
 
@@ -19,8 +20,8 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def spark_cluster():
-    """A running standalone cluster (1 worker, 2 cores, 2g) shared by the tests of a module."""
+    """A running standalone cluster (1 worker, 2 cores, 2g) shared by the tests of the session."""
     with StandaloneCluster() as cluster:
         yield cluster

@@ -2,7 +2,7 @@
 and Python workers, the ember package shipped with the job, a Python worker killed mid-task.
 
 One driver script (a subprocess: this process owns the oracle's local SparkContext) runs on
-the cluster of the module-scoped ``spark_cluster`` fixture and reports as JSON:
+the cluster of the session-scoped ``spark_cluster`` fixture and reports as JSON:
 
 * joins and aggregates over Parquet files (sort-merge, shuffled hash, broadcast) give the rows
   the local runtime gives;
