@@ -215,14 +215,27 @@ def test_plans_and_errors_pickle_for_the_executors(session) -> None:
     assert str(err) == "[DIVIDE_BY_ZERO] Division by zero"
 
 
-def test_package_zip_holds_the_sources() -> None:
+def test_package_zip_holds_the_sources_and_their_bytecode(tmp_path) -> None:
+    import os
+    import subprocess
+    import sys
     import zipfile
 
     from ember.runtime.spark.session import package_zip
 
-    names = zipfile.ZipFile(package_zip()).namelist()
+    path = package_zip()
+    names = zipfile.ZipFile(path).namelist()
     assert "ember/__init__.py" in names and "ember/runtime/spark/worker.py" in names
     assert not any("__pycache__" in n for n in names)
+    sources = {n[:-3] for n in names if n.endswith(".py")}
+    assert sources == {n[:-4] for n in names if n.endswith(".pyc")}
+    # a fresh interpreter imports ember from the zip's bytecode, not from this checkout
+    probe = ("import ember.runtime.spark.worker as w, sys; "
+             "print(w.__file__); print(sys.modules['ember.session'].__file__)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(path)}, check=True)
+    files = out.stdout.split()
+    assert files == [f"{path}/ember/runtime/spark/worker.pyc", f"{path}/ember/session.pyc"], out
 
 
 def test_cli_runs_on_the_spark_runtime(spark, capsys) -> None:
