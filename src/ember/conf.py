@@ -240,6 +240,11 @@ STREAM_JOIN_STATE_TTL_RIGHT = _entry(
     "ember.streaming.join.stateTtl.right", None,
     _state_ttl("ember.streaming.join.stateTtl.right"),
     "Beyond Spark: the right side's state time-to-live (see the left one).")
+STREAM_SPARK_MAX_STATIC_SIDE = _entry(
+    "ember.streaming.spark.maxStaticSideBytes", 256 << 20, _bytes,
+    "Spark runtime, streaming: the largest static side of a stream-static join (Arrow bytes); "
+    "it is read once when the query starts and broadcast to every task, a larger one is "
+    "refused.")
 
 
 class SQLConf:

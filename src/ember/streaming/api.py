@@ -373,6 +373,24 @@ class StreamingQuery:
                     + text)
         print(text)
 
+    def state_rows_per_side(self, batch_id: int | None = None) -> dict[str, int]:
+        """``{"left": n, "right": m}``: the rows the stream-stream join holds per side after
+        ``batch_id`` (default: the last batch).  Local runtime: the progress report's
+        ``numTotalStateRowsLeft`` / ``numTotalStateRowsRight``; Spark runtime: read from the
+        committed state in the checkpoint (:mod:`ember.streaming.spark.state_metrics`)."""
+        if hasattr(self._ex, "state_rows_per_side"):
+            return self._ex.state_rows_per_side(batch_id)
+        reports = [p for p in self._ex.recent_progress
+                   if batch_id is None or p["batchId"] == batch_id]
+        metrics = [op.get("customMetrics", {}) for op in (reports[-1:] or [{}])[0].get(
+            "stateOperators", [])]
+        joins = [m for m in metrics if "numTotalStateRowsLeft" in m]
+        if len(joins) != 1:
+            raise AnalysisError(f"No progress report of a stream-stream join for batch "
+                                f"{'(last)' if batch_id is None else batch_id}")
+        return {"left": joins[0]["numTotalStateRowsLeft"],
+                "right": joins[0]["numTotalStateRowsRight"]}
+
     def __repr__(self) -> str:
         return f"<StreamingQuery {self.name or ''} id={self.id} runId={self.runId}>"
 

@@ -22,8 +22,21 @@ transformWithState on the packed ``__et`` column, which carries watermark metada
 input rows at or below the previous batch's watermark, the join's rule.  A query without a
 stream-stream join is its one stream's operators (the same cut without the join).
 
-Only row-wise operators (Project, Filter) may surround the join or the watermark; anything
-else (an aggregation, a stream-static join, a second stateful operator) is refused with
+A stream-static join is stateless per batch, so it is one more row-wise operator of the stage
+its stream side runs in (below or above a watermark, above a stream-stream join, or in a query
+without one): whatever join the local planner chose becomes a ``BroadcastHashJoin`` (equi-join
+keys) or ``BroadcastNestedLoopJoin`` building the static side (the join types Spark allows,
+checked by :mod:`ember.streaming.checks`, all preserve the stream side, so each Arrow batch of
+the stream joins on its own).  The static side is run once when the query starts (by the Spark
+runtime, :class:`~ember.runtime.spark.runtime.SparkRuntime`) and shipped as a Spark broadcast
+that the workers read as the batch runtime's broadcasts (``TaskRuntime.seed_broadcasts``).  The
+local runtime (and Spark) evaluate the static plan again in every micro-batch; the rows differ
+only if the static data changes while the query runs (a restart reads it again).  A static side
+larger than ``ember.streaming.spark.maxStaticSideBytes`` (Arrow bytes, default 256 MiB) is
+refused before it reaches the driver: it is measured on the executors first.
+
+Only row-wise operators (Project, Filter, a stream-static join) may surround the join or the
+watermark; anything else (an aggregation, a second stateful operator) is refused with
 ``UnsupportedError`` naming the operator.
 """
 
@@ -42,11 +55,16 @@ from ember.plans.logical.nodes import LogicalPlan, StreamingBatchRelation, Strea
 if TYPE_CHECKING:  # pragma: no cover
     from ember.session import Session
 
-__all__ = ["SparkStreamPlan", "translate", "FILE_FORMATS"]
+__all__ = ["SparkStreamPlan", "translate", "FILE_FORMATS", "MAX_STATIC_SIDE_BYTES"]
 
 #: stream formats read by Spark's own file source
 FILE_FORMATS = frozenset({"parquet", "csv", "json", "orc", "text"})
 WATERMARK_DELAY_KEY = "spark.watermarkDelayMs"
+#: the largest static side of a stream-static join shipped as a broadcast (Arrow IPC bytes)
+MAX_STATIC_SIDE_BYTES = "ember.streaming.spark.maxStaticSideBytes"
+
+#: ``{plan_id of a static side's BroadcastExchangeExec: pyspark Broadcast}``
+Broadcasts = dict[int, Any]
 
 
 @dataclass(frozen=True)
@@ -59,25 +77,40 @@ class SparkStreamPlan:
     has_join: bool
     has_state_cleanup: bool
     num_partitions: int
+    #: the static sides' Spark broadcasts (released when the query ends)
+    broadcasts: tuple[Any, ...] = ()
 
 
 def translate(session: "Session", plan: LogicalPlan, num_partitions: int) -> SparkStreamPlan:
     """``plan`` (analyzed, streaming) on ``session``'s SparkSession."""
-    from ember.physical.nodes import ShuffleExchangeExec
-    from ember.streaming.physical import StreamingSymmetricHashJoinExec
-
-    physical = _physical(session, plan, num_partitions)
     spark = session.spark_session
     conf = tuple((k, str(v)) for k, v in session.sql_conf.items())
     relations = plan.collect(lambda p: p if isinstance(p, StreamingRelation) else None)
+    statics: list[tuple[Any, Any]] = []
+    physical = _stream_static_joins(_physical(session, plan, num_partitions), relations,
+                                    statics)
+    bcs = _broadcast_statics(session, statics)
+    try:
+        return _translate(session, spark, physical, relations, conf, num_partitions, bcs)
+    except BaseException:
+        _release(bcs.values())
+        raise
+
+
+def _translate(session: "Session", spark: Any, physical: Any,
+               relations: list[StreamingRelation], conf: tuple[tuple[str, str], ...],
+               num_partitions: int, bcs: Broadcasts) -> SparkStreamPlan:
+    from ember.physical.nodes import ShuffleExchangeExec
+    from ember.streaming.physical import StreamingSymmetricHashJoinExec
+
+    released = tuple(bcs.values())
     post, below = _peel(physical)
     if not isinstance(below, StreamingSymmetricHashJoinExec):
-        df = _stream_frame(spark, session, physical, relations, conf)
-        return SparkStreamPlan(df, False, False, num_partitions)
+        df = _stream_frame(spark, session, physical, relations, conf, bcs)
+        return SparkStreamPlan(df, False, False, num_partitions, released)
     join = below
     from ember.streaming.spark.worker import (
-        OUTPUT_DDL, EmberJoinProcessor, JoinSpec, PACKED_DDL, PackSpec, StageSpec, pack_side,
-        unpack_output,
+        OUTPUT_DDL, EmberJoinProcessor, JoinSpec, PACKED_DDL, PackSpec, pack_side, unpack_output,
     )
     from ember.streaming.join.operator import state_ttls_ms
     from ember.streaming.join.state_watermark import event_time_column
@@ -92,9 +125,9 @@ def translate(session: "Session", plan: LogicalPlan, num_partitions: int) -> Spa
             child = child.child
         ops, leaf, wm, below_ops = _split_side(child)
         df, top = _below_watermark(spark, session, leaf, below_ops, wm, relations, conf,
-                                   f"{'left' if side == 0 else 'right'} side")
-        stage = StageSpec(_over_input(ops, top), top, conf,
-                          f"{'left' if side == 0 else 'right'} side of {join.node_name}")
+                                   f"{'left' if side == 0 else 'right'} side", bcs)
+        stage = _stage(_over_input(ops, top), top, conf,
+                       f"{'left' if side == 0 else 'right'} side of {join.node_name}", bcs)
         output = child.output
         spec = PackSpec(stage, side, tuple(keys), tuple(output), event_time_column(output),
                         num_partitions, ttl)
@@ -118,12 +151,12 @@ def translate(session: "Session", plan: LogicalPlan, num_partitions: int) -> Spa
         EmberJoinProcessor(spec), OUTPUT_DDL, "Append",
         "EventTime" if event_time or ttl else "None")
     out_attrs = physical.output
-    post_spec = StageSpec(_over_input(post, tuple(join.output)), tuple(join.output), conf,
-                          "operators above the join")
+    post_spec = _stage(_over_input(post, tuple(join.output)), tuple(join.output), conf,
+                       "operators above the join", bcs)
     ddl = _ddl(out_attrs)
     frame = joined.mapInArrow(functools.partial(unpack_output, post_spec,
                                                 _arrow_schema(spark, ddl)), ddl)
-    return SparkStreamPlan(frame, True, join.has_state_cleanup(), num_partitions)
+    return SparkStreamPlan(frame, True, join.has_state_cleanup(), num_partitions, released)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -158,7 +191,14 @@ def _physical(session: "Session", plan: LogicalPlan, num_partitions: int) -> Any
 def _row_wise(node: Any) -> bool:
     from ember.physical.nodes import FilterExec, ProjectExec
 
-    return isinstance(node, ProjectExec | FilterExec)
+    return isinstance(node, ProjectExec | FilterExec) or _static_build(node) is not None
+
+
+def _stream_child(node: Any) -> int:
+    """The index of a row-wise operator's stream child (a stream-static join's other side
+    is its static broadcast)."""
+    build = _static_build(node)
+    return 0 if build is None else 1 - build
 
 
 def _peel(node: Any) -> tuple[list[Any], Any]:
@@ -166,7 +206,7 @@ def _peel(node: Any) -> tuple[list[Any], Any]:
     ops = []
     while _row_wise(node):
         ops.append(node)
-        node = node.children[0]
+        node = node.children[_stream_child(node)]
     return ops, node
 
 
@@ -185,7 +225,8 @@ def _split_side(node: Any) -> tuple[list[Any], Any, Any, list[Any]]:
     if not isinstance(leaf, LeafExecNode):
         raise UnsupportedError(
             f"A streaming query on the Spark runtime supports row-wise operators (Project, "
-            f"Filter) around one stream-stream join; {leaf.node_name} is not supported "
+            f"Filter, stream-static joins) around one stream-stream join; {leaf.node_name} is "
+            "not supported "
             "(run it with option('ember.runtime', 'local')).", error_class="UNSUPPORTED_FEATURE")
     if wm is None:
         return above, leaf, None, []
@@ -200,16 +241,28 @@ def _over_input(ops: list[Any], input_attrs: tuple[Any, ...]) -> Any:
         return None
     node: Any = SparkInputExec(0, tuple(input_attrs), source="stream")
     for op in reversed(ops):
-        node = op.with_children((node,))
+        i = _stream_child(op)
+        node = op.with_children(tuple(node if j == i else c for j, c in enumerate(op.children)))
     return node
+
+
+def _stage(plan: Any, input_attrs: tuple[Any, ...], conf: tuple[tuple[str, str], ...],
+           label: str, bcs: Broadcasts) -> Any:
+    """The :class:`StageSpec` of ``plan`` with the broadcasts of the static sides it joins."""
+    from ember.physical.nodes import BroadcastExchangeExec
+    from ember.streaming.spark.worker import StageSpec
+
+    ids = [] if plan is None else [b.plan_id for b in plan.collect(
+        lambda n: n if isinstance(n, BroadcastExchangeExec) else None)]
+    return StageSpec(plan, input_attrs, conf, label, tuple((i, bcs[i]) for i in ids))
 
 
 def _below_watermark(spark: Any, session: "Session", leaf: Any, below: list[Any], wm: Any,
                      relations: list[StreamingRelation], conf: tuple[tuple[str, str], ...],
-                     label: str) -> tuple[Any, tuple[Any, ...]]:
+                     label: str, bcs: Broadcasts) -> tuple[Any, tuple[Any, ...]]:
     """The stream read by Spark, the operators below its watermark run, and Spark's
     ``withWatermark``: ``(frame with columns c0.., the Ember attributes of those columns)``."""
-    from ember.streaming.spark.worker import StageSpec, run_stage
+    from ember.streaming.spark.worker import run_stage
 
     rel = _relation_of(leaf, relations)
     df = _reader(spark, rel)
@@ -222,7 +275,7 @@ def _below_watermark(spark: Any, session: "Session", leaf: Any, below: list[Any]
         ops.append(ProjectExec(tuple(leaf.output), leaf))  # the columns the planner kept
     if ops:
         out = ops[0].output
-        spec = StageSpec(_over_input(ops, attrs), attrs, conf, f"{label} below its watermark")
+        spec = _stage(_over_input(ops, attrs), attrs, conf, f"{label} below its watermark", bcs)
         ddl = _ddl(out, positional=True)
         df = df.mapInArrow(functools.partial(run_stage, spec, _arrow_schema(spark, ddl)), ddl)
         attrs = tuple(out)
@@ -235,14 +288,15 @@ def _below_watermark(spark: Any, session: "Session", leaf: Any, below: list[Any]
 
 
 def _stream_frame(spark: Any, session: "Session", physical: Any,
-                  relations: list[StreamingRelation], conf: tuple[tuple[str, str], ...]) -> Any:
-    """A query without a join: one stream's operators."""
-    from ember.streaming.spark.worker import StageSpec, run_stage
+                  relations: list[StreamingRelation], conf: tuple[tuple[str, str], ...],
+                  bcs: Broadcasts) -> Any:
+    """A query without a stream-stream join: one stream's operators."""
+    from ember.streaming.spark.worker import run_stage
 
     ops, leaf, wm, below = _split_side(physical)
-    df, top = _below_watermark(spark, session, leaf, below, wm, relations, conf, "stream")
+    df, top = _below_watermark(spark, session, leaf, below, wm, relations, conf, "stream", bcs)
     ddl = _ddl(physical.output)
-    spec = StageSpec(_over_input(ops, top), top, conf, "operators above the watermark")
+    spec = _stage(_over_input(ops, top), top, conf, "operators above the watermark", bcs)
     return df.mapInArrow(functools.partial(run_stage, spec, _arrow_schema(spark, ddl)), ddl)
 
 
@@ -253,7 +307,7 @@ def _relation_of(leaf: Any, relations: list[StreamingRelation]) -> StreamingRela
             return r
     raise UnsupportedError(
         f"A streaming query on the Spark runtime reads only streams; {leaf.node_name} is not "
-        "one (stream-static joins run with option('ember.runtime', 'local')).",
+        "one (run the query with option('ember.runtime', 'local')).",
         error_class="UNSUPPORTED_FEATURE")
 
 
@@ -296,3 +350,167 @@ def _arrow_schema(spark: Any, ddl: str) -> pa.Schema:
     return to_arrow_schema(DataType.fromDDL(ddl),
                            timezone=spark.conf.get("spark.sql.session.timeZone"),
                            prefers_large_types=large == "true")
+
+
+# ---------------------------------------------------------------------------------------------
+# Stream-static joins
+
+#: marks the broadcast placeholder of a static side (:func:`_static_build`)
+_STATIC_SOURCE = "static side"
+
+
+def _static_build(node: Any) -> int | None:
+    """0 / 1: the static side of a stream-static join made by :func:`_stream_static_join`
+    (left / right); None for any other node."""
+    from ember.physical.nodes import (BroadcastExchangeExec, BroadcastHashJoinExec,
+                                      BroadcastNestedLoopJoinExec, BuildSide)
+    from ember.runtime.spark.nodes import SparkInputExec
+
+    if not isinstance(node, BroadcastHashJoinExec | BroadcastNestedLoopJoinExec):
+        return None
+    i = 0 if node.build_side is BuildSide.LEFT else 1
+    build = node.children[i]
+    if (isinstance(build, BroadcastExchangeExec) and isinstance(build.child, SparkInputExec)
+            and build.child.source == _STATIC_SOURCE):
+        return i
+    return None
+
+
+def _stream_static_joins(plan: Any, relations: list[StreamingRelation],
+                         statics: list[tuple[Any, Any]]) -> Any:
+    """``plan`` with every join of a stream and a static side made a broadcast join building
+    the static side over a placeholder; ``statics`` gets ``(the broadcast exchange, the static
+    side's plan)`` of each."""
+    from ember.physical.nodes import JoinExec, LeafExecNode
+    from ember.streaming.physical import StreamingSymmetricHashJoinExec
+
+    stream_ids = [frozenset(a.expr_id for a in r.output) for r in relations]
+
+    def stream_leaf(n: Any) -> bool:
+        ids = {a.expr_id for a in n.output}
+        return isinstance(n, LeafExecNode) and bool(ids) and any(ids <= s for s in stream_ids)
+
+    def streaming(node: Any) -> bool:
+        return node.find(stream_leaf) is not None
+
+    def visit(node: Any) -> Any:
+        kids = tuple(visit(c) for c in node.children)
+        if any(k is not c for k, c in zip(kids, node.children)):
+            node = node.with_children(kids)
+        if isinstance(node, JoinExec) and not isinstance(node, StreamingSymmetricHashJoinExec):
+            left, right = streaming(node.left), streaming(node.right)
+            if left != right:
+                return _stream_static_join(node, right, statics)
+        return node
+
+    return visit(plan)
+
+
+def _strip(node: Any) -> Any:
+    """``node`` without the sorts and exchanges (shuffles, broadcasts) the batch join put
+    above it."""
+    from ember.physical.nodes import BroadcastExchangeExec, ShuffleExchangeExec, SortExec
+
+    while isinstance(node, ShuffleExchangeExec | SortExec | BroadcastExchangeExec):
+        node = node.child
+    return node
+
+
+def _stream_static_join(node: Any, static_left: bool, statics: list[tuple[Any, Any]]) -> Any:
+    """The broadcast join of ``node``'s stream side with its static side (module docstring)."""
+    from ember.physical.nodes import (BroadcastExchangeExec, BroadcastHashJoinExec,
+                                      BroadcastNestedLoopJoinExec, BuildSide,
+                                      ReusedExchangeExec)
+    from ember.plans.logical.join_type import JoinType
+    from ember.runtime.spark.nodes import SparkInputExec
+
+    jt = node.join_type
+    streamed = (jt.is_inner_like
+                or (not static_left and jt in (JoinType.LEFT_OUTER, JoinType.LEFT_SEMI,
+                                               JoinType.LEFT_ANTI))
+                or (static_left and jt is JoinType.RIGHT_OUTER))
+    if not streamed:  # refused by the streaming checks before; never joined per batch
+        raise UnsupportedError(
+            f"A {jt.value} join with a static {'left' if static_left else 'right'} side is "
+            "not supported on the Spark runtime", error_class="UNSUPPORTED_FEATURE")
+    left, right = _strip(node.left), _strip(node.right)
+    static = left if static_left else right
+    build = BuildSide.LEFT if static_left else BuildSide.RIGHT
+    keys = getattr(node, "left_keys", ())
+    join: Any
+    if keys:
+        join = BroadcastHashJoinExec(
+            node.left_keys, node.right_keys, jt, build, node.condition, left, right,
+            getattr(node, "is_null_aware_anti_join", False), node.existence_attr)
+    else:
+        join = BroadcastNestedLoopJoinExec(left, right, build, jt, node.condition,
+                                           node.existence_attr)
+    mode = join.required_child_distribution[0 if static_left else 1].mode
+    exchange = BroadcastExchangeExec(mode, SparkInputExec(-1, tuple(static.output),
+                                                          _STATIC_SOURCE))
+    if isinstance(static, ReusedExchangeExec):  # the same columns, by position
+        static = _strip(static.child)
+    statics.append((exchange, static))
+    return join.copy(left=exchange) if static_left else join.copy(right=exchange)
+
+
+def _max_static_bytes(conf: SQLConf) -> int:
+    from ember.conf import STREAM_SPARK_MAX_STATIC_SIDE
+
+    return int(conf.get(STREAM_SPARK_MAX_STATIC_SIDE))
+
+
+def _broadcast_statics(session: "Session", statics: list[tuple[Any, Any]]) -> Broadcasts:
+    """Each static side run once (now, by the Spark runtime) and shipped as a Spark broadcast
+    of ``(key, Arrow IPC bytes)``, the form ``TaskRuntime.seed_broadcasts`` reads."""
+    import uuid
+
+    from ember.runtime.spark.worker import encode_table
+
+    sc = session.spark_session.sparkContext
+    bcs: Broadcasts = {}
+    try:
+        for exchange, static in statics:
+            table = _run_static(session, static)
+            bcs[exchange.plan_id] = sc.broadcast((uuid.uuid4().hex, encode_table(table)))
+    except BaseException:
+        _release(bcs.values())
+        raise
+    return bcs
+
+
+def _run_static(session: "Session", plan: Any) -> pa.Table:
+    """The rows of a static side.  Its Arrow bytes are summed on the executors first (the RDD
+    persisted, so it runs once): a side over the limit never reaches the driver."""
+    from ember.execution.kernels.batches import schema_of
+    from ember.runtime.spark.errors import task_errors
+    from ember.runtime.spark.runtime import SparkRuntime, prepare_for_spark
+    from ember.runtime.spark.worker import table_of
+    from ember.streaming.spark.worker import item_bytes
+
+    limit = _max_static_bytes(session.sql_conf)
+    label = plan.simple_string()[:120]
+    with SparkRuntime(session.spark_session, session.sql_conf) as rt:
+        rdd = rt.rdd(prepare_for_spark(plan)).persist()
+        try:
+            with task_errors(f"reading the static side {label}"):
+                size = int(rdd.map(item_bytes).sum())
+            if size > limit:
+                raise UnsupportedError(
+                    f"The static side of a stream-static join ({label}) holds {size} bytes, "
+                    f"more than {MAX_STATIC_SIDE_BYTES} ({limit}): the Spark runtime "
+                    "broadcasts it to every task. Raise the limit, or run the query with "
+                    "option('ember.runtime', 'local').", error_class="UNSUPPORTED_FEATURE")
+            with task_errors(f"reading the static side {label}"):
+                items = rdd.collect()
+        finally:
+            rdd.unpersist()
+    return table_of(items, schema_of(plan.output))
+
+
+def _release(broadcasts: Any) -> None:
+    for b in broadcasts:
+        try:
+            b.unpersist()
+        except Exception:  # noqa: BLE001 - the context may already be stopped
+            pass

@@ -24,7 +24,8 @@ watermark moves, so does the local join when it can evict; otherwise neither) ar
 Which files land in which batch depends on when they appear relative to the triggers, on
 either runtime; within a batch, rows come in state-partition order.  Progress reports are
 Spark's (its operator is ``transformWithStateInPySparkExec``, whose state rows are the stores'
-blobs, not the join's rows).
+blobs, not the join's rows).  A stream-static join's static side is read once when the query
+starts (:mod:`.plan`); its broadcast is released when the query ends.
 """
 
 from __future__ import annotations
@@ -194,6 +195,7 @@ class SparkStreamExecution:
             with self._spark_conf():
                 self._query = writer.start(self._path) if self._path else writer.start()
         except Exception as e:  # noqa: BLE001 - the query never ran: report and forget it
+            self._release_broadcasts()
             if self._on_terminated is not None:
                 self._on_terminated(self)
             if isinstance(e, EmberError):
@@ -215,6 +217,7 @@ class SparkStreamExecution:
         except Exception as e:  # noqa: BLE001 - the query's failure, kept for the handle
             self.exception = self._wrap(e)
         finally:
+            self._release_broadcasts()
             with self._lock:
                 self._active = False
                 self._lock.notify_all()
@@ -222,6 +225,12 @@ class SparkStreamExecution:
                 shutil.rmtree(self.checkpoint, ignore_errors=True)
             if self._on_terminated is not None:
                 self._on_terminated(self)
+
+    def _release_broadcasts(self) -> None:
+        """The static sides' broadcasts (stream-static joins) end with the query."""
+        from ember.streaming.spark.plan import _release
+
+        _release(self.translated.broadcasts)
 
     # -- the handle's interface -----------------------------------------------------------------
     @property
@@ -281,6 +290,12 @@ class SparkStreamExecution:
             print("No physical plan. Waiting for data.")
             return
         self._query.explain(extended)
+
+    def state_rows_per_side(self, batch_id: int | None = None) -> dict[str, int]:
+        """The join's rows held per side after a committed batch (:mod:`.state_metrics`)."""
+        from ember.streaming.spark.state_metrics import state_rows_per_side
+
+        return state_rows_per_side(self.session.spark_session, self.checkpoint, batch_id)
 
     def _join_watcher(self, timeout: float | None = None) -> None:
         t = self._thread

@@ -3,9 +3,12 @@
 Three ``mapInArrow`` bodies and one stateful processor, all module-level so Spark ships them by
 reference (cloudpickle pickles the small specs, the executor imports :mod:`ember`):
 
-- :func:`run_stage`: Ember's row-wise physical operators (Project, Filter, ...) over each Arrow
-  batch of a stream: a :class:`StageSpec` plan whose leaf is ``SparkInputExec(0)`` run on the
-  local runtime's operators (:class:`ember.runtime.spark.worker.TaskRuntime`).
+- :func:`run_stage`: Ember's row-wise physical operators (Project, Filter, stream-static
+  broadcast joins) over each Arrow batch of a stream: a :class:`StageSpec` plan whose leaf is
+  ``SparkInputExec(0)`` run on the local runtime's operators
+  (:class:`ember.runtime.spark.worker.TaskRuntime`), a static side's rows read from its Spark
+  broadcast as the batch runtime reads its broadcasts (the hashed relation built once per
+  worker).
 - :func:`pack_side`: a join side's operators above its watermark, then each output row packed
   for the join's state partitions: ``(__p int, __side int, __et timestamp, __row binary)`` with
   ``__p`` the row's Ember state partition (the local runtime's hash of the join keys modulo the
@@ -52,7 +55,7 @@ from ember.streaming.state.rows import decode_rows, encode_rows
 from ember.streaming.state.store import StateStore, StateStoreId, empty_table
 
 __all__ = ["StageSpec", "PackSpec", "JoinSpec", "run_stage", "pack_side", "unpack_output",
-           "EmberJoinProcessor", "SparkStateStore", "PACKED_DDL"]
+           "EmberJoinProcessor", "SparkStateStore", "PACKED_DDL", "item_bytes"]
 
 #: the rows handed to transformWithState (the grouping key first)
 PACKED_DDL = "__p int, __side int, __et timestamp, __row binary"
@@ -67,12 +70,14 @@ OUTPUT_DDL = "blob binary"
 @dataclass(frozen=True, slots=True)
 class StageSpec:
     """Ember operators over one stream: ``plan`` (its leaf ``SparkInputExec(0)`` of
-    ``input_attrs``; None = no operator), the session's settings and a label for errors."""
+    ``input_attrs``; None = no operator), the session's settings, a label for errors and the
+    static sides' broadcasts (``(plan_id of the BroadcastExchangeExec, pyspark Broadcast)``)."""
 
     plan: Any
     input_attrs: tuple[Any, ...]
     conf: tuple[tuple[str, str], ...]
     label: str
+    broadcasts: tuple[tuple[int, Any], ...] = ()
 
     def run(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         schema = schema_of(self.input_attrs)
@@ -81,10 +86,19 @@ class StageSpec:
             yield from inputs
             return
         with TaskRuntime(SQLConf(dict(self.conf)), [inputs]) as rt:
+            if self.broadcasts:
+                rt.seed_broadcasts(self.plan, dict(self.broadcasts))
             for part in rt.execute(self.plan):
                 for b in part():
                     if b.num_rows:
                         yield b
+            rt.keep_relations()
+
+
+def item_bytes(item: Any) -> int:
+    """The Arrow bytes of an element of the Spark runtime's RDDs (a blob, or a record batch
+    handed over in process)."""
+    return item.nbytes if isinstance(item, pa.RecordBatch) else len(item)
 
 
 def _guard(label: str, items: Iterator[Any]) -> Iterator[Any]:
