@@ -219,7 +219,8 @@ SPARK_DYNAMIC_FILTER_VALUES = _entry(
     "Spark runtime: a broadcast hash join (inner, or left semi building right) whose build side "
     "has at most this many distinct integer or string keys filters the file scan feeding its "
     "stream side with them inside Spark (a broadcast left semi join), before the rows are "
-    "converted to Arrow; 0 turns it off.")
+    "converted to Arrow; the distinct join keys of a shuffled join's side measured by the "
+    "adaptive conversion filter the other side's scan alike; 0 turns both off.")
 SPARK_DYNAMIC_FILTER_MIN_SCAN = _entry(
     "ember.spark.dynamicFilters.minScanBytes", 128 << 20, _bytes,
     "Spark runtime: the smallest file scan (bytes of its files) a dynamic filter is applied to.")

@@ -283,18 +283,26 @@ def test_a_side_that_turns_out_small_is_broadcast(wide, monkeypatch) -> None:
     from pyspark.rdd import RDD
 
     collected: list[int] = []  # partitions of each RDD collected to the driver
+    lineages: list[str] = []
     original = RDD.collect
 
     def collect(self):
         collected.append(self.getNumPartitions())
+        lineages.append(self.toDebugString().decode())
         return original(self)
 
     monkeypatch.setattr(RDD, "collect", collect)
     wide.conf.set("ember.spark.coalescePartitions.enabled", "false")  # 4 shuffle partitions
     sql = "SELECT a.v, b.v FROM w a JOIN w b ON a.k = b.k WHERE b.v < 3"
     plan, log, table, _ = _adaptive_run(wide, sql)
-    # the broadcast reads the measured shuffle with one task (then the result is collected)
+    # the broadcast reads the measured shuffle with one task (then the result is collected),
+    # its 4 partitions coalesced in the JVM before the one Python step (after it, the Python
+    # step would run once per shuffle partition)
     assert collected[0] == 1 and len(collected) == 2, collected
+    steps = [re.search(r"(\w+RDD)\[", line).group(1) for line in lineages[0].splitlines()]
+    reduce_side = steps[:steps.index("ShuffledRDD")]
+    assert reduce_side[:2] == ["PythonRDD", "CoalescedRDD"], lineages[0]
+    assert reduce_side.count("PythonRDD") == 1, lineages[0]
     assert "SortMergeJoin" in plan.tree_string()  # planned shuffled: the estimates are big
     assert [(type(a).__name__, type(b).__name__, b.build_side.name) for a, b in log] == [
         ("SortMergeJoinExec", "BroadcastHashJoinExec", "RIGHT")]
@@ -537,6 +545,116 @@ def test_a_selective_broadcast_filters_the_stream_sides_scan_inside_spark(sessio
         assert rows == sorted(zip(*(c.to_pylist() for c in want.columns)), key=repr), sql
         assert got.num_rows > 0
     session.conf.unset("ember.spark.dynamicFilters.minScanBytes")
+
+
+def test_a_measured_selective_side_of_a_shuffled_join_filters_the_other_sides_scan(
+        session, tmp_path) -> None:
+    """Dynamic filters from shuffled joins (runtime/spark/dynamic_filters.py): once the adaptive
+    conversion has run the map stage of a selective side, its distinct join keys filter the
+    other side's file scan inside Spark -- whether the join becomes a broadcast join or stays
+    shuffled (the filtered side then measures smaller) -- for the sides whose unmatched rows
+    never reach the output only, and never a scan under an exchange another join reads again;
+    rows equal the local runtime's, NULL keys included."""
+    from ember.physical.nodes import FileSourceScanExec
+    from ember.runtime.spark.runtime import SparkRuntime
+
+    n = 5000
+    keys = [None if i % 97 == 0 else i % 300 for i in range(n)]
+    pq.write_table(pa.table({"k": pa.array(keys, pa.int64()), "v": pa.array(range(n), pa.int64())}),
+                   str(tmp_path / "fact.parquet"))
+    pq.write_table(pa.table({"dk": pa.array(range(300), pa.int64()),
+                             "color": [("red" if i % 20 == 0 else "blue") for i in range(300)]}),
+                   str(tmp_path / "dim.parquet"))
+    local = ember.Session(dict(session.sql_conf.items()))
+    for s in (session, local):
+        for t in ("fact", "dim"):
+            s.sql(f"CREATE TEMP VIEW {t} USING parquet OPTIONS (path '{tmp_path}/{t}.parquet')")
+    session.conf.set("ember.spark.dynamicFilters.minScanBytes", "0")
+    inner = "SELECT f.v, d.color FROM fact f JOIN dim d ON f.k = d.dk WHERE d.color = 'red'"
+    cases = [  # (threshold, query, conversion, filter values on fact.k)
+        ("1000", inner, "BroadcastHashJoinExec", 15),  # the red side broadcast
+        ("100", inner, "ShuffledHashJoinExec", 15),  # both sides measured, the join shuffled
+        ("1000", "SELECT f.k, f.v FROM fact f LEFT SEMI JOIN dim d ON f.k = d.dk "
+                 "AND d.color = 'red' AND f.v > 50", "BroadcastHashJoinExec", 15),
+        # the left side of a left semi join cannot be broadcast, but it is the small side:
+        # measured first for its keys, it shrinks the right side enough to broadcast it
+        ("3000", "SELECT d.dk, d.color FROM dim d LEFT SEMI JOIN fact f ON d.dk = f.k "
+                 "AND f.v > 50 WHERE d.color = 'red'", "BroadcastHashJoinExec", 15),
+        ("1000", "SELECT f.v, d.color FROM fact f LEFT JOIN dim d ON f.k = d.dk "
+                 "AND d.color = 'red'", "BroadcastHashJoinExec", None),  # keeps every fact row
+        ("1000", "SELECT f.v, d.color FROM fact f JOIN dim d ON f.k = d.dk",
+         "ShuffledHashJoinExec", None),  # the whole dim table: not selective
+        # the fact exchange is read again by a second join, which its hint keeps a sort-merge
+        # join: the first one's broadcast streams the fact scan, the second still reads all of it
+        ("1000", inner + " UNION ALL SELECT /*+ MERGE(d) */ f.v, d.color FROM fact f "
+                 "JOIN dim d ON f.k = d.dk", None, None),
+    ]
+    measured_fact: dict[str, int] = {}
+    try:
+        for threshold, sql, conversion, values in cases:
+            session.conf.set("spark.sql.autoBroadcastJoinThreshold", threshold)
+            local.conf.set("spark.sql.autoBroadcastJoinThreshold", threshold)
+            qe = session.sql(sql)._qe
+            plan = qe.executed_plan
+            assert "SortMergeJoin" in plan.tree_string(), plan.tree_string()
+            with SparkRuntime(session.spark_session, session.sql_conf,
+                              logical_links=qe._links) as rt:
+                got = rt.collect(plan)
+            fact = [x for x in plan.collect(lambda x: x if isinstance(x, FileSourceScanExec)
+                                            else None) if "fact" in x.relation.paths[0]]
+            applied = [(name, len(v)) for i, fs in rt.scan_filters.items()
+                       if i in {id(x) for x in fact} for name, v in fs]
+            if conversion is not None:
+                assert [type(b).__name__ for _, b in rt.adaptive_log] == [conversion], sql
+            else:
+                assert "ReusedExchange" in plan.tree_string(), plan.tree_string()
+                assert [type(b).__name__ for _, b in rt.adaptive_log] == [
+                    "BroadcastHashJoinExec"], sql
+            assert applied == ([] if values is None else [("k", values)]), sql
+            if threshold == "100":
+                measured_fact["filtered"] = max(rt._measured.values())
+            want = local.sql(sql).to_arrow()
+            rows = sorted(zip(*(c.to_pylist() for c in got.columns)), key=repr)
+            assert rows == sorted(zip(*(c.to_pylist() for c in want.columns)), key=repr), sql
+            assert got.num_rows > 0
+        session.conf.set("ember.spark.dynamicFilters.maxValues", "0")  # off: fact unfiltered
+        session.conf.set("spark.sql.autoBroadcastJoinThreshold", "100")
+        qe = session.sql(inner)._qe
+        plan = qe.executed_plan
+        with SparkRuntime(session.spark_session, session.sql_conf,
+                          logical_links=qe._links) as rt:
+            rt.collect(plan)
+        assert rt.scan_filters == {}
+        assert max(rt._measured.values()) > 4 * measured_fact["filtered"], rt._measured
+    finally:
+        for key in ("ember.spark.dynamicFilters.minScanBytes", "ember.spark.dynamicFilters.maxValues",
+                    "spark.sql.autoBroadcastJoinThreshold"):
+            session.conf.unset(key)
+
+
+def test_map_tasks_collect_distinct_keys_up_to_a_limit() -> None:
+    # the map side of a measured exchange (worker.KeyCollector): distinct non-null values of
+    # each integer or string key; past the limit a key is given up (None), and the driver's
+    # merge of task results (worker.KeySetParam, as Spark's accumulator applies it) keeps that
+    from ember.runtime.spark.dynamic_filters import distinct_keys
+    from ember.runtime.spark.worker import KeyCollector, KeySetParam
+    from ember.types import DoubleType, LongType, StringType
+
+    c = KeyCollector(4, [LongType(), StringType(), DoubleType()])
+    c.add([pa.array([1, 2, None, 2]), pa.array(["a", "b", "a", None]), pa.array([1.0] * 4)])
+    c.add([pa.array([3, 1, 1, 1]), pa.array(["c", "d", "e", "a"]), pa.array([2.0] * 4)])
+    got = c.result()
+    assert sorted(got) == [0, 1]  # no doubles: the filter takes integer and string keys
+    assert sorted(got[0].to_pylist()) == [1, 2, 3] and got[1] is None
+    assert KeyCollector(4, [LongType()]).result() == {}  # a task without rows says nothing
+    param = KeySetParam()
+    acc = param.zero(None)
+    for task in ({0: pa.array([1, 2])}, {0: pa.array([2, 5]), 1: None}, {0: pa.array([1, 2])}):
+        acc = param.addInPlace(acc, task)
+    assert acc[1] is None
+    assert sorted(distinct_keys(acc[0], 3).to_pylist()) == [1, 2, 5]
+    assert distinct_keys(acc[0], 2) is None and distinct_keys(acc[1], 3) is None
+    assert distinct_keys(acc.get(7), 3) is None
 
 
 def test_independent_map_stages_are_measured_together(wide, monkeypatch) -> None:

@@ -10,7 +10,10 @@ map tasks wrote, summed with an accumulator, and the measuring job reads the shu
 only (``count`` on the shuffled ``JavaRDD``: no Python step).  Spark keeps the map outputs, so
 the query's later jobs read that shuffle without running its map stage again.  The map stages
 of joins with no shuffled join below them are measured first, all together as concurrent jobs
-(:func:`premeasure`), as Spark's AQE submits every ready query stage at once.
+(:func:`premeasure`), as Spark's AQE submits every ready query stage at once.  After each
+measurement the side's distinct join keys may filter the other side's file scan
+(:mod:`.dynamic_filters`); a small selective side the join type may not broadcast (the left
+side of a left semi join) is measured first for that alone (:func:`_key_source`).
 
 - A side at most ``spark.sql.autoBroadcastJoinThreshold`` bytes is broadcast: the join becomes
   ``BroadcastHashJoinExec`` (Spark's ``spark.sql.adaptive.autoBroadcastJoinThreshold`` defaults
@@ -127,6 +130,24 @@ def _measure_order(node: SparkPlan, rt: Any
     return by_side, sides
 
 
+def _key_source(node: SparkPlan, rt: Any, by_side: dict[BuildSide, _Side | None]
+                ) -> _Side | None:
+    """A side of ``node`` the join type may not broadcast whose distinct keys would filter
+    the other side's scan (:meth:`~.runtime.SparkRuntime.filter_other_side`, e.g. the left
+    side of a left semi join), estimated smaller than that other side: its map stage runs
+    before the other side's scan is made (it runs anyway unless the other side is broadcast,
+    and it is the smaller one)."""
+    for side, ok in ((BuildSide.LEFT, can_build_broadcast_left(node.join_type)),
+                     (BuildSide.RIGHT, can_build_broadcast_right(node.join_type))):
+        other = BuildSide.RIGHT if side is BuildSide.LEFT else BuildSide.LEFT
+        s, o = by_side[side], by_side[other]
+        if (ok or s is None or o is None or not rt.can_filter_other_side(node, side)
+                or not _estimate(s, rt) < _estimate(o, rt)):
+            continue
+        return s
+    return None
+
+
 def premeasure(plan: SparkPlan, rt: Any) -> None:
     """Runs together, before :func:`convert_joins` walks the plan, the map stages it would
     measure one after the other at the joins with no shuffled join below them (their inputs
@@ -146,6 +167,10 @@ def premeasure(plan: SparkPlan, rt: Any) -> None:
         if not _no_hint(join, rt):
             continue
         by_side, sides = _measure_order(join, rt)
+        source = _key_source(join, rt, by_side)
+        if source is not None:  # measured alone first: its keys filter the other side
+            exchanges.setdefault(id(source.exchange), source.exchange)
+            continue
         for i, side in enumerate(sides):
             s = by_side[side]
             if s is not None and (i == 0 or not s.narrow):
@@ -161,9 +186,15 @@ def _convert(node: SparkPlan, rt: Any, need_p: bool, need_o: bool) -> SparkPlan 
     by_side, sides = _measure_order(node, rt)
     threshold = int(rt.conf.get(AUTO_BROADCAST_THRESHOLD))
     measured: dict[BuildSide, int] = {}
+    source = _key_source(node, rt, by_side)
+    if source is not None:
+        side = next(s for s, v in by_side.items() if v is source)
+        measured[side] = rt.shuffle_bytes(source.exchange)
+        rt.filter_other_side(node, side)
     if threshold > 0:
         for side in sides:
             measured[side] = rt.shuffle_bytes(by_side[side].exchange)
+            rt.filter_other_side(node, side)  # before the other side's scan is made
             if measured[side] <= threshold:
                 return _to_broadcast(node, side, by_side, measured, need_p, need_o)
     if (need_o or not isinstance(node, SortMergeJoinExec) or None in by_side.values()

@@ -16,11 +16,25 @@ same type on both sides, the build side is selective (it filters on more than NO
 joins: a whole dimension table would keep every row) and the scan reads at least
 ``ember.spark.dynamicFilters.minScanBytes`` of files (the filter costs Spark a small broadcast join
 to plan and run).
+
+The same filter comes from a shuffled join (``SortMergeJoinExec`` / ``ShuffledHashJoinExec``)
+once the adaptive join conversion (:mod:`.adaptive`) has run the map stage of one side: that
+side's map tasks also collect the distinct values of its integer and string partitioning keys
+(the join keys; up to ``maxValues`` per task), and the other side's file scan, when its RDD is
+not made yet, keeps only rows whose key is among them -- whether the join then stays shuffled
+or becomes a broadcast join.  The filtered side must be one whose unmatched rows never reach the
+output: either side of an inner or left semi join, the right side of a left outer, left anti
+or existence join, the left side of a right outer join (Spark's runtime filters,
+``InjectRuntimeFilter``, take the same sides).  Such scans (:func:`shuffle_candidate_scans`)
+are made after the measurements, not with the query's other scans.
+
+A scan is filtered only when nothing else reads it: no exchange on the path from the join to
+the scan is read again by a ``ReusedExchangeExec``, and no node on it appears twice in the plan.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -29,13 +43,18 @@ import pyarrow.compute as pc
 from ember.expressions.base import AttributeReference
 from ember.physical.nodes import (BroadcastExchangeExec, BroadcastHashJoinExec, BuildSide,
                                   FileSourceScanExec, FilterExec, ProjectExec, ReusedExchangeExec,
-                                  ShuffleExchangeExec, SortExec, SparkPlan)
+                                  ShuffledHashJoinExec, ShuffleExchangeExec, SortExec,
+                                  SortMergeJoinExec, SparkPlan)
 from ember.plans.logical.join_type import JoinType
 
-__all__ = ["ScanFilter", "scan_filters", "candidate_scans"]
+__all__ = ["ScanFilter", "scan_filters", "candidate_scans", "shuffle_candidate_scans",
+           "shuffle_targets", "ShuffleTarget", "distinct_keys"]
 
 #: ``(scan column name, distinct key values)``: the scan keeps rows whose column is among them
 ScanFilter = tuple[str, pa.Array]
+#: ``(measured exchange, position of the key among its partitioning expressions, scan, scan
+#: column name)``: the exchange's distinct key values may filter the scan
+ShuffleTarget = tuple[ShuffleExchangeExec, int, FileSourceScanExec, str]
 
 
 def scan_filters(plan: SparkPlan, built: Callable[[BroadcastExchangeExec], pa.Table | None],
@@ -71,6 +90,7 @@ def _targets(plan: SparkPlan, min_scan_bytes: int
              ) -> Iterator[tuple[BroadcastExchangeExec, int, FileSourceScanExec, str]]:
     """``(broadcast, build key position, scan, scan column name)`` of each join key whose build
     values could filter a scan: the plan's side of :func:`scan_filters`."""
+    shared = _shared(plan)
     joins = plan.collect(lambda n: n if isinstance(n, BroadcastHashJoinExec) else None)
     for join in {id(j): j for j in joins}.values():
         build_right = join.build_side is BuildSide.RIGHT
@@ -88,7 +108,7 @@ def _targets(plan: SparkPlan, min_scan_bytes: int
             if not (isinstance(bk, AttributeReference) and isinstance(sk, AttributeReference)
                     and bk.id in ids and bk.data_type == sk.data_type):
                 continue
-            scan = _scan_of(stream, sk.id)
+            scan = _scan_of(stream, sk.id, shared)
             if scan is None or _file_bytes(scan) < min_scan_bytes:
                 continue
             name = next(a.name for a in scan.output if a.id == sk.id)
@@ -119,10 +139,85 @@ def _selective(build: SparkPlan) -> bool:
     ) is not None
 
 
-def _scan_of(node: SparkPlan, attr_id: int) -> FileSourceScanExec | None:
-    """The file scan producing column ``attr_id`` through row-preserving operators only."""
+def shuffle_candidate_scans(plan: SparkPlan, min_scan_bytes: int) -> set[int]:
+    """Ids of the scans a measured side of a shuffled join may filter (:func:`shuffle_targets`
+    of every such join, both sides taken as measured)."""
+    joins = plan.collect(lambda n: n if isinstance(n, SortMergeJoinExec | ShuffledHashJoinExec)
+                         else None)
+    shared = _shared(plan)
+    return {id(t[2]) for j in {id(j): j for j in joins}.values()
+            for side in (BuildSide.LEFT, BuildSide.RIGHT)
+            for t in shuffle_targets(j, side, min_scan_bytes, shared)}
+
+
+#: the sides of a shuffled join whose unmatched rows never reach its output, by join type
+_FILTERABLE = {
+    JoinType.INNER: (BuildSide.LEFT, BuildSide.RIGHT),
+    JoinType.CROSS: (BuildSide.LEFT, BuildSide.RIGHT),
+    JoinType.LEFT_SEMI: (BuildSide.LEFT, BuildSide.RIGHT),
+    JoinType.LEFT_OUTER: (BuildSide.RIGHT,),
+    JoinType.LEFT_ANTI: (BuildSide.RIGHT,),
+    JoinType.EXISTENCE: (BuildSide.RIGHT,),
+    JoinType.RIGHT_OUTER: (BuildSide.LEFT,),
+}
+
+
+def shuffle_targets(join: SparkPlan, measured: BuildSide, min_scan_bytes: int,
+                    shared: set[int]) -> list[ShuffleTarget]:
+    """The scans of ``join``'s other side that the distinct keys of its ``measured`` side's
+    exchange may filter (module docstring); ``shared``: ids of the plan's nodes read more
+    than once (:func:`_shared`)."""
+    from ember.runtime.local.adaptive import _side_of
+
+    target = BuildSide.RIGHT if measured is BuildSide.LEFT else BuildSide.LEFT
+    if target not in _FILTERABLE.get(join.join_type, ()):
+        return []
+    source, other = ((join.left, join.right) if measured is BuildSide.LEFT
+                     else (join.right, join.left))
+    skeys, tkeys = ((join.left_keys, join.right_keys) if measured is BuildSide.LEFT
+                    else (join.right_keys, join.left_keys))
+    side = _side_of(source)
+    if (side is None or not isinstance(side.exchange, ShuffleExchangeExec)
+            or not _selective(side.exchange.child)):
+        return []
+    exprs = side.exchange.output_partitioning.expressions
+    out: list[ShuffleTarget] = []
+    for sk, tk in zip(skeys, tkeys):
+        if not (isinstance(sk, AttributeReference) and isinstance(tk, AttributeReference)
+                and sk.data_type == tk.data_type):
+            continue
+        position = next((i for i, e in enumerate(exprs)
+                         if isinstance(e, AttributeReference) and e.id == sk.id), None)
+        if position is None:
+            continue
+        scan = _scan_of(other, tk.id, shared)
+        if scan is None or _file_bytes(scan) < min_scan_bytes:
+            continue
+        name = next(a.name for a in scan.output if a.id == tk.id)
+        if [a.name.lower() for a in scan.output].count(name.lower()) == 1:
+            out.append((side.exchange, position, scan, name))
+    return out
+
+
+def _shared(plan: SparkPlan) -> set[int]:
+    """Ids of the nodes more than one consumer reads: exchanges a ``ReusedExchangeExec`` reads
+    again, and nodes (with their subtrees) found at several places of the tree."""
+    seen: dict[int, int] = {}
+
+    def visit(n: SparkPlan) -> None:
+        seen[id(n)] = seen.get(id(n), 0) + 1
+        if isinstance(n, ReusedExchangeExec):  # its exchange's subtree is read once more
+            n.child.foreach(visit)
+
+    plan.foreach(visit)
+    return {i for i, count in seen.items() if count > 1}
+
+
+def _scan_of(node: SparkPlan, attr_id: int, shared: set[int]) -> FileSourceScanExec | None:
+    """The file scan producing column ``attr_id`` through row-preserving operators only, none
+    of them read by another consumer (``shared``)."""
     while True:
-        if attr_id not in {a.id for a in node.output}:
+        if attr_id not in {a.id for a in node.output} or id(node) in shared:
             return None
         match node:
             case FileSourceScanExec():
@@ -137,6 +232,16 @@ def _scan_of(node: SparkPlan, attr_id: int) -> FileSourceScanExec | None:
                 node = left if side is BuildSide.RIGHT else right
             case _:
                 return None
+
+
+def distinct_keys(parts: Sequence[pa.Array] | None, max_values: int) -> pa.Array | None:
+    """The distinct values the map tasks of a measured exchange collected for one key (None:
+    some task held more than ``max_values``, or none held any row), when at most
+    ``max_values``."""
+    if not parts:
+        return None
+    values = pc.unique(pa.concat_arrays([p.cast(parts[0].type) for p in parts]))
+    return values if len(values) <= max_values else None
 
 
 def apply(df: Any, filters: list[ScanFilter]) -> Any:

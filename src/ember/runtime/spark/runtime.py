@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ember.conf import (ADVISORY_PARTITION_SIZE, SPARK_COALESCE_PARTITIONS,
+from ember.conf import (ADAPTIVE_ENABLED, ADVISORY_PARTITION_SIZE, SPARK_COALESCE_PARTITIONS,
                          SPARK_DYNAMIC_FILTER_MIN_SCAN, SPARK_DYNAMIC_FILTER_VALUES, SQLConf)
 from ember.errors import InternalError
 from ember.execution.kernels.batches import schema_of
@@ -57,7 +57,7 @@ from ember.physical.nodes import (BroadcastExchangeExec, BroadcastNestedLoopJoin
                                   ShuffleExchangeExec,
                                   SparkDataFrameScanExec, SparkPlan, TakeOrderedAndProjectExec,
                                   UnionExec)
-from ember.physical.partitioning import RangePartitioning, SinglePartition
+from ember.physical.partitioning import HashPartitioning, RangePartitioning, SinglePartition
 from ember.runtime.spark import worker
 from ember.runtime.spark.errors import task_errors
 from ember.runtime.spark.nodes import NestedLoopPartExec, SparkInputExec
@@ -179,6 +179,14 @@ class SparkRuntime:
         self._broadcast_tables: dict[int, pa.Table] = {}
         #: ``{id(file scan): dynamic filters}`` (:mod:`.dynamic_filters`)
         self.scan_filters: dict[int, list[Any]] = {}
+        #: ``(shuffled join, scan, column, distinct keys)`` of each filter a measured side made
+        self.dynamic_log: list[tuple[SparkPlan, SparkPlan, str, int]] = []
+        #: ``{id(measured exchange): {key position: distinct values per task, or None}}``
+        self._shuffle_keys: dict[int, dict[int, Any]] = {}
+        self._key_limit = 0
+        self._shared: set[int] = set()
+        #: ``{id(measured exchange): its shuffled pairs}`` (JVM RDDs, no Python step yet)
+        self._shuffled: dict[int, Any] = {}
         self._broadcast_locks: dict[int, threading.Lock] = {}
         self._release: list[Any] = []
 
@@ -196,11 +204,18 @@ class SparkRuntime:
         # are made by their builds)
         from concurrent.futures import ThreadPoolExecutor
 
-        from ember.runtime.spark.dynamic_filters import candidate_scans, scan_filters
+        from ember.runtime.spark.dynamic_filters import (_shared, candidate_scans, scan_filters,
+                                                         shuffle_candidate_scans)
 
         max_values = int(self.conf.get(SPARK_DYNAMIC_FILTER_VALUES))
         min_scan = int(self.conf.get(SPARK_DYNAMIC_FILTER_MIN_SCAN))
         later = candidate_scans(plan, min_scan) if max_values > 0 else set()
+        # scans a measured side of a shuffled join may filter: made after the measurements
+        deferred = (shuffle_candidate_scans(plan, min_scan)
+                    if max_values > 0 and self._adaptive() else set())
+        self._key_limit = max_values if deferred else 0
+        self._shared = _shared(plan) if deferred else set()
+        later |= deferred
         later |= {id(n) for b in plan.collect(
             lambda b: b if isinstance(b, BroadcastExchangeExec) else None)
             for n in b.collect(lambda n: n if isinstance(n, FileSourceScanExec) else None)}
@@ -212,9 +227,10 @@ class SparkRuntime:
         if max_values > 0:
             self.scan_filters = scan_filters(
                 plan, lambda b: self._broadcast_tables.get(id(b)), max_values, min_scan)
-        self._prefetch_scans(plan)
+        self._prefetch_scans(plan, lambda n: id(n) not in deferred)
         premeasure(plan, self)
         plan = self.final_plan = convert_joins(plan, self)
+        self._prefetch_scans(plan)
         self._prefetch_broadcasts(plan)
         rdd = self._region_rdd(plan, worker.blobs)
         with task_errors("collecting the result"):
@@ -252,10 +268,13 @@ class SparkRuntime:
                 raise InternalError(f"{ex.simple_string()} was planned before it was measured")
             todo.setdefault(id(ex), ex)
         jobs = []
+        keys: dict[int, Any] = {}
         for ex in todo.values():
             counter = self.sc.accumulator(0)
-            pairs = self._shuffle_pairs(ex).map(functools.partial(worker.count_blob_bytes,
-                                                                  counter))
+            if self._key_limit > 0 and isinstance(ex.output_partitioning, HashPartitioning):
+                keys[id(ex)] = self.sc.accumulator({}, worker.KeySetParam())
+            pairs = self._shuffle_pairs(ex, keys.get(id(ex))).map(
+                functools.partial(worker.count_blob_bytes, counter))
             jobs.append((ex, counter, pairs.partitionBy(self.tasks_of(ex), worker.target_of)))
 
         def run(job: tuple[SparkPlan, Any, Any]) -> None:
@@ -273,8 +292,43 @@ class SparkRuntime:
                     pass
         for ex, counter, shuffled in jobs:
             self._rdds[id(ex)] = shuffled.map(worker.value_of_pair)
+            self._shuffled[id(ex)] = shuffled
             self._reused.add(id(ex))  # read through its own shuffle from now on
             self._measured[id(ex)] = int(counter.value)
+            if id(ex) in keys:
+                self._shuffle_keys[id(ex)] = keys[id(ex)].value
+
+    def filter_other_side(self, join: SparkPlan, measured: BuildSide) -> None:
+        """Once the map stage of ``join``'s ``measured`` side has run, the file scans of its
+        other side that are not made yet keep only rows whose join key is among the measured
+        side's distinct keys (:func:`.dynamic_filters.shuffle_targets`)."""
+        from ember.runtime.spark.dynamic_filters import distinct_keys, shuffle_targets
+
+        if self._key_limit <= 0:
+            return
+        min_scan = int(self.conf.get(SPARK_DYNAMIC_FILTER_MIN_SCAN))
+        for ex, position, scan, name in shuffle_targets(join, measured, min_scan, self._shared):
+            if id(scan) in self._rdds:
+                continue
+            values = distinct_keys(self._shuffle_keys.get(id(ex), {}).get(position),
+                                   self._key_limit)
+            if values is not None:
+                self.scan_filters.setdefault(id(scan), []).append((name, values))
+                self.dynamic_log.append((join, scan, name, len(values)))
+
+    def can_filter_other_side(self, join: SparkPlan, side: BuildSide) -> bool:
+        """Whether :meth:`filter_other_side` after measuring ``side`` could filter a scan
+        (one whose RDD is not made yet)."""
+        from ember.runtime.spark.dynamic_filters import shuffle_targets
+
+        if self._key_limit <= 0:
+            return False
+        min_scan = int(self.conf.get(SPARK_DYNAMIC_FILTER_MIN_SCAN))
+        return any(id(scan) not in self._rdds for _, _, scan, _ in shuffle_targets(
+            join, side, min_scan, self._shared))
+
+    def _adaptive(self) -> bool:
+        return bool(self.conf.get(ADAPTIVE_ENABLED)) and bool(self.logical_links)
 
     def carry_over(self, old: SparkPlan, new: SparkPlan) -> None:
         """``new`` replaces ``old`` (its subtree was re-planned): what the runtime keeps by node
@@ -311,19 +365,23 @@ class SparkRuntime:
         self._tasks = task_counts(plan, self.conf, self.sc.defaultParallelism)
         self._reused = reused_exchanges(plan)
 
-    def _region_rdd(self, root: SparkPlan, sink: Any) -> Any:
-        """The RDD of ``sink``'s elements over ``root``'s output partitions."""
+    def _region_rdd(self, root: SparkPlan, sink: Any, one_task: bool = False) -> Any:
+        """The RDD of ``sink``'s elements over ``root``'s output partitions (``one_task``: in
+        one partition, when every input is a measured shuffle)."""
         if sink is worker.blobs and (isinstance(root, (*BOUNDARIES, ReusedExchangeExec))
                                      or global_nested_loop(root)):
+            if one_task:
+                return self._one_task_input(root)
             return self._boundary(root)
         region = cut_region(root)
         spec = worker.RegionSpec(
             region.plan, self._conf_items,
             tuple((b.plan_id, self._broadcast(b)) for b in region.broadcasts),
             root.simple_string())
-        if cogrouped(region, self._reused, self._tasks):
+        if not one_task and cogrouped(region, self._reused, self._tasks):
             return self._cogrouped(region, spec, sink)
-        inputs = [self._boundary(n) for n in region.inputs]
+        inputs = [self._one_task_input(n) if one_task else self._boundary(n)
+                  for n in region.inputs]
         if len(inputs) == 1:
             fn = functools.partial(worker.run_one, spec, sink)
             return inputs[0].mapPartitionsWithIndex(fn)
@@ -337,6 +395,13 @@ class SparkRuntime:
             zipped = zipped.zip(r.mapPartitions(worker.as_one))
         fn = functools.partial(worker.run_zipped, spec, sink, len(inputs))
         return zipped.mapPartitionsWithIndex(fn)
+
+    def _one_task_input(self, node: SparkPlan) -> Any:
+        """A measured shuffle read by one task: its partitions coalesced in the JVM before
+        any Python step, so one Python worker reads them all (coalescing after the Python step
+        would run it once per shuffle partition, each a round trip to a worker)."""
+        ex = node.child if isinstance(node, ReusedExchangeExec) else node
+        return self._shuffled[id(ex)].coalesce(1).map(worker.value_of_pair)
 
     def _boundary(self, node: SparkPlan) -> Any:
         """The RDD of blobs of a boundary node (memoized: a reused exchange reads the same
@@ -372,14 +437,15 @@ class SparkRuntime:
         self._rdds[id(node)] = rdd
         return rdd
 
-    def _shuffle_pairs(self, node: ShuffleExchangeExec) -> Any:
-        """The map side of ``node``: ``(task, blob)`` pairs for ``RDD.partitionBy``."""
+    def _shuffle_pairs(self, node: ShuffleExchangeExec, keys_to: Any = None) -> Any:
+        """The map side of ``node``: ``(task, blob)`` pairs for ``RDD.partitionBy``
+        (``keys_to``: an accumulator given the distinct values of its hash keys)."""
         part = node.output_partitioning
         if isinstance(part, RangePartitioning) and part.num_partitions > 1:
             return self._range_pairs(node, *self._range_input(node))
         header = node.copy(child=SparkInputExec(-1, node.child.output, "exchange input"))
         sink = worker.ShuffleSink(header, node.child.output, None, self._piece_rows(),
-                                  self.tasks_of(node))
+                                  self.tasks_of(node), keys_to, self._key_limit)
         return self._region_rdd(node.child, sink)
 
     def _piece_rows(self) -> int:
@@ -537,13 +603,12 @@ class SparkRuntime:
             return self._build_broadcast(node)
 
     def _build_broadcast(self, node: BroadcastExchangeExec) -> Any:
-        rdd = self._region_rdd(node.child, worker.blobs)
         inputs = cut_region(node.child).inputs
-        if inputs and all(id(x.child if isinstance(x, ReusedExchangeExec) else x)
-                          in self._measured for x in inputs) and rdd.getNumPartitions() > 1:
-            # reads only shuffles measured small enough to broadcast (an adaptive
-            # conversion): one task reads them all, not one per shuffle partition
-            rdd = rdd.coalesce(1)
+        # reads only shuffles measured small enough to broadcast (an adaptive conversion): one
+        # task reads them all, not one per shuffle partition
+        one_task = bool(inputs) and all(id(x.child if isinstance(x, ReusedExchangeExec) else x)
+                                        in self._shuffled for x in inputs)
+        rdd = self._region_rdd(node.child, worker.blobs, one_task)
         with task_errors(f"building {node.simple_string()}"):
             blobs = rdd.collect()
         table = worker.table_of(blobs, schema_of(node.child.output))

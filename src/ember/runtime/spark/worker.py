@@ -47,7 +47,7 @@ from ember.runtime.spark.nodes import NestedLoopPartExec, SparkInputExec
 
 __all__ = ["encode", "decode", "RegionSpec", "TaskRuntime", "run_one", "run_zipped",
            "run_pair", "blobs", "ShuffleSink", "SampleSink", "target_of", "TaskFailure",
-           "maybe_crash"]
+           "maybe_crash", "KeyCollector", "KeySetParam"]
 
 ERROR_MARK = "EMBER_TASK_ERROR["
 
@@ -366,6 +366,11 @@ class ShuffleSink:
     #: Spark tasks reading the shuffle (:mod:`.coalesce`): target ``p`` of ``n`` goes to task
     #: ``p * tasks // n``
     tasks: int = 0
+    #: a Spark accumulator (:class:`KeySetParam`) given the distinct values of the hash
+    #: partitioning's integer and string keys, up to ``max_keys`` per key and task (more: that
+    #: key's values are dropped), for the driver's dynamic filters (None: not collected)
+    keys_to: Any = None
+    max_keys: int = 0
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[tuple[int, bytes]]:
         from ember.execution.prepare import prepare
@@ -385,14 +390,19 @@ class ShuffleSink:
         elif isinstance(part, RangePartitioning):
             bound = [prepare(o.child, self.child_output) for o in part.ordering]
         rotation = 0
+        keys = (KeyCollector(self.max_keys, [e.data_type for e in part.expressions])
+                if self.keys_to is not None and isinstance(part, HashPartitioning) else None)
         for b in batches:
             if not b.num_rows:
                 continue
             b = conform_batch(b, schema)
+            arrays = key_arrays(bound, b) if keys is not None else None
+            if arrays is not None:
+                keys.add(arrays)
             if n <= 1:
                 pids = None
             elif isinstance(part, HashPartitioning):
-                pids = partition_ids(key_arrays(bound, b), n)
+                pids = partition_ids(arrays if arrays is not None else key_arrays(bound, b), n)
             elif isinstance(part, RangePartitioning):
                 pids = None if self.bounds is None else range_pids(
                     self.exchange, list(self.bounds), b, bound)
@@ -411,6 +421,72 @@ class ShuffleSink:
                     held[pid] = 0
         for pid, pieces in pending.items():
             yield pid, encode(concat(pieces, schema))
+        if keys is not None:
+            self.keys_to.add(keys.result())
+
+
+class KeyCollector:
+    """The distinct non-null values of each integer or string key of one map task's rows, up
+    to ``limit`` per key (beyond it the key is given up: ``None``)."""
+
+    def __init__(self, limit: int, types: Sequence[Any]) -> None:
+        from ember.types import IntegralType, StringType
+
+        self.limit = limit
+        self.values: dict[int, list[pa.Array] | None] = {
+            i: [] for i, t in enumerate(types) if isinstance(t, IntegralType | StringType)}
+        self.held = dict.fromkeys(self.values, 0)
+
+    def add(self, arrays: Sequence[pa.Array]) -> None:
+        import pyarrow.compute as pc
+
+        for i, parts in self.values.items():
+            if parts is None:
+                continue
+            parts.append(pc.unique(arrays[i].drop_null()))
+            self.held[i] += len(parts[-1])
+            if self.held[i] > self.limit:  # duplicates across batches: merge, then decide
+                merged = _distinct(parts)
+                self.values[i] = None if len(merged) > self.limit else [merged]
+                self.held[i] = len(merged)
+
+    def result(self) -> dict[int, pa.Array | None]:
+        """Per key, its distinct values (None: too many); a task without rows reports none."""
+        out: dict[int, pa.Array | None] = {}
+        for i, parts in self.values.items():
+            if parts is None:
+                out[i] = None
+            elif parts:
+                merged = _distinct(parts)
+                out[i] = merged if len(merged) <= self.limit else None
+        return out
+
+
+def _distinct(parts: list[pa.Array]) -> pa.Array:
+    import pyarrow.compute as pc
+
+    return pc.unique(pa.concat_arrays([p.cast(parts[0].type) for p in parts]))
+
+
+class KeySetParam:
+    """Spark accumulator of :class:`KeyCollector` results: ``{key position: distinct values,
+    or None once a task held too many}``, merged over tasks (a retried task adds the same
+    values again, which the union absorbs)."""
+
+    def zero(self, value: Any) -> dict[int, list[pa.Array] | None]:
+        return {}
+
+    def addInPlace(self, a: dict[int, Any], b: dict[int, Any]) -> dict[int, Any]:
+        for i, v in b.items():
+            if isinstance(v, pa.Array):
+                v = [v]
+            if i in a and (a[i] is None or v is None):
+                a[i] = None
+            elif i in a:
+                a[i] = a[i] + v
+            else:
+                a[i] = v
+        return a
 
 
 def _split(b: pa.RecordBatch, pids: np.ndarray | None) -> Iterator[tuple[int, pa.RecordBatch]]:
