@@ -215,7 +215,7 @@ SPARK_ARROW_BATCH_ROWS = _entry(
     "spark.sql.execution.arrow.maxRecordsPerBatch, 10000 by default, applied to Ember's scans "
     "only); larger batches cut the per-batch cost of every operator above the scan.")
 SPARK_DYNAMIC_FILTER_VALUES = _entry(
-    "ember.spark.dynamicFilters.maxValues", 100_000, int,
+    "ember.spark.dynamicFilters.maxValues", 1_000_000, int,
     "Spark runtime: a broadcast hash join (inner, or left semi building right) whose build side "
     "has at most this many distinct integer or string keys filters the file scan feeding its "
     "stream side with them inside Spark (a broadcast left semi join), before the rows are "

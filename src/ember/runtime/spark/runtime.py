@@ -589,7 +589,7 @@ class SparkRuntime:
             return
         from concurrent.futures import ThreadPoolExecutor
 
-        with ThreadPoolExecutor(min(len(unique), max(2, self.sc.defaultParallelism))) as pool:
+        with ThreadPoolExecutor(min(len(unique), 16)) as pool:
             for _ in pool.map(self._broadcast, unique):
                 pass
 
