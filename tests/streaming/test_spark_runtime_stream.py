@@ -91,6 +91,27 @@ def _seconds(t) -> int | None:
     return None if t is None else int((t.replace(tzinfo=None) - BASE).total_seconds())
 
 
+def file_sink_batches(path: str) -> dict[int, Counter]:
+    """The file sink's rows per batch id (its ``_spark_metadata`` log lists each batch's
+    files, on both runtimes), each row a tuple of its values, timestamps as seconds after
+    BASE."""
+    meta = os.path.join(path, "_spark_metadata")
+    out: dict[int, Counter] = {}
+    for name in os.listdir(meta):
+        if not name.isdigit():
+            continue
+        with open(os.path.join(meta, name)) as f:
+            entries = [json.loads(line) for line in f.read().splitlines()[1:] if line.strip()]
+        rows: Counter = Counter()
+        for e in entries:
+            for r in pq.read_table(unquote(urlparse(e["path"]).path)).to_pylist():
+                rows[tuple(_seconds(v) if isinstance(v, dt.datetime) else v
+                           for v in r.values())] += 1
+        if rows:
+            out[int(name)] = rows
+    return out
+
+
 def sink_batches(path: str, how: str) -> dict[int, Counter]:
     """The file sink's rows per batch id, as its ``_spark_metadata`` log lists the files of
     each batch (Spark's layout on both runtimes); event times in seconds."""

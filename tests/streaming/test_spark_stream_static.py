@@ -22,12 +22,9 @@ Run: ``python -m pytest -q tests/streaming/test_spark_stream_static.py``.
 
 from __future__ import annotations
 
-import datetime as dt
-import json
 import os
 from collections import Counter
 from contextlib import ExitStack
-from urllib.parse import unquote, urlparse
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -36,50 +33,13 @@ import pytest
 import ember
 from ember import functions as F
 from ember.errors import UnsupportedError
+from tests.streaming.test_spark_runtime_stream import file_sink_batches, write
 
 pytestmark = pytest.mark.spark
 
 CONF = {"spark.sql.shuffle.partitions": "2", "spark.sql.session.timeZone": "UTC"}
-BASE = dt.datetime(2024, 1, 1)
 LEFT = ("ad", "it")
 RIGHT = ("cad", "ct")
-
-
-def ts(s: int) -> dt.datetime:
-    return BASE + dt.timedelta(seconds=s)
-
-
-def write(directory: str, name: str, cols: tuple[str, str], rows: list[tuple[int, int]]) -> None:
-    table = pa.table({cols[0]: pa.array([r[0] for r in rows], pa.int32()),
-                      cols[1]: pa.array([ts(r[1]) for r in rows], pa.timestamp("us", "UTC"))})
-    tmp = os.path.join(directory, f".{name}.tmp")
-    pq.write_table(table, tmp)
-    os.rename(tmp, os.path.join(directory, f"{name}.parquet"))
-
-
-def _norm(v):
-    if isinstance(v, dt.datetime):
-        return int((v.replace(tzinfo=None) - BASE).total_seconds())
-    return v
-
-
-def sink_batches(path: str) -> dict[int, Counter]:
-    """The file sink's rows per batch id (its ``_spark_metadata`` log lists each batch's
-    files, on both runtimes); timestamps as seconds after BASE."""
-    meta = os.path.join(path, "_spark_metadata")
-    out: dict[int, Counter] = {}
-    for name in os.listdir(meta):
-        if not name.isdigit():
-            continue
-        with open(os.path.join(meta, name)) as f:
-            entries = [json.loads(line) for line in f.read().splitlines()[1:] if line.strip()]
-        rows: Counter = Counter()
-        for e in entries:
-            for r in pq.read_table(unquote(urlparse(e["path"]).path)).to_pylist():
-                rows[tuple(_norm(v) for v in r.values())] += 1
-        if rows:
-            out[int(name)] = rows
-    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -182,8 +142,8 @@ def runs(spark, tmp_path_factory):
 @pytest.mark.parametrize("name", list(QUERIES))
 def test_stream_static_join_on_spark_equals_local_and_expected(runs, name):
     root = runs[name]
-    local = sink_batches(os.path.join(root, "out", "local"))
-    on_spark = sink_batches(os.path.join(root, "out", "spark"))
+    local = file_sink_batches(os.path.join(root, "out", "local"))
+    on_spark = file_sink_batches(os.path.join(root, "out", "spark"))
     assert sum(local.values(), Counter()) == Counter(QUERIES[name][2])
     assert on_spark == local  # the same rows in the same batches
     assert len(local) >= 2  # each step's rows in a batch of their own

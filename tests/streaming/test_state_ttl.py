@@ -17,7 +17,6 @@ import os
 from collections import Counter
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 import ember
@@ -27,6 +26,7 @@ from ember.streaming import MemoryStream
 from ember.streaming.execution import MicroBatchExecution, StreamingQueryException
 from ember.streaming.state.join_state import SymmetricHashJoinStateManager
 from ember.streaming.state.store import StateStoreConf
+from tests.streaming.test_spark_runtime_stream import file_sink_batches, write
 
 T0 = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
 TTL_L = "ember.streaming.join.stateTtl.left"
@@ -512,38 +512,6 @@ def test_remove_expired_fills_holes_and_keeps_times(tmp_path) -> None:
 
 SPARK_CONF = {"spark.sql.shuffle.partitions": "2", "spark.sql.session.timeZone": "UTC",
               TTL_L: "1 millisecond"}
-BASE = dt.datetime(2024, 1, 1)
-
-
-def _write(directory: str, name: str, cols: tuple[str, str], rows) -> None:
-    table = pa.table({cols[0]: pa.array([r[0] for r in rows], pa.int32()),
-                      cols[1]: pa.array([BASE + dt.timedelta(seconds=r[1]) for r in rows],
-                                        pa.timestamp("us", "UTC"))})
-    tmp = os.path.join(directory, f".{name}.tmp")
-    pq.write_table(table, tmp)
-    os.rename(tmp, os.path.join(directory, f"{name}.parquet"))
-
-
-def _sink_batches(path: str) -> dict[int, Counter]:
-    import json
-    from urllib.parse import unquote, urlparse
-
-    meta = os.path.join(path, "_spark_metadata")
-    out: dict[int, Counter] = {}
-    for name in os.listdir(meta):
-        if not name.isdigit():
-            continue
-        with open(os.path.join(meta, name)) as f:
-            entries = [json.loads(x) for x in f.read().splitlines()[1:] if x.strip()]
-        rows: Counter = Counter()
-        for e in entries:
-            for r in pq.read_table(unquote(urlparse(e["path"]).path)).to_pylist():
-                rows[tuple(None if v is None else
-                           int((v.replace(tzinfo=None) - BASE).total_seconds())
-                           if isinstance(v, dt.datetime) else v for v in r.values())] += 1
-        if rows:
-            out[int(name)] = rows
-    return out
 
 
 # Left TTL 1 ms: a left row lives for the batch that stored it only (batches are more than 1 ms
@@ -595,14 +563,14 @@ def test_spark_runtime_ttl_equals_local(spark, tmp_path, how) -> None:
             with ExitStack() as stack:
                 for q in qs.values():
                     stack.enter_context(q.awaitProgressLock)
-                _write(os.path.join(root, "L"), f"s{step}", ("ad", "it"), imps)
-                _write(os.path.join(root, "R"), f"s{step}", ("cad", "ct"), clicks)
+                write(os.path.join(root, "L"), f"s{step}", ("ad", "it"), imps)
+                write(os.path.join(root, "R"), f"s{step}", ("cad", "ct"), clicks)
             for q in qs.values():
                 q.processAllAvailable()
     finally:
         for q in qs.values():
             q.stop()
-    local = _sink_batches(os.path.join(root, "out", "local"))
-    on_spark = _sink_batches(os.path.join(root, "out", "spark"))
+    local = file_sink_batches(os.path.join(root, "out", "local"))
+    on_spark = file_sink_batches(os.path.join(root, "out", "spark"))
     assert local == SPARK_EXPECTED[how]
     assert on_spark == local

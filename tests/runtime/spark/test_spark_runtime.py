@@ -498,15 +498,10 @@ def test_scan_rdds_are_made_concurrently_once_each(session, tmp_path, monkeypatc
         counts.items())
 
 
-def test_a_selective_broadcast_filters_the_stream_sides_scan_inside_spark(session, tmp_path) -> None:
-    """Dynamic filters (runtime/spark/dynamic_filters.py): the build keys of a selective
-    broadcast join reach the Spark reader of the stream side's scan (inner and left semi
-    joins, through filters and projects); a left outer join, which keeps every stream row, and
-    a build side that filters on nothing but NOT NULL get none; rows equal the local
-    runtime's, NULL keys included."""
-    from ember.physical.nodes import FileSourceScanExec
-    from ember.runtime.spark.runtime import SparkRuntime
-
+def _fact_and_dim(session, tmp_path) -> ember.Session:
+    """Views ``fact`` (5000 rows: ``k`` in 0..299, NULL every 97th row, ``v``, ``s``) and
+    ``dim`` (300 rows ``dk``, every 20th ``color`` red) over Parquet files, on ``session`` and
+    on the local runtime session returned; dynamic filters apply to scans of any size."""
     n = 5000
     keys = [None if i % 97 == 0 else i % 300 for i in range(n)]
     pq.write_table(pa.table({"k": pa.array(keys, pa.int64()), "v": pa.array(range(n), pa.int64()),
@@ -519,6 +514,19 @@ def test_a_selective_broadcast_filters_the_stream_sides_scan_inside_spark(sessio
         for t in ("fact", "dim"):
             s.sql(f"CREATE TEMP VIEW {t} USING parquet OPTIONS (path '{tmp_path}/{t}.parquet')")
     session.conf.set("ember.spark.dynamicFilters.minScanBytes", "0")
+    return local
+
+
+def test_a_selective_broadcast_filters_the_stream_sides_scan_inside_spark(session, tmp_path) -> None:
+    """Dynamic filters (runtime/spark/dynamic_filters.py): the build keys of a selective
+    broadcast join reach the Spark reader of the stream side's scan (inner and left semi
+    joins, through filters and projects); a left outer join, which keeps every stream row, and
+    a build side that filters on nothing but NOT NULL get none; rows equal the local
+    runtime's, NULL keys included."""
+    from ember.physical.nodes import FileSourceScanExec
+    from ember.runtime.spark.runtime import SparkRuntime
+
+    local = _fact_and_dim(session, tmp_path)
     cases = {
         "SELECT f.v, d.color FROM fact f JOIN dim d ON f.k = d.dk "
         "WHERE d.color = 'red' AND f.v > 10": 15,
@@ -558,18 +566,7 @@ def test_a_measured_selective_side_of_a_shuffled_join_filters_the_other_sides_sc
     from ember.physical.nodes import FileSourceScanExec
     from ember.runtime.spark.runtime import SparkRuntime
 
-    n = 5000
-    keys = [None if i % 97 == 0 else i % 300 for i in range(n)]
-    pq.write_table(pa.table({"k": pa.array(keys, pa.int64()), "v": pa.array(range(n), pa.int64())}),
-                   str(tmp_path / "fact.parquet"))
-    pq.write_table(pa.table({"dk": pa.array(range(300), pa.int64()),
-                             "color": [("red" if i % 20 == 0 else "blue") for i in range(300)]}),
-                   str(tmp_path / "dim.parquet"))
-    local = ember.Session(dict(session.sql_conf.items()))
-    for s in (session, local):
-        for t in ("fact", "dim"):
-            s.sql(f"CREATE TEMP VIEW {t} USING parquet OPTIONS (path '{tmp_path}/{t}.parquet')")
-    session.conf.set("ember.spark.dynamicFilters.minScanBytes", "0")
+    local = _fact_and_dim(session, tmp_path)
     inner = "SELECT f.v, d.color FROM fact f JOIN dim d ON f.k = d.dk WHERE d.color = 'red'"
     cases = [  # (threshold, query, conversion, filter values on fact.k)
         ("1000", inner, "BroadcastHashJoinExec", 15),  # the red side broadcast

@@ -108,12 +108,9 @@ def _targets(plan: SparkPlan, min_scan_bytes: int
             if not (isinstance(bk, AttributeReference) and isinstance(sk, AttributeReference)
                     and bk.id in ids and bk.data_type == sk.data_type):
                 continue
-            scan = _scan_of(stream, sk.id, shared)
-            if scan is None or _file_bytes(scan) < min_scan_bytes:
-                continue
-            name = next(a.name for a in scan.output if a.id == sk.id)
-            if [a.name.lower() for a in scan.output].count(name.lower()) == 1:
-                yield exchange, ids.index(bk.id), scan, name
+            found = _scan_column(stream, sk.id, shared, min_scan_bytes)
+            if found is not None:
+                yield exchange, ids.index(bk.id), *found
 
 
 def _file_bytes(scan: FileSourceScanExec) -> float:
@@ -190,13 +187,24 @@ def shuffle_targets(join: SparkPlan, measured: BuildSide, min_scan_bytes: int,
                          if isinstance(e, AttributeReference) and e.id == sk.id), None)
         if position is None:
             continue
-        scan = _scan_of(other, tk.id, shared)
-        if scan is None or _file_bytes(scan) < min_scan_bytes:
-            continue
-        name = next(a.name for a in scan.output if a.id == tk.id)
-        if [a.name.lower() for a in scan.output].count(name.lower()) == 1:
-            out.append((side.exchange, position, scan, name))
+        found = _scan_column(other, tk.id, shared, min_scan_bytes)
+        if found is not None:
+            out.append((side.exchange, position, *found))
     return out
+
+
+def _scan_column(node: SparkPlan, attr_id: int, shared: set[int], min_scan_bytes: int
+                 ) -> tuple[FileSourceScanExec, str] | None:
+    """The file scan below ``node`` producing column ``attr_id`` through row-preserving
+    operators (:func:`_scan_of`), of at least ``min_scan_bytes`` of files, and the column's
+    name there (None: no such scan, or the name is ambiguous in it)."""
+    scan = _scan_of(node, attr_id, shared)
+    if scan is None or _file_bytes(scan) < min_scan_bytes:
+        return None
+    name = next(a.name for a in scan.output if a.id == attr_id)
+    if [a.name.lower() for a in scan.output].count(name.lower()) != 1:
+        return None
+    return scan, name
 
 
 def _shared(plan: SparkPlan) -> set[int]:
@@ -238,9 +246,11 @@ def distinct_keys(parts: Sequence[pa.Array] | None, max_values: int) -> pa.Array
     """The distinct values the map tasks of a measured exchange collected for one key (None:
     some task held more than ``max_values``, or none held any row), when at most
     ``max_values``."""
+    from ember.runtime.spark.worker import distinct_values
+
     if not parts:
         return None
-    values = pc.unique(pa.concat_arrays([p.cast(parts[0].type) for p in parts]))
+    values = distinct_values(parts)
     return values if len(values) <= max_values else None
 
 

@@ -47,7 +47,7 @@ from ember.runtime.spark.nodes import NestedLoopPartExec, SparkInputExec
 
 __all__ = ["encode", "decode", "RegionSpec", "TaskRuntime", "run_one", "run_zipped",
            "run_pair", "blobs", "ShuffleSink", "SampleSink", "target_of", "TaskFailure",
-           "maybe_crash", "KeyCollector", "KeySetParam"]
+           "maybe_crash", "KeyCollector", "KeySetParam", "distinct_values"]
 
 ERROR_MARK = "EMBER_TASK_ERROR["
 
@@ -446,7 +446,7 @@ class KeyCollector:
             parts.append(pc.unique(arrays[i].drop_null()))
             self.held[i] += len(parts[-1])
             if self.held[i] > self.limit:  # duplicates across batches: merge, then decide
-                merged = _distinct(parts)
+                merged = distinct_values(parts)
                 self.values[i] = None if len(merged) > self.limit else [merged]
                 self.held[i] = len(merged)
 
@@ -457,12 +457,13 @@ class KeyCollector:
             if parts is None:
                 out[i] = None
             elif parts:
-                merged = _distinct(parts)
+                merged = distinct_values(parts)
                 out[i] = merged if len(merged) <= self.limit else None
         return out
 
 
-def _distinct(parts: list[pa.Array]) -> pa.Array:
+def distinct_values(parts: Sequence[pa.Array]) -> pa.Array:
+    """The distinct values of arrays of one key (cast to the first one's type)."""
     import pyarrow.compute as pc
 
     return pc.unique(pa.concat_arrays([p.cast(parts[0].type) for p in parts]))
