@@ -18,6 +18,7 @@ import datetime as dt
 import json
 import os
 from collections import Counter
+from collections.abc import Iterator
 from contextlib import ExitStack
 from urllib.parse import unquote, urlparse
 
@@ -91,47 +92,40 @@ def _seconds(t) -> int | None:
     return None if t is None else int((t.replace(tzinfo=None) - BASE).total_seconds())
 
 
-def file_sink_batches(path: str) -> dict[int, Counter]:
-    """The file sink's rows per batch id (its ``_spark_metadata`` log lists each batch's
-    files, on both runtimes), each row a tuple of its values, timestamps as seconds after
-    BASE."""
+def _sink_rows(path: str) -> Iterator[tuple[int, dict]]:
+    """``(batch id, row)`` of every row the file sink wrote, as its ``_spark_metadata`` log
+    lists the files of each batch (Spark's layout on both runtimes)."""
     meta = os.path.join(path, "_spark_metadata")
-    out: dict[int, Counter] = {}
     for name in os.listdir(meta):
         if not name.isdigit():
             continue
         with open(os.path.join(meta, name)) as f:
             entries = [json.loads(line) for line in f.read().splitlines()[1:] if line.strip()]
-        rows: Counter = Counter()
         for e in entries:
             for r in pq.read_table(unquote(urlparse(e["path"]).path)).to_pylist():
-                rows[tuple(_seconds(v) if isinstance(v, dt.datetime) else v
-                           for v in r.values())] += 1
-        if rows:
-            out[int(name)] = rows
+                yield int(name), r
+
+
+def file_sink_batches(path: str) -> dict[int, Counter]:
+    """The file sink's rows per batch id, each a tuple of its values, timestamps as seconds
+    after BASE."""
+    out: dict[int, Counter] = {}
+    for batch, r in _sink_rows(path):
+        out.setdefault(batch, Counter())[tuple(
+            _seconds(v) if isinstance(v, dt.datetime) else v for v in r.values())] += 1
     return out
 
 
 def sink_batches(path: str, how: str) -> dict[int, Counter]:
-    """The file sink's rows per batch id, as its ``_spark_metadata`` log lists the files of
-    each batch (Spark's layout on both runtimes); event times in seconds."""
-    meta = os.path.join(path, "_spark_metadata")
+    """The file sink's rows of :func:`query` per batch id; event times in seconds."""
     out: dict[int, Counter] = {}
-    for name in os.listdir(meta):
-        if not name.isdigit():
+    for batch, r in _sink_rows(path):
+        rows = out.setdefault(batch, Counter())
+        if how == "leftSemi":
+            rows[(r["ad"], _seconds(r["it"]))] += 1
             continue
-        with open(os.path.join(meta, name)) as f:
-            entries = [json.loads(line) for line in f.read().splitlines()[1:] if line.strip()]
-        rows: Counter = Counter()
-        for e in entries:
-            for r in pq.read_table(unquote(urlparse(e["path"]).path)).to_pylist():
-                if how == "leftSemi":
-                    rows[(r["ad"], _seconds(r["it"]))] += 1
-                    continue
-                assert r["c"] == (None if r["cad"] is None else r["cad"] * 10 + 1)
-                rows[(r["ad"], _seconds(r["it"]), r["cad"], _seconds(r["ct"]))] += 1
-        if rows:
-            out[int(name)] = rows
+        assert r["c"] == (None if r["cad"] is None else r["cad"] * 10 + 1)
+        rows[(r["ad"], _seconds(r["it"]), r["cad"], _seconds(r["ct"]))] += 1
     return out
 
 
