@@ -517,15 +517,29 @@ def _fact_and_dim(session, tmp_path) -> ember.Session:
     return local
 
 
-def test_a_selective_broadcast_filters_the_stream_sides_scan_inside_spark(session, tmp_path) -> None:
+@pytest.mark.parametrize("inline_max", [4096, 0])
+def test_a_selective_broadcast_filters_the_stream_sides_scan_inside_spark(
+        session, tmp_path, monkeypatch, inline_max) -> None:
     """Dynamic filters (runtime/spark/dynamic_filters.py): the build keys of a selective
     broadcast join reach the Spark reader of the stream side's scan (inner and left semi
     joins, through filters and projects); a left outer join, which keeps every stream row, and
     a build side that filters on nothing but NOT NULL get none; rows equal the local
-    runtime's, NULL keys included."""
+    runtime's, NULL keys included.  A small integer key set filters as an IN list, a larger
+    one (here: any, ``inline_max`` 0) as a broadcast left semi join."""
     from ember.physical.nodes import FileSourceScanExec
+    from ember.runtime.spark import dynamic_filters
     from ember.runtime.spark.runtime import SparkRuntime
 
+    monkeypatch.setattr(dynamic_filters, "INLINE_MAX_VALUES", inline_max)
+    plans: list[str] = []  # Spark's analyzed plan of each filtered scan
+    real_apply = dynamic_filters.apply
+
+    def apply(df, filters):
+        out = real_apply(df, filters)
+        plans.append(out._jdf.queryExecution().analyzed().toString())
+        return out
+
+    monkeypatch.setattr(dynamic_filters, "apply", apply)
     local = _fact_and_dim(session, tmp_path)
     cases = {
         "SELECT f.v, d.color FROM fact f JOIN dim d ON f.k = d.dk "
@@ -553,6 +567,10 @@ def test_a_selective_broadcast_filters_the_stream_sides_scan_inside_spark(sessio
         assert rows == sorted(zip(*(c.to_pylist() for c in want.columns)), key=repr), sql
         assert got.num_rows > 0
     session.conf.unset("ember.spark.dynamicFilters.minScanBytes")
+    assert len(plans) == 2, plans
+    for text in plans:
+        assert ("LeftSemi" in text) == (inline_max == 0), text
+        assert (" IN (" in text) == (inline_max > 0), text
 
 
 def test_a_measured_selective_side_of_a_shuffled_join_filters_the_other_sides_scan(

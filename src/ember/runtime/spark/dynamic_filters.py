@@ -254,13 +254,24 @@ def distinct_keys(parts: Sequence[pa.Array] | None, max_values: int) -> pa.Array
     return values if len(values) <= max_values else None
 
 
+#: integer key sets up to this size filter as one ``IN`` list (Spark's ``InSet``, a hash set in
+#: the generated code) instead of a broadcast semi join, whose broadcast is one more Spark job
+#: run while the scan's RDD is made
+INLINE_MAX_VALUES = 4096
+
+
 def apply(df: Any, filters: list[ScanFilter]) -> Any:
-    """``df`` (a PySpark DataFrame of a scan's columns) semi-joined with each filter's values,
-    broadcast."""
+    """``df`` (a PySpark DataFrame of a scan's columns) keeping the rows whose column is among
+    each filter's values: an ``IN`` list for a small integer key set, otherwise a broadcast
+    left semi join with the values."""
     from pyspark.sql import functions as F
 
     spark = df.sparkSession
     for i, (name, values) in enumerate(filters):
+        if pa.types.is_integer(values.type) and len(values) <= INLINE_MAX_VALUES:
+            listed = ",".join(map(str, values.to_numpy(zero_copy_only=False).tolist()))
+            df = df.where(f"`{name}` IN ({listed})" if listed else "false")
+            continue
         key = f"__ember_dynamic_key_{i}"
         keys = spark.createDataFrame(pa.table({key: values}))
         df = df.join(F.broadcast(keys), df[f"`{name}`"] == keys[key], "left_semi")
