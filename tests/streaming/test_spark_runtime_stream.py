@@ -47,6 +47,19 @@ def write(directory: str, name: str, cols: tuple[str, str], rows: list[tuple[int
     os.rename(tmp, os.path.join(directory, f"{name}.parquet"))
 
 
+def write_step(queries, base: str, step: int, imps: list, clicks: list) -> None:
+    """One step's impression (``base/L``) and click (``base/R``) files, written while every
+    query holds its ``awaitProgressLock`` so both land in one micro-batch on every runtime;
+    then each query processes them."""
+    with ExitStack() as stack:
+        for q in queries:
+            stack.enter_context(q.awaitProgressLock)
+        write(os.path.join(base, "L"), f"s{step}", ("ad", "it"), imps)
+        write(os.path.join(base, "R"), f"s{step}", ("cad", "ct"), clicks)
+    for q in queries:
+        q.processAllAvailable()
+
+
 # Step 1: the global watermark becomes min(120 - 10, 140 - 20) = 110 s; the no-data batch
 # evicts clicks at or below 110 s (6 at 110 s is unmatched).  Step 2: (1, 50) and (3, 90) are
 # late (<= 110 s) and dropped; 5 and 7 match; the watermark moves to min(390, 385) = 385 s and
@@ -153,13 +166,7 @@ def runs(spark, tmp_path_factory):
                         assert not first.isActive
                         qs[rt] = start(s, base, how, rt)
                         assert qs[rt].id == first.id  # kept in the checkpoint
-                with ExitStack() as stack:  # both files in one micro-batch on both runtimes
-                    for q in qs.values():
-                        stack.enter_context(q.awaitProgressLock)
-                    write(os.path.join(base, "L"), f"s{step}", ("ad", "it"), imps)
-                    write(os.path.join(base, "R"), f"s{step}", ("cad", "ct"), clicks)
-                for q in qs.values():
-                    q.processAllAvailable()
+                write_step(qs.values(), base, step, imps, clicks)
         finally:
             for q in qs.values():
                 q.stop()

@@ -8,13 +8,12 @@ is partly evicted by the no-data batch, and is evicted down to step 2's last mat
 from __future__ import annotations
 
 import os
-from contextlib import ExitStack
 
 import pytest
 
 import ember
 from ember.errors import AnalysisError
-from tests.streaming.test_spark_runtime_stream import CONF, STEPS, start, write
+from tests.streaming.test_spark_runtime_stream import CONF, STEPS, start, write_step
 
 pytestmark = pytest.mark.spark
 
@@ -41,13 +40,7 @@ def test_state_rows_per_side_on_spark_equals_local(spark, tmp_path):
         qs["spark"].state_rows_per_side()
     try:
         for step, (imps, clicks) in enumerate(STEPS):
-            with ExitStack() as stack:  # both files in one micro-batch on both runtimes
-                for q in qs.values():
-                    stack.enter_context(q.awaitProgressLock)
-                write(os.path.join(base, "L"), f"s{step}", ("ad", "it"), imps)
-                write(os.path.join(base, "R"), f"s{step}", ("cad", "ct"), clicks)
-            for q in qs.values():
-                q.processAllAvailable()
+            write_step(qs.values(), base, step, imps, clicks)
             if step == 0:
                 # the data batch's counts, by hand: every row of step 1 is held
                 assert qs["spark"].state_rows_per_side(0) == {"left": 4, "right": 4}

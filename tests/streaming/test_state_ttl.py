@@ -26,7 +26,7 @@ from ember.streaming import MemoryStream
 from ember.streaming.execution import MicroBatchExecution, StreamingQueryException
 from ember.streaming.state.join_state import SymmetricHashJoinStateManager
 from ember.streaming.state.store import StateStoreConf
-from tests.streaming.test_spark_runtime_stream import file_sink_batches, write
+from tests.streaming.test_spark_runtime_stream import file_sink_batches, write_step
 
 T0 = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
 TTL_L = "ember.streaming.join.stateTtl.left"
@@ -537,7 +537,6 @@ SPARK_EXPECTED = {
 @pytest.mark.spark
 @pytest.mark.parametrize("how", ["inner", "leftOuter"])
 def test_spark_runtime_ttl_equals_local(spark, tmp_path, how) -> None:
-    from contextlib import ExitStack
 
     sessions = {"local": ember.Session(SPARK_CONF),
                 "spark": ember.Session(SPARK_CONF, runtime="spark", spark=spark)}
@@ -560,13 +559,7 @@ def test_spark_runtime_ttl_equals_local(spark, tmp_path, how) -> None:
     qs = {rt: start(s, rt) for rt, s in sessions.items()}
     try:
         for step, (imps, clicks) in enumerate(SPARK_STEPS[how]):
-            with ExitStack() as stack:
-                for q in qs.values():
-                    stack.enter_context(q.awaitProgressLock)
-                write(os.path.join(root, "L"), f"s{step}", ("ad", "it"), imps)
-                write(os.path.join(root, "R"), f"s{step}", ("cad", "ct"), clicks)
-            for q in qs.values():
-                q.processAllAvailable()
+            write_step(qs.values(), root, step, imps, clicks)
     finally:
         for q in qs.values():
             q.stop()

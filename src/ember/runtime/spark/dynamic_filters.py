@@ -48,7 +48,7 @@ from ember.physical.nodes import (BroadcastExchangeExec, BroadcastHashJoinExec, 
 from ember.plans.logical.join_type import JoinType
 
 __all__ = ["ScanFilter", "scan_filters", "candidate_scans", "shuffle_candidate_scans",
-           "shuffle_targets", "ShuffleTarget", "distinct_keys"]
+           "shuffle_targets", "ShuffleTarget", "distinct_keys", "shared_nodes"]
 
 #: ``(scan column name, distinct key values)``: the scan keeps rows whose column is among them
 ScanFilter = tuple[str, pa.Array]
@@ -90,7 +90,7 @@ def _targets(plan: SparkPlan, min_scan_bytes: int
              ) -> Iterator[tuple[BroadcastExchangeExec, int, FileSourceScanExec, str]]:
     """``(broadcast, build key position, scan, scan column name)`` of each join key whose build
     values could filter a scan: the plan's side of :func:`scan_filters`."""
-    shared = _shared(plan)
+    shared = shared_nodes(plan)
     joins = plan.collect(lambda n: n if isinstance(n, BroadcastHashJoinExec) else None)
     for join in {id(j): j for j in joins}.values():
         build_right = join.build_side is BuildSide.RIGHT
@@ -141,7 +141,7 @@ def shuffle_candidate_scans(plan: SparkPlan, min_scan_bytes: int) -> set[int]:
     of every such join, both sides taken as measured)."""
     joins = plan.collect(lambda n: n if isinstance(n, SortMergeJoinExec | ShuffledHashJoinExec)
                          else None)
-    shared = _shared(plan)
+    shared = shared_nodes(plan)
     return {id(t[2]) for j in {id(j): j for j in joins}.values()
             for side in (BuildSide.LEFT, BuildSide.RIGHT)
             for t in shuffle_targets(j, side, min_scan_bytes, shared)}
@@ -163,7 +163,7 @@ def shuffle_targets(join: SparkPlan, measured: BuildSide, min_scan_bytes: int,
                     shared: set[int]) -> list[ShuffleTarget]:
     """The scans of ``join``'s other side that the distinct keys of its ``measured`` side's
     exchange may filter (module docstring); ``shared``: ids of the plan's nodes read more
-    than once (:func:`_shared`)."""
+    than once (:func:`shared_nodes`)."""
     from ember.runtime.local.adaptive import _side_of
 
     target = BuildSide.RIGHT if measured is BuildSide.LEFT else BuildSide.LEFT
@@ -207,7 +207,7 @@ def _scan_column(node: SparkPlan, attr_id: int, shared: set[int], min_scan_bytes
     return scan, name
 
 
-def _shared(plan: SparkPlan) -> set[int]:
+def shared_nodes(plan: SparkPlan) -> set[int]:
     """Ids of the nodes more than one consumer reads: exchanges a ``ReusedExchangeExec`` reads
     again, and nodes (with their subtrees) found at several places of the tree."""
     seen: dict[int, int] = {}

@@ -204,8 +204,8 @@ class SparkRuntime:
         # are made by their builds)
         from concurrent.futures import ThreadPoolExecutor
 
-        from ember.runtime.spark.dynamic_filters import (_shared, candidate_scans, scan_filters,
-                                                         shuffle_candidate_scans)
+        from ember.runtime.spark.dynamic_filters import (candidate_scans, scan_filters,
+                                                         shared_nodes, shuffle_candidate_scans)
 
         max_values = int(self.conf.get(SPARK_DYNAMIC_FILTER_VALUES))
         min_scan = int(self.conf.get(SPARK_DYNAMIC_FILTER_MIN_SCAN))
@@ -214,7 +214,7 @@ class SparkRuntime:
         deferred = (shuffle_candidate_scans(plan, min_scan)
                     if max_values > 0 and self._adaptive() else set())
         self._key_limit = max_values if deferred else 0
-        self._shared = _shared(plan) if deferred else set()
+        self._shared = shared_nodes(plan) if deferred else set()
         later |= deferred
         later |= {id(n) for b in plan.collect(
             lambda b: b if isinstance(b, BroadcastExchangeExec) else None)
@@ -302,14 +302,9 @@ class SparkRuntime:
         """Once the map stage of ``join``'s ``measured`` side has run, the file scans of its
         other side that are not made yet keep only rows whose join key is among the measured
         side's distinct keys (:func:`.dynamic_filters.shuffle_targets`)."""
-        from ember.runtime.spark.dynamic_filters import distinct_keys, shuffle_targets
+        from ember.runtime.spark.dynamic_filters import distinct_keys
 
-        if self._key_limit <= 0:
-            return
-        min_scan = int(self.conf.get(SPARK_DYNAMIC_FILTER_MIN_SCAN))
-        for ex, position, scan, name in shuffle_targets(join, measured, min_scan, self._shared):
-            if id(scan) in self._rdds:
-                continue
+        for ex, position, scan, name in self._pending_targets(join, measured):
             values = distinct_keys(self._shuffle_keys.get(id(ex), {}).get(position),
                                    self._key_limit)
             if values is not None:
@@ -317,15 +312,18 @@ class SparkRuntime:
                 self.dynamic_log.append((join, scan, name, len(values)))
 
     def can_filter_other_side(self, join: SparkPlan, side: BuildSide) -> bool:
-        """Whether :meth:`filter_other_side` after measuring ``side`` could filter a scan
-        (one whose RDD is not made yet)."""
+        """Whether :meth:`filter_other_side` after measuring ``side`` could filter a scan."""
+        return bool(self._pending_targets(join, side))
+
+    def _pending_targets(self, join: SparkPlan, side: BuildSide) -> list[Any]:
+        """The dynamic-filter targets of ``join``'s ``side`` whose scan RDD is not made yet."""
         from ember.runtime.spark.dynamic_filters import shuffle_targets
 
         if self._key_limit <= 0:
-            return False
+            return []
         min_scan = int(self.conf.get(SPARK_DYNAMIC_FILTER_MIN_SCAN))
-        return any(id(scan) not in self._rdds for _, _, scan, _ in shuffle_targets(
-            join, side, min_scan, self._shared))
+        return [t for t in shuffle_targets(join, side, min_scan, self._shared)
+                if id(t[2]) not in self._rdds]
 
     def _adaptive(self) -> bool:
         return bool(self.conf.get(ADAPTIVE_ENABLED)) and bool(self.logical_links)
