@@ -179,8 +179,6 @@ class SparkRuntime:
         self._broadcast_tables: dict[int, pa.Table] = {}
         #: ``{id(file scan): dynamic filters}`` (:mod:`.dynamic_filters`)
         self.scan_filters: dict[int, list[Any]] = {}
-        #: ``(shuffled join, scan, column, distinct keys)`` of each filter a measured side made
-        self.dynamic_log: list[tuple[SparkPlan, SparkPlan, str, int]] = []
         #: ``{id(measured exchange): {key position: distinct values per task, or None}}``
         self._shuffle_keys: dict[int, dict[int, Any]] = {}
         self._key_limit = 0
@@ -309,7 +307,6 @@ class SparkRuntime:
                                    self._key_limit)
             if values is not None:
                 self.scan_filters.setdefault(id(scan), []).append((name, values))
-                self.dynamic_log.append((join, scan, name, len(values)))
 
     def can_filter_other_side(self, join: SparkPlan, side: BuildSide) -> bool:
         """Whether :meth:`filter_other_side` after measuring ``side`` could filter a scan."""
