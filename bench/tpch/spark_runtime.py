@@ -15,7 +15,9 @@ parquet``:
   parses, optimizes and plans; Spark runs the plan (its readers, shuffles, broadcasts and
   Python workers running Ember's operators).
 
-Both get ``spark.sql.shuffle.partitions = --partitions``.  Each query runs once to warm up
+Both get ``spark.sql.shuffle.partitions = --partitions``, and the session the setting Ember
+gives a SparkSession it builds (``ember.runtime.spark.session.SPARK_DEFAULTS``: Python workers
+over a Unix socket, which Spark SQL native does not use).  Each query runs once to warm up
 (JIT, file listing, Python workers), then the best of ``--repeat``; Ember's answer is checked
 against Spark's (``bench.tpch.compare.diff``).  Prints per-query times, the geometric means and
 the ratio Ember-on-Spark / Spark native (issue 5's target: at most 1.3x).
@@ -31,6 +33,7 @@ import time
 from bench.tpch import datagen
 from bench.tpch.compare import diff
 from bench.tpch.engines import _best, _geomean, machine
+from ember.runtime.spark.session import SPARK_DEFAULTS
 
 
 def spark_session(master: str, partitions: int):
@@ -43,6 +46,10 @@ def spark_session(master: str, partitions: int):
              .config("spark.driver.memory", "8g")
              .config("spark.sql.session.timeZone", "UTC")
              .config("spark.sql.shuffle.partitions", str(partitions))
+             # Ember's default for a session it builds (Python workers over a Unix socket;
+             # Spark SQL native runs no Python worker)
+             .config("spark.python.unix.domain.socket.enabled",
+                     SPARK_DEFAULTS["spark.python.unix.domain.socket.enabled"])
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     return spark

@@ -9,6 +9,7 @@ the cluster of the session-scoped ``spark_cluster`` fixture and reports as JSON:
 * the executors import ember from the zip the session shipped (``ember.spark.shipPackage``);
 * with ``ember.spark.test.killWorkerOnce`` the first task kills its own Python worker; Spark
   retries the task (``spark.task.maxFailures`` is 4 on a cluster) and the rows are still right;
+* the session Ember built talks to its Python workers over a Unix socket (``SPARK_DEFAULTS``);
 * a division by zero inside a task comes back as Ember's ``DIVIDE_BY_ZERO`` error naming the
   Project that raised it.
 """
@@ -67,7 +68,9 @@ STRATEGIES = {
     "shuffled hash": {"spark.sql.autoBroadcastJoinThreshold": "-1",
                       "spark.sql.join.forceApplyShuffledHashJoin": "true"},
 }
-report = {"master": spark.sparkContext.master, "strategies": {}}
+report = {"master": spark.sparkContext.master, "strategies": {},
+          "unix_socket": spark.sparkContext.getConf().get(
+              "spark.python.unix.domain.socket.enabled")}
 expected = local.sql(QUERY).collect()
 for name, extra in STRATEGIES.items():
     for k, v in extra.items():
@@ -109,6 +112,9 @@ def test_ember_runs_on_a_standalone_cluster(spark_cluster) -> None:
     assert line is not None, f"no result; stdout:\n{proc.stdout}\nstderr:\n{proc.stderr[-4000:]}"
     report = json.loads(line.removeprefix("RESULT "))
     assert report["master"] == spark_cluster.master_url
+    # Ember's default for a session it builds: Python workers over a Unix socket (what follows
+    # -- the queries, the killed worker's retry -- runs with it)
+    assert report["unix_socket"] == "true"
 
     ops = {"broadcast": "BroadcastHashJoin", "sort-merge": "SortMergeJoin",
            "shuffled hash": "ShuffledHashJoin"}
