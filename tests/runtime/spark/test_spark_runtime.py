@@ -672,6 +672,39 @@ def test_map_tasks_collect_distinct_keys_up_to_a_limit() -> None:
     assert distinct_keys(acc.get(7), 3) is None
 
 
+def test_a_measured_shuffle_runs_its_map_stage_alone_and_is_read_once(wide) -> None:
+    # the adaptive conversion's measurement runs a one-stage job (SparkContext.submitMapStage,
+    # as Spark materializes a query stage), no reduce task; the query then reads those map
+    # outputs (the stage is skipped, not run again); a task failing in the measured map stage
+    # is the Ember error naming its operator
+    from ember.runtime.spark.runtime import run_map_stage
+
+    sc = wide.spark_session.sparkContext
+    pairs = sc.parallelize(range(100), 3).map(lambda x: (x % 4, x))
+    shuffled = pairs.partitionBy(4, lambda k: k)
+    tracker = sc.statusTracker()
+    sc.setJobGroup("ember-map-stage", "measured map stage")
+    try:
+        run_map_stage(sc, shuffled)
+        (job,) = tracker.getJobIdsForGroup("ember-map-stage")
+        (stage,) = tracker.getJobInfo(job).stageIds
+        assert tracker.getStageInfo(stage).numTasks == 3  # the map tasks only
+        assert sorted(shuffled.values().collect()) == list(range(100))
+        jobs = sorted(tracker.getJobIdsForGroup("ember-map-stage"))
+        assert len(jobs) == 2
+        ran = [tracker.getStageInfo(s) for s in tracker.getJobInfo(jobs[1]).stageIds]
+        assert [st.numTasks for st in ran if st is not None and st.numCompletedTasks] == [4]
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+        sc.setLocalProperty("spark.job.description", None)
+    sql = ("SELECT a.v, b.v FROM w a JOIN (SELECT k, v / (k - k) AS v FROM w WHERE v < 3) b "
+           "ON a.k = b.k")
+    with pytest.raises(EmberError) as info:
+        _adaptive_run(wide, sql)
+    assert info.value.error_class == "DIVIDE_BY_ZERO"
+    assert "org.apache" not in str(info.value)
+
+
 def test_independent_map_stages_are_measured_together(wide, monkeypatch) -> None:
     # two shuffled joins with no shuffled join below them: the map stages the adaptive
     # conversion measures (each join's side estimated smaller, and the second join's other

@@ -152,6 +152,32 @@ def cogrouped(region: _Region, reused: set[int], tasks: dict[int, int]) -> bool:
             and len({tasks.get(id(x), x.output_partitioning.num_partitions) for x in ins}) == 1)
 
 
+def run_map_stage(sc: Any, shuffled: Any) -> None:
+    """Runs the map stage of ``shuffled`` (an ``RDD.partitionBy`` result) and keeps its map
+    outputs, as Spark's adaptive execution materializes a shuffle query stage
+    (``SparkContext.submitMapStage``): no reduce task runs.  Where that method is unavailable,
+    a JVM ``count`` of the shuffled RDD runs the map stage and reads it back once."""
+    rdd = shuffled._jrdd.rdd()
+    try:
+        dep = rdd.dependencies().head().rdd().dependencies().head()
+        ok = dep.getClass().getName() == "org.apache.spark.ShuffleDependency"
+    except Exception:  # noqa: BLE001 - another RDD shape than PySpark's partitionBy makes
+        ok = False
+    if ok:
+        from py4j.protocol import Py4JError, Py4JJavaError
+
+        try:
+            future = sc._jsc.sc().submitMapStage(dep)
+        except Py4JJavaError:
+            raise
+        except Py4JError:  # no such method in this Spark
+            ok = False
+        else:
+            future.get()
+    if not ok:
+        shuffled._jrdd.count()
+
+
 class SparkRuntime:
     """Runs physical plans on ``spark`` (a ``pyspark.sql.SparkSession``) with ``conf``'s
     settings.  One runtime runs one query: ``collect`` (Arrow on the driver) or ``rdd``
@@ -278,7 +304,7 @@ class SparkRuntime:
         def run(job: tuple[SparkPlan, Any, Any]) -> None:
             ex, _, shuffled = job
             with task_errors(f"running the map stage of {ex.simple_string()}"):
-                shuffled._jrdd.count()  # the JVM reads the shuffle; no Python reduce step
+                run_map_stage(self.sc, shuffled)
 
         if len(jobs) == 1:
             run(jobs[0])
