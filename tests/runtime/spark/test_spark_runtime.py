@@ -60,18 +60,29 @@ def test_sort_merge_join_inputs_share_one_tagged_shuffle(session) -> None:
                                        (3, 40, sum(range(2, 200, 5)))]
 
 
-def test_a_reused_shuffle_is_read_through_zip(session, tmp_path) -> None:
+def test_a_reused_shuffle_is_read_with_the_others_per_partition(session, tmp_path) -> None:
+    # the self-join reads one shuffle twice (a reused exchange): its shuffled RDD and the
+    # other inputs' are partitioned alike, and their partitioner-aware union hands each task
+    # its partition of each in the JVM, with no Python step per input (a zip needed one per
+    # input, to make a partition one element); a shuffle read by two inputs is read once
     session.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
     pq.write_table(session.table("t").to_arrow(), str(tmp_path / "t.parquet"))
     session.sql(f"CREATE TEMP VIEW tp USING parquet OPTIONS (path '{tmp_path}/t.parquet')")
-    sql = "SELECT a.k, count(*) AS c FROM tp a JOIN tp b ON a.k = b.k GROUP BY a.k"
-    assert "ReusedExchange" in session.sql(sql)._qe.executed_plan.tree_string()
-    lineage = _rdd_lineage(session, sql)
-    assert "ZippedPartitionsRDD2" in lineage and lineage.count("ShuffledRDD") == 2, lineage
-    rows = sorted(tuple(r) for r in session.sql(sql).collect())
-    assert rows == [(k, 1600) for k in range(1, 6)]
-    text = session.sql(sql)._qe.explain_string()
-    assert "(zipped per partition)" in text, text
+    sqls = {"SELECT a.k, count(*) AS c FROM tp a JOIN tp b ON a.k = b.k GROUP BY a.k":
+            [(k, 1600) for k in range(1, 6)],
+            # three inputs: the reused shuffle and one more
+            "SELECT a.k, count(*) AS c FROM tp a JOIN tp b ON a.k = b.k "
+            "JOIN d ON a.k = d.k GROUP BY a.k": [(k, 1600) for k in range(1, 4)]}
+    for sql, want in sqls.items():
+        assert "ReusedExchange" in session.sql(sql)._qe.executed_plan.tree_string()
+        lineage = _rdd_lineage(session, sql)
+        assert "Zipped" not in lineage, lineage
+        # the self-join's two inputs are one shuffle, read once; with d, a union of two
+        assert lineage.count("ShuffledRDD") == 1 + ("JOIN d" in sql), lineage
+        assert lineage.count("PartitionerAwareUnionRDD") == ("JOIN d" in sql), lineage
+        assert sorted(tuple(r) for r in session.sql(sql).collect()) == want
+        text = session.sql(sql)._qe.explain_string()
+        assert "(read together per partition)" in text, text
 
 
 def test_broadcast_join_ships_the_build_side_once(session, spark) -> None:

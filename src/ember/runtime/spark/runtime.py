@@ -143,6 +143,18 @@ def reused_exchanges(plan: SparkPlan) -> set[int]:
         lambda n: n if isinstance(n, ReusedExchangeExec) else None)}
 
 
+def unioned(region: _Region, tasks: dict[int, int]) -> bool:
+    """Whether ``region``'s inputs are two or more hash shuffles (some read elsewhere too)
+    read by the same number of tasks: their shuffled RDDs share one partitioner, and Spark's
+    partitioner-aware union gives a task its partition of each (seed 001's zipPartitions,
+    with no Python step per input)."""
+    ins = [x.child if isinstance(x, ReusedExchangeExec) else x for x in region.inputs]
+    return (len(ins) > 1 and all(type(x) is ShuffleExchangeExec
+                                 and isinstance(x.output_partitioning, HashPartitioning)
+                                 for x in ins)
+            and len({tasks.get(id(x), x.output_partitioning.num_partitions) for x in ins}) == 1)
+
+
 def cogrouped(region: _Region, reused: set[int], tasks: dict[int, int]) -> bool:
     """Whether ``region``'s inputs travel through one tagged shuffle: two or more shuffles,
     read by nothing else, into the same number of tasks."""
@@ -211,6 +223,11 @@ class SparkRuntime:
         self._shared: set[int] = set()
         #: ``{id(measured exchange): its shuffled pairs}`` (JVM RDDs, no Python step yet)
         self._shuffled: dict[int, Any] = {}
+        #: ``{id(hash or range exchange): its shuffled pairs}``, measured or not
+        self._partitioned: dict[int, Any] = {}
+        #: ``{id(exchange): tag}``: every shuffle piece ``(task, (tag, blob))`` names the
+        #: exchange it belongs to, so a task reading several shuffles together sorts them out
+        self._tags: dict[int, int] = {}
         self._broadcast_locks: dict[int, threading.Lock] = {}
         self._release: list[Any] = []
 
@@ -316,7 +333,7 @@ class SparkRuntime:
                     pass
         for ex, counter, shuffled in jobs:
             self._rdds[id(ex)] = shuffled.map(worker.value_of_pair)
-            self._shuffled[id(ex)] = shuffled
+            self._shuffled[id(ex)] = self._partitioned[id(ex)] = shuffled
             self._reused.add(id(ex))  # read through its own shuffle from now on
             self._measured[id(ex)] = int(counter.value)
             if id(ex) in keys:
@@ -401,6 +418,10 @@ class SparkRuntime:
             root.simple_string())
         if not one_task and cogrouped(region, self._reused, self._tasks):
             return self._cogrouped(region, spec, sink)
+        if not one_task and unioned(region, self._tasks):
+            rdd = self._unioned(region, spec, sink)
+            if rdd is not None:
+                return rdd
         inputs = [self._one_task_input(n) if one_task else self._boundary(n)
                   for n in region.inputs]
         if len(inputs) == 1:
@@ -467,7 +488,11 @@ class SparkRuntime:
         header = node.copy(child=SparkInputExec(-1, node.child.output, "exchange input"))
         sink = worker.ShuffleSink(header, node.child.output, None, self._piece_rows(),
                                   self.tasks_of(node), keys_to, self._key_limit)
-        return self._region_rdd(node.child, sink)
+        return self._region_rdd(node.child, sink).map(
+            functools.partial(worker.tag_pair, self._tag(node)))
+
+    def _tag(self, exchange: SparkPlan) -> int:
+        return self._tags.setdefault(id(exchange), len(self._tags))
 
     def _piece_rows(self) -> int:
         """Rows a shuffle piece merges up to before it is encoded."""
@@ -480,7 +505,8 @@ class SparkRuntime:
                                   self.tasks_of(node))
         spec = worker.RegionSpec(SparkInputExec(0, node.child.output, "exchange input"),
                                  self._conf_items, (), node.simple_string())
-        return child.mapPartitionsWithIndex(functools.partial(worker.run_one, spec, sink))
+        return child.mapPartitionsWithIndex(functools.partial(worker.run_one, spec, sink)).map(
+            functools.partial(worker.tag_pair, self._tag(node)))
 
     def _range_input(self, node: ShuffleExchangeExec) -> tuple[Any, tuple | None]:
         """The (persisted) input of a range exchange and its partition bounds, from a sample of
@@ -525,17 +551,43 @@ class SparkRuntime:
             pairs = self._range_pairs(node, child, bounds)
         else:
             pairs = self._shuffle_pairs(node)
-        return pairs.partitionBy(self.tasks_of(node), worker.target_of).map(worker.value_of_pair)
+        shuffled = pairs.partitionBy(self.tasks_of(node), worker.target_of)
+        self._partitioned[id(node)] = shuffled
+        return shuffled.map(worker.value_of_pair)
 
     def _cogrouped(self, region: _Region, spec: worker.RegionSpec, sink: Any) -> Any:
         """A region reading only shuffles that nothing else reads: one Spark shuffle of all
         their map outputs, each piece tagged with its input (Spark's CoGroupedRDD), instead
         of one shuffle per input zipped afterwards."""
-        tagged = [self._shuffle_pairs(x).map(functools.partial(worker.tag_pair, i))
-                  for i, x in enumerate(region.inputs)]
+        tagged = [self._shuffle_pairs(x) for x in region.inputs]
+        inputs_of = {self._tag(x): (i,) for i, x in enumerate(region.inputs)}
         tasks = self.tasks_of(region.inputs[0])
         return self.sc.union(tagged).partitionBy(tasks, worker.target_of).mapPartitionsWithIndex(
-            functools.partial(worker.run_cogrouped, spec, sink, len(region.inputs)))
+            functools.partial(worker.run_tagged, spec, sink, inputs_of, len(region.inputs)))
+
+    def _unioned(self, region: _Region, spec: worker.RegionSpec, sink: Any) -> Any:
+        """A region reading hash shuffles of which some are read elsewhere too (so they cannot
+        be one shuffle, :meth:`_cogrouped`): each input's shuffled RDD partitioned alike, and
+        ``SparkContext.union`` of them is Spark's ``PartitionerAwareUnionRDD``, whose task
+        ``i`` reads partition ``i`` of every input in the JVM; the pieces' tags sort them out.
+        None when the shuffled RDDs are not partitioned alike (the caller zips them)."""
+        exchanges = [x.child if isinstance(x, ReusedExchangeExec) else x for x in region.inputs]
+        unique: dict[int, Any] = {}
+        inputs_of: dict[int, tuple[int, ...]] = {}
+        for i, ex in enumerate(exchanges):
+            self._boundary(ex)
+            shuffled = self._partitioned.get(id(ex))
+            if shuffled is None:
+                return None
+            unique.setdefault(id(ex), shuffled)
+            tag = self._tag(ex)
+            inputs_of[tag] = (*inputs_of.get(tag, ()), i)
+        rdds = list(unique.values())
+        if len({r.getNumPartitions() for r in rdds}) != 1:
+            return None
+        union = rdds[0] if len(rdds) == 1 else self.sc.union(rdds)
+        return union.mapPartitionsWithIndex(
+            functools.partial(worker.run_tagged, spec, sink, inputs_of, len(exchanges)))
 
     def _cartesian(self, node: CartesianProductExec, left: SparkPlan, right: SparkPlan) -> Any:
         lr = self._region_rdd(left, worker.blobs).mapPartitions(worker.as_one)

@@ -10,7 +10,7 @@ it reads::
 
     == Spark Stages ==
     Job 1 (collect the result)
-      Stage 2 (result, 1 task): reads the shuffles of stages 0, 1 (zipped per partition)
+      Stage 2 (result, 1 task): reads the shuffles of stages 0, 1 (read together per partition)
           -> Sort, Sort -> SortMergeJoin -> Project
       Stage 0 (shuffle map, 1 task): LocalTableScan -> Filter -> Project
           -> Exchange hashpartitioning(id#3, 4) map side (4 partitions read as 1 task)
@@ -25,7 +25,7 @@ from ember.physical.nodes import (BroadcastExchangeExec, BroadcastNestedLoopJoin
                                   CartesianProductExec, ReusedExchangeExec, ShuffleExchangeExec,
                                   SparkPlan, UnionExec)
 from ember.runtime.spark.nodes import SparkInputExec
-from ember.runtime.spark.runtime import cogrouped, global_nested_loop
+from ember.runtime.spark.runtime import cogrouped, global_nested_loop, unioned
 
 __all__ = ["describe_stages"]
 
@@ -38,6 +38,7 @@ class _Stage:
     ops: list[str] = field(default_factory=list)
     reads: list[int] = field(default_factory=list)
     zipped: bool = False
+    unioned: bool = False
     cogrouped: bool = False
     sink: str = ""
 
@@ -85,7 +86,10 @@ class _Describer:
         if ops:
             st.ops.append(" -> ".join(ops))
         if len(counts) > 1:
-            st.zipped = True
+            if unioned(region, self.tasks):
+                st.unioned = True
+            else:
+                st.zipped = True
         return counts[0] if counts else 1
 
     def read_as(self, exchange: ShuffleExchangeExec) -> str:
@@ -216,8 +220,9 @@ def describe_stages(plan: SparkPlan, conf: Any, parallelism: int) -> str:
             head = f"  Stage {st.id} ({st.kind}, {st.tasks} task{'s' if st.tasks != 1 else ''}): "
             parts = []
             if st.reads:
-                how = " (zipped per partition)" if st.zipped else (
-                    " (all inputs co-grouped)" if st.cogrouped else "")
+                how = (" (zipped per partition)" if st.zipped
+                       else " (read together per partition)" if st.unioned
+                       else " (all inputs co-grouped)" if st.cogrouped else "")
                 parts.append(f"reads the shuffle{'s' if len(st.reads) > 1 else ''} of stage"
                              f"{'s' if len(st.reads) > 1 else ''} "
                              f"{', '.join(map(str, st.reads))}{how}")

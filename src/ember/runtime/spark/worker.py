@@ -288,18 +288,21 @@ def run_zipped(spec: RegionSpec, sink: Any, arity: int, index: int,
 
 
 def tag_pair(tag: int, pair: tuple[int, Any]) -> tuple[int, tuple[int, Any]]:
-    """A shuffle piece ``(task, blob)`` marked with the input it belongs to."""
+    """A shuffle piece ``(task, blob)`` marked with the exchange it belongs to."""
     return pair[0], (tag, pair[1])
 
 
-def run_cogrouped(spec: RegionSpec, sink: Any, arity: int, index: int,
-                  it: Iterator[Any]) -> Iterator[Any]:
-    """Body of a region whose ``arity`` inputs came through one tagged shuffle
-    (:func:`tag_pair`): the task's pieces sorted out by input."""
+def run_tagged(spec: RegionSpec, sink: Any, inputs_of: dict[int, tuple[int, ...]], arity: int,
+               index: int, it: Iterator[Any]) -> Iterator[Any]:
+    """Body of a region whose ``arity`` inputs reach its task as one stream of tagged shuffle
+    pieces (:func:`tag_pair`; one shuffle of all of them, or Spark's partitioner-aware union
+    of their shuffles): the pieces sorted out by input (``inputs_of``: tag -> the inputs
+    reading that exchange)."""
     def inputs() -> list[Iterator[pa.RecordBatch]]:
         lists: list[list[Any]] = [[] for _ in range(arity)]
         for _, (tag, blob) in it:
-            lists[tag].append(blob)
+            for i in inputs_of[tag]:
+                lists[i].append(blob)
         return [decode_all(x) for x in lists]
 
     return _guarded(spec, index, _lazy(lambda: sink(_run_region(spec, inputs(), index))))
@@ -601,15 +604,16 @@ def blobs_to_arrow(schema: pa.Schema, batches: Iterator[pa.RecordBatch]
                 yield conform_batch(x, schema)
 
 
-def count_blob_bytes(counter: Any, pair: tuple[int, bytes]) -> tuple[int, bytes]:
-    """Adds a shuffle piece's size to ``counter`` (a Spark accumulator) and passes it on."""
-    counter.add(len(pair[1]))
+def count_blob_bytes(counter: Any, pair: tuple[int, tuple[int, bytes]]) -> Any:
+    """Adds a tagged shuffle piece's size to ``counter`` (a Spark accumulator) and passes it
+    on."""
+    counter.add(len(pair[1][1]))
     return pair
 
 
-def value_of_pair(pair: tuple[Any, Any]) -> Any:
-    """A shuffled ``(task, blob)`` pair's blob."""
-    return pair[1]
+def value_of_pair(pair: tuple[Any, tuple[int, Any]]) -> Any:
+    """A shuffled ``(task, (tag, blob))`` piece's blob."""
+    return pair[1][1]
 
 
 # ---------------------------------------------------------------------------------------------
