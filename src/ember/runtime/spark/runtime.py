@@ -586,6 +586,9 @@ class SparkRuntime:
         if len({r.getNumPartitions() for r in rdds}) != 1:
             return None
         union = rdds[0] if len(rdds) == 1 else self.sc.union(rdds)
+        if len(rdds) > 1 and union._jrdd.rdd().getClass().getSimpleName() != (
+                "PartitionerAwareUnionRDD"):
+            return None  # a plain union would concatenate the partitions, not align them
         return union.mapPartitionsWithIndex(
             functools.partial(worker.run_tagged, spec, sink, inputs_of, len(exchanges)))
 
