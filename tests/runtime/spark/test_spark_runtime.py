@@ -834,3 +834,30 @@ def test_threads_asking_for_one_arrow_batch_size_share_it() -> None:
     waiter.join(5)
     assert seen == ["10"]
     assert spark.conf.get(key) == "777"  # the user's value is back
+
+
+def test_a_python_worker_freezes_its_loaded_heap_once() -> None:
+    # PySpark's daemon runs a full gc.collect() after every task of a reused worker; the first
+    # Ember task moves what is loaded (modules, classes) to the permanent generation, so those
+    # collections skip it, while what later tasks leave in reference cycles is still collected
+    import subprocess
+    import sys
+
+    script = (
+        "import gc, weakref\n"
+        "from ember.runtime.spark import worker\n"
+        "assert gc.get_freeze_count() == 0\n"
+        "worker.freeze_loaded_heap()\n"
+        "frozen = gc.get_freeze_count()\n"
+        "assert frozen > 20000, frozen\n"
+        "worker.freeze_loaded_heap()\n"
+        "assert gc.get_freeze_count() == frozen\n"
+        "class Node: pass\n"
+        "a, b = Node(), Node(); a.other, b.other = b, a\n"
+        "alive = weakref.ref(a); del a, b\n"
+        "gc.collect()\n"
+        "assert alive() is None\n"
+        "print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
