@@ -98,8 +98,6 @@ def input_bytes(node: SparkPlan, memo: dict[int, int | None] | None = None) -> i
     """Bytes of the source data under ``node`` (in-memory tables, files on a local file system,
     ranges, Spark's estimate of a registered PySpark DataFrame), or None when a source's size is unknown: rows through a shuffle rarely outgrow
     the data they come from, so this sizes the shuffle's tasks."""
-    import os
-
     from ember.physical.nodes import (FileSourceScanExec, LocalTableScanExec, OneRowRelationExec,
                                       RangeExec, SparkDataFrameScanExec)
 

@@ -143,25 +143,29 @@ def reused_exchanges(plan: SparkPlan) -> set[int]:
         lambda n: n if isinstance(n, ReusedExchangeExec) else None)}
 
 
+def _one_task_count(exchanges: list[SparkPlan], tasks: dict[int, int]) -> bool:
+    """Whether every one of ``exchanges`` (two or more) is read by the same number of tasks."""
+    return len(exchanges) > 1 and len(
+        {tasks.get(id(x), x.output_partitioning.num_partitions) for x in exchanges}) == 1
+
+
 def unioned(region: _Region, tasks: dict[int, int]) -> bool:
     """Whether ``region``'s inputs are two or more hash shuffles (some read elsewhere too)
     read by the same number of tasks: their shuffled RDDs share one partitioner, and Spark's
     partitioner-aware union gives a task its partition of each (seed 001's zipPartitions,
     with no Python step per input)."""
     ins = [x.child if isinstance(x, ReusedExchangeExec) else x for x in region.inputs]
-    return (len(ins) > 1 and all(type(x) is ShuffleExchangeExec
-                                 and isinstance(x.output_partitioning, HashPartitioning)
-                                 for x in ins)
-            and len({tasks.get(id(x), x.output_partitioning.num_partitions) for x in ins}) == 1)
+    return all(type(x) is ShuffleExchangeExec
+               and isinstance(x.output_partitioning, HashPartitioning)
+               for x in ins) and _one_task_count(ins, tasks)
 
 
 def cogrouped(region: _Region, reused: set[int], tasks: dict[int, int]) -> bool:
     """Whether ``region``'s inputs travel through one tagged shuffle: two or more shuffles,
     read by nothing else, into the same number of tasks."""
     ins = region.inputs
-    return (len(ins) > 1 and all(type(x) is ShuffleExchangeExec and id(x) not in reused
-                                 for x in ins)
-            and len({tasks.get(id(x), x.output_partitioning.num_partitions) for x in ins}) == 1)
+    return all(type(x) is ShuffleExchangeExec and id(x) not in reused
+               for x in ins) and _one_task_count(ins, tasks)
 
 
 def run_map_stage(sc: Any, shuffled: Any) -> None:
@@ -221,9 +225,8 @@ class SparkRuntime:
         self._shuffle_keys: dict[int, dict[int, Any]] = {}
         self._key_limit = 0
         self._shared: set[int] = set()
-        #: ``{id(measured exchange): its shuffled pairs}`` (JVM RDDs, no Python step yet)
-        self._shuffled: dict[int, Any] = {}
-        #: ``{id(hash or range exchange): its shuffled pairs}``, measured or not
+        #: ``{id(hash or range exchange): its shuffled pairs}``, measured or not (JVM RDDs, no
+        #: Python step yet)
         self._partitioned: dict[int, Any] = {}
         #: ``{id(exchange): tag}``: every shuffle piece ``(task, (tag, blob))`` names the
         #: exchange it belongs to, so a task reading several shuffles together sorts them out
@@ -333,7 +336,7 @@ class SparkRuntime:
                     pass
         for ex, counter, shuffled in jobs:
             self._rdds[id(ex)] = shuffled.map(worker.value_of_pair)
-            self._shuffled[id(ex)] = self._partitioned[id(ex)] = shuffled
+            self._partitioned[id(ex)] = shuffled
             self._reused.add(id(ex))  # read through its own shuffle from now on
             self._measured[id(ex)] = int(counter.value)
             if id(ex) in keys:
@@ -443,7 +446,7 @@ class SparkRuntime:
         any Python step, so one Python worker reads them all (coalescing after the Python step
         would run it once per shuffle partition, each a round trip to a worker)."""
         ex = node.child if isinstance(node, ReusedExchangeExec) else node
-        return self._shuffled[id(ex)].coalesce(1).map(worker.value_of_pair)
+        return self._partitioned[id(ex)].coalesce(1).map(worker.value_of_pair)
 
     def _boundary(self, node: SparkPlan) -> Any:
         """The RDD of blobs of a boundary node (memoized: a reused exchange reads the same
@@ -486,10 +489,10 @@ class SparkRuntime:
         if isinstance(part, RangePartitioning) and part.num_partitions > 1:
             return self._range_pairs(node, *self._range_input(node))
         header = node.copy(child=SparkInputExec(-1, node.child.output, "exchange input"))
-        sink = worker.ShuffleSink(header, node.child.output, None, self._piece_rows(),
-                                  self.tasks_of(node), keys_to, self._key_limit)
-        return self._region_rdd(node.child, sink).map(
-            functools.partial(worker.tag_pair, self._tag(node)))
+        sink = worker.ShuffleSink(header, node.child.output, self._tag(node), None,
+                                  self._piece_rows(), self.tasks_of(node), keys_to,
+                                  self._key_limit)
+        return self._region_rdd(node.child, sink)
 
     def _tag(self, exchange: SparkPlan) -> int:
         return self._tags.setdefault(id(exchange), len(self._tags))
@@ -501,12 +504,11 @@ class SparkRuntime:
     def _range_pairs(self, node: ShuffleExchangeExec, child: Any, bounds: tuple | None) -> Any:
         """The map side of a range exchange over its persisted input ``child``."""
         header = node.copy(child=SparkInputExec(-1, node.child.output, "exchange input"))
-        sink = worker.ShuffleSink(header, node.child.output, bounds, self._piece_rows(),
-                                  self.tasks_of(node))
+        sink = worker.ShuffleSink(header, node.child.output, self._tag(node), bounds,
+                                  self._piece_rows(), self.tasks_of(node))
         spec = worker.RegionSpec(SparkInputExec(0, node.child.output, "exchange input"),
                                  self._conf_items, (), node.simple_string())
-        return child.mapPartitionsWithIndex(functools.partial(worker.run_one, spec, sink)).map(
-            functools.partial(worker.tag_pair, self._tag(node)))
+        return child.mapPartitionsWithIndex(functools.partial(worker.run_one, spec, sink))
 
     def _range_input(self, node: ShuffleExchangeExec) -> tuple[Any, tuple | None]:
         """The (persisted) input of a range exchange and its partition bounds, from a sample of
@@ -683,7 +685,7 @@ class SparkRuntime:
         # reads only shuffles measured small enough to broadcast (an adaptive conversion): one
         # task reads them all, not one per shuffle partition
         one_task = bool(inputs) and all(id(x.child if isinstance(x, ReusedExchangeExec) else x)
-                                        in self._shuffled for x in inputs)
+                                        in self._measured for x in inputs)
         rdd = self._region_rdd(node.child, worker.blobs, one_task)
         with task_errors(f"building {node.simple_string()}"):
             blobs = rdd.collect()

@@ -306,15 +306,10 @@ def run_zipped(spec: RegionSpec, sink: Any, arity: int, index: int,
     return _guarded(spec, index, _lazy(lambda: sink(_run_region(spec, inputs(), index))))
 
 
-def tag_pair(tag: int, pair: tuple[int, Any]) -> tuple[int, tuple[int, Any]]:
-    """A shuffle piece ``(task, blob)`` marked with the exchange it belongs to."""
-    return pair[0], (tag, pair[1])
-
-
 def run_tagged(spec: RegionSpec, sink: Any, inputs_of: dict[int, tuple[int, ...]], arity: int,
                index: int, it: Iterator[Any]) -> Iterator[Any]:
     """Body of a region whose ``arity`` inputs reach its task as one stream of tagged shuffle
-    pieces (:func:`tag_pair`; one shuffle of all of them, or Spark's partitioner-aware union
+    pieces (:class:`ShuffleSink`; one shuffle of all of them, or Spark's partitioner-aware union
     of their shuffles): the pieces sorted out by input (``inputs_of``: tag -> the inputs
     reading that exchange)."""
     def inputs() -> list[Iterator[pa.RecordBatch]]:
@@ -379,10 +374,13 @@ class ShuffleSink:
     """The map side of a ``ShuffleExchangeExec``: each batch cut into one piece per target
     partition (Ember's row hash for hash partitioning, the sampled ``bounds`` for range
     partitioning, rotation for round-robin), targets grouped into ``tasks`` Spark partitions,
-    pieces of one merged up to ``batch_rows`` before they are encoded."""
+    pieces of one merged up to ``batch_rows`` before they are encoded.  Each piece leaves as
+    ``(task, (tag, blob))``: ``tag`` names the exchange, so a task reading several shuffles
+    together sorts the pieces out (:func:`run_tagged`)."""
 
     exchange: Any  # ShuffleExchangeExec (its child replaced: only partitioning and output used)
     child_output: tuple[Any, ...]
+    tag: int = 0
     bounds: tuple[Any, ...] | None = None
     batch_rows: int = 65536
     #: Spark tasks reading the shuffle (:mod:`.coalesce`): target ``p`` of ``n`` goes to task
@@ -394,7 +392,8 @@ class ShuffleSink:
     keys_to: Any = None
     max_keys: int = 0
 
-    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[tuple[int, bytes]]:
+    def __call__(self, batches: Iterator[pa.RecordBatch]
+                 ) -> Iterator[tuple[int, tuple[int, bytes]]]:
         from ember.execution.prepare import prepare
         from ember.physical.partitioning import (HashPartitioning, RangePartitioning,
                                                  RoundRobinPartitioning, UnknownPartitioning)
@@ -439,10 +438,10 @@ class ShuffleSink:
                 pending.setdefault(pid, []).append(piece)
                 held[pid] = held.get(pid, 0) + piece.num_rows
                 if held[pid] >= self.batch_rows:
-                    yield pid, encode(concat(pending.pop(pid), schema))
+                    yield pid, (self.tag, encode(concat(pending.pop(pid), schema)))
                     held[pid] = 0
         for pid, pieces in pending.items():
-            yield pid, encode(concat(pieces, schema))
+            yield pid, (self.tag, encode(concat(pieces, schema)))
         if keys is not None:
             self.keys_to.add(keys.result())
 
