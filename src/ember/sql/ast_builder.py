@@ -80,6 +80,60 @@ def _mods() -> tuple[Any, Any, Any, Any]:
     return _LAZY  # type: ignore[return-value]
 
 
+class _ReadArgs(dict):
+    """A sqlglot node's ``args`` that records the keys the builder reads (``get``, ``[]``,
+    ``in``), so that :meth:`AstBuilder.check_all_read` can refuse any clause sqlglot parsed and
+    the builder never looked at (a clause dropped silently would return rows that ignore it)."""
+
+    __slots__ = ("read",)
+
+    def __init__(self, args: dict) -> None:
+        super().__init__(args)
+        self.read: set[str] = set()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.read.add(key)
+        return dict.get(self, key, default)
+
+    def __getitem__(self, key: str) -> Any:
+        self.read.add(key)
+        return dict.__getitem__(self, key)
+
+    def __contains__(self, key: object) -> bool:
+        self.read.add(key)  # type: ignore[arg-type]
+        return dict.__contains__(self, key)
+
+
+#: Args that carry no meaning for Spark's AstBuilder: how an identifier was quoted, and the
+#: output names sqlglot derives for a PIVOT in other dialects (Ember names them Spark's way).
+_MEANINGLESS_ARGS: dict[type, frozenset[str]] = {
+    exp.Identifier: frozenset({"quoted"}),
+    # how sqlglot's Spark dialect reads ``/`` (Ember's Divide follows spark.sql.ansi.enabled)
+    exp.Div: frozenset({"typed", "safe"}),
+    exp.DPipe: frozenset({"safe"}),
+    exp.TryCast: frozenset({"safe"}),
+    exp.Pivot: frozenset({"columns", "identify_pivot_strings", "prefixed_pivot_columns",
+                          "pivot_column_naming"}),
+}
+
+#: How the guard names an unread arg in UNSUPPORTED_FEATURE (else ``<Node> <arg>``).
+_CLAUSE_NAMES: dict[str, str] = {
+    "sample": "TABLESAMPLE", "laterals": "LATERAL VIEW", "windows": "WINDOW clause",
+    "qualify": "QUALIFY", "cluster": "CLUSTER BY", "distribute": "DISTRIBUTE BY",
+    "sort": "SORT BY", "hint": "hints", "hints": "hints", "connect": "CONNECT BY",
+    "prewhere": "PREWHERE", "into": "INTO", "locks": "FOR UPDATE", "settings": "SETTINGS",
+    "options": "OPTIONS", "format": "FORMAT", "match": "MATCH_RECOGNIZE", "version": "time travel",
+    "when": "time travel", "pivots": "PIVOT / UNPIVOT", "with_fill": "WITH FILL",
+    "partition": "PARTITION", "ordinality": "WITH ORDINALITY", "operation_modifiers":
+    "SELECT modifiers", "grouping_sets": "GROUP BY GROUPING SETS", "cube": "GROUP BY CUBE",
+    "rollup": "GROUP BY ROLLUP", "totals": "WITH TOTALS", "all": "ALL",
+}
+
+
+def _present(value: Any) -> bool:
+    return value is not None and value is not False and value != []
+
+
 class AstBuilder:
     """Converts one parsed statement.  ``source`` is the exact text sqlglot parsed (its token
     offsets index it); the first ``prefix_len`` characters of it (on line 1) are a wrapper added
@@ -125,6 +179,43 @@ class AstBuilder:
         origin = Origin(pos[0], pos[1], sql_text=self.text) if pos else None
         return UnsupportedError(f"The SQL construct {what} is not supported by Ember.",
                                 parameters={"construct": what}, origin=origin)
+
+    # -- the unread-clause guard ----------------------------------------------------------------
+    @staticmethod
+    def track_reads(root: exp.Expr) -> None:
+        """Make every node of ``root`` record which of its args are read (see :class:`_ReadArgs`).
+        Call before building, then :meth:`check_all_read` after."""
+        for n in root.walk():
+            if not isinstance(n.args, _ReadArgs):
+                n.args = _ReadArgs(n.args)
+
+    def check_all_read(self, root: exp.Expr) -> None:
+        """Raise UNSUPPORTED_FEATURE naming the first clause (outermost first) that sqlglot parsed
+        and the builder never read: Ember either implements a clause or refuses it, it never
+        returns rows that ignore it."""
+        queue = [root]
+        while queue:  # breadth first, not into the meaningless args
+            n = queue.pop(0)
+            args = n.args
+            ignored = _MEANINGLESS_ARGS.get(type(n), frozenset())
+            for key, value in dict.items(args):
+                if key in ignored or not _present(value):
+                    continue
+                if isinstance(args, _ReadArgs) and key not in args.read:
+                    what = _CLAUSE_NAMES.get(key) or f"{type(n).__name__} {key}"
+                    at = value if isinstance(value, exp.Expr) else (
+                        value[0] if isinstance(value, list) and value
+                        and isinstance(value[0], exp.Expr) else n)
+                    raise self.unsupported(what, at)
+                for v in value if isinstance(value, list) else (value,):
+                    if isinstance(v, exp.Expr):
+                        queue.append(v)
+
+    @staticmethod
+    def mark_read(node: exp.Expr) -> None:
+        """Every arg of ``node`` counts as read (for code that reads them by iterating)."""
+        if isinstance(node.args, _ReadArgs):
+            node.args.read.update(node.args.keys())
 
     # ===========================================================================================
     # Queries
@@ -258,6 +349,8 @@ class AstBuilder:
         if limit is not None:
             if isinstance(limit, exp.Fetch) or limit.args.get("offset") is not None:
                 raise self.unsupported("FETCH / LIMIT with offset", limit)
+            if isinstance(limit.expression, exp.Var) and limit.expression.name.upper() == "ALL":
+                return plan  # ``LIMIT ALL``: no limit (Spark's AstBuilder adds no Limit)
             plan = L.Limit(self.expr(limit.expression), plan)
         return plan
 
@@ -308,12 +401,104 @@ class AstBuilder:
         each comma item is inner-joined to everything before it, and the joins that follow an
         item apply to that accumulated product, so ``FROM a, b RIGHT JOIN c ON ...`` is
         ``(a CROSS b) RIGHT JOIN c`` (not standard SQL's ``a CROSS (b RIGHT JOIN c)``)."""
-        plan = self.relation(first)
-        for j in joins:
-            if j.meta.get("comma"):
-                plan = L.Join(plan, self.relation(j.this), JoinType.INNER)
+        # PIVOT / UNPIVOT close the FROM clause (``fromClause: FROM relation (, relation)*
+        # pivotClause? unpivotClause?``) and apply to all of it; sqlglot hangs them on the last
+        # relation or join it parsed.
+        last = first if not joins else (joins[-1] if joins[-1].args.get("pivots")
+                                        else joins[-1].this)
+        pivots = last.args.get("pivots") or []
+        saved, self._pivot_owner = self._pivot_owner, last
+        try:
+            plan = self.relation(first)
+            for j in joins:
+                if j.meta.get("comma"):
+                    plan = L.Join(plan, self.relation(j.this), JoinType.INNER)
+                else:
+                    plan = self.join(plan, j)
+        finally:
+            self._pivot_owner = saved
+        return self.pivots(pivots, plan)
+
+    _pivot_owner: exp.Expr | None = None
+
+    def _check_no_pivots(self, node: exp.Expr) -> None:
+        """A PIVOT / UNPIVOT anywhere but at the end of a FROM clause is a syntax error in
+        Spark (``FROM t PIVOT (...) JOIN u``)."""
+        pivots = node.args.get("pivots")
+        if pivots and node is not self._pivot_owner:
+            raise self._syntax_error_at(pivots[0], "PIVOT / UNPIVOT must end the FROM clause")
+
+    def pivots(self, pivots: list[exp.Pivot], plan: L.LogicalPlan) -> L.LogicalPlan:
+        """``FROM ... PIVOT (...)`` / ``UNPIVOT (...)`` (Spark's ``withPivot``/``withUnpivot``):
+        at most one of them."""
+        if not pivots:
+            return plan
+        if len(pivots) > 1:
+            if any(p.unpivot for p in pivots) and not all(p.unpivot for p in pivots):
+                raise self._parse_error_at(
+                    pivots[1], "Not allowed in the FROM clause: UNPIVOT with PIVOT.",
+                    "NOT_ALLOWED_IN_FROM.UNPIVOT_WITH_PIVOT")
+            raise self._syntax_error_at(pivots[1], "a second PIVOT / UNPIVOT")
+        p = pivots[0]
+        for key in ("this", "using", "group", "into", "with_", "default_on_null"):
+            if p.args.get(key):
+                raise self.unsupported(f"PIVOT {key.upper()}", p)
+        fields = p.args.get("fields") or []
+        if len(fields) != 1 or not isinstance(fields[0], exp.In):
+            raise self.unsupported("PIVOT with several FOR clauses", p)
+        plan = self.unpivot(p, fields[0], plan) if p.unpivot else self.pivot(p, fields[0], plan)
+        return self.aliased(plan, p.args.get("alias"))
+
+    def pivot(self, p: exp.Pivot, field: exp.In, plan: L.LogicalPlan) -> L.LogicalPlan:
+        """``PIVOT (agg [AS a], ... FOR col IN (v [AS x], ...))``; ``FOR (c1, c2) IN ((v1, v2)
+        [AS x], ...)`` pivots on several columns (Spark: on their struct)."""
+        if field.args.get("query") or field.args.get("unnest") or field.args.get("field"):
+            raise self.unsupported("PIVOT ... IN (subquery)", field)
+        column = field.this
+        columns = list(column.expressions) if isinstance(column, exp.Tuple) else [column]
+        pivot_columns = tuple(self.expr(c) for c in columns)
+        values, aliases = [], []
+        for v in field.expressions:
+            alias = None
+            if isinstance(v, exp.PivotAlias):
+                alias, v = v.alias, v.this
+            if len(columns) > 1 and isinstance(v, exp.Tuple):
+                values.append(tuple(self.expr(e) for e in v.expressions))
             else:
-                plan = self.join(plan, j)
+                values.append((self.expr(v),))
+            aliases.append(alias)
+        aggregates = tuple(self.select_item(e) for e in p.expressions)
+        return L.Pivot(None, pivot_columns, tuple(values), tuple(aliases), aggregates, plan)
+
+    def unpivot(self, p: exp.Pivot, field: exp.In, plan: L.LogicalPlan) -> L.LogicalPlan:
+        """``UNPIVOT [INCLUDE | EXCLUDE NULLS] (v FOR name IN (c1 [AS x], ...))`` and the
+        several-value form ``((v1, v2) FOR name IN ((c1, c2) [AS x], ...))``: Spark's Unpivot
+        with the ids left to the analyzer (every other column); EXCLUDE NULLS (the default)
+        drops the rows whose value columns are all NULL."""
+        if p.args.get("value_columns_first"):
+            raise self.unsupported("UNPIVOT with the value columns first", p)
+        (names,) = p.expressions
+        multi = isinstance(names, exp.Tuple)
+        value_names = tuple(n.name for n in (names.expressions if multi else [names]))
+        values, aliases = [], []
+        for v in field.expressions:
+            alias = None
+            if isinstance(v, exp.PivotAlias):
+                alias, v = v.alias, v.this
+            items = v.expressions if isinstance(v, exp.Tuple) else [v]
+            if isinstance(v, exp.Tuple) and not multi:
+                raise self._syntax_error_at(v, "a column set in a single-value UNPIVOT")
+            for c in items:
+                if not isinstance(c, exp.Column):
+                    raise self._syntax_error_at(c, "UNPIVOT takes column names")
+            values.append(tuple(self.expr(c) for c in items))
+            aliases.append(alias)
+        plan = L.Unpivot(None, tuple(values), tuple(aliases), field.this.name, value_names, plan)
+        if not p.args.get("include_nulls"):
+            P = _mods()[0]
+            coalesce = UnresolvedFunction(
+                "coalesce", tuple(UnresolvedAttribute((n,)) for n in value_names))
+            plan = L.Filter(P.IsNotNull(coalesce), plan)
         return plan
 
     def join(self, left: L.LogicalPlan, j: exp.Join) -> L.LogicalPlan:
@@ -322,6 +507,7 @@ class AstBuilder:
         kind = (j.args.get("kind") or "").upper()
         if j.args.get("match_condition") or j.args.get("expressions"):
             raise self.unsupported("this join form", j)
+        self._check_no_pivots(j)
         if kind in ("CROSS",) and not side:
             jt = JoinType.CROSS
         elif kind == "SEMI":
@@ -358,6 +544,13 @@ class AstBuilder:
         cond = self.expr(on) if on is not None else None
         return L.Join(left, right, jt, cond)
 
+    def _parse_error_at(self, node: exp.Expr, message: str, error_class: str) -> ParseError:
+        from ember.errors import Origin
+
+        pos = self.origin_of(node)
+        return ParseError(message, error_class=error_class,
+                          origin=Origin(pos[0], pos[1], sql_text=self.text) if pos else None)
+
     def _syntax_error_at(self, node: exp.Expr, what: str) -> ParseError:
         from ember.errors import Origin
 
@@ -373,12 +566,16 @@ class AstBuilder:
                 if not isinstance(node.this, exp.Identifier):
                     raise self.unsupported(f"table-valued expression {type(node.this).__name__}",
                                            node)
-                for key in ("version", "when", "sample", "laterals", "pivots", "hints"):
+                for key in ("version", "when", "sample", "laterals", "hints"):
                     if node.args.get(key):
-                        raise self.unsupported(f"table {key}", node)
+                        raise self.unsupported(_CLAUSE_NAMES.get(key, f"table {key}"), node)
+                self._check_no_pivots(node)
                 parts = tuple(p.name for p in node.parts)
                 plan: L.LogicalPlan = L.UnresolvedRelation(parts, self.origin_of(node))
             case exp.Subquery():
+                self._check_no_pivots(node)
+                if node.args.get("sample"):
+                    raise self.unsupported("TABLESAMPLE", node.args["sample"])
                 if self._is_query(node.this):
                     plan = self.query(node.this)
                     plan = self.query_modifiers(node, plan)
@@ -388,7 +585,11 @@ class AstBuilder:
                     # parenthesised join relation: `(a JOIN b)`
                     plan = self.relation(node.this)
             case exp.Values():
-                return self.values(node)
+                self._check_no_pivots(node)
+                plan = self.values(node)
+                for j in node.args.get("joins") or []:
+                    plan = self.join(plan, j)
+                return plan
             case _:
                 raise self.unsupported(f"FROM item {type(node).__name__}", node)
         plan = self.aliased(plan, alias)
@@ -436,6 +637,7 @@ class AstBuilder:
                 case exp.Var() | exp.Column() | exp.Identifier():
                     name, params = h.name, ()
                 case exp.Func():
+                    self.mark_read(h)
                     name = h.sql_name()
                     params = tuple(self.hint_param(p) for p in h.args.values()
                                    if isinstance(p, exp.Expr))
@@ -590,6 +792,7 @@ class AstBuilder:
         P = _mods()[0]
         escape = "\\"
         if node.args.get("escape") is not None:
+            self.mark_read(node.args["escape"])
             escape = node.args["escape"].name
         result = P.Like(self.expr(node.this), self.expr(node.expression), escape)
         return P.Not(result) if node.args.get("negate") else result
@@ -597,6 +800,7 @@ class AstBuilder:
     def _escape(self, node: exp.Escape) -> Expression:
         P = _mods()[0]
         like = node.this
+        self.mark_read(node.expression)  # the escape character (a string literal)
         if isinstance(like, exp.ILike):
             result = UnresolvedFunction("ilike", (self.expr(like.this), self.expr(like.expression),
                                                   Literal(node.expression.name, T.STRING)))
@@ -639,6 +843,7 @@ class AstBuilder:
         ):
             m = _TYPED_LITERAL_KEYWORD.search(self.source[: child.meta["start"]])
             if m is not None:
+                self.mark_read(to)  # the keyword before the string is the type
                 return self.typed(typed_literal, m.group(1), child)
         target = convert_data_type(to)
         ansi = not isinstance(node, exp.TryCast)
@@ -730,6 +935,7 @@ class AstBuilder:
             negate, value = not negate, value.this
         if not isinstance(value, exp.Literal):
             raise self.unsupported("interval with a non-literal value", node)
+        self.mark_read(value)  # ``INTERVAL '1' DAY`` and ``INTERVAL 1 DAY`` are the same
         text = value.name
         if negate:
             text = text[1:] if text.startswith("-") else "-" + text.lstrip("+")
@@ -747,6 +953,8 @@ class AstBuilder:
         if isinstance(tail, exp.Interval) and tail.args.get("unit") is None \
                 and isinstance(tail.this, exp.Literal):
             # ``INTERVAL '1' HOUR + 1``: sqlglot took the number for another unit/value pair
+            self.mark_read(tail)
+            self.mark_read(tail.this)
             return _mods()[1].Add(self.expr(node.this), number_literal(tail.this.name))
         pairs: list[tuple[str, str]] = []
         part: exp.Expr | None = node
@@ -757,6 +965,7 @@ class AstBuilder:
             if not isinstance(item, exp.Interval) or not isinstance(value, exp.Literal) \
                     or unit is None or isinstance(unit, exp.IntervalSpan):
                 raise self.unsupported("multi-unit interval of this shape", node)
+            self.mark_read(value)
             pairs.append((value.name, unit.name))
         source = "INTERVAL " + " ".join(f"{v} {u}" for v, u in pairs)
         with self._interval_origin(node):
@@ -782,6 +991,7 @@ class AstBuilder:
         """Function nodes sqlglot builds even with an empty FUNCTIONS table (no-paren functions
         and special forms).  Only argument-free or simple forms are mapped back to their Spark
         names; anything else is reported as unsupported rather than guessed."""
+        self.mark_read(node)  # the forms below look at every arg
         simple = {
             exp.CurrentDate: "current_date",
             exp.CurrentTimestamp: "current_timestamp",
