@@ -32,8 +32,7 @@ def _resolved(es) -> bool:
 
 def _requires_attributes(given: str, missing: str, es) -> AnalysisError:
     bad = [e for e in es if not isinstance(e, AttributeReference)]
-    shown = ", ".join(f'"{e.sql()} AS `{e.name}`"' if isinstance(e, Alias) else f'"{e.sql()}"'
-                      for e in bad)
+    shown = ", ".join(f'"{e.sql()}"' for e in bad)
     return AnalysisError(
         f"UNPIVOT requires all given {given} expressions to be columns when no {missing} "
         f"expressions are given. These are not columns: [{shown}].",
