@@ -401,53 +401,30 @@ class AstBuilder:
         each comma item is inner-joined to everything before it, and the joins that follow an
         item apply to that accumulated product, so ``FROM a, b RIGHT JOIN c ON ...`` is
         ``(a CROSS b) RIGHT JOIN c`` (not standard SQL's ``a CROSS (b RIGHT JOIN c)``)."""
-        # PIVOT / UNPIVOT close the FROM clause (``fromClause: FROM relation (, relation)*
-        # pivotClause? unpivotClause?``) and apply to all of it; sqlglot hangs them on the last
-        # relation or join it parsed.
-        last = first if not joins else (joins[-1] if joins[-1].args.get("pivots")
-                                        else joins[-1].this)
-        pivots = last.args.get("pivots") or []
-        saved, self._pivot_owner = self._pivot_owner, last
-        try:
-            plan = self.relation(first)
-            for j in joins:
-                if j.meta.get("comma"):
-                    plan = L.Join(plan, self.relation(j.this), JoinType.INNER)
-                else:
-                    plan = self.join(plan, j)
-        finally:
-            self._pivot_owner = saved
-        return self.pivots(pivots, plan)
+        plan = self.relation(first)
+        for j in joins:
+            if j.meta.get("comma"):
+                plan = L.Join(plan, self.relation(j.this), JoinType.INNER)
+            else:
+                plan = self.join(plan, j)
+        return plan
 
-    _pivot_owner: exp.Expr | None = None
-
-    def _check_no_pivots(self, node: exp.Expr) -> None:
-        """A PIVOT / UNPIVOT anywhere but at the end of a FROM clause is a syntax error in
-        Spark (``FROM t PIVOT (...) JOIN u``)."""
-        pivots = node.args.get("pivots")
-        if pivots and node is not self._pivot_owner:
-            raise self._syntax_error_at(pivots[0], "PIVOT / UNPIVOT must end the FROM clause")
-
-    def pivots(self, pivots: list[exp.Pivot], plan: L.LogicalPlan) -> L.LogicalPlan:
-        """``FROM ... PIVOT (...)`` / ``UNPIVOT (...)`` (Spark's ``withPivot``/``withUnpivot``):
-        at most one of them."""
-        if not pivots:
-            return plan
-        if len(pivots) > 1:
-            if any(p.unpivot for p in pivots) and not all(p.unpivot for p in pivots):
-                raise self._parse_error_at(
-                    pivots[1], "Not allowed in the FROM clause: UNPIVOT with PIVOT.",
-                    "NOT_ALLOWED_IN_FROM.UNPIVOT_WITH_PIVOT")
-            raise self._syntax_error_at(pivots[1], "a second PIVOT / UNPIVOT")
-        p = pivots[0]
-        for key in ("this", "using", "group", "into", "with_", "default_on_null"):
-            if p.args.get(key):
-                raise self.unsupported(f"PIVOT {key.upper()}", p)
-        fields = p.args.get("fields") or []
-        if len(fields) != 1 or not isinstance(fields[0], exp.In):
-            raise self.unsupported("PIVOT with several FOR clauses", p)
-        plan = self.unpivot(p, fields[0], plan) if p.unpivot else self.pivot(p, fields[0], plan)
-        return self.aliased(plan, p.args.get("alias"))
+    def pivots(self, node: exp.Expr, plan: L.LogicalPlan) -> L.LogicalPlan:
+        """The ``PIVOT (...)`` / ``UNPIVOT (...)`` clauses sqlglot hung on ``node``, applied in
+        order to ``plan``, the relation so far (Spark 4's ``relationExtension``: after a
+        relation, joins and pivots apply left to right, ``t PIVOT (...) JOIN u UNPIVOT (...)``;
+        Spark's ``withPivot`` / ``withUnpivot``)."""
+        for p in node.args.get("pivots") or []:
+            for key in ("this", "using", "group", "into", "with_", "default_on_null"):
+                if p.args.get(key):
+                    raise self.unsupported(f"PIVOT {key.upper()}", p)
+            fields = p.args.get("fields") or []
+            if len(fields) != 1 or not isinstance(fields[0], exp.In):
+                raise self.unsupported("PIVOT with several FOR clauses", p)
+            plan = (self.unpivot(p, fields[0], plan) if p.unpivot
+                    else self.pivot(p, fields[0], plan))
+            plan = self.aliased(plan, p.args.get("alias"))
+        return plan
 
     def pivot(self, p: exp.Pivot, field: exp.In, plan: L.LogicalPlan) -> L.LogicalPlan:
         """``PIVOT (agg [AS a], ... FOR col IN (v [AS x], ...))``; ``FOR (c1, c2) IN ((v1, v2)
@@ -507,7 +484,6 @@ class AstBuilder:
         kind = (j.args.get("kind") or "").upper()
         if j.args.get("match_condition") or j.args.get("expressions"):
             raise self.unsupported("this join form", j)
-        self._check_no_pivots(j)
         if kind in ("CROSS",) and not side:
             jt = JoinType.CROSS
         elif kind == "SEMI":
@@ -530,8 +506,20 @@ class AstBuilder:
             jt = JoinType.FULL_OUTER
         else:
             raise self.unsupported(f"{side} {kind} JOIN".strip(), j)
-        right = self.relation(j.this)
         on, using = j.args.get("on"), j.args.get("using")
+        # ``t JOIN u PIVOT (...)``: sqlglot hangs the PIVOT on ``u`` (on the join when there is
+        # an ON clause); in Spark it follows the join and pivots ``t JOIN u``.
+        late_pivots = j.this.args.get("pivots") if isinstance(j.this, exp.Expr) else None
+        if late_pivots and (on is not None or using):
+            raise self._syntax_error_at(late_pivots[0], "PIVOT before the join condition")
+        right = self.relation(j.this, with_pivots=False)
+        plan = self._joined(left, right, j, jt, method, on, using)
+        if late_pivots:
+            plan = self.pivots(j.this, plan)
+        return self.pivots(j, plan)
+
+    def _joined(self, left: L.LogicalPlan, right: L.LogicalPlan, j: exp.Join, jt: JoinType,
+                method: str, on: exp.Expr | None, using: list | None) -> L.LogicalPlan:
         if method == "NATURAL":
             if on is not None or using:
                 raise self._syntax_error_at(j, "NATURAL JOIN with a join condition")
@@ -544,13 +532,6 @@ class AstBuilder:
         cond = self.expr(on) if on is not None else None
         return L.Join(left, right, jt, cond)
 
-    def _parse_error_at(self, node: exp.Expr, message: str, error_class: str) -> ParseError:
-        from ember.errors import Origin
-
-        pos = self.origin_of(node)
-        return ParseError(message, error_class=error_class,
-                          origin=Origin(pos[0], pos[1], sql_text=self.text) if pos else None)
-
     def _syntax_error_at(self, node: exp.Expr, what: str) -> ParseError:
         from ember.errors import Origin
 
@@ -558,8 +539,9 @@ class AstBuilder:
         return ParseError(f"Syntax error: {what}.", parameters={"error": what},
                           origin=Origin(pos[0], pos[1], sql_text=self.text) if pos else None)
 
-    def relation(self, node: exp.Expr) -> L.LogicalPlan:
-        """A FROM item (``relationPrimary``) with its alias and nested joins."""
+    def relation(self, node: exp.Expr, with_pivots: bool = True) -> L.LogicalPlan:
+        """A FROM item (``relationPrimary``) with its alias, the PIVOT / UNPIVOT clauses after it
+        (unless ``with_pivots`` is false) and nested joins."""
         alias = node.args.get("alias")
         match node:
             case exp.Table():
@@ -569,11 +551,9 @@ class AstBuilder:
                 for key in ("version", "when", "sample", "laterals", "hints"):
                     if node.args.get(key):
                         raise self.unsupported(_CLAUSE_NAMES.get(key, f"table {key}"), node)
-                self._check_no_pivots(node)
                 parts = tuple(p.name for p in node.parts)
                 plan: L.LogicalPlan = L.UnresolvedRelation(parts, self.origin_of(node))
             case exp.Subquery():
-                self._check_no_pivots(node)
                 if node.args.get("sample"):
                     raise self.unsupported("TABLESAMPLE", node.args["sample"])
                 if self._is_query(node.this):
@@ -585,14 +565,17 @@ class AstBuilder:
                     # parenthesised join relation: `(a JOIN b)`
                     plan = self.relation(node.this)
             case exp.Values():
-                self._check_no_pivots(node)
                 plan = self.values(node)
+                if with_pivots:
+                    plan = self.pivots(node, plan)
                 for j in node.args.get("joins") or []:
                     plan = self.join(plan, j)
                 return plan
             case _:
                 raise self.unsupported(f"FROM item {type(node).__name__}", node)
         plan = self.aliased(plan, alias)
+        if with_pivots:
+            plan = self.pivots(node, plan)
         for j in node.args.get("joins") or []:
             plan = self.join(plan, j)
         return plan

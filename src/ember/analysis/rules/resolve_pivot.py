@@ -89,10 +89,21 @@ def _foldable(e: Expression) -> bool:
 
 
 def _evaluate(e: Expression, to: T.DataType, tz: str):
-    """``Cast(e, to).eval(EmptyRow)`` (its errors are Spark's cast errors)."""
+    """``Cast(e, to).eval(EmptyRow)`` (its errors are Spark's cast errors). A cast only the
+    legacy rules allow (``DATE`` to ``INT``) is evaluated by them, as Spark's Cast does (NULL)."""
+    from ember.coercion import can_cast
     from ember.expressions.cast import Cast
 
-    out = (e if e.data_type == to else Cast(e, to, time_zone=tz)).eval(_ONE_ROW)
+    from ember.errors import CastError
+
+    ansi = can_cast(e.data_type, to)
+    try:
+        out = (e if e.data_type == to else Cast(e, to, ansi, time_zone=tz)).eval(_ONE_ROW)
+    except CastError as err:
+        if ansi or not err.error_class.startswith("DATATYPE_MISMATCH"):
+            raise
+        return None  # e.g. Spark's castToInt of a DATE: NULL
+
     if isinstance(out, pa.ChunkedArray):
         out = out.combine_chunks()
     return out[0].as_py() if isinstance(out, pa.Array) else out.as_py()
@@ -142,7 +153,8 @@ def _pivot_values(p: Pivot, tz: str) -> list[tuple[object, ...]]:
                     f'Literal expressions required for pivot values, found "{v.sql()}".',
                     error_class="NON_LITERAL_PIVOT_VALUES", parameters={"expression": f'"{v.sql()}"'})
         if len(value) != len(p.pivot_columns) or not all(
-            can_cast(v.data_type, c.data_type) for v, c in zip(value, p.pivot_columns)
+            can_cast(v.data_type, c.data_type, ansi=False)  # Spark's Cast.canCast
+            for v, c in zip(value, p.pivot_columns)
         ):
             raise _type_mismatch(value, p.pivot_columns)
         out.append(tuple(_evaluate(v, c.data_type, tz) for v, c in zip(value, p.pivot_columns)))
