@@ -127,6 +127,19 @@ _CLAUSE_NAMES: dict[str, str] = {
     "partition": "PARTITION", "ordinality": "WITH ORDINALITY", "operation_modifiers":
     "SELECT modifiers", "grouping_sets": "GROUP BY GROUPING SETS", "cube": "GROUP BY CUBE",
     "rollup": "GROUP BY ROLLUP", "totals": "WITH TOTALS", "all": "ALL",
+    "except_": "* EXCEPT (columns)", "replace": "* REPLACE", "rename": "* RENAME",
+}
+
+#: Expressions sqlglot parses that Spark SQL has and Ember does not implement yet, by the name
+#: UNSUPPORTED_FEATURE gives them.
+_UNSUPPORTED_EXPRESSIONS: dict[type, str] = {
+    exp.QueryTransform: "TRANSFORM ... USING (script transformation)",
+    exp.Lateral: "LATERAL VIEW",
+    # grouping analytics and window functions: issue 20
+    exp.GroupingSets: "GROUP BY GROUPING SETS",
+    exp.Cube: "GROUP BY CUBE",
+    exp.Rollup: "GROUP BY ROLLUP",
+    exp.WithinGroup: "WITHIN GROUP (ORDER BY ...)",
 }
 
 
@@ -287,9 +300,11 @@ class AstBuilder:
     def select(self, node: exp.Select) -> L.LogicalPlan:
         for key in ("laterals", "pivots", "windows", "qualify", "connect", "prewhere", "into",
                     "locks", "sample", "kind"):
-            if node.args.get(key):
-                raise self.unsupported(key.upper(), node.args[key] if isinstance(
-                    node.args[key], exp.Expr) else node)
+            value = node.args.get(key)
+            if value:
+                at = value if isinstance(value, exp.Expr) else (
+                    value[0] if isinstance(value, list) else node)
+                raise self.unsupported(_CLAUSE_NAMES.get(key, key.upper()), at)
         if node.args.get("distinct") is not None and node.args["distinct"].args.get("on"):
             raise self.unsupported("DISTINCT ON", node)
 
@@ -335,7 +350,9 @@ class AstBuilder:
         """ORDER BY / SORT BY, OFFSET, LIMIT on a query (Spark: Limit over Offset over Sort)."""
         for key in ("cluster", "distribute"):
             if node.args.get(key):
-                raise self.unsupported(f"{key.upper()} BY", node.args[key])
+                # Spark's RepartitionByExpression (and a per-partition sort for CLUSTER BY):
+                # not implemented yet, refused rather than ignored.
+                raise self.unsupported(_CLAUSE_NAMES[key], node.args[key])
         order = node.args.get("order")
         sort = node.args.get("sort")
         if order is not None:
@@ -389,9 +406,9 @@ class AstBuilder:
                 return UnresolvedAlias(inner)
 
     def _check_star(self, e: exp.Star) -> None:
-        for key in ("except", "replace", "rename"):
+        for key in ("except_", "except", "replace", "rename"):
             if e.args.get(key):
-                raise self.unsupported(f"* {key.upper()}", e)
+                raise self.unsupported(_CLAUSE_NAMES.get(key, f"* {key.upper()}"), e)
 
     # ===========================================================================================
     # Relations
@@ -648,7 +665,8 @@ class AstBuilder:
             return fn(self, node)
         if isinstance(node, exp.Func):
             return self.known_function(node)
-        raise self.unsupported(f"expression {type(node).__name__}", node)
+        what = _UNSUPPORTED_EXPRESSIONS.get(type(node), f"expression {type(node).__name__}")
+        raise self.unsupported(what, node)
 
     # -- leaves ---------------------------------------------------------------------------------
     def _column(self, node: exp.Column) -> Expression:
