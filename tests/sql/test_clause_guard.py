@@ -88,18 +88,16 @@ def test_every_unset_arg_is_read_or_refused(sql: str) -> None:
 def test_an_unread_arg_is_refused_by_name() -> None:
     sql = "SELECT a FROM t"
     tree = sqlglot.parse_one(sql, read=EmberSpark)
-    tree.set("cluster", exp.Cluster(expressions=[exp.column("a")]))
-    tree.set("settings", [exp.Literal.number(1)])
+    tree.set("settings", [exp.Literal.number(1)])  # a ClickHouse clause the builder ignores
     with pytest.raises(UnsupportedError) as e:
         _build(tree, sql)
     assert e.value.error_class == "UNSUPPORTED_FEATURE"
-    assert "CLUSTER BY" in e.value.message
+    assert "SETTINGS" in e.value.message
 
 
 @pytest.mark.parametrize("sql, words", [
     ("SELECT * FROM t TABLESAMPLE (10 PERCENT)", "TABLESAMPLE"),
-    ("SELECT a FROM t DISTRIBUTE BY a", "DISTRIBUTE BY"),
-    ("SELECT a FROM t CLUSTER BY a", "CLUSTER BY"),
+    ("SELECT * FROM (SELECT a FROM t) TABLESAMPLE (1 ROWS)", "TABLESAMPLE"),
     ("SELECT a FROM t LATERAL VIEW explode(b) x AS y", "LATERAL VIEW"),
     ("SELECT a FROM t WINDOW w AS (ORDER BY a)", "WINDOW clause"),
     ("SELECT a FROM t QUALIFY a > 1", "QUALIFY"),
@@ -115,6 +113,13 @@ def test_unsupported_clauses_are_named_with_their_position(sql: str, words: str)
         parse_statement(sql)
     assert words in e.value.message
     assert e.value.origin is not None and e.value.origin.line == 1
+
+
+def test_distribute_and_cluster_by_repartition() -> None:
+    assert "RepartitionByExpression ['a]" in parse_statement(
+        "SELECT a FROM t DISTRIBUTE BY a").tree_string()
+    plan = parse_statement("SELECT a FROM t CLUSTER BY a").tree_string()
+    assert "Sort ['a ASC NULLS FIRST], false" in plan and "RepartitionByExpression" in plan
 
 
 def test_limit_all_is_no_limit() -> None:

@@ -185,12 +185,15 @@ class AstBuilder:
                 best = start
         return None if best is None else self.position(best)
 
-    def unsupported(self, what: str, node: exp.Expr | None = None) -> UnsupportedError:
+    def unsupported(self, what: str, node: exp.Expr | None = None, *,
+                    error_class: str | None = None, message: str | None = None
+                    ) -> UnsupportedError:
         from ember.errors import Origin
 
         pos = self.origin_of(node)
         origin = Origin(pos[0], pos[1], sql_text=self.text) if pos else None
-        return UnsupportedError(f"The SQL construct {what} is not supported by Ember.",
+        return UnsupportedError(message or f"The SQL construct {what} is not supported by Ember.",
+                                error_class=error_class,
                                 parameters={"construct": what}, origin=origin)
 
     # -- the unread-clause guard ----------------------------------------------------------------
@@ -348,17 +351,30 @@ class AstBuilder:
 
     def query_modifiers(self, node: exp.Expr, plan: L.LogicalPlan) -> L.LogicalPlan:
         """ORDER BY / SORT BY, OFFSET, LIMIT on a query (Spark: Limit over Offset over Sort)."""
-        for key in ("cluster", "distribute"):
-            if node.args.get(key):
-                # Spark's RepartitionByExpression (and a per-partition sort for CLUSTER BY):
-                # not implemented yet, refused rather than ignored.
-                raise self.unsupported(_CLAUSE_NAMES[key], node.args[key])
-        order = node.args.get("order")
-        sort = node.args.get("sort")
+        order, sort = node.args.get("order"), node.args.get("sort")
+        cluster, distribute = node.args.get("cluster"), node.args.get("distribute")
+        if sum(x is not None for x in (order, sort, cluster, distribute)) > 1 and not (
+                distribute is not None and sort is not None and order is None
+                and cluster is None):
+            # Spark's withQueryResultClauses: only DISTRIBUTE BY ... SORT BY combine
+            first = min((c for c in (order, sort, cluster, distribute) if c is not None),
+                        key=lambda c: self.origin_of(c) or (0, 0))
+            raise self.unsupported(
+                "", first, error_class="UNSUPPORTED_FEATURE.COMBINATION_QUERY_RESULT_CLAUSES",
+                message="The feature is not supported: Combination of ORDER BY/SORT BY/"
+                        "DISTRIBUTE BY/CLUSTER BY.")
         if order is not None:
             plan = L.Sort(tuple(self.sort_order(o) for o in order.expressions), True, plan)
-        elif sort is not None:
-            plan = L.Sort(tuple(self.sort_order(o) for o in sort.expressions), False, plan)
+        elif cluster is not None:
+            # CLUSTER BY e: DISTRIBUTE BY e SORT BY e ASC
+            exprs = self._partition_exprs(cluster)
+            plan = L.Sort(tuple(SortOrder(e, True, None) for e in exprs), False,
+                          L.RepartitionByExpression(exprs, plan))
+        else:
+            if distribute is not None:
+                plan = L.RepartitionByExpression(self._partition_exprs(distribute), plan)
+            if sort is not None:
+                plan = L.Sort(tuple(self.sort_order(o) for o in sort.expressions), False, plan)
         offset = node.args.get("offset")
         if offset is not None:
             plan = L.Offset(self.expr(offset.expression), plan)
@@ -370,6 +386,19 @@ class AstBuilder:
                 return plan  # ``LIMIT ALL``: no limit (Spark's AstBuilder adds no Limit)
             plan = L.Limit(self.expr(limit.expression), plan)
         return plan
+
+    def _partition_exprs(self, clause: exp.Expr) -> tuple[Expression, ...]:
+        """The expressions of DISTRIBUTE BY / CLUSTER BY (sqlglot parses them as sort items;
+        Spark's grammar has no direction there)."""
+        out = []
+        for e in clause.expressions:
+            if isinstance(e, exp.Ordered):
+                if e.args.get("desc") or e.args.get("with_fill") or e.meta.get("explicit_asc"):
+                    raise self._syntax_error_at(e, "a sort direction in DISTRIBUTE/CLUSTER BY")
+                self.mark_read(e)
+                e = e.this
+            out.append(self.expr(e))
+        return tuple(out)
 
     def sort_order(self, o: exp.Expr) -> SortOrder:
         if not isinstance(o, exp.Ordered):

@@ -626,6 +626,25 @@ class Sort(UnaryNode):
 
 
 @node
+class RepartitionByExpression(UnaryNode):
+    """``DISTRIBUTE BY e`` (and the repartition of ``CLUSTER BY``): rows hash-partitioned on
+    ``partition_expressions`` into ``num_partitions`` partitions (None:
+    ``spark.sql.shuffle.partitions``), Spark's ``RepartitionByExpression``. The rows are
+    unchanged; a ``SORT BY`` above it sorts within those partitions."""
+
+    partition_expressions: tuple[Expression, ...]
+    child: LogicalPlan
+    num_partitions: int | None = None
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return self.child.output
+
+    def simple_string(self) -> str:
+        n = self.num_partitions if self.num_partitions is not None else "None"
+        return f"RepartitionByExpression {_attrs_str(self.partition_expressions)}, {n}"
+
+
+@node
 class Limit(UnaryNode):
     """``LIMIT n`` (Spark shows GlobalLimit over LocalLimit; Ember keeps one node)."""
 
