@@ -66,6 +66,10 @@ QUERIES: dict[str, tuple[str, bool]] = {
     "pivot_in_subquery_then_aggregate":
         (f"SELECT count(*), sum(`2024`) FROM (SELECT * FROM {S} PIVOT (sum(amt) FOR yr IN "
          "(2024)))", False),
+    "expression_over_aggregates":
+        (f"SELECT * FROM {S} PIVOT (sum(amt) + 1 AS p, max(amt) - min(amt) FOR yr IN (2023))",
+         False),
+    "column_outside_aggregate": (f"SELECT * FROM {S} PIVOT (amt FOR yr IN (2023))", False),
     "non_literal_value": (f"SELECT * FROM {S} PIVOT (sum(amt) FOR yr IN (yr))", False),
     "uncastable_value": (f"SELECT * FROM {S} PIVOT (sum(amt) FOR yr IN ('x'))", False),
     # Spark's Cast.canCast allows DATE to INT; the value evaluates to NULL
