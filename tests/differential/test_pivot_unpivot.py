@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.conformance.ember_adapter import RUNTIMES, new_session
-from tests.differential.compare import Failed, norm_value, sort_key
+from tests.differential.compare import Failed, sql_outcome
 
 S = ("(SELECT * FROM VALUES ('a', 2023, 10), ('a', 2024, 20), ('b', 2024, 5), ('c', NULL, 7), "
      "('a', 2023, 1), ('b', 2025, NULL) AS s(cat, yr, amt))")
@@ -115,26 +115,9 @@ QUERIES: dict[str, tuple[str, bool]] = {
 }
 
 
-def outcome(run: Any, sql: str, ordered: bool, is_spark: bool) -> Any:
-    try:
-        df = run(sql)
-        if is_spark:
-            schema = [(f.name, f.dataType.simpleString(), f.nullable) for f in df.schema.fields]
-        else:
-            schema = [(f.name, f.data_type.simple_string(), f.nullable) for f in df.schema.fields]
-        rows = [norm_value(tuple(r)) for r in df.collect()]
-        if not ordered:
-            rows.sort(key=sort_key)
-        return {"schema": schema, "rows": rows}
-    except Exception as e:  # noqa: BLE001 - failures are compared by error class
-        cls = (e.getCondition() if is_spark and hasattr(e, "getCondition")
-               else getattr(e, "error_class", None))
-        return Failed(str(cls or f"python:{type(e).__name__}"), str(e))
-
-
 @pytest.fixture(scope="module")
 def spark_outcomes(spark: Any) -> dict[str, Any]:
-    return {name: outcome(spark.sql, sql, ordered, True)
+    return {name: sql_outcome(spark.sql, sql, is_spark=True, ordered=ordered)
             for name, (sql, ordered) in QUERIES.items()}
 
 
@@ -146,7 +129,7 @@ def test_query_matches_spark(spark_outcomes: dict[str, Any], name: str, runtime:
     expected = spark_outcomes[name]
     for optimize in (True, False):
         session = new_session({"ember.optimizer.enabled": str(optimize).lower()}, runtime)
-        actual = outcome(session.sql, sql, ordered, False)
+        actual = sql_outcome(session.sql, sql, is_spark=False, ordered=ordered)
         if isinstance(expected, Failed) or isinstance(actual, Failed):
             ok = isinstance(expected, Failed) and isinstance(actual, Failed) and (
                 expected.cls == actual.cls)

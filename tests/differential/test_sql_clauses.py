@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from tests.conformance.ember_adapter import RUNTIMES, new_session
-from tests.differential.compare import Failed, norm_value, sort_key
+from tests.differential.compare import Failed, sql_outcome
 
 T = "SELECT * FROM VALUES (3, 1, 'x'), (1, 2, 'y'), (2, 3, NULL), (1, 5, 'y') AS t(a, b, s)"
 
@@ -78,23 +78,12 @@ IMPLEMENTED = {"distribute_by", "cluster_by", "distribute_by_sort_by", "distribu
                "hint_repartition", "hint_broadcast", "pivot", "unpivot"}
 
 
-def outcome(run: Any, sql: str, is_spark: bool) -> Any:
-    try:
-        df = run(sql)
-        cols = list(df.columns)
-        rows = sorted((norm_value(tuple(r)) for r in df.collect()), key=sort_key)
-        return {"columns": cols, "rows": rows}
-    except Exception as e:  # noqa: BLE001 - failures are compared by error class
-        cls = (e.getCondition() if is_spark and hasattr(e, "getCondition")
-               else getattr(e, "error_class", None))
-        return Failed(str(cls or f"python:{type(e).__name__}"), str(e))
-
-
 @pytest.fixture(scope="module")
 def spark_outcomes(spark: Any) -> dict[str, Any]:
     session = spark.newSession()
     session.sql(T).createOrReplaceTempView("t")
-    return {name: outcome(session.sql, sql, True) for name, (sql, _) in CLAUSES.items()}
+    return {name: sql_outcome(session.sql, sql, is_spark=True)
+            for name, (sql, _) in CLAUSES.items()}
 
 
 @pytest.mark.differential
@@ -105,7 +94,7 @@ def test_clause_is_spark_or_refused_by_name(spark_outcomes: dict[str, Any], name
     sql, words = CLAUSES[name]
     session = new_session(runtime=runtime)
     session.sql(T).createOrReplaceTempView("t")
-    expected, actual = spark_outcomes[name], outcome(session.sql, sql, False)
+    expected, actual = spark_outcomes[name], sql_outcome(session.sql, sql, is_spark=False)
     if name in IMPLEMENTED:
         assert not (isinstance(actual, Failed) and actual.cls == "UNSUPPORTED_FEATURE"), actual
     if isinstance(actual, Failed) and actual.cls == "UNSUPPORTED_FEATURE":

@@ -34,9 +34,7 @@ CORPUS = [
 
 def _build(tree: exp.Expr, sql: str) -> None:
     builder = AstBuilder(sql)
-    builder.track_reads(tree)
-    builder.query(tree)
-    builder.check_all_read(tree)
+    builder.build(tree, builder.query)
 
 
 def _meaningless(n: exp.Expr, key: str) -> bool:
@@ -74,10 +72,7 @@ def test_every_unset_arg_is_read_or_refused(sql: str) -> None:
                                                                    "laterals", "pivots")
         node.set(key, [value] if is_list else value)
         try:
-            builder = AstBuilder(sql)
-            builder.track_reads(tree)
-            builder.query(tree)
-            builder.check_all_read(tree)
+            _build(tree, sql)
         except Exception:  # noqa: BLE001 - refused (by name, or by failing to make sense of it)
             continue
         if key not in node.args.read:

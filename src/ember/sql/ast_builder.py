@@ -197,6 +197,14 @@ class AstBuilder:
                                 parameters={"construct": what}, origin=origin)
 
     # -- the unread-clause guard ----------------------------------------------------------------
+    def build(self, root: exp.Expr, convert: Callable[[exp.Expr], Any]) -> Any:
+        """``convert(root)`` (``self.query`` / ``self.expr``), refusing any clause of ``root``
+        it did not read (:meth:`check_all_read`)."""
+        self.track_reads(root)
+        out = convert(root)
+        self.check_all_read(root)
+        return out
+
     @staticmethod
     def track_reads(root: exp.Expr) -> None:
         """Make every node of ``root`` record which of its args are read (see :class:`_ReadArgs`).
