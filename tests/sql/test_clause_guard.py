@@ -92,7 +92,7 @@ def test_an_unread_arg_is_refused_by_name() -> None:
 
 @pytest.mark.parametrize("sql, words", [
     ("SELECT * FROM t TABLESAMPLE (10 PERCENT)", "TABLESAMPLE"),
-    ("SELECT * FROM (SELECT a FROM t) TABLESAMPLE (1 ROWS)", "TABLESAMPLE"),
+    ("SELECT * FROM (SELECT a FROM t) TABLESAMPLE (BUCKET 1 OUT OF 2)", "TABLESAMPLE"),
     ("SELECT a FROM t LATERAL VIEW explode(b) x AS y", "LATERAL VIEW"),
     ("SELECT a FROM t WINDOW w AS (ORDER BY a)", "WINDOW clause"),
     ("SELECT a FROM t QUALIFY a > 1", "QUALIFY"),
@@ -115,6 +115,10 @@ def test_distribute_and_cluster_by_repartition() -> None:
         "SELECT a FROM t DISTRIBUTE BY a").tree_string()
     plan = parse_statement("SELECT a FROM t CLUSTER BY a").tree_string()
     assert "Sort ['a ASC NULLS FIRST], false" in plan and "RepartitionByExpression" in plan
+
+
+def test_tablesample_rows_is_a_limit() -> None:
+    assert "GlobalLimit 2" in parse_statement("SELECT a FROM t TABLESAMPLE (2 ROWS)").tree_string()
 
 
 def test_limit_all_is_no_limit() -> None:

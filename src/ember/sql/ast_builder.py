@@ -602,17 +602,17 @@ class AstBuilder:
                 if not isinstance(node.this, exp.Identifier):
                     raise self.unsupported(f"table-valued expression {type(node.this).__name__}",
                                            node)
-                for key in ("version", "when", "sample", "laterals", "hints"):
+                for key in ("version", "when", "laterals", "hints"):
                     if node.args.get(key):
                         raise self.unsupported(_CLAUSE_NAMES.get(key, f"table {key}"), node)
                 parts = tuple(p.name for p in node.parts)
                 plan: L.LogicalPlan = L.UnresolvedRelation(parts, self.origin_of(node))
+                plan = self.sample(node.args.get("sample"), plan)
             case exp.Subquery():
-                if node.args.get("sample"):
-                    raise self.unsupported("TABLESAMPLE", node.args["sample"])
                 if self._is_query(node.this):
                     plan = self.query(node.this)
                     plan = self.query_modifiers(node, plan)
+                    plan = self.sample(node.args.get("sample"), plan)
                     if alias is None:
                         plan = L.SubqueryAlias((AUTO_SUBQUERY_NAME,), plan)
                 else:
@@ -633,6 +633,21 @@ class AstBuilder:
         for j in node.args.get("joins") or []:
             plan = self.join(plan, j)
         return plan
+
+    def sample(self, sample: exp.TableSample | None, plan: L.LogicalPlan) -> L.LogicalPlan:
+        """``TABLESAMPLE (n ROWS)`` is Spark's ``Limit(n)`` over the relation (AstBuilder's
+        ``withSample``). PERCENT and BUCKET draw rows with Spark's per-partition random
+        sampler, which Ember cannot reproduce: refused."""
+        if sample is None:
+            return plan
+        size = sample.args.get("size")
+        other = [k for k, v in sample.args.items() if v and k != "size"]
+        end = size.meta.get("end") if size is not None and size.meta else None
+        if size is not None and not other and end is not None and re.match(
+                r"\s*ROWS\s*\)", self.source[end + 1:], re.IGNORECASE):
+            self.mark_read(sample)
+            return L.Limit(self.expr(size), plan)
+        raise self.unsupported("TABLESAMPLE (PERCENT / BUCKET)", sample)
 
     def aliased(self, plan: L.LogicalPlan, alias: exp.TableAlias | None) -> L.LogicalPlan:
         """``plan AS name(c1, c2)`` -> SubqueryAlias(name, UnresolvedSubqueryColumnAliases)."""
