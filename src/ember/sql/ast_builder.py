@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import importlib
 import re
+from collections import deque
 from collections.abc import Callable
 from contextlib import contextmanager
 from typing import Any
@@ -108,7 +109,8 @@ class _ReadArgs(dict):
 #: output names sqlglot derives for a PIVOT in other dialects (Ember names them Spark's way).
 _MEANINGLESS_ARGS: dict[type, frozenset[str]] = {
     exp.Identifier: frozenset({"quoted"}),
-    # how sqlglot's Spark dialect reads ``/`` (Ember's Divide follows spark.sql.ansi.enabled)
+    # how sqlglot's Spark dialect would transpile ``/``, ``||`` and try_cast (Ember's Divide,
+    # concat and TryCast carry Spark's semantics themselves)
     exp.Div: frozenset({"typed", "safe"}),
     exp.DPipe: frozenset({"safe"}),
     exp.TryCast: frozenset({"safe"}),
@@ -217,9 +219,9 @@ class AstBuilder:
         """Raise UNSUPPORTED_FEATURE naming the first clause (outermost first) that sqlglot parsed
         and the builder never read: Ember either implements a clause or refuses it, it never
         returns rows that ignore it."""
-        queue = [root]
+        queue = deque([root])
         while queue:  # breadth first, not into the meaningless args
-            n = queue.pop(0)
+            n = queue.popleft()
             args = n.args
             ignored = _MEANINGLESS_ARGS.get(type(n), frozenset())
             for key, value in dict.items(args):
