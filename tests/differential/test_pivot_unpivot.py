@@ -70,6 +70,16 @@ QUERIES: dict[str, tuple[str, bool]] = {
         (f"SELECT * FROM {S} PIVOT (sum(amt) + 1 AS p, max(amt) - min(amt) FOR yr IN (2023))",
          False),
     "column_outside_aggregate": (f"SELECT * FROM {S} PIVOT (amt FOR yr IN (2023))", False),
+    "nan_and_signed_zero_values":
+        ("SELECT * FROM VALUES ('a', CAST('NaN' AS DOUBLE), 1), ('a', -0.0D, 2), ('a', 0.0D, 4), "
+         "('b', CAST('NaN' AS DOUBLE), 8) AS s(cat, f, amt) PIVOT (sum(amt) AS s, "
+         "max(CAST(amt AS STRING)) AS m FOR f IN (CAST('NaN' AS DOUBLE) AS nan, 0.0D AS z, "
+         "-0.0D AS nz))", False),
+    "nan_value_string_aggregate":
+        ("SELECT * FROM VALUES ('a', CAST('NaN' AS DOUBLE), 'x'), ('a', 1.0D, 'y') AS s(cat, f, v) "
+         "PIVOT (max(v) FOR f IN (CAST('NaN' AS DOUBLE) AS nan, 1.0D))", False),
+    "repeated_value": (f"SELECT * FROM {S} PIVOT (sum(amt) FOR yr IN (2023, 2023 AS again))",
+                       False),
     "non_literal_value": (f"SELECT * FROM {S} PIVOT (sum(amt) FOR yr IN (yr))", False),
     "uncastable_value": (f"SELECT * FROM {S} PIVOT (sum(amt) FOR yr IN ('x'))", False),
     # Spark's Cast.canCast allows DATE to INT; the value evaluates to NULL

@@ -161,9 +161,15 @@ def _pivot_values(p: Pivot, tz: str) -> list[tuple[object, ...]]:
     return out
 
 
-def _matches(columns: tuple[Expression, ...], value: tuple[object, ...]) -> Expression:
-    """``pivot <=> value`` (struct equality for several columns: field by field, NULLs equal)."""
+def _matches(columns: tuple[Expression, ...], value: tuple[object, ...],
+             pivot_first: bool = False) -> Expression:
+    """``pivot <=> value`` (struct equality for several columns: field by field, NULLs equal).
+    ``pivot_first``: PivotFirst looks the value up in a Scala map, whose ``==`` never matches a
+    NaN (``EqualNullSafe`` would)."""
     from ember.expressions.predicates import And, EqualNullSafe
+
+    if pivot_first and len(value) == 1 and isinstance(value[0], float) and value[0] != value[0]:
+        return Literal(False, T.BOOLEAN)
 
     cond: Expression | None = None
     for c, v in zip(columns, value):
@@ -234,7 +240,7 @@ def _rewrite(p: Pivot, ctx) -> LogicalPlan:
         col_attrs = tuple(c.to_attribute() for c in named_cols)
         outputs = []
         for i, value in enumerate(values):
-            cond = _matches(col_attrs, value)
+            cond = _matches(col_attrs, value, pivot_first=True)
             for agg, named in zip(p.aggregates, named_aggs):
                 attr = named.to_attribute()
                 picked = AggregateExpression(First(_if(cond, attr), True))
