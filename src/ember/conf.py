@@ -181,6 +181,9 @@ JOIN_REORDER_ENHANCED = _entry(
 OPTIMIZER_ENABLED = _entry("ember.optimizer.enabled", True, _bool,
                            "False runs only the rewrites execution requires (subqueries to "
                            "joins): the unoptimized plan, for debugging and differential tests.")
+PIVOT_MAX_VALUES = _entry("spark.sql.pivotMaxValues", 10000, int,
+                          "Most distinct values GroupedData.pivot(col) collects when it is not "
+                          "given the values (more raise an error).")
 OPTIMIZER_MAX_ITERATIONS = _entry("spark.sql.optimizer.maxIterations", 100, int,
                                   "Max iterations of a fixed-point optimizer batch.")
 CONSTRAINT_PROPAGATION_ENABLED = _entry(

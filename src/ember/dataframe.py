@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal as TLiteral
 import pyarrow as pa
 
 from ember import types as T
-from ember.column import Column, column_from_name, parse_column_name, to_expr
+from ember.column import Column, column_from_name, literal_expr, parse_column_name, to_expr
 from ember.errors import AnalysisError
 from ember.formatting import java_double_str
 from ember.expressions.base import (
@@ -54,12 +54,14 @@ from ember.plans.logical.nodes import (
     Limit,
     LogicalPlan,
     Offset,
+    Pivot,
     Project,
     ResolvedHint,
     Sort,
     SubqueryAlias,
     Union,
     UnresolvedHint,
+    Unpivot,
 )
 from ember.query_execution import QueryExecution
 from ember.row import Row, make_row
@@ -579,6 +581,25 @@ class DataFrame:
         """Aggregate over all rows (``groupBy().agg(...)``)."""
         return self.groupBy().agg(*exprs)
 
+    def unpivot(self, ids: Any, values: Any, variableColumnName: str,  # noqa: N803
+                valueColumnName: str) -> "DataFrame":  # noqa: N803
+        """Wide to long: per row, one row per value column with the ``ids``, the column's name in
+        ``variableColumnName`` and its value in ``valueColumnName`` (values cast to their
+        common type; NULL values kept). ``values=None``: every column that is not an id.
+
+        >>> df.unpivot("id", ["c1", "c2"], "var", "val")   # doctest: +SKIP
+        """
+        def exprs(cs: Any) -> tuple[Expression, ...]:
+            if not isinstance(cs, (list, tuple)):
+                cs = [cs]
+            return tuple(_named(_col_expr(c)) for c in cs)
+
+        vals = None if values is None else tuple((e,) for e in exprs(values))
+        return self._new(Unpivot(exprs(ids), vals, None, variableColumnName,
+                                 (valueColumnName,), self._plan))
+
+    melt = unpivot
+
     # -- set operations -----------------------------------------------------------------------
     def union(self, other: "DataFrame") -> "DataFrame":
         """UNION ALL by position (as PySpark's ``union``: duplicates are kept)."""
@@ -655,11 +676,48 @@ _AGG_ALIASES = {"avg": "avg", "mean": "avg", "average": "avg", "sum": "sum", "mi
 class GroupedData:
     """The result of ``DataFrame.groupBy``: call ``agg`` or a shortcut to get a DataFrame."""
 
-    __slots__ = ("_df", "_grouping")
+    __slots__ = ("_df", "_grouping", "_pivot")
 
-    def __init__(self, df: DataFrame, grouping: tuple[Expression, ...]) -> None:
+    def __init__(self, df: DataFrame, grouping: tuple[Expression, ...],
+                 pivot: tuple[Expression, tuple[Expression, ...]] | None = None) -> None:
         self._df = df
         self._grouping = grouping
+        self._pivot = pivot
+
+    def pivot(self, pivot_col: Any, values: Sequence[Any] | None = None) -> "GroupedData":
+        """Pivot on ``pivot_col``: the aggregation that follows makes one column per value (per
+        value and aggregate when there are several, named ``value_aggregate``).
+
+        Without ``values``, Spark's: the column's distinct values, sorted, collected first
+        (an error past ``spark.sql.pivotMaxValues`` of them).
+
+        >>> df.groupBy("cat").pivot("yr", [2023, 2024]).sum("amt")   # doctest: +SKIP
+        """
+        from ember.conf import PIVOT_MAX_VALUES
+        from ember.errors import UnsupportedError
+
+        if self._pivot is not None:
+            raise UnsupportedError("The feature is not supported: Repeated PIVOTs.",
+                                   error_class="UNSUPPORTED_FEATURE.REPEATED_PIVOT")
+        col = _col_expr(pivot_col)
+        if values is None:
+            max_values = self._df._session.sql_conf.get(PIVOT_MAX_VALUES)
+            distinct = self._df.select(Column(col)).distinct().limit(max_values + 1)
+            attr = distinct._plan.output[0]
+            rows = distinct.orderBy(Column(attr)).collect()
+            if len(rows) > max_values:
+                name = ".".join(attr.qualifier + (attr.name,))
+                raise AnalysisError(
+                    f"The pivot column {name} has more than {max_values} distinct values, this "
+                    "could indicate an error. If this was intended, set spark.sql.pivotMaxValues "
+                    "to at least the number of distinct values of the pivot column.",
+                    error_class="_LEGACY_ERROR_TEMP_1324",
+                    parameters={"pivotColumn": name, "maxValues": str(max_values)})
+            exprs = tuple(Literal(r[0], attr.data_type) for r in rows)
+        else:
+            exprs = tuple(to_expr(v) if isinstance(v, Column) else literal_expr(v)
+                          for v in values)
+        return GroupedData(self._df, self._grouping, (col, exprs))
 
     def agg(self, *exprs: Any) -> DataFrame:
         """``agg(F.sum("b"), F.count("*").alias("n"))`` or ``agg({"b": "max", "*": "count"})``.
@@ -677,6 +735,10 @@ class GroupedData:
 
     def _aggregate(self, aggs: Sequence[Expression]) -> DataFrame:
         grouping_out = [_named(g) for g in self._grouping]
+        if self._pivot is not None:
+            col, values = self._pivot
+            return self._df._new(Pivot(tuple(grouping_out), (col,), tuple((v,) for v in values),
+                                       (None,) * len(values), tuple(aggs), self._df._plan))
         plan = Aggregate(self._grouping, tuple(grouping_out) + tuple(aggs), self._df._plan)
         return self._df._new(plan)
 

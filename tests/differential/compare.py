@@ -45,3 +45,23 @@ def norm_value(v: Any) -> Any:
 def sort_key(row: tuple) -> tuple:
     """Total order over rows of mixed types and NULLs (for multiset comparison)."""
     return tuple((x is None, type(x).__name__, str(x)) for x in row)
+
+
+def sql_outcome(run: Any, sql: str, *, is_spark: bool, ordered: bool = False) -> Any:
+    """``run(sql)`` (PySpark's or Ember's ``session.sql``) as comparable data: the schema
+    (name, ``simpleString`` type, nullable) and the rows (a sorted multiset unless ``ordered``),
+    or a :class:`Failed` with the error class."""
+    try:
+        df = run(sql)
+        if is_spark:
+            schema = [(f.name, f.dataType.simpleString(), f.nullable) for f in df.schema.fields]
+        else:
+            schema = [(f.name, f.data_type.simple_string(), f.nullable) for f in df.schema.fields]
+        rows = [norm_value(tuple(r)) for r in df.collect()]
+        if not ordered:
+            rows.sort(key=sort_key)
+        return {"schema": schema, "rows": rows}
+    except Exception as e:  # noqa: BLE001 - failures are compared by error class
+        cls = (e.getCondition() if is_spark and hasattr(e, "getCondition")
+               else getattr(e, "error_class", None))
+        return Failed(str(cls or f"python:{type(e).__name__}"), str(e))

@@ -933,6 +933,86 @@ def p_group_by_multiple_exprs_and_having(s, F):
             .where("c >= 1").select("dept", "rich", "c"))
 
 
+# -- pivot / unpivot (issue 18: PIVOT was dropped; DataFrame forms) --------------------------
+
+
+def sales(s: Any) -> Any:
+    return s.createDataFrame(
+        [("a", 2023, 10), ("a", 2024, 20), ("b", 2024, 5), ("c", None, 7), ("a", 2023, 1),
+         ("b", 2025, None)], "cat string, yr int, amt int")
+
+
+def wide(s: Any) -> Any:
+    return s.createDataFrame([(1, 2, 3, "x"), (2, None, 5, "y"), (3, None, None, "z")],
+                             "id int, c1 int, c2 bigint, s string")
+
+
+@program()
+def p_pivot_distinct_values_sorted_null_first(s, F):
+    return sales(s).groupBy("cat").pivot("yr").sum("amt")
+
+
+@program()
+def p_pivot_given_values_several_aggregates(s, F):
+    return sales(s).groupBy("cat").pivot("yr", [2023, 2030]).agg(
+        F.sum("amt").alias("s"), F.max("amt"), F.count("amt"))
+
+
+@program()
+def p_pivot_count_string_column(s, F):
+    return sales(s).groupBy("yr").pivot("cat").count()
+
+
+@program()
+def p_pivot_without_grouping(s, F):
+    return sales(s).groupBy().pivot("cat", ["a", "b", "q"]).agg(F.max("amt"))
+
+
+@program()
+def p_pivot_avg_then_filter(s, F):
+    return sales(s).groupBy("cat").pivot("yr").avg("amt").where(F.col("2024").isNotNull())
+
+
+@program()
+def p_pivot_max_values_exceeded(s, F):
+    s.conf.set("spark.sql.pivotMaxValues", "2")
+    try:
+        return sales(s).groupBy("cat").pivot("yr").sum("amt")
+    finally:
+        s.conf.set("spark.sql.pivotMaxValues", "10000")
+
+
+@program()
+def p_unpivot_keeps_nulls(s, F):
+    return wide(s).unpivot("id", ["c1", "c2"], "var", "val")
+
+
+@program()
+def p_unpivot_values_none_are_the_other_columns(s, F):
+    return wide(s).select("id", "c1", "c2").unpivot(["id"], None, "var", "val")
+
+
+@program()
+def p_melt_columns_and_expressions(s, F):
+    return wide(s).melt([F.col("id") + 1, "s"], ["c1", F.col("c2"), F.col("c1") * 2],
+                        "var", "val")
+
+
+@program()
+def p_unpivot_type_mismatch(s, F):
+    return wide(s).unpivot("id", ["c1", "s"], "var", "val")
+
+
+@program()
+def p_unpivot_no_values(s, F):
+    return wide(s).unpivot("id", [], "var", "val")
+
+
+@program()
+def p_unpivot_ids_not_columns_without_values(s, F):
+    return wide(s).unpivot([F.col("id") + 1], None, "var", "val")
+
+
 # ---------------------------------------------------------------------------------------------
 # Running and comparing
 

@@ -8,6 +8,7 @@ what is left unresolved or ill-typed with Spark's error class::
     Resolution (fixed)    ResolveRelations, ResolveInlineTables, ResolveReferences
                           (incl. DeduplicateRelations and star expansion), ResolveOrdinals,
                           ResolveMissingReferences, ResolveFunctions, ResolveAliases,
+                          ResolvePivot, ResolveUnpivot,
                           ResolveSubquery, ResolveNaturalAndUsingJoin, GlobalAggregates,
                           ResolveAggregateFunctions, TimeWindowing, AddMetadataColumns,
                           TypeCoercion
@@ -89,10 +90,12 @@ def _batches() -> tuple[Batch, ...]:
     from ember.analysis.rules.resolve_missing_references import resolve_missing_references
     from ember.analysis.rules.resolve_natural_and_using_join import resolve_natural_and_using_join
     from ember.analysis.rules.resolve_ordinals import resolve_ordinals
+    from ember.analysis.rules.resolve_pivot import resolve_pivot
     from ember.analysis.rules.resolve_references import resolve_references
     from ember.analysis.rules.resolve_relations import resolve_relations
     from ember.analysis.rules.resolve_subquery import resolve_subquery
     from ember.analysis.rules.resolve_time_zone import resolve_time_zone
+    from ember.analysis.rules.resolve_unpivot import resolve_unpivot
     from ember.analysis.rules.time_windowing import time_windowing
     from ember.analysis.rules.type_coercion import type_coercion
 
@@ -110,6 +113,8 @@ def _batches() -> tuple[Batch, ...]:
                 ("ResolveFunctions", resolve_functions),
                 ("ResolveBinaryArithmetic", resolve_binary_arithmetic),
                 ("ResolveAliases", resolve_aliases),
+                ("ResolvePivot", resolve_pivot),
+                ("ResolveUnpivot", resolve_unpivot),
                 ("ResolveSubquery", resolve_subquery),
                 ("ResolveNaturalAndUsingJoin", resolve_natural_and_using_join),
                 ("GlobalAggregates", global_aggregates),

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ember.conf import SQLConf, TOP_K_SORT_FALLBACK_THRESHOLD
+from ember.conf import SHUFFLE_PARTITIONS, SQLConf, TOP_K_SORT_FALLBACK_THRESHOLD
 from ember.errors import InternalError
 from ember.expressions.base import Expression, Literal, and_all
 from ember.plans.logical.join_type import JoinType
 from ember.physical import nodes as P
+from ember.physical.partitioning import HashPartitioning
 from ember.plans.logical import nodes as L
 
 PlanLater = Callable[[L.LogicalPlan], P.SparkPlan]
@@ -103,6 +104,11 @@ def basic_operators(plan: L.LogicalPlan, plan_later: PlanLater, conf: SQLConf) -
             return P.RangeExec(s, e, st, n if n is not None else 1, plan.output)
         case L.Expand(projections=ps, attrs=attrs, child=c):
             return P.ExpandExec(ps, attrs, plan_later(c))
+        case L.RepartitionByExpression(partition_expressions=es, num_partitions=n, child=c):
+            # Spark's BasicOperators: ShuffleExchangeExec(HashPartitioning), REPARTITION_BY_COL
+            parts = n if n is not None else conf.get(SHUFFLE_PARTITIONS)
+            return P.ShuffleExchangeExec(HashPartitioning(es, parts), plan_later(c),
+                                         "REPARTITION_BY_COL")
         case L.Union(inputs=inputs):
             return P.UnionExec(tuple(plan_later(c) for c in inputs))
         case L.Limit() | L.Offset():

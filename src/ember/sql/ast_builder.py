@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import importlib
 import re
+from collections import deque
 from collections.abc import Callable
 from contextlib import contextmanager
 from typing import Any
@@ -80,6 +81,74 @@ def _mods() -> tuple[Any, Any, Any, Any]:
     return _LAZY  # type: ignore[return-value]
 
 
+class _ReadArgs(dict):
+    """A sqlglot node's ``args`` that records the keys the builder reads (``get``, ``[]``,
+    ``in``), so that :meth:`AstBuilder.check_all_read` can refuse any clause sqlglot parsed and
+    the builder never looked at (a clause dropped silently would return rows that ignore it)."""
+
+    __slots__ = ("read",)
+
+    def __init__(self, args: dict) -> None:
+        super().__init__(args)
+        self.read: set[str] = set()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.read.add(key)
+        return dict.get(self, key, default)
+
+    def __getitem__(self, key: str) -> Any:
+        self.read.add(key)
+        return dict.__getitem__(self, key)
+
+    def __contains__(self, key: object) -> bool:
+        self.read.add(key)  # type: ignore[arg-type]
+        return dict.__contains__(self, key)
+
+
+#: Args that carry no meaning for Spark's AstBuilder: how an identifier was quoted, and the
+#: output names sqlglot derives for a PIVOT in other dialects (Ember names them Spark's way).
+_MEANINGLESS_ARGS: dict[type, frozenset[str]] = {
+    exp.Identifier: frozenset({"quoted"}),
+    # how sqlglot's Spark dialect would transpile ``/``, ``||`` and try_cast (Ember's Divide,
+    # concat and TryCast carry Spark's semantics themselves)
+    exp.Div: frozenset({"typed", "safe"}),
+    exp.DPipe: frozenset({"safe"}),
+    exp.TryCast: frozenset({"safe"}),
+    exp.Pivot: frozenset({"columns", "identify_pivot_strings", "prefixed_pivot_columns",
+                          "pivot_column_naming"}),
+}
+
+#: How the guard names an unread arg in UNSUPPORTED_FEATURE (else ``<Node> <arg>``).
+_CLAUSE_NAMES: dict[str, str] = {
+    "sample": "TABLESAMPLE", "laterals": "LATERAL VIEW", "windows": "WINDOW clause",
+    "qualify": "QUALIFY", "cluster": "CLUSTER BY", "distribute": "DISTRIBUTE BY",
+    "sort": "SORT BY", "hint": "hints", "hints": "hints", "connect": "CONNECT BY",
+    "prewhere": "PREWHERE", "into": "INTO", "locks": "FOR UPDATE", "settings": "SETTINGS",
+    "options": "OPTIONS", "format": "FORMAT", "match": "MATCH_RECOGNIZE", "version": "time travel",
+    "when": "time travel", "pivots": "PIVOT / UNPIVOT", "with_fill": "WITH FILL",
+    "partition": "PARTITION", "ordinality": "WITH ORDINALITY", "operation_modifiers":
+    "SELECT modifiers", "grouping_sets": "GROUP BY GROUPING SETS", "cube": "GROUP BY CUBE",
+    "rollup": "GROUP BY ROLLUP", "totals": "WITH TOTALS", "all": "ALL",
+    "except_": "* EXCEPT (columns)", "replace": "* REPLACE", "rename": "* RENAME",
+}
+
+#: Expressions sqlglot parses that Spark SQL has and Ember does not implement yet, by the name
+#: UNSUPPORTED_FEATURE gives them.
+_UNSUPPORTED_EXPRESSIONS: dict[type, str] = {
+    exp.QueryTransform: "TRANSFORM ... USING (script transformation)",
+    exp.Lateral: "LATERAL VIEW",
+    # grouping analytics and window functions: issue 20
+    exp.GroupingSets: "GROUP BY GROUPING SETS",
+    exp.Cube: "GROUP BY CUBE",
+    exp.Rollup: "GROUP BY ROLLUP",
+    exp.WithinGroup: "WITHIN GROUP (ORDER BY ...)",
+}
+
+
+def _present(value: Any) -> bool:
+    return value is not None and value is not False and value != []
+
+
 class AstBuilder:
     """Converts one parsed statement.  ``source`` is the exact text sqlglot parsed (its token
     offsets index it); the first ``prefix_len`` characters of it (on line 1) are a wrapper added
@@ -118,13 +187,61 @@ class AstBuilder:
                 best = start
         return None if best is None else self.position(best)
 
-    def unsupported(self, what: str, node: exp.Expr | None = None) -> UnsupportedError:
+    def unsupported(self, what: str, node: exp.Expr | None = None, *,
+                    error_class: str | None = None, message: str | None = None
+                    ) -> UnsupportedError:
         from ember.errors import Origin
 
         pos = self.origin_of(node)
         origin = Origin(pos[0], pos[1], sql_text=self.text) if pos else None
-        return UnsupportedError(f"The SQL construct {what} is not supported by Ember.",
+        return UnsupportedError(message or f"The SQL construct {what} is not supported by Ember.",
+                                error_class=error_class,
                                 parameters={"construct": what}, origin=origin)
+
+    # -- the unread-clause guard ----------------------------------------------------------------
+    def build(self, root: exp.Expr, convert: Callable[[exp.Expr], Any]) -> Any:
+        """``convert(root)`` (``self.query`` / ``self.expr``), refusing any clause of ``root``
+        it did not read (:meth:`check_all_read`)."""
+        self.track_reads(root)
+        out = convert(root)
+        self.check_all_read(root)
+        return out
+
+    @staticmethod
+    def track_reads(root: exp.Expr) -> None:
+        """Make every node of ``root`` record which of its args are read (see :class:`_ReadArgs`).
+        Call before building, then :meth:`check_all_read` after."""
+        for n in root.walk():
+            if not isinstance(n.args, _ReadArgs):
+                n.args = _ReadArgs(n.args)
+
+    def check_all_read(self, root: exp.Expr) -> None:
+        """Raise UNSUPPORTED_FEATURE naming the first clause (outermost first) that sqlglot parsed
+        and the builder never read: Ember either implements a clause or refuses it, it never
+        returns rows that ignore it."""
+        queue = deque([root])
+        while queue:  # breadth first, not into the meaningless args
+            n = queue.popleft()
+            args = n.args
+            ignored = _MEANINGLESS_ARGS.get(type(n), frozenset())
+            for key, value in dict.items(args):
+                if key in ignored or not _present(value):
+                    continue
+                if isinstance(args, _ReadArgs) and key not in args.read:
+                    what = _CLAUSE_NAMES.get(key) or f"{type(n).__name__} {key}"
+                    at = value if isinstance(value, exp.Expr) else (
+                        value[0] if isinstance(value, list) and value
+                        and isinstance(value[0], exp.Expr) else n)
+                    raise self.unsupported(what, at)
+                for v in value if isinstance(value, list) else (value,):
+                    if isinstance(v, exp.Expr):
+                        queue.append(v)
+
+    @staticmethod
+    def mark_read(node: exp.Expr) -> None:
+        """Every arg of ``node`` counts as read (for code that reads them by iterating)."""
+        if isinstance(node.args, _ReadArgs):
+            node.args.read.update(node.args.keys())
 
     # ===========================================================================================
     # Queries
@@ -196,9 +313,11 @@ class AstBuilder:
     def select(self, node: exp.Select) -> L.LogicalPlan:
         for key in ("laterals", "pivots", "windows", "qualify", "connect", "prewhere", "into",
                     "locks", "sample", "kind"):
-            if node.args.get(key):
-                raise self.unsupported(key.upper(), node.args[key] if isinstance(
-                    node.args[key], exp.Expr) else node)
+            value = node.args.get(key)
+            if value:
+                at = value if isinstance(value, exp.Expr) else (
+                    value[0] if isinstance(value, list) else node)
+                raise self.unsupported(_CLAUSE_NAMES.get(key, key.upper()), at)
         if node.args.get("distinct") is not None and node.args["distinct"].args.get("on"):
             raise self.unsupported("DISTINCT ON", node)
 
@@ -242,15 +361,30 @@ class AstBuilder:
 
     def query_modifiers(self, node: exp.Expr, plan: L.LogicalPlan) -> L.LogicalPlan:
         """ORDER BY / SORT BY, OFFSET, LIMIT on a query (Spark: Limit over Offset over Sort)."""
-        for key in ("cluster", "distribute"):
-            if node.args.get(key):
-                raise self.unsupported(f"{key.upper()} BY", node.args[key])
-        order = node.args.get("order")
-        sort = node.args.get("sort")
+        order, sort = node.args.get("order"), node.args.get("sort")
+        cluster, distribute = node.args.get("cluster"), node.args.get("distribute")
+        if sum(x is not None for x in (order, sort, cluster, distribute)) > 1 and not (
+                distribute is not None and sort is not None and order is None
+                and cluster is None):
+            # Spark's withQueryResultClauses: only DISTRIBUTE BY ... SORT BY combine
+            first = min((c for c in (order, sort, cluster, distribute) if c is not None),
+                        key=lambda c: self.origin_of(c) or (0, 0))
+            raise self.unsupported(
+                "", first, error_class="UNSUPPORTED_FEATURE.COMBINATION_QUERY_RESULT_CLAUSES",
+                message="The feature is not supported: Combination of ORDER BY/SORT BY/"
+                        "DISTRIBUTE BY/CLUSTER BY.")
         if order is not None:
             plan = L.Sort(tuple(self.sort_order(o) for o in order.expressions), True, plan)
-        elif sort is not None:
-            plan = L.Sort(tuple(self.sort_order(o) for o in sort.expressions), False, plan)
+        elif cluster is not None:
+            # CLUSTER BY e: DISTRIBUTE BY e SORT BY e ASC
+            exprs = self._partition_exprs(cluster)
+            plan = L.Sort(tuple(SortOrder(e, True, None) for e in exprs), False,
+                          L.RepartitionByExpression(exprs, plan))
+        else:
+            if distribute is not None:
+                plan = L.RepartitionByExpression(self._partition_exprs(distribute), plan)
+            if sort is not None:
+                plan = L.Sort(tuple(self.sort_order(o) for o in sort.expressions), False, plan)
         offset = node.args.get("offset")
         if offset is not None:
             plan = L.Offset(self.expr(offset.expression), plan)
@@ -258,8 +392,23 @@ class AstBuilder:
         if limit is not None:
             if isinstance(limit, exp.Fetch) or limit.args.get("offset") is not None:
                 raise self.unsupported("FETCH / LIMIT with offset", limit)
+            if isinstance(limit.expression, exp.Var) and limit.expression.name.upper() == "ALL":
+                return plan  # ``LIMIT ALL``: no limit (Spark's AstBuilder adds no Limit)
             plan = L.Limit(self.expr(limit.expression), plan)
         return plan
+
+    def _partition_exprs(self, clause: exp.Expr) -> tuple[Expression, ...]:
+        """The expressions of DISTRIBUTE BY / CLUSTER BY (sqlglot parses them as sort items;
+        Spark's grammar has no direction there)."""
+        out = []
+        for e in clause.expressions:
+            if isinstance(e, exp.Ordered):
+                if e.args.get("desc") or e.args.get("with_fill") or e.meta.get("explicit_asc"):
+                    raise self._syntax_error_at(e, "a sort direction in DISTRIBUTE/CLUSTER BY")
+                self.mark_read(e)
+                e = e.this
+            out.append(self.expr(e))
+        return tuple(out)
 
     def sort_order(self, o: exp.Expr) -> SortOrder:
         if not isinstance(o, exp.Ordered):
@@ -296,9 +445,9 @@ class AstBuilder:
                 return UnresolvedAlias(inner)
 
     def _check_star(self, e: exp.Star) -> None:
-        for key in ("except", "replace", "rename"):
+        for key in ("except_", "except", "replace", "rename"):
             if e.args.get(key):
-                raise self.unsupported(f"* {key.upper()}", e)
+                raise self.unsupported(_CLAUSE_NAMES.get(key, f"* {key.upper()}"), e)
 
     # ===========================================================================================
     # Relations
@@ -314,6 +463,75 @@ class AstBuilder:
                 plan = L.Join(plan, self.relation(j.this), JoinType.INNER)
             else:
                 plan = self.join(plan, j)
+        return plan
+
+    def pivots(self, node: exp.Expr, plan: L.LogicalPlan) -> L.LogicalPlan:
+        """The ``PIVOT (...)`` / ``UNPIVOT (...)`` clauses sqlglot hung on ``node``, applied in
+        order to ``plan``, the relation so far (Spark 4's ``relationExtension``: after a
+        relation, joins and pivots apply left to right, ``t PIVOT (...) JOIN u UNPIVOT (...)``;
+        Spark's ``withPivot`` / ``withUnpivot``)."""
+        for p in node.args.get("pivots") or []:
+            for key in ("this", "using", "group", "into", "with_", "default_on_null"):
+                if p.args.get(key):
+                    raise self.unsupported(f"PIVOT {key.upper()}", p)
+            fields = p.args.get("fields") or []
+            if len(fields) != 1 or not isinstance(fields[0], exp.In):
+                raise self.unsupported("PIVOT with several FOR clauses", p)
+            plan = (self.unpivot(p, fields[0], plan) if p.unpivot
+                    else self.pivot(p, fields[0], plan))
+            plan = self.aliased(plan, p.args.get("alias"))
+        return plan
+
+    def pivot(self, p: exp.Pivot, field: exp.In, plan: L.LogicalPlan) -> L.LogicalPlan:
+        """``PIVOT (agg [AS a], ... FOR col IN (v [AS x], ...))``; ``FOR (c1, c2) IN ((v1, v2)
+        [AS x], ...)`` pivots on several columns (Spark: on their struct)."""
+        if field.args.get("query") or field.args.get("unnest") or field.args.get("field"):
+            raise self.unsupported("PIVOT ... IN (subquery)", field)
+        column = field.this
+        columns = list(column.expressions) if isinstance(column, exp.Tuple) else [column]
+        pivot_columns = tuple(self.expr(c) for c in columns)
+        values, aliases = [], []
+        for v in field.expressions:
+            alias = None
+            if isinstance(v, exp.PivotAlias):
+                alias, v = v.alias, v.this
+            if len(columns) > 1 and isinstance(v, exp.Tuple):
+                values.append(tuple(self.expr(e) for e in v.expressions))
+            else:
+                values.append((self.expr(v),))
+            aliases.append(alias)
+        aggregates = tuple(self.select_item(e) for e in p.expressions)
+        return L.Pivot(None, pivot_columns, tuple(values), tuple(aliases), aggregates, plan)
+
+    def unpivot(self, p: exp.Pivot, field: exp.In, plan: L.LogicalPlan) -> L.LogicalPlan:
+        """``UNPIVOT [INCLUDE | EXCLUDE NULLS] (v FOR name IN (c1 [AS x], ...))`` and the
+        several-value form ``((v1, v2) FOR name IN ((c1, c2) [AS x], ...))``: Spark's Unpivot
+        with the ids left to the analyzer (every other column); EXCLUDE NULLS (the default)
+        drops the rows whose value columns are all NULL."""
+        if p.args.get("value_columns_first"):
+            raise self.unsupported("UNPIVOT with the value columns first", p)
+        (names,) = p.expressions
+        multi = isinstance(names, exp.Tuple)
+        value_names = tuple(n.name for n in (names.expressions if multi else [names]))
+        values, aliases = [], []
+        for v in field.expressions:
+            alias = None
+            if isinstance(v, exp.PivotAlias):
+                alias, v = v.alias, v.this
+            items = v.expressions if isinstance(v, exp.Tuple) else [v]
+            if isinstance(v, exp.Tuple) and not multi:
+                raise self._syntax_error_at(v, "a column set in a single-value UNPIVOT")
+            for c in items:
+                if not isinstance(c, exp.Column):
+                    raise self._syntax_error_at(c, "UNPIVOT takes column names")
+            values.append(tuple(self.expr(c) for c in items))
+            aliases.append(alias)
+        plan = L.Unpivot(None, tuple(values), tuple(aliases), field.this.name, value_names, plan)
+        if not p.args.get("include_nulls"):
+            P = _mods()[0]
+            coalesce = UnresolvedFunction(
+                "coalesce", tuple(UnresolvedAttribute((n,)) for n in value_names))
+            plan = L.Filter(P.IsNotNull(coalesce), plan)
         return plan
 
     def join(self, left: L.LogicalPlan, j: exp.Join) -> L.LogicalPlan:
@@ -344,8 +562,20 @@ class AstBuilder:
             jt = JoinType.FULL_OUTER
         else:
             raise self.unsupported(f"{side} {kind} JOIN".strip(), j)
-        right = self.relation(j.this)
         on, using = j.args.get("on"), j.args.get("using")
+        # ``t JOIN u PIVOT (...)``: sqlglot hangs the PIVOT on ``u`` (on the join when there is
+        # an ON clause); in Spark it follows the join and pivots ``t JOIN u``.
+        late_pivots = j.this.args.get("pivots") if isinstance(j.this, exp.Expr) else None
+        if late_pivots and (on is not None or using):
+            raise self._syntax_error_at(late_pivots[0], "PIVOT before the join condition")
+        right = self.relation(j.this, with_pivots=False)
+        plan = self._joined(left, right, j, jt, method, on, using)
+        if late_pivots:
+            plan = self.pivots(j.this, plan)
+        return self.pivots(j, plan)
+
+    def _joined(self, left: L.LogicalPlan, right: L.LogicalPlan, j: exp.Join, jt: JoinType,
+                method: str, on: exp.Expr | None, using: list | None) -> L.LogicalPlan:
         if method == "NATURAL":
             if on is not None or using:
                 raise self._syntax_error_at(j, "NATURAL JOIN with a join condition")
@@ -365,36 +595,61 @@ class AstBuilder:
         return ParseError(f"Syntax error: {what}.", parameters={"error": what},
                           origin=Origin(pos[0], pos[1], sql_text=self.text) if pos else None)
 
-    def relation(self, node: exp.Expr) -> L.LogicalPlan:
-        """A FROM item (``relationPrimary``) with its alias and nested joins."""
+    def relation(self, node: exp.Expr, with_pivots: bool = True) -> L.LogicalPlan:
+        """A FROM item (``relationPrimary``) with its alias, the PIVOT / UNPIVOT clauses after it
+        (unless ``with_pivots`` is false) and nested joins."""
         alias = node.args.get("alias")
         match node:
             case exp.Table():
                 if not isinstance(node.this, exp.Identifier):
                     raise self.unsupported(f"table-valued expression {type(node.this).__name__}",
                                            node)
-                for key in ("version", "when", "sample", "laterals", "pivots", "hints"):
+                for key in ("version", "when", "laterals", "hints"):
                     if node.args.get(key):
-                        raise self.unsupported(f"table {key}", node)
+                        raise self.unsupported(_CLAUSE_NAMES.get(key, f"table {key}"), node)
                 parts = tuple(p.name for p in node.parts)
                 plan: L.LogicalPlan = L.UnresolvedRelation(parts, self.origin_of(node))
+                plan = self.sample(node.args.get("sample"), plan)
             case exp.Subquery():
                 if self._is_query(node.this):
                     plan = self.query(node.this)
                     plan = self.query_modifiers(node, plan)
+                    plan = self.sample(node.args.get("sample"), plan)
                     if alias is None:
                         plan = L.SubqueryAlias((AUTO_SUBQUERY_NAME,), plan)
                 else:
                     # parenthesised join relation: `(a JOIN b)`
                     plan = self.relation(node.this)
             case exp.Values():
-                return self.values(node)
+                plan = self.values(node)
+                if with_pivots:
+                    plan = self.pivots(node, plan)
+                for j in node.args.get("joins") or []:
+                    plan = self.join(plan, j)
+                return plan
             case _:
                 raise self.unsupported(f"FROM item {type(node).__name__}", node)
         plan = self.aliased(plan, alias)
+        if with_pivots:
+            plan = self.pivots(node, plan)
         for j in node.args.get("joins") or []:
             plan = self.join(plan, j)
         return plan
+
+    def sample(self, sample: exp.TableSample | None, plan: L.LogicalPlan) -> L.LogicalPlan:
+        """``TABLESAMPLE (n ROWS)`` is Spark's ``Limit(n)`` over the relation (AstBuilder's
+        ``withSample``). PERCENT and BUCKET draw rows with Spark's per-partition random
+        sampler, which Ember cannot reproduce: refused."""
+        if sample is None:
+            return plan
+        size = sample.args.get("size")
+        other = [k for k, v in sample.args.items() if v and k != "size"]
+        end = size.meta.get("end") if size is not None and size.meta else None
+        if size is not None and not other and end is not None and re.match(
+                r"\s*ROWS\s*\)", self.source[end + 1:], re.IGNORECASE):
+            self.mark_read(sample)
+            return L.Limit(self.expr(size), plan)
+        raise self.unsupported("TABLESAMPLE (PERCENT / BUCKET)", sample)
 
     def aliased(self, plan: L.LogicalPlan, alias: exp.TableAlias | None) -> L.LogicalPlan:
         """``plan AS name(c1, c2)`` -> SubqueryAlias(name, UnresolvedSubqueryColumnAliases)."""
@@ -436,6 +691,7 @@ class AstBuilder:
                 case exp.Var() | exp.Column() | exp.Identifier():
                     name, params = h.name, ()
                 case exp.Func():
+                    self.mark_read(h)
                     name = h.sql_name()
                     params = tuple(self.hint_param(p) for p in h.args.values()
                                    if isinstance(p, exp.Expr))
@@ -463,7 +719,8 @@ class AstBuilder:
             return fn(self, node)
         if isinstance(node, exp.Func):
             return self.known_function(node)
-        raise self.unsupported(f"expression {type(node).__name__}", node)
+        what = _UNSUPPORTED_EXPRESSIONS.get(type(node), f"expression {type(node).__name__}")
+        raise self.unsupported(what, node)
 
     # -- leaves ---------------------------------------------------------------------------------
     def _column(self, node: exp.Column) -> Expression:
@@ -590,6 +847,7 @@ class AstBuilder:
         P = _mods()[0]
         escape = "\\"
         if node.args.get("escape") is not None:
+            self.mark_read(node.args["escape"])
             escape = node.args["escape"].name
         result = P.Like(self.expr(node.this), self.expr(node.expression), escape)
         return P.Not(result) if node.args.get("negate") else result
@@ -597,6 +855,7 @@ class AstBuilder:
     def _escape(self, node: exp.Escape) -> Expression:
         P = _mods()[0]
         like = node.this
+        self.mark_read(node.expression)  # the escape character (a string literal)
         if isinstance(like, exp.ILike):
             result = UnresolvedFunction("ilike", (self.expr(like.this), self.expr(like.expression),
                                                   Literal(node.expression.name, T.STRING)))
@@ -639,6 +898,7 @@ class AstBuilder:
         ):
             m = _TYPED_LITERAL_KEYWORD.search(self.source[: child.meta["start"]])
             if m is not None:
+                self.mark_read(to)  # the keyword before the string is the type
                 return self.typed(typed_literal, m.group(1), child)
         target = convert_data_type(to)
         ansi = not isinstance(node, exp.TryCast)
@@ -730,6 +990,7 @@ class AstBuilder:
             negate, value = not negate, value.this
         if not isinstance(value, exp.Literal):
             raise self.unsupported("interval with a non-literal value", node)
+        self.mark_read(value)  # ``INTERVAL '1' DAY`` and ``INTERVAL 1 DAY`` are the same
         text = value.name
         if negate:
             text = text[1:] if text.startswith("-") else "-" + text.lstrip("+")
@@ -747,6 +1008,8 @@ class AstBuilder:
         if isinstance(tail, exp.Interval) and tail.args.get("unit") is None \
                 and isinstance(tail.this, exp.Literal):
             # ``INTERVAL '1' HOUR + 1``: sqlglot took the number for another unit/value pair
+            self.mark_read(tail)
+            self.mark_read(tail.this)
             return _mods()[1].Add(self.expr(node.this), number_literal(tail.this.name))
         pairs: list[tuple[str, str]] = []
         part: exp.Expr | None = node
@@ -757,6 +1020,7 @@ class AstBuilder:
             if not isinstance(item, exp.Interval) or not isinstance(value, exp.Literal) \
                     or unit is None or isinstance(unit, exp.IntervalSpan):
                 raise self.unsupported("multi-unit interval of this shape", node)
+            self.mark_read(value)
             pairs.append((value.name, unit.name))
         source = "INTERVAL " + " ".join(f"{v} {u}" for v, u in pairs)
         with self._interval_origin(node):
@@ -782,6 +1046,7 @@ class AstBuilder:
         """Function nodes sqlglot builds even with an empty FUNCTIONS table (no-paren functions
         and special forms).  Only argument-free or simple forms are mapped back to their Spark
         names; anything else is reported as unsupported rather than guessed."""
+        self.mark_read(node)  # the forms below look at every arg
         simple = {
             exp.CurrentDate: "current_date",
             exp.CurrentTimestamp: "current_timestamp",

@@ -101,6 +101,37 @@ class EmberSpark(Spark):
                 result.meta["multi_unit_interval"] = True
             return result
 
+        def _parse_pivot_aggregation(self) -> exp.Expression | None:
+            # Spark's pivotClause takes a namedExpressionSeq (``sum(a) + 1``, even a bare column,
+            # which the analyzer refuses by name); sqlglot would accept only a function call. The
+            # item ends at the next top-level ``,`` or ``FOR`` (``a FOR y IN (1)`` would otherwise
+            # parse as an array comprehension): parse with the token stream cut there.
+            depth, end = 0, None
+            for i in range(self._index, self._tokens_size):
+                tt = self._tokens[i].token_type
+                if tt == TokenType.L_PAREN:
+                    depth += 1
+                elif tt == TokenType.R_PAREN:
+                    if depth == 0:
+                        break
+                    depth -= 1
+                elif depth == 0 and tt in (TokenType.FOR, TokenType.COMMA):
+                    end = i
+                    break
+            if end is None or end == self._index:
+                return super()._parse_pivot_aggregation()
+            size = self._tokens_size
+            self._tokens_size = end
+            self._advance(0)
+            try:
+                item = self._parse_expression()
+                if self._index != end:
+                    self.raise_error("Expecting FOR")
+            finally:
+                self._tokens_size = size
+                self._advance(0)
+            return item
+
         def _parse_join(self, *args: t.Any, **kwargs: t.Any) -> exp.Join | None:
             comma = self._curr is not None and self._curr.token_type == TokenType.COMMA
             join = super()._parse_join(*args, **kwargs)

@@ -122,7 +122,7 @@ def parse_query(text: str, *, legacy_setops_precedence: bool = False) -> Logical
     builder = AstBuilder(text)
     if not AstBuilder._is_query(tree) and not isinstance(tree, exp.Subquery):
         raise _syntax_error(text, *_first_token_pos(text), text.split()[0])
-    return _with_origin(text, lambda: builder.query(tree))
+    return _with_origin(text, lambda: builder.build(tree, builder.query))
 
 
 def _with_origin(text: str, fn):  # type: ignore[no-untyped-def]
@@ -178,7 +178,7 @@ def parse_expression(text: str) -> Expression:
         raise _syntax_error(text, 1, 0, text.split()[0] if text.split() else None)
     # Positions: the expression text starts 7 characters into line 1 of `wrapped`.
     builder = AstBuilder(wrapped, prefix_len=len("SELECT "))
-    return _with_origin(text, lambda: builder.expr(tree.expressions[0]))
+    return _with_origin(text, lambda: builder.build(tree.expressions[0], builder.expr))
 
 
 def parse_data_type(text: str) -> T.DataType:

@@ -626,6 +626,25 @@ class Sort(UnaryNode):
 
 
 @node
+class RepartitionByExpression(UnaryNode):
+    """``DISTRIBUTE BY e`` (and the repartition of ``CLUSTER BY``): rows hash-partitioned on
+    ``partition_expressions`` into ``num_partitions`` partitions (None:
+    ``spark.sql.shuffle.partitions``), Spark's ``RepartitionByExpression``. The rows are
+    unchanged; a ``SORT BY`` above it sorts within those partitions."""
+
+    partition_expressions: tuple[Expression, ...]
+    child: LogicalPlan
+    num_partitions: int | None = None
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return self.child.output
+
+    def simple_string(self) -> str:
+        n = self.num_partitions if self.num_partitions is not None else "None"
+        return f"RepartitionByExpression {_attrs_str(self.partition_expressions)}, {n}"
+
+
+@node
 class Limit(UnaryNode):
     """``LIMIT n`` (Spark shows GlobalLimit over LocalLimit; Ember keeps one node)."""
 
@@ -775,6 +794,63 @@ class UnresolvedSubqueryColumnAliases(UnaryNode):
 
     def simple_string(self) -> str:
         return f"UnresolvedSubqueryColumnAliases [{', '.join(self.output_column_names)}]"
+
+
+@node
+class Pivot(UnaryNode):
+    """``PIVOT (aggregates FOR pivot_columns IN (values))`` / ``groupBy(...).pivot(...)`` before
+    ResolvePivot rewrites it into aggregates (Spark's ``Pivot``).
+
+    ``group_by`` is None for SQL (the grouping columns are every child column the pivot columns
+    and the aggregates do not read) and the DataFrame's grouping columns otherwise. Several pivot
+    columns (``FOR (a, b) IN ((1, 'x'), ...)``) are Spark's struct of them: each value is then a
+    tuple with one expression per pivot column. A value or an aggregate may be an ``Alias``
+    (``IN (2023 AS y23)``, ``sum(x) AS s``), which names its output columns."""
+
+    group_by: tuple[Expression, ...] | None
+    pivot_columns: tuple[Expression, ...]
+    pivot_values: tuple[tuple[Expression, ...], ...]
+    value_aliases: tuple[str | None, ...]
+    aggregates: tuple[Expression, ...]
+    child: LogicalPlan
+
+    @property
+    def resolved(self) -> bool:
+        return False
+
+    def simple_string(self) -> str:
+        values = ", ".join("(" + ", ".join(e.simple_string() for e in v) + ")"
+                           for v in self.pivot_values)
+        return (f"Pivot {_attrs_str(self.pivot_columns)}, [{values}], "
+                f"{_attrs_str(self.aggregates)}")
+
+
+@node
+class Unpivot(UnaryNode):
+    """``UNPIVOT (v FOR name IN (c1, c2 AS x))`` / ``DataFrame.unpivot`` before ResolveUnpivot
+    turns it into an ``Expand`` (Spark's ``Unpivot``): per input row, one row per value column set
+    with the id columns, the set's name in ``variable_column_name`` and its values in
+    ``value_column_names``. ``ids`` None: every column that is not a value; ``values`` None:
+    every column that is not an id (each value set then has one column). ``aliases`` name the
+    value sets (None: the set's column names joined with ``_``)."""
+
+    ids: tuple[Expression, ...] | None
+    values: tuple[tuple[Expression, ...], ...] | None
+    aliases: tuple[str | None, ...] | None
+    variable_column_name: str
+    value_column_names: tuple[str, ...]
+    child: LogicalPlan
+
+    @property
+    def resolved(self) -> bool:
+        return False
+
+    def simple_string(self) -> str:
+        ids = _attrs_str(self.ids) if self.ids is not None else "None"
+        values = ("[" + ", ".join(_attrs_str(v) for v in self.values) + "]"
+                  if self.values is not None else "None")
+        return (f"Unpivot {ids}, {values}, {self.variable_column_name}, "
+                f"[{', '.join(self.value_column_names)}]")
 
 
 # ---------------------------------------------------------------------------------------------

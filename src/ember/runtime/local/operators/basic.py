@@ -280,9 +280,18 @@ def run_expand(node: ExpandExec, rt) -> list[PartitionFn]:
     def part(fn: PartitionFn) -> PartitionFn:
         def run() -> Iterator[pa.RecordBatch]:
             bound = [[prepare(e, child.output) for e in p] for p in node.projections]
+            k = len(bound)
             for b in fn():
-                for p in bound:
-                    yield _eval_list(p, b, schema)
+                if k == 1 or b.num_rows <= 1:
+                    for p in bound:
+                        yield _eval_list(p, b, schema)
+                    continue
+                # Spark's ExpandExec emits every projection of a row before the next row
+                # (UNPIVOT's rows come out row by row): one take interleaves the projections.
+                out = pa.Table.from_batches([_eval_list(p, b, schema) for p in bound], schema)
+                n = b.num_rows
+                order = np.arange(n * k, dtype=np.int64).reshape(k, n).T.ravel()
+                yield out.take(pa.array(order)).combine_chunks().to_batches()[0]
 
         return run
 
