@@ -109,6 +109,10 @@ ALLOW_PARAMETERLESS_COUNT = _entry("spark.sql.legacy.allowParameterlessCount", F
                                    "Legacy: count() means count(*)")
 ALLOW_STAR_IN_COUNT = _entry("spark.sql.legacy.allowStarWithSingleTableIdentifierInCount", False,
                              _bool, "Legacy: allow count(t.*).")
+DECIMAL_ALLOW_PRECISION_LOSS = _entry(
+    "spark.sql.decimalOperations.allowPrecisionLoss", True, _bool,
+    "Decimal + - * / % whose exact type needs more than 38 digits give up fraction digits (at "
+    "least 6 kept); false caps precision and scale at 38 instead (Spark's DecimalPrecision).")
 SETOPS_PRECEDENCE_LEGACY = _entry("spark.sql.legacy.setopsPrecedence.enabled", False, _bool,
                                   "Legacy: all set operators have equal precedence.")
 BATCH_SIZE = _entry("ember.execution.batchSize", 65536, int,
