@@ -32,8 +32,8 @@ Decimal result types (DecimalPrecision; ``spark.sql.decimalOperations.allowPreci
     ``s = s1+s2``; ``/``: ``s = max(6, s1+p2+1)``, ``p = p1-s1+s2+s``; all then adjusted by
     :func:`adjust_precision_scale` (above 38 digits keep the integral digits and at least
     ``min(s, 6)`` fraction digits); with allowPrecisionLoss=false they are only capped at 38
-    (:func:`decimal_divide_type` has its own rule).  ``%``: ``p = min(p1-s1,p2-s2)+max(s1,s2)``, ``s =
-    max(s1,s2)`` bounded.  Integer literals next to a decimal are NOT shrunk under ANSI
+    (:func:`decimal_divide_type` has its own rule).  ``%``: ``p = min(p1-s1,p2-s2)+max(s1,s2)``,
+    ``s = max(s1,s2)`` bounded.  Integer literals next to a decimal are NOT shrunk under ANSI
     (``m + 1`` widens ``1`` to decimal(10,0)).
 
 Implicit casts (:func:`implicit_cast`, ANSI): numeric widening only (no narrowing, no double ->

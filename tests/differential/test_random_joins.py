@@ -45,7 +45,7 @@ VARIANTS: dict[str, dict[str, str]] = {
     # planned sort-merge joins the runtime runs as shuffled hash joins (adaptive.py)
     "sort-merge, run as hash": {"spark.sql.autoBroadcastJoinThreshold": "-1"},
     "shuffled hash": {"spark.sql.autoBroadcastJoinThreshold": "-1",
-                      "spark.sql.join.forceApplyShuffledHashJoin": "true"},
+                      "ember.join.forceApplyShuffledHashJoin": "true"},
     "broadcast, batch 2": {"spark.sql.autoBroadcastJoinThreshold": str(2**62),
                            "ember.execution.batchSize": "2"},
 }

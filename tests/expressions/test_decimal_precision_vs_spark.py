@@ -102,8 +102,8 @@ def test_decimal_arithmetic_sweep_matches_spark(spark, runtime, allow_loss):
             sql = "SELECT " + ", ".join(f"{e} AS c{i}" for i, e in enumerate(chunk)) + " FROM dec_t"
             want = _spark_outcome(spark, sql)
             singles = [(sql, want)] if want[2] is None else [
-                (f"SELECT {e} AS c0 FROM dec_t", _spark_outcome(spark, f"SELECT {e} AS c0 FROM dec_t"))
-                for e in chunk]
+                (q, _spark_outcome(spark, q)) for q in (f"SELECT {e} AS c0 FROM dec_t"
+                                                        for e in chunk)]
             for q, expected in singles:
                 got = _ember_outcome(session, q)
                 if expected[2] is not None:
