@@ -133,3 +133,31 @@ def test_issue_repro_divide_without_precision_loss(spark, runtime):
     assert _ember_outcome(session, sql) == want
     # the default still loses precision, as Spark does
     assert _ember_outcome(new_session(runtime=runtime), sql) == _spark_outcome(spark, sql)
+
+
+GROUPED = [
+    "SELECT m * 2 AS x, count(*) AS n FROM dg GROUP BY m * 2 ORDER BY m * 2",
+    "SELECT count(*) AS n FROM dg GROUP BY m * 2 HAVING m * 2 > 3",
+    "SELECT m / 3 AS q, sum(k) AS s FROM dg GROUP BY m / 3 HAVING sum(k) > 1 ORDER BY m / 3 DESC",
+    "SELECT max(m * m) AS x FROM dg GROUP BY k % 2 HAVING max(m / 7) > 0",
+    "SELECT k % 2 AS g, max(m * m) AS x FROM dg GROUP BY k % 2 ORDER BY max(m * m)",
+    "SELECT m * 2 AS x FROM dg ORDER BY m * 2 DESC, k",
+]
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+@pytest.mark.parametrize("allow_loss", ["true", "false"])
+def test_grouped_decimal_expressions_match_spark(spark, runtime, allow_loss):
+    """HAVING / ORDER BY repeat a decimal GROUP BY expression: it must match the (coerced)
+    grouping expression, whatever allowPrecisionLoss; results as Spark's."""
+    view = ("CREATE OR REPLACE TEMP VIEW dg AS SELECT * FROM VALUES (1.50, 2), (2.25, 3), "
+            "(1.50, 4) AS t(m, k)")
+    session = new_session({KEY: allow_loss}, runtime=runtime)
+    session.sql(view)
+    spark.sql(view)
+    spark.conf.set(KEY, allow_loss)
+    try:
+        for sql in GROUPED:
+            assert _ember_outcome(session, sql) == _spark_outcome(spark, sql), sql
+    finally:
+        spark.conf.unset(KEY)

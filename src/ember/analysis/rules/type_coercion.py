@@ -71,6 +71,10 @@ def _coerce_expr(e: Expression, ctx) -> Expression:
     return new
 
 
+#: The expression rewrite of TypeCoercion, for rules that must match coerced expressions.
+coerce_types = _coerce_expr
+
+
 def _coerce_in_subquery(x, ctx):
     from ember.coercion import find_wider_type
 
