@@ -53,7 +53,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_CONFS = {
     "spark.sql.autoBroadcastJoinThreshold": "10485760",
     "spark.sql.join.preferSortMergeJoin": "true",
-    "spark.sql.join.forceApplyShuffledHashJoin": "false",
+    "ember.join.forceApplyShuffledHashJoin": "false",
 }
 NO_BROADCAST = {"spark.sql.autoBroadcastJoinThreshold": "-1"}
 BIG_BROADCAST = {"spark.sql.autoBroadcastJoinThreshold": str(1 << 30)}

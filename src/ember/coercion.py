@@ -27,12 +27,13 @@ Binary operators (:func:`coerce_binary_operands`)
     sides to ``bigint`` (a double side is left alone and fails the type check, as in Spark).
     ``NULL + NULL`` is ``double``.  ``-'1'`` and ``abs('1')`` cast the string to ``double``.
 
-Decimal result types (DecimalPrecision with allowPrecisionLoss=true)
+Decimal result types (DecimalPrecision; ``spark.sql.decimalOperations.allowPrecisionLoss``)
     ``+``/``-``: ``s = max(s1,s2)``, ``p = max(p1-s1,p2-s2)+s+1``; ``*``: ``p = p1+p2+1``,
     ``s = s1+s2``; ``/``: ``s = max(6, s1+p2+1)``, ``p = p1-s1+s2+s``; all then adjusted by
     :func:`adjust_precision_scale` (above 38 digits keep the integral digits and at least
-    ``min(s, 6)`` fraction digits).  ``%``: ``p = min(p1-s1,p2-s2)+max(s1,s2)``, ``s =
-    max(s1,s2)`` bounded.  Integer literals next to a decimal are NOT shrunk under ANSI
+    ``min(s, 6)`` fraction digits); with allowPrecisionLoss=false they are only capped at 38
+    (:func:`decimal_divide_type` has its own rule).  ``%``: ``p = min(p1-s1,p2-s2)+max(s1,s2)``,
+    ``s = max(s1,s2)`` bounded.  Integer literals next to a decimal are NOT shrunk under ANSI
     (``m + 1`` widens ``1`` to decimal(10,0)).
 
 Implicit casts (:func:`implicit_cast`, ANSI): numeric widening only (no narrowing, no double ->
@@ -106,26 +107,51 @@ def adjust_precision_scale(p: int, s: int) -> T.DecimalType:
     return T.DecimalType(38, adjusted)
 
 
-def decimal_add_type(d1: T.DecimalType, d2: T.DecimalType) -> T.DecimalType:
+def _result_type(p: int, s: int, allow_precision_loss: bool) -> T.DecimalType:
+    """DecimalPrecision's last step: ``adjustPrecisionScale`` (trade fraction digits for integral
+    ones above 38 digits) with ``spark.sql.decimalOperations.allowPrecisionLoss`` (the
+    default), ``DecimalType.bounded`` (cap both at 38: results that do not fit overflow)
+    without it."""
+    return adjust_precision_scale(p, s) if allow_precision_loss else _bounded(p, s)
+
+
+def decimal_add_type(d1: T.DecimalType, d2: T.DecimalType,
+                     allow_precision_loss: bool = True) -> T.DecimalType:
     s = max(d1.scale, d2.scale)
     p = max(d1.precision - d1.scale, d2.precision - d2.scale) + s + 1
-    return adjust_precision_scale(p, s)
+    return _result_type(p, s, allow_precision_loss)
 
 
-def decimal_multiply_type(d1: T.DecimalType, d2: T.DecimalType) -> T.DecimalType:
-    return adjust_precision_scale(d1.precision + d2.precision + 1, d1.scale + d2.scale)
+def decimal_multiply_type(d1: T.DecimalType, d2: T.DecimalType,
+                          allow_precision_loss: bool = True) -> T.DecimalType:
+    return _result_type(d1.precision + d2.precision + 1, d1.scale + d2.scale,
+                        allow_precision_loss)
 
 
-def decimal_divide_type(d1: T.DecimalType, d2: T.DecimalType) -> T.DecimalType:
-    s = max(6, d1.scale + d2.precision + 1)
-    p = d1.precision - d1.scale + d2.scale + s
-    return adjust_precision_scale(p, s)
+def decimal_divide_type(d1: T.DecimalType, d2: T.DecimalType,
+                        allow_precision_loss: bool = True) -> T.DecimalType:
+    """Spark's ``Divide.resultDecimalType``.  Without precision loss the integral and fraction
+    digits are each capped at 38 and, past 38 in all, the fraction gives up half the excess
+    plus one digit."""
+    if allow_precision_loss:
+        s = max(6, d1.scale + d2.precision + 1)
+        p = d1.precision - d1.scale + d2.scale + s
+        return adjust_precision_scale(p, s)
+    int_dig = min(38, d1.precision - d1.scale + d2.scale)
+    dec_dig = min(38, max(6, d1.scale + d2.precision + 1))
+    diff = int_dig + dec_dig - 38
+    if diff > 0:
+        dec_dig -= diff // 2 + 1
+        int_dig = 38 - dec_dig
+    return _bounded(int_dig + dec_dig, dec_dig)
 
 
-def decimal_remainder_type(d1: T.DecimalType, d2: T.DecimalType) -> T.DecimalType:
+def decimal_remainder_type(d1: T.DecimalType, d2: T.DecimalType,
+                           allow_precision_loss: bool = True) -> T.DecimalType:
+    # Never above 38 digits, so adjustPrecisionScale and bounded agree.
     s = max(d1.scale, d2.scale)
     p = min(d1.precision - d1.scale, d2.precision - d2.scale) + s
-    return _bounded(p, s)
+    return _result_type(p, s, allow_precision_loss)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -138,13 +138,15 @@ def _col_or_name(value: Any) -> Expression:
 
 
 def _cast_type(data_type: Any) -> T.DataType:
+    data_type = T.as_ember_type(data_type)  # a PySpark type too
     if isinstance(data_type, T.DataType):
         return data_type
     if isinstance(data_type, str):
         from ember.sql import parse_data_type
 
         return parse_data_type(data_type)
-    raise TypeError(f"Cannot cast to {data_type!r}: expected a type string or an ember type")
+    raise TypeError(f"Cannot cast to {data_type!r}: expected a type string, an ember type or a "
+                    "PySpark type")
 
 
 # ---------------------------------------------------------------------------------------------

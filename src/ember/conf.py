@@ -3,10 +3,25 @@
 ``SQLConf`` stores every key as set by the user (``SET k=v``, ``session.conf.set``) and answers
 typed reads for the keys Ember knows.  Unknown keys are kept as strings, as Spark does, so that
 configuration meant for Spark passes through unchanged.
+
+Setting a key (:meth:`SQLConf.set`):
+
+- a key Ember implements (registered here, or in :data:`IMPLEMENTED_ELSEWHERE`): validated and
+  stored;
+- a key of Spark's SQL configuration (:mod:`ember.spark_sql_conf_keys`, generated from PySpark)
+  that Ember does not implement: stored, with a warning (``UnimplementedConfWarning`` and the
+  ``ember.conf`` logger) the first time each key is set -- unless it is a legacy switch (its name
+  says ``legacy``): set to Spark's default (``false`` when Spark leaves it undefined) it is
+  accepted silently (Ember behaves so); set otherwise it would change results in a way Ember does
+  not reproduce, and is refused with ``EMBER_UNSUPPORTED_LEGACY_CONF`` (an Ember error class;
+  Spark has none for a key it accepts) naming the key;
+- any other key: stored silently, as Spark does.
 """
 
 from __future__ import annotations
 
+import logging
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -99,8 +114,10 @@ AUTO_BROADCAST_THRESHOLD = _entry("spark.sql.autoBroadcastJoinThreshold", 10 * 1
                                   "Max estimated size of a relation to broadcast; -1 disables.")
 PREFER_SORT_MERGE_JOIN = _entry("spark.sql.join.preferSortMergeJoin", True, _bool,
                                 "Prefer sort-merge over shuffled hash join.")
-FORCE_SHUFFLED_HASH_JOIN = _entry("spark.sql.join.forceApplyShuffledHashJoin", False, _bool,
-                                  "Testing: always use shuffled hash join when possible.")
+FORCE_SHUFFLED_HASH_JOIN = _entry("ember.join.forceApplyShuffledHashJoin", False, _bool,
+                                  "Testing: always use shuffled hash join when possible (was "
+                                  "spark.sql.join.forceApplyShuffledHashJoin, which Spark 4.3 "
+                                  "does not have).")
 SHUFFLE_PARTITIONS = _entry("spark.sql.shuffle.partitions", 200, int, "Partitions after a shuffle.")
 CROSS_JOINS_ENABLED = _entry("spark.sql.crossJoin.enabled", True, _bool, "Allow implicit cross joins.")
 OPTIMIZE_NULL_AWARE_ANTI_JOIN = _entry("spark.sql.optimizeNullAwareAntiJoin", True, _bool,
@@ -109,6 +126,10 @@ ALLOW_PARAMETERLESS_COUNT = _entry("spark.sql.legacy.allowParameterlessCount", F
                                    "Legacy: count() means count(*)")
 ALLOW_STAR_IN_COUNT = _entry("spark.sql.legacy.allowStarWithSingleTableIdentifierInCount", False,
                              _bool, "Legacy: allow count(t.*).")
+DECIMAL_ALLOW_PRECISION_LOSS = _entry(
+    "spark.sql.decimalOperations.allowPrecisionLoss", True, _bool,
+    "Decimal + - * / % whose exact type needs more than 38 digits give up fraction digits (at "
+    "least 6 kept); false caps precision and scale at 38 instead (Spark's DecimalPrecision).")
 SETOPS_PRECEDENCE_LEGACY = _entry("spark.sql.legacy.setopsPrecedence.enabled", False, _bool,
                                   "Legacy: all set operators have equal precedence.")
 BATCH_SIZE = _entry("ember.execution.batchSize", 65536, int,
@@ -250,6 +271,78 @@ STREAM_SPARK_MAX_STATIC_SIDE = _entry(
     "it is read once when the query starts and broadcast to every task, a larger one is "
     "refused.")
 
+#: Spark SQL keys Ember reads by name outside this module (streaming, statistics, the Spark
+#: runtime's Arrow transfer, ...), implemented there.
+IMPLEMENTED_ELSEWHERE: frozenset[str] = frozenset({
+    "spark.sql.cbo.joinReorder.card.weight", "spark.sql.cbo.joinReorder.dp.star.filter",
+    "spark.sql.cbo.joinReorder.dp.threshold", "spark.sql.cbo.joinReorder.enabled",
+    "spark.sql.cbo.starJoinFTRatio", "spark.sql.cbo.starSchemaDetection",
+    "spark.sql.statistics.ndv.maxError", "spark.sql.optimizer.collapseProjectAlwaysInline",
+    "spark.sql.optimizer.propagateDistinctKeys.enabled", "spark.sql.sources.default",
+    "spark.sql.warehouse.dir",
+    # the Spark runtime hands them to Spark's session, which reads them
+    "spark.sql.execution.arrow.maxRecordsPerBatch", "spark.sql.execution.arrow.useLargeVarTypes",
+    "spark.sql.streaming.aggregation.stateFormatVersion",
+    "spark.sql.streaming.checkpointLocation",
+    "spark.sql.streaming.fileSink.log.compactInterval",
+    "spark.sql.streaming.fileSource.log.compactInterval",
+    "spark.sql.streaming.flatMapGroupsWithState.stateFormatVersion",
+    "spark.sql.streaming.join.stateFormatVersion", "spark.sql.streaming.minBatchesToRetain",
+    "spark.sql.streaming.multipleWatermarkPolicy", "spark.sql.streaming.noDataMicroBatches.enabled",
+    "spark.sql.streaming.numRecentProgressUpdates", "spark.sql.streaming.pollingDelay",
+    "spark.sql.streaming.schemaInference", "spark.sql.streaming.stateStore.compression.codec",
+    "spark.sql.streaming.stateStore.minDeltasForSnapshot",
+    "spark.sql.streaming.stateStore.providerClass",
+    "spark.sql.streaming.stateStore.skipNullsForStreamStreamJoins.enabled",
+    "spark.sql.streaming.statefulOperator.allowMultiple",
+    "spark.sql.streaming.statefulOperator.checkCorrectness.enabled",
+    "spark.sql.streaming.statefulOperator.useStrictDistribution",
+})
+
+
+class UnimplementedConfWarning(UserWarning):
+    """A Spark SQL configuration key Ember accepts but whose behaviour it does not implement."""
+
+
+_warned: set[str] = set()
+_log = logging.getLogger("ember.conf")
+
+
+def _is_default(value: Any, default: str) -> bool:
+    v = str(value).strip().lower() if not isinstance(value, bool) else str(value).lower()
+    if default.startswith("<"):  # <undefined> / <value of ...>: unset means off
+        return v == "false"
+    return v == default.strip().lower()
+
+
+def _check_unimplemented(key: str, value: Any) -> None:
+    """Warn about (once per key) or refuse a Spark SQL key Ember does not implement."""
+    from ember.spark_sql_conf_keys import SPARK_SQL_CONF_KEYS, SPARK_VERSION
+
+    spec = SPARK_SQL_CONF_KEYS.get(key)
+    if spec is None or key in IMPLEMENTED_ELSEWHERE:
+        return
+    if "legacy" in key.lower():
+        if _is_default(value, spec[0]):
+            return  # Ember behaves as Spark's default
+        from ember.errors import UnsupportedError
+
+        default = "false" if spec[0].startswith("<") else spec[0]
+
+        raise UnsupportedError(
+            f"The Spark configuration \"{key}\" = \"{value}\" restores a legacy behaviour "
+            f"that Ember does not implement (Ember always behaves as with Spark's default, "
+            f"{default}); refusing it rather than returning different results. Unset it or "
+            "set it to its default.",
+            error_class="EMBER_UNSUPPORTED_LEGACY_CONF",
+            parameters={"confName": key, "confValue": str(value), "default": default})
+    if key not in _warned:
+        _warned.add(key)
+        msg = (f"Spark {SPARK_VERSION} configuration \"{key}\" is accepted but not implemented "
+               "by Ember: it has no effect on Ember's plans or results.")
+        _log.warning(msg)
+        warnings.warn(msg, UnimplementedConfWarning, stacklevel=4)
+
 
 class SQLConf:
     """Mutable key/value configuration of one session."""
@@ -264,6 +357,8 @@ class SQLConf:
         entry = _ENTRIES.get(key)
         if entry is not None:
             entry.parse(value)  # validate now, not at first use
+        elif key.startswith("spark.sql."):
+            _check_unimplemented(key, value)
         self._values[key] = str(value).lower() if isinstance(value, bool) else str(value)
 
     def unset(self, key: str) -> None:

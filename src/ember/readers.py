@@ -300,12 +300,10 @@ def file_relation(fmt: str, paths: Sequence[str] | str,
 
 def _schema_of(schema: Any) -> T.StructType:
     """A user schema: a DDL string (``"a int, b string"``) or a ``StructType`` (Ember's or
-    PySpark's, converted through its DDL)."""
+    PySpark's, converted by :func:`ember.types.from_pyspark`)."""
+    schema = T.as_ember_type(schema)
     if isinstance(schema, T.StructType):
         return schema
-    if not isinstance(schema, str) and hasattr(schema, "fields") \
-            and hasattr(schema, "simpleString"):
-        schema = ", ".join(f"`{f.name}` {f.dataType.simpleString()}" for f in schema.fields)
     if isinstance(schema, str):
         from ember.session import parse_ddl_schema
 

@@ -374,7 +374,8 @@ class Session:
         ``data``: a pyarrow Table/RecordBatch, a pandas DataFrame, or a list of tuples, dicts or
         Rows. ``schema``: None (inferred: int -> bigint, float -> double, str -> string, bool,
         Decimal -> decimal(38,18), date, datetime -> timestamp), a list of column names, a DDL
-        string (``"a int, b string"``) or an ember ``StructType``.
+        string (``"a int, b string"``), an ember ``StructType`` or a PySpark one (its types
+        converted, nested ones too; a type Ember lacks raises ``UNSUPPORTED_DATATYPE``).
 
         >>> Session().createDataFrame([(1, "x")], ["id", "s"]).dtypes
         [('id', 'bigint'), ('s', 'string')]
@@ -735,6 +736,7 @@ def _rows_to_table(data: Sequence[Any], schema: Any) -> pa.Table:
 
 
 def _to_arrow_table(data: Any, schema: Any, time_zone: str) -> pa.Table:
+    schema = T.as_ember_type(schema)  # a PySpark StructType / DataType, converted
     if isinstance(data, pa.RecordBatch):
         data = pa.Table.from_batches([data])
     if not isinstance(data, pa.Table):

@@ -32,7 +32,7 @@ Type coercion (ANSI wider types, decimal precision rules) lives in :mod:`ember.c
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pyarrow as pa
 
@@ -459,6 +459,54 @@ def from_arrow(t: pa.DataType) -> DataType:
     from ember.errors import UnsupportedError
 
     raise UnsupportedError(f"Arrow type {t} has no Ember SQL type")
+
+
+_PYSPARK_ATOMIC = {
+    "NullType": NULL, "BooleanType": BOOLEAN, "ByteType": BYTE, "ShortType": SHORT,
+    "IntegerType": INT, "LongType": LONG, "FloatType": FLOAT, "DoubleType": DOUBLE,
+    "BinaryType": BINARY, "DateType": DATE, "TimestampType": TIMESTAMP,
+}
+
+
+def is_pyspark_type(t: Any) -> bool:
+    """True for an instance of PySpark's ``pyspark.sql.types.DataType`` (PySpark not imported)."""
+    return any(c.__module__ == "pyspark.sql.types" and c.__name__ == "DataType"
+               for c in type(t).__mro__)
+
+
+def from_pyspark(t: Any) -> DataType:
+    """The Ember type of a PySpark ``pyspark.sql.types`` type, nested types included
+    (``StructType`` keeps names and nullability, ``ArrayType`` its ``containsNull``).  A type
+    Ember does not have (``MapType``, ``TimestampNTZType``, ``VariantType``, ``CharType``, a
+    collated string, a UDT ...) raises ``UNSUPPORTED_DATATYPE`` naming it."""
+    name = type(t).__name__
+    if name in _PYSPARK_ATOMIC:
+        return _PYSPARK_ATOMIC[name]
+    if name == "StringType" and getattr(t, "collation", "UTF8_BINARY") == "UTF8_BINARY":
+        return STRING
+    if name == "DecimalType":
+        return DecimalType(t.precision, t.scale)
+    if name == "StructType":
+        return StructType(tuple(StructField(f.name, from_pyspark(f.dataType), f.nullable)
+                                for f in t.fields))
+    if name == "ArrayType":
+        return ArrayType(from_pyspark(t.elementType), t.containsNull)
+    if name == "YearMonthIntervalType":
+        return YearMonthIntervalType(t.startField, t.endField)
+    if name == "DayTimeIntervalType":
+        return DayTimeIntervalType(t.startField, t.endField)
+    from ember.errors import UnsupportedError
+
+    type_name = t.simpleString() if hasattr(t, "simpleString") else name
+    raise UnsupportedError(
+        f"The PySpark type {type_name} ({name}) has no Ember type: Ember supports the atomic "
+        "types, decimals, intervals, arrays and structs.",
+        error_class="UNSUPPORTED_DATATYPE", parameters={"typeName": f'"{type_name.upper()}"'})
+
+
+def as_ember_type(t: Any) -> Any:
+    """``t`` converted to Ember's type when it is a PySpark type, else ``t`` unchanged."""
+    return from_pyspark(t) if is_pyspark_type(t) else t
 
 
 def arrow_schema(names: list[str] | tuple[str, ...], types: list[DataType] | tuple[DataType, ...],

@@ -61,9 +61,9 @@ VARIANTS: dict[str, dict[str, str]] = {
                  BATCH_SIZE_KEY: "2"},
     # shuffled hash join wherever the join type allows it
     "-shj": {"spark.sql.autoBroadcastJoinThreshold": "-1",
-             "spark.sql.join.forceApplyShuffledHashJoin": "true"},
+             "ember.join.forceApplyShuffledHashJoin": "true"},
     "-shj-bs2": {"spark.sql.autoBroadcastJoinThreshold": "-1",
-                 "spark.sql.join.forceApplyShuffledHashJoin": "true", BATCH_SIZE_KEY: "2"},
+                 "ember.join.forceApplyShuffledHashJoin": "true", BATCH_SIZE_KEY: "2"},
     # everything small enough to broadcast: broadcast hash / broadcast nested loop joins
     "-bhj": {"spark.sql.autoBroadcastJoinThreshold": str(2**62)},
     "-bhj-bs2": {"spark.sql.autoBroadcastJoinThreshold": str(2**62), BATCH_SIZE_KEY: "2"},

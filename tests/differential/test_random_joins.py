@@ -14,12 +14,17 @@ golden-test rule says the query is ordered), or the same error class.
   (``ember.optimizer.enabled=false``: only the rewrites execution requires) and each forced join
   strategy (sort-merge, shuffled hash, broadcast everything, the last at batch size 2) -- and
   every run must give Spark's result.
+* Each scenario also draws Spark configuration switches (:func:`scenario_conf`, from
+  :data:`CONF_SWITCHES`: keys Ember implements that change results, types or plans), set alike on
+  Spark and on every Ember session of the scenario (before the variant's own settings); a
+  failure prints them.
 * Harness self-check: ``EMBER_TEST_BACKEND=spark`` runs the "Ember" side on Spark too.
 """
 
 from __future__ import annotations
 
 import os
+import random
 from typing import Any
 
 import pytest
@@ -45,10 +50,36 @@ VARIANTS: dict[str, dict[str, str]] = {
     # planned sort-merge joins the runtime runs as shuffled hash joins (adaptive.py)
     "sort-merge, run as hash": {"spark.sql.autoBroadcastJoinThreshold": "-1"},
     "shuffled hash": {"spark.sql.autoBroadcastJoinThreshold": "-1",
-                      "spark.sql.join.forceApplyShuffledHashJoin": "true"},
+                      "ember.join.forceApplyShuffledHashJoin": "true"},
     "broadcast, batch 2": {"spark.sql.autoBroadcastJoinThreshold": str(2**62),
                            "ember.execution.batchSize": "2"},
 }
+
+
+_RULES = "org.apache.spark.sql.catalyst.optimizer."
+#: Switches a scenario may draw (each with probability 1/2, then one of its values).
+CONF_SWITCHES: dict[str, tuple[str, ...]] = {
+    "spark.sql.decimalOperations.allowPrecisionLoss": ("false", "true"),
+    "spark.sql.exchange.reuse": ("false", "true"),
+    "spark.sql.optimizer.excludedRules": tuple(
+        ",".join(_RULES + r for r in rules) for rules in (
+            # not ConstantFolding: Spark then fails to plan LIMIT 1 + 1 ("No plan for LocalLimit")
+            ("ColumnPruning",), ("PushDownPredicates",), ("NullPropagation",),
+            ("CollapseProject",), ("InferFiltersFromConstraints",), ("BooleanSimplification",),
+            ("EliminateOuterJoin", "PropagateEmptyRelation"), ("ReorderJoin",))),
+    "spark.sql.autoBroadcastJoinThreshold": ("-1", "1000", "10485760"),
+    "spark.sql.join.preferSortMergeJoin": ("false", "true"),
+    "spark.sql.shuffle.partitions": ("1", "3", "2"),
+    "spark.sql.constraintPropagation.enabled": ("false", "true"),
+    "spark.sql.optimizeNullAwareAntiJoin": ("false", "true"),
+    "spark.sql.cbo.enabled": ("true", "false"),
+}
+
+
+def scenario_conf(scenario: int) -> dict[str, str]:
+    """The Spark configuration switches of ``scenario`` (reproducible from the seed)."""
+    rng = random.Random(f"{SEED}/conf/{scenario}")
+    return {k: rng.choice(v) for k, v in CONF_SWITCHES.items() if rng.random() < 0.5}
 
 
 def spark_session_for(spark: Any, scenario: int) -> Any:
@@ -57,6 +88,8 @@ def spark_session_for(spark: Any, scenario: int) -> Any:
         # Whole-stage codegen only costs compile time on tiny data (Spark's own golden suite runs
         # with it on and off and requires identical results); off makes the oracle ~35% faster.
         session.conf.set("spark.sql.codegen.wholeStage", "false")
+        for k, v in scenario_conf(scenario).items():
+            session.conf.set(k, v)
         for name, table in make_scenario(SEED, scenario).tables.items():
             session.createDataFrame(table).createOrReplaceTempView(name)
         session.sql(VIEW_SQL)
@@ -72,7 +105,7 @@ SPARK_VARIANTS = ("default", "sort-merge", "shuffled hash", "broadcast, batch 2"
 def ember_session_for(scenario: int, variant: str = "default", runtime: str = "local") -> Any:
     key = (scenario, variant, runtime)
     if key not in _ember_sessions:
-        session = new_session(VARIANTS[variant], runtime)
+        session = new_session({**scenario_conf(scenario), **VARIANTS[variant]}, runtime)
         for name, table in make_scenario(SEED, scenario).tables.items():
             register_table(session, name, for_ember(table))
         session.sql(VIEW_SQL)
@@ -98,7 +131,8 @@ def test_random_query(spark: Any, index: int, runtime: str) -> None:
         if problem is not None:
             pytest.fail(
                 f"EMBER_DIFF_SEED={SEED} query {index} (scenario {scenario}, Ember variant "
-                f"{variant!r}: {VARIANTS[variant]}, {runtime} runtime) differs from Spark\n"
+                f"{variant!r}: {VARIANTS[variant]}, {runtime} runtime; Spark and Ember "
+                f"configuration {scenario_conf(scenario)}) differs from Spark\n"
                 f"SQL:\n  {sql}\n\nTables:\n{make_scenario(SEED, scenario).describe()}\n\n"
                 f"{problem}",
                 pytrace=False,

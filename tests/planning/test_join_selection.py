@@ -119,7 +119,7 @@ def test_shuffled_hash_join_factor():
 @pytest.mark.parametrize("jt", [J.INNER, J.LEFT_OUTER, J.FULL_OUTER, J.LEFT_ANTI])
 def test_force_shuffled_hash_join(jt):
     conf = {"spark.sql.autoBroadcastJoinThreshold": "-1",
-            "spark.sql.join.forceApplyShuffledHashJoin": "true"}
+            "ember.join.forceApplyShuffledHashJoin": "true"}
     p = _plan(jt, BIG, SMALL, conf=conf)
     assert isinstance(p, ShuffledHashJoinExec) and p.build_side is R
 

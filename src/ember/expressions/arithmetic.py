@@ -9,7 +9,12 @@
 - A zero divisor (with a non-NULL dividend) raises ``DIVIDE_BY_ZERO`` for ``/`` and ``div``,
   ``REMAINDER_BY_ZERO`` for ``%``, ``mod`` and ``pmod`` -- for doubles too.
 - Decimal results use DecimalPrecision's types (see :mod:`ember.coercion`), exact arithmetic and
-  HALF_UP rounding; a result that does not fit raises ``NUMERIC_VALUE_OUT_OF_RANGE``.
+  HALF_UP rounding; a result that does not fit raises ``NUMERIC_VALUE_OUT_OF_RANGE``.  The
+  decimal operators carry ``allow_precision_loss`` (Spark's BinaryArithmetic reads
+  ``spark.sql.decimalOperations.allowPrecisionLoss`` when it computes its type); TypeCoercion
+  sets it from the session's configuration, and until then an operator over two decimals is
+  unresolved, so that no parent sees a type the configuration would change.  Operators built
+  after analysis (None) allow precision loss, Spark's default.
 """
 
 from __future__ import annotations
@@ -140,6 +145,15 @@ class BinaryArithmetic(Expression):
     def _expected(self) -> str:
         return '"NUMERIC"'
 
+    @property
+    def resolved(self) -> bool:
+        if not super().resolved:
+            return False
+        # over two decimals, the type waits for allowPrecisionLoss (TypeCoercion sets it)
+        return getattr(self, "allow_precision_loss", False) is not None or not (
+            isinstance(self.left.data_type, T.DecimalType)
+            and isinstance(self.right.data_type, T.DecimalType))
+
     def check_input_types(self) -> str | None:
         lt, rt = self.left.data_type, self.right.data_type
         if lt != rt and not (isinstance(lt, T.DecimalType) and isinstance(rt, T.DecimalType)):
@@ -210,13 +224,14 @@ class Add(BinaryArithmetic):
 
     left: Expression
     right: Expression
+    allow_precision_loss: bool | None = None
     symbol: ClassVar[str] = "+"
     try_fn: ClassVar[str | None] = "try_add"
 
     def _decimal_type(self, l, r):
         from ember.coercion import decimal_add_type
 
-        return decimal_add_type(l, r)
+        return decimal_add_type(l, r, self.allow_precision_loss is not False)
 
     def _eval(self, left, right, t):
         if t.is_integral:
@@ -241,13 +256,14 @@ class Subtract(BinaryArithmetic):
 
     left: Expression
     right: Expression
+    allow_precision_loss: bool | None = None
     symbol: ClassVar[str] = "-"
     try_fn: ClassVar[str | None] = "try_subtract"
 
     def _decimal_type(self, l, r):
         from ember.coercion import decimal_add_type
 
-        return decimal_add_type(l, r)
+        return decimal_add_type(l, r, self.allow_precision_loss is not False)
 
     def _eval(self, left, right, t):
         if t.is_integral:
@@ -272,13 +288,14 @@ class Multiply(BinaryArithmetic):
 
     left: Expression
     right: Expression
+    allow_precision_loss: bool | None = None
     symbol: ClassVar[str] = "*"
     try_fn: ClassVar[str | None] = "try_multiply"
 
     def _decimal_type(self, l, r):
         from ember.coercion import decimal_multiply_type
 
-        return decimal_multiply_type(l, r)
+        return decimal_multiply_type(l, r, self.allow_precision_loss is not False)
 
     def _eval(self, left, right, t):
         if t.is_integral:
@@ -317,6 +334,7 @@ class Divide(BinaryArithmetic):
 
     left: Expression
     right: Expression
+    allow_precision_loss: bool | None = None
     symbol: ClassVar[str] = "/"
     try_fn: ClassVar[str | None] = "try_divide"
 
@@ -329,7 +347,7 @@ class Divide(BinaryArithmetic):
     def _decimal_type(self, l, r):
         from ember.coercion import decimal_divide_type
 
-        return decimal_divide_type(l, r)
+        return decimal_divide_type(l, r, self.allow_precision_loss is not False)
 
     def _eval(self, left, right, t):
         _check_zero(left, right, False)
@@ -412,13 +430,14 @@ class Remainder(BinaryArithmetic):
 
     left: Expression
     right: Expression
+    allow_precision_loss: bool | None = None
     symbol: ClassVar[str] = "%"
     try_fn: ClassVar[str | None] = "try_mod"
 
     def _decimal_type(self, l, r):
         from ember.coercion import decimal_remainder_type
 
-        return decimal_remainder_type(l, r)
+        return decimal_remainder_type(l, r, self.allow_precision_loss is not False)
 
     def _eval(self, left, right, t):
         _check_zero(left, right, True)
@@ -446,13 +465,14 @@ class Pmod(BinaryArithmetic):
 
     left: Expression
     right: Expression
+    allow_precision_loss: bool | None = None
     symbol: ClassVar[str] = "pmod"
     try_fn: ClassVar[str | None] = None
 
     def _decimal_type(self, l, r):
         from ember.coercion import decimal_remainder_type
 
-        return decimal_remainder_type(l, r)
+        return decimal_remainder_type(l, r, self.allow_precision_loss is not False)
 
     def _eval(self, left, right, t):
         _check_zero(left, right, True)

@@ -23,7 +23,7 @@ Decision procedure for an equi-join (hints are per side: ``Join.hint.left`` / ``
 - no hint: broadcast hash (by size: ``0 <= size <= spark.sql.autoBroadcastJoinThreshold``, the
   smaller buildable side, ties to the right) -> shuffled hash (``not preferSortMergeJoin`` and
   ``size < threshold * spark.sql.shuffle.partitions`` and ``size * shuffledHashJoinFactor <=
-  other side``, or ``spark.sql.join.forceApplyShuffledHashJoin``) -> sort-merge (orderable keys)
+  other side``, or ``ember.join.forceApplyShuffledHashJoin``) -> sort-merge (orderable keys)
   -> cartesian product (inner-like) -> broadcast nested loop (smaller side).
 - with hints: BROADCAST (hinted buildable side) > MERGE > SHUFFLE_HASH (hinted buildable side) >
   SHUFFLE_REPLICATE_NL (cartesian, inner-like) > the no-hint procedure.

@@ -76,6 +76,7 @@ class DataStreamReader:
         return self
 
     def schema(self, schema: T.StructType | str) -> "DataStreamReader":
+        schema = T.as_ember_type(schema)  # a PySpark StructType too
         if isinstance(schema, str):
             from ember.session import parse_ddl_schema
 

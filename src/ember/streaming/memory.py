@@ -37,6 +37,7 @@ __all__ = ["MemoryStream", "MemorySink"]
 
 
 def _struct(schema: Any) -> T.StructType:
+    schema = T.as_ember_type(schema)
     if isinstance(schema, T.StructType):
         return schema
     if isinstance(schema, str):

@@ -66,7 +66,7 @@ STRATEGIES = {
     "broadcast": {},
     "sort-merge": {"spark.sql.autoBroadcastJoinThreshold": "-1"},
     "shuffled hash": {"spark.sql.autoBroadcastJoinThreshold": "-1",
-                      "spark.sql.join.forceApplyShuffledHashJoin": "true"},
+                      "ember.join.forceApplyShuffledHashJoin": "true"},
 }
 report = {"master": spark.sparkContext.master, "strategies": {},
           "unix_socket": spark.sparkContext.getConf().get(

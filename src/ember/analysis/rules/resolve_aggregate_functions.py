@@ -15,6 +15,7 @@ unresolved (CheckAnalysis then reports it, as Spark does).  The same for
 from __future__ import annotations
 
 from ember.analysis.resolution import has_unresolved, pretty_sql, semantic_equals, strip_alias
+from ember.analysis.rules.type_coercion import coerce_types
 from ember.analysis.rules._util import contains_aggregate, is_aggregate_expr
 from ember.analysis.rules.resolve_functions import resolve_functions_in
 from ember.analysis.rules.resolve_references import resolve_expression
@@ -42,7 +43,9 @@ def resolve_with_aggregate(
         e = resolve_functions_in(e, ctx)
         if has_unresolved(e):
             return None
-        resolved.append(e)
+        # Spark analyzes them in full before matching them with the grouping expressions, so a
+        # decimal ``m * 2`` is coerced (and takes allowPrecisionLoss) as GROUP BY's was.
+        resolved.append(coerce_types(e, ctx))
 
     extra: list[Expression] = []
     items = agg.aggregate_expressions

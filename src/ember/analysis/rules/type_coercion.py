@@ -8,6 +8,8 @@ Before::  Filter ('a#1:int = 1L)        After::  Filter (cast(a#1 as bigint) = 1
   through a Project per input that keeps the names (``cast(a#1 as bigint) AS a#9``).  When a
   column has no wider type nothing changes and CheckAnalysis raises INCOMPATIBLE_COLUMN_TYPE.
 - ``IN (subquery)``: values and subquery columns are cast to their wider types.
+- Decimal ``+ - * / %`` and ``pmod`` take ``spark.sql.decimalOperations.allowPrecisionLoss``
+  (their ``allow_precision_loss``), which decides their result type.
 Casts inserted here are remembered (``ctx.implicit_casts``) so generated names and messages omit
 them, as Spark's ``toPrettySQL`` does.
 
@@ -24,6 +26,8 @@ from ember.plans.logical.nodes import Except, Intersect, LogicalPlan, Project, U
 from ember.trees import rewrite_bit, transform_up_memo
 
 _COERCE_BIT = rewrite_bit("TypeCoercion.expression")
+# The rewrite also depends on allowPrecisionLoss: one memo bit per value keeps each pure.
+_COERCE_NO_LOSS_BIT = rewrite_bit("TypeCoercion.expression.noPrecisionLoss")
 
 
 def _cast(e: Expression, t: T.DataType, ctx) -> Expression:
@@ -48,16 +52,27 @@ def _mark_new_casts(old: Expression, new: Expression, ctx) -> None:
 
 def _coerce_expr(e: Expression, ctx) -> Expression:
     from ember.coercion import coerce_expression
+    from ember.conf import DECIMAL_ALLOW_PRECISION_LOSS
     from ember.expressions.subquery import InSubquery
+
+    loss = bool(ctx.conf.get(DECIMAL_ALLOW_PRECISION_LOSS))
 
     def rule(x: Expression) -> Expression:
         if isinstance(x, InSubquery):
             return _coerce_in_subquery(x, ctx)
+        if getattr(x, "allow_precision_loss", loss) is not loss:
+            # Spark's BinaryArithmetic reads spark.sql.decimalOperations.allowPrecisionLoss when
+            # its type is first computed (analysis); children first, so parents see the type.
+            x = x.copy(allow_precision_loss=loss)
         return coerce_expression(x)
 
-    new = transform_up_memo(e, rule, _COERCE_BIT)
+    new = transform_up_memo(e, rule, _COERCE_BIT if loss else _COERCE_NO_LOSS_BIT)
     _mark_new_casts(e, new, ctx)
     return new
+
+
+#: The expression rewrite of TypeCoercion, for rules that must match coerced expressions.
+coerce_types = _coerce_expr
 
 
 def _coerce_in_subquery(x, ctx):
