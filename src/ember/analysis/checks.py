@@ -268,13 +268,14 @@ def _check_missing_input(p: LogicalPlan) -> None:
     input_s = ", ".join(f'"{a.name}"' for a in inputs)
     op = p.simple_string()
     if any(a.name.lower() in input_names for a in attrs.values()):
+        same = ", ".join(f'"{a.name}"' for a in attrs.values() if a.name.lower() in input_names)
         raise AnalysisError(
             f"Resolved attribute(s) {missing_s} missing from {input_s} in operator {op}. "
-            "Attribute(s) with the same name appear in the operation. Please check if the right "
-            "attribute(s) are used.",
-            error_class="MISSING_ATTRIBUTES.RESOLVED_ATTRIBUTE_APPEARS_IN_THE_OPERATION",
+            f"Attribute(s) with the same name appear in the operation: {same}.\nPlease check if "
+            "the right attribute(s) are used.",
+            error_class="MISSING_ATTRIBUTES.RESOLVED_ATTRIBUTE_APPEAR_IN_OPERATION",
             parameters={"missingAttributes": missing_s, "input": input_s, "operator": op,
-                        "operation": missing_s})
+                        "operation": same})
     raise AnalysisError(
         f"Resolved attribute(s) {missing_s} missing from {input_s} in operator {op}.",
         error_class="MISSING_ATTRIBUTES.RESOLVED_ATTRIBUTE_MISSING_FROM_INPUT",
