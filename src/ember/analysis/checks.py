@@ -255,11 +255,18 @@ def _check_missing_input(p: LogicalPlan) -> None:
     missing = p.missing_input - ({existence.id} if existence is not None else set())
     if not missing:
         return
+    from ember.expressions.subquery import SubqueryExpression
+
     attrs: dict[int, AttributeReference] = {}
     for e in p.expressions():
         for a in e.collect(lambda x: x if isinstance(x, AttributeReference) else None):
             if a.id in missing:
                 attrs.setdefault(a.id, a)
+        # the outer columns a subquery reads are inputs of this operator too
+        for sq in e.collect(lambda x: x if isinstance(x, SubqueryExpression) else None):
+            for a in getattr(sq, "outer_attrs", ()):
+                if isinstance(a, AttributeReference) and a.id in missing:
+                    attrs.setdefault(a.id, a)
     if not attrs:
         return
     inputs = [a for c in p.children for a in c.output]
