@@ -9,6 +9,8 @@ Checked bottom-up (the deepest problem is reported first, as Spark does):
   ``NESTED_AGGREGATE_FUNCTION``; non-grouped columns: ``MISSING_AGGREGATION`` (or
   ``MISSING_GROUP_BY`` without GROUP BY); aggregates in GROUP BY: ``GROUP_BY_AGGREGATE``;
 - set operations: ``NUM_COLUMNS_MISMATCH``, ``INCOMPATIBLE_COLUMN_TYPE``;
+- conditions: ``DATATYPE_MISMATCH.FILTER_NOT_BOOLEAN`` (WHERE; a non-predicate HAVING is cast to
+  boolean by the parser, as Spark's ``withHavingClause`` does), ``JOIN_CONDITION_IS_NOT_BOOLEAN_TYPE``;
 - leftover unresolved operators (``UnresolvedHaving``, ``UsingJoin`` ...): ``INTERNAL_ERROR``
   naming the node.
 Subquery plans are checked too.
@@ -39,6 +41,7 @@ from ember.plans.logical.nodes import (
     Except,
     Filter,
     Intersect,
+    Join,
     LogicalPlan,
     Union,
 )
@@ -239,6 +242,19 @@ def _check_node(p: LogicalPlan, ctx) -> None:
             pass
     for e in p.expressions():
         _check_expression_types(e, ctx)
+    match p:
+        case Join(condition=cond) if cond is not None and cond.data_type != T.BOOLEAN:
+            # Spark checks the operator after its expressions: ``ON a.x = b.y AND a.x`` is
+            # DATATYPE_MISMATCH first, ``ON a.s || b.s`` this one
+            c_sql = f'"{pretty_sql(cond, ctx.implicit_casts)}"'
+            t = _sql_type(cond.data_type)
+            raise AnalysisError(
+                f"The join condition {c_sql} has the invalid type {t}, expected \"BOOLEAN\".",
+                error_class="JOIN_CONDITION_IS_NOT_BOOLEAN_TYPE",
+                parameters={"joinCondition": c_sql, "conditionType": t},
+            )
+        case _:
+            pass
     if isinstance(p, Aggregate):
         _check_aggregate(p, ctx)
     _check_missing_input(p)
