@@ -72,6 +72,13 @@ QUERIES = [
     "SELECT SUM(a) AS b FROM T GROUP BY b HAVING b > 10 ORDER BY b",
     "SELECT count(*) AS b FROM T GROUP BY b HAVING max(b) > 15 ORDER BY b",
     "SELECT sum(a) AS a FROM T GROUP BY b HAVING a > 1 ORDER BY a",
+    # -- ORDER BY over a HAVING that added hidden aggregates (a Project over the Filter): Spark
+    #    resolves only output columns there
+    "SELECT c AS g, max(a) AS m FROM T GROUP BY c HAVING count(*) > 1 ORDER BY max(a)",
+    "SELECT c AS g, max(a) AS m FROM T GROUP BY c HAVING count(*) > 0 ORDER BY count(*)",
+    "SELECT c AS g, max(a) AS m FROM T GROUP BY c HAVING min(a) > 0 ORDER BY min(a)",
+    "SELECT c AS g, max(a) AS m FROM T GROUP BY c HAVING count(*) > 0 ORDER BY m DESC",
+    "SELECT c AS g, max(a) AS m FROM T GROUP BY c HAVING max(a) > 0 ORDER BY max(a)",
     # -- GROUP BY alias: a column of that name wins
     "SELECT a + 1 AS a, count(*) AS n FROM T GROUP BY a ORDER BY 1",
     "SELECT a + 1 AS a, count(*) AS n FROM T GROUP BY a HAVING a > 2 ORDER BY 1",

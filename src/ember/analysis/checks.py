@@ -43,6 +43,7 @@ from ember.plans.logical.nodes import (
     Intersect,
     Join,
     LogicalPlan,
+    Sort,
     Union,
 )
 
@@ -234,6 +235,18 @@ def _check_node(p: LogicalPlan, ctx) -> None:
                     error_class="INVALID_WHERE_CONDITION",
                     parameters={"condition": cond_sql, "expressionList": lst},
                 )
+        case Sort(order=order) if any(o.exists(is_aggregate_expr) for o in order):
+            # an aggregate ORDER BY no Aggregate below could take (Spark's
+            # specialExpressionsInUnsupportedOperator)
+            bad = [a for o in order for a in o.collect(lambda x: x if is_aggregate_expr(x) else None)]
+            sqls = ", ".join(f'"{pretty_sql(a, ctx.implicit_casts)}"' for a in bad)
+            raise AnalysisError(
+                "The query operator `Sort` contains one or more unsupported expressions. Consider "
+                "to rewrite it to avoid window functions, aggregate functions, and generator "
+                f"functions in the Sort operator.\nInvalid expressions: [{sqls}]",
+                error_class="UNSUPPORTED_EXPR_FOR_OPERATOR",
+                parameters={"invalidExprSqls": sqls},
+            )
         case Union(inputs=inputs):
             _check_set_op(p, inputs)
         case Intersect(left=l, right=r) | Except(left=l, right=r):

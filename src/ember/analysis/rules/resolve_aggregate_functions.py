@@ -15,7 +15,7 @@ ORDER BY names resolve against the aggregate's output first (aliases win, as in 
 grouping expressions that the select list lacks become hidden aggregate outputs, projected away
 above.  An input column used outside an aggregate that is not a grouping column is left
 unresolved (CheckAnalysis then reports it, as Spark does).  The same for
-``Sort`` over an ``Aggregate`` (possibly through the HAVING ``Filter``/``Project``).
+``Sort`` over an ``Aggregate`` (possibly through the HAVING ``Filter``).
 """
 
 from __future__ import annotations
@@ -115,16 +115,17 @@ def resolve_with_aggregate(
 
 
 def _find_agg(p: LogicalPlan):
-    """The Aggregate under ``p`` through HAVING's Filter / Project, with a rebuild function."""
+    """The Aggregate under ``p`` through HAVING's Filter, with a rebuild function.
+
+    Not through the Project a HAVING puts over its Filter when it adds hidden aggregates (Spark's
+    ResolveAggregateFunctions matches Sort over Aggregate or Filter(Aggregate) only): there an
+    ORDER BY on an input column fails with UNRESOLVED_COLUMN, an ORDER BY aggregate with
+    UNSUPPORTED_EXPR_FOR_OPERATOR, as in Spark."""
     match p:
         case Aggregate():
             return p, lambda a: a
         case Filter(child=Aggregate() as a):
             return a, lambda new: p.copy(child=new)
-        case Project(child=Filter(child=Aggregate() as a) as f) if all(
-            isinstance(i, AttributeReference) for i in p.project_list
-        ):
-            return a, lambda new: p.copy(child=f.copy(child=new))
         case _:
             return None, None
 
@@ -151,9 +152,6 @@ def resolve_aggregate_functions(plan: LogicalPlan, ctx) -> LogicalPlan:
                 agg, rebuild = _find_agg(child)
                 if agg is None:
                     return p
-                # the Sort's child output first (Spark's ResolveReferencesInSort): a HAVING may
-                # have added hidden outputs to the Aggregate below that share a name with an alias
-                order = tuple(resolve_expression(o, child.output, ctx.case_sensitive) for o in order)
                 got = resolve_with_aggregate(order, agg, ctx)
                 if got is None:
                     return p
@@ -161,11 +159,6 @@ def resolve_aggregate_functions(plan: LogicalPlan, ctx) -> LogicalPlan:
                 if new_agg is agg:
                     return p.copy(order=new_order)
                 new_child = rebuild(new_agg)
-                if isinstance(new_child, Project):
-                    new_child = new_child.copy(
-                        project_list=new_child.project_list
-                        + tuple(a for a in new_agg.output[len(agg.output):])
-                    )
                 return Project(child.output, p.copy(order=new_order, child=new_child))
             case _:
                 return p
