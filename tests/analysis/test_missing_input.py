@@ -24,7 +24,7 @@ def test_same_name_other_id(analyzer):
     rel = local(id=(T.INT, [1]))
     with pytest.raises(AnalysisError) as e:
         analyzer.analyze(Project((AttributeReference("id", T.INT),), rel))
-    assert e.value.error_class == "MISSING_ATTRIBUTES.RESOLVED_ATTRIBUTE_APPEARS_IN_THE_OPERATION"
+    assert e.value.error_class == "MISSING_ATTRIBUTES.RESOLVED_ATTRIBUTE_APPEAR_IN_OPERATION"
 
 
 def test_own_attributes_are_fine(analyzer):

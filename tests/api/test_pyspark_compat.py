@@ -63,7 +63,7 @@ def test_column_of_another_dataframe_is_missing_input(spark):
         "MISSING_ATTRIBUTES.RESOLVED_ATTRIBUTE_MISSING_FROM_INPUT")
     e2 = spark.createDataFrame([(1,)], "id int")
     assert _err(lambda: e.select(e2.id)) == (
-        "MISSING_ATTRIBUTES.RESOLVED_ATTRIBUTE_APPEARS_IN_THE_OPERATION")
+        "MISSING_ATTRIBUTES.RESOLVED_ATTRIBUTE_APPEAR_IN_OPERATION")
 
 
 def test_union_by_name_missing_column(spark):

@@ -524,11 +524,8 @@ class QueryGen:
         if self.r.random() < 0.5:
             having = self.r.choice(["count(*) >= 1", f"count({v}) > 0", f"{agg} IS NOT NULL", "count(*) > 1"])
             sql += " HAVING " + having
-            if having != f"{agg} IS NOT NULL":
-                # Spark quirk (not copied): a HAVING aggregate missing from the select list puts a
-                # Project over the Filter, and Spark then cannot resolve an aggregate in ORDER BY
-                # (UNRESOLVED_COLUMN / UNSUPPORTED_EXPR_FOR_OPERATOR); Ember resolves it.
-                order_by = ["a", "2"]
+            # (a HAVING aggregate missing from the select list puts a Project over the Filter, and
+            # an aggregate in ORDER BY then fails: UNRESOLVED_COLUMN / UNSUPPORTED_EXPR_FOR_OPERATOR)
         d = self.r.choice(["", " DESC", " ASC NULLS LAST", " DESC NULLS LAST"])
         sql += f" ORDER BY {self.r.choice(order_by)}{d}, 1{self.r.choice(['', ' DESC'])}"
         sql += f" LIMIT {self.r.randint(0, 4)}"
@@ -653,11 +650,111 @@ class QueryGen:
         cond = self.r.choice(["x.k = y.k1", "x.k1 = y.k", "x.k = y.k AND x.k1 <> y.k1", "x.k < y.k"])
         return f"SELECT {sel} FROM v x {jt} v y ON {cond}"
 
+    # -- names that are both a select-list alias and a column (issue 18) ------------------------
+    def _clash_agg(self, t: str) -> tuple[str, str]:
+        """An aggregate over ``t`` and the category of its value."""
+        c = self.r.choice(self.cols(t))
+        opts = [("count(*)", "num"), (f"count({c})", "num"), (f"max({c})", category(c)),
+                (f"min({c})", category(c))]
+        if c in NUMERIC:
+            opts += [(f"sum({c})", "num"), (f"-max({c})", "num"), (f"avg({c})", "num")]
+        return self.r.choice(opts)
+
+    def _clash_pred(self, name: str, *cats: str) -> str:
+        """A predicate on ``name``; a comparison only when every meaning of ``name`` (alias or
+        column) has the same category, else a NULL test (typed alike whichever it resolves to)."""
+        if len(set(cats)) == 1 and self.r.random() < 0.75:
+            op = self.r.choice(["=", "<>", "<", ">=", ">"])
+            lits = _LITERALS[cats[0]]
+            if len(cats) > 1:
+                # Known and left alone: Spark coerces a HAVING comparison while the name is
+                # still the input column, so `j > 1.5` over a bigint column j becomes `j > 1`
+                # and stays so once j resolves to a double alias; integer literals only here
+                lits = [x for x in lits if x != "1.5"]
+            return f"{name} {op} {self.r.choice(lits)}"
+        return f"{name} IS {self.r.choice(['', 'NOT '])}NULL"
+
+    def alias_clash(self) -> str:
+        """HAVING / ORDER BY / GROUP BY names that are both an alias and a column: Spark resolves
+        a HAVING name to the aggregate's input first (a grouping column, or an aggregate's
+        argument) and ORDER BY / plain names to the select list first."""
+        t = self.r.choice(TABLE_NAMES)
+        cols = self.cols(t)
+        g = self.r.choice(cols)
+        agg, acat = self._clash_agg(t)
+        kind = self.r.choice(["having_group", "having_group", "having_input", "having_in_agg",
+                              "having_swap", "order_group", "having_sub", "group_alias",
+                              "order_plain"])
+        if kind == "having_group":
+            # alias = grouping column: HAVING means the grouping column
+            extra = f", {self._clash_agg(t)[0]} AS x" if self.r.random() < 0.4 else ""
+            name = f"{t}.{g}" if self.r.random() < 0.15 else g
+            return (f"SELECT {agg} AS {g}{extra} FROM {t} GROUP BY {g} "
+                    f"HAVING {self._clash_pred(name, category(g), acat)}")
+        others = [c for c in cols if c != g]
+        if kind in ("having_input", "having_in_agg") and others:
+            # alias = an input column that is not grouped: HAVING means the alias, except
+            # inside an aggregate function (the input column)
+            y = self.r.choice(others)
+            if kind == "having_input":
+                cond = self._clash_pred(y, acat, category(y))
+            else:
+                fn = self.r.choice(["max", "min", "count"])
+                inner_cat = "num" if fn == "count" else category(y)
+                cond = self._clash_pred(f"{fn}({y})", inner_cat)
+            return f"SELECT {g}, {agg} AS {y} FROM {t} GROUP BY {g} HAVING {cond}"
+        if kind == "having_swap":
+            same = [c for c in others if category(c) == category(g)]
+            if same:
+                y = self.r.choice(same)
+                return (f"SELECT {g} AS {y}, {y} AS {g}, count(*) AS n FROM {t} GROUP BY {g}, {y} "
+                        f"HAVING {self._clash_pred(g, category(g))}{self.order_by_all(3)}")
+        if kind == "order_group" or kind == "having_swap":
+            # ORDER BY after aggregation: the alias (the aggregate) sorts, then the group
+            having = f" HAVING {self._clash_pred(g, category(g), acat)}" if self.r.random() < 0.5 else ""
+            d = self.r.choice(["", " DESC", " DESC NULLS LAST", " ASC NULLS LAST"])
+            return (f"SELECT {agg} AS {g}, {g} AS gk FROM {t} GROUP BY {g}{having} "
+                    f"ORDER BY {g}{d}, 2{self.r.choice(['', ' DESC'])}")
+        if kind == "having_sub":
+            tb = self.r.choice(TABLE_NAMES)
+            _, y = self.comparable_pair(t, tb)
+            if category(y) != category(g):
+                g, y = "k", "k"
+            # (the inner column renamed, so that ``g`` is an outer reference)
+            inner = f"(SELECT {y} AS z FROM {tb}) x"
+            sub = self.r.choice([f"EXISTS (SELECT 1 FROM {inner} WHERE x.z = {g})",
+                                 f"{g} IN (SELECT x.{y} FROM {tb} x)",
+                                 f"NOT EXISTS (SELECT 1 FROM {inner} WHERE x.z = {g})"])
+            return f"SELECT {agg} AS {g} FROM {t} GROUP BY {g} HAVING {sub}"
+        if kind == "group_alias":
+            # GROUP BY a name: a column of that name wins over an alias
+            c = self.r.choice([x for x in cols if x in NUMERIC or x in ("s", "dt")])
+            e = self.r.choice({"s": ["upper(s)", "concat(s, 'x')"], "dt": ["date_add(dt, 1)"]}.get(
+                c, [f"{c} + 1", f"-{c}", f"abs({c})", f"{c} * 2"]))
+            name = self.r.choice([c, "ga"])
+            having = f" HAVING {self._clash_pred(name, category(c))}" if self.r.random() < 0.4 else ""
+            return (f"SELECT {e} AS {name}, count(*) AS n FROM {t} GROUP BY {name}{having}"
+                    f"{self.order_by_all(2)}")
+        # ORDER BY over a plain SELECT: the alias shadows the column; a qualified name does not
+        items, names = [], []
+        for c in self.r.sample(cols, min(len(cols), self.r.randint(1, 3))):
+            other = self.r.choice([x for x in cols if category(x) == category(c)])
+            e = self.r.choice([other] + ([f"-{c}"] if c in NUMERIC else []))
+            items.append(f"{e} AS {c}")
+            names.append(c)
+        key = self.r.choice(names)
+        key = f"{t}.{key}" if self.r.random() < 0.25 else key
+        distinct = "DISTINCT " if self.r.random() < 0.2 and "." not in key else ""
+        ords = ", ".join(str(i + 1) for i in range(len(items)))
+        return (f"SELECT {distinct}{', '.join(items)} FROM {t} "
+                f"ORDER BY {key}{self.r.choice(['', ' DESC'])}, {ords}")
+
     def query(self) -> str:
         fam = self.r.choices(
             [self.join2, self.join3, self.natural_using, self.aggregate, self.subquery, self.setop,
-             self.join_multi, self.derived, self.group_top, self.setop_agg, self.nested_sub, self.misc],
-            weights=[14, 4, 5, 11, 8, 6, 14, 7, 7, 5, 10, 9])[0]
+             self.join_multi, self.derived, self.group_top, self.setop_agg, self.nested_sub, self.misc,
+             self.alias_clash],
+            weights=[14, 4, 5, 11, 8, 6, 14, 7, 7, 5, 10, 9, 8])[0]
         return fam()
 
 

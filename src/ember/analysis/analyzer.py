@@ -12,6 +12,9 @@ what is left unresolved or ill-typed with Spark's error class::
                           ResolveSubquery, ResolveNaturalAndUsingJoin, GlobalAggregates,
                           ResolveAggregateFunctions, TimeWindowing, AddMetadataColumns,
                           TypeCoercion
+    Remove TempResolvedColumn (once)  RemoveTempResolvedColumn (HAVING names; see
+                          ResolveAggregateFunctions)
+    ResolveTimeZone (once)
     Post-hoc (once)       EliminateResolvedHint (hints onto Join.hint), CleanupUsingJoinProject
 
 Example::
@@ -79,6 +82,7 @@ class Batch:
 
 
 def _batches() -> tuple[Batch, ...]:
+    from ember.analysis.resolution import remove_temp_resolved_columns
     from ember.analysis.rules.add_metadata_columns import add_metadata_columns
     from ember.analysis.rules.global_aggregates import global_aggregates
     from ember.analysis.rules.resolve_aggregate_functions import resolve_aggregate_functions
@@ -124,6 +128,8 @@ def _batches() -> tuple[Batch, ...]:
                 ("TypeCoercion", type_coercion),
             ),
         ),
+        Batch("Remove TempResolvedColumn", 1,
+              (("RemoveTempResolvedColumn", remove_temp_resolved_columns),)),
         Batch("ResolveTimeZone", 1, (("ResolveTimeZone", resolve_time_zone),)),
     )
 

@@ -9,6 +9,8 @@ Checked bottom-up (the deepest problem is reported first, as Spark does):
   ``NESTED_AGGREGATE_FUNCTION``; non-grouped columns: ``MISSING_AGGREGATION`` (or
   ``MISSING_GROUP_BY`` without GROUP BY); aggregates in GROUP BY: ``GROUP_BY_AGGREGATE``;
 - set operations: ``NUM_COLUMNS_MISMATCH``, ``INCOMPATIBLE_COLUMN_TYPE``;
+- conditions: ``DATATYPE_MISMATCH.FILTER_NOT_BOOLEAN`` (WHERE; a non-predicate HAVING is cast to
+  boolean by the parser, as Spark's ``withHavingClause`` does), ``JOIN_CONDITION_IS_NOT_BOOLEAN_TYPE``;
 - leftover unresolved operators (``UnresolvedHaving``, ``UsingJoin`` ...): ``INTERNAL_ERROR``
   naming the node.
 Subquery plans are checked too.
@@ -39,7 +41,9 @@ from ember.plans.logical.nodes import (
     Except,
     Filter,
     Intersect,
+    Join,
     LogicalPlan,
+    Sort,
     Union,
 )
 
@@ -231,6 +235,18 @@ def _check_node(p: LogicalPlan, ctx) -> None:
                     error_class="INVALID_WHERE_CONDITION",
                     parameters={"condition": cond_sql, "expressionList": lst},
                 )
+        case Sort(order=order) if any(o.exists(is_aggregate_expr) for o in order):
+            # an aggregate ORDER BY no Aggregate below could take (Spark's
+            # specialExpressionsInUnsupportedOperator)
+            bad = [a for o in order for a in o.collect(lambda x: x if is_aggregate_expr(x) else None)]
+            sqls = ", ".join(f'"{pretty_sql(a, ctx.implicit_casts)}"' for a in bad)
+            raise AnalysisError(
+                "The query operator `Sort` contains one or more unsupported expressions. Consider "
+                "to rewrite it to avoid window functions, aggregate functions, and generator "
+                f"functions in the Sort operator.\nInvalid expressions: [{sqls}]",
+                error_class="UNSUPPORTED_EXPR_FOR_OPERATOR",
+                parameters={"invalidExprSqls": sqls},
+            )
         case Union(inputs=inputs):
             _check_set_op(p, inputs)
         case Intersect(left=l, right=r) | Except(left=l, right=r):
@@ -239,6 +255,19 @@ def _check_node(p: LogicalPlan, ctx) -> None:
             pass
     for e in p.expressions():
         _check_expression_types(e, ctx)
+    match p:
+        case Join(condition=cond) if cond is not None and cond.data_type != T.BOOLEAN:
+            # Spark checks the operator after its expressions: ``ON a.x = b.y AND a.x`` is
+            # DATATYPE_MISMATCH first, ``ON a.s || b.s`` this one
+            c_sql = f'"{pretty_sql(cond, ctx.implicit_casts)}"'
+            t = _sql_type(cond.data_type)
+            raise AnalysisError(
+                f"The join condition {c_sql} has the invalid type {t}, expected \"BOOLEAN\".",
+                error_class="JOIN_CONDITION_IS_NOT_BOOLEAN_TYPE",
+                parameters={"joinCondition": c_sql, "conditionType": t},
+            )
+        case _:
+            pass
     if isinstance(p, Aggregate):
         _check_aggregate(p, ctx)
     _check_missing_input(p)
@@ -255,11 +284,18 @@ def _check_missing_input(p: LogicalPlan) -> None:
     missing = p.missing_input - ({existence.id} if existence is not None else set())
     if not missing:
         return
+    from ember.expressions.subquery import SubqueryExpression
+
     attrs: dict[int, AttributeReference] = {}
     for e in p.expressions():
         for a in e.collect(lambda x: x if isinstance(x, AttributeReference) else None):
             if a.id in missing:
                 attrs.setdefault(a.id, a)
+        # the outer columns a subquery reads are inputs of this operator too
+        for sq in e.collect(lambda x: x if isinstance(x, SubqueryExpression) else None):
+            for a in getattr(sq, "outer_attrs", ()):
+                if isinstance(a, AttributeReference) and a.id in missing:
+                    attrs.setdefault(a.id, a)
     if not attrs:
         return
     inputs = [a for c in p.children for a in c.output]
@@ -268,13 +304,14 @@ def _check_missing_input(p: LogicalPlan) -> None:
     input_s = ", ".join(f'"{a.name}"' for a in inputs)
     op = p.simple_string()
     if any(a.name.lower() in input_names for a in attrs.values()):
+        same = ", ".join(f'"{a.name}"' for a in attrs.values() if a.name.lower() in input_names)
         raise AnalysisError(
             f"Resolved attribute(s) {missing_s} missing from {input_s} in operator {op}. "
-            "Attribute(s) with the same name appear in the operation. Please check if the right "
-            "attribute(s) are used.",
-            error_class="MISSING_ATTRIBUTES.RESOLVED_ATTRIBUTE_APPEARS_IN_THE_OPERATION",
+            f"Attribute(s) with the same name appear in the operation: {same}.\nPlease check if "
+            "the right attribute(s) are used.",
+            error_class="MISSING_ATTRIBUTES.RESOLVED_ATTRIBUTE_APPEAR_IN_OPERATION",
             parameters={"missingAttributes": missing_s, "input": input_s, "operator": op,
-                        "operation": missing_s})
+                        "operation": same})
     raise AnalysisError(
         f"Resolved attribute(s) {missing_s} missing from {input_s} in operator {op}.",
         error_class="MISSING_ATTRIBUTES.RESOLVED_ATTRIBUTE_MISSING_FROM_INPUT",

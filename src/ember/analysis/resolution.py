@@ -235,6 +235,74 @@ def children_metadata(plan: LogicalPlan) -> tuple[AttributeReference, ...]:
 
 
 # ---------------------------------------------------------------------------------------------
+# HAVING names resolved against the aggregate's input first (Spark's TempResolvedColumn)
+
+
+@node
+class TempResolvedColumn(Expression):
+    """Spark's ``TempResolvedColumn``: a HAVING name resolved, for now, against the input of the
+    Aggregate below (``child`` is that input column; ``name_parts`` the name as written).
+
+    Columns in HAVING resolve against ``agg.child.output`` before the select-list aliases
+    (SPARK-31519).  ResolveAggregateFunctions keeps the input column where it is an aggregate's
+    argument or (part of) a grouping expression; elsewhere it sets ``has_tried`` and
+    ResolveReferences resolves the name again, against the Aggregate's output (the aliases).
+    :func:`remove_temp_resolved_columns` ends the Resolution batch: a column still tried becomes
+    an ``UnresolvedAttribute`` again (CheckAnalysis reports it), any other its ``child``.
+
+    It is resolved and typed as its child (type coercion sees the input column's type, as in
+    Spark) and canonicalizes to it (:func:`canonical`), so ``b`` matches ``GROUP BY b``.
+    """
+
+    child: Expression
+    name_parts: tuple[str, ...]
+    has_tried: bool = False
+
+    @property
+    def data_type(self) -> T.DataType:
+        return self.child.data_type
+
+    @property
+    def nullable(self) -> bool:
+        return self.child.nullable
+
+    def simple_string(self) -> str:
+        return f"tempresolvedcolumn({self.child.simple_string()})"
+
+    def sql(self) -> str:
+        return self.child.sql()
+
+
+def trim_temp_resolved_columns(e: Expression) -> Expression:
+    """``e`` with every :class:`TempResolvedColumn` replaced by its input column (Spark's
+    ``trimTempResolvedColumn``)."""
+    if not e.exists(lambda x: isinstance(x, TempResolvedColumn)):
+        return e
+    return e.transform_up(lambda x: x.child if isinstance(x, TempResolvedColumn) else None)
+
+
+def has_tried_temp_column(e: Expression) -> bool:
+    return e.exists(lambda x: isinstance(x, TempResolvedColumn) and x.has_tried)
+
+
+def remove_temp_resolved_columns(plan: LogicalPlan, ctx: Any = None) -> LogicalPlan:
+    """Spark's ``RemoveTempResolvedColumn`` (run once after the Resolution batch): a tried
+    column that matched no alias is an ``UnresolvedAttribute`` again, any other its child."""
+
+    def fix(x: Expression) -> Expression | None:
+        if isinstance(x, TempResolvedColumn):
+            return UnresolvedAttribute(x.name_parts) if x.has_tried else x.child
+        return None
+
+    def rule(p: LogicalPlan) -> LogicalPlan:
+        if not any(e.exists(lambda x: isinstance(x, TempResolvedColumn)) for e in p.expressions()):
+            return p
+        return p.map_expressions(lambda e: e.transform_up(fix))
+
+    return plan.transform_up(rule)
+
+
+# ---------------------------------------------------------------------------------------------
 # Unresolved-ness
 
 
@@ -338,6 +406,8 @@ def canonical(e: Expression) -> Expression:
     def rule(x: Expression) -> Expression | None:
         if isinstance(x, AttributeReference):
             return AttributeReference("", T.NULL, True, x.id)
+        if isinstance(x, TempResolvedColumn):
+            return x.child
         if isinstance(x, Alias):
             return x.child
         fields = getattr(type(x), "__dataclass_fields__", None)

@@ -354,10 +354,19 @@ class AstBuilder:
         else:
             plan = L.Project(select_list, plan)
         if having is not None:
-            plan = L.UnresolvedHaving(self.expr(having.this), plan)
+            plan = L.UnresolvedHaving(self.having_condition(having.this), plan)
         if node.args.get("distinct") is not None:
             plan = L.Distinct(plan)
         return self.query_modifiers(node, plan)
+
+    def having_condition(self, node: exp.Expr) -> Any:
+        """Spark's ``withHavingClause``: a HAVING condition that is not a predicate is cast to
+        boolean (``HAVING sum(x)`` keeps the groups whose sum is not 0; ``HAVING 'x'`` fails
+        with CAST_INVALID_INPUT), so a HAVING never ends in FILTER_NOT_BOOLEAN."""
+        cond = self.expr(node)
+        if isinstance(cond, (_mods()[0].Predicate, Exists, InSubquery)):
+            return cond
+        return _mods()[3].Cast(cond, T.BOOLEAN)
 
     def query_modifiers(self, node: exp.Expr, plan: L.LogicalPlan) -> L.LogicalPlan:
         """ORDER BY / SORT BY, OFFSET, LIMIT on a query (Spark: Limit over Offset over Sort)."""

@@ -5,21 +5,35 @@ After::   Project [a#1, count(b)#3]
             (Filter (max(b)#4 > 1)
               (Aggregate [a#1], [a#1, count(b#2) AS count(b)#3, max(b#2) AS max(b)#4]))
 
-Names not in the aggregate's output are resolved against its input; aggregate functions and
+HAVING names arrive from ResolveReferences resolved against the aggregate's input first
+(``TempResolvedColumn``, Spark's SPARK-31519 order): inside an aggregate function or a grouping
+expression they stay input columns; anywhere else they are marked tried and ResolveReferences
+resolves them again against the aggregate's output, the select-list aliases.  So
+``SELECT sum(a) AS b ... GROUP BY b HAVING b > 10`` filters on the grouping column ``b``.
+ORDER BY names resolve against the aggregate's output first (aliases win, as in Spark's
+``ResolveReferencesInSort``), then against its input.  Aggregate functions and
 grouping expressions that the select list lacks become hidden aggregate outputs, projected away
 above.  An input column used outside an aggregate that is not a grouping column is left
 unresolved (CheckAnalysis then reports it, as Spark does).  The same for
-``Sort`` over an ``Aggregate`` (possibly through the HAVING ``Filter``/``Project``).
+``Sort`` over an ``Aggregate`` (possibly through the HAVING ``Filter``).
 """
 
 from __future__ import annotations
 
-from ember.analysis.resolution import has_unresolved, pretty_sql, semantic_equals, strip_alias
+from ember.analysis.resolution import (
+    TempResolvedColumn,
+    has_unresolved,
+    pretty_sql,
+    semantic_equals,
+    strip_alias,
+    trim_temp_resolved_columns,
+)
 from ember.analysis.rules.type_coercion import coerce_types
 from ember.analysis.rules._util import contains_aggregate, is_aggregate_expr
 from ember.analysis.rules.resolve_functions import resolve_functions_in
-from ember.analysis.rules.resolve_references import resolve_expression
+from ember.analysis.rules.resolve_references import resolve_col_with_agg, resolve_expression
 from ember.expressions.base import Alias, AttributeReference, Expression
+from ember.expressions.subquery import SubqueryExpression
 from ember.plans.logical.nodes import Aggregate, Filter, LogicalPlan, Project, Sort, UnresolvedHaving
 
 
@@ -56,22 +70,39 @@ def resolve_with_aggregate(
             if semantic_equals(strip_alias(item), e) and hasattr(item, "to_attribute"):
                 return item.to_attribute()
         if is_aggregate_expr(e):
+            e = trim_temp_resolved_columns(e)
             a = Alias(e, pretty_sql(e))
             extra.append(a)
             return a.to_attribute()
         if any(semantic_equals(g, e) for g in groups):
+            e = trim_temp_resolved_columns(e)
             if isinstance(e, AttributeReference):
                 extra.append(e)
                 return e
             a = Alias(e, pretty_sql(e))
             extra.append(a)
             return a.to_attribute()
+        if isinstance(e, TempResolvedColumn):
+            # an input column neither aggregated nor grouped: ResolveReferences resolves its
+            # name again against the aggregate's output (the aliases)
+            return e if e.has_tried else e.copy(has_tried=True)
         if isinstance(e, AttributeReference):
             if e.id in out_ids:
                 return e
             if e.id in child_ids:
                 raise _Abort()
             return e
+        if isinstance(e, SubqueryExpression):
+            # input columns a subquery reads (HAVING EXISTS (... WHERE b > 10)): grouping ones
+            # become outputs of the Aggregate (Spark: the outer attributes are the subquery
+            # expression's children there)
+            for a in getattr(e, "outer_attrs", ()):
+                if isinstance(a, AttributeReference) and a.id in child_ids and a.id not in out_ids:
+                    # (an ungrouped one stays missing: CheckAnalysis reports MISSING_ATTRIBUTES)
+                    if any(semantic_equals(g, a) for g in groups) and all(
+                        getattr(x, "id", None) != a.id for x in extra
+                    ):
+                        extra.append(a)
         kids = e.children
         if not kids:
             return e
@@ -87,16 +118,17 @@ def resolve_with_aggregate(
 
 
 def _find_agg(p: LogicalPlan):
-    """The Aggregate under ``p`` through HAVING's Filter / Project, with a rebuild function."""
+    """The Aggregate under ``p`` through HAVING's Filter, with a rebuild function.
+
+    Not through the Project a HAVING puts over its Filter when it adds hidden aggregates (Spark's
+    ResolveAggregateFunctions matches Sort over Aggregate or Filter(Aggregate) only): there an
+    ORDER BY on an input column fails with UNRESOLVED_COLUMN, an ORDER BY aggregate with
+    UNSUPPORTED_EXPR_FOR_OPERATOR, as in Spark."""
     match p:
         case Aggregate():
             return p, lambda a: a
         case Filter(child=Aggregate() as a):
             return a, lambda new: p.copy(child=new)
-        case Project(child=Filter(child=Aggregate() as a) as f) if all(
-            isinstance(i, AttributeReference) for i in p.project_list
-        ):
-            return a, lambda new: p.copy(child=f.copy(child=new))
         case _:
             return None, None
 
@@ -106,6 +138,8 @@ def resolve_aggregate_functions(plan: LogicalPlan, ctx) -> LogicalPlan:
     def rule(p: LogicalPlan) -> LogicalPlan:
         match p:
             case UnresolvedHaving(condition=cond, child=Aggregate() as agg) if agg.resolved:
+                # input columns first (SPARK-31519), as ResolveReferences does once agg is resolved
+                cond = resolve_col_with_agg(cond, agg, ctx.case_sensitive)
                 got = resolve_with_aggregate((cond,), agg, ctx)
                 if got is None:
                     return p
@@ -128,11 +162,6 @@ def resolve_aggregate_functions(plan: LogicalPlan, ctx) -> LogicalPlan:
                 if new_agg is agg:
                     return p.copy(order=new_order)
                 new_child = rebuild(new_agg)
-                if isinstance(new_child, Project):
-                    new_child = new_child.copy(
-                        project_list=new_child.project_list
-                        + tuple(a for a in new_agg.output[len(agg.output):])
-                    )
                 return Project(child.output, p.copy(order=new_order, child=new_child))
             case _:
                 return p

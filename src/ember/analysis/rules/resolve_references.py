@@ -17,6 +17,10 @@ After::   Project [a#1, a#1, b#2] (...)
 - DeduplicateRelations: when both sides of a Join/Intersect/Except share expression ids, the right
   side is re-aliased with fresh ids (a Project of Aliases keeping names and qualifiers).
 - GROUP BY names that are not columns may name select-list aliases (``spark.sql.groupByAliases``).
+- HAVING names resolve against the aggregate's input first, as :class:`TempResolvedColumn` s
+  (Spark's ``resolveColWithAgg``), then against its output (the select-list aliases); a HAVING
+  Filter's tried columns resolve again against the Aggregate's output (see
+  ``ResolveAggregateFunctions``).
 """
 
 from __future__ import annotations
@@ -24,7 +28,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ember.analysis.resolution import (
+    TempResolvedColumn,
     children_metadata,
+    has_tried_temp_column,
     has_unresolved,
     metadata_output,
     quote,
@@ -50,6 +56,7 @@ from ember import types as T
 from ember.plans.logical.nodes import (
     Aggregate,
     Except,
+    Filter,
     Intersect,
     Join,
     LogicalPlan,
@@ -222,7 +229,12 @@ def _resolve_node(p: LogicalPlan, ctx) -> LogicalPlan:
             return p.copy(grouping_expressions=new_groups, aggregate_expressions=new_items)
         case UnresolvedHaving(condition=cond, child=child):
             cond = _expand_in_functions(cond, child, ctx)
+            if isinstance(child, Aggregate):
+                # Columns in HAVING resolve against the aggregate's input first (SPARK-31519)
+                cond = resolve_col_with_agg(cond, child, cs)
             return p.copy(condition=resolve_expression(cond, child.output, cs))
+        case Filter(condition=cond, child=child) if has_tried_temp_column(cond):
+            return p.copy(condition=_resolve_tried_columns(cond, child.output, cs))
         case _:
             if not any(has_unresolved(e) for e in p.expressions()) and not _has_star(p.expressions()):
                 return p
@@ -231,6 +243,45 @@ def _resolve_node(p: LogicalPlan, ctx) -> LogicalPlan:
             return p.map_expressions(
                 lambda e: resolve_expression(_expand_any_star(e, p, ctx), attrs, cs, hidden)
             )
+
+
+def resolve_col_with_agg(e: Expression, agg: Aggregate, cs: bool) -> Expression:
+    """Spark's ``resolveColWithAgg``: each name the aggregate's input resolves becomes a
+    :class:`TempResolvedColumn` over that input column (an ambiguous name is left alone, for
+    the aliases to resolve)."""
+    child = agg.child
+    attrs, hidden = child.output, metadata_output(child)
+
+    def rule(x: Expression) -> Expression | None:
+        if not isinstance(x, UnresolvedAttribute):
+            return None
+        try:
+            found = resolve_name(x.name_parts, attrs, cs, x.origin)
+            if found is None and hidden and len(x.name_parts) > 1:
+                found = resolve_name(x.name_parts, hidden, cs, x.origin)
+        except AnalysisError:
+            return None
+        if found is None:
+            return None
+        return TempResolvedColumn(found.with_name(x.name_parts[-1]), tuple(x.name_parts))
+
+    return e.transform_up(rule)
+
+
+def _resolve_tried_columns(
+    e: Expression, attrs: Sequence[AttributeReference], cs: bool
+) -> Expression:
+    """Tried :class:`TempResolvedColumn` s (neither aggregated nor grouped) resolved again by
+    name against ``attrs``, the Aggregate's output (Spark's ``innerResolve`` of a
+    ``TempResolvedColumn`` with ``hasTried``); kept when no output column has the name."""
+
+    def rule(x: Expression) -> Expression | None:
+        if isinstance(x, TempResolvedColumn) and x.has_tried:
+            found = resolve_name(x.name_parts, attrs, cs)
+            return None if found is None else found.with_name(x.name_parts[-1])
+        return None
+
+    return e.transform_up(rule)
 
 
 def _expand_any_star(e: Expression, p: LogicalPlan, ctx) -> Expression:
@@ -259,7 +310,9 @@ def resolve_references(plan: LogicalPlan, ctx) -> LogicalPlan:
     def rule(p: LogicalPlan) -> LogicalPlan:
         if not p.children or not all(c.resolved for c in p.children):
             return p
-        if p.resolved and not isinstance(p, (Join, Intersect, Except)):
+        if p.resolved and not isinstance(p, (Join, Intersect, Except)) and not (
+            isinstance(p, Filter) and has_tried_temp_column(p.condition)
+        ):
             return p
         return _resolve_node(p, ctx)
 

@@ -5,7 +5,9 @@ After::   Filter exists#5 [emp_name#2] (Filter (emp_name#9 = outer(emp_name#2)) 
 
 A node's subqueries are resolved once its children are resolved.  The subquery plan is analyzed
 alone first; names it cannot resolve that the enclosing query's input provides become
-``OuterReference(attr)`` (innermost enclosing query first).  ``outer_attrs`` lists the outer
+``OuterReference(attr)`` (innermost enclosing query first).  A subquery in HAVING sees the
+aggregate's input before its aliases (:func:`having_outer_scope`); ResolveAggregateFunctions
+then makes the grouping columns it reads outputs of the Aggregate.  ``outer_attrs`` lists the outer
 attributes the subquery reads.
 """
 
@@ -14,7 +16,7 @@ from __future__ import annotations
 from ember.analysis.resolution import find_candidates
 from ember.expressions.base import AttributeReference, Expression, UnresolvedAttribute
 from ember.expressions.subquery import OuterReference, SubqueryExpression
-from ember.plans.logical.nodes import LogicalPlan
+from ember.plans.logical.nodes import Aggregate, LogicalPlan, UnresolvedHaving
 
 
 def _outer_refs(plan: LogicalPlan) -> list[AttributeReference]:
@@ -64,6 +66,18 @@ def resolve_outer_references(plan: LogicalPlan, ctx) -> LogicalPlan:
     return plan.transform_down(rule)
 
 
+def having_outer_scope(agg: Aggregate, cs: bool) -> tuple[AttributeReference, ...]:
+    """What a subquery in HAVING sees of the enclosing query (Spark's ``resolveOuterRef`` with an
+    ``UnresolvedHaving`` outer plan): the aggregate's input first, then its output columns whose
+    names the input lacks (an alias never hides an input column of the same name)."""
+    inputs = agg.child.output
+    input_ids = agg.child.output_set
+    return inputs + tuple(
+        a for a in agg.output
+        if a.id not in input_ids and not find_candidates((a.name,), inputs, cs)
+    )
+
+
 def resolve_subquery(plan: LogicalPlan, ctx) -> LogicalPlan:
     """``plan`` with the plans of its subquery expressions analyzed against the enclosing
     operator's input (see module doc)."""
@@ -96,6 +110,8 @@ def resolve_subquery(plan: LogicalPlan, ctx) -> LogicalPlan:
         outer: tuple[AttributeReference, ...] = ()
         for c in p.children:
             outer += c.output
+        if isinstance(p, UnresolvedHaving) and isinstance(p.child, Aggregate):
+            outer = having_outer_scope(p.child, ctx.case_sensitive)
         return p.map_expressions(lambda e: fix(e, outer) if has_sub(e) else e)
 
     return plan.transform_up(node_rule)
