@@ -153,10 +153,11 @@ def _translate(session: "Session", spark: Any, physical: Any,
     out_attrs = physical.output
     post_spec = _stage(_over_input(post, tuple(join.output)), tuple(join.output), conf,
                        "operators above the join", bcs)
-    ddl = _ddl(out_attrs)
+    ddl = _ddl(out_attrs, positional=True)
     frame = joined.mapInArrow(functools.partial(unpack_output, post_spec,
                                                 _arrow_schema(spark, ddl)), ddl)
-    return SparkStreamPlan(frame, True, join.has_state_cleanup(), num_partitions, released)
+    return SparkStreamPlan(_named(frame, out_attrs), True, join.has_state_cleanup(),
+                           num_partitions, released)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -295,9 +296,19 @@ def _stream_frame(spark: Any, session: "Session", physical: Any,
 
     ops, leaf, wm, below = _split_side(physical)
     df, top = _below_watermark(spark, session, leaf, below, wm, relations, conf, "stream", bcs)
-    ddl = _ddl(physical.output)
+    ddl = _ddl(physical.output, positional=True)
     spec = _stage(_over_input(ops, top), top, conf, "operators above the watermark", bcs)
-    return df.mapInArrow(functools.partial(run_stage, spec, _arrow_schema(spark, ddl)), ddl)
+    frame = df.mapInArrow(functools.partial(run_stage, spec, _arrow_schema(spark, ddl)), ddl)
+    return _named(frame, physical.output)
+
+
+def _named(frame: Any, attrs: Any) -> Any:
+    """``frame`` (positional columns ``c0``..) with the query's output names.  A query's
+    output may repeat a name (``l.key, r.key`` of a self-join); Spark's ``mapInArrow`` cannot
+    return such a schema (its Arrow reader fails: "not all nodes, buffers and
+    variadicBufferCounts were consumed"), so every ``mapInArrow`` returns positional names and
+    ``toDF`` renames, which allows repeats."""
+    return frame.toDF(*[a.name for a in attrs])
 
 
 def _relation_of(leaf: Any, relations: list[StreamingRelation]) -> StreamingRelation:
