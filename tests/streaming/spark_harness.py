@@ -44,6 +44,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping
 
+import pyarrow as pa
+
 #: Event times of the scripts are seconds after this instant.
 T0 = _dt.datetime(2024, 1, 1, tzinfo=_dt.timezone.utc)
 T0_MS = int(T0.timestamp() * 1000)
@@ -323,6 +325,48 @@ class EmberEngine:
 
     def progress(self, query: Any) -> list[Any]:
         return list(query.recentProgress)
+
+
+class EmberFileEngine(EmberEngine):
+    """Ember's streaming engine reading each stream from a Parquet directory: the Spark runtime
+    (``ember.streaming.spark``) refuses a ``MemoryStream`` (it lives in the driver's Python
+    process), so there each step writes one file per stream, under the query's
+    ``awaitProgressLock`` so that the files of a step land in one micro-batch.  Works on the
+    local runtime too."""
+
+    def __init__(self, session: Any, root: str) -> None:
+        super().__init__(session)
+        self.name = f"ember-{session.runtime}"
+        self._root = root
+        self._files = 0
+
+    def memory_stream(self, ddl: str) -> tuple[Any, Any]:
+        import os
+        import tempfile
+
+        from ember.session import parse_ddl_schema
+
+        directory = tempfile.mkdtemp(prefix="stream-", dir=self._root)
+        struct = parse_ddl_schema(ddl)
+        schema = pa.schema([pa.field(f.name, f.data_type.to_arrow()) for f in struct.fields])
+        df = self.session.readStream.schema(ddl).parquet(os.path.join(directory))
+        return (directory, schema), df
+
+    def feed(self, query: Any, additions: list[tuple[Any, tuple[tuple, ...]]]) -> None:
+        import os
+
+        import pyarrow.parquet as pq
+
+        with query.awaitProgressLock:
+            for (directory, schema), rows in additions:
+                columns = list(zip(*rows)) if rows else [() for _ in schema]
+                table = pa.table([pa.array(list(c), f.type) for c, f in zip(columns, schema)],
+                                 schema=schema)
+                self._files += 1
+                name = f"part-{self._files:05d}.parquet"
+                tmp = os.path.join(directory, "." + name + ".tmp")
+                pq.write_table(table, tmp)
+                os.rename(tmp, os.path.join(directory, name))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -35,8 +35,8 @@ only if the static data changes while the query runs (a restart reads it again).
 larger than ``ember.streaming.spark.maxStaticSideBytes`` (Arrow bytes, default 256 MiB) is
 refused before it reaches the driver: it is measured on the executors first.
 
-Only row-wise operators (Project, Filter, a stream-static join) may surround the join or the
-watermark; anything else (an aggregation, a second stateful operator) is refused with
+Only row-wise operators (Project, Filter, Expand, a stream-static join) may surround the join or
+the watermark; anything else (an aggregation, a second stateful operator) is refused with
 ``UnsupportedError`` naming the operator.
 """
 
@@ -190,9 +190,13 @@ def _physical(session: "Session", plan: LogicalPlan, num_partitions: int) -> Any
 
 
 def _row_wise(node: Any) -> bool:
-    from ember.physical.nodes import FilterExec, ProjectExec
+    """An operator each input row goes through on its own, so any batch of the stream can run
+    it: Project, Filter, Expand (the rows of ``window()``, Spark's ``TimeWindowing``: one row
+    per window; ``Expand`` + ``Filter`` for a sliding window) and a stream-static join."""
+    from ember.physical.nodes import ExpandExec, FilterExec, ProjectExec
 
-    return isinstance(node, ProjectExec | FilterExec) or _static_build(node) is not None
+    return (isinstance(node, ProjectExec | FilterExec | ExpandExec)
+            or _static_build(node) is not None)
 
 
 def _stream_child(node: Any) -> int:
@@ -226,7 +230,8 @@ def _split_side(node: Any) -> tuple[list[Any], Any, Any, list[Any]]:
     if not isinstance(leaf, LeafExecNode):
         raise UnsupportedError(
             f"A streaming query on the Spark runtime supports row-wise operators (Project, "
-            f"Filter, stream-static joins) around one stream-stream join; {leaf.node_name} is "
+            f"Filter, Expand, stream-static joins) around one stream-stream join; "
+            f"{leaf.node_name} is "
             "not supported "
             "(run it with option('ember.runtime', 'local')).", error_class="UNSUPPORTED_FEATURE")
     if wm is None:
