@@ -45,7 +45,8 @@ class Case:
     name: str
     build: Callable[[Any, Any, Any, Any], Any]  # (F, left stream, right stream, static) -> df
     mode: str
-    #: Spark's outcome: ("ok", rows) or (phase, error class, message first line)
+    #: Spark's outcome: ("ok", rows), ("start", error class, message first line) or ("run",
+    #: error class, the cause's error class, message first line)
     expected: tuple
 
 
@@ -78,8 +79,16 @@ CASES = (
     Case("inner_without_equality_key",
          lambda F, l, r, s: _wm(l, "lt").join(_wm(r, "rt"), F.expr("lt > rt"), "inner"),
          "append",
-         ("run", "STREAM_FAILED", "Stream-stream join without equality predicate is not "
-                                  "supported")),
+         ("run", "STREAM_FAILED", "_LEGACY_ERROR_TEMP_1181",
+          "Stream-stream join without equality predicate is not supported")),
+    # the same in an outer join whose range condition gives the state watermarks
+    Case("left_outer_without_equality_key",
+         lambda F, l, r, s: _wm(l, "lt").join(
+             _wm(r, "rt"), F.expr("lt BETWEEN rt - interval 5 seconds AND rt + interval 5 seconds"),
+             "left_outer"),
+         "append",
+         ("run", "STREAM_FAILED", "_LEGACY_ERROR_TEMP_1181",
+          "Stream-stream join without equality predicate is not supported")),
     Case("full_outer_stream_static",
          lambda F, l, r, s: l.join(s, F.expr("lk = sk"), "full_outer"), "append",
          ("start", LEGACY, "FullOuter joins with streaming DataFrames/Datasets on the left and a "
@@ -143,6 +152,26 @@ def _error_class(e: BaseException) -> str | None:
     return getattr(e, "error_class", None)
 
 
+def _cause_class(e: BaseException) -> str | None:
+    """The error class of what ended a failed query: Ember's ``cause``, or the JVM cause of
+    PySpark's ``StreamingQueryException``."""
+    cause = getattr(e, "cause", None)
+    if isinstance(cause, BaseException):
+        return _error_class(cause)
+    origin = getattr(e, "_origin", None)
+    jcause = origin.getCause() if origin is not None else None
+    if jcause is None:
+        return None
+    for attr in ("getCondition", "getErrorClass"):
+        try:
+            value = getattr(jcause, attr)()
+        except Exception:  # noqa: BLE001 - a Throwable without error classes
+            continue
+        if value:
+            return value
+    return None
+
+
 def run_case(engine: Any, case: Case, checkpoint: str) -> tuple:
     """``("ok", rows)`` or ``(phase, error class, first line of the message)``."""
     (lh, left) = engine.memory_stream(LEFT)
@@ -158,7 +187,7 @@ def run_case(engine: Any, case: Case, checkpoint: str) -> tuple:
         engine.feed(query, [(lh, ((1, ts(1), "a"),)), (rh, ((1, ts(2), "b"),))])
         query.processAllAvailable()
     except Exception as e:  # noqa: BLE001
-        return ("run", _error_class(e), _first_line(str(e)))
+        return ("run", _error_class(e), _cause_class(e), _first_line(str(e)))
     finally:
         query.stop()
     return ("ok", tuple(sorted(received, key=repr)))
