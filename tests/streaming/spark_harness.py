@@ -368,6 +368,18 @@ class EmberFileEngine(EmberEngine):
                 pq.write_table(table, tmp)
                 os.rename(tmp, os.path.join(directory, name))
 
+    def state_rows(self, checkpoint: str, batch_id: int) -> int | None:
+        """The join's state rows after ``batch_id``.  On the Spark runtime the progress
+        report's ``numRowsTotal`` is Spark's count of the transformWithState values (one blob
+        per store and partition), so the rows are read from the checkpoint instead
+        (:func:`ember.streaming.spark.state_metrics.state_rows_per_side`)."""
+        if self.session.runtime != "spark":
+            return None
+        from ember.streaming.spark.state_metrics import state_rows_per_side
+
+        return sum(state_rows_per_side(self.session.spark_session, checkpoint,
+                                       batch_id).values())
+
 
 # ---------------------------------------------------------------------------------------------
 # Driver
@@ -409,6 +421,9 @@ def run_scenario(engine: Any, scenario: Scenario, checkpoint: str) -> list[StepR
                 batches = []
                 for batch_id, rows in new:
                     wm, state, late = _progress_metrics(progress.get(batch_id))
+                    exact = (engine.state_rows(checkpoint, batch_id)
+                             if state is not None and hasattr(engine, "state_rows") else None)
+                    state = state if exact is None else exact
                     batches.append(BatchResult(batch_id, Counter(rows), wm, state, late))
                 results.append(StepResult(tuple(batches)))
         finally:
