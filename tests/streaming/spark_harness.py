@@ -431,6 +431,37 @@ def run_scenario(engine: Any, scenario: Scenario, checkpoint: str) -> list[StepR
     return results
 
 
+def error_class(e: BaseException) -> str | None:
+    """The error class of an Ember or PySpark exception."""
+    for attr in ("getCondition", "getErrorClass"):
+        fn = getattr(e, attr, None)
+        if callable(fn):
+            value = fn()
+            if value:
+                return value
+    return getattr(e, "error_class", None)
+
+
+def cause_class(e: BaseException) -> str | None:
+    """The error class of what ended a failed query: Ember's ``cause``, or the JVM cause of
+    PySpark's ``StreamingQueryException``."""
+    cause = getattr(e, "cause", None)
+    if isinstance(cause, BaseException):
+        return error_class(cause)
+    origin = getattr(e, "_origin", None)
+    jcause = origin.getCause() if origin is not None else None
+    if jcause is None:
+        return None
+    for attr in ("getCondition", "getErrorClass"):
+        try:
+            value = getattr(jcause, attr)()
+        except Exception:  # noqa: BLE001 - a Throwable without error classes
+            continue
+        if value:
+            return value
+    return None
+
+
 def describe(results: list[StepResult]) -> str:
     return "\n".join(f"  step {i}: {r.summary()}" for i, r in enumerate(results))
 

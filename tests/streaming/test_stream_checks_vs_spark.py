@@ -22,7 +22,9 @@ from typing import Any, Callable
 
 import pytest
 
-from tests.streaming.spark_harness import EmberEngine, SparkEngine, norm, ts
+from tests.streaming.spark_harness import (
+    EmberEngine, SparkEngine, cause_class, error_class, norm, ts,
+)
 
 pytestmark = [pytest.mark.spark, pytest.mark.differential]
 
@@ -142,36 +144,6 @@ def _first_line(message: str) -> str:
     return text.rstrip(" .;")
 
 
-def _error_class(e: BaseException) -> str | None:
-    for attr in ("getCondition", "getErrorClass"):
-        fn = getattr(e, attr, None)
-        if callable(fn):
-            value = fn()
-            if value:
-                return value
-    return getattr(e, "error_class", None)
-
-
-def _cause_class(e: BaseException) -> str | None:
-    """The error class of what ended a failed query: Ember's ``cause``, or the JVM cause of
-    PySpark's ``StreamingQueryException``."""
-    cause = getattr(e, "cause", None)
-    if isinstance(cause, BaseException):
-        return _error_class(cause)
-    origin = getattr(e, "_origin", None)
-    jcause = origin.getCause() if origin is not None else None
-    if jcause is None:
-        return None
-    for attr in ("getCondition", "getErrorClass"):
-        try:
-            value = getattr(jcause, attr)()
-        except Exception:  # noqa: BLE001 - a Throwable without error classes
-            continue
-        if value:
-            return value
-    return None
-
-
 def run_case(engine: Any, case: Case, checkpoint: str) -> tuple:
     """``("ok", rows)`` or ``(phase, error class, first line of the message)``."""
     (lh, left) = engine.memory_stream(LEFT)
@@ -182,12 +154,12 @@ def run_case(engine: Any, case: Case, checkpoint: str) -> tuple:
     try:
         query = engine.start(df, checkpoint, case.mode, lambda _b, rows: received.extend(rows))
     except Exception as e:  # noqa: BLE001 - the error is the result
-        return ("start", _error_class(e), _first_line(str(e)))
+        return ("start", error_class(e), _first_line(str(e)))
     try:
         engine.feed(query, [(lh, ((1, ts(1), "a"),)), (rh, ((1, ts(2), "b"),))])
         query.processAllAvailable()
     except Exception as e:  # noqa: BLE001
-        return ("run", _error_class(e), _cause_class(e), _first_line(str(e)))
+        return ("run", error_class(e), cause_class(e), _first_line(str(e)))
     finally:
         query.stop()
     return ("ok", tuple(sorted(received, key=repr)))
