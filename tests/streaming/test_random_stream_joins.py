@@ -1,4 +1,5 @@
-"""Random stream-stream joins, Ember vs Spark Structured Streaming, batch by batch, on both runtimes.
+"""Random stream-stream joins, Ember vs Spark Structured Streaming, batch by batch, on both
+runtimes.
 
 Each case is one scenario of :mod:`tests.streaming.stream_join_generator` (extra conjuncts over
 one side, both sides and the time columns; outputs that repeat column names; range, time-key and

@@ -19,8 +19,8 @@ event-time window among the keys (state KEY watermark); the event-time column it
 an inner join without watermarks; pre-join filters and a post-join inequality (left and right
 outer); `multipleWatermarkPolicy` min and max; no-data batches disabled; a stream-static left
 outer join; a conjunct over non-time columns of both sides (issue 18, item 9); outputs that
-repeat column names (issue 18, item 10). Late rows, NULL-padded rows emitted in no-data batches and state eviction are part
-of the scripts. Two things Spark 4.3 does that section 10 does not spell out are noted next to
+repeat column names (issue 18, item 10). Late rows, NULL-padded rows emitted in no-data
+batches and state eviction are part of the scripts. Two things Spark 4.3 does that section 10 does not spell out are noted next to
 their scripts: LeftSemi removes a left state row once a right row matches it, and a preserved
 side's `rx > 0` conjunct (a state watermark candidate of 0) disables that side's eviction.
 

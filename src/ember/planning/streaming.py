@@ -5,10 +5,11 @@
   ``StreamingSymmetricHashJoinExec`` whatever the sizes: never broadcast, never sort-merge (a
   stream-stream join keeps both sides' past rows in state).  Without equi-join keys it fails
   here, while the first micro-batch is planned, as Spark's does (the query fails with
-  ``STREAM_FAILED`` caused by ``_LEGACY_ERROR_TEMP_1181``; an equality in a filter above the join was pushed into it by then).  A join
-  with one streaming side is an ordinary join (JoinSelection); the streaming side's statistics
-  are unknown (a ``StreamingBatchRelation`` reports ``spark.sql.defaultSizeInBytes``), so only
-  the static side may be broadcast, as in Spark.
+  ``STREAM_FAILED`` caused by ``_LEGACY_ERROR_TEMP_1181``; an equality in a filter above the
+  join was pushed into it by then).  A join with one streaming side is an ordinary join
+  (JoinSelection); the streaming side's statistics are unknown (a ``StreamingBatchRelation``
+  reports ``spark.sql.defaultSizeInBytes``), so only the static side may be broadcast, as in
+  Spark.
 * ``EventTimeWatermark`` -> ``EventTimeWatermarkExec``.
 * One micro-batch's ``StreamingBatchRelation`` -> ``LocalTableScanExec`` of its rows.
 * A ``StreamingRelation`` (a stream outside a started query, EXPLAIN only) ->

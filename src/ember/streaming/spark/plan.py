@@ -229,10 +229,9 @@ def _split_side(node: Any) -> tuple[list[Any], Any, Any, list[Any]]:
         below, leaf, wm = [], rest, None
     if not isinstance(leaf, LeafExecNode):
         raise UnsupportedError(
-            f"A streaming query on the Spark runtime supports row-wise operators (Project, "
-            f"Filter, Expand, stream-static joins) around one stream-stream join; "
-            f"{leaf.node_name} is "
-            "not supported "
+            "A streaming query on the Spark runtime supports row-wise operators (Project, "
+            "Filter, Expand, stream-static joins) around one stream-stream join; "
+            f"{leaf.node_name} is not supported "
             "(run it with option('ember.runtime', 'local')).", error_class="UNSUPPORTED_FEATURE")
     if wm is None:
         return above, leaf, None, []
