@@ -44,6 +44,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping
 
+import pyarrow as pa
+
 #: Event times of the scripts are seconds after this instant.
 T0 = _dt.datetime(2024, 1, 1, tzinfo=_dt.timezone.utc)
 T0_MS = int(T0.timestamp() * 1000)
@@ -325,6 +327,60 @@ class EmberEngine:
         return list(query.recentProgress)
 
 
+class EmberFileEngine(EmberEngine):
+    """Ember's streaming engine reading each stream from a Parquet directory: the Spark runtime
+    (``ember.streaming.spark``) refuses a ``MemoryStream`` (it lives in the driver's Python
+    process), so there each step writes one file per stream, under the query's
+    ``awaitProgressLock`` so that the files of a step land in one micro-batch.  Works on the
+    local runtime too."""
+
+    def __init__(self, session: Any, root: str) -> None:
+        super().__init__(session)
+        self.name = f"ember-{session.runtime}"
+        self._root = root
+        self._files = 0
+
+    def memory_stream(self, ddl: str) -> tuple[Any, Any]:
+        import os
+        import tempfile
+
+        from ember.session import parse_ddl_schema
+
+        directory = tempfile.mkdtemp(prefix="stream-", dir=self._root)
+        struct = parse_ddl_schema(ddl)
+        schema = pa.schema([pa.field(f.name, f.data_type.to_arrow()) for f in struct.fields])
+        df = self.session.readStream.schema(ddl).parquet(os.path.join(directory))
+        return (directory, schema), df
+
+    def feed(self, query: Any, additions: list[tuple[Any, tuple[tuple, ...]]]) -> None:
+        import os
+
+        import pyarrow.parquet as pq
+
+        with query.awaitProgressLock:
+            for (directory, schema), rows in additions:
+                columns = list(zip(*rows)) if rows else [() for _ in schema]
+                table = pa.table([pa.array(list(c), f.type) for c, f in zip(columns, schema)],
+                                 schema=schema)
+                self._files += 1
+                name = f"part-{self._files:05d}.parquet"
+                tmp = os.path.join(directory, "." + name + ".tmp")
+                pq.write_table(table, tmp)
+                os.rename(tmp, os.path.join(directory, name))
+
+    def state_rows(self, checkpoint: str, batch_id: int) -> int | None:
+        """The join's state rows after ``batch_id``.  On the Spark runtime the progress
+        report's ``numRowsTotal`` is Spark's count of the transformWithState values (one blob
+        per store and partition), so the rows are read from the checkpoint instead
+        (:func:`ember.streaming.spark.state_metrics.state_rows_per_side`)."""
+        if self.session.runtime != "spark":
+            return None
+        from ember.streaming.spark.state_metrics import state_rows_per_side
+
+        return sum(state_rows_per_side(self.session.spark_session, checkpoint,
+                                       batch_id).values())
+
+
 # ---------------------------------------------------------------------------------------------
 # Driver
 
@@ -365,11 +421,45 @@ def run_scenario(engine: Any, scenario: Scenario, checkpoint: str) -> list[StepR
                 batches = []
                 for batch_id, rows in new:
                     wm, state, late = _progress_metrics(progress.get(batch_id))
+                    exact = (engine.state_rows(checkpoint, batch_id)
+                             if state is not None and hasattr(engine, "state_rows") else None)
+                    state = state if exact is None else exact
                     batches.append(BatchResult(batch_id, Counter(rows), wm, state, late))
                 results.append(StepResult(tuple(batches)))
         finally:
             query.stop()
     return results
+
+
+def error_class(e: BaseException) -> str | None:
+    """The error class of an Ember or PySpark exception."""
+    for attr in ("getCondition", "getErrorClass"):
+        fn = getattr(e, attr, None)
+        if callable(fn):
+            value = fn()
+            if value:
+                return value
+    return getattr(e, "error_class", None)
+
+
+def cause_class(e: BaseException) -> str | None:
+    """The error class of what ended a failed query: Ember's ``cause``, or the JVM cause of
+    PySpark's ``StreamingQueryException``."""
+    cause = getattr(e, "cause", None)
+    if isinstance(cause, BaseException):
+        return error_class(cause)
+    origin = getattr(e, "_origin", None)
+    jcause = origin.getCause() if origin is not None else None
+    if jcause is None:
+        return None
+    for attr in ("getCondition", "getErrorClass"):
+        try:
+            value = getattr(jcause, attr)()
+        except Exception:  # noqa: BLE001 - a Throwable without error classes
+            continue
+        if value:
+            return value
+    return None
 
 
 def describe(results: list[StepResult]) -> str:

@@ -22,7 +22,9 @@ from typing import Any, Callable
 
 import pytest
 
-from tests.streaming.spark_harness import EmberEngine, SparkEngine, norm, ts
+from tests.streaming.spark_harness import (
+    EmberEngine, SparkEngine, cause_class, error_class, norm, ts,
+)
 
 pytestmark = [pytest.mark.spark, pytest.mark.differential]
 
@@ -45,7 +47,8 @@ class Case:
     name: str
     build: Callable[[Any, Any, Any, Any], Any]  # (F, left stream, right stream, static) -> df
     mode: str
-    #: Spark's outcome: ("ok", rows) or (phase, error class, message first line)
+    #: Spark's outcome: ("ok", rows), ("start", error class, message first line) or ("run",
+    #: error class, the cause's error class, message first line)
     expected: tuple
 
 
@@ -78,8 +81,16 @@ CASES = (
     Case("inner_without_equality_key",
          lambda F, l, r, s: _wm(l, "lt").join(_wm(r, "rt"), F.expr("lt > rt"), "inner"),
          "append",
-         ("run", "STREAM_FAILED", "Stream-stream join without equality predicate is not "
-                                  "supported")),
+         ("run", "STREAM_FAILED", "_LEGACY_ERROR_TEMP_1181",
+          "Stream-stream join without equality predicate is not supported")),
+    # the same in an outer join whose range condition gives the state watermarks
+    Case("left_outer_without_equality_key",
+         lambda F, l, r, s: _wm(l, "lt").join(
+             _wm(r, "rt"), F.expr("lt BETWEEN rt - interval 5 seconds AND rt + interval 5 seconds"),
+             "left_outer"),
+         "append",
+         ("run", "STREAM_FAILED", "_LEGACY_ERROR_TEMP_1181",
+          "Stream-stream join without equality predicate is not supported")),
     Case("full_outer_stream_static",
          lambda F, l, r, s: l.join(s, F.expr("lk = sk"), "full_outer"), "append",
          ("start", LEGACY, "FullOuter joins with streaming DataFrames/Datasets on the left and a "
@@ -133,16 +144,6 @@ def _first_line(message: str) -> str:
     return text.rstrip(" .;")
 
 
-def _error_class(e: BaseException) -> str | None:
-    for attr in ("getCondition", "getErrorClass"):
-        fn = getattr(e, attr, None)
-        if callable(fn):
-            value = fn()
-            if value:
-                return value
-    return getattr(e, "error_class", None)
-
-
 def run_case(engine: Any, case: Case, checkpoint: str) -> tuple:
     """``("ok", rows)`` or ``(phase, error class, first line of the message)``."""
     (lh, left) = engine.memory_stream(LEFT)
@@ -153,12 +154,12 @@ def run_case(engine: Any, case: Case, checkpoint: str) -> tuple:
     try:
         query = engine.start(df, checkpoint, case.mode, lambda _b, rows: received.extend(rows))
     except Exception as e:  # noqa: BLE001 - the error is the result
-        return ("start", _error_class(e), _first_line(str(e)))
+        return ("start", error_class(e), _first_line(str(e)))
     try:
         engine.feed(query, [(lh, ((1, ts(1), "a"),)), (rh, ((1, ts(2), "b"),))])
         query.processAllAvailable()
     except Exception as e:  # noqa: BLE001
-        return ("run", _error_class(e), _first_line(str(e)))
+        return ("run", error_class(e), cause_class(e), _first_line(str(e)))
     finally:
         query.stop()
     return ("ok", tuple(sorted(received, key=repr)))

@@ -308,19 +308,27 @@ def test_restart_from_checkpoint_discards_uncommitted_batch(tmp_path, conf):
 
 
 # ---------------------------------------------------------------------------------------------
-# Spark 4.3 findings on the 10.5 algebra (diff_findings.md SURPRISE 2)
+# The 10.5 algebra on conjuncts over non-time columns (diff_findings.md SURPRISE 2)
 
 
-def test_every_other_side_column_becomes_the_watermark():
+def test_only_the_other_sides_watermark_column_becomes_the_watermark():
+    # StreamingJoinHelper substitutes W only for the other side's columns with watermark
+    # metadata; any other column left among the terms cannot be evaluated: no candidate.
     w = 50_000
-    # lk < rk, right state: lk (no watermark metadata) is replaced by W as well: candidate W.
-    assert state_value_watermark(RIGHT, LEFT, LessThan(lk, rk), w) == w
-    # lk - 100 < rk: candidate W - 100 s (the doc's "watermark column only" reading gave none).
+    # lk < rk, right state: lk has no watermark: none.
+    assert state_value_watermark(RIGHT, LEFT, LessThan(lk, rk), w) is None
     assert state_value_watermark(
-        RIGHT, LEFT, LessThan(Subtract(lk, Literal(100, T.LONG)), rk), w) == w - 100_000
-    # Next to the range condition the smaller candidate wins.
-    cond = and_all([RANGE, LessThan(Subtract(lk, Literal(100, T.LONG)), rk)])
-    assert state_value_watermark(RIGHT, LEFT, cond, w) == w - 100_000
+        RIGHT, LEFT, LessThan(Subtract(lk, Literal(100, T.LONG)), rk), w) is None
+    # lt - 100 < rk: lt is the left watermark column: W - 100 s for the right state.
+    assert state_value_watermark(
+        RIGHT, LEFT, LessThan(Subtract(secs(lt), Literal(100, T.LONG)), rk), w) == w - 100_000
+    # ln + rn >= 6 (issue 18, item 9): neither side gets a candidate from it, so next to the
+    # range condition the range's candidates stand (they were W-derived minus 6 s before).
+    both = GreaterThanOrEqual(Add(lk, rk), Literal(6, T.LONG))
+    for this, other in ((LEFT, RIGHT), (RIGHT, LEFT)):
+        assert state_value_watermark(this, other, both, w) is None
+        assert (state_value_watermark(this, other, and_all([RANGE, both]), w)
+                == state_value_watermark(this, other, RANGE, w) == w - 20_000)
 
 
 def test_non_time_conjunct_candidate_zero_disables_eviction(tmp_path, conf):

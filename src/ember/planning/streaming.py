@@ -5,10 +5,11 @@
   ``StreamingSymmetricHashJoinExec`` whatever the sizes: never broadcast, never sort-merge (a
   stream-stream join keeps both sides' past rows in state).  Without equi-join keys it fails
   here, while the first micro-batch is planned, as Spark's does (the query fails with
-  ``STREAM_FAILED``; an equality in a filter above the join was pushed into it by then).  A join
-  with one streaming side is an ordinary join (JoinSelection); the streaming side's statistics
-  are unknown (a ``StreamingBatchRelation`` reports ``spark.sql.defaultSizeInBytes``), so only
-  the static side may be broadcast, as in Spark.
+  ``STREAM_FAILED`` caused by ``_LEGACY_ERROR_TEMP_1181``; an equality in a filter above the
+  join was pushed into it by then).  A join with one streaming side is an ordinary join
+  (JoinSelection); the streaming side's statistics are unknown (a ``StreamingBatchRelation``
+  reports ``spark.sql.defaultSizeInBytes``), so only the static side may be broadcast, as in
+  Spark.
 * ``EventTimeWatermark`` -> ``EventTimeWatermarkExec``.
 * One micro-batch's ``StreamingBatchRelation`` -> ``LocalTableScanExec`` of its rows.
 * A ``StreamingRelation`` (a stream outside a started query, EXPLAIN only) ->
@@ -43,8 +44,10 @@ def streaming_operators(plan: L.LogicalPlan, plan_later: PlanLater) -> P.SparkPl
                 left.is_streaming and right.is_streaming):
             keys = extract_equi_join_keys(plan)
             if keys is None:
+                # QueryCompilationErrors.streamJoinStreamWithoutEqualityPredicateUnsupportedError
                 raise AnalysisError("Stream-stream join without equality predicate is not "
-                                    "supported", error_class="_LEGACY_ERROR_TEMP_3102")
+                                    "supported.", error_class="_LEGACY_ERROR_TEMP_1181",
+                                    parameters={})
             return StreamingSymmetricHashJoinExec(keys[0], keys[1], jt, keys[2],
                                                   plan_later(left), plan_later(right))
         case L.EventTimeWatermark(event_time=et, delay_ms=delay, child=child,

@@ -17,9 +17,11 @@ as ``lhs - rhs < 0``, flattens that into signed terms in microseconds (descendin
 terms, numbers are seconds x 10^6, day-time intervals their microseconds, calendar intervals
 ``days x 86400 x 10^6 + micros`` and none with months, timestamp literals epoch micros x 10^6),
 drops duplicate terms (Catalyst's ``ExpressionSet``), requires exactly one term on this side's
-columns and with a minus sign, substitutes ``W x 1000`` for every column of the other side (not
-only its watermark column: ``lx < rx`` gives the right state the candidate ``W``) and returns
-``trunc(sum / 1000)``; the minimum over the conjuncts wins.  Any other shape gives none.  Every
+columns and with a minus sign, substitutes ``W x 1000`` for the other side's columns that carry
+watermark metadata and returns ``trunc(sum / 1000)``; the minimum over the conjuncts wins.  A
+remaining term over a column without a watermark (``ln + rn >= 6`` solved for the left state
+leaves ``-rn``) cannot be evaluated: Spark's ``eval`` of the unbound attribute throws and
+``getStateWatermarkSafely`` turns that into no candidate.  Any other shape gives none.  Every
 inequality conjunct of the condition takes part, also one without time columns: a right-only
 ``rx > 0`` left in the condition of a RIGHT OUTER join reads ``0 < rx`` and gives the right
 state the candidate 0, so that state is never evicted (Spark 4.3, DIFF finding "SURPRISE 2").
@@ -280,10 +282,10 @@ def _solve(lhs: Expression, rhs: Expression, this_ids: frozenset[int],
         if (neg, leaf) == constraint[0]:
             continue
         if isinstance(leaf, AttributeReference):
-            if leaf.expr_id not in other:
-                return None  # Spark fails to evaluate an unbound column: no watermark
-            # Every column of the other side (not only its event-time column) becomes the
-            # watermark, as in Spark 4.3 (DIFF finding "SURPRISE 2").
+            # Only the other side's watermarked columns are replaced by the watermark; Spark
+            # fails to evaluate any other (unbound) column and gets no candidate.
+            if leaf.expr_id not in other or not _has_watermark(other[leaf.expr_id]):
+                return None
             v = float(watermark_ms) * 1000.0
         else:
             v = float(leaf)  # type: ignore[arg-type]

@@ -35,8 +35,8 @@ only if the static data changes while the query runs (a restart reads it again).
 larger than ``ember.streaming.spark.maxStaticSideBytes`` (Arrow bytes, default 256 MiB) is
 refused before it reaches the driver: it is measured on the executors first.
 
-Only row-wise operators (Project, Filter, a stream-static join) may surround the join or the
-watermark; anything else (an aggregation, a second stateful operator) is refused with
+Only row-wise operators (Project, Filter, Expand, a stream-static join) may surround the join or
+the watermark; anything else (an aggregation, a second stateful operator) is refused with
 ``UnsupportedError`` naming the operator.
 """
 
@@ -153,10 +153,11 @@ def _translate(session: "Session", spark: Any, physical: Any,
     out_attrs = physical.output
     post_spec = _stage(_over_input(post, tuple(join.output)), tuple(join.output), conf,
                        "operators above the join", bcs)
-    ddl = _ddl(out_attrs)
+    ddl = _ddl(out_attrs, positional=True)
     frame = joined.mapInArrow(functools.partial(unpack_output, post_spec,
                                                 _arrow_schema(spark, ddl)), ddl)
-    return SparkStreamPlan(frame, True, join.has_state_cleanup(), num_partitions, released)
+    return SparkStreamPlan(_named(frame, out_attrs), True, join.has_state_cleanup(),
+                           num_partitions, released)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -189,9 +190,13 @@ def _physical(session: "Session", plan: LogicalPlan, num_partitions: int) -> Any
 
 
 def _row_wise(node: Any) -> bool:
-    from ember.physical.nodes import FilterExec, ProjectExec
+    """An operator each input row goes through on its own, so any batch of the stream can run
+    it: Project, Filter, Expand (the rows of ``window()``, Spark's ``TimeWindowing``: one row
+    per window; ``Expand`` + ``Filter`` for a sliding window) and a stream-static join."""
+    from ember.physical.nodes import ExpandExec, FilterExec, ProjectExec
 
-    return isinstance(node, ProjectExec | FilterExec) or _static_build(node) is not None
+    return (isinstance(node, ProjectExec | FilterExec | ExpandExec)
+            or _static_build(node) is not None)
 
 
 def _stream_child(node: Any) -> int:
@@ -224,9 +229,9 @@ def _split_side(node: Any) -> tuple[list[Any], Any, Any, list[Any]]:
         below, leaf, wm = [], rest, None
     if not isinstance(leaf, LeafExecNode):
         raise UnsupportedError(
-            f"A streaming query on the Spark runtime supports row-wise operators (Project, "
-            f"Filter, stream-static joins) around one stream-stream join; {leaf.node_name} is "
-            "not supported "
+            "A streaming query on the Spark runtime supports row-wise operators (Project, "
+            "Filter, Expand, stream-static joins) around one stream-stream join; "
+            f"{leaf.node_name} is not supported "
             "(run it with option('ember.runtime', 'local')).", error_class="UNSUPPORTED_FEATURE")
     if wm is None:
         return above, leaf, None, []
@@ -295,9 +300,19 @@ def _stream_frame(spark: Any, session: "Session", physical: Any,
 
     ops, leaf, wm, below = _split_side(physical)
     df, top = _below_watermark(spark, session, leaf, below, wm, relations, conf, "stream", bcs)
-    ddl = _ddl(physical.output)
+    ddl = _ddl(physical.output, positional=True)
     spec = _stage(_over_input(ops, top), top, conf, "operators above the watermark", bcs)
-    return df.mapInArrow(functools.partial(run_stage, spec, _arrow_schema(spark, ddl)), ddl)
+    frame = df.mapInArrow(functools.partial(run_stage, spec, _arrow_schema(spark, ddl)), ddl)
+    return _named(frame, physical.output)
+
+
+def _named(frame: Any, attrs: Any) -> Any:
+    """``frame`` (positional columns ``c0``..) with the query's output names.  A query's
+    output may repeat a name (``l.key, r.key`` of a self-join); Spark's ``mapInArrow`` cannot
+    return such a schema (its Arrow reader fails: "not all nodes, buffers and
+    variadicBufferCounts were consumed"), so every ``mapInArrow`` returns positional names and
+    ``toDF`` renames, which allows repeats."""
+    return frame.toDF(*[a.name for a in attrs])
 
 
 def _relation_of(leaf: Any, relations: list[StreamingRelation]) -> StreamingRelation:

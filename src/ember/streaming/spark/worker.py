@@ -3,7 +3,7 @@
 Three ``mapInArrow`` bodies and one stateful processor, all module-level so Spark ships them by
 reference (cloudpickle pickles the small specs, the executor imports :mod:`ember`):
 
-- :func:`run_stage`: Ember's row-wise physical operators (Project, Filter, stream-static
+- :func:`run_stage`: Ember's row-wise physical operators (Project, Filter, Expand, stream-static
   broadcast joins) over each Arrow batch of a stream: a :class:`StageSpec` plan whose leaf is
   ``SparkInputExec(0)`` run on the local runtime's operators
   (:class:`ember.runtime.spark.worker.TaskRuntime`), a static side's rows read from its Spark
