@@ -21,7 +21,10 @@ expressions with HAVING, ORDER BY an aggregate, LIMIT/OFFSET; set operations of 
 nested subqueries (EXISTS inside IN), correlated scalar subqueries in SELECT and WHERE, NOT IN
 with NULLs on both sides, IN/EXISTS as values; SELECT DISTINCT ... ORDER BY, count(DISTINCT a, b),
 decimal sum/avg, min/max of strings and dates, NATURAL joins of three tables, USING with several
-columns, self-joins of the view ``v`` (:data:`VIEW_SQL`).  Results must be deterministic in
+columns, self-joins of the view ``v`` (:data:`VIEW_SQL`).  Parquet-backed tables ``p1``, ``p2``
+(:data:`PARQUET_TABLES`, with twin columns of one type) feed the reuse family
+(:meth:`QueryGen.reuse`): reads of one table that differ only in the columns they read.  Results
+must be deterministic in
 Spark: LIMIT only after an ORDER BY over every output column, ``first`` only over values that are
 constant within a group.
 """

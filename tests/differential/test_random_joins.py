@@ -1,8 +1,10 @@
 """Differential test: random joins / aggregates / subqueries / set operations, Ember vs Spark.
 
 The same seeded random tables are registered as temp views in a Spark session and an Ember session
-(``session.createDataFrame(arrow_table).createOrReplaceTempView(name)``), the same SQL text runs on
-both, and the results must match: column names and types, rows as multisets (in order when Spark's
+(``session.createDataFrame(arrow_table).createOrReplaceTempView(name)``), its Parquet tables are
+written once to a temporary directory and registered on both from the same files
+(``CREATE TEMPORARY VIEW p1 USING parquet``), the same SQL text runs on both, and the results
+must match: column names and types, rows as multisets (in order when Spark's
 golden-test rule says the query is ordered), or the same error class.
 
 * ``EMBER_DIFF_SEED`` (default 20240611) picks the data and queries; ``EMBER_DIFF_QUERIES``
