@@ -790,12 +790,18 @@ class QueryGen:
             return (b, a) if self.r.random() < 0.5 else (a, b)
         return self.r.choice(same), self.r.choice(same)
 
-    def reuse_in(self) -> str:
+    def _outer_and_pair(self) -> tuple[str, str, str, tuple[str, str]]:
+        """An in-memory table, a Parquet table, a column of the first and two comparable
+        columns of the second (for subqueries over the Parquet table)."""
         ta, t = self.r.choice(TABLE_NAMES), self.r.choice(PARQUET_TABLES)
         x = self.r.choice(self.cols(ta))
         pair = self._parquet_pair_for(t, x)
         if pair is None:
             x, pair = "k", self.twin_pair(t)
+        return ta, t, x, pair
+
+    def reuse_in(self) -> str:
+        ta, t, x, pair = self._outer_and_pair()
         where = self.parquet_filter("p", t)
         ins = [f"a.{x} {neg}IN (SELECT p.{c} FROM {t} p{where})"
                for c, neg in zip(pair, (self.r.choice(["", "NOT "]) for _ in pair))]
@@ -806,11 +812,7 @@ class QueryGen:
                f"{self.maybe_order(n)}"
 
     def reuse_exists(self) -> str:
-        ta, t = self.r.choice(TABLE_NAMES), self.r.choice(PARQUET_TABLES)
-        x = self.r.choice(self.cols(ta))
-        pair = self._parquet_pair_for(t, x)
-        if pair is None:
-            x, pair = "k", self.twin_pair(t)
+        ta, t, x, pair = self._outer_and_pair()
         f = self.parquet_filter("p", t).replace(" WHERE ", " AND ")
         ex = [f"{self.r.choice(['', 'NOT '])}EXISTS (SELECT 1 FROM {t} p WHERE p.{c} = a.{x}{f})"
               for c in pair]
