@@ -32,6 +32,7 @@ constant within a group.
 from __future__ import annotations
 
 import datetime as _dt
+import math
 import random
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -131,6 +132,12 @@ def make_parquet_tables(seed: int, scenario: int) -> dict[str, pa.Table]:
         data = {}
         for c in cols:
             _, atype, domain = COLUMNS[twin_of(c)]
+            # no -0.0: Spark's Parquet reader drops a row group whose dictionary holds -0.0
+            # under a pushed ``d = 0`` / ``d IN (0)`` (parquet-mr's dictionary filter compares
+            # with Double.equals), where the same filter unpushed keeps the row: Spark's answer
+            # would depend on the file layout
+            domain = [v for v in domain if not (isinstance(v, float) and v == 0
+                                                and math.copysign(1.0, v) < 0)]
             null_p = rng.choice([0.0, 0.15, 0.3])
             data[c] = pa.array([None if rng.random() < null_p else rng.choice(domain)
                                 for _ in range(n)], type=atype)
