@@ -21,7 +21,10 @@ expressions with HAVING, ORDER BY an aggregate, LIMIT/OFFSET; set operations of 
 nested subqueries (EXISTS inside IN), correlated scalar subqueries in SELECT and WHERE, NOT IN
 with NULLs on both sides, IN/EXISTS as values; SELECT DISTINCT ... ORDER BY, count(DISTINCT a, b),
 decimal sum/avg, min/max of strings and dates, NATURAL joins of three tables, USING with several
-columns, self-joins of the view ``v`` (:data:`VIEW_SQL`).  Results must be deterministic in
+columns, self-joins of the view ``v`` (:data:`VIEW_SQL`).  Parquet-backed tables ``p1``, ``p2``
+(:data:`PARQUET_TABLES`, with twin columns of one type) feed the reuse family
+(:meth:`QueryGen.reuse`): reads of one table that differ only in the columns they read.  Results
+must be deterministic in
 Spark: LIMIT only after an ORDER BY over every output column, ``first`` only over values that are
 constant within a group.
 """
@@ -29,8 +32,9 @@ constant within a group.
 from __future__ import annotations
 
 import datetime as _dt
+import math
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 
 import pyarrow as pa
@@ -53,6 +57,7 @@ QUERIES_PER_SCENARIO = 20
 
 def category(col: str) -> str:
     """Columns of one category can be compared with each other."""
+    col = twin_of(col)
     return "num" if col in NUMERIC else col
 
 
@@ -61,14 +66,17 @@ class Scenario:
     """The tables of one scenario: name -> (column names, arrow table with Spark's types)."""
 
     tables: dict[str, pa.Table]
+    #: the Parquet-backed tables (:data:`PARQUET_TABLES`, :func:`write_parquet`)
+    parquet: dict[str, pa.Table] = field(default_factory=dict)
 
     def cols(self, name: str) -> list[str]:
-        return list(self.tables[name].column_names)
+        t = self.tables[name] if name in self.tables else self.parquet[name]
+        return list(t.column_names)
 
     def describe(self) -> str:
         out = []
-        for name, t in self.tables.items():
-            out.append(f"{name}({', '.join(f'{c} {COLUMNS[c][0]}' for c in t.column_names)}): "
+        for name, t in [*self.tables.items(), *self.parquet.items()]:
+            out.append(f"{name}({', '.join(f'{c} {COLUMNS[twin_of(c)][0]}' for c in t.column_names)}): "
                        f"{t.to_pylist()}")
         return "\n".join(out)
 
@@ -86,7 +94,7 @@ def make_scenario(seed: int, scenario: int) -> Scenario:
             data[c] = pa.array([None if rng.random() < null_p else rng.choice(domain) for _ in range(n)],
                                type=atype)
         tables[name] = pa.table(data)
-    return Scenario(tables)
+    return Scenario(tables, make_parquet_tables(seed, scenario))
 
 
 def for_ember(table: pa.Table) -> pa.Table:
@@ -94,6 +102,71 @@ def for_ember(table: pa.Table) -> pa.Table:
     fields = [pa.field(f.name, pa.large_string() if f.type == pa.string() else f.type)
               for f in table.schema]
     return table.cast(pa.schema(fields))
+
+
+# -- Parquet-backed tables -----------------------------------------------------------------------
+#: Tables read from Parquet files, written per scenario (:func:`write_parquet`) and registered on
+#: both engines from the same files (:func:`parquet_view_sql`): plans over them hold file scans,
+#: whose canonical forms decide exchange, broadcast and subquery reuse.  Each holds some columns
+#: twice (``k`` and its *twin* ``k2``: same type and domain, other values), so two reads of one
+#: table may read different columns of the same types (:meth:`QueryGen.reuse`).
+PARQUET_TABLES = ("p1", "p2")
+#: the share of queries from :meth:`QueryGen.reuse` (reads of the Parquet tables)
+REUSE_SHARE = 0.08
+
+
+def twin_of(col: str) -> str:
+    """The column of :data:`COLUMNS` whose type and domain ``col`` (maybe a twin, ``k2``) has."""
+    return col[:-1] if col not in COLUMNS and col.endswith("2") else col
+
+
+def make_parquet_tables(seed: int, scenario: int) -> dict[str, pa.Table]:
+    """The Parquet tables of a scenario: ``k`` and ``k2`` always, other columns and twins at
+    random (from their own random stream: the in-memory tables do not change)."""
+    rng = random.Random(f"{seed}-parquet-{scenario}")
+    out = {}
+    for name in PARQUET_TABLES:
+        cols = [c for base in COLUMNS for c in (base, base + "2")
+                if base == "k" or rng.random() < 0.6]
+        n = rng.choice([0, 1, 3, 5, 8, 12, 20]) if rng.random() > 0.05 else 0
+        data = {}
+        for c in cols:
+            _, atype, domain = COLUMNS[twin_of(c)]
+            # no -0.0: Spark's Parquet reader drops a row group whose dictionary holds -0.0
+            # under a pushed ``d = 0`` / ``d IN (0)`` (parquet-mr's dictionary filter compares
+            # with Double.equals), where the same filter unpushed keeps the row: Spark's answer
+            # would depend on the file layout
+            domain = [v for v in domain if not (isinstance(v, float) and v == 0
+                                                and math.copysign(1.0, v) < 0)]
+            null_p = rng.choice([0.0, 0.15, 0.3])
+            data[c] = pa.array([None if rng.random() < null_p else rng.choice(domain)
+                                for _ in range(n)], type=atype)
+        out[name] = pa.table(data)
+    return out
+
+
+def write_parquet(scenario: Scenario, root: str) -> dict[str, str]:
+    """Writes each Parquet table of ``scenario`` as a directory under ``root`` (its rows in 1 to 3
+    files, so scans have several splits); ``{name: directory}``."""
+    import os
+
+    import pyarrow.parquet as pq
+
+    out = {}
+    for name, t in scenario.parquet.items():
+        d = os.path.join(root, name)
+        os.makedirs(d, exist_ok=True)
+        files = 1 + t.num_rows % 3
+        step = -(-t.num_rows // files) if t.num_rows else 1
+        for i in range(files):
+            pq.write_table(t.slice(i * step, step), os.path.join(d, f"part-{i:05d}.parquet"))
+        out[name] = d
+    return out
+
+
+def parquet_view_sql(name: str, path: str) -> str:
+    """The statement registering a Parquet table on Spark and on Ember alike."""
+    return f"CREATE TEMPORARY VIEW {name} USING parquet OPTIONS (path '{path}')"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -749,7 +822,175 @@ class QueryGen:
         return (f"SELECT {distinct}{', '.join(items)} FROM {t} "
                 f"ORDER BY {key}{self.r.choice(['', ' DESC'])}, {ords}")
 
+    # -- reuse: several reads of one Parquet table ----------------------------------------------
+    def reuse(self) -> str:
+        """Several reads of one Parquet table (:data:`PARQUET_TABLES`) that differ only in the
+        columns they read, or not at all: uncorrelated scalar subqueries, IN / EXISTS subqueries
+        with the same filter, self-joins, self-unions and set operations, CTEs read twice.  The
+        plans hold exchanges (and broadcasts) over scans of the same files with the same filters;
+        only the columns read tell them apart, which exchange reuse must see."""
+        kind = self.r.choice(["scalars", "scalars", "in", "exists", "self_join", "self_join",
+                              "self_union", "cte_join"])
+        return getattr(self, f"reuse_{kind}")()
+
+    def twin_pair(self, t: str) -> tuple[str, str]:
+        """Two columns of the Parquet table ``t`` of one type: a column and its twin (either
+        order), or one in five times the same column twice (a reuse that is right)."""
+        cols = self.cols(t)
+        a, b = self.r.choice([(c, c + "2") for c in cols if c + "2" in cols])  # (k, k2) always
+        if self.r.random() < 0.5:
+            a, b = b, a
+        return (a, a) if self.r.random() < 0.2 else (a, b)
+
+    def parquet_filter(self, alias: str, t: str) -> str:
+        """A filter over a column of the Parquet table ``t`` (`` WHERE ...`` or nothing)."""
+        if self.r.random() < 0.15:
+            return ""
+        c = self.r.choice(self.cols(t))
+        q = f"{alias}.{c}"
+        opts = [f"{q} IS NOT NULL", f"{q} = {self.literal_for(c)}", f"{q} <> {self.literal_for(c)}",
+                f"{q} > {self.literal_for(c)}", f"{q} IN ({self.literal_for(c)}, {self.literal_for(c)})"]
+        if category(c) == "num":
+            opts.append(f"{q} BETWEEN {self.r.choice(['-1', '0', '1'])} AND {self.r.choice(['1', '2', '20'])}")
+        return " WHERE " + self.r.choice(opts)
+
+    def parquet_agg(self, fn: str, col: str) -> str:
+        """``fn`` over ``col`` (``count`` for a non-numeric column where ``fn`` needs numbers)."""
+        if fn in ("sum", "avg") and category(col) != "num":
+            fn = "count"
+        return f"count(DISTINCT {col})" if fn == "count_distinct" else f"{fn}({col})"
+
+    def agg_fn(self) -> str:
+        return self.r.choice(["avg", "sum", "min", "max", "count", "count_distinct"])
+
+    def reuse_scalars(self) -> str:
+        t = self.r.choice(PARQUET_TABLES)
+        where = self.parquet_filter("p", t)
+        a, b = self.twin_pair(t)
+        cols = [a, b] + [self.r.choice(self.cols(t)) for _ in range(self.r.randint(0, 2))]
+        fn = self.agg_fn()
+        aggs = [self.parquet_agg(fn if self.r.random() < 0.7 else self.agg_fn(), f"p.{c}")
+                for c in cols]
+        subs = [f"(SELECT {g} FROM {t} p{where})" for g in aggs]
+        if self.r.random() < 0.5:
+            return "SELECT " + ", ".join(f"{q} AS a{i}" for i, q in enumerate(subs))
+        to = self.r.choice(TABLE_NAMES)
+        if self.r.random() < 0.5:
+            return f"SELECT o.k, " + ", ".join(f"{q} AS a{i}" for i, q in enumerate(subs)) + \
+                f" FROM {to} o"
+        # compared with an outer column: counts only (any type compares with a bigint count)
+        subs = [f"(SELECT count(p.{c}) FROM {t} p{where})" for c in cols[:2]]
+        return f"SELECT o.* FROM {to} o WHERE o.k <= {subs[0]} AND o.k + 1 >= {subs[1]}"
+
+    def _parquet_pair_for(self, t: str, x: str) -> tuple[str, str] | None:
+        """Two columns of the Parquet table ``t`` comparable with ``x`` (twins preferred)."""
+        same = [c for c in self.cols(t) if category(c) == category(x)]
+        if not same:
+            return None
+        twins = [(c, c + "2") for c in same if c + "2" in same]
+        if twins and self.r.random() < 0.8:
+            a, b = self.r.choice(twins)
+            return (b, a) if self.r.random() < 0.5 else (a, b)
+        return self.r.choice(same), self.r.choice(same)
+
+    def _outer_and_pair(self) -> tuple[str, str, str, tuple[str, str]]:
+        """An in-memory table, a Parquet table, a column of the first and two comparable
+        columns of the second (for subqueries over the Parquet table)."""
+        ta, t = self.r.choice(TABLE_NAMES), self.r.choice(PARQUET_TABLES)
+        x = self.r.choice(self.cols(ta))
+        pair = self._parquet_pair_for(t, x)
+        if pair is None:
+            x, pair = "k", self.twin_pair(t)
+        return ta, t, x, pair
+
+    def reuse_in(self) -> str:
+        ta, t, x, pair = self._outer_and_pair()
+        where = self.parquet_filter("p", t)
+        ins = [f"a.{x} {neg}IN (SELECT p.{c} FROM {t} p{where})"
+               for c, neg in zip(pair, (self.r.choice(["", "NOT "]) for _ in pair))]
+        if self.r.random() < 0.3:
+            return f"SELECT a.k, a.{x}, {ins[0]} AS i0, {ins[1]} AS i1 FROM {ta} a"
+        sel, n = self.select_from([("a", ta)])
+        return f"SELECT {sel} FROM {ta} a WHERE {ins[0]} {self.r.choice(['AND', 'OR'])} {ins[1]}" \
+               f"{self.maybe_order(n)}"
+
+    def reuse_exists(self) -> str:
+        ta, t, x, pair = self._outer_and_pair()
+        f = self.parquet_filter("p", t).replace(" WHERE ", " AND ")
+        ex = [f"{self.r.choice(['', 'NOT '])}EXISTS (SELECT 1 FROM {t} p WHERE p.{c} = a.{x}{f})"
+              for c in pair]
+        sel, n = self.select_from([("a", ta)])
+        return f"SELECT {sel} FROM {ta} a WHERE {ex[0]} {self.r.choice(['AND', 'OR'])} {ex[1]}" \
+               f"{self.maybe_order(n)}"
+
+    def _twin_sides(self, t: str) -> tuple[list[str], list[str]]:
+        """Column lists for two reads of ``t``: the same types position by position, the first
+        of each a join key (a twin pair), the rest more twins or the very same columns."""
+        a, b = self.twin_pair(t)
+        left, right = [a], [b]
+        for _ in range(self.r.randint(0, 2)):
+            c, d = self.twin_pair(t)
+            if c not in left and d not in right:
+                left.append(c)
+                right.append(d)
+        return left, right
+
+    def reuse_self_join(self) -> str:
+        t = self.r.choice(PARQUET_TABLES)
+        left, right = self._twin_sides(t)
+        where = self.parquet_filter("p", t)
+        lw = where if self.r.random() < 0.7 else self.parquet_filter("p", t)
+        x = f"(SELECT {', '.join(f'p.{c}' for c in left)} FROM {t} p{lw})"
+        y = f"(SELECT {', '.join(f'p.{c}' for c in right)} FROM {t} p{where})"
+        jt = self.r.choice(["JOIN", "JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL JOIN",
+                            "LEFT SEMI JOIN", "LEFT ANTI JOIN"])
+        cond = f"x.{left[0]} = y.{right[0]}"
+        if self.r.random() < 0.2:
+            cond = f"x.{left[0]} <=> y.{right[0]}"
+        sel = [f"x.{c}" for c in left]
+        last = sel[-1]
+        if "SEMI" not in jt and "ANTI" not in jt:
+            sel += [f"y.{c} AS y_{c}" for c in right]
+            last = f"y.{right[-1]}"
+        if self.r.random() < 0.3:
+            return f"SELECT x.{left[0]} AS g, count(*) AS n, count({last}) AS nc " \
+                   f"FROM {x} x {jt} {y} y ON {cond} GROUP BY x.{left[0]}"
+        return f"SELECT {', '.join(sel)} FROM {x} x {jt} {y} y ON {cond}{self.maybe_order(len(sel))}"
+
+    def reuse_self_union(self) -> str:
+        t = self.r.choice(PARQUET_TABLES)
+        left, right = self._twin_sides(t)
+        where = self.parquet_filter("p", t)
+        op = self.r.choice(["UNION ALL", "UNION", "INTERSECT", "INTERSECT ALL", "EXCEPT",
+                            "EXCEPT ALL"])
+        if self.r.random() < 0.5:
+            fn = self.agg_fn()
+
+            def side(cols: list[str]) -> str:
+                return f"SELECT p.{cols[0]} AS g, {self.parquet_agg(fn, f'p.{cols[-1]}')} AS v " \
+                       f"FROM {t} p{where} GROUP BY p.{cols[0]}"
+        else:
+            def side(cols: list[str]) -> str:
+                items = ", ".join(f"p.{c} AS c{i}" for i, c in enumerate(cols))
+                return f"SELECT {items} FROM {t} p{where}"
+        return f"{side(left)} {op} {side(right)}"
+
+    def reuse_cte_join(self) -> str:
+        t = self.r.choice(PARQUET_TABLES)
+        left, right = self._twin_sides(t)
+        where = self.parquet_filter("p", t)
+        fn = self.agg_fn()
+
+        def cte(cols: list[str]) -> str:
+            return f"SELECT p.{cols[0]} AS g, {self.parquet_agg(fn, f'p.{cols[-1]}')} AS v, " \
+                   f"count(*) AS n FROM {t} p{where} GROUP BY p.{cols[0]}"
+        jt = self.r.choice(["JOIN", "LEFT JOIN", "FULL JOIN"])
+        return f"WITH a AS ({cte(left)}), b AS ({cte(right)}) " \
+               f"SELECT a.g, a.v, a.n, b.g AS bg, b.v AS bv, b.n AS bn FROM a {jt} b ON a.g <=> b.g"
+
     def query(self) -> str:
+        if self.r.random() < REUSE_SHARE:
+            return self.reuse()
         fam = self.r.choices(
             [self.join2, self.join3, self.natural_using, self.aggregate, self.subquery, self.setop,
              self.join_multi, self.derived, self.group_top, self.setop_agg, self.nested_sub, self.misc,

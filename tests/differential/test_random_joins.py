@@ -1,8 +1,10 @@
 """Differential test: random joins / aggregates / subqueries / set operations, Ember vs Spark.
 
 The same seeded random tables are registered as temp views in a Spark session and an Ember session
-(``session.createDataFrame(arrow_table).createOrReplaceTempView(name)``), the same SQL text runs on
-both, and the results must match: column names and types, rows as multisets (in order when Spark's
+(``session.createDataFrame(arrow_table).createOrReplaceTempView(name)``), its Parquet tables are
+written once to a temporary directory and registered on both from the same files
+(``CREATE TEMPORARY VIEW p1 USING parquet``), the same SQL text runs on both, and the results
+must match: column names and types, rows as multisets (in order when Spark's
 golden-test rule says the query is ordered), or the same error class.
 
 * ``EMBER_DIFF_SEED`` (default 20240611) picks the data and queries; ``EMBER_DIFF_QUERIES``
@@ -23,8 +25,11 @@ golden-test rule says the query is ordered), or the same error class.
 
 from __future__ import annotations
 
+import atexit
 import os
 import random
+import shutil
+import tempfile
 from typing import Any
 
 import pytest
@@ -33,7 +38,8 @@ from tests.conformance.ember_adapter import (RUNTIMES, check_outcome, new_sessio
                                             register_table, run_sql)
 from tests.conformance.generate import run_statement
 from tests.conformance.normalize import rows_equal
-from tests.differential.generator import VIEW_SQL, for_ember, make_query, make_scenario
+from tests.differential.generator import (VIEW_SQL, for_ember, make_query, make_scenario,
+                                          parquet_view_sql, write_parquet)
 
 SEED = int(os.environ.get("EMBER_DIFF_SEED", "20240611"))
 N_QUERIES = int(os.environ.get("EMBER_DIFF_QUERIES", "200"))
@@ -80,6 +86,22 @@ def scenario_conf(scenario: int) -> dict[str, str]:
     """The Spark configuration switches of ``scenario`` (reproducible from the seed)."""
     rng = random.Random(f"{SEED}/conf/{scenario}")
     return {k: rng.choice(v) for k, v in CONF_SWITCHES.items() if rng.random() < 0.5}
+#: the run's directory of Parquet files (made on first use, removed at exit) and, per scenario,
+#: its Parquet tables' directories
+_parquet_root: list[str] = []
+_parquet_dirs: dict[int, dict[str, str]] = {}
+
+
+def parquet_views(scenario: int) -> list[str]:
+    """The statements registering the scenario's Parquet tables (written once per run), the
+    same files for Spark and Ember."""
+    if not _parquet_root:
+        _parquet_root.append(tempfile.mkdtemp(prefix="ember-diff-parquet-"))
+        atexit.register(shutil.rmtree, _parquet_root[0], True)
+    if scenario not in _parquet_dirs:
+        _parquet_dirs[scenario] = write_parquet(make_scenario(SEED, scenario),
+                                                os.path.join(_parquet_root[0], str(scenario)))
+    return [parquet_view_sql(n, p) for n, p in _parquet_dirs[scenario].items()]
 
 
 def spark_session_for(spark: Any, scenario: int) -> Any:
@@ -92,6 +114,8 @@ def spark_session_for(spark: Any, scenario: int) -> Any:
             session.conf.set(k, v)
         for name, table in make_scenario(SEED, scenario).tables.items():
             session.createDataFrame(table).createOrReplaceTempView(name)
+        for statement in parquet_views(scenario):
+            session.sql(statement)
         session.sql(VIEW_SQL)
         _spark_sessions[scenario] = session
     return _spark_sessions[scenario]
@@ -108,6 +132,8 @@ def ember_session_for(scenario: int, variant: str = "default", runtime: str = "l
         session = new_session({**scenario_conf(scenario), **VARIANTS[variant]}, runtime)
         for name, table in make_scenario(SEED, scenario).tables.items():
             register_table(session, name, for_ember(table))
+        for statement in parquet_views(scenario):
+            session.sql(statement)
         session.sql(VIEW_SQL)
         _ember_sessions[key] = session
     return _ember_sessions[key]

@@ -16,6 +16,7 @@ from ember.expressions.base import AttributeReference, Literal
 from ember.expressions.predicates import GreaterThan
 from ember.physical.nodes import (
     BroadcastExchangeExec,
+    FileSourceScanExec,
     FilterExec,
     LocalTableScanExec,
     ReusedExchangeExec,
@@ -25,6 +26,7 @@ from ember.physical.nodes import (
 from ember.physical.partitioning import HashPartitioning, IdentityBroadcastMode
 from ember.planning import plan_query, plan_query_with_links
 from ember.planning.reuse_exchange import canonicalize_plan, reuse_exchange
+from ember.plans.logical.nodes import FileRelation
 from ember.trees import node
 
 
@@ -217,3 +219,40 @@ def test_nondeterministic_subtree_not_reused():
                                    FilterExec(cond, scan))
 
     assert _reused(exchange(), exchange()) == []
+
+
+# -- file scans: the columns read are part of the canonical form ---------------------------------
+
+
+def _file_scan(read: tuple[str, ...], names: tuple[str, ...] = ("a", "b", "c"),
+               options: tuple[tuple[str, str], ...] = (), cond: int | None = None
+               ) -> FileSourceScanExec:
+    """A scan of ``read`` among ``names`` (all bigint) of one Parquet file, fresh ids each call."""
+    rel = FileRelation(tuple(AttributeReference(n, T.LONG) for n in names), "parquet",
+                       ("/data/t.parquet",), options)
+    out = tuple(a for a in rel.attrs if a.name in read)
+    filters = () if cond is None else (GreaterThan(out[0], Literal(cond, T.LONG)),)
+    return FileSourceScanExec(rel, out, filters)
+
+
+@pytest.mark.parametrize("other", [
+    {"read": ("b",)},                                      # another column of the same type
+    {"read": ("a", "c")},                                  # more columns
+    {"read": ("x",), "names": ("x", "b", "c")},            # another file column at that place
+    {"read": ("a",), "options": (("mergeSchema", "true"),)},
+    {"read": ("a",), "cond": 2},                           # another pushed filter
+], ids=["column", "columns", "file_column", "options", "data_filter"])
+def test_file_scans_of_other_columns_or_filters_not_reused(other):
+    """Spark's canonical FileSourceScanExec keeps its relation and required columns: two scans of
+    one file match only when they read the same columns with the same filters and options."""
+    left = _shuffle(_file_scan(("a",), cond=3))
+    right = _shuffle(_file_scan(**{"cond": 3, **other}))
+    assert canonicalize_plan(left) != canonicalize_plan(right)
+    assert _reused(left, right) == []
+
+
+def test_file_scans_of_the_same_columns_reused():
+    left, right = _shuffle(_file_scan(("b", "c"), cond=3)), _shuffle(_file_scan(("b", "c"), cond=3))
+    assert left.output[0].id != right.output[0].id
+    (r,) = _reused(left, right)
+    assert r.child is left

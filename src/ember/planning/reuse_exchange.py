@@ -22,8 +22,13 @@ new attribute at the top of a field (an ``Alias``, an output attribute not read 
 gets the next id of a per-node counter; names, qualifiers and nullability are erased and
 commutative operands ordered (Catalyst's expression canonicalization,
 ``ember.optimizer.constraints.canonicalize``); plan ids are ignored.  A leaf normalizes against
-its own output (a file scan's data filters too); a ``ReusedExchangeExec`` canonicalizes as its
-exchange (so an exchange above one still matches).  Not reused, beyond Spark: subtrees with
+its own output, except a file scan: its output and data filters normalize against its
+relation's columns, and the relation keeps its column names (only ids are erased), so the form
+says which columns of which files are read -- Spark's canonical ``FileSourceScanExec`` keeps its
+relation and ``requiredSchema`` likewise.  Two scans of one table reading other columns of the
+same types (``avg(a)`` and ``avg(b)`` over the same filter) never match.  A
+``ReusedExchangeExec`` canonicalizes as its exchange (so an exchange above one still
+matches).  Not reused, beyond Spark: subtrees with
 non-deterministic expressions (Ember's random functions may carry no seed), and local tables
 other than the very same ``pa.Table`` object (their rows take no part in node equality), and
 scans of PySpark DataFrames other than the very same frame object.
@@ -41,6 +46,7 @@ from ember.conf import EXCHANGE_REUSE_ENABLED, SQLConf
 from ember.expressions.base import Alias, AttributeReference, Expression
 from ember.physical.nodes import (
     BroadcastExchangeExec,
+    FileSourceScanExec,
     LocalTableScanExec,
     ReusedExchangeExec,
     ShuffleExchangeExec,
@@ -139,7 +145,10 @@ class _Canonicalizer:
 
     def _node(self, plan: SparkPlan) -> SparkPlan:
         kids = plan.children
-        inputs = plan.output if not kids else tuple(a for c in kids for a in c.output)
+        if isinstance(plan, FileSourceScanExec):
+            inputs = plan.relation.attrs  # a column read is its ordinal in the relation
+        else:
+            inputs = plan.output if not kids else tuple(a for c in kids for a in c.output)
         index: dict[int, int] = {}
         for i, a in enumerate(inputs):
             index.setdefault(a.id, i)
@@ -174,8 +183,8 @@ class _Canonicalizer:
                 return top(v)
             if isinstance(v, Partitioning | Distribution | BroadcastMode):
                 return map_property_expressions(v, norm)
-            if isinstance(v, FileRelation):
-                return v.copy(attrs=tuple(AttributeReference("none", a.dtype, True, _REF - i)
+            if isinstance(v, FileRelation):  # its names are the file columns: kept
+                return v.copy(attrs=tuple(AttributeReference(a.name, a.dtype, True, _REF - i)
                                           for i, a in enumerate(v.attrs)))
             if isinstance(v, tuple):
                 return tuple(value(x) for x in v)
