@@ -10,6 +10,11 @@
   ``REMAINDER_BY_ZERO`` for ``%``, ``mod`` and ``pmod`` -- for doubles too.
 - Decimal results use DecimalPrecision's types (see :mod:`ember.coercion`), exact arithmetic and
   HALF_UP rounding; a result that does not fit raises ``NUMERIC_VALUE_OUT_OF_RANGE``.
+
+``ansi=False`` (``spark.sql.ansi.enabled=false``, set by the analyzer's ResolveEvalMode as Spark
+builds these with ``EvalMode.LEGACY``) is Spark's legacy arithmetic: integral ``+ - *``, unary
+minus, ``abs`` and ``div`` wrap (Java two's complement), a zero divisor gives NULL (``/ div % mod
+pmod``), a decimal result that does not fit gives NULL.
 """
 
 from __future__ import annotations
@@ -62,9 +67,14 @@ def divide_by_zero_error(remainder: bool = False) -> ArithmeticError_:
 
 
 _SYMBOLS = {"add_checked": "+", "subtract_checked": "-", "multiply_checked": "*"}
+#: the wrapping (Java two's complement) kernel of each checked one, for ``ansi=False``
+_WRAPPING = {"add_checked": pc.add, "subtract_checked": pc.subtract,
+             "multiply_checked": pc.multiply, "negate_checked": pc.negate, "abs_checked": pc.abs}
 
 
-def _checked(fn, try_fn: str | None, *args: pa.Array) -> pa.Array:
+def _checked(fn, try_fn: str | None, *args: pa.Array, ansi: bool = True) -> pa.Array:
+    if not ansi:
+        return _WRAPPING[fn.__name__](*args)
     try:
         return fn(*args)
     except pa.ArrowInvalid as e:
@@ -129,16 +139,25 @@ class BinaryArithmetic(Expression):
 
     left: Expression
     right: Expression
+    #: Spark's ``EvalMode.ANSI`` (raise) vs ``LEGACY`` (wrap / NULL); see the module docstring
+    ansi: bool
 
     @property
     def nullable(self) -> bool:
-        return self.left.nullable or self.right.nullable
+        return self.left.nullable or self.right.nullable or not self.ansi
 
     def _input_ok(self, t: T.DataType) -> bool:
         return t.is_numeric
 
     def _expected(self) -> str:
         return '"NUMERIC"'
+
+    @property
+    def ansi_mode(self) -> bool:
+        return self.ansi
+
+    def to_legacy_mode(self) -> Expression:
+        return self.copy(ansi=False)
 
     def check_input_types(self) -> str | None:
         lt, rt = self.left.data_type, self.right.data_type
@@ -210,6 +229,7 @@ class Add(BinaryArithmetic):
 
     left: Expression
     right: Expression
+    ansi: bool = True
     symbol: ClassVar[str] = "+"
     try_fn: ClassVar[str | None] = "try_add"
 
@@ -220,7 +240,7 @@ class Add(BinaryArithmetic):
 
     def _eval(self, left, right, t):
         if t.is_integral:
-            return _checked(pc.add_checked, self.try_fn, left, right)
+            return _checked(pc.add_checked, self.try_fn, left, right, ansi=self.ansi)
         return pc.add(left, right)
 
     def _eval_decimal(self, left, right, out):
@@ -232,7 +252,7 @@ class Add(BinaryArithmetic):
         lv, rv, valid, ls, rs = _dec_operands(left, right)
         s = max(ls, rs)
         res = D.rescale(lv, ls, s) + D.rescale(rv, rs, s)
-        return D.from_unscaled(D.rescale(res, s, out.scale), valid, out)
+        return D.from_unscaled(D.rescale(res, s, out.scale), valid, out, overflow_null=not self.ansi)
 
 
 @node
@@ -241,6 +261,7 @@ class Subtract(BinaryArithmetic):
 
     left: Expression
     right: Expression
+    ansi: bool = True
     symbol: ClassVar[str] = "-"
     try_fn: ClassVar[str | None] = "try_subtract"
 
@@ -251,7 +272,7 @@ class Subtract(BinaryArithmetic):
 
     def _eval(self, left, right, t):
         if t.is_integral:
-            return _checked(pc.subtract_checked, self.try_fn, left, right)
+            return _checked(pc.subtract_checked, self.try_fn, left, right, ansi=self.ansi)
         return pc.subtract(left, right)
 
     def _eval_decimal(self, left, right, out):
@@ -263,7 +284,7 @@ class Subtract(BinaryArithmetic):
         lv, rv, valid, ls, rs = _dec_operands(left, right)
         s = max(ls, rs)
         res = D.rescale(lv, ls, s) - D.rescale(rv, rs, s)
-        return D.from_unscaled(D.rescale(res, s, out.scale), valid, out)
+        return D.from_unscaled(D.rescale(res, s, out.scale), valid, out, overflow_null=not self.ansi)
 
 
 @node
@@ -272,6 +293,7 @@ class Multiply(BinaryArithmetic):
 
     left: Expression
     right: Expression
+    ansi: bool = True
     symbol: ClassVar[str] = "*"
     try_fn: ClassVar[str | None] = "try_multiply"
 
@@ -282,7 +304,7 @@ class Multiply(BinaryArithmetic):
 
     def _eval(self, left, right, t):
         if t.is_integral:
-            return _checked(pc.multiply_checked, self.try_fn, left, right)
+            return _checked(pc.multiply_checked, self.try_fn, left, right, ansi=self.ansi)
         return pc.multiply(left, right)
 
     def _eval_decimal(self, left, right, out):
@@ -293,20 +315,27 @@ class Multiply(BinaryArithmetic):
             return fast
         lv, rv, valid, ls, rs = _dec_operands(left, right)
         res = lv * rv
-        return D.from_unscaled(D.rescale(res, ls + rs, out.scale), valid, out)
+        return D.from_unscaled(D.rescale(res, ls + rs, out.scale), valid, out,
+                               overflow_null=not self.ansi)
 
 
-def _check_zero(left: pa.Array, right: pa.Array, remainder: bool) -> None:
-    """Raise when a non-NULL dividend meets a zero divisor."""
+def _check_zero(left: pa.Array, right: pa.Array, remainder: bool, ansi: bool = True) -> pa.Array:
+    """The divisor to use: ANSI raises when a non-NULL dividend meets a zero divisor; legacy
+    (``ansi=False``) makes zero divisors NULL, so those rows are NULL (Spark's DivModLike)."""
     if pa.types.is_decimal(right.type):
         from decimal import Decimal
 
         zero = pc.equal(right, pa.scalar(Decimal(0), right.type))
     else:
         zero = pc.equal(right, pa.scalar(0, right.type))
+    if not ansi:
+        if pc.any(zero).as_py():
+            return pc.if_else(pc.fill_null(zero, False), pa.scalar(None, right.type), right)
+        return right
     zero = pc.and_kleene(zero, pc.is_valid(left))
     if pc.any(zero).as_py():
         raise divide_by_zero_error(remainder)
+    return right
 
 
 @node
@@ -317,6 +346,7 @@ class Divide(BinaryArithmetic):
 
     left: Expression
     right: Expression
+    ansi: bool = True
     symbol: ClassVar[str] = "/"
     try_fn: ClassVar[str | None] = "try_divide"
 
@@ -332,18 +362,18 @@ class Divide(BinaryArithmetic):
         return decimal_divide_type(l, r)
 
     def _eval(self, left, right, t):
-        _check_zero(left, right, False)
+        right = _check_zero(left, right, False, self.ansi)
         return pc.divide(left, right)
 
     def _eval_decimal(self, left, right, out):
-        _check_zero(left, right, False)
+        right = _check_zero(left, right, False, self.ansi)
         lv, rv, valid, ls, rs = _dec_operands(left, right)
         # q = l / r at scale out.scale: (lv * 10^(out.scale + rs - ls)) / rv, HALF_UP.
         shift = out.scale + rs - ls
         num = lv * (10 ** shift) if shift >= 0 else lv
         den = rv if shift >= 0 else rv * (10 ** (-shift))
         den = np.where(valid & (den != 0), den, 1)
-        return D.from_unscaled(D.div_half_up(num, den), valid, out)
+        return D.from_unscaled(D.div_half_up(num, den), valid, out, overflow_null=not self.ansi)
 
 
 @node
@@ -354,6 +384,7 @@ class IntegralDivide(BinaryArithmetic):
 
     left: Expression
     right: Expression
+    ansi: bool = True
     symbol: ClassVar[str] = "div"
     try_fn: ClassVar[str | None] = None
 
@@ -372,7 +403,7 @@ class IntegralDivide(BinaryArithmetic):
         left, right = self._operands(batch)
         if pa.types.is_null(left.type) or pa.types.is_null(right.type):
             return pa.nulls(n, pa.int64())
-        _check_zero(left, right, False)
+        right = _check_zero(left, right, False, self.ansi)
         if pa.types.is_decimal(left.type):
             lv, rv, valid, ls, rs = _dec_operands(left, right)
             s = max(ls, rs)
@@ -381,14 +412,16 @@ class IntegralDivide(BinaryArithmetic):
             q = np.abs(a) // np.abs(b)
             q = np.where((a < 0) ^ (b < 0), -q, q)
             over = valid & ((q > (1 << 63) - 1) | (q < -(1 << 63)))
-            if over.any():
+            if over.any() and not self.ansi:  # legacy: the quotient's low 64 bits (toLong)
+                q = ((q + (1 << 63)) % (1 << 64)) - (1 << 63)
+            elif over.any():
                 raise overflow_error()
             return _from_numpy(np.where(valid, q, 0).astype(np.int64), valid, pa.int64())
         left, right = left.cast(pa.int64()), right.cast(pa.int64())
         valid = _validity(left, right)
         a, b = _np_filled(left, 0), _np_filled(right, 1)
         b = np.where(valid & (b != 0), b, 1)
-        if ((a == np.iinfo(np.int64).min) & (b == -1) & valid).any():
+        if self.ansi and ((a == np.iinfo(np.int64).min) & (b == -1) & valid).any():
             raise overflow_error()
         q = np.abs(a) // np.abs(b)  # truncation toward zero
         q = np.where((a < 0) ^ (b < 0), -q, q)
@@ -412,6 +445,7 @@ class Remainder(BinaryArithmetic):
 
     left: Expression
     right: Expression
+    ansi: bool = True
     symbol: ClassVar[str] = "%"
     try_fn: ClassVar[str | None] = "try_mod"
 
@@ -421,21 +455,21 @@ class Remainder(BinaryArithmetic):
         return decimal_remainder_type(l, r)
 
     def _eval(self, left, right, t):
-        _check_zero(left, right, True)
+        right = _check_zero(left, right, True, self.ansi)
         valid = _validity(left, right)
         a, b = _np_filled(left, 0), _np_filled(right, 1)
         b = np.where(valid & (b != 0), b, 1).astype(a.dtype)
         return _from_numpy(_java_mod(a, b, t.is_integral), valid, t.to_arrow())
 
     def _eval_decimal(self, left, right, out):
-        _check_zero(left, right, True)
+        right = _check_zero(left, right, True, self.ansi)
         lv, rv, valid, ls, rs = _dec_operands(left, right)
         s = max(ls, rs)
         a, b = D.rescale(lv, ls, s), D.rescale(rv, rs, s)
         b = np.where(valid & (b != 0), b, 1)
         r = np.abs(a) % np.abs(b)
         r = np.where(a < 0, -r, r)
-        return D.from_unscaled(D.rescale(r, s, out.scale), valid, out)
+        return D.from_unscaled(D.rescale(r, s, out.scale), valid, out, overflow_null=not self.ansi)
 
 
 @node
@@ -446,6 +480,7 @@ class Pmod(BinaryArithmetic):
 
     left: Expression
     right: Expression
+    ansi: bool = True
     symbol: ClassVar[str] = "pmod"
     try_fn: ClassVar[str | None] = None
 
@@ -455,7 +490,7 @@ class Pmod(BinaryArithmetic):
         return decimal_remainder_type(l, r)
 
     def _eval(self, left, right, t):
-        _check_zero(left, right, True)
+        right = _check_zero(left, right, True, self.ansi)
         valid = _validity(left, right)
         a, b = _np_filled(left, 0), _np_filled(right, 1)
         b = np.where(valid & (b != 0), b, 1).astype(a.dtype)
@@ -470,7 +505,7 @@ class Pmod(BinaryArithmetic):
         return _from_numpy(r, valid, t.to_arrow())
 
     def _eval_decimal(self, left, right, out):
-        _check_zero(left, right, True)
+        right = _check_zero(left, right, True, self.ansi)
         lv, rv, valid, ls, rs = _dec_operands(left, right)
         s = max(ls, rs)
         a, b = D.rescale(lv, ls, s), D.rescale(rv, rs, s)
@@ -481,7 +516,7 @@ class Pmod(BinaryArithmetic):
         r2m = np.abs(r2) % np.abs(b)
         r2m = np.where(r2 < 0, -r2m, r2m)
         r = np.where(r < 0, r2m, r)
-        return D.from_unscaled(D.rescale(r, s, out.scale), valid, out)
+        return D.from_unscaled(D.rescale(r, s, out.scale), valid, out, overflow_null=not self.ansi)
 
     def simple_string(self) -> str:
         return f"pmod({self.left.simple_string()}, {self.right.simple_string()})"
@@ -498,6 +533,13 @@ class _UnaryNumeric(Expression):
     __slots__ = ()
     may_fail_at_runtime: ClassVar[bool] = True
     child: Expression
+
+    @property
+    def ansi_mode(self) -> bool:
+        return getattr(self, "ansi", False)
+
+    def to_legacy_mode(self) -> Expression:
+        return self.copy(ansi=False) if self.ansi_mode else self
 
     @property
     def data_type(self) -> T.DataType:
@@ -522,6 +564,7 @@ class UnaryMinus(_UnaryNumeric):
 
     child: Expression
     function_name: str | None = None
+    ansi: bool = True
 
     def eval(self, batch: pa.RecordBatch) -> pa.Array:
         arr = to_array(self.child.eval(batch), batch.num_rows)
@@ -532,7 +575,7 @@ class UnaryMinus(_UnaryNumeric):
             v, valid = D.unscaled(arr)
             return D.from_unscaled(-v, valid, t)
         if t.is_integral:
-            return _checked(pc.negate_checked, None, arr)
+            return _checked(pc.negate_checked, None, arr, ansi=self.ansi)
         return pc.negate(arr)
 
     def simple_string(self) -> str:
@@ -566,6 +609,7 @@ class Abs(_UnaryNumeric):
     """``abs(child)`` (overflow-checked for integers)."""
 
     child: Expression
+    ansi: bool = True
 
     def eval(self, batch: pa.RecordBatch) -> pa.Array:
         arr = to_array(self.child.eval(batch), batch.num_rows)
@@ -576,7 +620,7 @@ class Abs(_UnaryNumeric):
             v, valid = D.unscaled(arr)
             return D.from_unscaled(np.abs(v), valid, t)
         if t.is_integral:
-            return _checked(pc.abs_checked, None, arr)
+            return _checked(pc.abs_checked, None, arr, ansi=self.ansi)
         return pc.abs(arr)
 
     def simple_string(self) -> str:
