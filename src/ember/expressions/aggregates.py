@@ -26,9 +26,10 @@ Result types (Spark 4, ANSI):
 function                        result type
 ==============================  ==============================================================
 count, count_if                 bigint, never NULL (0 on empty input)
-sum(tinyint..bigint)            bigint (ANSI: ``ARITHMETIC_OVERFLOW`` on overflow)
+sum(tinyint..bigint)            bigint (ANSI: ``ARITHMETIC_OVERFLOW`` on overflow; legacy wraps)
 sum(float/double)               double
-sum(decimal(p,s))               decimal(min(38, p+10), s) (overflow: ``ARITHMETIC_OVERFLOW``)
+sum(decimal(p,s))               decimal(min(38, p+10), s) (overflow: ``ARITHMETIC_OVERFLOW``;
+                                legacy: NULL)
 avg(integral/float/double)      double
 avg(decimal(p,s))               decimal(min(38, p+4), min(38, s+4)), rounded HALF_UP
 min, max, first, last,          the input type
@@ -265,6 +266,16 @@ class Sum(_UnaryAgg):
 
     child: Expression
     fn_name: str | None = field(default=None, compare=False)
+    #: Spark's evalMode: False (``spark.sql.ansi.enabled=false``, set by ResolveEvalMode) is the
+    #: legacy sum: integral sums wrap, a decimal sum / average that overflows is NULL
+    ansi: bool = True
+
+    @property
+    def ansi_mode(self) -> bool:
+        return self.ansi
+
+    def to_legacy_mode(self) -> Expression:
+        return self.copy(ansi=False)
 
     default_name: ClassVar[str] = "sum"
 
@@ -288,6 +299,16 @@ class Average(_UnaryAgg):
 
     child: Expression
     fn_name: str | None = field(default=None, compare=False)
+    #: Spark's evalMode: False (``spark.sql.ansi.enabled=false``, set by ResolveEvalMode) is the
+    #: legacy sum: integral sums wrap, a decimal sum / average that overflows is NULL
+    ansi: bool = True
+
+    @property
+    def ansi_mode(self) -> bool:
+        return self.ansi
+
+    def to_legacy_mode(self) -> Expression:
+        return self.copy(ansi=False)
 
     default_name: ClassVar[str] = "avg"
 
