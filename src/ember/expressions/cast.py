@@ -236,6 +236,8 @@ def cast_array(arr: pa.Array, from_t: T.DataType, to_t: T.DataType, ansi: bool =
             return micros.cast(pa.timestamp("us", tz="UTC"))
         if isinstance(from_t, T.TimestampType) and isinstance(to_t, T.BooleanType):
             return pc.not_equal(arr.cast(pa.int64()), pa.scalar(0, pa.int64()))
+        if from_t.is_integral and isinstance(to_t, T.BinaryType):
+            return _integral_to_binary(arr, from_t)
     if isinstance(to_t, T.StringType):
         return _to_string(arr, from_t, time_zone)
     if isinstance(to_t, (T.DayTimeIntervalType, T.YearMonthIntervalType)):
@@ -752,6 +754,18 @@ def _to_integral(arr, from_t, to_t: T.IntegralType, fail: _Fail) -> pa.Array:
         secs = np.floor_divide(micros, 1_000_000)
         return _range_checked_int(pa.array(secs, mask=~_valid_np(arr)), arr, from_t, to_t, fail)
     raise _unsupported(from_t, to_t)
+
+
+def _integral_to_binary(arr: pa.Array, from_t: T.DataType) -> pa.Array:
+    """Spark's legacy integral -> binary: the value's big-endian two's complement bytes, as
+    wide as its type (``CAST(1 AS BINARY)`` is ``X'00000001'``)."""
+    width = from_t.to_arrow().bit_width // 8
+    vals = pc.fill_null(arr, 0).to_numpy(zero_copy_only=False).astype(f">i{width}")
+    n = len(vals)
+    offsets = np.arange(n + 1, dtype=np.int64) * width
+    validity = None if arr.null_count == 0 else arr.is_valid().buffers()[1]
+    return pa.Array.from_buffers(pa.large_binary(), n, [
+        validity, pa.py_buffer(offsets.tobytes()), pa.py_buffer(vals.tobytes())])
 
 
 def _java_float_to_integral(arr: pa.Array, to_t: T.IntegralType) -> pa.Array:

@@ -1,4 +1,5 @@
-"""TypeCoercion: ANSI implicit casts (Spark's AnsiTypeCoercion rules).
+"""TypeCoercion: ANSI implicit casts (Spark's AnsiTypeCoercion rules; with
+``spark.sql.ansi.enabled=false`` Spark's TypeCoercion where it differs, see :mod:`ember.coercion`).
 
 Before::  Filter ('a#1:int = 1L)        After::  Filter (cast(a#1 as bigint) = 1)
 
@@ -24,6 +25,7 @@ from ember.plans.logical.nodes import Except, Intersect, LogicalPlan, Project, U
 from ember.trees import rewrite_bit, transform_up_memo
 
 _COERCE_BIT = rewrite_bit("TypeCoercion.expression")
+_LEGACY_COERCE_BIT = rewrite_bit("TypeCoercion.expression.legacy")
 
 
 def _cast(e: Expression, t: T.DataType, ctx) -> Expression:
@@ -50,12 +52,14 @@ def _coerce_expr(e: Expression, ctx) -> Expression:
     from ember.coercion import coerce_expression
     from ember.expressions.subquery import InSubquery
 
+    legacy = not ctx.conf.ansi
+
     def rule(x: Expression) -> Expression:
         if isinstance(x, InSubquery):
             return _coerce_in_subquery(x, ctx)
-        return coerce_expression(x)
+        return coerce_expression(x, legacy)
 
-    new = transform_up_memo(e, rule, _COERCE_BIT)
+    new = transform_up_memo(e, rule, _LEGACY_COERCE_BIT if legacy else _COERCE_BIT)
     _mark_new_casts(e, new, ctx)
     return new
 
@@ -70,7 +74,7 @@ def _coerce_in_subquery(x, ctx):
         return x
     targets = []
     for v, a in zip(x.values, out):
-        t = find_wider_type([v.data_type, a.data_type])
+        t = find_wider_type([v.data_type, a.data_type], legacy=not ctx.conf.ansi)
         if t is None:
             return x
         targets.append(t)
@@ -98,7 +102,8 @@ def widen_set_operation(children: tuple[LogicalPlan, ...], ctx) -> tuple[Logical
         return None
     targets: list[T.DataType] = []
     for i in range(n):
-        t = find_wider_type([c.output[i].data_type for c in children])
+        t = find_wider_type([c.output[i].data_type for c in children],
+                            legacy=not ctx.conf.ansi)
         if t is None:
             return None
         targets.append(t)
