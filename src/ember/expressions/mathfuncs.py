@@ -174,7 +174,8 @@ def _round_half_up_float(vals: np.ndarray, d: int) -> np.ndarray:
     f = 10.0 ** d
     with np.errstate(all="ignore"):
         scaled = np.abs(vals) * f
-        out = np.sign(vals) * np.floor(scaled + 0.5) / f
+        # + 0.0: BigDecimal has no negative zero (round(-3.7D, -1) is 0.0, not -0.0)
+        out = np.sign(vals) * np.floor(scaled + 0.5) / f + 0.0
         near_half = np.isfinite(scaled) & (np.abs(scaled - np.floor(scaled) - 0.5) < 1e-6)
     if near_half.any():
         from decimal import ROUND_HALF_UP, Decimal
