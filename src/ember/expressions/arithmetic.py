@@ -252,7 +252,8 @@ class Add(BinaryArithmetic):
         lv, rv, valid, ls, rs = _dec_operands(left, right)
         s = max(ls, rs)
         res = D.rescale(lv, ls, s) + D.rescale(rv, rs, s)
-        return D.from_unscaled(D.rescale(res, s, out.scale), valid, out, overflow_null=not self.ansi)
+        return D.from_unscaled(D.rescale(res, s, out.scale), valid, out,
+                               overflow_null=not self.ansi)
 
 
 @node
@@ -284,7 +285,8 @@ class Subtract(BinaryArithmetic):
         lv, rv, valid, ls, rs = _dec_operands(left, right)
         s = max(ls, rs)
         res = D.rescale(lv, ls, s) - D.rescale(rv, rs, s)
-        return D.from_unscaled(D.rescale(res, s, out.scale), valid, out, overflow_null=not self.ansi)
+        return D.from_unscaled(D.rescale(res, s, out.scale), valid, out,
+                               overflow_null=not self.ansi)
 
 
 @node

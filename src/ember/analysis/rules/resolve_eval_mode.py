@@ -17,6 +17,8 @@ The fact then travels with the plan (pickled to Spark's Python workers on the Sp
 It runs after TypeCoercion inside the Resolution batch, so the casts coercion inserts are
 switched too, and before CheckAnalysis, so a cast only the legacy Cast allows (``date`` to
 ``int``) is accepted.  It descends into subquery plans.  With ANSI on it changes nothing.
+ResolveInlineTables, which evaluates its rows earlier, switches them itself
+(:func:`expression_in_eval_mode`).
 
 Reads ``spark.sql.ansi.enabled``.  Always valid: it changes no types and no names.
 """
@@ -26,6 +28,14 @@ from __future__ import annotations
 from ember.expressions.base import Expression
 from ember.expressions.subquery import SubqueryExpression
 from ember.plans.logical.nodes import LogicalPlan
+
+
+def expression_in_eval_mode(e: Expression, ctx) -> Expression:
+    """``e`` in the session's evaluation mode, for rules that evaluate expressions before this
+    one runs (ResolveInlineTables folds its rows during resolution)."""
+    if ctx.conf.ansi:
+        return e
+    return e.transform_down(lambda x: x.to_legacy_mode() if x.ansi_mode else None)
 
 
 def resolve_eval_mode(plan: LogicalPlan, ctx) -> LogicalPlan:

@@ -17,6 +17,7 @@ import pyarrow as pa
 from ember import types as T
 from ember.analysis.resolution import has_unresolved, quote
 from ember.analysis.rules._util import transform_up_in_run
+from ember.analysis.rules.resolve_eval_mode import expression_in_eval_mode
 from ember.errors import AnalysisError
 from ember.expressions.base import AttributeReference, Expression, Literal
 from ember.plans.logical.nodes import LocalRelation, LogicalPlan, UnresolvedInlineTable
@@ -64,7 +65,8 @@ def resolve_inline_tables(plan: LogicalPlan, ctx) -> LogicalPlan:
             case UnresolvedInlineTable(names=names, rows=rows) if not any(
                 has_unresolved(e) for r in rows for e in r
             ):
-                return _convert(names, rows)
+                return _convert(names, tuple(
+                    tuple(expression_in_eval_mode(e, ctx) for e in r) for r in rows))
             case _:
                 return p
 
