@@ -139,8 +139,10 @@ def decimal_remainder_type(d1: T.DecimalType, d2: T.DecimalType) -> T.DecimalTyp
 # Common types
 
 
-def find_tightest_common_type(t1: T.DataType, t2: T.DataType) -> T.DataType | None:
-    """AnsiTypeCoercion.findTightestCommonType (no decimals, no strings)."""
+def find_tightest_common_type(t1: T.DataType, t2: T.DataType,
+                              legacy: bool = False) -> T.DataType | None:
+    """AnsiTypeCoercion.findTightestCommonType (no decimals, no strings); ``legacy``:
+    TypeCoercion's, where an integral with a float is a float (``numericPrecedence``)."""
     if t1 == t2:
         return t1
     if isinstance(t1, T.NullType):
@@ -152,7 +154,7 @@ def find_tightest_common_type(t1: T.DataType, t2: T.DataType) -> T.DataType | No
         i1, i2 = num.index(type(t1)), num.index(type(t2))
         wider = num[max(i1, i2)]
         if wider is T.FloatType:  # integral with float
-            return T.DOUBLE
+            return T.FLOAT if legacy else T.DOUBLE
         return wider()
     if t1.is_datetime and t2.is_datetime:
         return T.TIMESTAMP
@@ -182,7 +184,7 @@ def find_wider_type_for_two(t1: T.DataType, t2: T.DataType, *,
     """AnsiTypeCoercion.findWiderTypeForTwo: tightest, then decimals, then strings, then
     structs/arrays field by field.  None when the types have no common type.  ``legacy``:
     TypeCoercion's (non-ANSI) ``stringPromotion``, where a string wins over atomic types."""
-    t = find_tightest_common_type(t1, t2)
+    t = find_tightest_common_type(t1, t2, legacy)
     if t is not None:
         return t
     if isinstance(t1, T.DecimalType) or isinstance(t2, T.DecimalType):
@@ -380,7 +382,7 @@ def coerce_binary_operands(left: Expression, right: Expression, op_kind: OpKind,
                 return _cast_to(e, T.DOUBLE) if isinstance(t, (T.DecimalType, T.StringType)) else e
             if any(isinstance(t, (T.FloatType, T.DoubleType, T.StringType)) for t in (lt, rt)):
                 return to_double(left), to_double(right)
-            wider = find_wider_type_for_two(lt, rt)
+            wider = find_wider_type_for_two(lt, rt, legacy=legacy)
             if isinstance(wider, T.DecimalType):
                 return _cast_to(left, wider), _cast_to(right, wider)
             return left, right
@@ -411,7 +413,7 @@ def coerce_binary_operands(left: Expression, right: Expression, op_kind: OpKind,
     if op_kind in ("arithmetic", "divide") and isinstance(lt, T.NullType) and isinstance(rt, T.NullType):
         wider: T.DataType | None = T.DOUBLE
     else:
-        wider = find_wider_type_for_two(lt, rt)
+        wider = find_wider_type_for_two(lt, rt, legacy=legacy)
     if wider is None:
         return left, right
     if op_kind in ("arithmetic", "divide") and not (wider.is_numeric):

@@ -104,6 +104,8 @@ QUERIES: tuple[str, ...] = (
     "SELECT a FROM VALUES ('b') AS t(a) UNION ALL SELECT 1",
     "SELECT CASE WHEN a = 'x' THEN true ELSE a END FROM VALUES ('x') AS t(a)",
     "SELECT a DIV 2 FROM VALUES ('5') AS t(a)",
+    "SELECT CASE WHEN x > 0 THEN x ELSE f END, x + f, coalesce(x, f), x < f FROM VALUES "
+    "(1, CAST(1.5 AS FLOAT)), (16777217, CAST(0 AS FLOAT)) AS t(x, f)",
     # the mode reaches subqueries and filters
     f"SELECT i FROM {_INTS} WHERE i + 1 < 0 OR i / z IS NULL",
     f"SELECT (SELECT max(i) + 1 FROM {_INTS}) AS x",
