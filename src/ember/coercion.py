@@ -382,10 +382,15 @@ def coerce_binary_operands(left: Expression, right: Expression, op_kind: OpKind,
                 return _cast_to(e, T.DOUBLE) if isinstance(t, (T.DecimalType, T.StringType)) else e
             if any(isinstance(t, (T.FloatType, T.DoubleType, T.StringType)) for t in (lt, rt)):
                 return to_double(left), to_double(right)
-            wider = find_wider_type_for_two(lt, rt, legacy=legacy)
-            if isinstance(wider, T.DecimalType):
-                return _cast_to(left, wider), _cast_to(right, wider)
-            return left, right
+            # Otherwise the operands keep their own precision and scale, as for + - * /
+            # (an integral side becomes its decimal): widening both to one decimal type would
+            # round a fraction away (decimal(38,0) div 0.5 must divide by 0.5, not by 1).
+            def to_dec(e: Expression, other: T.DataType) -> Expression:
+                t = e.data_type
+                if t.is_integral:
+                    return _cast_to(e, decimal_for_integral(t))
+                return _cast_to(e, other) if isinstance(t, T.NullType) else e
+            return to_dec(left, rt), to_dec(right, lt)
         return to_long(left), to_long(right)
     # Integer literals next to a decimal become the smallest decimal holding them
     # (DecimalPrecision's literal rule): m + 1 -> m + CAST(1 AS DECIMAL(1,0)).

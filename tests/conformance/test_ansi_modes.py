@@ -48,6 +48,9 @@ QUERIES: tuple[str, ...] = (
     # (not m - (-m): Spark 4.3 raises NUMERIC_VALUE_OUT_OF_RANGE for it even with ANSI off)
     f"SELECT m + m, m * 10, m / CAST(0.1 AS DECIMAL(2,1)), m DIV 1 FROM {_DECS}",
     f"SELECT m % CAST(0 AS DECIMAL(1,0)), pmod(m, CAST(0 AS DECIMAL(1,0))) FROM {_DECS}",
+    # div keeps each decimal's scale (was: both widened to decimal(38,0), dividing by 1, not 0.5)
+    "SELECT m DIV CAST(0.5 AS DECIMAL(2,1)), m DIV 2, m DIV NULL, 7 DIV CAST(0.5 AS DECIMAL(2,1)) "
+    "FROM VALUES (CAST(99 AS DECIMAL(38,0))), (CAST(-7 AS DECIMAL(38,0))) AS t(m)",
     # casts from strings
     f"SELECT s, CAST(s AS INT), CAST(s AS BIGINT), CAST(s AS TINYINT), CAST(s AS SMALLINT) "
     f"FROM {_STRS}",
