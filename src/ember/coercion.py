@@ -36,6 +36,13 @@ Decimal result types (DecimalPrecision; ``spark.sql.decimalOperations.allowPreci
     ``s = max(s1,s2)`` bounded.  Integer literals next to a decimal are NOT shrunk under ANSI
     (``m + 1`` widens ``1`` to decimal(10,0)).
 
+Legacy coercion (``legacy=True``: Spark's non-ANSI ``TypeCoercion``, used when
+``spark.sql.ansi.enabled=false``) differs where results change: a string meeting another atomic
+type (not binary or boolean) in CASE/IF/COALESCE/IN/set operations widens to ``string``
+(``coalesce(1, 'a')`` is ``'1'``); a string in ``+ - * / % pmod`` is cast to ``double``
+(PromoteStrings); a comparison between a string and another atomic type casts the string to that
+type (``1L = '1.5'`` is true: the legacy cast truncates).
+
 Implicit casts (:func:`implicit_cast`, ANSI): numeric widening only (no narrowing, no double ->
 decimal), any atomic type -> string, string -> any atomic type (parsed at run time, failing with
 ``CAST_INVALID_INPUT``), date -> timestamp, NULL -> anything.
@@ -158,8 +165,10 @@ def decimal_remainder_type(d1: T.DecimalType, d2: T.DecimalType,
 # Common types
 
 
-def find_tightest_common_type(t1: T.DataType, t2: T.DataType) -> T.DataType | None:
-    """AnsiTypeCoercion.findTightestCommonType (no decimals, no strings)."""
+def find_tightest_common_type(t1: T.DataType, t2: T.DataType,
+                              legacy: bool = False) -> T.DataType | None:
+    """AnsiTypeCoercion.findTightestCommonType (no decimals, no strings); ``legacy``:
+    TypeCoercion's, where an integral with a float is a float (``numericPrecedence``)."""
     if t1 == t2:
         return t1
     if isinstance(t1, T.NullType):
@@ -171,7 +180,7 @@ def find_tightest_common_type(t1: T.DataType, t2: T.DataType) -> T.DataType | No
         i1, i2 = num.index(type(t1)), num.index(type(t2))
         wider = num[max(i1, i2)]
         if wider is T.FloatType:  # integral with float
-            return T.DOUBLE
+            return T.FLOAT if legacy else T.DOUBLE
         return wider()
     if t1.is_datetime and t2.is_datetime:
         return T.TIMESTAMP
@@ -196,10 +205,12 @@ def string_promotion_type(other: T.DataType) -> T.DataType | None:
 
 
 def find_wider_type_for_two(t1: T.DataType, t2: T.DataType, *,
-                            string_promotion: bool = True) -> T.DataType | None:
+                            string_promotion: bool = True,
+                            legacy: bool = False) -> T.DataType | None:
     """AnsiTypeCoercion.findWiderTypeForTwo: tightest, then decimals, then strings, then
-    structs/arrays field by field.  None when the types have no common type."""
-    t = find_tightest_common_type(t1, t2)
+    structs/arrays field by field.  None when the types have no common type.  ``legacy``:
+    TypeCoercion's (non-ANSI) ``stringPromotion``, where a string wins over atomic types."""
+    t = find_tightest_common_type(t1, t2, legacy)
     if t is not None:
         return t
     if isinstance(t1, T.DecimalType) or isinstance(t2, T.DecimalType):
@@ -211,7 +222,12 @@ def find_wider_type_for_two(t1: T.DataType, t2: T.DataType, *,
             return widen_decimals(decimal_for_integral(other), dec)  # type: ignore[arg-type]
         if isinstance(other, (T.FloatType, T.DoubleType)):
             return T.DOUBLE
-    if string_promotion:
+    if string_promotion and legacy and (isinstance(t1, T.StringType)
+                                        or isinstance(t2, T.StringType)):
+        other = t2 if isinstance(t1, T.StringType) else t1
+        if other.is_numeric or isinstance(other, (T.DateType, T.TimestampType, T.StringType)):
+            return T.STRING
+    if string_promotion and not legacy:
         if isinstance(t1, T.StringType) or isinstance(t2, T.StringType):
             other = t2 if isinstance(t1, T.StringType) else t1
             promoted = string_promotion_type(other)
@@ -225,26 +241,27 @@ def find_wider_type_for_two(t1: T.DataType, t2: T.DataType, *,
             if f1.name.lower() != f2.name.lower():
                 return None
             ft = find_wider_type_for_two(f1.data_type, f2.data_type,
-                                         string_promotion=string_promotion)
+                                         string_promotion=string_promotion, legacy=legacy)
             if ft is None:
                 return None
             fields.append(T.StructField(f1.name, ft, f1.nullable or f2.nullable))
         return T.StructType(tuple(fields))
     if isinstance(t1, T.ArrayType) and isinstance(t2, T.ArrayType):
         et = find_wider_type_for_two(t1.element_type, t2.element_type,
-                                     string_promotion=string_promotion)
+                                     string_promotion=string_promotion, legacy=legacy)
         return None if et is None else T.ArrayType(et, t1.contains_null or t2.contains_null)
     return None
 
 
-def find_wider_type(types: Sequence[T.DataType], *, string_promotion: bool = True
-                    ) -> T.DataType | None:
+def find_wider_type(types: Sequence[T.DataType], *, string_promotion: bool = True,
+                    legacy: bool = False) -> T.DataType | None:
     """The wider type of all ``types`` (folded left); None when there is none."""
     result: T.DataType | None = T.NULL
     for t in types:
         if result is None:
             return None
-        result = find_wider_type_for_two(result, t, string_promotion=string_promotion)
+        result = find_wider_type_for_two(result, t, string_promotion=string_promotion,
+                                         legacy=legacy)
     return result
 
 
@@ -356,15 +373,27 @@ def _cast_to(e: Expression, t: T.DataType) -> Expression:
 OpKind = _Lit["arithmetic", "comparison", "equality", "divide", "integral_divide"]
 
 
-def coerce_binary_operands(left: Expression, right: Expression, op_kind: OpKind
-                           ) -> tuple[Expression, Expression]:
+def coerce_binary_operands(left: Expression, right: Expression, op_kind: OpKind,
+                           legacy: bool = False) -> tuple[Expression, Expression]:
     """The two operands with Spark's implicit casts for a binary operator.
 
     ``op_kind``: ``"arithmetic"`` (+ - * %), ``"divide"`` (/), ``"integral_divide"`` (div),
     ``"comparison"`` (< <= > >=), ``"equality"`` (= <=>).  Operands that cannot be coerced are
     returned unchanged (the operator's ``check_input_types`` then reports the mismatch).
+    ``legacy``: Spark's non-ANSI PromoteStrings first (see the module docstring).
     """
     lt, rt = left.data_type, right.data_type
+    if legacy:
+        if op_kind in ("comparison", "equality"):
+            for a, b in ((left, right), (right, left)):
+                if isinstance(a.data_type, T.StringType) and isinstance(b.data_type, (
+                        T.NumericType, T.BooleanType, T.DateType, T.TimestampType)):
+                    a = _cast_to(a, b.data_type)
+                    return (a, b) if b is right else (b, a)
+        elif isinstance(lt, T.StringType) or isinstance(rt, T.StringType):
+            left, right = (_cast_to(e, T.DOUBLE) if isinstance(e.data_type, T.StringType) else e
+                           for e in (left, right))
+            lt, rt = left.data_type, right.data_type
     if op_kind == "integral_divide":
         def to_long(e: Expression) -> Expression:
             t = e.data_type
@@ -379,10 +408,15 @@ def coerce_binary_operands(left: Expression, right: Expression, op_kind: OpKind
                 return _cast_to(e, T.DOUBLE) if isinstance(t, (T.DecimalType, T.StringType)) else e
             if any(isinstance(t, (T.FloatType, T.DoubleType, T.StringType)) for t in (lt, rt)):
                 return to_double(left), to_double(right)
-            wider = find_wider_type_for_two(lt, rt)
-            if isinstance(wider, T.DecimalType):
-                return _cast_to(left, wider), _cast_to(right, wider)
-            return left, right
+            # Otherwise the operands keep their own precision and scale, as for + - * /
+            # (an integral side becomes its decimal): widening both to one decimal type would
+            # round a fraction away (decimal(38,0) div 0.5 must divide by 0.5, not by 1).
+            def to_dec(e: Expression, other: T.DataType) -> Expression:
+                t = e.data_type
+                if t.is_integral:
+                    return _cast_to(e, decimal_for_integral(t))
+                return _cast_to(e, other) if isinstance(t, T.NullType) else e
+            return to_dec(left, rt), to_dec(right, lt)
         return to_long(left), to_long(right)
     # Integer literals next to a decimal become the smallest decimal holding them
     # (DecimalPrecision's literal rule): m + 1 -> m + CAST(1 AS DECIMAL(1,0)).
@@ -410,7 +444,7 @@ def coerce_binary_operands(left: Expression, right: Expression, op_kind: OpKind
     if op_kind in ("arithmetic", "divide") and isinstance(lt, T.NullType) and isinstance(rt, T.NullType):
         wider: T.DataType | None = T.DOUBLE
     else:
-        wider = find_wider_type_for_two(lt, rt)
+        wider = find_wider_type_for_two(lt, rt, legacy=legacy)
     if wider is None:
         return left, right
     if op_kind in ("arithmetic", "divide") and not (wider.is_numeric):
@@ -432,17 +466,19 @@ def _literal_decimal(e: Literal) -> T.DecimalType:
     return T.DecimalType(max(len(str(abs(int(e.value)))), 1), 0)
 
 
-def _coerce_all(items: Sequence[Expression], *, string_promotion: bool = True
-                ) -> tuple[Expression, ...] | None:
-    wider = find_wider_type([i.data_type for i in items], string_promotion=string_promotion)
+def _coerce_all(items: Sequence[Expression], *, string_promotion: bool = True,
+                legacy: bool = False) -> tuple[Expression, ...] | None:
+    wider = find_wider_type([i.data_type for i in items], string_promotion=string_promotion,
+                            legacy=legacy)
     if wider is None:
         return None
     return tuple(_cast_to(i, wider) for i in items)
 
 
-def coerce_expression(e: Expression) -> Expression:
+def coerce_expression(e: Expression, legacy: bool = False) -> Expression:
     """``e`` with ANSI implicit casts inserted into its direct children, or ``e`` itself when
-    nothing applies (or its children are unresolved).  Apply bottom-up over a tree."""
+    nothing applies (or its children are unresolved).  Apply bottom-up over a tree.
+    ``legacy``: Spark's non-ANSI TypeCoercion where it differs (see the module docstring)."""
     from ember.expressions import arithmetic as A
     from ember.expressions import conditional as C
     from ember.expressions import predicates as P
@@ -451,19 +487,19 @@ def coerce_expression(e: Expression) -> Expression:
         return e
     match e:
         case P.EqualTo() | P.EqualNullSafe():
-            left, right = coerce_binary_operands(e.left, e.right, "equality")
+            left, right = coerce_binary_operands(e.left, e.right, "equality", legacy)
             return _rebuild(e, left=left, right=right)
         case P.BinaryComparison():
-            left, right = coerce_binary_operands(e.left, e.right, "comparison")
+            left, right = coerce_binary_operands(e.left, e.right, "comparison", legacy)
             return _rebuild(e, left=left, right=right)
         case A.Divide():
-            left, right = coerce_binary_operands(e.left, e.right, "divide")
+            left, right = coerce_binary_operands(e.left, e.right, "divide", legacy)
             return _rebuild(e, left=left, right=right)
         case A.IntegralDivide():
-            left, right = coerce_binary_operands(e.left, e.right, "integral_divide")
+            left, right = coerce_binary_operands(e.left, e.right, "integral_divide", legacy)
             return _rebuild(e, left=left, right=right)
         case A.BinaryArithmetic():
-            left, right = coerce_binary_operands(e.left, e.right, "arithmetic")
+            left, right = coerce_binary_operands(e.left, e.right, "arithmetic", legacy)
             return _rebuild(e, left=left, right=right)
         case A.UnaryMinus() | A.UnaryPositive() | A.Abs():
             t = e.child.data_type
@@ -484,7 +520,7 @@ def coerce_expression(e: Expression) -> Expression:
                 return e.copy(child=_cast_to(e.child, T.BOOLEAN))
             return e
         case P.In():
-            items = _coerce_all((e.value,) + tuple(e.items))
+            items = _coerce_all((e.value,) + tuple(e.items), legacy=legacy)
             if items is None:
                 return e
             return _rebuild(e, value=items[0], items=items[1:])
@@ -496,7 +532,7 @@ def coerce_expression(e: Expression) -> Expression:
             return _rebuild(e, left=left, right=right)
         case C.CaseWhen():
             branches = tuple(e.values) + ((e.else_value,) if e.else_value is not None else ())
-            coerced = _coerce_all(branches)
+            coerced = _coerce_all(branches, legacy=legacy)
             # A bare ``WHEN NULL`` stays VOID: Spark rejects it (CaseWhen's own type check),
             # while ``IF(NULL, ...)`` below is accepted.
             if coerced is None:
@@ -505,7 +541,7 @@ def coerce_expression(e: Expression) -> Expression:
             else_value = coerced[-1] if e.else_value is not None else None
             return _rebuild(e, values=values, else_value=else_value)
         case C.If():
-            coerced = _coerce_all((e.true_value, e.false_value))
+            coerced = _coerce_all((e.true_value, e.false_value), legacy=legacy)
             pred = e.predicate
             if isinstance(pred.data_type, T.NullType):
                 pred = _cast_to(pred, T.BOOLEAN)
@@ -513,7 +549,7 @@ def coerce_expression(e: Expression) -> Expression:
                 return _rebuild(e, predicate=pred)
             return _rebuild(e, predicate=pred, true_value=coerced[0], false_value=coerced[1])
         case C.Coalesce():
-            coerced = _coerce_all(e.items)
+            coerced = _coerce_all(e.items, legacy=legacy)
             return e if coerced is None else _rebuild(e, items=coerced)
         case C.Greatest() | C.Least():
             coerced = _coerce_all(e.items, string_promotion=False)

@@ -13,6 +13,9 @@ expression grammar.
   another has an invalid cast: Spark reports the first failing *row*, a vectorized engine the first
   failing *sub-expression*), Ember is rerun one row at a time and must raise Spark's class on one.
 * Reproduce: ``EMBER_DIFF_SEED=3 python -m pytest tests/differential/test_random_expressions.py -k e0042``.
+* ANSI off: :func:`test_random_expression_ansi_off` runs the same expressions with
+  ``spark.sql.ansi.enabled=false`` on both engines (Spark's session too): the first 20 of each
+  scenario by default, all of them with ``EMBER_DIFF_ANSI_OFF=all``.
 """
 
 from __future__ import annotations
@@ -37,6 +40,10 @@ SEED = int(os.environ.get("EMBER_DIFF_SEED", "20240611"))
 N_EXPRS = int(os.environ.get("EMBER_DIFF_EXPRS", "400"))
 PER_SCENARIO = 100
 BATCH = 20
+ANSI_KEY = "spark.sql.ansi.enabled"
+#: the expressions the ANSI-off variant runs (a sample: the first batch of each scenario)
+ANSI_OFF_INDICES = [i for i in range(N_EXPRS)
+                    if os.environ.get("EMBER_DIFF_ANSI_OFF") == "all" or i % PER_SCENARIO < BATCH]
 
 
 @dataclass(slots=True)
@@ -163,50 +170,52 @@ def compare(expected: Outcome, actual: Outcome) -> str | None:
 # ----------------------------------------------------------------------------------------------
 # per-seed state (tables, sessions, outcomes computed lazily one batch at a time)
 
-_spark_sessions: dict[int, Any] = {}
-_ember_sessions: dict[tuple[int, str], Any] = {}
-_outcomes: dict[tuple[int, str], tuple[Outcome, Outcome]] = {}
+_spark_sessions: dict[tuple[int, bool], Any] = {}
+_ember_sessions: dict[tuple[int, str, bool], Any] = {}
+_outcomes: dict[tuple[int, str, bool], tuple[Outcome, Outcome]] = {}
 
 
-def _spark_session(spark: Any, scenario: int) -> Any:
-    if scenario not in _spark_sessions:
+def _spark_session(spark: Any, scenario: int, ansi: bool = True) -> Any:
+    if (scenario, ansi) not in _spark_sessions:
         session = spark.newSession()
         session.conf.set("spark.sql.codegen.wholeStage", "false")
+        session.conf.set(ANSI_KEY, str(ansi).lower())
         session.createDataFrame(make_table(SEED, scenario)).createOrReplaceTempView("t")
-        _spark_sessions[scenario] = session
-    return _spark_sessions[scenario]
+        _spark_sessions[(scenario, ansi)] = session
+    return _spark_sessions[(scenario, ansi)]
 
 
-def _ember_session(scenario: int, table: pa.Table | None = None, runtime: str = "local") -> Any:
+def _ember_session(scenario: int, table: pa.Table | None = None, runtime: str = "local",
+                   ansi: bool = True) -> Any:
     if table is not None:
-        session = new_session(None, runtime)
+        session = new_session(None if ansi else {ANSI_KEY: "false"}, runtime)
         session.createDataFrame(_for_ember(table)).createOrReplaceTempView("t")
         return session
-    if (scenario, runtime) not in _ember_sessions:
-        _ember_sessions[(scenario, runtime)] = _ember_session(
-            scenario, make_table(SEED, scenario), runtime)
-    return _ember_sessions[(scenario, runtime)]
+    if (scenario, runtime, ansi) not in _ember_sessions:
+        _ember_sessions[(scenario, runtime, ansi)] = _ember_session(
+            scenario, make_table(SEED, scenario), runtime, ansi)
+    return _ember_sessions[(scenario, runtime, ansi)]
 
 
-def _outcome(spark: Any, index: int, runtime: str) -> tuple[Outcome, Outcome]:
-    if (index, runtime) not in _outcomes:
+def _outcome(spark: Any, index: int, runtime: str, ansi: bool = True) -> tuple[Outcome, Outcome]:
+    if (index, runtime, ansi) not in _outcomes:
         start = index - index % BATCH
         stop = min(start + BATCH, N_EXPRS, (start // PER_SCENARIO + 1) * PER_SCENARIO)
         scenario = start // PER_SCENARIO
         exprs = [make_expression(SEED, i) for i in range(start, stop)]
-        expected = _spark_run(_spark_session(spark, scenario), exprs)
-        actual = _ember_run(_ember_session(scenario, runtime=runtime), exprs)
+        expected = _spark_run(_spark_session(spark, scenario, ansi), exprs)
+        actual = _ember_run(_ember_session(scenario, runtime=runtime, ansi=ansi), exprs)
         for k, (e, a) in enumerate(zip(expected, actual)):
-            _outcomes[(start + k, runtime)] = (e, a)
-    return _outcomes[(index, runtime)]
+            _outcomes[(start + k, runtime, ansi)] = (e, a)
+    return _outcomes[(index, runtime, ansi)]
 
 
-def _ember_row_errors(scenario: int, expr: str) -> set[str]:
+def _ember_row_errors(scenario: int, expr: str, ansi: bool = True) -> set[str]:
     """Error classes Ember raises for ``expr`` on each row of the scenario's table alone."""
     table = make_table(SEED, scenario)
     classes = set()
     for r in range(table.num_rows):
-        out = _ember_run(_ember_session(scenario, table.slice(r, 1)), [expr])[0]
+        out = _ember_run(_ember_session(scenario, table.slice(r, 1), ansi=ansi), [expr])[0]
         if out.kind == "error":
             classes.add(out.error_class)
     return classes
@@ -217,19 +226,32 @@ def _ember_row_errors(scenario: int, expr: str) -> set[str]:
 @pytest.mark.parametrize("runtime", RUNTIMES)
 @pytest.mark.parametrize("index", range(N_EXPRS), ids=[f"e{i:04d}" for i in range(N_EXPRS)])
 def test_random_expression(spark: Any, index: int, runtime: str) -> None:
-    expected, actual = _outcome(spark, index, runtime)
+    _check(spark, index, runtime, ansi=True)
+
+
+@pytest.mark.spark
+@pytest.mark.differential
+@pytest.mark.parametrize("runtime", RUNTIMES)
+@pytest.mark.parametrize("index", ANSI_OFF_INDICES, ids=[f"e{i:04d}" for i in ANSI_OFF_INDICES])
+def test_random_expression_ansi_off(spark: Any, index: int, runtime: str) -> None:
+    """The same expressions with ``spark.sql.ansi.enabled=false`` on Spark and on Ember."""
+    _check(spark, index, runtime, ansi=False)
+
+
+def _check(spark: Any, index: int, runtime: str, ansi: bool) -> None:
+    expected, actual = _outcome(spark, index, runtime, ansi)
     problem = compare(expected, actual)
     scenario = index // PER_SCENARIO
     expr = make_expression(SEED, index)
     if (problem is not None and expected.kind == "error" and actual.kind == "error"
             and not expected.error_class.startswith(("DATATYPE_MISMATCH", "UNRESOLVED"))
-            and expected.error_class in _ember_row_errors(scenario, expr)):
+            and expected.error_class in _ember_row_errors(scenario, expr, ansi)):
         problem = None  # another row / sub-expression fails first in a vectorized engine
     if problem is not None:
         table = make_table(SEED, scenario)
         pytest.fail(
-            f"EMBER_DIFF_SEED={SEED} expression {index} (scenario {scenario}, {runtime} runtime)"
-            f" differs from Spark\n"
+            f"EMBER_DIFF_SEED={SEED} expression {index} (scenario {scenario}, {runtime} runtime,"
+            f" {ANSI_KEY}={str(ansi).lower()}) differs from Spark\n"
             f"SQL:\n  SELECT {expr} AS r FROM t\n\nData:\n"
             f"{describe_table(table, referenced_columns(expr) or None)}\n\n{problem}",
             pytrace=False,

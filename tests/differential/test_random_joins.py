@@ -165,6 +165,56 @@ def test_random_query(spark: Any, index: int, runtime: str) -> None:
             )
 
 
+#: ``spark.sql.ansi.enabled=false`` on both sides (Spark's session too): a sample of the queries
+#: (every fifth), all of them with ``EMBER_DIFF_ANSI_OFF=all``.  Not one of :data:`VARIANTS`,
+#: whose results are compared with Spark's under its default (ANSI) configuration.
+ANSI_OFF = {"spark.sql.ansi.enabled": "false"}
+ANSI_OFF_INDICES = [i for i in range(N_QUERIES)
+                    if os.environ.get("EMBER_DIFF_ANSI_OFF") == "all" or i % 5 == 0]
+_ansi_off_sessions: dict[tuple[str, int, str], Any] = {}
+
+
+def _ansi_off_session(spark: Any, scenario: int, runtime: str) -> Any:
+    """The scenario's tables in a Spark session (``runtime`` "oracle") or an Ember session on
+    ``runtime``, with ANSI off."""
+    key = ("ansi_off", scenario, runtime)
+    if key not in _ansi_off_sessions:
+        if runtime == "oracle":
+            session = spark.newSession()
+            session.conf.set("spark.sql.codegen.wholeStage", "false")
+            for k, v in ANSI_OFF.items():
+                session.conf.set(k, v)
+            for name, table in make_scenario(SEED, scenario).tables.items():
+                session.createDataFrame(table).createOrReplaceTempView(name)
+        else:
+            session = new_session(ANSI_OFF, runtime)
+            for name, table in make_scenario(SEED, scenario).tables.items():
+                register_table(session, name, for_ember(table))
+        session.sql(VIEW_SQL)
+        _ansi_off_sessions[key] = session
+    return _ansi_off_sessions[key]
+
+
+@pytest.mark.spark
+@pytest.mark.differential
+@pytest.mark.parametrize("runtime", RUNTIMES)
+@pytest.mark.parametrize("index", ANSI_OFF_INDICES, ids=[f"q{i:04d}" for i in ANSI_OFF_INDICES])
+def test_random_query_ansi_off(spark: Any, index: int, runtime: str) -> None:
+    scenario, sql = make_query(SEED, index)
+    expected = run_statement(_ansi_off_session(spark, scenario, "oracle"), sql)
+    actual = run_sql(_ansi_off_session(spark, scenario, runtime), sql)
+    problem = check_outcome(expected, actual, strict_zero_sign=False)
+    if problem is not None and _only_one_row_zero_sign(expected, actual):
+        problem = None  # as in test_random_query
+    if problem is not None:
+        pytest.fail(
+            f"EMBER_DIFF_SEED={SEED} query {index} (scenario {scenario}, {ANSI_OFF}, {runtime} "
+            f"runtime) differs from Spark\nSQL:\n  {sql}\n\n"
+            f"Tables:\n{make_scenario(SEED, scenario).describe()}\n\n{problem}",
+            pytrace=False,
+        )
+
+
 def _only_one_row_zero_sign(expected: dict[str, Any], actual: Any) -> bool:
     if "error" in expected or not actual.ok or len(expected["rows"]) != 1 or len(actual.rows or []) != 1:
         return False

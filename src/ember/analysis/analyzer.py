@@ -11,7 +11,7 @@ what is left unresolved or ill-typed with Spark's error class::
                           ResolvePivot, ResolveUnpivot,
                           ResolveSubquery, ResolveNaturalAndUsingJoin, GlobalAggregates,
                           ResolveAggregateFunctions, TimeWindowing, AddMetadataColumns,
-                          TypeCoercion
+                          TypeCoercion, ResolveEvalMode
     Remove TempResolvedColumn (once)  RemoveTempResolvedColumn (HAVING names; see
                           ResolveAggregateFunctions)
     ResolveTimeZone (once)
@@ -88,6 +88,7 @@ def _batches() -> tuple[Batch, ...]:
     from ember.analysis.rules.resolve_aggregate_functions import resolve_aggregate_functions
     from ember.analysis.rules.resolve_aliases import resolve_aliases
     from ember.analysis.rules.resolve_binary_arithmetic import resolve_binary_arithmetic
+    from ember.analysis.rules.resolve_eval_mode import resolve_eval_mode
     from ember.analysis.rules.resolve_functions import resolve_functions
     from ember.analysis.rules.resolve_hints import resolve_hints
     from ember.analysis.rules.resolve_inline_tables import resolve_inline_tables
@@ -126,6 +127,7 @@ def _batches() -> tuple[Batch, ...]:
                 ("TimeWindowing", time_windowing),
                 ("AddMetadataColumns", add_metadata_columns),
                 ("TypeCoercion", type_coercion),
+                ("ResolveEvalMode", resolve_eval_mode),
             ),
         ),
         Batch("Remove TempResolvedColumn", 1,

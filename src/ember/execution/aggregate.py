@@ -770,9 +770,9 @@ def _compute(
             m = _true_mask(args[0])
             return pa.array(np.bincount(g[m], minlength=n_groups).astype(np.int64))
         case Sum():
-            return _sum(args[0], g, n_groups, out_type)
+            return _sum(args[0], g, n_groups, out_type, func.ansi)
         case Average():
-            return _avg(args[0], g, n_groups, out_type)
+            return _avg(args[0], g, n_groups, out_type, func.ansi)
         case Min():
             return _min_max(args[0], g, n_groups, largest=False)
         case Max():
@@ -841,7 +841,10 @@ def _overflow(message: str) -> ArithmeticError_:
     )
 
 
-def _sum(arr: pa.Array, g: np.ndarray, n_groups: int, out_type: T.DataType) -> pa.Array:
+def _sum(arr: pa.Array, g: np.ndarray, n_groups: int, out_type: T.DataType,
+         ansi: bool = True) -> pa.Array:
+    """Per-group ``sum``; ``ansi=False`` is Spark's legacy sum: integral sums wrap, a decimal
+    sum out of the result precision is NULL."""
     at = out_type.to_arrow()
     if pa.types.is_null(arr.type):
         return pa.nulls(n_groups, type=at)
@@ -852,13 +855,15 @@ def _sum(arr: pa.Array, g: np.ndarray, n_groups: int, out_type: T.DataType) -> p
     t = arr.type
     if pa.types.is_decimal(t):
         totals = _decimal_sums(arr, valid, gv, n_groups)
+        if not ansi:
+            return _decimal_array(*_null_overflow(totals, empty, out_type.precision), at)
         _check_decimal(totals, out_type.precision, SUM_OVERFLOW)
         return _decimal_array(totals, empty, at)
     if pa.types.is_integer(t):
         v = arr.to_numpy(zero_copy_only=False) if arr.null_count == 0 else \
             pc.fill_null(arr, 0).to_numpy(zero_copy_only=False)
         v = _sel(v.astype(np.int64, copy=False), valid)
-        sums = _int_sums(v, gv, n_groups)
+        sums = _int_sums(v, gv, n_groups) if ansi else _group_add(v, gv, n_groups)
         return pa.array(sums, type=at, mask=empty if empty.any() else None)
     v = _sel(_float_values(arr), valid)
     sums = np.bincount(gv, weights=v, minlength=n_groups)
@@ -959,6 +964,28 @@ def _decimal_sums(arr: pa.Array, valid: np.ndarray | None, gv: np.ndarray,
     ]
 
 
+def out_of_precision(totals: np.ndarray | list[int], precision: int) -> np.ndarray:
+    """Which unscaled totals have more than ``precision`` digits (int64 totals never have more
+    than 18 + 1)."""
+    limit = 10 ** precision
+    if isinstance(totals, np.ndarray):
+        if precision > 18:
+            return np.zeros(len(totals), dtype=bool)
+        return (totals >= limit) | (totals <= -limit)
+    return np.array([t >= limit or t <= -limit for t in totals], dtype=bool)
+
+
+def _null_overflow(totals: np.ndarray | list[int], null: np.ndarray, precision: int
+                   ) -> tuple[np.ndarray | list[int], np.ndarray]:
+    """Legacy (non-ANSI) decimal sums: totals out of ``precision`` become NULL (and 0)."""
+    over = out_of_precision(totals, precision)
+    if not over.any():
+        return totals, null
+    if isinstance(totals, np.ndarray):
+        return np.where(over, 0, totals), null | over
+    return [0 if x else t for t, x in zip(totals, over.tolist())], null | over
+
+
 def _check_decimal(values: np.ndarray | list[int], precision: int, message: str) -> None:
     limit = 10 ** precision
     if isinstance(values, np.ndarray):
@@ -995,7 +1022,9 @@ def _decimal_array(unscaled: np.ndarray | list[int], null: np.ndarray,
     return pa.Array.from_buffers(at, n, [validity, pa.py_buffer(data)])
 
 
-def _avg(arr: pa.Array, g: np.ndarray, n_groups: int, out_type: T.DataType) -> pa.Array:
+def _avg(arr: pa.Array, g: np.ndarray, n_groups: int, out_type: T.DataType,
+         ansi: bool = True) -> pa.Array:
+    """Per-group ``avg``; ``ansi=False``: a decimal sum or average out of range is NULL."""
     at = out_type.to_arrow()
     if pa.types.is_null(arr.type):
         return pa.nulls(n_groups, type=at)
@@ -1006,6 +1035,9 @@ def _avg(arr: pa.Array, g: np.ndarray, n_groups: int, out_type: T.DataType) -> p
         in_scale = arr.type.scale
         sum_type = average_sum_type(T.DecimalType(arr.type.precision, in_scale))
         totals = _decimal_sums(arr, valid, gv, n_groups)
+        if not ansi:
+            totals, over = _null_overflow(totals, np.zeros(n_groups, bool), sum_type.precision)
+            return _decimal_averages(totals, np.where(over, 0, cnt), in_scale, out_type, ansi)
         _check_decimal(totals, sum_type.precision, AVG_OVERFLOW)
         return _decimal_averages(totals, cnt, in_scale, out_type)
     v = _sel(_float_values(arr), valid)
@@ -1022,7 +1054,7 @@ def _float_averages(sums: np.ndarray, cnt: np.ndarray, at: pa.DataType) -> pa.Ar
 
 
 def _decimal_averages(totals: np.ndarray | list[int], cnt: np.ndarray, in_scale: int,
-                      out_type: T.DecimalType) -> pa.Array:
+                      out_type: T.DecimalType, ansi: bool = True) -> pa.Array:
     """Decimal ``avg`` per group from unscaled sums at ``in_scale`` and counts; NULL where the
     count is 0 (see :func:`_decimal_average`).  Vectorized when the totals are an int64 array
     and the quotient at the result scale fits int64 (:func:`_int64_decimal_averages`); exact
@@ -1033,8 +1065,12 @@ def _decimal_averages(totals: np.ndarray | list[int], cnt: np.ndarray, in_scale:
         if fast is not None:
             return _decimal_array(fast, empty, out_type.to_arrow())
         totals = totals.tolist()
-    out = [_decimal_average(t, c, in_scale, out_type) if c else 0
+    out = [_decimal_average(t, c, in_scale, out_type, ansi) if c else 0
            for t, c in zip(totals, cnt.tolist())]
+    if not ansi:  # legacy: an average out of range is NULL
+        over = np.array([v is None for v in out], dtype=bool)
+        if over.any():
+            out, empty = [0 if v is None else v for v in out], empty | over
     return _decimal_array(out, empty, out_type.to_arrow())
 
 
@@ -1067,10 +1103,11 @@ def _int64_decimal_averages(totals: np.ndarray, cnt: np.ndarray, empty: np.ndarr
 _DIV_SCALE = T.DecimalType.MAX_SCALE + 1
 
 
-def _decimal_average(total: int, count: int, in_scale: int, out_type: T.DecimalType) -> int:
+def _decimal_average(total: int, count: int, in_scale: int, out_type: T.DecimalType,
+                     ansi: bool = True) -> int | None:
     """Unscaled ``total / count`` as Spark computes a decimal ``avg``: the quotient at scale 39
     (``Decimal./``, HALF_UP), then rounded HALF_UP to the result scale; out of range raises
-    ``NUMERIC_VALUE_OUT_OF_RANGE``."""
+    ``NUMERIC_VALUE_OUT_OF_RANGE`` (is None with ``ansi=False``)."""
     q, r = divmod(abs(total) * 10 ** (_DIV_SCALE - in_scale), count)
     if 2 * r >= count:
         q += 1
@@ -1078,6 +1115,8 @@ def _decimal_average(total: int, count: int, in_scale: int, out_type: T.DecimalT
     q2, r2 = divmod(q, unit)
     if 2 * r2 >= unit:
         q2 += 1
+    if q2 >= 10 ** out_type.precision and not ansi:
+        return None
     if q2 >= 10 ** out_type.precision:
         text = str(q).rjust(_DIV_SCALE + 1, "0")
         text = ("-" if total < 0 else "") + text[:-_DIV_SCALE] + "." + text[-_DIV_SCALE:]

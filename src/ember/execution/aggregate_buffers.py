@@ -17,11 +17,13 @@ function                   buffer                                  note
 count, count_if            count: bigint (0)                       count_if is Spark's
                                                                    count(nullif(p, false))
 sum(integral)              sum: bigint                             ANSI overflow in update
-                                                                   (running sums) and merge
+                                                                   (running sums) and merge;
+                                                                   legacy (ansi=False) wraps
 sum(float/double)          sum: double
 sum(decimal(p,s))          sum: decimal(p+10,s) (0), isEmpty       sum NULL and not isEmpty =
                                                                    overflow (raised at
-                                                                   evaluate, as Spark 4)
+                                                                   evaluate, as Spark 4;
+                                                                   legacy: the result NULL)
 avg                        sum: double / decimal(p+10,s), count    decimal: overflow as sum
 min, max                   min / max: input type                   first of equal values wins
 bool_and, bool_or          min / max: boolean                      Spark replaces them by
@@ -76,6 +78,7 @@ from ember.execution.aggregate import (
     _valid,
     _valid_or_none,
     by_positions,
+    out_of_precision,
 )
 from ember.expressions.aggregates import (
     AggregateFunction,
@@ -281,7 +284,7 @@ def _sum_update(func: Sum, arr: pa.Array, gids: np.ndarray, n_groups: int) -> li
     rt = func.data_type
     if isinstance(rt, T.DecimalType):
         return _decimal_sum_buffers(arr, gids, n_groups, rt, None)
-    return [_sum(arr, gids, n_groups, rt)]
+    return [_sum(arr, gids, n_groups, rt, func.ansi)]
 
 
 def _avg_update(func: Average, arr: pa.Array, gids: np.ndarray, n_groups: int) -> list[pa.Array]:
@@ -318,7 +321,7 @@ def _decimal_sum_buffers(arr: pa.Array, gids: np.ndarray, n_groups: int, st: T.D
     gv = _sel(gids, valid)
     empty = _counts(gv, n_groups) == 0
     totals = _decimal_sums(arr, valid, gv, n_groups)
-    over = _out_of_precision(totals, st.precision)
+    over = out_of_precision(totals, st.precision)
     if overflowed is not None:
         over = over | overflowed
     return [_decimal_array(totals if not over.any() else _zero_where(totals, over), over, at),
@@ -329,15 +332,6 @@ def _zero_where(totals: np.ndarray | list[int], m: np.ndarray) -> np.ndarray | l
     if isinstance(totals, np.ndarray):
         return np.where(m, 0, totals)
     return [0 if x else t for t, x in zip(totals, m.tolist())]
-
-
-def _out_of_precision(totals: np.ndarray | list[int], precision: int) -> np.ndarray:
-    limit = 10 ** precision
-    if isinstance(totals, np.ndarray):
-        if precision > 18:
-            return np.zeros(len(totals), dtype=bool)
-        return (totals >= limit) | (totals <= -limit)
-    return np.array([t >= limit or t <= -limit for t in totals], dtype=bool)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -362,7 +356,7 @@ def merge_buffers(func: AggregateFunction, buffers: Sequence[pa.Array], gids: np
             rt = func.data_type
             if isinstance(rt, T.DecimalType):
                 return _merge_decimal_sums(buffers[0], _bool_np(buffers[1]), gids, n_groups, rt)
-            return [_sum(buffers[0], gids, n_groups, rt)]
+            return [_sum(buffers[0], gids, n_groups, rt, func.ansi)]
         case Average():
             st = average_sum_type(func.child.data_type)
             c = buffers[1].to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
@@ -440,8 +434,8 @@ def evaluate_buffers(func: AggregateFunction, buffers: Sequence[pa.Array]) -> pa
             if isinstance(rt, T.DecimalType):
                 total, is_empty = buffers
                 empty = _bool_np(is_empty)
-                if ((~empty) & ~_valid(total)).any():
-                    raise _overflow(SUM_OVERFLOW)
+                if func.ansi and ((~empty) & ~_valid(total)).any():
+                    raise _overflow(SUM_OVERFLOW)  # legacy: the NULL overflow marker stays
                 if empty.any():
                     total = pc.if_else(pa.array(empty), pa.nulls(len(total), total.type), total)
                 return total
@@ -451,9 +445,11 @@ def evaluate_buffers(func: AggregateFunction, buffers: Sequence[pa.Array]) -> pa
             total, count = buffers
             cnt = count.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
             if isinstance(rt, T.DecimalType):
-                if ((cnt != 0) & ~_valid(total)).any():
+                over = (cnt != 0) & ~_valid(total)
+                if func.ansi and over.any():
                     raise _overflow(AVG_OVERFLOW)
-                return _decimal_averages(_unscaled(total), cnt, func.child.data_type.scale, rt)
+                return _decimal_averages(_unscaled(total), np.where(over, 0, cnt),
+                                         func.child.data_type.scale, rt, func.ansi)
             return _float_averages(_float_values(total), cnt, rt.to_arrow())
         case First() | AnyValue() | Last() | MaxBy() | MinBy():
             return buffers[0]

@@ -26,9 +26,10 @@ Result types (Spark 4, ANSI):
 function                        result type
 ==============================  ==============================================================
 count, count_if                 bigint, never NULL (0 on empty input)
-sum(tinyint..bigint)            bigint (ANSI: ``ARITHMETIC_OVERFLOW`` on overflow)
+sum(tinyint..bigint)            bigint (ANSI: ``ARITHMETIC_OVERFLOW`` on overflow; legacy wraps)
 sum(float/double)               double
-sum(decimal(p,s))               decimal(min(38, p+10), s) (overflow: ``ARITHMETIC_OVERFLOW``)
+sum(decimal(p,s))               decimal(min(38, p+10), s) (overflow: ``ARITHMETIC_OVERFLOW``;
+                                legacy: NULL)
 avg(integral/float/double)      double
 avg(decimal(p,s))               decimal(min(38, p+4), min(38, s+4)), rounded HALF_UP
 min, max, first, last,          the input type
@@ -259,12 +260,29 @@ class CountIf(_UnaryAgg):
         return (_boolean_cast_target(self.child),)
 
 
+class _EvalMode:
+    """Spark's evalMode of ``sum``/``avg``: ``ansi=False`` (``spark.sql.ansi.enabled=false``, set
+    by the analyzer's ResolveEvalMode) is the legacy aggregate: integral sums wrap, a decimal sum
+    or average that overflows is NULL."""
+
+    __slots__ = ()
+
+    @property
+    def ansi_mode(self) -> bool:
+        return self.ansi  # type: ignore[attr-defined]
+
+    def to_legacy_mode(self) -> Expression:
+        return self.copy(ansi=False)  # type: ignore[attr-defined]
+
+
 @node
-class Sum(_UnaryAgg):
+class Sum(_EvalMode, _UnaryAgg):
     """``sum(x)``: NULL when no non-NULL input; ANSI overflow raises ``ARITHMETIC_OVERFLOW``."""
 
     child: Expression
     fn_name: str | None = field(default=None, compare=False)
+    #: Spark's evalMode (see :class:`_EvalMode`)
+    ansi: bool = True
 
     default_name: ClassVar[str] = "sum"
 
@@ -283,11 +301,13 @@ class Sum(_UnaryAgg):
 
 
 @node
-class Average(_UnaryAgg):
+class Average(_EvalMode, _UnaryAgg):
     """``avg(x)`` / ``mean(x)``: double, or decimal(p+4, s+4) rounded HALF_UP for decimals."""
 
     child: Expression
     fn_name: str | None = field(default=None, compare=False)
+    #: Spark's evalMode (see :class:`_EvalMode`)
+    ansi: bool = True
 
     default_name: ClassVar[str] = "avg"
 

@@ -15,6 +15,11 @@
   sets it from the session's configuration, and until then an operator over two decimals is
   unresolved, so that no parent sees a type the configuration would change.  Operators built
   after analysis (None) allow precision loss, Spark's default.
+
+``ansi=False`` (``spark.sql.ansi.enabled=false``, set by the analyzer's ResolveEvalMode as Spark
+builds these with ``EvalMode.LEGACY``) is Spark's legacy arithmetic: integral ``+ - *``, unary
+minus, ``abs`` and ``div`` wrap (Java two's complement), a zero divisor gives NULL (``/ div % mod
+pmod``), a decimal result that does not fit gives NULL.
 """
 
 from __future__ import annotations
@@ -67,9 +72,14 @@ def divide_by_zero_error(remainder: bool = False) -> ArithmeticError_:
 
 
 _SYMBOLS = {"add_checked": "+", "subtract_checked": "-", "multiply_checked": "*"}
+#: the wrapping (Java two's complement) kernel of each checked one, for ``ansi=False``
+_WRAPPING = {"add_checked": pc.add, "subtract_checked": pc.subtract,
+             "multiply_checked": pc.multiply, "negate_checked": pc.negate, "abs_checked": pc.abs}
 
 
-def _checked(fn, try_fn: str | None, *args: pa.Array) -> pa.Array:
+def _checked(fn, try_fn: str | None, *args: pa.Array, ansi: bool = True) -> pa.Array:
+    if not ansi:
+        return _WRAPPING[fn.__name__](*args)
     try:
         return fn(*args)
     except pa.ArrowInvalid as e:
@@ -134,10 +144,12 @@ class BinaryArithmetic(Expression):
 
     left: Expression
     right: Expression
+    #: Spark's ``EvalMode.ANSI`` (raise) vs ``LEGACY`` (wrap / NULL); see the module docstring
+    ansi: bool
 
     @property
     def nullable(self) -> bool:
-        return self.left.nullable or self.right.nullable
+        return self.left.nullable or self.right.nullable or not self.ansi
 
     def _input_ok(self, t: T.DataType) -> bool:
         return t.is_numeric
@@ -153,6 +165,13 @@ class BinaryArithmetic(Expression):
         return getattr(self, "allow_precision_loss", False) is not None or not (
             isinstance(self.left.data_type, T.DecimalType)
             and isinstance(self.right.data_type, T.DecimalType))
+
+    @property
+    def ansi_mode(self) -> bool:
+        return self.ansi
+
+    def to_legacy_mode(self) -> Expression:
+        return self.copy(ansi=False)
 
     def check_input_types(self) -> str | None:
         lt, rt = self.left.data_type, self.right.data_type
@@ -225,6 +244,7 @@ class Add(BinaryArithmetic):
     left: Expression
     right: Expression
     allow_precision_loss: bool | None = None
+    ansi: bool = True
     symbol: ClassVar[str] = "+"
     try_fn: ClassVar[str | None] = "try_add"
 
@@ -235,7 +255,7 @@ class Add(BinaryArithmetic):
 
     def _eval(self, left, right, t):
         if t.is_integral:
-            return _checked(pc.add_checked, self.try_fn, left, right)
+            return _checked(pc.add_checked, self.try_fn, left, right, ansi=self.ansi)
         return pc.add(left, right)
 
     def _eval_decimal(self, left, right, out):
@@ -247,7 +267,8 @@ class Add(BinaryArithmetic):
         lv, rv, valid, ls, rs = _dec_operands(left, right)
         s = max(ls, rs)
         res = D.rescale(lv, ls, s) + D.rescale(rv, rs, s)
-        return D.from_unscaled(D.rescale(res, s, out.scale), valid, out)
+        return D.from_unscaled(D.rescale(res, s, out.scale), valid, out,
+                               overflow_null=not self.ansi)
 
 
 @node
@@ -257,6 +278,7 @@ class Subtract(BinaryArithmetic):
     left: Expression
     right: Expression
     allow_precision_loss: bool | None = None
+    ansi: bool = True
     symbol: ClassVar[str] = "-"
     try_fn: ClassVar[str | None] = "try_subtract"
 
@@ -267,7 +289,7 @@ class Subtract(BinaryArithmetic):
 
     def _eval(self, left, right, t):
         if t.is_integral:
-            return _checked(pc.subtract_checked, self.try_fn, left, right)
+            return _checked(pc.subtract_checked, self.try_fn, left, right, ansi=self.ansi)
         return pc.subtract(left, right)
 
     def _eval_decimal(self, left, right, out):
@@ -279,7 +301,8 @@ class Subtract(BinaryArithmetic):
         lv, rv, valid, ls, rs = _dec_operands(left, right)
         s = max(ls, rs)
         res = D.rescale(lv, ls, s) - D.rescale(rv, rs, s)
-        return D.from_unscaled(D.rescale(res, s, out.scale), valid, out)
+        return D.from_unscaled(D.rescale(res, s, out.scale), valid, out,
+                               overflow_null=not self.ansi)
 
 
 @node
@@ -289,6 +312,7 @@ class Multiply(BinaryArithmetic):
     left: Expression
     right: Expression
     allow_precision_loss: bool | None = None
+    ansi: bool = True
     symbol: ClassVar[str] = "*"
     try_fn: ClassVar[str | None] = "try_multiply"
 
@@ -299,7 +323,7 @@ class Multiply(BinaryArithmetic):
 
     def _eval(self, left, right, t):
         if t.is_integral:
-            return _checked(pc.multiply_checked, self.try_fn, left, right)
+            return _checked(pc.multiply_checked, self.try_fn, left, right, ansi=self.ansi)
         return pc.multiply(left, right)
 
     def _eval_decimal(self, left, right, out):
@@ -310,20 +334,27 @@ class Multiply(BinaryArithmetic):
             return fast
         lv, rv, valid, ls, rs = _dec_operands(left, right)
         res = lv * rv
-        return D.from_unscaled(D.rescale(res, ls + rs, out.scale), valid, out)
+        return D.from_unscaled(D.rescale(res, ls + rs, out.scale), valid, out,
+                               overflow_null=not self.ansi)
 
 
-def _check_zero(left: pa.Array, right: pa.Array, remainder: bool) -> None:
-    """Raise when a non-NULL dividend meets a zero divisor."""
+def _check_zero(left: pa.Array, right: pa.Array, remainder: bool, ansi: bool = True) -> pa.Array:
+    """The divisor to use: ANSI raises when a non-NULL dividend meets a zero divisor; legacy
+    (``ansi=False``) makes zero divisors NULL, so those rows are NULL (Spark's DivModLike)."""
     if pa.types.is_decimal(right.type):
         from decimal import Decimal
 
         zero = pc.equal(right, pa.scalar(Decimal(0), right.type))
     else:
         zero = pc.equal(right, pa.scalar(0, right.type))
+    if not ansi:
+        if pc.any(zero).as_py():
+            return pc.if_else(pc.fill_null(zero, False), pa.scalar(None, right.type), right)
+        return right
     zero = pc.and_kleene(zero, pc.is_valid(left))
     if pc.any(zero).as_py():
         raise divide_by_zero_error(remainder)
+    return right
 
 
 @node
@@ -335,6 +366,7 @@ class Divide(BinaryArithmetic):
     left: Expression
     right: Expression
     allow_precision_loss: bool | None = None
+    ansi: bool = True
     symbol: ClassVar[str] = "/"
     try_fn: ClassVar[str | None] = "try_divide"
 
@@ -350,18 +382,18 @@ class Divide(BinaryArithmetic):
         return decimal_divide_type(l, r, self.allow_precision_loss is not False)
 
     def _eval(self, left, right, t):
-        _check_zero(left, right, False)
+        right = _check_zero(left, right, False, self.ansi)
         return pc.divide(left, right)
 
     def _eval_decimal(self, left, right, out):
-        _check_zero(left, right, False)
+        right = _check_zero(left, right, False, self.ansi)
         lv, rv, valid, ls, rs = _dec_operands(left, right)
         # q = l / r at scale out.scale: (lv * 10^(out.scale + rs - ls)) / rv, HALF_UP.
         shift = out.scale + rs - ls
         num = lv * (10 ** shift) if shift >= 0 else lv
         den = rv if shift >= 0 else rv * (10 ** (-shift))
         den = np.where(valid & (den != 0), den, 1)
-        return D.from_unscaled(D.div_half_up(num, den), valid, out)
+        return D.from_unscaled(D.div_half_up(num, den), valid, out, overflow_null=not self.ansi)
 
 
 @node
@@ -372,6 +404,7 @@ class IntegralDivide(BinaryArithmetic):
 
     left: Expression
     right: Expression
+    ansi: bool = True
     symbol: ClassVar[str] = "div"
     try_fn: ClassVar[str | None] = None
 
@@ -390,7 +423,7 @@ class IntegralDivide(BinaryArithmetic):
         left, right = self._operands(batch)
         if pa.types.is_null(left.type) or pa.types.is_null(right.type):
             return pa.nulls(n, pa.int64())
-        _check_zero(left, right, False)
+        right = _check_zero(left, right, False, self.ansi)
         if pa.types.is_decimal(left.type):
             lv, rv, valid, ls, rs = _dec_operands(left, right)
             s = max(ls, rs)
@@ -399,14 +432,16 @@ class IntegralDivide(BinaryArithmetic):
             q = np.abs(a) // np.abs(b)
             q = np.where((a < 0) ^ (b < 0), -q, q)
             over = valid & ((q > (1 << 63) - 1) | (q < -(1 << 63)))
-            if over.any():
+            if over.any() and not self.ansi:  # legacy: the quotient's low 64 bits (toLong)
+                q = ((q + (1 << 63)) % (1 << 64)) - (1 << 63)
+            elif over.any():
                 raise overflow_error()
             return _from_numpy(np.where(valid, q, 0).astype(np.int64), valid, pa.int64())
         left, right = left.cast(pa.int64()), right.cast(pa.int64())
         valid = _validity(left, right)
         a, b = _np_filled(left, 0), _np_filled(right, 1)
         b = np.where(valid & (b != 0), b, 1)
-        if ((a == np.iinfo(np.int64).min) & (b == -1) & valid).any():
+        if self.ansi and ((a == np.iinfo(np.int64).min) & (b == -1) & valid).any():
             raise overflow_error()
         q = np.abs(a) // np.abs(b)  # truncation toward zero
         q = np.where((a < 0) ^ (b < 0), -q, q)
@@ -431,6 +466,7 @@ class Remainder(BinaryArithmetic):
     left: Expression
     right: Expression
     allow_precision_loss: bool | None = None
+    ansi: bool = True
     symbol: ClassVar[str] = "%"
     try_fn: ClassVar[str | None] = "try_mod"
 
@@ -440,21 +476,21 @@ class Remainder(BinaryArithmetic):
         return decimal_remainder_type(l, r, self.allow_precision_loss is not False)
 
     def _eval(self, left, right, t):
-        _check_zero(left, right, True)
+        right = _check_zero(left, right, True, self.ansi)
         valid = _validity(left, right)
         a, b = _np_filled(left, 0), _np_filled(right, 1)
         b = np.where(valid & (b != 0), b, 1).astype(a.dtype)
         return _from_numpy(_java_mod(a, b, t.is_integral), valid, t.to_arrow())
 
     def _eval_decimal(self, left, right, out):
-        _check_zero(left, right, True)
+        right = _check_zero(left, right, True, self.ansi)
         lv, rv, valid, ls, rs = _dec_operands(left, right)
         s = max(ls, rs)
         a, b = D.rescale(lv, ls, s), D.rescale(rv, rs, s)
         b = np.where(valid & (b != 0), b, 1)
         r = np.abs(a) % np.abs(b)
         r = np.where(a < 0, -r, r)
-        return D.from_unscaled(D.rescale(r, s, out.scale), valid, out)
+        return D.from_unscaled(D.rescale(r, s, out.scale), valid, out, overflow_null=not self.ansi)
 
 
 @node
@@ -466,6 +502,7 @@ class Pmod(BinaryArithmetic):
     left: Expression
     right: Expression
     allow_precision_loss: bool | None = None
+    ansi: bool = True
     symbol: ClassVar[str] = "pmod"
     try_fn: ClassVar[str | None] = None
 
@@ -475,7 +512,7 @@ class Pmod(BinaryArithmetic):
         return decimal_remainder_type(l, r, self.allow_precision_loss is not False)
 
     def _eval(self, left, right, t):
-        _check_zero(left, right, True)
+        right = _check_zero(left, right, True, self.ansi)
         valid = _validity(left, right)
         a, b = _np_filled(left, 0), _np_filled(right, 1)
         b = np.where(valid & (b != 0), b, 1).astype(a.dtype)
@@ -490,7 +527,7 @@ class Pmod(BinaryArithmetic):
         return _from_numpy(r, valid, t.to_arrow())
 
     def _eval_decimal(self, left, right, out):
-        _check_zero(left, right, True)
+        right = _check_zero(left, right, True, self.ansi)
         lv, rv, valid, ls, rs = _dec_operands(left, right)
         s = max(ls, rs)
         a, b = D.rescale(lv, ls, s), D.rescale(rv, rs, s)
@@ -501,7 +538,7 @@ class Pmod(BinaryArithmetic):
         r2m = np.abs(r2) % np.abs(b)
         r2m = np.where(r2 < 0, -r2m, r2m)
         r = np.where(r < 0, r2m, r)
-        return D.from_unscaled(D.rescale(r, s, out.scale), valid, out)
+        return D.from_unscaled(D.rescale(r, s, out.scale), valid, out, overflow_null=not self.ansi)
 
     def simple_string(self) -> str:
         return f"pmod({self.left.simple_string()}, {self.right.simple_string()})"
@@ -518,6 +555,13 @@ class _UnaryNumeric(Expression):
     __slots__ = ()
     may_fail_at_runtime: ClassVar[bool] = True
     child: Expression
+
+    @property
+    def ansi_mode(self) -> bool:
+        return getattr(self, "ansi", False)
+
+    def to_legacy_mode(self) -> Expression:
+        return self.copy(ansi=False) if self.ansi_mode else self
 
     @property
     def data_type(self) -> T.DataType:
@@ -542,6 +586,7 @@ class UnaryMinus(_UnaryNumeric):
 
     child: Expression
     function_name: str | None = None
+    ansi: bool = True
 
     def eval(self, batch: pa.RecordBatch) -> pa.Array:
         arr = to_array(self.child.eval(batch), batch.num_rows)
@@ -552,7 +597,7 @@ class UnaryMinus(_UnaryNumeric):
             v, valid = D.unscaled(arr)
             return D.from_unscaled(-v, valid, t)
         if t.is_integral:
-            return _checked(pc.negate_checked, None, arr)
+            return _checked(pc.negate_checked, None, arr, ansi=self.ansi)
         return pc.negate(arr)
 
     def simple_string(self) -> str:
@@ -586,6 +631,7 @@ class Abs(_UnaryNumeric):
     """``abs(child)`` (overflow-checked for integers)."""
 
     child: Expression
+    ansi: bool = True
 
     def eval(self, batch: pa.RecordBatch) -> pa.Array:
         arr = to_array(self.child.eval(batch), batch.num_rows)
@@ -596,7 +642,7 @@ class Abs(_UnaryNumeric):
             v, valid = D.unscaled(arr)
             return D.from_unscaled(np.abs(v), valid, t)
         if t.is_integral:
-            return _checked(pc.abs_checked, None, arr)
+            return _checked(pc.abs_checked, None, arr, ansi=self.ansi)
         return pc.abs(arr)
 
     def simple_string(self) -> str:

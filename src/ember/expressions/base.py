@@ -116,6 +116,18 @@ class Expression(TreeNode):
         object.__setattr__(self, "_refs", refs)
         return refs
 
+    # -- evaluation mode (Spark's EvalMode, spark.sql.ansi.enabled) -------------------------
+    @property
+    def ansi_mode(self) -> bool:
+        """True when this node evaluates in ANSI mode and has a legacy mode that behaves
+        differently (Spark's ``evalMode == ANSI``); the analyzer's ResolveEvalMode then calls
+        :meth:`to_legacy_mode` when ``spark.sql.ansi.enabled`` is false."""
+        return False
+
+    def to_legacy_mode(self) -> "Expression":
+        """This node in Spark's ``EvalMode.LEGACY`` (children unchanged)."""
+        return self
+
     # -- evaluation -------------------------------------------------------------------------
     def eval(self, batch: pa.RecordBatch) -> pa.Array:
         raise InternalError(f"{type(self).__name__} cannot be evaluated (it is {self})")

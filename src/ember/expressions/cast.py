@@ -15,6 +15,15 @@
 - timestamp <-> numeric is in seconds since the epoch (timestamp -> integral floors).
   date <-> numeric is not allowed under ANSI.
 
+Legacy mode (``legacy=True``: Spark's ``EvalMode.LEGACY`` Cast, ``spark.sql.ansi.enabled=false``;
+set by the analyzer's ResolveEvalMode) never raises: malformed strings and decimal overflow give
+NULL, a string with a fraction casts to an integral by truncation (``'1.9'`` -> 1), integral
+narrowing wraps (``CAST(300 AS TINYINT)`` = 44), fractional -> int/bigint is Java's saturating
+``(int)``/``(long)`` conversion (NaN -> 0) and -> tinyint/smallint goes through ``(int)`` and
+wraps, decimal/timestamp -> integral truncates and wraps, date -> numeric/boolean is NULL,
+boolean -> timestamp is 1 microsecond for true.  ``ansi=False`` alone is ``try_cast`` (NULL on
+any failure, no wrapping).
+
 Slow paths (documented, per distinct value in Python): string -> decimal parsing and double ->
 string formatting.
 """
@@ -41,12 +50,14 @@ __all__ = ["Cast", "cast_array", "format_double", "java_double_str"]
 
 @node
 class Cast(Expression):
-    """``CAST(child AS to_type)``; ``ansi=False`` returns NULL instead of raising."""
+    """``CAST(child AS to_type)``; ``ansi=False`` returns NULL instead of raising (``try_cast``),
+    ``legacy=True`` is Spark's legacy (non-ANSI) Cast (see the module docstring)."""
 
     child: Expression
     to_type: T.DataType
     ansi: bool = True
     time_zone: str = "UTC"
+    legacy: bool = False
 
     may_fail_at_runtime: ClassVar[bool] = True
 
@@ -67,12 +78,21 @@ class Cast(Expression):
     def foldable(self) -> bool:
         return self.child.foldable
 
+    @property
+    def ansi_mode(self) -> bool:
+        return self.ansi and not self.legacy
+
+    def to_legacy_mode(self) -> "Cast":
+        return self.copy(ansi=False, legacy=True)
+
     def check_input_types(self) -> str | None:
         from ember.coercion import can_cast
 
-        if can_cast(self.child.data_type, self.to_type, self.ansi):
-            return None
         f, t = self.child.data_type, self.to_type
+        if can_cast(f, t, self.ansi):
+            return None
+        if self.legacy and _legacy_can_cast(f, t):
+            return None
         ft, tt = sql_type(f), sql_type(t)
         # Spark's Cast.typeCheckFailureMessage: suggest a function, or the ANSI config when the
         # legacy (non-ANSI) cast would be allowed.
@@ -86,10 +106,7 @@ class Cast(Expression):
                 f"cannot cast {ft} to {tt}. To convert values from {ft} to {tt}, you can use the "
                 f"functions {fn} instead.", "CAST_WITH_FUNC_SUGGESTION",
                 {"srcType": ft, "targetType": tt, "functionNames": fn})
-        legacy = can_cast(f, t, False) or (
-            isinstance(t, T.BooleanType) and isinstance(f, (T.DateType, T.TimestampType))) or (
-            isinstance(f, T.BooleanType) and isinstance(t, T.TimestampType))
-        if self.ansi and legacy:
+        if self.ansi and _legacy_can_cast(f, t):
             return TypeCheckFailure(
                 f"cannot cast {ft} to {tt} with ANSI mode on. If you have to cast {ft} to {tt}, "
                 "you can set \"spark.sql.ansi.enabled\" as 'false'.", "CAST_WITH_CONF_SUGGESTION",
@@ -100,13 +117,26 @@ class Cast(Expression):
 
     def eval(self, batch: pa.RecordBatch) -> pa.Array:
         arr = to_array(self.child.eval(batch), batch.num_rows)
-        return cast_array(arr, self.child.data_type, self.to_type, self.ansi, self.time_zone)
+        return cast_array(arr, self.child.data_type, self.to_type, self.ansi, self.time_zone,
+                          legacy=self.legacy)
 
     def simple_string(self) -> str:
         return f"cast({self.child.simple_string()} as {self.to_type.simple_string()})"
 
     def sql(self) -> str:
         return f"CAST({self.child.sql()} AS {self.to_type.simple_string().upper()})"
+
+
+def _legacy_can_cast(f: T.DataType, t: T.DataType) -> bool:
+    """Spark's legacy ``Cast.canCast`` beyond what ``can_cast(ansi=False)`` allows: datetime ->
+    boolean, boolean -> timestamp (numeric -> date stays refused, as in Spark)."""
+    from ember.coercion import can_cast
+
+    if f.is_numeric and isinstance(t, T.DateType):
+        return False
+    return can_cast(f, t, False) or (
+        isinstance(t, T.BooleanType) and isinstance(f, (T.DateType, T.TimestampType))) or (
+        isinstance(f, T.BooleanType) and isinstance(t, T.TimestampType))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -145,8 +175,10 @@ def _overflow(value: object, from_t: T.DataType, to_t: T.DataType) -> CastError:
 class _Fail:
     """Collects rows that failed: raise (ANSI) or null them (non-ANSI)."""
 
-    def __init__(self, ansi: bool, n: int) -> None:
-        self.ansi = ansi
+    def __init__(self, ansi: bool, n: int, legacy: bool = False) -> None:
+        self.ansi = ansi and not legacy
+        #: Spark's legacy Cast: wrap instead of NULL on integral overflow (see the module doc)
+        self.legacy = legacy
         self.bad = np.zeros(n, dtype=bool)
 
     def check(self, bad: np.ndarray, arr: pa.Array, make_error) -> None:
@@ -185,15 +217,27 @@ def _mask(bool_arr: pa.Array) -> np.ndarray:
 
 
 def cast_array(arr: pa.Array, from_t: T.DataType, to_t: T.DataType, ansi: bool = True,
-               time_zone: str = "UTC") -> pa.Array:
-    """Cast an Arrow array of SQL type ``from_t`` to ``to_t`` with Spark's semantics."""
+               time_zone: str = "UTC", *, legacy: bool = False) -> pa.Array:
+    """Cast an Arrow array of SQL type ``from_t`` to ``to_t`` with Spark's semantics (ANSI,
+    ``try_cast`` with ``ansi=False``, or the legacy Cast with ``legacy=True``)."""
     n = len(arr)
     at = to_t.to_arrow()
     if from_t == to_t:
         return arr if arr.type == at else arr.cast(at)
     if isinstance(from_t, T.NullType) or pa.types.is_null(arr.type):
         return pa.nulls(n, at)
-    fail = _Fail(ansi, n)
+    fail = _Fail(ansi, n, legacy)
+    if legacy:
+        if isinstance(from_t, T.DateType) and (to_t.is_numeric
+                                                or isinstance(to_t, T.BooleanType)):
+            return pa.nulls(n, at)  # Spark's legacy castTo*(DateType): always null
+        if isinstance(from_t, T.BooleanType) and isinstance(to_t, T.TimestampType):
+            micros = pc.if_else(arr, pa.scalar(1, pa.int64()), pa.scalar(0, pa.int64()))
+            return micros.cast(pa.timestamp("us", tz="UTC"))
+        if isinstance(from_t, T.TimestampType) and isinstance(to_t, T.BooleanType):
+            return pc.not_equal(arr.cast(pa.int64()), pa.scalar(0, pa.int64()))
+        if from_t.is_integral and isinstance(to_t, T.BinaryType):
+            return _integral_to_binary(arr, from_t)
     if isinstance(to_t, T.StringType):
         return _to_string(arr, from_t, time_zone)
     if isinstance(to_t, (T.DayTimeIntervalType, T.YearMonthIntervalType)):
@@ -230,7 +274,7 @@ def cast_array(arr: pa.Array, from_t: T.DataType, to_t: T.DataType, ansi: bool =
         return pc.not_equal(arr, pa.scalar(0, arr.type))
     if isinstance(from_t, T.BooleanType):
         if isinstance(to_t, T.DecimalType):
-            return cast_array(arr.cast(pa.int8()), T.BYTE, to_t, ansi, time_zone)
+            return cast_array(arr.cast(pa.int8()), T.BYTE, to_t, ansi, time_zone, legacy=legacy)
         return arr.cast(at)
     if isinstance(to_t, T.DecimalType):
         return fail.apply(_to_decimal(arr, from_t, to_t, fail))
@@ -264,7 +308,8 @@ def cast_array(arr: pa.Array, from_t: T.DataType, to_t: T.DataType, ansi: bool =
     if isinstance(to_t, T.BinaryType):
         return arr.cast(at)
     if isinstance(to_t, T.StructType) and isinstance(from_t, T.StructType):
-        fields = [cast_array(pc.struct_field(arr, [i]), f.data_type, g.data_type, ansi, time_zone)
+        fields = [cast_array(pc.struct_field(arr, [i]), f.data_type, g.data_type, ansi, time_zone,
+                             legacy=legacy)
                   for i, (f, g) in enumerate(zip(from_t.fields, to_t.fields))]
         return pa.StructArray.from_arrays(fields, fields=list(at), mask=pc.is_null(arr))
     raise _unsupported(from_t, to_t)
@@ -391,8 +436,18 @@ def _bad_format(arr: pa.Array, trimmed: pa.Array, regex: str) -> np.ndarray:
     return _mask(pc.and_(pc.is_valid(arr), pc.invert(pc.fill_null(ok, True))))
 
 
+#: Spark's legacy ``UTF8String.toLong``/``toInt``: a fraction after the digits is dropped
+#: (``'1.9'``, ``'.5'``, ``'1.'`` and even ``'.'``); an exponent is not allowed
+_LEGACY_INT_RE = r"^[+-]?(\d+|\d*\.\d*)$"
+
+
 def _string_to_integral(arr, trimmed, to_t, fail: _Fail) -> pa.Array:
-    bad = _bad_format(arr, trimmed, _INT_RE)
+    if fail.legacy:
+        bad = _bad_format(arr, trimmed, _LEGACY_INT_RE)
+        trimmed = pc.replace_substring_regex(trimmed, r"\.\d*$", "")
+        trimmed = pc.replace_substring_regex(trimmed, r"^[+-]?$", "0")
+    else:
+        bad = _bad_format(arr, trimmed, _INT_RE)
     fail.check(bad, arr, lambda v: _invalid_input(v, T.STRING, to_t))
     clean = pc.if_else(pa.array(bad), pa.scalar(None, trimmed.type), trimmed) if bad.any() \
         else trimmed
@@ -406,9 +461,13 @@ def _string_to_integral(arr, trimmed, to_t, fail: _Fail) -> pa.Array:
 
 
 def _range_checked_int(as64: pa.Array, orig: pa.Array, from_t, to_t, fail: _Fail,
-                       invalid: bool = False) -> pa.Array:
+                       invalid: bool = False, wrap: bool = False) -> pa.Array:
+    """int64 values as ``to_t``: out of range raises / is NULL, or with ``wrap`` keeps the low
+    bits (Java's narrowing ``(int)``/``(short)``/``(byte)``)."""
     if isinstance(to_t, T.LongType):
         return as64
+    if wrap:
+        return as64.cast(to_t.to_arrow(), safe=False)
     lo, hi = to_t.min_value, to_t.max_value
     bad = _mask(pc.or_(pc.less(as64, lo), pc.greater(as64, hi)))
     err = (lambda v: _invalid_input(v, from_t, to_t)) if invalid else \
@@ -660,7 +719,18 @@ def _string_to_timestamp(arr, trimmed, fail: _Fail, time_zone: str) -> pa.Array:
 
 def _to_integral(arr, from_t, to_t: T.IntegralType, fail: _Fail) -> pa.Array:
     if from_t.is_integral:
-        return _range_checked_int(arr.cast(pa.int64()), arr, from_t, to_t, fail)
+        return _range_checked_int(arr.cast(pa.int64()), arr, from_t, to_t, fail,
+                                  wrap=fail.legacy)
+    if isinstance(from_t, (T.FloatType, T.DoubleType)) and fail.legacy:
+        return _java_float_to_integral(arr, to_t)
+    if isinstance(from_t, T.DecimalType) and fail.legacy:
+        # Spark's legacy Decimal.toLong (truncated, low 64 bits), then Java narrowing
+        v, valid = D.unscaled(arr)
+        q = np.abs(v) // (10 ** from_t.scale)
+        q = np.where(v < 0, -q, q)
+        q = ((q + (1 << 63)) % (1 << 64)) - (1 << 63)
+        longs = pa.array(np.where(valid, q, 0).astype(np.int64), mask=~valid)
+        return _range_checked_int(longs, arr, from_t, to_t, fail, wrap=True)
     if isinstance(from_t, (T.FloatType, T.DoubleType)):
         vals = _np_float(arr)
         valid = _valid_np(arr)
@@ -684,6 +754,34 @@ def _to_integral(arr, from_t, to_t: T.IntegralType, fail: _Fail) -> pa.Array:
         secs = np.floor_divide(micros, 1_000_000)
         return _range_checked_int(pa.array(secs, mask=~_valid_np(arr)), arr, from_t, to_t, fail)
     raise _unsupported(from_t, to_t)
+
+
+def _integral_to_binary(arr: pa.Array, from_t: T.DataType) -> pa.Array:
+    """Spark's legacy integral -> binary: the value's big-endian two's complement bytes, as
+    wide as its type (``CAST(1 AS BINARY)`` is ``X'00000001'``)."""
+    width = from_t.to_arrow().bit_width // 8
+    vals = pc.fill_null(arr, 0).to_numpy(zero_copy_only=False).astype(f">i{width}")
+    n = len(vals)
+    offsets = np.arange(n + 1, dtype=np.int64) * width
+    validity = None if arr.null_count == 0 else arr.is_valid().buffers()[1]
+    return pa.Array.from_buffers(pa.large_binary(), n, [
+        validity, pa.py_buffer(offsets.tobytes()), pa.py_buffer(vals.tobytes())])
+
+
+def _java_float_to_integral(arr: pa.Array, to_t: T.IntegralType) -> pa.Array:
+    """Java's ``(long) d`` / ``(int) d`` (truncate, saturate, NaN -> 0); tinyint and smallint as
+    Scala's ``d.toByte`` = ``(byte) (int) d`` (saturate to int, then wrap)."""
+    vals = _np_float(arr)
+    valid = _valid_np(arr)
+    wide = T.LONG if isinstance(to_t, T.LongType) else T.INT
+    with np.errstate(invalid="ignore"):
+        t = np.nan_to_num(np.trunc(vals), nan=0.0, posinf=0.0, neginf=0.0)
+        hi = np.isposinf(vals) | (t >= 2.0 ** (63 if wide is T.LONG else 31))
+        lo = np.isneginf(vals) | (t < -(2.0 ** (63 if wide is T.LONG else 31)))
+    ints = np.where(hi | lo, 0, t).astype(np.int64)
+    ints = np.where(hi, wide.max_value, np.where(lo, wide.min_value, ints))
+    out = pa.array(ints, type=pa.int64(), mask=~valid)
+    return out.cast(to_t.to_arrow(), safe=False)
 
 
 def _to_decimal(arr, from_t, to_t: T.DecimalType, fail: _Fail) -> pa.Array:

@@ -197,8 +197,10 @@ def _to_ts(to_date: bool):
         t0 = node.arguments[0].data_type
         src = a[0]
         if len(a) == 1 or not isinstance(t0, T.StringType):
-            out = cast_array(src, t0, TS if not to_date else DATE, True, tz) \
-                if not isinstance(t0, T.StringType) else _parse_default(src, to_date, tz)
+            out = cast_array(src, t0, TS if not to_date else DATE, node.ansi, tz,
+                             legacy=not node.ansi) \
+                if not isinstance(t0, T.StringType) else _parse_default(src, to_date, tz,
+                                                                        node.ansi)
             return out
         fmt = node.arguments[1]
         if not isinstance(fmt, Literal) or fmt.value is None:
@@ -207,7 +209,7 @@ def _to_ts(to_date: bool):
         strf = spark_pattern_to_strftime(fmt.value)
         parsed = pc.strptime(src, format=strf, unit="us", error_is_null=True)
         bad = pc.and_(pc.is_valid(src), pc.is_null(parsed))
-        if pc.any(bad).as_py():
+        if node.ansi and pc.any(bad).as_py():  # legacy: unparsable text is NULL
             i = pc.index(bad, True).as_py()
             raise _parse_error(src[i].as_py(), fmt.value)
         if tz.upper() not in ("UTC", "Z", "GMT"):
@@ -217,9 +219,10 @@ def _to_ts(to_date: bool):
     return k
 
 
-def _parse_default(src: pa.Array, to_date: bool, tz: str) -> pa.Array:
-    # Spark: without a format, to_date/to_timestamp is a plain ANSI cast (CAST_INVALID_INPUT).
-    return cast_array(src, S, DATE if to_date else TS, True, tz)
+def _parse_default(src: pa.Array, to_date: bool, tz: str, ansi: bool = True) -> pa.Array:
+    # Spark: without a format, to_date/to_timestamp is a plain cast (ANSI: CAST_INVALID_INPUT;
+    # legacy: NULL).
+    return cast_array(src, S, DATE if to_date else TS, ansi, tz, legacy=not ansi)
 
 
 def _to_inputs(types):
@@ -231,9 +234,9 @@ def _to_inputs(types):
 
 
 register(FunctionSpec("to_date", _to_inputs, lambda t: DATE, _to_ts(True), may_fail=True,
-                      time_zone_aware=True))
+                      time_zone_aware=True, ansi_aware=True))
 register(FunctionSpec("to_timestamp", _to_inputs, lambda t: TS, _to_ts(False), may_fail=True,
-                      time_zone_aware=True))
+                      time_zone_aware=True, ansi_aware=True))
 
 
 def _date_format(a, node, b):

@@ -37,17 +37,22 @@ def unscaled(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
 
 
 def from_unscaled(vals: np.ndarray, valid: np.ndarray, dtype: T.DecimalType,
-                  *, check: bool = True, what: str | None = None) -> pa.Array:
+                  *, check: bool = True, what: str | None = None,
+                  overflow_null: bool = False) -> pa.Array:
     """A decimal128 array of type ``dtype`` from unscaled values (Python ints, or an int64 array
     whose high words are its sign).  With ``check``, values with more than ``dtype.precision``
-    digits raise ``NUMERIC_VALUE_OUT_OF_RANGE``."""
+    digits raise ``NUMERIC_VALUE_OUT_OF_RANGE`` (are NULL with ``overflow_null``: Spark's legacy
+    ``Decimal.toPrecision`` with ``nullOnOverflow``)."""
     n = len(vals)
     if n and not valid.all():
         vals = np.where(valid, vals, 0)
     if check and n:
         limit = 10 ** dtype.precision
         over = (np.abs(vals) >= limit) & valid
-        if over.any():
+        if over.any() and overflow_null:
+            valid = valid & ~over
+            vals = np.where(valid, vals, 0)
+        elif over.any():
             bad = vals[np.flatnonzero(over)[0]]
             raise_out_of_range(bad, dtype, what)
     if vals.dtype == np.int64:

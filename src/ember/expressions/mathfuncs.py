@@ -118,19 +118,23 @@ def _floor_kernel(up: bool):
         vals, valid = _np(arr)
         with np.errstate(all="ignore"):
             r = np.ceil(vals) if up else np.floor(vals)
-            # ANSI: a double outside [-2^63, 2^63] overflows (NaN is 0, as Java's (long) NaN).
-            if (valid & ((r >= 2.0 ** 63) | (r < -(2.0 ** 63)))).any():
+            # ANSI: a double outside [-2^63, 2^63] overflows (NaN is 0, as Java's (long) NaN);
+            # legacy: Java's saturating (long) conversion.
+            if node.ansi and (valid & ((r >= 2.0 ** 63) | (r < -(2.0 ** 63)))).any():
                 from ember.expressions.arithmetic import overflow_error
                 raise overflow_error()
-            r = np.clip(np.nan_to_num(r, nan=0.0), -9.223372036854776e18, 9.223372036854775e18)
-        return pa.array(r.astype(np.int64), mask=~valid)
+            r = np.nan_to_num(r, nan=0.0, posinf=2.0 ** 63, neginf=-(2.0 ** 63))
+            hi, lo = r >= 2.0 ** 63, r < -(2.0 ** 63)
+            out = np.where(hi | lo, 0.0, r).astype(np.int64)
+        out = np.where(hi, np.iinfo(np.int64).max, np.where(lo, np.iinfo(np.int64).min, out))
+        return pa.array(out, mask=~valid)
     return k
 
 
 register(FunctionSpec("floor", _floor_inputs, _floor_result, _floor_kernel(False),
-                      may_fail=True, expected='("DOUBLE" or "DECIMAL")'))
+                      may_fail=True, expected='("DOUBLE" or "DECIMAL")', ansi_aware=True))
 register(FunctionSpec("ceil", _floor_inputs, _floor_result, _floor_kernel(True),
-                      may_fail=True, expected='("DOUBLE" or "DECIMAL")'))
+                      may_fail=True, expected='("DOUBLE" or "DECIMAL")', ansi_aware=True))
 
 
 # -- round --------------------------------------------------------------------------------------
@@ -170,7 +174,8 @@ def _round_half_up_float(vals: np.ndarray, d: int) -> np.ndarray:
     f = 10.0 ** d
     with np.errstate(all="ignore"):
         scaled = np.abs(vals) * f
-        out = np.sign(vals) * np.floor(scaled + 0.5) / f
+        # + 0.0: BigDecimal has no negative zero (round(-3.7D, -1) is 0.0, not -0.0)
+        out = np.sign(vals) * np.floor(scaled + 0.5) / f + 0.0
         near_half = np.isfinite(scaled) & (np.abs(scaled - np.floor(scaled) - 0.5) < 1e-6)
     if near_half.any():
         from decimal import ROUND_HALF_UP, Decimal
@@ -199,6 +204,10 @@ def _round_kernel(a, node, b):
         valid = arr.is_valid().to_numpy(zero_copy_only=False)
         r = D.div_half_up(v, 10 ** (-d)) * (10 ** (-d))
         info = np.iinfo(arr.type.to_pandas_dtype())
+        if not node.ansi:  # legacy: the value wraps to the input type (Java's narrowing)
+            r = ((r + (1 << 63)) % (1 << 64)) - (1 << 63)
+            return pa.array(np.where(valid, r, 0).astype(np.int64), mask=~valid).cast(
+                arr.type, safe=False)
         if (valid & ((r > info.max) | (r < info.min))).any():
             from ember.expressions.arithmetic import overflow_error
             raise overflow_error()
@@ -208,6 +217,7 @@ def _round_kernel(a, node, b):
 
 
 register(FunctionSpec("round", _round_inputs, lambda t: t[0], _round_kernel, may_fail=True,
+                      ansi_aware=True,
                       node_result=lambda n: _round_result_for(n.arguments[0].data_type,
                                                               _round_scale(n))))
 

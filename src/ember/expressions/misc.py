@@ -142,6 +142,9 @@ class FunctionSpec:
     #: reads the session time zone from ``node.options[0]`` (set by the analyzer's
     #: ResolveTimeZone, as Spark's TimeZoneAwareExpression.timeZoneId)
     time_zone_aware: bool = False
+    #: the kernel reads ``node.ansi`` (Spark's evalMode / failOnError; switched to False by the
+    #: analyzer's ResolveEvalMode when ``spark.sql.ansi.enabled`` is false)
+    ansi_aware: bool = False
 
 
 FUNCTION_SPECS: dict[str, FunctionSpec] = {}
@@ -165,6 +168,15 @@ class ScalarFunction(Expression):
     arguments: tuple[Expression, ...]
     key: str = ""
     options: tuple[Any, ...] = ()
+    #: ANSI (True) or legacy evaluation, for specs that are ``ansi_aware``
+    ansi: bool = True
+
+    @property
+    def ansi_mode(self) -> bool:
+        return self.ansi and self.spec.ansi_aware
+
+    def to_legacy_mode(self) -> Expression:
+        return self.copy(ansi=False)
 
     @property
     def spec(self) -> FunctionSpec:

@@ -17,7 +17,8 @@ import pyarrow as pa
 from ember import types as T
 from ember.analysis.resolution import has_unresolved, quote
 from ember.analysis.rules._util import transform_up_in_run
-from ember.errors import AnalysisError
+from ember.analysis.rules.resolve_eval_mode import expression_in_eval_mode
+from ember.errors import AnalysisError, ExecutionError
 from ember.expressions.base import AttributeReference, Expression, Literal
 from ember.plans.logical.nodes import LocalRelation, LogicalPlan, UnresolvedInlineTable
 
@@ -42,9 +43,16 @@ def _column_array(exprs, target: T.DataType) -> pa.Array:
         return pa.array([e.value for e in exprs], type=at)
     parts = []
     for e in exprs:  # per row expression: analysis-time work on literal rows
-        arr = e.eval(_ONE_ROW)
-        if arr.type != at:
-            arr = _cast_value(e, target)
+        try:
+            arr = e.eval(_ONE_ROW)
+            if arr.type != at:
+                arr = _cast_value(e, target)
+        except ExecutionError as err:  # Spark's EvaluateUnresolvedInlineTable wraps it
+            raise AnalysisError(
+                f"Invalid inline table. Failed to evaluate the SQL expression: \"{e.sql()}\". "
+                "Please check your syntax and ensure all required tables and columns are "
+                "available.", error_class="INVALID_INLINE_TABLE.FAILED_SQL_EXPRESSION_EVALUATION",
+                parameters={"sqlExpr": f'"{e.sql()}"'}) from err
         parts.append(arr)
     return pa.concat_arrays(parts) if parts else pa.array([], type=at)
 
@@ -64,7 +72,8 @@ def resolve_inline_tables(plan: LogicalPlan, ctx) -> LogicalPlan:
             case UnresolvedInlineTable(names=names, rows=rows) if not any(
                 has_unresolved(e) for r in rows for e in r
             ):
-                return _convert(names, rows)
+                return _convert(names, tuple(
+                    tuple(expression_in_eval_mode(e, ctx) for e in r) for r in rows))
             case _:
                 return p
 

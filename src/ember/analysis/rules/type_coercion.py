@@ -1,4 +1,5 @@
-"""TypeCoercion: ANSI implicit casts (Spark's AnsiTypeCoercion rules).
+"""TypeCoercion: ANSI implicit casts (Spark's AnsiTypeCoercion rules; with
+``spark.sql.ansi.enabled=false`` Spark's TypeCoercion where it differs, see :mod:`ember.coercion`).
 
 Before::  Filter ('a#1:int = 1L)        After::  Filter (cast(a#1 as bigint) = 1)
 
@@ -25,9 +26,10 @@ from ember.expressions.base import Alias, AttributeReference, Expression
 from ember.plans.logical.nodes import Except, Intersect, LogicalPlan, Project, Union
 from ember.trees import rewrite_bit, transform_up_memo
 
-_COERCE_BIT = rewrite_bit("TypeCoercion.expression")
-# The rewrite also depends on allowPrecisionLoss: one memo bit per value keeps each pure.
-_COERCE_NO_LOSS_BIT = rewrite_bit("TypeCoercion.expression.noPrecisionLoss")
+# The rewrite also depends on allowPrecisionLoss and on the ANSI mode (Spark's or the legacy
+# coercion rules): one memo bit per combination keeps each pure.
+_COERCE_BITS = {(loss, legacy): rewrite_bit(f"TypeCoercion.expression/loss={loss}/legacy={legacy}")
+                for loss in (False, True) for legacy in (False, True)}
 
 
 def _cast(e: Expression, t: T.DataType, ctx) -> Expression:
@@ -56,6 +58,7 @@ def _coerce_expr(e: Expression, ctx) -> Expression:
     from ember.expressions.subquery import InSubquery
 
     loss = bool(ctx.conf.get(DECIMAL_ALLOW_PRECISION_LOSS))
+    legacy = not ctx.conf.ansi
 
     def rule(x: Expression) -> Expression:
         if isinstance(x, InSubquery):
@@ -64,9 +67,9 @@ def _coerce_expr(e: Expression, ctx) -> Expression:
             # Spark's BinaryArithmetic reads spark.sql.decimalOperations.allowPrecisionLoss when
             # its type is first computed (analysis); children first, so parents see the type.
             x = x.copy(allow_precision_loss=loss)
-        return coerce_expression(x)
+        return coerce_expression(x, legacy)
 
-    new = transform_up_memo(e, rule, _COERCE_BIT if loss else _COERCE_NO_LOSS_BIT)
+    new = transform_up_memo(e, rule, _COERCE_BITS[loss, legacy])
     _mark_new_casts(e, new, ctx)
     return new
 
@@ -85,7 +88,7 @@ def _coerce_in_subquery(x, ctx):
         return x
     targets = []
     for v, a in zip(x.values, out):
-        t = find_wider_type([v.data_type, a.data_type])
+        t = find_wider_type([v.data_type, a.data_type], legacy=not ctx.conf.ansi)
         if t is None:
             return x
         targets.append(t)
@@ -113,7 +116,8 @@ def widen_set_operation(children: tuple[LogicalPlan, ...], ctx) -> tuple[Logical
         return None
     targets: list[T.DataType] = []
     for i in range(n):
-        t = find_wider_type([c.output[i].data_type for c in children])
+        t = find_wider_type([c.output[i].data_type for c in children],
+                            legacy=not ctx.conf.ansi)
         if t is None:
             return None
         targets.append(t)
