@@ -215,13 +215,11 @@ CONSTRAINT_PROPAGATION_ENABLED = _entry(
 SHUFFLED_HASH_JOIN_FACTOR = _entry("spark.sql.shuffledHashJoinFactor", 3, int,
                                    "A side is 'much smaller' (shuffled hash join build candidate) "
                                    "when its size times this factor is at most the other's.")
-MAX_SINGLE_PARTITION_BYTES = _entry("spark.sql.maxSinglePartitionBytes", 128 * 1024 * 1024, _bytes,
-                                    "EnsureRequirements keeps single-partition join inputs up to "
-                                    "this size without co-partitioning them.")
 ADAPTIVE_ENABLED = _entry("spark.sql.adaptive.enabled", True, _bool,
-                          "Spark's adaptive execution.  Ember accepts the key but always plans as "
-                          "Spark does with it off (static JoinSelection, configured shuffle "
-                          "partitions in EXPLAIN); its local runtime coalesces partitions itself.")
+                          "Spark's adaptive execution.  Ember plans as Spark does with it off "
+                          "(static JoinSelection, configured shuffle partitions in EXPLAIN); when "
+                          "true, both runtimes re-plan shuffled joins at run time (broadcast or "
+                          "shuffled hash join once a side's real size is known).")
 REQUIRE_ALL_CLUSTER_KEYS_FOR_CO_PARTITION = _entry(
     "spark.sql.requireAllClusterKeysForCoPartition", True, _bool,
     "Co-partitioned join inputs must be hash-partitioned on all their join keys to be reused.")

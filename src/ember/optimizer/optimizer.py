@@ -21,6 +21,7 @@ Ember does not implement are simply absent from a batch, batches left empty are 
     Join Reorder                          FixedPoint(1) CostBasedJoinReorder
     Distinct Aggregate Rewrite            Once        RewriteDistinctAggregates
     LocalRelation                         FixedPoint  ConvertToLocalRelation, PropagateEmptyRelation
+    Check Cartesian Products              Once        CheckCartesianProducts
     RewriteSubquery                       Once        RewritePredicateSubquery,
                                                       PushPredicateThroughJoin, ColumnPruning,
                                                       CollapseProject, RemoveRedundantAliases,
@@ -97,6 +98,7 @@ def default_batches(conf: "SQLConf") -> list[Batch]:
         RemoveNoopOperators,
         RemoveRedundantAliases,
     )
+    from ember.optimizer.rules.check_cartesian_products import CheckCartesianProducts
     from ember.optimizer.rules.column_pruning import ColumnPruning
     from ember.optimizer.rules.convert_to_local_relation import ConvertToLocalRelation
     from ember.optimizer.rules.cost_based_join_reorder import CostBasedJoinReorder
@@ -140,6 +142,7 @@ def default_batches(conf: "SQLConf") -> list[Batch]:
         Batch("Join Reorder", FixedPoint(1), (CostBasedJoinReorder(),)),
         Batch("Distinct Aggregate Rewrite", ONCE, (RewriteDistinctAggregates(),)),
         Batch("LocalRelation", fixed, (ConvertToLocalRelation(), PropagateEmptyRelation())),
+        Batch("Check Cartesian Products", ONCE, (CheckCartesianProducts(),)),
         Batch("RewriteSubquery", ONCE, (
             RewritePredicateSubquery(),
             PushPredicateThroughJoin(),

@@ -477,7 +477,7 @@ class _Joiner:
         correlated = plan_has_outer(sub, self.outer_ids)
         if not correlated and _at_most_one_row(sub):
             # A left outer join without condition keeps every outer row, with NULL if q is empty.
-            joined = Join(self.plan, sub, JoinType.LEFT_OUTER, None)
+            joined = Join(self.plan, sub, JoinType.LEFT_OUTER, None, from_scalar_subquery=True)
             return self.add_value(joined, refresh_attributes(out0, joined), out0.name)
         chain = _split_scalar(sub)
         if chain is None:

@@ -84,6 +84,15 @@ class JoinType(Enum):
         """Right rows without a match appear in the output (see :attr:`keeps_unmatched_left`)."""
         return self.preserves_right
 
+    @property
+    def may_be_implicit_cartesian(self) -> bool:
+        """A join of this type without a condition relating its sides is an implicit cartesian
+        product, which ``spark.sql.crossJoin.enabled=false`` forbids (Spark's
+        CheckCartesianProducts: Inner and the outer joins; an explicit CROSS JOIN and the
+        existence joins are allowed)."""
+        return self in (JoinType.INNER, JoinType.LEFT_OUTER, JoinType.RIGHT_OUTER,
+                        JoinType.FULL_OUTER)
+
 
 def join_output(join_type: JoinType, left: Any, right: Any,
                 existence_attr: Any = None) -> tuple[Any, ...]:

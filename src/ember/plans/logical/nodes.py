@@ -492,9 +492,9 @@ class ProcessedJoinCondition:
 class Join(LogicalPlan):
     """A join.  ``join_type`` is a :class:`JoinType`, or a :class:`UsingJoin` before analysis.
     ``existence_attr`` is the boolean ``exists#N`` column of an ExistenceJoin.
-    ``processed_condition`` is an optimizer mark (see :class:`ProcessedJoinCondition`); like a
-    Spark tree-node tag it survives ``copy`` / ``with_children`` and takes no part in equality,
-    hashing or printing."""
+    ``processed_condition`` and ``from_scalar_subquery`` are optimizer marks (see
+    :class:`ProcessedJoinCondition`); like Spark tree-node tags they survive ``copy`` /
+    ``with_children`` and take no part in equality, hashing or printing."""
 
     left: LogicalPlan
     right: LogicalPlan
@@ -503,6 +503,10 @@ class Join(LogicalPlan):
     hint: JoinHint = JoinHint()
     existence_attr: AttributeReference | None = None
     processed_condition: ProcessedJoinCondition | None = field(default=None, compare=False)
+    #: Ember's join for an uncorrelated scalar subquery (RewriteCorrelatedScalarSubquery), which
+    #: Spark keeps a subquery expression: CheckCartesianProducts does not see it as a product.
+    #: A mark like ``processed_condition``.
+    from_scalar_subquery: bool = field(default=False, compare=False)
 
     @property
     def resolved(self) -> bool:
