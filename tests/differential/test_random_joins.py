@@ -44,8 +44,8 @@ from tests.differential.generator import (VIEW_SQL, for_ember, make_query, make_
 SEED = int(os.environ.get("EMBER_DIFF_SEED", "20240611"))
 N_QUERIES = int(os.environ.get("EMBER_DIFF_QUERIES", "200"))
 
-_spark_sessions: dict[int, Any] = {}
-_ember_sessions: dict[tuple[int, str], Any] = {}
+_spark_sessions: dict[tuple[int, tuple], Any] = {}
+_ember_sessions: dict[tuple[int, str, str, tuple], Any] = {}
 
 #: Ember configurations each query runs under (Spark's result is computed once, default config).
 VARIANTS: dict[str, dict[str, str]] = {
@@ -104,21 +104,24 @@ def parquet_views(scenario: int) -> list[str]:
     return [parquet_view_sql(n, p) for n, p in _parquet_dirs[scenario].items()]
 
 
-def spark_session_for(spark: Any, scenario: int) -> Any:
-    if scenario not in _spark_sessions:
+def spark_session_for(spark: Any, scenario: int, mode: tuple[tuple[str, str], ...] = ()) -> Any:
+    """The scenario's Spark session, with its configuration switches and then ``mode`` (extra
+    settings both sides share, such as :data:`ANSI_OFF`)."""
+    key = (scenario, mode)
+    if key not in _spark_sessions:
         session = spark.newSession()
         # Whole-stage codegen only costs compile time on tiny data (Spark's own golden suite runs
         # with it on and off and requires identical results); off makes the oracle ~35% faster.
         session.conf.set("spark.sql.codegen.wholeStage", "false")
-        for k, v in scenario_conf(scenario).items():
+        for k, v in {**scenario_conf(scenario), **dict(mode)}.items():
             session.conf.set(k, v)
         for name, table in make_scenario(SEED, scenario).tables.items():
             session.createDataFrame(table).createOrReplaceTempView(name)
         for statement in parquet_views(scenario):
             session.sql(statement)
         session.sql(VIEW_SQL)
-        _spark_sessions[scenario] = session
-    return _spark_sessions[scenario]
+        _spark_sessions[key] = session
+    return _spark_sessions[key]
 
 
 #: Variants also run on the Spark runtime: one per join strategy (the others vary the
@@ -126,10 +129,14 @@ def spark_session_for(spark: Any, scenario: int) -> Any:
 SPARK_VARIANTS = ("default", "sort-merge", "shuffled hash", "broadcast, batch 2")
 
 
-def ember_session_for(scenario: int, variant: str = "default", runtime: str = "local") -> Any:
-    key = (scenario, variant, runtime)
+def ember_session_for(scenario: int, variant: str = "default", runtime: str = "local",
+                      mode: tuple[tuple[str, str], ...] = ()) -> Any:
+    """The scenario's Ember session: its configuration switches, then ``mode`` (as on Spark's
+    side), then the variant's own settings."""
+    key = (scenario, variant, runtime, mode)
     if key not in _ember_sessions:
-        session = new_session({**scenario_conf(scenario), **VARIANTS[variant]}, runtime)
+        conf = {**scenario_conf(scenario), **dict(mode), **VARIANTS[variant]}
+        session = new_session(conf, runtime)
         for name, table in make_scenario(SEED, scenario).tables.items():
             register_table(session, name, for_ember(table))
         for statement in parquet_views(scenario):
@@ -168,48 +175,25 @@ def test_random_query(spark: Any, index: int, runtime: str) -> None:
 #: ``spark.sql.ansi.enabled=false`` on both sides (Spark's session too): a sample of the queries
 #: (every fifth), all of them with ``EMBER_DIFF_ANSI_OFF=all``.  Not one of :data:`VARIANTS`,
 #: whose results are compared with Spark's under its default (ANSI) configuration.
-ANSI_OFF = {"spark.sql.ansi.enabled": "false"}
+ANSI_OFF = (("spark.sql.ansi.enabled", "false"),)
 ANSI_OFF_INDICES = [i for i in range(N_QUERIES)
                     if os.environ.get("EMBER_DIFF_ANSI_OFF") == "all" or i % 5 == 0]
-_ansi_off_sessions: dict[tuple[str, int, str], Any] = {}
-
-
-def _ansi_off_session(spark: Any, scenario: int, runtime: str) -> Any:
-    """The scenario's tables in a Spark session (``runtime`` "oracle") or an Ember session on
-    ``runtime``, with ANSI off."""
-    key = ("ansi_off", scenario, runtime)
-    if key not in _ansi_off_sessions:
-        if runtime == "oracle":
-            session = spark.newSession()
-            session.conf.set("spark.sql.codegen.wholeStage", "false")
-            for k, v in ANSI_OFF.items():
-                session.conf.set(k, v)
-            for name, table in make_scenario(SEED, scenario).tables.items():
-                session.createDataFrame(table).createOrReplaceTempView(name)
-        else:
-            session = new_session(ANSI_OFF, runtime)
-            for name, table in make_scenario(SEED, scenario).tables.items():
-                register_table(session, name, for_ember(table))
-        session.sql(VIEW_SQL)
-        _ansi_off_sessions[key] = session
-    return _ansi_off_sessions[key]
-
-
 @pytest.mark.spark
 @pytest.mark.differential
 @pytest.mark.parametrize("runtime", RUNTIMES)
 @pytest.mark.parametrize("index", ANSI_OFF_INDICES, ids=[f"q{i:04d}" for i in ANSI_OFF_INDICES])
 def test_random_query_ansi_off(spark: Any, index: int, runtime: str) -> None:
     scenario, sql = make_query(SEED, index)
-    expected = run_statement(_ansi_off_session(spark, scenario, "oracle"), sql)
-    actual = run_sql(_ansi_off_session(spark, scenario, runtime), sql)
+    expected = run_statement(spark_session_for(spark, scenario, ANSI_OFF), sql)
+    actual = run_sql(ember_session_for(scenario, "default", runtime, ANSI_OFF), sql)
     problem = check_outcome(expected, actual, strict_zero_sign=False)
     if problem is not None and _only_one_row_zero_sign(expected, actual):
         problem = None  # as in test_random_query
     if problem is not None:
         pytest.fail(
-            f"EMBER_DIFF_SEED={SEED} query {index} (scenario {scenario}, {ANSI_OFF}, {runtime} "
-            f"runtime) differs from Spark\nSQL:\n  {sql}\n\n"
+            f"EMBER_DIFF_SEED={SEED} query {index} (scenario {scenario}, {dict(ANSI_OFF)}, "
+            f"{runtime} runtime; Spark and Ember configuration {scenario_conf(scenario)}) "
+            f"differs from Spark\nSQL:\n  {sql}\n\n"
             f"Tables:\n{make_scenario(SEED, scenario).describe()}\n\n{problem}",
             pytrace=False,
         )
