@@ -191,6 +191,79 @@ def _parse_error(value: str, pattern: str | None) -> ExecutionError:
         error_class="CANNOT_PARSE_TIMESTAMP", parameters={"message": f"Text '{value}'"})
 
 
+#: Numeric pattern letters whose text Spark's DateTimeFormatter reads strictly: a run of the
+#: letter -> (regex of its text, the field it sets, compared after parsing).  Two letters mean
+#: exactly two digits, one letter one or two; ``yy`` is a two-digit year (not compared).
+_STRICT_RUNS = {
+    "yyyy": (r"\d{4}", "year"), "yy": (r"\d{2}", None),
+    "MM": (r"\d{2}", "month"), "M": (r"\d{1,2}", "month"),
+    "dd": (r"\d{2}", "day"), "d": (r"\d{1,2}", "day"),
+    "HH": (r"\d{2}", "hour"), "H": (r"\d{1,2}", "hour"),
+    "mm": (r"\d{2}", "minute"), "m": (r"\d{1,2}", "minute"),
+    "ss": (r"\d{2}", "second"), "s": (r"\d{1,2}", "second"),
+    "DDD": (r"\d{3}", None), "D": (r"\d{1,3}", None),
+}
+
+
+def _strict_regex(pattern: str) -> tuple[str, list[str]] | None:
+    """A full-match regex of the text ``pattern`` accepts, with a named group per compared field
+    (each at most once), or None when the pattern has a letter this check does not know (text
+    fields such as ``MMM`` or ``a``: the parse stays as lenient as strptime)."""
+    import re
+
+    out, fields = ["^"], []
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "'":
+            j = pattern.find("'", i + 1)
+            j = len(pattern) if j < 0 else j
+            out.append(re.escape(pattern[i + 1:j] or "'"))
+            i = j + 1
+            continue
+        if not c.isalpha():
+            out.append(re.escape(c))
+            i += 1
+            continue
+        j = i
+        while j < len(pattern) and pattern[j] == c:
+            j += 1
+        spec = _STRICT_RUNS.get(pattern[i:j])
+        if spec is None:
+            return None
+        rx, field = spec
+        if field is not None and field not in fields:
+            fields.append(field)
+            out.append(f"(?P<{field}>{rx})")
+        else:
+            out.append(f"(?:{rx})")
+        i = j
+    out.append("$")
+    return "".join(out), fields
+
+
+def _strict(src: pa.Array, pattern: str, parsed: pa.Array) -> pa.Array:
+    """``parsed`` (strptime's lenient result) with NULL where Spark's strict parser rejects the
+    text: a field of the wrong width or surrounding text (``'2020-1-2'`` or ``' 2020-01-02'``
+    for ``yyyy-MM-dd``), or a date that does not exist (``'2021-02-29'``, which strptime rolls
+    over to March 1st); Spark's formatter resolves fields strictly."""
+    spec = _strict_regex(pattern)
+    if spec is None:
+        return parsed
+    rx, fields = spec
+    src = src.cast(pa.string()) if not pa.types.is_string(src.type) else src
+    ok = pc.fill_null(pc.match_substring_regex(src, rx), False)
+    if fields:
+        groups = pc.extract_regex(src, rx)
+        parts = {"year": pc.year, "month": pc.month, "day": pc.day, "hour": pc.hour,
+                 "minute": pc.minute, "second": pc.second}
+        for f in fields:
+            text = pc.struct_field(groups, f)
+            same = pc.equal(pc.cast(text, pa.int64(), safe=False), parts[f](parsed))
+            ok = pc.and_(ok, pc.fill_null(same, False))
+    return pc.if_else(ok, parsed, pa.scalar(None, parsed.type))
+
+
 def _to_ts(to_date: bool):
     def k(a, node, b):
         tz = _tz(node)
@@ -208,6 +281,7 @@ def _to_ts(to_date: bool):
                                  error_class="UNSUPPORTED_FEATURE")
         strf = spark_pattern_to_strftime(fmt.value)
         parsed = pc.strptime(src, format=strf, unit="us", error_is_null=True)
+        parsed = _strict(src, fmt.value, parsed)
         bad = pc.and_(pc.is_valid(src), pc.is_null(parsed))
         if node.ansi and pc.any(bad).as_py():  # legacy: unparsable text is NULL
             i = pc.index(bad, True).as_py()
