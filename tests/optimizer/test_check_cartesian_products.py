@@ -38,6 +38,10 @@ QUERIES = [
     "SELECT * FROM a WHERE EXISTS (SELECT 1 FROM b)",
     "SELECT * FROM a WHERE x IN (SELECT y FROM b)",
     "SELECT x, (SELECT max(y) FROM b) AS m FROM a",
+    "SELECT x, (SELECT y FROM b WHERE y = 1) AS m FROM a",
+    "SELECT x, (SELECT max(y) FROM b GROUP BY y HAVING y = 3) AS m FROM a",
+    "SELECT x, (SELECT max(y) FROM b WHERE b.y = a.x) AS m FROM a",
+    "SELECT x, (SELECT max(y) FROM b WHERE a.x > 1) AS m FROM a",
     "SELECT * FROM a JOIN b ON x = y JOIN a a2",
     "SELECT * FROM a JOIN b ON x = y CROSS JOIN a a2",
 ]

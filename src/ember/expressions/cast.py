@@ -20,7 +20,9 @@ set by the analyzer's ResolveEvalMode) never raises: malformed strings and decim
 NULL, a string with a fraction casts to an integral by truncation (``'1.9'`` -> 1), integral
 narrowing wraps (``CAST(300 AS TINYINT)`` = 44), fractional -> int/bigint is Java's saturating
 ``(int)``/``(long)`` conversion (NaN -> 0) and -> tinyint/smallint goes through ``(int)`` and
-wraps, decimal/timestamp -> integral truncates and wraps, date -> numeric/boolean is NULL,
+wraps, decimal -> integral truncates and wraps, timestamp -> int/smallint/tinyint is NULL when
+its seconds do not fit (Spark's legacy ``castToInt`` checks ``longValue == longValue.toInt``),
+date -> numeric/boolean is NULL,
 boolean -> timestamp is 1 microsecond for true.  ``ansi=False`` alone is ``try_cast`` (NULL on
 any failure, no wrapping).
 

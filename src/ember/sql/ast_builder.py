@@ -137,7 +137,7 @@ _CLAUSE_NAMES: dict[str, str] = {
 _UNSUPPORTED_EXPRESSIONS: dict[type, str] = {
     exp.QueryTransform: "TRANSFORM ... USING (script transformation)",
     exp.Lateral: "LATERAL VIEW",
-    # grouping analytics and window functions: issue 20
+    # grouping analytics and window functions: not implemented yet
     exp.GroupingSets: "GROUP BY GROUPING SETS",
     exp.Cube: "GROUP BY CUBE",
     exp.Rollup: "GROUP BY ROLLUP",
@@ -519,6 +519,8 @@ class AstBuilder:
         drops the rows whose value columns are all NULL."""
         if p.args.get("value_columns_first"):
             raise self.unsupported("UNPIVOT with the value columns first", p)
+        if len(p.expressions) != 1:  # `UNPIVOT (a, b FOR ...)`: Spark's grammar needs ((a, b))
+            raise self._syntax_error_at(p, "several UNPIVOT value columns need parentheses")
         (names,) = p.expressions
         multi = isinstance(names, exp.Tuple)
         value_names = tuple(n.name for n in (names.expressions if multi else [names]))

@@ -36,7 +36,6 @@ from ember.analysis.resolution import qualified_sql
 from ember.errors import AnalysisError
 from ember.expressions.aggregates import (
     AggregateExpression,
-    AggregateFunction,
     First,
     Last,
 )
@@ -198,8 +197,6 @@ def _filtered(agg: Expression, cond: Expression) -> Expression:
             else:
                 func = func.with_children(tuple(_if(cond, c) for c in func.children))
             return x.copy(func=func, id=new_expr_id())
-        if isinstance(x, AggregateFunction):  # pragma: no cover - always inside an expression
-            return None
         return None
 
     return agg.transform_down(rule)

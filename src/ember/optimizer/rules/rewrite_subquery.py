@@ -537,7 +537,7 @@ class _Joiner:
         first = Alias(AggregateExpression(First(out0, False)), out0.name)
         agg = Aggregate(grouping, (count, first) + grouping, decorrelated)
         joined = Join(self.plan, agg, JoinType.LEFT_OUTER,
-                      and_all(strip_outer(pr) for pr in preds))
+                      and_all(strip_outer(pr) for pr in preds), from_scalar_subquery=not correlated)
         value = CheckScalarSubqueryRows(count.to_attribute().with_nullability(True),
                                         first.to_attribute().with_nullability(True))
         return self.add_value(joined, value, out0.name)

@@ -505,6 +505,7 @@ class Join(LogicalPlan):
     processed_condition: ProcessedJoinCondition | None = field(default=None, compare=False)
     #: Ember's join for an uncorrelated scalar subquery (RewriteCorrelatedScalarSubquery), which
     #: Spark keeps a subquery expression: CheckCartesianProducts does not see it as a product.
+    #: (A correlated one is a join in Spark too, and is checked.)
     #: A mark like ``processed_condition``.
     from_scalar_subquery: bool = field(default=False, compare=False)
 

@@ -21,8 +21,8 @@ One micro-batch of one state partition (both inputs already hash-partitioned on 
 4. cleanup: Inner/LeftSemi evict both sides, LeftOuter the right side, RightOuter the left side;
 5. commit both sides (left, then right).
 
-LeftSemi follows Spark 4.3 (``processPartitions`` and ``getJoinedRowsAndRemoveMatched``, DIFF
-finding "SURPRISE 1" in /work/notes/diff_findings.md), not section 10.7: the right pass runs
+LeftSemi follows Spark 4.3's ``processPartitions`` and ``getJoinedRowsAndRemoveMatched`` (checked
+against it batch by batch in ``tests/streaming``): the right pass runs
 first; each new right row probes the left state and every left state row it matches is emitted
 once and removed at once (counted in ``numRemovedStateRows``); the right rows are stored as
 usual (``matched`` = had a match).  Then the left pass probes the right state, which already

@@ -24,7 +24,8 @@ leaves ``-rn``) cannot be evaluated: Spark's ``eval`` of the unbound attribute t
 ``getStateWatermarkSafely`` turns that into no candidate.  Any other shape gives none.  Every
 inequality conjunct of the condition takes part, also one without time columns: a right-only
 ``rx > 0`` left in the condition of a RIGHT OUTER join reads ``0 < rx`` and gives the right
-state the candidate 0, so that state is never evicted (Spark 4.3, DIFF finding "SURPRISE 2").
+state the candidate 0, so that state is never evicted (as Spark 4.3 does, checked against it in
+``tests/streaming``).
 
 Timestamp +/- interval nodes are recognised by Spark's names (``TimeAdd``,
 ``TimestampAddInterval``, ``TimeSub``, ``DatetimeSub``) with their ``start``/``interval``
