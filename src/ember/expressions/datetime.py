@@ -31,6 +31,14 @@ _PATTERN_MAP = [
 ]
 
 
+def _quoted(pattern: str, i: int) -> tuple[str, int]:
+    """The literal text of the quote starting at ``pattern[i]`` (``''`` is a quote character) and
+    the index after it."""
+    j = pattern.find("'", i + 1)
+    j = len(pattern) if j < 0 else j
+    return pattern[i + 1:j] or "'", j + 1
+
+
 def spark_pattern_to_strftime(pattern: str) -> str:
     """``'yyyy-MM-dd HH:mm:ss'`` -> ``'%Y-%m-%d %H:%M:%S'`` (quoted text kept literally)."""
     out: list[str] = []
@@ -38,10 +46,8 @@ def spark_pattern_to_strftime(pattern: str) -> str:
     while i < len(pattern):
         c = pattern[i]
         if c == "'":
-            j = pattern.find("'", i + 1)
-            j = len(pattern) if j < 0 else j
-            out.append(pattern[i + 1:j].replace("%", "%%") or "'")
-            i = j + 1
+            text, i = _quoted(pattern, i)
+            out.append(text.replace("%", "%%"))
             continue
         for tok, rep in _PATTERN_MAP:
             if pattern.startswith(tok, i):
@@ -216,10 +222,8 @@ def _strict_regex(pattern: str) -> tuple[str, list[str]] | None:
     while i < len(pattern):
         c = pattern[i]
         if c == "'":
-            j = pattern.find("'", i + 1)
-            j = len(pattern) if j < 0 else j
-            out.append(re.escape(pattern[i + 1:j] or "'"))
-            i = j + 1
+            text, i = _quoted(pattern, i)
+            out.append(re.escape(text))
             continue
         if not c.isalpha():
             out.append(re.escape(c))
