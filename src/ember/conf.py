@@ -24,6 +24,8 @@ import logging
 import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
+from ember.spark_sql_conf_keys import SPARK_SQL_CONF_KEYS, SPARK_VERSION
+from ember.errors import UnsupportedError
 
 
 def _bool(v: Any) -> bool:
@@ -315,7 +317,6 @@ def _is_default(value: Any, default: str) -> bool:
 
 def _check_unimplemented(key: str, value: Any) -> None:
     """Warn about (once per key) or refuse a Spark SQL key Ember does not implement."""
-    from ember.spark_sql_conf_keys import SPARK_SQL_CONF_KEYS, SPARK_VERSION
 
     spec = SPARK_SQL_CONF_KEYS.get(key)
     if spec is None or key in IMPLEMENTED_ELSEWHERE:
@@ -323,7 +324,6 @@ def _check_unimplemented(key: str, value: Any) -> None:
     if "legacy" in key.lower():
         if _is_default(value, spec[0]):
             return  # Ember behaves as Spark's default
-        from ember.errors import UnsupportedError
 
         default = "false" if spec[0].startswith("<") else spec[0]
 

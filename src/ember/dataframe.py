@@ -65,6 +65,8 @@ from ember.plans.logical.nodes import (
 )
 from ember.query_execution import QueryExecution
 from ember.row import Row, make_row
+from ember.conf import PIVOT_MAX_VALUES
+from ember.errors import UnsupportedError
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
@@ -693,8 +695,6 @@ class GroupedData:
 
         >>> df.groupBy("cat").pivot("yr", [2023, 2024]).sum("amt")   # doctest: +SKIP
         """
-        from ember.conf import PIVOT_MAX_VALUES
-        from ember.errors import UnsupportedError
 
         if self._pivot is not None:
             raise UnsupportedError("The feature is not supported: Repeated PIVOTs.",

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import pyarrow as pa
+from ember.errors import UnsupportedError
 
 
 class DataType:
@@ -456,7 +457,6 @@ def from_arrow(t: pa.DataType) -> DataType:
         return ArrayType(from_arrow(t.value_type))
     if pa.types.is_dictionary(t):
         return from_arrow(t.value_type)
-    from ember.errors import UnsupportedError
 
     raise UnsupportedError(f"Arrow type {t} has no Ember SQL type")
 
@@ -495,7 +495,6 @@ def from_pyspark(t: Any) -> DataType:
         return YearMonthIntervalType(t.startField, t.endField)
     if name == "DayTimeIntervalType":
         return DayTimeIntervalType(t.startField, t.endField)
-    from ember.errors import UnsupportedError
 
     type_name = t.simpleString() if hasattr(t, "simpleString") else name
     raise UnsupportedError(

@@ -46,6 +46,7 @@ from ember.plans.logical.nodes import (
     Sort,
     Union,
 )
+from ember.expressions.subquery import SubqueryExpression
 
 _ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",
              "ninth", "tenth"]
@@ -188,7 +189,6 @@ def _check_aggregate(agg: Aggregate, ctx) -> None:
 
 
 def _check_node(p: LogicalPlan, ctx) -> None:
-    from ember.expressions.subquery import SubqueryExpression
 
     # unresolved names / functions
     for e in p.expressions():
@@ -284,7 +284,6 @@ def _check_missing_input(p: LogicalPlan) -> None:
     missing = p.missing_input - ({existence.id} if existence is not None else set())
     if not missing:
         return
-    from ember.expressions.subquery import SubqueryExpression
 
     attrs: dict[int, AttributeReference] = {}
     for e in p.expressions():

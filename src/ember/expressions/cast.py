@@ -46,6 +46,7 @@ from ember.expressions.base import Expression, Literal, literal_to_sql
 from ember.expressions.common import TypeCheckFailure, sql_type, to_array
 from ember.formatting import java_double_str, java_subnormal_str
 from ember.trees import node
+from ember.coercion import can_cast
 
 __all__ = ["Cast", "cast_array", "format_double", "java_double_str"]
 
@@ -88,7 +89,6 @@ class Cast(Expression):
         return self.copy(ansi=False, legacy=True)
 
     def check_input_types(self) -> str | None:
-        from ember.coercion import can_cast
 
         f, t = self.child.data_type, self.to_type
         if can_cast(f, t, self.ansi):
@@ -132,7 +132,6 @@ class Cast(Expression):
 def _legacy_can_cast(f: T.DataType, t: T.DataType) -> bool:
     """Spark's legacy ``Cast.canCast`` beyond what ``can_cast(ansi=False)`` allows: datetime ->
     boolean, boolean -> timestamp (numeric -> date stays refused, as in Spark)."""
-    from ember.coercion import can_cast
 
     if f.is_numeric and isinstance(t, T.DateType):
         return False

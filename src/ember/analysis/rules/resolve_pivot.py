@@ -48,6 +48,12 @@ from ember.expressions.base import (
     new_expr_id,
 )
 from ember.plans.logical.nodes import Aggregate, LogicalPlan, Pivot
+from ember.coercion import can_cast
+from ember.expressions.cast import Cast
+from ember.errors import CastError
+from ember.expressions.common import sql_type
+from ember.expressions.predicates import And, EqualNullSafe
+from ember.expressions.conditional import If
 
 __all__ = ["resolve_pivot"]
 
@@ -90,10 +96,7 @@ def _foldable(e: Expression) -> bool:
 def _evaluate(e: Expression, to: T.DataType, tz: str):
     """``Cast(e, to).eval(EmptyRow)`` (its errors are Spark's cast errors). A cast only the
     legacy rules allow (``DATE`` to ``INT``) is evaluated by them, as Spark's Cast does (NULL)."""
-    from ember.coercion import can_cast
-    from ember.expressions.cast import Cast
 
-    from ember.errors import CastError
 
     ansi = can_cast(e.data_type, to)
     try:
@@ -119,7 +122,6 @@ def _value_name(value: tuple[Expression, ...], tz: str) -> str:
 
 
 def _type_mismatch(value: tuple[Expression, ...], columns: tuple[Expression, ...]) -> AnalysisError:
-    from ember.expressions.common import sql_type
 
     def sql(es: tuple[Expression, ...]) -> str:
         return es[0].sql() if len(es) == 1 else "named_struct(" + ", ".join(
@@ -142,7 +144,6 @@ def _type_mismatch(value: tuple[Expression, ...], columns: tuple[Expression, ...
 def _pivot_values(p: Pivot, tz: str) -> list[tuple[object, ...]]:
     """Each pivot value, checked and cast to the pivot columns' types (Spark's
     ``evalPivotValues``)."""
-    from ember.coercion import can_cast
 
     out = []
     for value in p.pivot_values:
@@ -165,7 +166,6 @@ def _matches(columns: tuple[Expression, ...], value: tuple[object, ...],
     """``pivot <=> value`` (struct equality for several columns: field by field, NULLs equal).
     ``pivot_first``: PivotFirst looks the value up in a Scala map, whose ``==`` never matches a
     NaN (``EqualNullSafe`` would)."""
-    from ember.expressions.predicates import And, EqualNullSafe
 
     if pivot_first and len(value) == 1 and isinstance(value[0], float) and value[0] != value[0]:
         return Literal(False, T.BOOLEAN)
@@ -179,7 +179,6 @@ def _matches(columns: tuple[Expression, ...], value: tuple[object, ...],
 
 
 def _if(cond: Expression, e: Expression) -> Expression:
-    from ember.expressions.conditional import If
 
     return If(cond, e, Literal(None, e.data_type))
 

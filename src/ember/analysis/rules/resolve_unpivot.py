@@ -22,6 +22,9 @@ from ember import types as T
 from ember.errors import AnalysisError
 from ember.expressions.base import Alias, AttributeReference, Expression, Literal, NamedExpression
 from ember.plans.logical.nodes import Expand, LogicalPlan, Unpivot
+from ember.expressions.common import sql_type
+from ember.coercion import find_wider_type
+from ember.expressions.cast import Cast
 
 __all__ = ["resolve_unpivot"]
 
@@ -69,7 +72,6 @@ def _complete(up: Unpivot) -> Unpivot | None:
 def _type_mismatch(values) -> AnalysisError:
     """Spark's message: the values grouped by type (a set of several values as its struct),
     names sorted within a type."""
-    from ember.expressions.common import sql_type
 
     by_type: dict[str, list[str]] = {}
     for vs in values:
@@ -87,8 +89,6 @@ def _type_mismatch(values) -> AnalysisError:
 
 
 def _expand(up: Unpivot) -> Expand:
-    from ember.coercion import find_wider_type
-    from ember.expressions.cast import Cast
 
     values = up.values
     width = len(up.value_column_names)

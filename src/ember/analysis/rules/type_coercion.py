@@ -25,6 +25,7 @@ from ember import types as T
 from ember.expressions.base import Alias, AttributeReference, Expression
 from ember.plans.logical.nodes import Except, Intersect, LogicalPlan, Project, Union
 from ember.trees import rewrite_bit, transform_up_memo
+from ember.conf import DECIMAL_ALLOW_PRECISION_LOSS
 
 # The rewrite also depends on allowPrecisionLoss and on the ANSI mode (Spark's or the legacy
 # coercion rules): one memo bit per combination keeps each pure.
@@ -54,7 +55,6 @@ def _mark_new_casts(old: Expression, new: Expression, ctx) -> None:
 
 def _coerce_expr(e: Expression, ctx) -> Expression:
     from ember.coercion import coerce_expression
-    from ember.conf import DECIMAL_ALLOW_PRECISION_LOSS
     from ember.expressions.subquery import InSubquery
 
     loss = bool(ctx.conf.get(DECIMAL_ALLOW_PRECISION_LOSS))

@@ -51,6 +51,7 @@ import pyarrow as pa
 from ember.conf import ADAPTIVE_ENABLED, COALESCE_PARTITIONS, PROGRESS_ENABLED, SQLConf
 from ember.errors import UnsupportedError
 from ember.plans.logical.nodes import LogicalPlan, StreamingBatchRelation, StreamingRelation
+from ember.physical.nodes import ExpandExec, FilterExec, ProjectExec
 
 if TYPE_CHECKING:  # pragma: no cover
     from ember.session import Session
@@ -193,7 +194,6 @@ def _row_wise(node: Any) -> bool:
     """An operator each input row goes through on its own, so any batch of the stream can run
     it: Project, Filter, Expand (the rows of ``window()``, Spark's ``TimeWindowing``: one row
     per window; ``Expand`` + ``Filter`` for a sliding window) and a stream-static join."""
-    from ember.physical.nodes import ExpandExec, FilterExec, ProjectExec
 
     return (isinstance(node, ProjectExec | FilterExec | ExpandExec)
             or _static_build(node) is not None)
