@@ -19,6 +19,8 @@ import pyarrow as pa
 from ember.plans.logical.nodes import LogicalPlan
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ember.conf import SQLConf
+    from ember.physical.nodes import SparkPlan
     from ember.session import Session
 
 __all__ = ["QueryExecution", "ExplainMode"]
@@ -55,6 +57,11 @@ class QueryExecution:
         self.rule_metrics = RuleMetrics()
 
     @property
+    def conf(self) -> "SQLConf":
+        """The configuration the query is optimized and planned with: the session's."""
+        return self.session.sql_conf
+
+    @property
     def analyzed(self) -> LogicalPlan:
         """The resolved, type-coerced, checked plan (raises ``AnalysisError``)."""
         if self._analyzed is None:
@@ -72,7 +79,7 @@ class QueryExecution:
             from ember.conf import OPTIMIZER_ENABLED
             from ember.optimizer.optimizer import MinimalOptimizer, Optimizer
 
-            conf = self.session.sql_conf
+            conf = self.conf
             executor = Optimizer() if conf.get(OPTIMIZER_ENABLED) else MinimalOptimizer()
             self._optimized = executor.execute(self.analyzed, conf, metrics=self.rule_metrics)
         return self._optimized
@@ -100,9 +107,15 @@ class QueryExecution:
         if self._executed is None:
             from ember.planning import plan_query_with_links
 
-            self._executed, self._links = plan_query_with_links(self.optimized,
-                                                                self.session.sql_conf)
+            self._executed, self._links = plan_query_with_links(
+                self.optimized, self.conf, prepare=self.prepare_for_requirements)
         return self._executed
+
+    def prepare_for_requirements(self, physical: "SparkPlan") -> "SparkPlan":
+        """The preparation rules that run on the planned tree before EnsureRequirements (Spark's
+        ``preparations`` ahead of it): none for a batch query; a micro-batch's
+        ``IncrementalExecution`` gives its stateful operators their state and watermarks."""
+        return physical
 
     def to_arrow(self) -> pa.Table:
         """Run the query on the local runtime; columns are named after the analyzed output

@@ -227,7 +227,7 @@ def test_expr_goes_through_the_parser(session):
 def test_stream_join_watermark_algebra_reads_the_interval_nodes(session):
     """The state watermark of ``lt > rt - INTERVAL 8 MINUTES AND lt < rt + INTERVAL 1 HOUR``
     (Spark's StreamingJoinHelper): left evicts below W - 8 min, right below W - 1 h."""
-    from ember.streaming.join.state_watermark import state_value_watermark
+    from ember.physical.streaming.state_watermark import state_value_watermark
 
     def frame(name):
         ts = pa.array([dt.datetime(2024, 1, 1)], pa.timestamp("us", tz="UTC"))

@@ -20,9 +20,9 @@ from ember.expressions.predicates import (
     EqualTo, GreaterThan, GreaterThanOrEqual, IsNotNull, LessThan, LessThanOrEqual,
 )
 from ember.plans.logical.join_type import JoinType
-from ember.streaming.join.conditions import JoinConditionSplitPredicates
+from ember.physical.streaming.join_conditions import JoinConditionSplitPredicates
 from ember.streaming.join.operator import StateInfo, SymmetricHashJoin
-from ember.streaming.join.state_watermark import (
+from ember.physical.streaming.state_watermark import (
     JoinStateKeyWatermarkPredicate, JoinStateValueWatermarkPredicate, state_value_watermark,
     state_watermark_predicates,
 )

@@ -15,6 +15,8 @@ those never plan).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ember.conf import SQLConf
 from ember.errors import InternalError
 from ember.physical.nodes import SparkPlan
@@ -89,16 +91,20 @@ def plan_query(optimized: LogicalPlan, conf: SQLConf, *, size_of: SizeOf | None 
 
 
 def plan_query_with_links(optimized: LogicalPlan, conf: SQLConf, *,
-                          size_of: SizeOf | None = None
+                          size_of: SizeOf | None = None,
+                          prepare: Callable[[SparkPlan], SparkPlan] | None = None
                           ) -> tuple[SparkPlan, dict[int, LogicalPlan]]:
     """:func:`plan_query` plus each physical node's logical origin: ``{id(node): logical}`` for
     every node of the returned plan (valid while that plan is alive).  Exchanges and sorts that
     EnsureRequirements inserts link to the logical node of the child they wrap.  Pass the mapping
     as ``logical=`` to :func:`ember.runtime.local.explain.explain_analyzed` (estimated rows next
     to the actual ones) and as ``logical_links=`` to :class:`ember.runtime.local.LocalRuntime`
-    (adaptive join conversion respects the logical join's hints)."""
+    (adaptive join conversion respects the logical join's hints).  ``prepare`` rewrites the
+    planned tree before EnsureRequirements (the query's own preparation rules)."""
     planner = QueryPlanner(conf, size_of)
     physical = planner.plan(optimized)
+    if prepare is not None:
+        physical = prepare(physical)
     links = dict(planner.links)
     final = reuse_exchange(ensure_requirements(physical, conf, links), conf, links)
     out: dict[int, LogicalPlan] = {}

@@ -22,6 +22,11 @@ from collections.abc import Callable
 
 from ember.errors import AnalysisError
 from ember.physical import nodes as P
+from ember.physical.streaming.nodes import (
+    EventTimeWatermarkExec,
+    StreamingRelationExec,
+    StreamingSymmetricHashJoinExec,
+)
 from ember.plans.logical import nodes as L
 from ember.plans.logical.join_type import JoinType
 from ember.plans.logical.patterns import extract_equi_join_keys
@@ -33,12 +38,6 @@ __all__ = ["streaming_operators"]
 
 def streaming_operators(plan: L.LogicalPlan, plan_later: PlanLater) -> P.SparkPlan | None:
     """The physical plan of a streaming-only logical node, or None for any other node."""
-    from ember.streaming.physical import (
-        EventTimeWatermarkExec,
-        StreamingRelationExec,
-        StreamingSymmetricHashJoinExec,
-    )
-
     match plan:
         case L.Join(left=left, right=right, join_type=JoinType() as jt) if (
                 left.is_streaming and right.is_streaming):

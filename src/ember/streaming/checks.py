@@ -123,7 +123,7 @@ def _equi_keys(join: Join) -> tuple[tuple[Expression, ...], tuple[Expression, ..
 def _check_stream_stream_join_watermark(join: Join) -> None:
     """Spark's ``checkForStreamStreamJoinWatermark``, with the section 10.5 algebra of
     ``ember.streaming.join`` evaluated at a dummy watermark (1 000 000 ms), as Spark does."""
-    from ember.streaming.join.state_watermark import state_value_watermark
+    from ember.physical.streaming.state_watermark import state_value_watermark
 
     keys = _equi_keys(join)
     in_keys = keys is not None and any(_is_event_time(k) for k in keys[0] + keys[1])

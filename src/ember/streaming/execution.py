@@ -72,12 +72,21 @@ from ember.conf import (
     SQLConf,
 )
 from ember.errors import AnalysisError, EmberError, ExecutionError
+from ember.physical.nodes import SparkPlan
+from ember.physical.streaming.nodes import (
+    EventTimeWatermarkExec,
+    StatefulOperatorExec,
+    StatefulOperatorStateInfo,
+    StreamingSymmetricHashJoinExec,
+)
 from ember.plans.logical.nodes import (
     EventTimeWatermark,
     LogicalPlan,
     StreamingBatchRelation,
     StreamingRelation,
 )
+from ember.query_execution import QueryExecution
+from ember.runtime.local import LocalRuntime
 from ember.streaming.crash import crash_point
 from ember.streaming.join.operator import STATE_INSERT_TIMES, state_ttls_ms
 from ember.streaming.logs import CommitLog, OffsetSeq, OffsetSeqLog, OffsetSeqMetadata
@@ -179,18 +188,23 @@ class Trigger:
 # One micro-batch
 
 
-class IncrementalExecution:
-    """One micro-batch's plans (Spark's ``IncrementalExecution``): ``logical`` is the analyzed
-    query with every stream replaced by the batch's rows; it is optimized, planned with the
-    streaming strategies, given its state info and watermarks, then EnsureRequirements."""
+class IncrementalExecution(QueryExecution):
+    """One micro-batch's plans (Spark's ``IncrementalExecution``, a ``QueryExecution``):
+    ``logical`` is the analyzed query with every stream replaced by the batch's rows, so it is
+    its own analyzed plan; it is optimized and planned as any query, with the batch's
+    configuration (``conf``), and before EnsureRequirements its stateful operators get their
+    state info and watermarks (:meth:`prepare_for_requirements`)."""
+
+    __slots__ = ("_conf", "checkpoint", "run_id", "batch_id", "num_state_partitions",
+                 "watermark_for_late_events", "watermark_for_eviction", "state_format_version",
+                 "batch_timestamp_ms")
 
     def __init__(self, session: "Session", conf: SQLConf, logical: LogicalPlan, *,
                  checkpoint: str, run_id: str, batch_id: int, num_state_partitions: int,
                  watermark_for_late_events: int, watermark_for_eviction: int,
                  state_format_version: int, batch_timestamp_ms: int | None = None) -> None:
-        self.session = session
-        self.conf = conf
-        self.logical = logical
+        super().__init__(session, logical)
+        self._conf = conf
         self.checkpoint = checkpoint
         self.run_id = run_id
         self.batch_id = batch_id
@@ -199,45 +213,24 @@ class IncrementalExecution:
         self.watermark_for_eviction = watermark_for_eviction
         self.state_format_version = state_format_version
         self.batch_timestamp_ms = batch_timestamp_ms
-        self._optimized: LogicalPlan | None = None
-        self._executed: Any = None
-        self.run_metrics: Any = None
 
     @property
-    def optimized(self) -> LogicalPlan:
-        if self._optimized is None:
-            from ember.conf import OPTIMIZER_ENABLED
-            from ember.optimizer.optimizer import MinimalOptimizer, Optimizer
-
-            executor = Optimizer() if self.conf.get(OPTIMIZER_ENABLED) else MinimalOptimizer()
-            self._optimized = executor.execute(self.logical, self.conf)
-        return self._optimized
+    def conf(self) -> SQLConf:
+        """The batch's configuration (the session's with the checkpoint's pinned settings)."""
+        return self._conf
 
     @property
-    def executed_plan(self) -> Any:
-        if self._executed is None:
-            from ember.planning.ensure_requirements import ensure_requirements
-            from ember.planning.planner import QueryPlanner
-            from ember.planning.reuse_exchange import reuse_exchange
+    def analyzed(self) -> LogicalPlan:
+        return self.logical
 
-            physical = QueryPlanner(self.conf).plan(self.optimized)
-            physical = self._assign_state(physical)
-            self._executed = reuse_exchange(ensure_requirements(physical, self.conf), self.conf)
-        return self._executed
-
-    def _assign_state(self, plan: Any) -> Any:
+    def prepare_for_requirements(self, physical: SparkPlan) -> SparkPlan:
         """Spark's ``state`` preparation rule: operator ids in pre-order, this batch's store
         version, the fixed number of state partitions, and each operator's two input
         watermarks (:func:`input_watermarks` from the previous and the current global one)."""
-        from ember.streaming.physical import (
-            StatefulOperatorStateInfo,
-            StreamingSymmetricHashJoinExec,
-        )
-
         next_id = [0]
         state_dir = os.path.join(self.checkpoint, "state")
-        late = input_watermarks(plan, self.watermark_for_late_events)
-        eviction = input_watermarks(plan, self.watermark_for_eviction)
+        late = input_watermarks(physical, self.watermark_for_late_events)
+        eviction = input_watermarks(physical, self.watermark_for_eviction)
 
         def assign(node: Any) -> Any:
             if isinstance(node, StreamingSymmetricHashJoinExec) and node.state_info is None:
@@ -251,19 +244,22 @@ class IncrementalExecution:
                                  batch_timestamp_ms=self.batch_timestamp_ms)
             return None
 
-        return plan.transform_down(assign)
+        return physical.transform_down(assign)
 
     def stateful_operators(self) -> list[Any]:
-        from ember.streaming.physical import StatefulOperatorExec
-
         return self.executed_plan.collect(
             lambda n: n if isinstance(n, StatefulOperatorExec) else None)
 
     def watermark_operators(self) -> list[Any]:
-        from ember.streaming.physical import EventTimeWatermarkExec
-
         return self.executed_plan.collect(
             lambda n: n if isinstance(n, EventTimeWatermarkExec) else None)
+
+    def event_time_stats(self) -> list[tuple[EventTimeStats, int]]:
+        """``(event-time statistics, delay)`` of every ``EventTimeWatermarkExec`` in the last
+        :meth:`run` (the accumulators the runtime fed, which update the watermark)."""
+        assert self.run_metrics is not None
+        return [(self.run_metrics.node(op).accumulator(EventTimeStats), op.delay_ms)
+                for op in self.watermark_operators()]
 
     def should_run_another_batch(self, new_watermark_ms: int) -> bool:
         """Whether a stateful operator would evict (or emit) more with the next global
@@ -275,8 +271,6 @@ class IncrementalExecution:
 
     def run(self, output: tuple[Any, ...]) -> pa.Table:
         """Run the batch; the rows as a table named and typed like ``output`` (the query's)."""
-        from ember.runtime.local import LocalRuntime
-
         plan = self.executed_plan
         with LocalRuntime(self.conf) as rt:
             table = rt.collect(plan)
@@ -295,8 +289,6 @@ def input_watermarks(plan: Any, origin_ms: int) -> dict[int, int | None]:
     the input and both sides' state watermarks, as its output can be that old); any other node
     passes the minimum of its children's on.  With one stateful operator its input is the
     global watermark."""
-    from ember.streaming.physical import EventTimeWatermarkExec, StatefulOperatorExec
-
     inputs: dict[int, int | None] = {}
 
     def visit(node: Any) -> int | None:
@@ -704,8 +696,7 @@ class MicroBatchExecution:
         durations["addBatch"] = _elapsed_ms(t)
 
         # the watermark for the next batch, then the commit
-        stats: list[tuple[EventTimeStats, int]] = [
-            (op.stats, op.delay_ms) for op in execution.watermark_operators()]
+        stats = execution.event_time_stats()
         self.tracker.update(stats)
         t = time.time()
         if not self.commit_log.add(self.batch_id, self.tracker.current_watermark):

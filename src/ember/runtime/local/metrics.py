@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import pyarrow as pa
 
 __all__ = ["NodeMetrics", "RunMetrics"]
+
+A = TypeVar("A")
 
 
 @dataclass(slots=True, eq=False)
@@ -36,6 +38,8 @@ class NodeMetrics:
     spill_size: int = 0
     peak_memory: int = 0
     extra: dict[str, int] = field(default_factory=dict)
+    #: ``{type: accumulator}`` (:meth:`accumulator`)
+    accumulators: dict[type, Any] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add(self, **counts: int) -> None:
@@ -50,6 +54,16 @@ class NodeMetrics:
                     setattr(self, k, getattr(self, k) + v)
                 else:
                     self.extra[k] = self.extra.get(k, 0) + v
+
+    def accumulator(self, cls: type[A]) -> A:
+        """The node's accumulator of type ``cls`` in this run (Spark's ``AccumulatorV2`` an
+        operator registers, e.g. ``EventTimeWatermarkExec``'s event-time statistics), created
+        with ``cls()`` on first use; the driver reads it after the run."""
+        acc = self.accumulators.get(cls)
+        if acc is None:
+            with self._lock:
+                acc = self.accumulators.setdefault(cls, cls())
+        return acc
 
     def record_memory(self, nbytes: int) -> None:
         """The operator currently holds ``nbytes`` in buffers (keeps the maximum)."""

@@ -77,11 +77,11 @@ from ember.errors import AnalysisError, InternalError
 from ember.execution.kernels.batches import schema_of
 from ember.execution.prepare import prepare
 from ember.expressions.base import AttributeReference, Expression
-from ember.plans.logical.join_type import JoinType
-from ember.streaming.join.conditions import JoinConditionSplitPredicates
-from ember.streaming.join.state_watermark import (
+from ember.physical.streaming.join_conditions import JoinConditionSplitPredicates
+from ember.physical.streaming.state_watermark import (
     JoinStateKeyWatermarkPredicate, event_time_column, state_watermark_predicates, watermark_mask,
 )
+from ember.plans.logical.join_type import JoinType
 from ember.streaming.state.join_state import JoinSideState, SymmetricHashJoinStateManager
 from ember.streaming.state.store import StateStoreConf, conf_get, parse_bool
 

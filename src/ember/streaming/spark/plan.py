@@ -102,7 +102,7 @@ def _translate(session: "Session", spark: Any, physical: Any,
                relations: list[StreamingRelation], conf: tuple[tuple[str, str], ...],
                num_partitions: int, bcs: Broadcasts) -> SparkStreamPlan:
     from ember.physical.nodes import ShuffleExchangeExec
-    from ember.streaming.physical import StreamingSymmetricHashJoinExec
+    from ember.physical.streaming.nodes import StreamingSymmetricHashJoinExec
 
     released = tuple(bcs.values())
     post, below = _peel(physical)
@@ -114,7 +114,7 @@ def _translate(session: "Session", spark: Any, physical: Any,
         OUTPUT_DDL, EmberJoinProcessor, JoinSpec, PACKED_DDL, PackSpec, pack_side, unpack_output,
     )
     from ember.streaming.join.operator import state_ttls_ms
-    from ember.streaming.join.state_watermark import event_time_column
+    from ember.physical.streaming.state_watermark import event_time_column
 
     # a state TTL needs the batch's processing time (TimerValues: not in timeMode "None") and
     # every partition to run in every batch (PackSpec.tick)
@@ -219,7 +219,7 @@ def _split_side(node: Any) -> tuple[list[Any], Any, Any, list[Any]]:
     """A stream's chain: ``(ops above the watermark, the leaf, the watermark or None, ops
     below the watermark)``."""
     from ember.physical.nodes import LeafExecNode
-    from ember.streaming.physical import EventTimeWatermarkExec
+    from ember.physical.streaming.nodes import EventTimeWatermarkExec
 
     above, rest = _peel(node)
     if isinstance(rest, EventTimeWatermarkExec):
@@ -397,7 +397,7 @@ def _stream_static_joins(plan: Any, relations: list[StreamingRelation],
     the static side over a placeholder; ``statics`` gets ``(the broadcast exchange, the static
     side's plan)`` of each."""
     from ember.physical.nodes import JoinExec, LeafExecNode
-    from ember.streaming.physical import StreamingSymmetricHashJoinExec
+    from ember.physical.streaming.nodes import StreamingSymmetricHashJoinExec
 
     stream_ids = [frozenset(a.expr_id for a in r.output) for r in relations]
 

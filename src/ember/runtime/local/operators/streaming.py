@@ -1,7 +1,8 @@
-"""Local operators of the streaming physical nodes (:mod:`ember.streaming.physical`).
+"""Local operators of the streaming physical nodes (:mod:`ember.physical.streaming`).
 
 * ``EventTimeWatermarkExec``: each batch passes through unchanged; its event times (one
-  vectorized conversion per batch) go to the node's ``EventTimeStats``.
+  vectorized conversion per batch) go to the node's ``EventTimeStats`` in this run's metrics
+  (``rt.metrics.node(node).accumulator(EventTimeStats)``, read by the micro-batch engine).
 * ``StreamingSymmetricHashJoinExec``: partition ``i`` collects partition ``i`` of both children
   (each hash-partitioned on its keys into the operator's state partitions by the exchanges below)
   and hands them to the stream-stream join core, ``SymmetricHashJoin.process_partition``
@@ -22,19 +23,20 @@ import pyarrow as pa
 
 from ember.errors import AnalysisError, InternalError
 from ember.execution.kernels.batches import conform_batch, schema_of
-from ember.runtime.local.registry import PartitionFn, operator
-from ember.streaming.physical import (
+from ember.physical.streaming.nodes import (
     EventTimeWatermarkExec,
     StreamingRelationExec,
     StreamingSymmetricHashJoinExec,
 )
-from ember.streaming.watermarks import event_time_millis
+from ember.runtime.local.registry import PartitionFn, operator
+from ember.streaming.join.operator import StateInfo, SymmetricHashJoin
+from ember.streaming.watermarks import EventTimeStats, event_time_millis
 
 
 @operator(EventTimeWatermarkExec)
 def run_event_time_watermark(node: EventTimeWatermarkExec, rt) -> list[PartitionFn]:
     ordinal = next(i for i, a in enumerate(node.child.output) if a.id == node.event_time.id)
-    stats = node.stats
+    stats = rt.metrics.node(node).accumulator(EventTimeStats)
 
     def part(fn: PartitionFn) -> PartitionFn:
         def run() -> Iterator[pa.RecordBatch]:
@@ -64,8 +66,6 @@ def _table(fn: PartitionFn, schema: pa.Schema) -> pa.Table:
 @operator(StreamingSymmetricHashJoinExec)
 def run_streaming_symmetric_hash_join(node: StreamingSymmetricHashJoinExec,
                                       rt) -> list[PartitionFn]:
-    from ember.streaming.join.operator import StateInfo, SymmetricHashJoin
-
     info = node.state_info
     if info is None:
         raise InternalError("StreamingSymmetricHashJoinExec has no state info: it runs only "

@@ -3,9 +3,10 @@
 :mod:`ember.physical.nodes`; the local runtime runs them with the operators of
 :mod:`ember.runtime.local.operators.streaming`.
 
-* :class:`EventTimeWatermarkExec` passes rows through and feeds its :class:`EventTimeStats`
-  (Spark's ``EventTimeStatsAccum``, an accumulator the node carries: each micro-batch plans a
-  fresh node with a fresh accumulator, which the engine reads after the batch).
+* :class:`EventTimeWatermarkExec` passes rows through; the runtime that runs it feeds the event
+  times to an ``EventTimeStats`` (Spark's ``EventTimeStatsAccum``, an accumulator of the node's
+  run: :meth:`ember.runtime.local.metrics.NodeMetrics.accumulator`), which the engine reads
+  after the batch.
 * :class:`StreamingSymmetricHashJoinExec` is a stream-stream join.  Each child must be
   hash-partitioned on exactly its join keys into the operator's number of state partitions
   (``StatefulOpClusteredDistribution``), so EnsureRequirements inserts
@@ -15,8 +16,8 @@
   partitions fixed at the first run) and the two watermarks of the batch (late events: the
   previous batch's; eviction: the current one) before EnsureRequirements, as Spark's
   IncrementalExecution does.  The residual condition is split into left-only / right-only /
-  post-join parts and the state cleanup predicates are derived from the watermarks by
-  :mod:`ember.streaming.join` (spark-behavior.md 10.2-10.5); the node prints both as Spark does::
+  post-join parts (:mod:`.join_conditions`) and the state cleanup predicates are derived from
+  the watermarks (:mod:`.state_watermark`); the node prints both as Spark does::
 
       StreamingSymmetricHashJoin [k#1], [k#5], Inner, condition = [ leftOnly = null, rightOnly =
       null, both = null, full = null ], state info [ checkpoint = file:/ck/state, runId = ...,
@@ -43,9 +44,14 @@ from ember.physical.partitioning import (
     StatefulOpClusteredDistribution,
     UnknownPartitioning,
 )
+from ember.physical.streaming.join_conditions import JoinConditionSplitPredicates
+from ember.physical.streaming.state_watermark import (
+    JoinStateKeyWatermarkPredicate,
+    state_watermark_predicates,
+    state_watermarks,
+)
 from ember.plans.logical.join_type import JoinType
 from ember.plans.logical.nodes import watermark_output
-from ember.streaming.watermarks import EventTimeStats
 from ember.trees import node
 
 __all__ = ["StatefulOperatorStateInfo", "EventTimeWatermarkExec",
@@ -90,15 +96,14 @@ class StatefulOperatorExec:
 
 @node
 class EventTimeWatermarkExec(UnaryExecNode):
-    """``EventTimeWatermark <id>, t#1: timestamp, 10 seconds``: rows unchanged; the event
-    times seen go to ``stats``."""
+    """``EventTimeWatermark <id>, t#1: timestamp, 10 seconds``: rows unchanged; the runtime
+    collects the event times seen (see the module docstring)."""
 
     event_time: AttributeReference
     delay_ms: int
     child: Any
     delay_text: str = field(default="", compare=False)
     node_id: str = field(default="", compare=False)
-    stats: EventTimeStats = field(default_factory=EventTimeStats, compare=False)
 
     def _compute_output(self) -> tuple[AttributeReference, ...]:
         return watermark_output(self.child.output, self.event_time.id, self.delay_ms)
@@ -165,18 +170,14 @@ class StreamingSymmetricHashJoinExec(JoinExec, StatefulOperatorExec):
         return (StatefulOpClusteredDistribution(self.left_keys, n),
                 StatefulOpClusteredDistribution(self.right_keys, n))
 
-    # -- condition split and state cleanup (ember.streaming.join) -------------------------------
-    def condition_split(self) -> Any:
+    # -- condition split and state cleanup (.join_conditions, .state_watermark) -----------------
+    def condition_split(self) -> JoinConditionSplitPredicates:
         """The residual split into left-only, right-only and post-join parts (10.2)."""
-        from ember.streaming.join.conditions import JoinConditionSplitPredicates
-
         return JoinConditionSplitPredicates.of(self.condition, self.left.output,
                                                self.right.output)
 
     def state_watermark_predicates(self) -> tuple[Any, Any]:
         """(left, right) state cleanup predicates for the eviction watermark (10.4)."""
-        from ember.streaming.join.state_watermark import state_watermark_predicates
-
         return state_watermark_predicates(self.left.output, self.right.output, self.left_keys,
                                           self.right_keys, self.condition,
                                           self.watermark_for_eviction)
@@ -188,8 +189,6 @@ class StreamingSymmetricHashJoinExec(JoinExec, StatefulOperatorExec):
     def output_watermark(self, input_watermark_ms: int) -> int | None:
         """``min(input, left state watermark, right state watermark)``: rows still held in
         state may join later, so the output can be as old as the oldest of them."""
-        from ember.streaming.join.state_watermark import state_watermarks
-
         left, right = state_watermarks(self.left.output, self.right.output, self.left_keys,
                                        self.right_keys, self.condition, input_watermark_ms)
         return min(w for w in (left, right, input_watermark_ms) if w is not None)
@@ -203,8 +202,6 @@ class StreamingSymmetricHashJoinExec(JoinExec, StatefulOperatorExec):
 
     # -- display --------------------------------------------------------------------------------
     def simple_string(self) -> str:
-        from ember.streaming.join.state_watermark import JoinStateKeyWatermarkPredicate
-
         def cleanup(side: str, pred: Any) -> str:
             # Spark's JoinStateWatermarkPredicates.toString
             if pred is None:
