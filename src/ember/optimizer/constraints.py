@@ -333,7 +333,7 @@ class ConstraintPropagation:
         from ember.expressions.aggregates import AggregateExpression
         from ember.plans.logical.join_type import JoinType
         from ember.plans.logical import nodes as N
-        from ember.optimizer.predicate_helper import split_conjunctive_predicates
+        from ember.expressions.predicate_helper import split_conjunctive_predicates
 
         match plan:
             case N.Filter(condition=cond, child=child):

@@ -33,7 +33,7 @@ from ember.conf import SQLConf
 from ember.expressions.base import Expression, Literal
 from ember.optimizer.constraints import ExpressionSet, canonicalize, semantic_equals
 from ember.optimizer.rule_executor import Rule
-from ember.optimizer.predicate_helper import (
+from ember.expressions.predicate_helper import (
     split_conjunctive_predicates,
     split_disjunctive_predicates,
 )

@@ -24,7 +24,7 @@ from ember import types as T
 from ember.conf import CROSS_JOINS_ENABLED, SQLConf
 from ember.errors import AnalysisError
 from ember.expressions.base import Literal
-from ember.optimizer.predicate_helper import split_conjunctive_predicates
+from ember.expressions.predicate_helper import split_conjunctive_predicates
 from ember.optimizer.rule_executor import Rule
 from ember.plans.logical.join_type import JoinType
 from ember.plans.logical.nodes import Join, LogicalPlan

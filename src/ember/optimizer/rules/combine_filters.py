@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ember.conf import SQLConf
 from ember.expressions.base import and_all
-from ember.optimizer.predicate_helper import split_conjunctive_predicates
+from ember.expressions.predicate_helper import split_conjunctive_predicates
 from ember.optimizer.rule_executor import Rule
 from ember.optimizer.rules.boolean_simplification import semantic_equals
 from ember.plans.logical.nodes import Filter, LogicalPlan

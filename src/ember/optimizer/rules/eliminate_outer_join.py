@@ -29,7 +29,7 @@ import pyarrow as pa
 
 from ember.conf import CONSTRAINT_PROPAGATION_ENABLED, SQLConf
 from ember.expressions.base import AttributeReference, Expression, Unevaluable, bind_references
-from ember.optimizer.predicate_helper import split_conjunctive_predicates
+from ember.expressions.predicate_helper import split_conjunctive_predicates
 from ember.optimizer.rule_executor import Rule
 from ember.optimizer.rules.null_propagation import scan_null_intolerant_attributes
 from ember.plans.logical.join_type import JoinType

@@ -37,7 +37,7 @@ from ember.optimizer.constraints import (
     construct_is_not_null,
     infer_additional_constraints,
 )
-from ember.optimizer.predicate_helper import split_conjunctive_predicates
+from ember.expressions.predicate_helper import split_conjunctive_predicates
 from ember.optimizer.rule_executor import Rule
 from ember.plans.logical.join_type import JoinType
 from ember.plans.logical.nodes import Filter, Join, LogicalPlan

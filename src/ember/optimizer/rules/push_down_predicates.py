@@ -50,7 +50,7 @@ unchanged are not walked again.
 from __future__ import annotations
 
 from ember.expressions.base import Alias, AttributeReference, Expression, and_all
-from ember.optimizer.predicate_helper import can_evaluate_within_join, split_conjunctive_predicates
+from ember.expressions.predicate_helper import can_evaluate_within_join, split_conjunctive_predicates
 from ember.optimizer.rule_executor import Rule
 from ember.optimizer.rules.combine_filters import _combine
 from ember.plans.logical.join_type import JoinType

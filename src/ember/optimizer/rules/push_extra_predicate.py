@@ -50,7 +50,7 @@ from __future__ import annotations
 
 from ember.expressions.base import Expression, and_all
 from ember.optimizer.constraints import semantic_equals
-from ember.optimizer.predicate_helper import split_conjunctive_predicates
+from ember.expressions.predicate_helper import split_conjunctive_predicates
 from ember.optimizer.rule_executor import Rule
 from ember.plans.logical.join_type import JoinType
 from ember.plans.logical.nodes import Filter, Join, LogicalPlan, ProcessedJoinCondition

@@ -41,7 +41,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ember.expressions.base import Expression, and_all
-from ember.optimizer.predicate_helper import can_evaluate, can_evaluate_within_join
+from ember.expressions.predicate_helper import can_evaluate, can_evaluate_within_join
 from ember.optimizer.rule_executor import Rule
 from ember.plans.logical.join_type import JoinType
 from ember.plans.logical.nodes import Filter, Join, LogicalPlan, Project

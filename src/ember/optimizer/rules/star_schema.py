@@ -37,7 +37,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ember.expressions.base import AttributeReference, Expression
-from ember.optimizer.predicate_helper import can_evaluate
+from ember.expressions.predicate_helper import can_evaluate
 from ember.plans.logical.join_type import JoinType
 from ember.plans.logical.nodes import (
     Filter,

@@ -128,7 +128,7 @@ def _selective(build: SparkPlan) -> bool:
     other than NOT NULL, or joins (otherwise, e.g. a whole dimension table, the filter would
     keep every row it sees)."""
     from ember.expressions.predicates import IsNotNull
-    from ember.optimizer.predicate_helper import split_conjunctive_predicates
+    from ember.expressions.predicate_helper import split_conjunctive_predicates
 
     return build.find(lambda n: isinstance(n, BroadcastHashJoinExec) or (
         isinstance(n, FilterExec) and not all(

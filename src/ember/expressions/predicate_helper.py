@@ -11,8 +11,15 @@
 
 from __future__ import annotations
 
-from ember.expressions.base import Expression, split_conjuncts
-from ember.plans.logical.nodes import LogicalPlan
+from typing import TYPE_CHECKING
+
+from ember.expressions.aggregates import AggregateExpression
+from ember.expressions.base import AttributeReference, Expression, Unevaluable, split_conjuncts
+from ember.expressions.predicates import Or
+from ember.expressions.subquery import Exists, InSubquery, SubqueryExpression
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ember.plans.logical.nodes import LogicalPlan
 
 __all__ = [
     "split_conjunctive_predicates",
@@ -29,14 +36,12 @@ def split_conjunctive_predicates(e: Expression | None) -> list[Expression]:
 
 def split_disjunctive_predicates(e: Expression) -> list[Expression]:
     """``a OR (b OR c)`` -> ``[a, b, c]``."""
-    from ember.expressions.predicates import Or
-
     if isinstance(e, Or):
         return split_disjunctive_predicates(e.left) + split_disjunctive_predicates(e.right)
     return [e]
 
 
-def can_evaluate(expr: Expression, plan: LogicalPlan) -> bool:
+def can_evaluate(expr: Expression, plan: "LogicalPlan") -> bool:
     """True when ``plan``'s output holds every attribute ``expr`` references."""
     return expr.references <= plan.output_set
 
@@ -48,10 +53,6 @@ def can_evaluate_within_join(expr: Expression) -> bool:
     another subquery expression -> only when uncorrelated; an attribute -> yes; an unevaluable
     expression (aggregate, unresolved ...) -> no; otherwise all children must pass.
     """
-    from ember.expressions.aggregates import AggregateExpression
-    from ember.expressions.base import AttributeReference, Unevaluable
-    from ember.expressions.subquery import Exists, InSubquery, SubqueryExpression
-
     if not expr.deterministic:
         return False
     if isinstance(expr, (Exists, InSubquery)):
