@@ -275,9 +275,14 @@ class StructType(DataType):
         return [f.name for f in self.fields]
 
     def to_arrow(self) -> pa.DataType:
-        return pa.struct(
-            [pa.field(f.name, f.data_type.to_arrow(), nullable=f.nullable) for f in self.fields]
-        )
+        return pa.struct(self._arrow_fields())
+
+    def to_arrow_schema(self) -> pa.Schema:
+        """The Arrow schema of rows of this type: one column per field."""
+        return pa.schema(self._arrow_fields())
+
+    def _arrow_fields(self) -> list[pa.Field]:
+        return [pa.field(f.name, f.data_type.to_arrow(), nullable=f.nullable) for f in self.fields]
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, StructType) and self.fields == other.fields

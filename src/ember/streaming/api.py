@@ -36,6 +36,7 @@ from ember.streaming.execution import (
     StreamingQueryException,
     Trigger,
 )
+from ember.streaming.sources import source_class
 
 if TYPE_CHECKING:  # pragma: no cover
     from ember.dataframe import DataFrame
@@ -98,7 +99,6 @@ class DataStreamReader:
         """The stream as a streaming DataFrame (its source is created when a query starts)."""
         from ember.dataframe import DataFrame
         from ember.plans.logical.nodes import StreamingRelation
-        from ember.streaming.sources import source_class
 
         if format is not None:
             self.format(format)
@@ -459,7 +459,8 @@ class StreamingQueryManager:
             sink = writer._sink(session, key, path)
             execution = MicroBatchExecution(
                 session, plan, sink, checkpoint=checkpoint, trigger=writer._trigger, name=name,
-                output_mode=writer._mode, delete_checkpoint_on_stop=temporary,
+                output_mode=writer._mode, source_class=source_class,
+                delete_checkpoint_on_stop=temporary,
                 on_terminated=self._terminated_query)
         query = StreamingQuery(execution)
         with self._lock:

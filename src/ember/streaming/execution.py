@@ -319,8 +319,9 @@ class MicroBatchExecution:
     """Runs one streaming query on its own thread (see the module docstring).
 
     ``plan`` is the analyzed streaming plan, ``sink`` a sink object (:mod:`.sinks`),
-    ``checkpoint`` the checkpoint directory.  ``start()`` launches the thread; the
-    :class:`~ember.streaming.api.StreamingQuery` handle waits on it.
+    ``checkpoint`` the checkpoint directory, ``source_class`` the source class of a format
+    (:func:`ember.streaming.sources.source_class`), for the streams read by format.  ``start()``
+    launches the thread; the :class:`~ember.streaming.api.StreamingQuery` handle waits on it.
     """
 
     #: seconds since the epoch: the batch timestamps (Spark's ``triggerClock``); a test may
@@ -329,6 +330,7 @@ class MicroBatchExecution:
 
     def __init__(self, session: "Session", plan: LogicalPlan, sink: Any, *, checkpoint: str,
                  trigger: Trigger, name: str | None, output_mode: str,
+                 source_class: Callable[[str], type],
                  delete_checkpoint_on_stop: bool = False,
                  on_terminated: Callable[["MicroBatchExecution"], None] | None = None) -> None:
         from ember.streaming.logs import StreamMetadata
@@ -336,6 +338,7 @@ class MicroBatchExecution:
         self.session = session
         self.plan = plan
         self.sink = sink
+        self._source_class = source_class
         self.checkpoint = os.path.abspath(checkpoint)
         self.trigger = trigger
         self.name = name
@@ -544,13 +547,11 @@ class MicroBatchExecution:
         return True
 
     def _start_sources(self) -> None:
-        from ember.streaming.sources import source_class
-
         for i, r in enumerate(self.relations):
             if r.source is not None:
                 self.sources.append(r.source)
                 continue
-            cls = source_class(r.source_name)
+            cls = self._source_class(r.source_name)
             schema = T.StructType(tuple(T.StructField(a.name, a.data_type, a.nullable)
                                         for a in r.output))
             meta = os.path.join(self.checkpoint, "sources", str(i))

@@ -47,11 +47,6 @@ def _struct(schema: Any) -> T.StructType:
     raise AnalysisError(f"MemoryStream needs a schema (StructType or DDL string), not {schema!r}")
 
 
-def arrow_schema(schema: T.StructType) -> pa.Schema:
-    return pa.schema([pa.field(f.name, f.data_type.to_arrow(), f.nullable)
-                      for f in schema.fields])
-
-
 class MemoryStream:
     """A stream of rows added by the program (Spark's ``MemoryStream``).
 
@@ -64,7 +59,7 @@ class MemoryStream:
                  path: str | None = None, *, metadata_path: str | None = None) -> None:
         self.session = session
         self.schema = _struct(schema)
-        self._arrow = arrow_schema(self.schema)
+        self._arrow = self.schema.to_arrow_schema()
         self._lock = threading.Lock()
         self._blocks: list[pa.Table] = []
         #: offset of ``_blocks[0]`` (blocks before it were committed and dropped)
@@ -160,7 +155,7 @@ class MemorySink:
         self._latest: int | None = None
         self._attrs: tuple[AttributeReference, ...] | None = None
         if schema is not None:
-            self._register(arrow_schema(schema))
+            self._register(schema.to_arrow_schema())
 
     def _register(self, schema: pa.Schema) -> None:
         from ember.plans.logical.nodes import LocalRelation

@@ -105,9 +105,7 @@ def package_zip() -> Path:
     bytecode for this interpreter (``.pyc``, unchecked-hash, which zipimport prefers: an
     executor's Python worker imports ember without compiling it, about 40% of the import; a
     worker on another Python version finds a foreign magic number and compiles the source)."""
-    import ember
-
-    root = Path(ember.__file__).resolve().parent
+    root = Path(__file__).resolve().parents[2]  # ember/runtime/spark/session.py -> ember
     tmp = Path(tempfile.mkdtemp(prefix="ember-pkg-"))
     out = tmp / "ember.zip"
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:

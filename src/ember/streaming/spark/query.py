@@ -168,11 +168,7 @@ class SparkStreamExecution:
         options = {k: v for k, v in w._options.items()
                    if not k.lower().startswith("ember.") and k.lower() != "checkpointlocation"}
         if self._key == "memory":
-            from ember.streaming.sinks import sink_class
-
-            opts = dict(w._options)
-            opts["queryName"] = self.name
-            self._sink = sink_class("memory")(self.session, opts, None, schema=w._df.schema)
+            self._sink = w._sink(self.session, "memory", None)
             out = out.foreachBatch(_MemoryBatch(self._sink, w._df.schema, self._batch_errors))
         elif self._key == "foreachbatch":
             if w._foreach_batch is None or not callable(w._foreach_batch):
@@ -369,10 +365,8 @@ class _MemoryBatch:
     """``foreachBatch`` appending Spark's batch to Ember's memory sink (on the driver)."""
 
     def __init__(self, sink: Any, schema: Any, errors: list[BaseException]) -> None:
-        from ember.streaming.memory import arrow_schema
-
         self.sink = sink
-        self.schema = arrow_schema(schema)
+        self.schema = schema.to_arrow_schema()
         self.errors = errors
 
     def __call__(self, batch: Any, batch_id: int) -> None:
