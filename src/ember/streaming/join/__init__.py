@@ -1,2 +1,3 @@
-"""The stream-stream symmetric hash join core: condition split, state watermark predicates
-and per-partition processing."""
+"""The stream-stream symmetric hash join core: per-partition processing over the join state
+(the condition split and state watermark predicates it applies are
+:mod:`ember.physical.streaming`'s)."""
