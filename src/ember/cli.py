@@ -18,6 +18,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from ember.conf import BATCH_SIZE
 from ember.errors import EmberError
 
 __all__ = ["main"]
@@ -61,7 +62,7 @@ def _session(args: argparse.Namespace):  # -> ember.Session
         k, v = item.split("=", 1)
         conf[k.strip()] = v.strip()
     if args.batch_size is not None:
-        conf["ember.execution.batchSize"] = str(args.batch_size)
+        conf[BATCH_SIZE.key] = str(args.batch_size)
     if args.master is not None and args.runtime != "spark":
         raise SystemExit("ember: --master needs --runtime spark")
     return Session(conf, runtime=args.runtime, master=args.master)

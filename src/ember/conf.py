@@ -1,7 +1,13 @@
 """Session configuration with Spark's keys and typed defaults.
 
+Every key Ember reads, Spark's (``spark.*``) and its own (``ember.*``), is registered here once, as
+a :class:`ConfEntry` constant with its type, default and documentation (Spark's ``SQLConf`` /
+``ConfigEntry``); the rest of the code reads a key only through its entry (``conf.get(ENTRY)``,
+``ENTRY.read(conf)``), never by a string literal with a local default.  ``SET -v`` lists the
+entries (:meth:`SQLConf.describe`).
+
 ``SQLConf`` stores every key as set by the user (``SET k=v``, ``session.conf.set``) and answers
-typed reads for the keys Ember knows.  Unknown keys are kept as strings, as Spark does, so that
+typed reads for the registered keys.  Unknown keys are kept as strings, as Spark does, so that
 configuration meant for Spark passes through unchanged.
 
 Setting a key (:meth:`SQLConf.set`):
@@ -21,11 +27,15 @@ Setting a key (:meth:`SQLConf.set`):
 from __future__ import annotations
 
 import logging
+import re
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Callable
+
+from ember.calendar_interval import parse_interval
+from ember.errors import AnalysisError, EmberError, UnsupportedError
 from ember.spark_sql_conf_keys import SPARK_SQL_CONF_KEYS, SPARK_VERSION
-from ember.errors import UnsupportedError
 
 
 def _bool(v: Any) -> bool:
@@ -36,8 +46,6 @@ def _bool(v: Any) -> bool:
         return True
     if s in ("false", "0", "no"):
         return False
-    from ember.errors import AnalysisError
-
     raise AnalysisError(f"Invalid boolean value {v!r}", error_class="INVALID_CONF_VALUE.TYPE_MISMATCH")
 
 
@@ -53,12 +61,65 @@ def _bytes(v: Any) -> int:
     return int(s)
 
 
+def _time_ms(v: Any) -> int:
+    """A time string in milliseconds (Spark's ``timeConf``: ``10ms``, ``1s``, ``2min``, ``1h``; a
+    bare number is milliseconds)."""
+    m = re.fullmatch(r"\s*(\d+)\s*(ms|s|m|min|h)?\s*", str(v).lower())
+    if m is None:
+        raise AnalysisError(f"Invalid time string: {v}")
+    return int(m.group(1)) * {"ms": 1, "s": 1000, "m": 60_000, "min": 60_000,
+                              "h": 3_600_000}[m.group(2) or "ms"]
+
+
+_TYPE_NAMES = {_bool: "boolean", int: "int", float: "double", str: "string", _bytes: "bytes",
+               _time_ms: "time"}
+
+
 @dataclass(frozen=True, slots=True)
 class ConfEntry:
+    """One configuration key: its typed default (None: undefined), the parser of a value set as
+    a string, and its documentation (Spark's ``ConfigEntry``).  A ``spark.*`` key is Spark's (Ember
+    implements it as Spark does, or as far as its doc says); an ``ember.*`` key is Ember's own."""
+
     key: str
     default: Any
     parse: Callable[[Any], Any]
     doc: str
+    type_name: str = "string"
+
+    @property
+    def is_spark(self) -> bool:
+        """Whether the key is Spark's (``spark.*``) rather than Ember's own (``ember.*``)."""
+        return self.key.startswith("spark.")
+
+    @property
+    def version(self) -> str:
+        """The Spark version that added a Spark SQL key (``SET -v``'s ``Since version``); empty
+        for Ember's keys and Spark's core (non-SQL) keys."""
+        spec = SPARK_SQL_CONF_KEYS.get(self.key)
+        return spec[2] if spec is not None else ""
+
+    def string(self, value: Any) -> str:
+        """``value`` (typed or as set) as ``SET`` shows it; ``<undefined>`` for None."""
+        if value is None:
+            return "<undefined>"
+        return str(value).lower() if isinstance(value, bool) else str(value)
+
+    def read(self, conf: "SQLConf | Mapping[str, Any] | None") -> Any:
+        """This key's typed value in ``conf``: a session's :class:`SQLConf`, a plain mapping of
+        settings (as a Spark task receives them), or None (the default)."""
+        if conf is None:
+            return self.default
+        if isinstance(conf, SQLConf):
+            return conf.get(self)
+        raw = conf.get(self.key)
+        return self.default if raw is None else self.parse(raw)
+
+    def read_spark(self, spark: Any) -> Any:
+        """This key's typed value in a PySpark ``SparkSession``'s conf (the Spark runtime reads
+        the settings Spark's own readers and Arrow transfer use)."""
+        raw = spark.conf.get(self.key, None)
+        return self.default if raw is None else self.parse(raw)
 
 
 _ENTRIES: dict[str, ConfEntry] = {}
@@ -70,9 +131,6 @@ def _state_ttl(key: str) -> Callable[[Any], int | None]:
     ``0`` = no TTL."""
 
     def parse(v: Any) -> int | None:
-        from ember.errors import AnalysisError, EmberError
-        from ember.expressions.calendar_interval import parse_interval
-
         if v is None:
             return None
 
@@ -103,7 +161,8 @@ def _state_ttl(key: str) -> Callable[[Any], int | None]:
 
 
 def _entry(key: str, default: Any, parse: Callable[[Any], Any], doc: str) -> ConfEntry:
-    e = ConfEntry(key, default, parse, doc)
+    assert key not in _ENTRIES, f"{key} is registered twice"
+    e = ConfEntry(key, default, parse, doc, _TYPE_NAMES.get(parse, "string"))
     _ENTRIES[key] = e
     return e
 
@@ -271,33 +330,148 @@ STREAM_SPARK_MAX_STATIC_SIDE = _entry(
     "it is read once when the query starts and broadcast to every task, a larger one is "
     "refused.")
 
-#: Spark SQL keys Ember reads by name outside this module (streaming, statistics, the Spark
-#: runtime's Arrow transfer, ...), implemented there.
-IMPLEMENTED_ELSEWHERE: frozenset[str] = frozenset({
-    "spark.sql.cbo.joinReorder.card.weight", "spark.sql.cbo.joinReorder.dp.star.filter",
-    "spark.sql.cbo.joinReorder.dp.threshold", "spark.sql.cbo.joinReorder.enabled",
-    "spark.sql.cbo.starJoinFTRatio", "spark.sql.cbo.starSchemaDetection",
-    "spark.sql.statistics.ndv.maxError", "spark.sql.optimizer.collapseProjectAlwaysInline",
-    "spark.sql.optimizer.propagateDistinctKeys.enabled", "spark.sql.sources.default",
-    "spark.sql.warehouse.dir",
-    # the Spark runtime hands them to Spark's session, which reads them
-    "spark.sql.execution.arrow.maxRecordsPerBatch", "spark.sql.execution.arrow.useLargeVarTypes",
-    "spark.sql.streaming.aggregation.stateFormatVersion",
-    "spark.sql.streaming.checkpointLocation",
-    "spark.sql.streaming.fileSink.log.compactInterval",
-    "spark.sql.streaming.fileSource.log.compactInterval",
-    "spark.sql.streaming.flatMapGroupsWithState.stateFormatVersion",
-    "spark.sql.streaming.join.stateFormatVersion", "spark.sql.streaming.minBatchesToRetain",
-    "spark.sql.streaming.multipleWatermarkPolicy", "spark.sql.streaming.noDataMicroBatches.enabled",
-    "spark.sql.streaming.numRecentProgressUpdates", "spark.sql.streaming.pollingDelay",
-    "spark.sql.streaming.schemaInference", "spark.sql.streaming.stateStore.compression.codec",
-    "spark.sql.streaming.stateStore.minDeltasForSnapshot",
+# Analysis
+ANALYZER_EXCLUDED_RULES = _entry("ember.analyzer.excludedRules", "", str,
+                                 "Comma-separated analyzer rules to skip (for debugging).")
+DEFAULT_DATA_SOURCE = _entry("spark.sql.sources.default", "parquet", str,
+                             "The data source format of a read or stream without format().")
+# Optimizer rules
+COLLAPSE_PROJECT_ALWAYS_INLINE = _entry(
+    "spark.sql.optimizer.collapseProjectAlwaysInline", False, _bool,
+    "CollapseProject merges adjacent projections even when it duplicates expensive expressions.")
+PROPAGATE_DISTINCT_KEYS = _entry(
+    "spark.sql.optimizer.propagateDistinctKeys.enabled", True, _bool,
+    "Propagate the distinct keys of a plan (plan.distinctKeys) up the plan for the optimizer's "
+    "rules that remove redundant aggregates and joins.")
+CBO_JOIN_REORDER_ENABLED = _entry("spark.sql.cbo.joinReorder.enabled", False, _bool,
+                                  "Cost-based join reordering (CostBasedJoinReorder) when "
+                                  "spark.sql.cbo.enabled is true.")
+CBO_JOIN_REORDER_DP_THRESHOLD = _entry("spark.sql.cbo.joinReorder.dp.threshold", 12, int,
+                                       "Most joined items the join reordering's dynamic "
+                                       "programming considers.")
+CBO_JOIN_REORDER_CARD_WEIGHT = _entry("spark.sql.cbo.joinReorder.card.weight", 0.7, float,
+                                      "Weight of the row count against the size in the cost of a "
+                                      "join plan: rows * weight + size * (1 - weight).")
+CBO_JOIN_REORDER_DP_STAR_FILTER = _entry("spark.sql.cbo.joinReorder.dp.star.filter", False,
+                                         _bool, "Join reordering keeps a detected star join "
+                                         "together (star-join filter heuristic).")
+CBO_STAR_SCHEMA_DETECTION = _entry("spark.sql.cbo.starSchemaDetection", False, _bool,
+                                   "Reorder star joins (fact table first, then its dimensions) "
+                                   "found from table statistics when CBO is off.")
+CBO_STAR_JOIN_FT_RATIO = _entry("spark.sql.cbo.starJoinFTRatio", 0.9, float,
+                                "Largest ratio of the second largest table's rows to the fact "
+                                "table's for a star join to be detected.")
+NDV_MAX_ERROR = _entry("spark.sql.statistics.ndv.maxError", 0.05, float,
+                       "Relative error of distinct-value counts; star detection treats a column "
+                       "as a key when its count is within twice this of the row count.")
+# The Spark runtime (settings handed to Spark's session)
+SPARK_ARROW_MAX_RECORDS_PER_BATCH = _entry(
+    "spark.sql.execution.arrow.maxRecordsPerBatch", 10000, int,
+    "Rows per Arrow batch Spark hands to Python; the Spark runtime sets it to "
+    "ember.spark.arrowBatchRows while it reads Ember's scans.")
+SPARK_ARROW_LARGE_VAR_TYPES = _entry(
+    "spark.sql.execution.arrow.useLargeVarTypes", False, _bool,
+    "Spark's Arrow transfer uses large (64-bit offset) string and binary types; the Spark "
+    "runtime reads it from Spark's session to type the batches it receives.")
+SPARK_DEFAULT_PARALLELISM = _entry(
+    "spark.default.parallelism", None, int,
+    "Spark core: default number of partitions; the rate stream source's default "
+    "numPartitions (unset: the number of cores).")
+SPARK_PYTHON_UNIX_SOCKET = _entry(
+    "spark.python.unix.domain.socket.enabled", True, _bool,
+    "Spark core, given to a SparkSession the Spark runtime builds: Python workers talk to their "
+    "executor over a Unix domain socket rather than TCP on loopback, where each Python task "
+    "stalls about 45 ms before its function starts (Linux's delayed acknowledgement). A job of "
+    "one Python task on one row took 55 ms over TCP and 13 ms over a Unix socket (PySpark 4.3, "
+    "local[2]). Spark's default is false.")
+SPARK_SHOW_CONSOLE_PROGRESS = _entry(
+    "spark.ui.showConsoleProgress", False, _bool,
+    "Spark core, given to a SparkSession the Spark runtime builds: Spark's console progress "
+    "bar (Spark's default is true; Ember shows its own).")
+SPARK_TEST_KILL_WORKER_ONCE = _entry(
+    "ember.spark.test.killWorkerOnce", None, str,
+    "Testing, Spark runtime: a marker file path; the first task of partition 0 that finds no "
+    "file there creates it and kills its own Python worker, as a crash would.")
+# Structured streaming
+STREAM_CHECKPOINT_LOCATION = _entry(
+    "spark.sql.streaming.checkpointLocation", None, str,
+    "Default directory of streaming queries' checkpoints (a query's own under its name).")
+STREAM_POLLING_DELAY = _entry("spark.sql.streaming.pollingDelay", 10, _time_ms,
+                              "Milliseconds a processing-time trigger waits before polling "
+                              "its sources again when no data arrived.")
+STREAM_RECENT_PROGRESS = _entry("spark.sql.streaming.numRecentProgressUpdates", 100, int,
+                                "Progress reports a query keeps for recentProgress.")
+STREAM_MIN_BATCHES_TO_RETAIN = _entry("spark.sql.streaming.minBatchesToRetain", 100, int,
+                                      "Batches whose offsets, commits and state versions a "
+                                      "checkpoint keeps.")
+STREAM_NO_DATA_BATCHES = _entry("spark.sql.streaming.noDataMicroBatches.enabled", True, _bool,
+                                "Run a micro-batch without new data when the watermark moved "
+                                "and a stateful operator would emit or evict rows.")
+STREAM_SCHEMA_INFERENCE = _entry("spark.sql.streaming.schemaInference", False, _bool,
+                                 "File stream sources infer their schema from the files present "
+                                 "at start (else a schema must be given).")
+STREAM_FILE_SOURCE_LOG_COMPACT = _entry("spark.sql.streaming.fileSource.log.compactInterval",
+                                        10, int, "Batches between compactions of a file "
+                                        "stream source's metadata log.")
+STREAM_FILE_SINK_LOG_COMPACT = _entry("spark.sql.streaming.fileSink.log.compactInterval", 10,
+                                      int, "Batches between compactions of a file sink's "
+                                      "metadata log.")
+STREAM_MULTIPLE_WATERMARK_POLICY = _entry(
+    "spark.sql.streaming.multipleWatermarkPolicy", "min", str,
+    "How the global watermark follows several inputs' watermarks: min or max (pinned in the "
+    "checkpoint).")
+STREAM_STATE_PROVIDER = _entry(
     "spark.sql.streaming.stateStore.providerClass",
-    "spark.sql.streaming.stateStore.skipNullsForStreamStreamJoins.enabled",
-    "spark.sql.streaming.statefulOperator.allowMultiple",
-    "spark.sql.streaming.statefulOperator.checkCorrectness.enabled",
-    "spark.sql.streaming.statefulOperator.useStrictDistribution",
-})
+    "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider", str,
+    "State store of stateful operators: HDFSBackedStateStoreProvider (in memory, delta files) "
+    "or RocksDBStateStoreProvider (pinned in the checkpoint).")
+STREAM_STATE_MIN_DELTAS_FOR_SNAPSHOT = _entry(
+    "spark.sql.streaming.stateStore.minDeltasForSnapshot", 10, int,
+    "Delta files of a state store after which a snapshot is written.")
+STREAM_STATE_COMPRESSION_CODEC = _entry(
+    "spark.sql.streaming.stateStore.compression.codec", "lz4", str,
+    "Codec of state store files (pinned in the checkpoint).")
+STREAM_SKIP_NULLS_FOR_JOINS = _entry(
+    "spark.sql.streaming.stateStore.skipNullsForStreamStreamJoins.enabled", False, _bool,
+    "A stream-stream join's state skips null values when it scans a key's rows.")
+STREAM_AGGREGATION_STATE_FORMAT = _entry(
+    "spark.sql.streaming.aggregation.stateFormatVersion", 2, int,
+    "Format of streaming aggregation state (pinned in the checkpoint).")
+STREAM_FLAT_MAP_STATE_FORMAT = _entry(
+    "spark.sql.streaming.flatMapGroupsWithState.stateFormatVersion", 2, int,
+    "Format of flatMapGroupsWithState state (pinned in the checkpoint).")
+STREAM_JOIN_STATE_FORMAT = _entry(
+    "spark.sql.streaming.join.stateFormatVersion", 2, int,
+    "Format of stream-stream join state (pinned in the checkpoint).")
+STREAM_STRICT_DISTRIBUTION = _entry(
+    "spark.sql.streaming.statefulOperator.useStrictDistribution", True, _bool,
+    "Stateful operators require hash partitioning on exactly their keys (pinned in the "
+    "checkpoint).")
+STREAM_ALLOW_MULTIPLE_STATEFUL = _entry(
+    "spark.sql.streaming.statefulOperator.allowMultiple", True, _bool,
+    "Allow several stateful operators in one query (then a stream-stream join keeps its "
+    "inputs' event times).")
+STREAM_CHECK_CORRECTNESS = _entry(
+    "spark.sql.streaming.statefulOperator.checkCorrectness.enabled", True, _bool,
+    "Refuse queries whose stateful operators could emit rows later than the watermark allows "
+    "(a non-append aggregation below another stateful operator).")
+STREAM_JOIN_STATE_INSERT_TIMES = _entry(
+    "ember.streaming.join.stateInsertTimes", None, _bool,
+    "Internal: whether a stream-stream join's state stores rows' insertion times (needed by "
+    "the state time-to-live); the micro-batch engine pins it per checkpoint (unset: whether a "
+    "time-to-live is set).")
+
+#: Prefixes of Spark's settings that must be given before the SparkContext starts (the Spark
+#: runtime passes them to the session builder, never to a running session's conf).
+SPARK_STATIC_PREFIXES: tuple[str, ...] = (
+    "spark.driver.", "spark.executor.", "spark.master", "spark.app.", "spark.ui.", "spark.jars",
+    "spark.pyspark.", "spark.python.", "spark.cores.", "spark.task.", "spark.default.parallelism",
+    "spark.serializer", "spark.local.dir", "spark.shuffle.", "spark.sql.warehouse.dir",
+    "spark.memory.")
+
+#: Spark SQL keys Ember does not read but accepts without a warning: the Spark runtime hands
+#: them to Spark's session builder, which reads them.
+IMPLEMENTED_ELSEWHERE: frozenset[str] = frozenset({"spark.sql.warehouse.dir"})
 
 
 class UnimplementedConfWarning(UserWarning):
@@ -374,18 +548,27 @@ class SQLConf:
         return self._values.get(key, default)
 
     def get_string(self, key: str) -> str | None:
+        """The value of ``key`` as set, else its registered default as a string (None when it
+        has none)."""
         if key in self._values:
             return self._values[key]
         e = _ENTRIES.get(key)
-        if e is None:
+        if e is None or e.default is None:
             return None
-        return str(e.default).lower() if isinstance(e.default, bool) else str(e.default)
+        return e.string(e.default)
 
     def is_set(self, key: str) -> bool:
         return key in self._values
 
     def items(self) -> list[tuple[str, str]]:
+        """The keys set explicitly, with their values (``SET``)."""
         return sorted(self._values.items())
+
+    def describe(self) -> list[tuple[str, str, str, str]]:
+        """Every registered key with its value, its meaning and the Spark version that added it
+        (``SET -v``: Spark's ``key``, ``value``, ``meaning``, ``Since version``), by key."""
+        return [(e.key, e.string(self.get_string(e.key)), e.doc, e.version)
+                for e in sorted(_ENTRIES.values(), key=lambda e: e.key)]
 
     def copy(self) -> "SQLConf":
         c = SQLConf()

@@ -77,7 +77,9 @@ class RuntimeConfig:
     def unset(self, key: str) -> None:
         self._conf.unset(key)
 
+    @property
     def getAll(self) -> dict[str, str]:  # noqa: N802
+        """The settings set in this session (PySpark 4's ``RuntimeConfig.getAll``, a property)."""
         return dict(self._conf.items())
 
     def isModifiable(self, key: str) -> bool:  # noqa: N802
@@ -282,6 +284,8 @@ class Session:
             case DropView(name=name, if_exists=if_exists):
                 self.session_catalog.drop_temp_view(name, if_exists)
                 return self._command_result(plan, [])
+            case SetCommand(verbose=True):
+                return self._command_result(plan, self.sql_conf.describe())
             case SetCommand(key=None):
                 rows = [(k, v) for k, v in self.sql_conf.items()]
                 return self._command_result(plan, rows)

@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ember.conf import SQLConf
+from ember.conf import ANALYZER_EXCLUDED_RULES, SQLConf
 from ember.errors import EmberError, InternalError
 from ember.expressions.base import AttributeReference
 from ember.plans.logical.nodes import (
@@ -186,7 +186,7 @@ class Analyzer:
         if self._batches is None:
             self._batches = _batches()
         excluded = {
-            r.strip() for r in str(self.conf.get("ember.analyzer.excludedRules", "") or "").split(",")
+            r.strip() for r in self.conf.get(ANALYZER_EXCLUDED_RULES).split(",")
             if r.strip()
         }
         saved_memo = ctx.run_memo

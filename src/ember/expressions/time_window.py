@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ember import types as T
+from ember.calendar_interval import parse_interval
 from ember.errors import AnalysisError, InternalError
 from ember.expressions.base import Expression
 from ember.expressions.common import to_array
@@ -32,8 +33,6 @@ WINDOW_TYPE = T.StructType((T.StructField("start", T.TIMESTAMP, True),
 
 
 def _micros(text: str, what: str) -> int:
-    from ember.expressions.calendar_interval import parse_interval
-
     months, days, micros = parse_interval(text)
     if months:
         raise AnalysisError(f"Intervals greater than a month is not supported ({text}).",

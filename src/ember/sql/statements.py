@@ -103,7 +103,7 @@ def try_parse_command(
         if not rest:
             return L.SetCommand()
         if rest == "-v":
-            return L.SetCommand("-v")
+            return L.SetCommand(verbose=True)
         if "=" in rest:
             key, _, value = rest.partition("=")
             return L.SetCommand(key.strip(), value.strip())

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from ember import types as T
+from ember.conf import DEFAULT_DATA_SOURCE, STREAM_CHECKPOINT_LOCATION
 from ember.errors import AnalysisError, UnsupportedError
 from ember.expressions.base import AttributeReference
 from ember.streaming.execution import (
@@ -46,7 +47,6 @@ __all__ = ["DataStreamReader", "DataStreamWriter", "StreamingQuery", "StreamingQ
            "StreamingQueryException"]
 
 OutputMode = Literal["append", "update", "complete"]
-CHECKPOINT_LOCATION = "spark.sql.streaming.checkpointLocation"
 #: sinks whose queries may run without a checkpoint location (a temporary one is used)
 _TEMP_CHECKPOINT_SINKS = frozenset({"memory", "console", "foreachbatch", "noop"})
 
@@ -105,8 +105,7 @@ class DataStreamReader:
         if schema is not None:
             self.schema(schema)
         self.options(**options)
-        fmt = (self._format or str(self._session.sql_conf.get(
-            "spark.sql.sources.default", "parquet"))).lower()
+        fmt = (self._format or self._session.sql_conf.get(DEFAULT_DATA_SOURCE)).lower()
         if path is not None:
             path = os.path.abspath(os.path.expanduser(path))
         cls = source_class(fmt)
@@ -262,7 +261,7 @@ class DataStreamWriter:
                    None)
         if loc is not None:
             return os.path.abspath(os.path.expanduser(loc)), False
-        root = session.sql_conf.get_string(CHECKPOINT_LOCATION)
+        root = session.sql_conf.get(STREAM_CHECKPOINT_LOCATION)
         if root:
             return os.path.join(os.path.abspath(os.path.expanduser(root)),
                                 self._name or str(uuid.uuid4())), False

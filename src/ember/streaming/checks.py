@@ -36,6 +36,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from ember.conf import STREAM_CHECK_CORRECTNESS
 from ember.errors import AnalysisError, UnsupportedError
 from ember.expressions.base import AttributeReference, Expression
 from ember.plans.logical.join_type import JoinType
@@ -197,10 +198,7 @@ def _is_stateful(p: LogicalPlan) -> bool:
 def _check_global_watermark(plan: LogicalPlan, mode: str, conf: Any) -> None:
     if mode == "append":
         return  # only non-append aggregations emit rows older than the watermark
-    enabled = True
-    if conf is not None:
-        raw = conf.get_string("spark.sql.streaming.statefulOperator.checkCorrectness.enabled")
-        enabled = raw is None or raw.strip().lower() != "false"
+    enabled = STREAM_CHECK_CORRECTNESS.read(conf)
     for op in plan.collect(lambda p: p if _is_stateful(p) else None):
         if any(c.find(lambda p: isinstance(p, (Aggregate, Distinct)) and p.is_streaming)
                is not None for c in op.children):

@@ -69,6 +69,19 @@ from ember.conf import (
     COALESCE_PARTITIONS,
     PROGRESS_ENABLED,
     SHUFFLE_PARTITIONS,
+    STREAM_AGGREGATION_STATE_FORMAT,
+    STREAM_FLAT_MAP_STATE_FORMAT,
+    STREAM_JOIN_STATE_FORMAT,
+    STREAM_JOIN_STATE_INSERT_TIMES,
+    STREAM_MIN_BATCHES_TO_RETAIN,
+    STREAM_MULTIPLE_WATERMARK_POLICY,
+    STREAM_NO_DATA_BATCHES,
+    STREAM_POLLING_DELAY,
+    STREAM_RECENT_PROGRESS,
+    STREAM_STATE_COMPRESSION_CODEC,
+    STREAM_STATE_PROVIDER,
+    STREAM_STRICT_DISTRIBUTION,
+    ConfEntry,
     SQLConf,
 )
 from ember.errors import AnalysisError, EmberError, ExecutionError
@@ -88,10 +101,9 @@ from ember.plans.logical.nodes import (
 from ember.query_execution import QueryExecution
 from ember.runtime.local import LocalRuntime
 from ember.streaming.crash import crash_point
-from ember.streaming.join.operator import STATE_INSERT_TIMES, state_ttls_ms
+from ember.streaming.join.operator import state_ttls_ms
 from ember.streaming.logs import CommitLog, OffsetSeq, OffsetSeqLog, OffsetSeqMetadata
 from ember.streaming.watermarks import (
-    MULTIPLE_WATERMARK_POLICY,
     EventTimeStats,
     WatermarkTracker,
     parse_interval,
@@ -101,37 +113,14 @@ if TYPE_CHECKING:  # pragma: no cover
     from ember.session import Session
 
 __all__ = ["MicroBatchExecution", "IncrementalExecution", "Trigger", "StreamingQueryException",
-           "NO_DATA_BATCHES", "JOIN_STATE_FORMAT_VERSION", "PINNED_CONF"]
+           "PINNED_CONF"]
 
-NO_DATA_BATCHES = "spark.sql.streaming.noDataMicroBatches.enabled"
-JOIN_STATE_FORMAT_VERSION = "spark.sql.streaming.join.stateFormatVersion"
-PROVIDER_CLASS = "spark.sql.streaming.stateStore.providerClass"
-HDFS_PROVIDER = "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider"
-POLLING_DELAY = "spark.sql.streaming.pollingDelay"
-RECENT_PROGRESS = "spark.sql.streaming.numRecentProgressUpdates"
-MIN_BATCHES_TO_RETAIN = "spark.sql.streaming.minBatchesToRetain"
-
-#: settings a checkpoint keeps (Spark's ``OffsetSeqMetadata.relevantSQLConfs``) and their
-#: defaults; the first batch records them, restarts re-apply them
-PINNED_CONF: dict[str, str] = {
-    PROVIDER_CLASS: HDFS_PROVIDER,
-    JOIN_STATE_FORMAT_VERSION: "2",
-    MULTIPLE_WATERMARK_POLICY: "min",
-    "spark.sql.streaming.aggregation.stateFormatVersion": "2",
-    "spark.sql.streaming.flatMapGroupsWithState.stateFormatVersion": "2",
-    "spark.sql.streaming.stateStore.compression.codec": "lz4",
-    "spark.sql.streaming.statefulOperator.useStrictDistribution": "true",
-    SHUFFLE_PARTITIONS.key: "200",
-}
-
-
-def _conf_str(conf: SQLConf, key: str, default: str) -> str:
-    v = conf.get_string(key)
-    return default if v is None else str(v)
-
-
-def _conf_bool(conf: SQLConf, key: str, default: bool) -> bool:
-    return _conf_str(conf, key, str(default)).strip().lower() == "true"
+#: settings a checkpoint keeps (Spark's ``OffsetSeqMetadata.relevantSQLConfs``); the first batch
+#: records them, restarts re-apply them
+PINNED_CONF: tuple[ConfEntry, ...] = (
+    STREAM_STATE_PROVIDER, STREAM_JOIN_STATE_FORMAT, STREAM_MULTIPLE_WATERMARK_POLICY,
+    STREAM_AGGREGATION_STATE_FORMAT, STREAM_FLAT_MAP_STATE_FORMAT,
+    STREAM_STATE_COMPRESSION_CODEC, STREAM_STRICT_DISTRIBUTION, SHUFFLE_PARTITIONS)
 
 
 class StreamingQueryException(EmberError):
@@ -485,7 +474,7 @@ class MicroBatchExecution:
 
     def _run_processing_time(self) -> None:
         interval = self.trigger.interval_ms / 1000.0
-        polling = _ms(_conf_str(self.session.sql_conf, POLLING_DELAY, "10ms")) / 1000.0
+        polling = self.session.sql_conf.get(STREAM_POLLING_DELAY) / 1000.0
         while not self._stop.is_set():
             ran = self._run_trigger()
             if self._stop.is_set():
@@ -561,12 +550,11 @@ class MicroBatchExecution:
     def _populate_start_offsets(self) -> None:
         n = len(self.sources)
         latest = self.offset_log.latest()
-        pinned = dict(PINNED_CONF)
+        insert_times = STREAM_JOIN_STATE_INSERT_TIMES.key
         if latest is None:
-            for k in pinned:
-                pinned[k] = _conf_str(self.session.sql_conf, k, pinned[k])
+            pinned = {e.key: self.session.sql_conf.get_string(e.key) for e in PINNED_CONF}
             if any(state_ttls_ms(self.session.sql_conf)):
-                pinned[STATE_INSERT_TIMES] = "true"
+                pinned[insert_times] = "true"
             self.committed = [None] * n
             self.available = [None] * n
             self.batch_id = 0
@@ -578,8 +566,9 @@ class MicroBatchExecution:
                     f"The checkpoint's offsets name {len(entry.offsets)} sources, the query has "
                     f"{n}: a checkpoint cannot be reused by a query with other sources.",
                     error_class="STREAMING_QUERY_SOURCES_MISMATCH")
+            pinned = {e.key: e.string(e.default) for e in PINNED_CONF}
             pinned.update({k: v for k, v in entry.metadata.conf.items()
-                           if k in pinned or k == STATE_INSERT_TIMES})
+                           if k in pinned or k == insert_times})
             self.metadata = OffsetSeqMetadata(entry.metadata.batch_watermark_ms,
                                               entry.metadata.batch_timestamp_ms, pinned)
             self.available = list(entry.offsets)
@@ -587,7 +576,7 @@ class MicroBatchExecution:
             self.committed = list(prev.offsets) if prev is not None else [None] * n
             self.prev_batch_watermark = prev.metadata.batch_watermark_ms if prev else 0
         self.batch_conf = self._make_batch_conf(pinned)
-        self.tracker = WatermarkTracker(pinned[MULTIPLE_WATERMARK_POLICY])
+        self.tracker = WatermarkTracker(pinned[STREAM_MULTIPLE_WATERMARK_POLICY.key])
         if latest is None:
             return
         bid, entry = latest
@@ -621,7 +610,8 @@ class MicroBatchExecution:
         conf = self.session.sql_conf.copy()
         for k, v in pinned.items():
             conf.set(k, v)
-        conf.set(STATE_INSERT_TIMES, pinned.get(STATE_INSERT_TIMES, "false"))
+        conf.set(STREAM_JOIN_STATE_INSERT_TIMES.key,
+                 pinned.get(STREAM_JOIN_STATE_INSERT_TIMES.key, "false"))
         conf.set(COALESCE_PARTITIONS.key, "false")
         conf.set(ADAPTIVE_ENABLED.key, "false")
         conf.set(PROGRESS_ENABLED.key, "false")
@@ -647,7 +637,7 @@ class MicroBatchExecution:
         assert self.tracker is not None
         watermark = self.tracker.current_watermark
         needs_another = (
-            _conf_bool(self.session.sql_conf, NO_DATA_BATCHES, True)
+            self.session.sql_conf.get(STREAM_NO_DATA_BATCHES)
             and self.last_execution is not None
             and self.last_execution.should_run_another_batch(watermark))
         if not has_data and not needs_another:
@@ -665,7 +655,7 @@ class MicroBatchExecution:
         crash_point("after_offsets_log")
         durations["walCommit"] = _elapsed_ms(t)
         # Spark: the logs keep the last minBatchesToRetain batches (purge is exclusive)
-        retain = int(_conf_str(self.session.sql_conf, MIN_BATCHES_TO_RETAIN, "100"))
+        retain = self.session.sql_conf.get(STREAM_MIN_BATCHES_TO_RETAIN)
         if retain < self.batch_id:
             self.offset_log.purge(self.batch_id - retain)
             self.commit_log.purge(self.batch_id - retain)
@@ -741,7 +731,7 @@ class MicroBatchExecution:
             num_state_partitions=int(conf.get(SHUFFLE_PARTITIONS)),
             watermark_for_late_events=late_watermark_ms,
             watermark_for_eviction=eviction_watermark_ms,
-            state_format_version=int(_conf_str(conf, JOIN_STATE_FORMAT_VERSION, "2")),
+            state_format_version=conf.get(STREAM_JOIN_STATE_FORMAT),
             batch_timestamp_ms=batch_timestamp_ms)
 
     def _finish_progress(self, p: dict[str, Any], start: float,
@@ -750,7 +740,7 @@ class MicroBatchExecution:
 
         prev, self._last_trigger_start = self._last_trigger_start, start
         report = make_progress(self, p, start, prev, durations)
-        keep = int(_conf_str(self.session.sql_conf, RECENT_PROGRESS, "100"))
+        keep = self.session.sql_conf.get(STREAM_RECENT_PROGRESS)
         with self._cond:
             self.recent_progress.append(report)
             del self.recent_progress[:-keep]
@@ -782,12 +772,3 @@ def _elapsed_ms(t0: float) -> int:
     return int((time.time() - t0) * 1000)
 
 
-def _ms(text: str) -> int:
-    """A time string in milliseconds (``10ms``, ``1s``; a bare number is milliseconds)."""
-    import re
-
-    m = re.fullmatch(r"\s*(\d+)\s*(ms|s|m|min|h)?\s*", text.lower())
-    if m is None:
-        raise AnalysisError(f"Invalid time string: {text}")
-    return int(m.group(1)) * {"ms": 1, "s": 1000, "m": 60_000, "min": 60_000,
-                              "h": 3_600_000}[m.group(2) or "ms"]

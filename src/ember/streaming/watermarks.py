@@ -5,7 +5,7 @@ and the global watermark (Spark's ``EventTimeWatermark.getDelayMs``, ``EventTime
 * ``withWatermark(col, "10 seconds")`` parses its delay as Spark's ``IntervalUtils
   .fromIntervalString`` (``[interval] <n> <unit> ...``, units year .. microsecond, a fraction
   only for seconds) and converts it with 31-day months (``IntervalUtils.getDuration``); both in
-  :mod:`ember.expressions.calendar_interval`, re-exported here.
+  :mod:`ember.calendar_interval`, re-exported here.
 * Each ``EventTimeWatermarkExec`` of a micro-batch feeds an :class:`EventTimeStats` with the
   batch's event times in milliseconds (vectorized per Arrow batch; a NULL event time counts as 0,
   as Spark's ``getLong`` of a NULL does; a window struct contributes its ``end``).
@@ -30,13 +30,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ember.calendar_interval import delay_ms, interval_string, parse_interval
+from ember.conf import STREAM_MULTIPLE_WATERMARK_POLICY
 from ember.errors import AnalysisError
-from ember.expressions.calendar_interval import delay_ms, interval_string, parse_interval
 
 __all__ = ["parse_interval", "interval_string", "delay_ms", "EventTimeStats", "WatermarkTracker",
-           "format_timestamp_ms", "event_time_millis", "MULTIPLE_WATERMARK_POLICY"]
-
-MULTIPLE_WATERMARK_POLICY = "spark.sql.streaming.multipleWatermarkPolicy"
+           "format_timestamp_ms", "event_time_millis"]
 
 
 def format_timestamp_ms(ms: int) -> str:
@@ -112,7 +111,7 @@ class WatermarkTracker:
         p = str(policy).strip().lower()
         if p not in ("min", "max"):
             raise AnalysisError(
-                f"Invalid value for '{MULTIPLE_WATERMARK_POLICY}': '{policy}'. Valid values "
+                f"Invalid value for '{STREAM_MULTIPLE_WATERMARK_POLICY.key}': '{policy}'. Valid values "
                 "are 'min' and 'max'", error_class="INVALID_CONF_VALUE")
         self.policy = p
         #: operator position -> its watermark (ms)

@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from ember.conf import SQLConf
+from ember.conf import COLLAPSE_PROJECT_ALWAYS_INLINE, SQLConf
 from ember.expressions.base import Alias, AttributeReference, Expression
 from ember.optimizer.rule_executor import Rule
 from ember.plans.logical.nodes import (
@@ -46,8 +46,6 @@ from ember.plans.logical.nodes import (
 
 __all__ = ["CollapseProject", "RemoveNoopOperators", "RemoveRedundantAliases",
            "alias_map", "build_cleaned_project_list", "can_collapse_expressions"]
-
-ALWAYS_INLINE_KEY = "spark.sql.optimizer.collapseProjectAlwaysInline"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -174,7 +172,7 @@ class CollapseProject(Rule):
     rule_name = "CollapseProject"
 
     def apply(self, plan: LogicalPlan, conf: SQLConf) -> LogicalPlan:
-        always = bool(str(conf.get(ALWAYS_INLINE_KEY, "false")).lower() == "true")
+        always = conf.get(COLLAPSE_PROJECT_ALWAYS_INLINE)
 
         def rule(p: LogicalPlan) -> LogicalPlan:
             match p:

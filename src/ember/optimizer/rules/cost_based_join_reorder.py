@@ -64,17 +64,18 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ember.conf import (
+    AUTO_STATS_ENABLED,
+    CBO_ENABLED,
+    CBO_JOIN_REORDER_CARD_WEIGHT,
+    CBO_JOIN_REORDER_DP_STAR_FILTER,
+    CBO_JOIN_REORDER_DP_THRESHOLD,
+    CBO_JOIN_REORDER_ENABLED,
+    JOIN_REORDER_ENHANCED,
+)
 from ember.expressions.base import AttributeReference, Expression, and_all, split_conjuncts
 from ember.optimizer.rule_executor import Rule
 from ember.optimizer.rules.star_schema import (
-    CARD_WEIGHT,
-    CBO_ENABLED,
-    DP_STAR_FILTER,
-    DP_THRESHOLD,
-    JOIN_REORDER_ENABLED,
-    conf_flag,
-    conf_float,
-    conf_int,
     find_star_joins,
     plan_statistics,
 )
@@ -313,9 +314,9 @@ def _leaf_plans(model: _Model) -> list[_Plan]:
 
 
 def _dp(model: _Model, conf: "SQLConf") -> _Plan | None:
-    weight = conf_float(conf, CARD_WEIGHT)
+    weight = CBO_JOIN_REORDER_CARD_WEIGHT.read(conf)
     star: tuple[int, int] | None = None
-    if conf_flag(conf, DP_STAR_FILTER):
+    if CBO_JOIN_REORDER_DP_STAR_FILTER.read(conf):
         star_plans = find_star_joins(model.items, model.conds, conf)
         if star_plans:
             s = 0
@@ -370,7 +371,7 @@ def _to_logical(model: _Model, p: _Plan) -> LogicalPlan:
 def _reorder(plan: LogicalPlan, output: tuple, conf: "SQLConf") -> LogicalPlan:
     items, conds = extract_inner_joins(plan)
     items = [_visit(it, conf) for it in items]
-    threshold = conf_int(conf, DP_THRESHOLD)
+    threshold = CBO_JOIN_REORDER_DP_THRESHOLD.read(conf)
     if len(items) <= 2 or not conds:
         return _rebuild_items(plan, items)
     enhanced = enhanced_mode(conf)
@@ -446,7 +447,7 @@ class CostBasedJoinReorder(Rule):
     rule_name = "CostBasedJoinReorder"
 
     def apply(self, plan: LogicalPlan, conf: "SQLConf") -> LogicalPlan:
-        if not (conf_flag(conf, CBO_ENABLED) and conf_flag(conf, JOIN_REORDER_ENABLED)):
+        if not (CBO_ENABLED.read(conf) and CBO_JOIN_REORDER_ENABLED.read(conf)):
             return plan
         return _visit(plan, conf)
 
@@ -455,8 +456,6 @@ class CostBasedJoinReorder(Rule):
 # ---------------------------------------------------------------------------------------------
 # Beyond Spark: the enhanced search (ember.cbo.joinReorder.enhanced, default = auto statistics)
 
-ENHANCED = "ember.cbo.joinReorder.enhanced"
-AUTO_STATS = "ember.cbo.autoStats.enabled"
 #: Max csg-cmp pairs the exact enhanced DP (DPccp) may enumerate before it falls back to
 #: merging the cheapest components greedily first (IDP).
 DP_PAIR_BUDGET = 6000
@@ -466,22 +465,11 @@ DP_MAX_UNITS = 10
 _RANGE_SEL, _OTHER_SEL = 1.0 / 3.0, 0.9
 
 
-def _setting(conf: "SQLConf | None", key: str) -> bool | None:
-    if conf is None:
-        return None
-    v = conf.get(key)
-    if v is None:
-        return None
-    return v if isinstance(v, bool) else str(v).strip().lower() == "true"
-
-
 def enhanced_mode(conf: "SQLConf | None") -> bool:
     """Whether the beyond-Spark join-order search is used: ``ember.cbo.joinReorder.enhanced``
     when set, else ``ember.cbo.autoStats.enabled`` (off: exactly Spark's DP)."""
-    v = _setting(conf, ENHANCED)
-    if v is None:
-        v = _setting(conf, AUTO_STATS)
-    return bool(v)
+    v = JOIN_REORDER_ENHANCED.read(conf)
+    return bool(AUTO_STATS_ENABLED.read(conf) if v is None else v)
 
 
 def yao_ndv(ndv: float, rows: float, kept: float) -> float:
@@ -618,7 +606,7 @@ class _CardModel:
         self.rows: list[float] = []
         stats = []
         bases: list[tuple | None] = []
-        auto = bool(_setting(conf, AUTO_STATS))
+        auto = AUTO_STATS_ENABLED.read(conf)
         for it in graph.items:
             st = plan_statistics(it, conf)
             r = None if st is None else getattr(st, "row_count", None)

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ember.conf import CBO_ENABLED, CBO_STAR_SCHEMA_DETECTION
 from ember.expressions.base import Expression, and_all
 from ember.expressions.predicate_helper import can_evaluate, can_evaluate_within_join
 from ember.optimizer.rule_executor import Rule
@@ -99,9 +100,7 @@ def create_ordered_join(items: list[Item], conditions: list[Expression]) -> Logi
 
 
 def _star_detection_enabled(conf: "SQLConf") -> bool:
-    from ember.optimizer.rules.star_schema import CBO_ENABLED, STAR_SCHEMA_DETECTION, conf_flag
-
-    return conf_flag(conf, STAR_SCHEMA_DETECTION) and not conf_flag(conf, CBO_ENABLED)
+    return CBO_STAR_SCHEMA_DETECTION.read(conf) and not CBO_ENABLED.read(conf)
 
 
 def _reorder(p: LogicalPlan, conf: "SQLConf") -> LogicalPlan:

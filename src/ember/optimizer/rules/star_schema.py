@@ -36,6 +36,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ember.conf import CBO_ENABLED, CBO_STAR_JOIN_FT_RATIO, NDV_MAX_ERROR
 from ember.expressions.base import AttributeReference, Expression
 from ember.expressions.predicate_helper import can_evaluate
 from ember.plans.logical.join_type import JoinType
@@ -57,56 +58,9 @@ __all__ = [
     "reorder_star_joins",
     "reorder_star_join",
     "base_table_access",
-    "conf_flag",
-    "conf_float",
-    "conf_int",
     "STATS_PROVIDER",
     "plan_statistics",
 ]
-
-CBO_ENABLED = "spark.sql.cbo.enabled"
-JOIN_REORDER_ENABLED = "spark.sql.cbo.joinReorder.enabled"
-DP_THRESHOLD = "spark.sql.cbo.joinReorder.dp.threshold"
-CARD_WEIGHT = "spark.sql.cbo.joinReorder.card.weight"
-DP_STAR_FILTER = "spark.sql.cbo.joinReorder.dp.star.filter"
-STAR_SCHEMA_DETECTION = "spark.sql.cbo.starSchemaDetection"
-STAR_JOIN_FT_RATIO = "spark.sql.cbo.starJoinFTRatio"
-NDV_MAX_ERROR = "spark.sql.statistics.ndv.maxError"
-
-_DEFAULTS: dict[str, Any] = {
-    CBO_ENABLED: False,
-    JOIN_REORDER_ENABLED: False,
-    DP_THRESHOLD: 12,
-    CARD_WEIGHT: 0.7,
-    DP_STAR_FILTER: False,
-    STAR_SCHEMA_DETECTION: False,
-    STAR_JOIN_FT_RATIO: 0.9,
-    NDV_MAX_ERROR: 0.05,
-}
-
-
-def _raw(conf: "SQLConf | None", key: str) -> Any:
-    if conf is None:
-        return _DEFAULTS[key]
-    v = conf.get(key)
-    return _DEFAULTS[key] if v is None else v
-
-
-def conf_flag(conf: "SQLConf | None", key: str) -> bool:
-    """A boolean setting (registered in ``ember.conf`` or not), with Spark's default."""
-    v = _raw(conf, key)
-    return v if isinstance(v, bool) else str(v).strip().lower() == "true"
-
-
-def conf_float(conf: "SQLConf | None", key: str) -> float:
-    """A numeric setting, with Spark's default."""
-    return float(_raw(conf, key))
-
-
-def conf_int(conf: "SQLConf | None", key: str) -> int:
-    """An integer setting, with Spark's default."""
-    return int(_raw(conf, key))
-
 
 def _default_stats(plan: LogicalPlan, conf: "SQLConf") -> Any:
     from ember.plans.logical.statistics import plan_stats
@@ -187,7 +141,7 @@ def _cardinality(plan: LogicalPlan, conf: "SQLConf") -> int | None:
     leaf = _leaf_stats(plan, conf)
     if leaf is None:
         return None
-    if conf_flag(conf, CBO_ENABLED):
+    if CBO_ENABLED.read(conf):
         own = plan_statistics(plan, conf)
         if own is not None and getattr(own, "row_count", None) is not None:
             return int(own.row_count)
@@ -214,7 +168,7 @@ def _is_unique(column: AttributeReference, plan: LogicalPlan, conf: "SQLConf") -
         return False
     if rows == 0:
         return False
-    return abs(cs.distinct_count / rows - 1.0) <= 2 * conf_float(conf, NDV_MAX_ERROR)
+    return abs(cs.distinct_count / rows - 1.0) <= 2 * NDV_MAX_ERROR.read(conf)
 
 
 def _binary_comparison_cols(c: Expression) -> tuple[Expression, Expression, bool] | None:
@@ -259,7 +213,7 @@ def find_star_joins(plans: list[LogicalPlan], conds: list[Expression],
             return []
         cards.append((p, card))
     cards.sort(key=lambda pc: -pc[1])  # stable: ties keep input order, as Scala's sortBy
-    if cards[1][1] > conf_float(conf, STAR_JOIN_FT_RATIO) * cards[0][1]:
+    if cards[1][1] > CBO_STAR_JOIN_FT_RATIO.read(conf) * cards[0][1]:
         return []
     fact = cards[0][0]
     fact_joins = [p for p, _ in cards[1:] if find_join_conditions(fact, p, conds)]

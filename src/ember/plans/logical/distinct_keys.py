@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ember.conf import PROPAGATE_DISTINCT_KEYS
 from ember.expressions.base import Alias, AttributeReference, Expression, Literal
 from ember.plans.logical.join_type import JoinType
 from ember.plans.logical.nodes import (
@@ -61,10 +62,8 @@ from ember.plans.logical.patterns import extract_equi_join_keys
 if TYPE_CHECKING:
     from ember.conf import SQLConf
 
-__all__ = ["PROPAGATE_DISTINCT_KEYS", "DistinctKeys", "distinct_keys", "max_rows",
+__all__ = ["DistinctKeys", "distinct_keys", "max_rows",
            "propagate_distinct_keys", "unique_on_join_keys"]
-
-PROPAGATE_DISTINCT_KEYS = "spark.sql.optimizer.propagateDistinctKeys.enabled"
 
 #: A set of key sets, each a frozenset of attribute ids.
 DistinctKeys = frozenset[frozenset[int]]
@@ -72,13 +71,8 @@ _NONE: DistinctKeys = frozenset()
 
 
 def propagate_distinct_keys(conf: "SQLConf | None") -> bool:
-    """``spark.sql.optimizer.propagateDistinctKeys.enabled`` (default true)."""
-    if conf is None:
-        return True
-    v = conf.get(PROPAGATE_DISTINCT_KEYS)
-    if v is None:
-        return True
-    return v if isinstance(v, bool) else str(v).strip().lower() == "true"
+    """``spark.sql.optimizer.propagateDistinctKeys.enabled``."""
+    return PROPAGATE_DISTINCT_KEYS.read(conf)
 
 
 def distinct_keys(plan: LogicalPlan, conf: "SQLConf | None" = None) -> DistinctKeys:

@@ -975,16 +975,22 @@ class DropView(Command):
 
 @node
 class SetCommand(Command):
-    """``SET``, ``SET key``, ``SET key=value``."""
+    """``SET``, ``SET key``, ``SET key=value``; ``SET -v`` (``verbose``) adds each key's meaning
+    and the Spark version that added it (Spark's ``SetCommand``)."""
 
     key: str | None = None
     value: str | None = None
+    verbose: bool = False
 
     def _compute_output(self) -> tuple[AttributeReference, ...]:
-        return (
+        out = (
             AttributeReference("key", T.STRING, False),
             AttributeReference("value", T.STRING, False),
         )
+        if self.verbose:
+            out += (AttributeReference("meaning", T.STRING, False),
+                    AttributeReference("Since version", T.STRING, False))
+        return out
 
 
 @node

@@ -84,6 +84,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ember import types as T
+from ember.conf import (
+    AUTO_STATS_ENABLED,
+    CBO_ENABLED,
+    DEFAULT_SIZE_IN_BYTES,
+    FILE_COMPRESSION_FACTOR,
+    PLAN_STATS_ENABLED,
+)
 from ember.expressions.base import Alias, AttributeReference, Expression, Literal
 from ember.plans.logical.distinct_keys import propagate_distinct_keys, unique_on_join_keys
 from ember.plans.logical.join_type import JoinType
@@ -277,21 +284,6 @@ _EPOCH = [0]  # bumped when table statistics change: invalidates cached plan sta
 _LOCK = threading.RLock()
 
 
-def _conf_value(conf: "SQLConf | None", key: str, default: Any) -> Any:
-    if conf is None:
-        return default
-    v = conf.get(key)
-    if v is None:
-        return default
-    if isinstance(default, bool) and isinstance(v, str):
-        return v.strip().lower() == "true"
-    if isinstance(default, int) and not isinstance(default, bool) and isinstance(v, str):
-        return int(v)
-    if isinstance(default, float) and isinstance(v, str):
-        return float(v)
-    return v
-
-
 @dataclass(frozen=True, slots=True)
 class _Flags:
     cbo: bool
@@ -309,11 +301,11 @@ class _Flags:
 
 def _flags(conf: "SQLConf | None") -> _Flags:
     return _Flags(
-        bool(_conf_value(conf, "spark.sql.cbo.enabled", False)),
-        bool(_conf_value(conf, "spark.sql.cbo.planStats.enabled", False)),
-        bool(_conf_value(conf, "ember.cbo.autoStats.enabled", False)),
-        int(_conf_value(conf, "spark.sql.defaultSizeInBytes", LONG_MAX)),
-        float(_conf_value(conf, "spark.sql.sources.fileCompressionFactor", 1.0)),
+        CBO_ENABLED.read(conf),
+        PLAN_STATS_ENABLED.read(conf),
+        AUTO_STATS_ENABLED.read(conf),
+        DEFAULT_SIZE_IN_BYTES.read(conf),
+        FILE_COMPRESSION_FACTOR.read(conf),
         _EPOCH[0],
         propagate_distinct_keys(conf),
     )

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from ember.conf import SESSION_TIME_ZONE, SPARK_ARROW_LARGE_VAR_TYPES
 from ember.errors import UnsupportedError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -65,9 +66,8 @@ def _spark_arrow_schema(spark: Any, ddl: str) -> tuple[Any, pa.Schema]:
     from pyspark.sql.types import DataType
 
     schema = DataType.fromDDL(ddl)
-    large = str(spark.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false")).lower()
-    arrow = to_arrow_schema(schema, timezone=spark.conf.get("spark.sql.session.timeZone"),
-                            prefers_large_types=large == "true")
+    arrow = to_arrow_schema(schema, timezone=SESSION_TIME_ZONE.read_spark(spark),
+                            prefers_large_types=SPARK_ARROW_LARGE_VAR_TYPES.read_spark(spark))
     return schema, arrow
 
 

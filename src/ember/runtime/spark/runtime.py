@@ -499,7 +499,7 @@ class SparkRuntime:
 
     def _piece_rows(self) -> int:
         """Rows a shuffle piece merges up to before it is encoded."""
-        return int(self.conf.get("ember.execution.batchSize") or 8192) * 8
+        return self.conf.batch_size * 8
 
     def _range_pairs(self, node: ShuffleExchangeExec, child: Any, bounds: tuple | None) -> Any:
         """The map side of a range exchange over its persisted input ``child``."""

@@ -18,33 +18,27 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from ember.conf import SESSION_TIME_ZONE, SPARK_SHIP_PACKAGE, SQLConf
+from ember.conf import (
+    SESSION_TIME_ZONE,
+    SPARK_PYTHON_UNIX_SOCKET,
+    SPARK_SHIP_PACKAGE,
+    SPARK_SHOW_CONSOLE_PROGRESS,
+    SPARK_STATIC_PREFIXES,
+    SQLConf,
+)
 
 __all__ = ["attach", "push_conf", "ship_package", "DEFAULT_MASTER", "SPARK_DEFAULTS"]
 
 DEFAULT_MASTER = "local[2]"
 
-#: Settings Ember gives a SparkSession it builds (the caller's ``spark.*`` settings win).
-#: Python workers talk to their executor over a Unix domain socket rather than TCP on
-#: loopback: over TCP each Python task stalls about 45 ms before its function starts (the
-#: size of Linux's delayed acknowledgement), most of the cost of a small Ember task.  A job
-#: of one Python task on one row took 55 ms over TCP and 13 ms over a Unix socket (8 ms
-#: with no Python step; PySpark 4.3, local[2]).  Spark SQL's own operators run no Python
-#: worker and are not affected.
+#: Settings Ember gives a SparkSession it builds (the caller's ``spark.*`` settings win), with
+#: Ember's defaults (their docs say why).
 SPARK_DEFAULTS: dict[str, str] = {
-    "spark.python.unix.domain.socket.enabled": "true",
-    "spark.ui.showConsoleProgress": "false",
-}
+    e.key: e.string(e.default) for e in (SPARK_PYTHON_UNIX_SOCKET, SPARK_SHOW_CONSOLE_PROGRESS)}
 
 _lock = threading.Lock()
 _shipped: set[int] = set()
 
-#: Spark settings that must be given before the SparkContext starts (they go to the builder).
-_STATIC_PREFIXES = ("spark.driver.", "spark.executor.", "spark.master", "spark.app.",
-                    "spark.ui.", "spark.jars", "spark.pyspark.", "spark.python.",
-                    "spark.cores.", "spark.task.", "spark.default.parallelism",
-                    "spark.serializer", "spark.local.dir", "spark.shuffle.",
-                    "spark.sql.warehouse.dir", "spark.memory.")
 
 
 def attach(conf: SQLConf, master: str | None = None, spark: Any = None) -> Any:
@@ -71,7 +65,7 @@ def push_conf(spark: Any, conf: SQLConf) -> None:
     """Give Spark's session Ember's runtime ``spark.*`` settings (and the session time zone,
     whose default differs: Ember's is UTC) -- those Spark can change at run time."""
     values = {k: v for k, v in conf.items() if k.startswith("spark.")
-              and not k.startswith(_STATIC_PREFIXES)}
+              and not k.startswith(SPARK_STATIC_PREFIXES)}
     values[SESSION_TIME_ZONE.key] = conf.get_string(SESSION_TIME_ZONE.key) or "UTC"
     pushed = getattr(spark, "_ember_pushed", None) or {}
     for k, v in values.items():

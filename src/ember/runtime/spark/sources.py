@@ -23,7 +23,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from ember.conf import SPARK_ARROW_BATCH_ROWS
+from ember.conf import (SESSION_TIME_ZONE, SPARK_ARROW_BATCH_ROWS, SPARK_ARROW_LARGE_VAR_TYPES,
+                        SPARK_ARROW_MAX_RECORDS_PER_BATCH)
 from ember.execution.kernels.batches import schema_of
 from ember.expressions.base import AttributeReference, Expression, Literal
 from ember.physical.nodes import (FileSourceScanExec, LocalTableScanExec, RangeExec,
@@ -210,14 +211,14 @@ def dataframe_blobs(df: Any, schema: pa.Schema, rows: int | None = None,
     except Exception:  # noqa: BLE001 - not a classic Dataset, or the method moved
         return df.mapInArrow(functools.partial(worker.arrow_to_blobs, schema),
                              "b binary").rdd.map(_first)
-    large = str(spark.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false")).lower()
-    arrow_schema = to_arrow_schema(shipped.schema, timezone=spark.conf.get(
-        "spark.sql.session.timeZone"), prefers_large_types=large == "true")
+    arrow_schema = to_arrow_schema(
+        shipped.schema, timezone=SESSION_TIME_ZONE.read_spark(spark),
+        prefers_large_types=SPARK_ARROW_LARGE_VAR_TYPES.read_spark(spark))
     return RDD(jrdd, spark.sparkContext, NoOpSerializer()).mapPartitions(
         functools.partial(worker.spark_arrow_batches, arrow_schema, schema, unscaled))
 
 
-_BATCH_ROWS_KEY = "spark.sql.execution.arrow.maxRecordsPerBatch"
+_BATCH_ROWS_KEY = SPARK_ARROW_MAX_RECORDS_PER_BATCH.key
 _BATCH_ROWS = threading.Condition()
 #: per SparkSession (``id``) whose batch size Ember holds: ``[rows, holders, value before]``
 _BATCH_ROWS_HELD: dict[int, list[Any]] = {}

@@ -39,7 +39,7 @@ import numpy as np
 import pyarrow as pa
 
 import ember.expressions.registry  # noqa: F401  (function specs, as the driver has them)
-from ember.conf import SQLConf
+from ember.conf import SPARK_TEST_KILL_WORKER_ONCE, SQLConf
 from ember.execution.kernels.batches import concat, conform_batch, make_batch, schema_of, take
 from ember.runtime.local.progress import ProgressBar
 from ember.runtime.local.registry import PartitionFn, operator
@@ -51,10 +51,6 @@ __all__ = ["encode", "decode", "RegionSpec", "TaskRuntime", "run_one", "run_zipp
            "maybe_crash", "KeyCollector", "KeySetParam", "distinct_values"]
 
 ERROR_MARK = "EMBER_TASK_ERROR["
-
-#: Test hook (``ember.spark.test.killWorkerOnce`` = a marker file path): the first task that
-#: finds no file there creates it and kills its own Python worker, as a crash would.
-KILL_ONCE_KEY = "ember.spark.test.killWorkerOnce"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -343,7 +339,7 @@ def as_one(it: Iterator[Any]) -> Iterator[list[Any]]:
 def maybe_crash(conf: SQLConf, index: int) -> None:
     """The ``ember.spark.test.killWorkerOnce`` hook: the first task of partition 0 to get here
     creates the marker file and kills its own Python worker (SIGKILL), once per marker."""
-    marker = conf.get(KILL_ONCE_KEY)
+    marker = conf.get(SPARK_TEST_KILL_WORKER_ONCE)
     if marker and index == 0:
         try:
             fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)

@@ -72,7 +72,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ember.conf import STREAM_JOIN_STATE_TTL_LEFT, STREAM_JOIN_STATE_TTL_RIGHT
+from ember.conf import (
+    STREAM_ALLOW_MULTIPLE_STATEFUL,
+    STREAM_JOIN_STATE_INSERT_TIMES,
+    STREAM_JOIN_STATE_TTL_LEFT,
+    STREAM_JOIN_STATE_TTL_RIGHT,
+)
 from ember.errors import AnalysisError, InternalError
 from ember.execution.kernels.batches import schema_of
 from ember.execution.prepare import prepare
@@ -83,14 +88,9 @@ from ember.physical.streaming.state_watermark import (
 )
 from ember.plans.logical.join_type import JoinType
 from ember.streaming.state.join_state import JoinSideState, SymmetricHashJoinStateManager
-from ember.streaming.state.store import StateStoreConf, conf_get, parse_bool
+from ember.streaming.state.store import StateStoreConf
 
-__all__ = ["StateInfo", "SymmetricHashJoin", "STATE_INSERT_TIMES", "state_ttls_ms"]
-
-ALLOW_MULTIPLE_KEY = "spark.sql.streaming.statefulOperator.allowMultiple"
-#: whether the join state stores insertion times ("true"/"false"); the micro-batch engine pins
-#: it per checkpoint, absent = whether a TTL is set
-STATE_INSERT_TIMES = "ember.streaming.join.stateInsertTimes"
+__all__ = ["StateInfo", "SymmetricHashJoin", "state_ttls_ms"]
 
 _SUPPORTED = (JoinType.INNER, JoinType.CROSS, JoinType.LEFT_OUTER, JoinType.RIGHT_OUTER,
               JoinType.FULL_OUTER, JoinType.LEFT_SEMI)
@@ -131,8 +131,7 @@ def state_ttls_ms(conf: Any) -> tuple[int | None, int | None]:
     """The (left, right) state time-to-live in ms of ``conf`` (None = none; 0 means none)."""
     out = []
     for entry in (STREAM_JOIN_STATE_TTL_LEFT, STREAM_JOIN_STATE_TTL_RIGHT):
-        raw = conf_get(conf, entry.key)  # a SQLConf answers the parsed value
-        ms = None if raw is None else entry.parse(raw)
+        ms = entry.read(conf)
         out.append(ms if ms else None)
     return out[0], out[1]
 
@@ -195,9 +194,8 @@ class SymmetricHashJoin:
         self.watermark_for_late_events_ms = watermark_for_late_events_ms
         self.watermark_for_eviction_ms = watermark_for_eviction_ms
         self.store_conf = StateStoreConf.from_conf(conf)
-        allow_multiple = conf_get(conf, ALLOW_MULTIPLE_KEY)
         # Spark checks with allowMultipleEventTimeColumns = !statefulOperator.allowMultiple.
-        multiple_event_times = not (allow_multiple is None or parse_bool(allow_multiple))
+        multiple_event_times = not STREAM_ALLOW_MULTIPLE_STATEFUL.read(conf)
         lpred, rpred = state_watermark_predicates(
             left_output, right_output, left_keys, right_keys, self.condition.full,
             watermark_for_eviction_ms, multiple_event_times)
@@ -206,8 +204,8 @@ class SymmetricHashJoin:
                            rpred)
         self.left.ttl_ms, self.right.ttl_ms = state_ttls_ms(conf)
         has_ttl = self.left.ttl_ms is not None or self.right.ttl_ms is not None
-        pinned = conf_get(conf, STATE_INSERT_TIMES)
-        self.insert_times = has_ttl if pinned is None else parse_bool(pinned)
+        pinned = STREAM_JOIN_STATE_INSERT_TIMES.read(conf)
+        self.insert_times = has_ttl if pinned is None else pinned
         if has_ttl and not self.insert_times:
             raise AnalysisError(
                 "The state time-to-live (ember.streaming.join.stateTtl.left / .right) needs "

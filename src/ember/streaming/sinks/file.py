@@ -44,6 +44,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from ember.conf import STREAM_FILE_SINK_LOG_COMPACT
 from ember.errors import AnalysisError, ExecutionError, UnsupportedError
 from ember.streaming.crash import crash_point
 
@@ -278,11 +279,10 @@ class FileStreamSink:
         self.partition_by: list[str] = list(part or [])
         self.max_records_per_file = int(opts.get("maxrecordsperfile", 0) or 0)
         conf = getattr(session, "sql_conf", None)
-        interval = conf.get_string("spark.sql.streaming.fileSink.log.compactInterval") \
-            if conf is not None else None
+        interval = STREAM_FILE_SINK_LOG_COMPACT.read(conf)
         self.time_zone = conf.time_zone if conf is not None else "UTC"
         self.log = FileStreamSinkLog(os.path.join(self.path, METADATA_DIR),
-                                     int(interval) if interval else 10)
+                                     interval)
 
     def add_batch(self, batch_id: int, data: pa.Table) -> None:
         latest = self.log.latest_batch_id()

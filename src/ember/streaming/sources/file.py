@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from ember import types as T
+from ember.conf import STREAM_FILE_SOURCE_LOG_COMPACT, STREAM_SCHEMA_INFERENCE
 from ember.errors import AnalysisError, ExecutionError, UnsupportedError
 from ember.streaming.sinks.file import (CompactibleFileStreamLog, committed_files, path_to_uri,
                                         uri_to_path)
@@ -197,12 +198,9 @@ class FileStreamSource:
                     "match with source pattern. Ensure the base archive path doesn't match with "
                     "source pattern in depth, where the depth is minimum of depth on both paths.")
         self.schema = self._resolve_schema(schema)
-        conf = getattr(session, "sql_conf", None)
-        interval = conf.get_string("spark.sql.streaming.fileSource.log.compactInterval") \
-            if conf is not None else None
+        interval = STREAM_FILE_SOURCE_LOG_COMPACT.read(getattr(session, "sql_conf", None))
         self.metadata_path = metadata_path
-        self.log = FileStreamSourceLog(metadata_path, int(interval) if interval else 10) \
-            if metadata_path else None
+        self.log = FileStreamSourceLog(metadata_path, interval) if metadata_path else None
         self._memory_log: dict[int, list[dict]] = {}
         self.seen = SeenFilesMap(max_age, self.file_name_only)
         latest = self.log.latest_batch_id() if self.log is not None else None
@@ -222,9 +220,7 @@ class FileStreamSource:
                                 error_class="PATH_NOT_FOUND", parameters={"path": self.path})
         if schema is not None:
             return schema
-        conf = getattr(self.session, "sql_conf", None)
-        inference = conf.get_string("spark.sql.streaming.schemaInference") if conf else None
-        if (inference or "false").strip().lower() != "true":
+        if not STREAM_SCHEMA_INFERENCE.read(getattr(self.session, "sql_conf", None)):
             raise AnalysisError(
                 "Schema must be specified when creating a streaming source DataFrame. If some "
                 "files already exist in the directory, then depending on the file format you may "

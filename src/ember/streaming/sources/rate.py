@@ -28,6 +28,7 @@ import numpy as np
 import pyarrow as pa
 
 from ember import types as T
+from ember.conf import SPARK_DEFAULT_PARALLELISM
 from ember.errors import AnalysisError, ExecutionError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -125,9 +126,8 @@ class RateStreamSource:
         self._last_time_ms = self.creation_time_ms
 
     def _default_parallelism(self) -> int:
-        conf = getattr(self.session, "sql_conf", None)
-        raw = conf.get_string("spark.default.parallelism") if conf is not None else None
-        return int(raw) if raw else (os.cpu_count() or 1)
+        n = SPARK_DEFAULT_PARALLELISM.read(getattr(self.session, "sql_conf", None))
+        return (os.cpu_count() or 1) if n is None else n
 
     def _creation_time(self) -> int:
         """The persisted creation time (metadata log batch 0), written on first use."""

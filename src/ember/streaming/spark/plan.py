@@ -48,7 +48,9 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from ember.conf import ADAPTIVE_ENABLED, COALESCE_PARTITIONS, PROGRESS_ENABLED, SQLConf
+from ember.conf import (ADAPTIVE_ENABLED, COALESCE_PARTITIONS, PROGRESS_ENABLED, SESSION_TIME_ZONE,
+                        SPARK_ARROW_LARGE_VAR_TYPES, STREAM_JOIN_STATE_FORMAT,
+                        STREAM_SPARK_MAX_STATIC_SIDE, SQLConf)
 from ember.errors import UnsupportedError
 from ember.plans.logical.nodes import LogicalPlan, StreamingBatchRelation, StreamingRelation
 from ember.physical.nodes import ExpandExec, FilterExec, ProjectExec
@@ -56,13 +58,11 @@ from ember.physical.nodes import ExpandExec, FilterExec, ProjectExec
 if TYPE_CHECKING:  # pragma: no cover
     from ember.session import Session
 
-__all__ = ["SparkStreamPlan", "translate", "FILE_FORMATS", "MAX_STATIC_SIDE_BYTES"]
+__all__ = ["SparkStreamPlan", "translate", "FILE_FORMATS"]
 
 #: stream formats read by Spark's own file source
 FILE_FORMATS = frozenset({"parquet", "csv", "json", "orc", "text"})
 WATERMARK_DELAY_KEY = "spark.watermarkDelayMs"
-#: the largest static side of a stream-static join shipped as a broadcast (Arrow IPC bytes)
-MAX_STATIC_SIDE_BYTES = "ember.streaming.spark.maxStaticSideBytes"
 
 #: ``{plan_id of a static side's BroadcastExchangeExec: pyspark Broadcast}``
 Broadcasts = dict[int, Any]
@@ -184,9 +184,7 @@ def _physical(session: "Session", plan: LogicalPlan, num_partitions: int) -> Any
     ie = IncrementalExecution(session, conf, plan.transform_down(substitute),
                               checkpoint="", run_id="", batch_id=0,
                               num_state_partitions=num_partitions, watermark_for_late_events=0,
-                              watermark_for_eviction=0, state_format_version=int(
-                                  conf.get_string("spark.sql.streaming.join.stateFormatVersion")
-                                  or 2))
+                              watermark_for_eviction=0, state_format_version=conf.get(STREAM_JOIN_STATE_FORMAT))
     return ie.executed_plan
 
 
@@ -361,10 +359,8 @@ def _arrow_schema(spark: Any, ddl: str) -> pa.Schema:
     from pyspark.sql.pandas.types import to_arrow_schema
     from pyspark.sql.types import DataType
 
-    large = str(spark.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false")).lower()
-    return to_arrow_schema(DataType.fromDDL(ddl),
-                           timezone=spark.conf.get("spark.sql.session.timeZone"),
-                           prefers_large_types=large == "true")
+    return to_arrow_schema(DataType.fromDDL(ddl), timezone=SESSION_TIME_ZONE.read_spark(spark),
+                           prefers_large_types=SPARK_ARROW_LARGE_VAR_TYPES.read_spark(spark))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -470,8 +466,8 @@ def _stream_static_join(node: Any, static_left: bool, statics: list[tuple[Any, A
 
 
 def _max_static_bytes(conf: SQLConf) -> int:
-    from ember.conf import STREAM_SPARK_MAX_STATIC_SIDE
-
+    """The largest static side of a stream-static join shipped as a broadcast (Arrow IPC
+    bytes)."""
     return int(conf.get(STREAM_SPARK_MAX_STATIC_SIDE))
 
 
@@ -513,7 +509,7 @@ def _run_static(session: "Session", plan: Any) -> pa.Table:
             if size > limit:
                 raise UnsupportedError(
                     f"The static side of a stream-static join ({label}) holds {size} bytes, "
-                    f"more than {MAX_STATIC_SIDE_BYTES} ({limit}): the Spark runtime "
+                    f"more than {STREAM_SPARK_MAX_STATIC_SIDE.key} ({limit}): the Spark runtime "
                     "broadcasts it to every task. Raise the limit, or run the query with "
                     "option('ember.runtime', 'local').", error_class="UNSUPPORTED_FEATURE")
             with task_errors(f"reading the static side {label}"):

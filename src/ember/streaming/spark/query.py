@@ -40,8 +40,10 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from ember.conf import SHUFFLE_PARTITIONS, STREAM_NO_DATA_BATCHES, STREAM_STATE_PROVIDER
 from ember.errors import AnalysisError, EmberError, UnsupportedError
 from ember.streaming.execution import StreamingQueryException, Trigger
+from ember.streaming.state.store import ROCKSDB_PROVIDER_CLASS
 
 if TYPE_CHECKING:  # pragma: no cover
     from ember.session import Session
@@ -50,10 +52,6 @@ __all__ = ["streaming_runtime", "SparkStreamExecution", "RUNTIME_OPTION"]
 
 #: writer option choosing the runtime of one query (default: the session's runtime)
 RUNTIME_OPTION = "ember.runtime"
-PROVIDER_CLASS = "spark.sql.streaming.stateStore.providerClass"
-ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
-NO_DATA_BATCHES = "spark.sql.streaming.noDataMicroBatches.enabled"
-SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
 _SPARK_SINKS = frozenset({"parquet", "console", "memory", "foreachbatch"})
 
 
@@ -82,7 +80,7 @@ def pinned_partitions(checkpoint: str, default: int) -> int:
         lines = f.read().splitlines()
     try:
         meta = json.loads(lines[1])
-        return int(meta.get("conf", {}).get(SHUFFLE_PARTITIONS, default))
+        return int(meta.get("conf", {}).get(SHUFFLE_PARTITIONS.key, default))
     except (IndexError, ValueError):
         return default
 
@@ -93,7 +91,6 @@ class SparkStreamExecution:
     def __init__(self, session: "Session", writer: Any, plan: Any, key: str, path: str | None,
                  checkpoint: str, temporary: bool,
                  on_terminated: Callable[[Any], None] | None) -> None:
-        from ember.conf import SHUFFLE_PARTITIONS as EMBER_PARTITIONS
         from ember.runtime.spark.session import push_conf
         from ember.streaming.logs import StreamMetadata
         from ember.streaming.spark.plan import translate
@@ -113,8 +110,9 @@ class SparkStreamExecution:
         self.id = StreamMetadata.read_or_create(self.checkpoint)
         spark = session.spark_session
         push_conf(spark, session.sql_conf)
-        n = pinned_partitions(self.checkpoint, int(session.sql_conf.get(EMBER_PARTITIONS)))
-        self._overrides = {PROVIDER_CLASS: ROCKSDB_PROVIDER, SHUFFLE_PARTITIONS: str(n)}
+        n = pinned_partitions(self.checkpoint, int(session.sql_conf.get(SHUFFLE_PARTITIONS)))
+        self._overrides = {STREAM_STATE_PROVIDER.key: ROCKSDB_PROVIDER_CLASS,
+                           SHUFFLE_PARTITIONS.key: str(n)}
         try:
             with self._spark_conf():
                 self.translated = translate(session, plan, n)
@@ -123,7 +121,7 @@ class SparkStreamExecution:
                 shutil.rmtree(self.checkpoint, ignore_errors=True)
             raise
         if self.translated.has_join and not self.translated.has_state_cleanup:
-            self._overrides[NO_DATA_BATCHES] = "false"
+            self._overrides[STREAM_NO_DATA_BATCHES.key] = "false"
         self._query: Any = None
         self._sink: Any = None
         #: errors raised in this process by the foreachBatch functions (the query's cause)

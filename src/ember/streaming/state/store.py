@@ -38,23 +38,28 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from ember.conf import (
+    STREAM_MIN_BATCHES_TO_RETAIN,
+    STREAM_SKIP_NULLS_FOR_JOINS,
+    STREAM_STATE_MIN_DELTAS_FOR_SNAPSHOT,
+    STREAM_STATE_PROVIDER,
+)
 from ember.errors import AnalysisError, ExecutionError
 
 __all__ = [
     "StateStoreId", "StateStoreConf", "StateStore", "StateStoreProvider", "get_state_store",
     "unload_all_providers", "atomic_write", "PROVIDER_CLASS_KEY", "HDFS_PROVIDER_CLASS",
     "ROCKSDB_PROVIDER_CLASS", "MIN_DELTAS_FOR_SNAPSHOT_KEY", "MIN_BATCHES_TO_RETAIN_KEY",
-    "SKIP_NULLS_KEY", "conf_get", "parse_bool",
+    "SKIP_NULLS_KEY",
 ]
 
-PROVIDER_CLASS_KEY = "spark.sql.streaming.stateStore.providerClass"
-HDFS_PROVIDER_CLASS = ("org.apache.spark.sql.execution.streaming.state."
-                       "HDFSBackedStateStoreProvider")
+PROVIDER_CLASS_KEY = STREAM_STATE_PROVIDER.key
+HDFS_PROVIDER_CLASS = STREAM_STATE_PROVIDER.default
 ROCKSDB_PROVIDER_CLASS = ("org.apache.spark.sql.execution.streaming.state."
                           "RocksDBStateStoreProvider")
-MIN_DELTAS_FOR_SNAPSHOT_KEY = "spark.sql.streaming.stateStore.minDeltasForSnapshot"
-MIN_BATCHES_TO_RETAIN_KEY = "spark.sql.streaming.minBatchesToRetain"
-SKIP_NULLS_KEY = "spark.sql.streaming.stateStore.skipNullsForStreamStreamJoins.enabled"
+MIN_DELTAS_FOR_SNAPSHOT_KEY = STREAM_STATE_MIN_DELTAS_FOR_SNAPSHOT.key
+MIN_BATCHES_TO_RETAIN_KEY = STREAM_MIN_BATCHES_TO_RETAIN.key
+SKIP_NULLS_KEY = STREAM_SKIP_NULLS_FOR_JOINS.key
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,25 +78,6 @@ class StateStoreId:
                             str(self.partition_id), self.store_name)
 
 
-def conf_get(conf: Any, key: str) -> Any:
-    """``key`` of a session conf (``SQLConf``), a dict or None (then None)."""
-    if conf is None:
-        return None
-    if isinstance(conf, dict):
-        return conf.get(key)
-    try:
-        return conf.get(key, None)
-    except TypeError:
-        return conf.get(key)
-
-
-def parse_bool(v: Any) -> bool:
-    """A Spark boolean conf value."""
-    if isinstance(v, bool):
-        return v
-    return str(v).strip().lower() in ("true", "1", "yes")
-
-
 @dataclass(frozen=True, slots=True)
 class StateStoreConf:
     """The state store settings of one query (Spark's ``StateStoreConf``)."""
@@ -104,15 +90,11 @@ class StateStoreConf:
     @staticmethod
     def from_conf(conf: Any) -> "StateStoreConf":
         """Read Spark's keys from a session conf (``SQLConf``), a dict or None (defaults)."""
-        provider = _provider_kind(conf_get(conf, PROVIDER_CLASS_KEY))
-        deltas = conf_get(conf, MIN_DELTAS_FOR_SNAPSHOT_KEY)
-        retain = conf_get(conf, MIN_BATCHES_TO_RETAIN_KEY)
-        skip = conf_get(conf, SKIP_NULLS_KEY)
         return StateStoreConf(
-            provider=provider,
-            min_deltas_for_snapshot=10 if deltas is None else int(deltas),
-            min_versions_to_retain=100 if retain is None else int(retain),
-            skip_nulls_for_stream_stream_joins=False if skip is None else parse_bool(skip),
+            provider=_provider_kind(STREAM_STATE_PROVIDER.read(conf)),
+            min_deltas_for_snapshot=STREAM_STATE_MIN_DELTAS_FOR_SNAPSHOT.read(conf),
+            min_versions_to_retain=STREAM_MIN_BATCHES_TO_RETAIN.read(conf),
+            skip_nulls_for_stream_stream_joins=STREAM_SKIP_NULLS_FOR_JOINS.read(conf),
         )
 
 
