@@ -23,9 +23,12 @@ from __future__ import annotations
 import logging
 import warnings
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 from ember.spark_sql_conf_keys import SPARK_SQL_CONF_KEYS, SPARK_VERSION
 from ember.errors import UnsupportedError
+
+if TYPE_CHECKING:
+    from ember.plans.logical.statistics import TableStatisticsSource
 
 
 def _bool(v: Any) -> bool:
@@ -347,6 +350,9 @@ class SQLConf:
 
     def __init__(self, initial: dict[str, Any] | None = None) -> None:
         self._values: dict[str, str] = {}
+        #: The session catalog's table statistics, which plan statistics read (set by the
+        #: session; None: no table statistics).
+        self.table_statistics: TableStatisticsSource | None = None
         for k, v in (initial or {}).items():
             self.set(k, v)
 
@@ -390,6 +396,7 @@ class SQLConf:
     def copy(self) -> "SQLConf":
         c = SQLConf()
         c._values = dict(self._values)
+        c.table_statistics = self.table_statistics
         return c
 
     # typed shortcuts used on hot paths

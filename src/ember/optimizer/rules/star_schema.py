@@ -1,6 +1,6 @@
 """StarSchemaDetection: find a fact table and its selective dimensions among joined items.
 
-Spark's ``StarSchemaDetection`` (spark-behavior.md 2.7), used by ReorderJoin when
+Spark's ``StarSchemaDetection``, used by ReorderJoin when
 ``spark.sql.cbo.starSchemaDetection`` is true and ``spark.sql.cbo.enabled`` false, and by
 CostBasedJoinReorder's star filter (``spark.sql.cbo.joinReorder.dp.star.filter``).
 
@@ -48,6 +48,7 @@ from ember.plans.logical.nodes import (
     SubqueryAlias,
     View,
 )
+from ember.plans.logical.statistics import plan_stats
 
 if TYPE_CHECKING:  # pragma: no cover
     from ember.conf import SQLConf
@@ -109,8 +110,6 @@ def conf_int(conf: "SQLConf | None", key: str) -> int:
 
 
 def _default_stats(plan: LogicalPlan, conf: "SQLConf") -> Any:
-    from ember.plans.logical.statistics import plan_stats
-
     return plan_stats(plan, conf)
 
 
