@@ -1,7 +1,7 @@
 """Hash joins (LeftSemi / LeftAnti / ExistenceJoin, BuildRight) whose residual is one comparison
 between a build column and a stream expression run on min / max bounds per key
 (:mod:`ember.runtime.local.joins.residual_bounds`): same rows as the pair path (module flag off)
-and as the logical executor, for every comparison, both operand orders, every supported type,
+and as DuckDB's join of the same tables, for every comparison, both operand orders, every supported type,
 NULL keys / build values / stream values, all-NULL groups, empty build, duplicates, batch size 2,
 broadcast and shuffled, and a grace-spilled shuffled build."""
 
