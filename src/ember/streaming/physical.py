@@ -16,7 +16,7 @@
   previous batch's; eviction: the current one) before EnsureRequirements, as Spark's
   IncrementalExecution does.  The residual condition is split into left-only / right-only /
   post-join parts and the state cleanup predicates are derived from the watermarks by
-  :mod:`ember.streaming.join` (spark-behavior.md 10.2-10.5); the node prints both as Spark does::
+  :mod:`ember.streaming.join` (Spark's ``StreamingSymmetricHashJoinHelper``); the node prints both as Spark does::
 
       StreamingSymmetricHashJoin [k#1], [k#5], Inner, condition = [ leftOnly = null, rightOnly =
       null, both = null, full = null ], state info [ checkpoint = file:/ck/state, runId = ...,
