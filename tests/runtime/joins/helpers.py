@@ -171,19 +171,27 @@ def _sql(e, left_ids: frozenset[int]) -> str:
 
 
 def reference(join: Join) -> pa.Table:
-    """The rows of ``join`` as DuckDB computes them from the same tables.  The condition is
-    evaluated as ``(cond) IS TRUE`` (only TRUE matches, as in Spark), which makes DuckDB compare
-    every pair in a nested loop: its hash join does not match NaN with NaN nor -0.0 with 0.0,
-    which Spark's joins do and its scalar comparisons do as well."""
+    """The rows of ``join`` as DuckDB computes them from the same tables.  Only equalities of
+    non-floating columns are DuckDB join keys; every other conjunct is evaluated as ``(c) IS
+    TRUE`` (only TRUE matches, as in Spark) on each candidate pair: DuckDB's hash join does not
+    match NaN with NaN nor -0.0 with 0.0, which Spark's joins do and DuckDB's scalar comparisons
+    do as well."""
     import duckdb
 
     left_ids = frozenset(a.id for a in join.left.output)
-    # Each conjunct is evaluated only on the pairs the ones before it accept, as a join evaluates
-    # its residual only on pairs whose keys match (so a residual that overflows on other pairs
-    # raises in neither).
+    conjuncts = split_conjuncts(join.condition) if join.condition is not None else []
+    # Equalities of non-floating columns of both sides become DuckDB's hash join keys; the other
+    # conjuncts are evaluated only on the pairs those (and the conjuncts before them) accept, as
+    # a join evaluates its residual only on pairs whose keys match (so a residual that overflows
+    # on other pairs raises in neither).
+    keys = [c for c in conjuncts if isinstance(c, EqualTo)
+            and all(isinstance(x, AttributeReference) for x in (c.left, c.right))
+            and (c.left.id in left_ids) != (c.right.id in left_ids)
+            and not isinstance(c.left.data_type, (T.FloatType, T.DoubleType))]
     cond = "TRUE"
-    for c in reversed(split_conjuncts(join.condition) if join.condition is not None else []):
+    for c in reversed([c for c in conjuncts if not any(c is k for k in keys)]):
         cond = f"CASE WHEN ({_sql(c, left_ids)}) IS TRUE THEN {cond} ELSE FALSE END"
+    cond = " AND ".join([_sql(k, left_ids) for k in keys] + [cond])
     exists = f"EXISTS (SELECT 1 FROM r WHERE {cond})"
     sql = {
         JoinType.INNER: f"SELECT l.*, r.* FROM l JOIN r ON {cond}",

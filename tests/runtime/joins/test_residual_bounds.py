@@ -267,7 +267,7 @@ def test_bounded_residual_grace_spill(monkeypatch, jt, op):
     s = _spill_sides(11)
     c = s.col
     join = logical_join(s, jt, And(EqualTo(c("lk"), c("rk")), _cmp(op, c("rv"), c("lv"))))
-    expected = reference(join, batch_size=4096)
+    expected = reference(join)
     plan = physical("shj", join, R, partitions=1)
     spy = _Spy(monkeypatch)
     budget = (s.ltable.nbytes + s.rtable.nbytes) // 3
@@ -373,7 +373,7 @@ def test_bounded_residual_key_ordered_build_reduced_by_runs(monkeypatch, kind, j
     s = _sorted_run_sides(kind, 5, nulls)
     c = s.col
     join = logical_join(s, jt, And(EqualTo(c("lk"), c("rk")), _cmp(op, c("rv"), c("lv"))))
-    expected = reference(join, batch_size=4096)
+    expected = reference(join)
     reduced: list[bool] = []
     orig = RB._run_bounds
 

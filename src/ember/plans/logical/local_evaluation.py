@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from ember.errors import InternalError
 from ember.expressions.base import bind_references
+from ember.expressions.common import to_array
 from ember.plans.logical.nodes import (
     Filter,
     LocalRelation,
@@ -112,16 +113,8 @@ def _filter(cond, child: LogicalPlan, size: int) -> Iterator[pa.RecordBatch]:
 
 def _array(out: pa.Array | pa.ChunkedArray | pa.Scalar, n: int, target: pa.DataType) -> pa.Array:
     """An expression's result as a plain Array of ``n`` rows of exactly ``target`` type."""
-    if isinstance(out, pa.Scalar):
-        out = pa.repeat(out, n)
-    if isinstance(out, pa.ChunkedArray):
-        out = out.combine_chunks() if out.num_chunks != 1 else out.chunk(0)
-    if out.type != target:
-        try:
-            out = out.cast(target)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-            raise InternalError(f"Cannot represent {out.type} as {target}: {e}") from e
-    return out
+    out = to_array(out, n)
+    return out if out.type == target else out.cast(target)
 
 
 def _conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
