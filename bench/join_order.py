@@ -44,15 +44,21 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ember.conf import SQLConf  # noqa: E402
-from ember.execution.context import ExecContext  # noqa: E402
-from ember.execution.executor import collect  # noqa: E402
 from ember.optimizer.rules import star_schema  # noqa: E402
 from ember.optimizer.rules.cost_based_join_reorder import CostBasedJoinReorder  # noqa: E402
 from ember.optimizer.rules.reorder_join import ReorderJoin, create_ordered_join  # noqa: E402
 from ember.plans.logical.join_type import JoinType  # noqa: E402
 from ember.plans.logical.nodes import Join, LogicalPlan, Project  # noqa: E402
+from ember.planning import plan_query  # noqa: E402
+from ember.runtime.local import LocalRuntime  # noqa: E402
 
-CTX = ExecContext(SQLConf())
+RUN_CONF = SQLConf({"ember.execution.progress.enabled": "false"})
+
+
+def collect(plan: LogicalPlan) -> pa.Table:
+    """The rows of ``plan``, planned and run on the local runtime."""
+    with LocalRuntime(RUN_CONF) as rt:
+        return rt.collect(plan_query(plan, RUN_CONF))
 CBO = SQLConf({"spark.sql.cbo.enabled": "true", "spark.sql.cbo.joinReorder.enabled": "true",
                "ember.cbo.joinReorder.enhanced": "true"})
 #: Spark's own CostBasedJoinReorder (the DP, nothing above the threshold), same statistics.
@@ -86,7 +92,7 @@ def exact_stats(plan: LogicalPlan, conf: SQLConf) -> _Stats:
     hit = _STATS.get(id(plan))
     if hit is not None and hit[0] is plan:
         return hit[1]
-    t = collect(plan, CTX)
+    t = collect(plan)
     st = _Stats(max(1, t.nbytes), t.num_rows,
                 {a.id: _ColStat(pc.count_distinct(c).as_py(), c.null_count)
                  for a, c in zip(plan.output, t.columns)})
@@ -152,7 +158,7 @@ class Block:
             else:
                 conds = [c for c, m in zip(self.conds, self.cmask) if m & mask == m and m]
                 plan = create_ordered_join([(self.items[i], JoinType.INNER) for i in idx], conds)
-                r = collect(plan, CTX).num_rows
+                r = collect(plan).num_rows
         self._count[mask] = r
         return r
 
@@ -259,7 +265,7 @@ def blocks_of(plan: LogicalPlan) -> list[Block]:
 
 
 def _rows_of(plan: LogicalPlan):
-    t = collect(plan, CTX)
+    t = collect(plan)
     return sorted(map(tuple, t.to_pylist()), key=repr)
 
 
@@ -289,8 +295,9 @@ def measure(name: str, pre: LogicalPlan, exhaustive_max: int, check: bool = Fals
 # -- query sets --------------------------------------------------------------------------------
 
 def _pre_optimized(session, sql: str) -> LogicalPlan:
-    from ember.optimizer.rules.boolean_simplification import boolean_simplification
-    from ember.optimizer.rules.push_down_predicates import push_down_predicates
+    from ember.optimizer.rule_executor import Batch, FixedPoint, RuleExecutor
+    from ember.optimizer.rules.boolean_simplification import BooleanSimplification
+    from ember.optimizer.rules.push_down_predicates import PushDownPredicates
     from ember.optimizer.rules.rewrite_subquery import rewrite_subqueries
     from ember.query_execution import QueryExecution
 
@@ -298,7 +305,9 @@ def _pre_optimized(session, sql: str) -> LogicalPlan:
 
     analyzed = QueryExecution(session, session.sql(sql)._plan).analyzed
     folded = ConstantFolding()(rewrite_subqueries(analyzed), SQLConf())
-    return push_down_predicates(boolean_simplification(folded))
+    return RuleExecutor([Batch("BooleanSimplification", FixedPoint(100), (BooleanSimplification(),)),
+                         Batch("PushDownPredicates", FixedPoint(100), (PushDownPredicates(),))]
+                        ).execute(folded, SQLConf())
 
 
 def tpch_queries(session, data_dir: str, sf: float):

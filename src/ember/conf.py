@@ -31,11 +31,14 @@ import re
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ember.calendar_interval import parse_interval
 from ember.errors import AnalysisError, EmberError, UnsupportedError
 from ember.spark_sql_conf_keys import SPARK_SQL_CONF_KEYS, SPARK_VERSION
+
+if TYPE_CHECKING:
+    from ember.plans.logical.statistics import TableStatisticsSource
 
 
 def _bool(v: Any) -> bool:
@@ -521,6 +524,9 @@ class SQLConf:
 
     def __init__(self, initial: dict[str, Any] | None = None) -> None:
         self._values: dict[str, str] = {}
+        #: The session catalog's table statistics, which plan statistics read (set by the
+        #: session; None: no table statistics).
+        self.table_statistics: TableStatisticsSource | None = None
         for k, v in (initial or {}).items():
             self.set(k, v)
 
@@ -573,6 +579,7 @@ class SQLConf:
     def copy(self) -> "SQLConf":
         c = SQLConf()
         c._values = dict(self._values)
+        c.table_statistics = self.table_statistics
         return c
 
     # typed shortcuts used on hot paths

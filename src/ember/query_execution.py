@@ -84,13 +84,6 @@ class QueryExecution:
             self._optimized = executor.execute(self.analyzed, conf, metrics=self.rule_metrics)
         return self._optimized
 
-    def minimally_optimized(self) -> LogicalPlan:
-        """The analyzed plan with only the rewrites execution requires (the "unoptimized" plan
-        the differential tests compare against)."""
-        from ember.optimizer.optimizer import MinimalOptimizer
-
-        return MinimalOptimizer().execute(self.analyzed, self.session.sql_conf)
-
     def rule_changes(self) -> list:
         """Every optimizer rule application that changed the plan, in order
         (:class:`ember.optimizer.rule_executor.PlanChange`)."""

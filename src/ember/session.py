@@ -25,9 +25,11 @@ import pyarrow as pa
 
 from ember import types as T
 from ember.analysis.catalog import Catalog
+from ember.analyze_table import analyze_table
 from ember.conf import SETOPS_PRECEDENCE_LEGACY, SQLConf
 from ember.dataframe import DataFrame
 from ember.errors import AnalysisError, UnsupportedError
+from ember.execution.auto_statistics import AutoStatistics
 from ember.expressions.base import AttributeReference
 from ember.plans.logical.nodes import (
     Command,
@@ -191,7 +193,8 @@ class Session:
             from ember.runtime.spark.session import attach
 
             self._spark = attach(self.sql_conf, master, spark)
-        self.session_catalog = Catalog()
+        self.session_catalog = Catalog(AutoStatistics())
+        self.sql_conf.table_statistics = self.session_catalog.table_statistics
         self.conf = RuntimeConfig(self.sql_conf)
         self.catalog = SessionCatalogAPI(self.session_catalog)
         with _active_lock:
@@ -304,8 +307,6 @@ class Session:
                 return self._command_result(plan, [(text,)])
             case AnalyzeTableCommand(name_parts=parts, no_scan=no_scan, columns=columns,
                                      all_columns=all_columns):
-                from ember.plans.logical.statistics import analyze_table
-
                 analyze_table(self, parts, no_scan=no_scan, columns=columns,
                               all_columns=all_columns)
                 return self._command_result(plan, [])

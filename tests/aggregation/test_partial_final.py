@@ -3,7 +3,7 @@ one-distinct plan) must give exactly the COMPLETE path's results, errors include
 
 Queries run twice: through the physical planner + local runtime (``plan_query`` +
 ``LocalRuntime.collect``, the input split into several partitions by a UNION ALL of slices) and
-through the logical executor (``df.to_arrow()``, the COMPLETE kernels).  Floats are compared by
+with each Aggregate computed in one step by the COMPLETE kernels (``execute_aggregate``).  Floats are compared by
 ``repr`` (NaN equals NaN, ``-0.0`` differs from ``0.0``); multi-partition float sums use dyadic
 values so that the association of the additions cannot change the result.
 """
@@ -116,11 +116,21 @@ def _physical(s: ember.Session, q: str):
 
 
 def _complete(s: ember.Session, q: str) -> pa.Table:
-    """The logical executor's answer (COMPLETE aggregation kernels)."""
+    """The answer with every Aggregate of the optimized plan computed in one step by the COMPLETE
+    kernels (``execute_aggregate``) over its child's rows (the child run by the runtime)."""
     from ember.execution.context import ExecContext
-    from ember.execution.executor import collect
+    from ember.plans.logical.nodes import Aggregate, LocalRelation
+    from tests.local_run import run_plan
 
-    return collect(s.sql(q)._qe.optimized, ExecContext(s.sql_conf))
+    def complete(p):
+        if not isinstance(p, Aggregate):
+            return p
+        child = run_plan(p.child, s.sql_conf)
+        schema = pa.schema([pa.field(a.name, a.data_type.to_arrow()) for a in p.output])
+        out = execute_aggregate(p, iter(child.to_batches()), ExecContext(s.sql_conf))
+        return LocalRelation(p.output, pa.Table.from_batches(list(out), schema=schema))
+
+    return run_plan(s.sql(q)._qe.optimized.transform_up(complete), s.sql_conf)
 
 
 def _run_both(s: ember.Session, q: str) -> tuple[list[tuple], list[tuple]]:

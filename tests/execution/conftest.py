@@ -1,4 +1,5 @@
-"""Shared helpers for executor tests: contexts at batch size 2 and the default, row comparison."""
+"""Shared helpers of the tests that run logical plans on the local runtime (planned by the physical
+planner, no optimizer rule applied): contexts at batch size 2 and the default, row comparison."""
 
 from __future__ import annotations
 
@@ -9,11 +10,18 @@ import pytest
 
 from ember.conf import SQLConf
 from ember.execution.context import ExecContext
+from tests.local_run import run_plan
 
 
 @pytest.fixture(params=[2, 65536], ids=["bs2", "bsdefault"])
 def ctx(request) -> ExecContext:
     return ExecContext(SQLConf({"ember.execution.batchSize": request.param}))
+
+
+def collect(plan, ctx: ExecContext | None = None):
+    """The rows of the logical ``plan`` as a ``pyarrow.Table``, run on the local runtime with
+    ``ctx``'s configuration."""
+    return run_plan(plan, None if ctx is None else ctx.conf)
 
 
 def canon(v):

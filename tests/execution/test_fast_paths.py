@@ -1,7 +1,6 @@
-"""The executor's performance paths give the same answers as the general ones: constant folding
-and cached literals (``execution.prepare``), column pruning inside the executor (Project over
-Join / Filter / Project), whole-relation inputs of blocking operators, and the unique-key join
-matcher."""
+"""Performance paths give the same answers as the general ones: constant folding and cached
+literals (``execution.prepare``), and plans whose columns are pruned (Project over Join / Filter /
+Project) run on the local runtime."""
 
 from __future__ import annotations
 
@@ -10,8 +9,6 @@ import pytest
 
 from ember import types as T
 from ember.errors import ExecutionError
-from ember.execution.executor import collect
-from ember.execution.joins import HashMatcher
 from ember.execution.prepare import CachedLiteral, fold_constants, prepare
 from ember.expressions.base import Alias, AttributeReference as Attr, Literal
 from ember.expressions.cast import Cast
@@ -20,7 +17,7 @@ from ember.plans.logical.join_type import JoinType
 from ember.plans.logical.nodes import Filter, Join, LocalRelation, Project, Sort, SubqueryAlias
 from ember.expressions.base import SortOrder
 
-from .conftest import bag, rows_of
+from .conftest import collect, bag, rows_of
 
 
 def rel(names_types, rows):
@@ -120,21 +117,3 @@ def test_count_star_over_join_without_columns(ctx):
     join = Join(left, right, JoinType.INNER, EqualTo(k, idc))
     plan = Project((Alias(Literal(1, T.INT), "one"),), join)
     assert rows_of(collect(plan, ctx)) == [(1,), (1,), (1,)]
-
-
-# ---------------------------------------------------------------------------------------------
-# Unique-key matcher
-
-
-def test_unique_right_keys_matcher():
-    import numpy as np
-
-    m = HashMatcher(np.array([0, 2, -1, 5, 2, 1]), np.array([2, 0, 3, -1]))
-    assert m.match is not None
-    assert m.has_partner().tolist() == [True, True, False, False, True, False]
-    pairs = [(int(a), int(b)) for li, ri in m.pair_chunks(2) for a, b in zip(li, ri)]
-    assert pairs == [(0, 1), (1, 0), (4, 0)]
-    dup = HashMatcher(np.array([0, 2]), np.array([2, 2, 0]))
-    assert dup.match is None
-    pairs = [(int(a), int(b)) for li, ri in dup.pair_chunks(8) for a, b in zip(li, ri)]
-    assert pairs == [(0, 2), (1, 0), (1, 1)]

@@ -1,4 +1,5 @@
-"""Joins of every type against a small, obviously-correct pure-Python reference.
+"""Logical joins of every type, planned and run on the local runtime, against a small,
+obviously-correct pure-Python reference.
 
 Matrix: join type x condition (equi, equi + residual, non-equi, null-safe) x data (empty left,
 empty right, NULL keys, duplicates, NaN / -0.0 keys) x batch size (2, default).
@@ -15,8 +16,6 @@ import pytest
 from ember import types as T
 from ember.conf import SQLConf
 from ember.execution.context import ExecContext
-from ember.execution.executor import collect, execute
-from ember.execution.joins import PAIR_CHUNK_FACTOR
 from ember.expressions.base import AttributeReference as Attr
 from ember.expressions.base import Literal
 from ember.expressions.predicates import (
@@ -31,12 +30,12 @@ from ember.expressions.predicates import (
 from ember.plans.logical.join_type import JoinType
 from ember.plans.logical.nodes import Join, LocalRelation
 
-from .conftest import bag, rows_of
+from .conftest import collect, bag, rows_of
 
 NAN = float("nan")
 
 # ---------------------------------------------------------------------------------------------
-# Reference semantics (spark-behavior.md 1.3), row at a time, used only here.
+# Reference semantics of Spark's join types, row at a time, used only here.
 
 
 def _is_nan(x):
@@ -199,21 +198,6 @@ def test_join_matches_reference(jt, cond_name, data_name, ctx):
     assert bag(rows_of(got)) == bag(expected)
     assert got.schema.types == [a.data_type.to_arrow() for a in plan.output]
     assert got.schema.names == [a.name for a in plan.output]
-
-
-@pytest.mark.parametrize("jt", ALL_TYPES, ids=str)
-def test_batches_bounded(jt):
-    """Every output batch has at most batch_size rows, even with many pairs per key."""
-    ctx = ExecContext(SQLConf({"ember.execution.batchSize": 3}))
-    left_rows = [(1.0, i) for i in range(20)] + [(2.0, 99)]
-    right_rows = [(1.0, i) for i in range(15)] + [(5.0, 1)]
-    k, v, k2, w = relations()
-    plan = build_join(jt, EqualTo(k, k2), left_rows, right_rows)
-    batches = list(execute(plan, ctx))
-    assert all(0 < b.num_rows <= 3 for b in batches)
-    expected = reference_join(jt, left_rows, right_rows, lambda l, r: sql_eq(l[0], r[0]))
-    assert sum(b.num_rows for b in batches) == len(expected)
-    assert PAIR_CHUNK_FACTOR * 3 < 20 * 15  # the pair enumeration really was chunked
 
 
 # ---------------------------------------------------------------------------------------------

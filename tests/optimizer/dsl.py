@@ -42,12 +42,35 @@ def alias(e: Expression, name: str) -> Alias:
 
 def run(plan: LogicalPlan, batch_size: int = 65536) -> list[tuple]:
     from ember.conf import SQLConf
-    from ember.execution.context import ExecContext
-    from ember.execution.executor import collect
+    from tests.local_run import run_plan
 
-    t = collect(plan, ExecContext(SQLConf({"ember.execution.batchSize": batch_size})))
+    t = run_plan(plan, SQLConf({"ember.execution.batchSize": batch_size}))
     cols = [c.to_pylist() for c in t.columns]
     return list(zip(*cols)) if cols else [()] * t.num_rows
+
+
+def fixed_point(rule, plan: LogicalPlan) -> LogicalPlan:
+    """``rule`` applied to ``plan`` until it stops changing (``plan`` itself if it never does)."""
+    from ember.optimizer.rule_executor import Batch, FixedPoint, RuleExecutor
+
+    return RuleExecutor([Batch(rule.rule_name, FixedPoint(100), (rule,))]).execute(plan)
+
+
+def rewrite_for_execution(plan: LogicalPlan) -> LogicalPlan:
+    """The subquery rewrite, then BooleanSimplification, PushDownPredicates, ReorderJoin and
+    PushDownPredicates again (each to a fixed point): a plan's subqueries become joins and its
+    filters meet the joins they belong to, so ``FROM a, b, c WHERE ...`` does not stay a
+    cartesian product."""
+    from ember.optimizer.rules.boolean_simplification import BooleanSimplification
+    from ember.optimizer.rules.push_down_predicates import PushDownPredicates
+    from ember.optimizer.rules.reorder_join import ReorderJoin
+    from ember.optimizer.rules.rewrite_subquery import rewrite_subqueries
+
+    plan = rewrite_subqueries(plan)
+    plan = fixed_point(BooleanSimplification(), plan)
+    plan = fixed_point(PushDownPredicates(), plan)
+    plan = ReorderJoin()(plan)
+    return fixed_point(PushDownPredicates(), plan)
 
 
 def bag(rows: list[tuple]) -> Counter:

@@ -29,16 +29,14 @@ class Stats:
 
 def exact_stats(plan, conf=None) -> Stats:
     """Row count and per-column NDV / null count of ``plan``, by running it."""
-    from ember.conf import SQLConf
-    from ember.execution.context import ExecContext
-    from ember.execution.executor import collect
+    from tests.local_run import run_plan
 
     cache = exact_stats.__dict__.setdefault("_cache", {})
     key = id(plan)
     hit = cache.get(key)
     if hit is not None and hit[0] is plan:
         return hit[1]
-    t = collect(plan, ExecContext(SQLConf()))
+    t = run_plan(plan)
     attrs = {}
     for a, c in zip(plan.output, t.columns):
         attrs[a.id] = ColStat(distinct_count=pc.count_distinct(c).as_py(),

@@ -1,4 +1,4 @@
-"""CostBasedJoinReorder (spark-behavior.md 3): DP as Spark up to the threshold, GOO above it."""
+"""CostBasedJoinReorder: DP as Spark up to the threshold, GOO above it."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from ember.optimizer.rules.cost_based_join_reorder import (
 from ember.plans.logical.dsl import and_, attr, eq, gt, relation
 from ember.plans.logical.join_type import JoinHint, JoinType
 from ember.plans.logical.nodes import Filter, Join, Project
+from tests.local_run import run_plan
 
 from .join_stats import ColStat, Stats, exact_stats
 
@@ -31,10 +32,7 @@ def _exact_stats(monkeypatch):
 
 
 def _rows(plan):
-    from ember.execution.context import ExecContext
-    from ember.execution.executor import collect
-
-    return Counter(map(tuple, collect(plan, ExecContext(SQLConf())).to_pylist()))
+    return Counter(map(tuple, run_plan(plan).to_pylist()))
 
 
 def _chain():
@@ -209,10 +207,7 @@ def _model(plan, conf=ENH):
 
 
 def _actual(items, plan_of_mask):
-    from ember.execution.context import ExecContext
-    from ember.execution.executor import collect
-
-    return collect(plan_of_mask, ExecContext(SQLConf())).num_rows
+    return run_plan(plan_of_mask).num_rows
 
 
 def test_spark_mode_leaves_joins_above_the_threshold_as_written():
@@ -264,10 +259,7 @@ def test_card_star_fk_pk_with_filtered_dimensions_is_order_independent_and_close
 
 
 def _rows_count(plan):
-    from ember.execution.context import ExecContext
-    from ember.execution.executor import collect
-
-    return collect(plan, ExecContext(SQLConf())).num_rows
+    return run_plan(plan).num_rows
 
 
 def test_card_composite_key_is_not_treated_as_independent():
@@ -371,8 +363,9 @@ def test_generated_star_set_never_worse_than_reorder_join_and_same_rows():
     finally:
         sys.path.remove(str(root))
     star_schema.STATS_PROVIDER = star_schema._default_stats  # the real plan_stats
-    conf = SQLConf({**ENH, "ember.cbo.autoStats.enabled": "true"})
     session = ember.Session()
+    conf = SQLConf({**ENH, "ember.cbo.autoStats.enabled": "true"})
+    conf.table_statistics = session.sql_conf.table_statistics  # the session's statistics
     checked = 0
     for name, pre in jo.star_queries(session, 13, fact_rows=2000):
         blocks = jo.blocks_of(pre)

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 from ember import types as T
 from ember.expressions.predicates import And, EqualTo, GreaterThan, Or
-from ember.optimizer import prepare_for_execution
 from ember.optimizer.rules.boolean_simplification import (
-    boolean_simplification,
-    factor_common_conjuncts,
+    BooleanSimplification,
+    simplify_boolean,
 )
-from ember.optimizer.rules.push_down_predicates import push_down_predicates
-from ember.optimizer.rules.reorder_join import reorder_join
+from ember.optimizer.rules.push_down_predicates import PushDownPredicates
+from ember.optimizer.rules.reorder_join import ReorderJoin
 from ember.plans.logical.join_type import JoinType
 from ember.plans.logical.nodes import Filter, Join, Project
 
-from .dsl import bag, col, lit, relation, run
+from .dsl import bag, col, fixed_point, lit, relation, rewrite_for_execution, run
 
 
 def t1():
@@ -37,7 +36,7 @@ def test_filter_over_cross_join_becomes_equi_join_with_pushed_side_filter():
     r1, r2 = t1(), t2()
     cond = And(EqualTo(col(r1, "a"), col(r2, "b")), GreaterThan(col(r1, "x"), lit(10)))
     plan = Filter(cond, Join(r1, r2, JoinType.INNER))
-    out = push_down_predicates(plan)
+    out = fixed_point(PushDownPredicates(), plan)
     assert isinstance(out, Join) and out.join_type is JoinType.INNER
     assert out.condition == EqualTo(col(r1, "a"), col(r2, "b"))
     assert isinstance(out.left, Filter) and out.left.condition == GreaterThan(col(r1, "x"), lit(10))
@@ -51,7 +50,7 @@ def test_left_outer_join_keeps_right_only_filter_above_and_pushes_on_condition()
     on = And(EqualTo(col(r1, "a"), col(r2, "b")), GreaterThan(col(r2, "b"), lit(1)))
     above = And(GreaterThan(col(r1, "x"), lit(10)), EqualTo(col(r2, "b"), lit(2)))
     plan = Filter(above, Join(r1, r2, JoinType.LEFT_OUTER, on))
-    out = push_down_predicates(plan)
+    out = fixed_point(PushDownPredicates(), plan)
     # right-only conjunct of the WHERE stays above (it would change NULL padding below)
     assert isinstance(out, Filter) and out.condition == EqualTo(col(r2, "b"), lit(2))
     j = out.child
@@ -68,7 +67,7 @@ def test_filter_pushed_through_project_with_alias_substituted():
     al = Alias(col(r1, "x"), "y")
     proj = Project((col(r1, "a"), al), r1)
     plan = Filter(GreaterThan(al.to_attribute(), lit(15)), proj)
-    out = push_down_predicates(plan)
+    out = fixed_point(PushDownPredicates(), plan)
     assert isinstance(out, Project)
     assert out.child.condition == GreaterThan(col(r1, "x"), lit(15))
     assert run(out) == run(plan) == [(2, 20), (3, 30)]
@@ -77,9 +76,9 @@ def test_filter_pushed_through_project_with_alias_substituted():
 def test_nothing_to_push_returns_same_object():
     r1 = t1()
     plan = Project((col(r1, "a"),), Filter(GreaterThan(col(r1, "a"), lit(1)), r1))
-    assert push_down_predicates(plan) is plan
-    assert reorder_join(plan) is plan
-    assert boolean_simplification(plan) is plan
+    assert fixed_point(PushDownPredicates(), plan) is plan
+    assert ReorderJoin()(plan) is plan
+    assert fixed_point(BooleanSimplification(), plan) is plan
 
 
 def test_reorder_join_avoids_cartesian_product():
@@ -87,7 +86,7 @@ def test_reorder_join_avoids_cartesian_product():
     r1, r2, r3 = t1(), t2(), t3()
     cond = And(EqualTo(col(r1, "a"), col(r3, "c")), EqualTo(col(r2, "b"), col(r3, "c")))
     plan = Filter(cond, Join(Join(r1, r2, JoinType.INNER), r3, JoinType.INNER))
-    out = prepare_for_execution(plan)
+    out = rewrite_for_execution(plan)
     assert [a.id for a in out.output] == [a.id for a in plan.output]
     js = joins(out)
     assert len(js) == 2 and all(j.condition is not None for j in js)
@@ -98,17 +97,17 @@ def test_reorder_join_restores_output_order_with_project():
     r1, r2, r3 = t1(), t2(), t3()
     cond = And(EqualTo(col(r1, "a"), col(r3, "c")), EqualTo(col(r2, "b"), col(r3, "c")))
     plan = Filter(cond, Join(Join(r1, r2, JoinType.INNER), r3, JoinType.INNER))
-    out = reorder_join(plan)
+    out = ReorderJoin()(plan)
     assert isinstance(out, Project) and out.output == plan.output
 
 
-def test_factor_common_conjuncts_out_of_or():
+def test_simplify_boolean_out_of_or():
     r1, r2 = t1(), t2()
     key = EqualTo(col(r1, "a"), col(r2, "b"))
     p, q = GreaterThan(col(r1, "x"), lit(15)), GreaterThan(col(r1, "x"), lit(25))
-    assert factor_common_conjuncts(Or(And(key, p), And(key, q))) == And(key, Or(p, q))
-    assert factor_common_conjuncts(Or(And(key, p), key)) == key
-    assert factor_common_conjuncts(Or(p, q)) == Or(p, q)
+    assert simplify_boolean(Or(And(key, p), And(key, q))) == And(key, Or(p, q))
+    assert simplify_boolean(Or(And(key, p), key)) == key
+    assert simplify_boolean(Or(p, q)) == Or(p, q)
 
 
 def test_or_of_join_conditions_becomes_equi_join():
@@ -116,7 +115,7 @@ def test_or_of_join_conditions_becomes_equi_join():
     key = EqualTo(col(r1, "a"), col(r2, "b"))
     cond = Or(And(key, GreaterThan(col(r1, "x"), lit(15))), And(key, EqualTo(col(r2, "b"), lit(1))))
     plan = Filter(cond, Join(r1, r2, JoinType.INNER))
-    out = prepare_for_execution(plan)
+    out = rewrite_for_execution(plan)
     j = joins(out)[0]
     from ember.plans.logical.patterns import split_join_condition
 

@@ -7,7 +7,7 @@ import pytest
 
 from ember import types as T
 from ember.expressions.predicates import And, EqualTo, GreaterThan, IsNull, Or
-from ember.optimizer.rules.push_down_predicates import push_down_predicates
+from ember.optimizer.rules.push_down_predicates import PushDownPredicates
 from ember.plans.logical.join_type import JoinHint, JoinType
 from ember.plans.logical.nodes import Filter, Join
 from ember.plans.logical.patterns import (
@@ -16,7 +16,7 @@ from ember.plans.logical.patterns import (
     null_aware_anti_join_condition,
 )
 
-from .dsl import bag, col, lit, relation, run
+from .dsl import bag, col, fixed_point, lit, relation, run
 
 
 def rels():
@@ -84,7 +84,7 @@ def test_left_only_on_conjunct_of_anti_join_is_not_pushed():
     r1, r2, _ = rels()
     on = And(EqualTo(col(r1, "a"), col(r2, "b")), GreaterThan(col(r1, "a"), lit(1)))
     plan = Join(r1, r2, JoinType.LEFT_ANTI, on)
-    assert push_down_predicates(plan) is plan
+    assert fixed_point(PushDownPredicates(), plan) is plan
     assert bag(run(plan)) == bag([(1,), (2,), (None,)])
 
 
@@ -92,7 +92,7 @@ def test_left_only_on_conjunct_of_semi_join_is_pushed():
     r1, r2, _ = rels()
     on = And(EqualTo(col(r1, "a"), col(r2, "b")), GreaterThan(col(r1, "a"), lit(1)))
     plan = Join(r1, r2, JoinType.LEFT_SEMI, on)
-    out = push_down_predicates(plan)
+    out = fixed_point(PushDownPredicates(), plan)
     assert isinstance(out.left, Filter) and out.left.condition == GreaterThan(col(r1, "a"), lit(1))
     assert out.condition == EqualTo(col(r1, "a"), col(r2, "b"))
     assert bag(run(out)) == bag(run(plan)) == bag([])

@@ -1,4 +1,4 @@
-"""ReorderJoin, exactly as seed 000 (spark-behavior.md 2): flattenJoin examples, createOrderedJoin
+"""ReorderJoin, exactly as Spark's: flattenJoin examples, createOrderedJoin
 examples, and the crossJoin-of-two-ranges example."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pyarrow as pa
 
 from ember import types as T
 from ember.expressions.base import AttributeReference, Literal
-from ember.optimizer.rules.reorder_join import ReorderJoin, create_ordered_join, reorder_join
+from ember.optimizer.rules.reorder_join import ReorderJoin, create_ordered_join
 from ember.plans.logical.dsl import (
     and_,
     attr,
@@ -192,7 +192,7 @@ def test_create_ordered_join_four_resolved_plans_exact_tree():
 
 
 def test_reorder_join_restores_output_order_with_project():
-    # spark-behavior.md 2.8: [A, B, C] with A.x = C.x, B.y = C.y -> (A join C) join B
+    # Spark's createOrderedJoin: [A, B, C] with A.x = C.x, B.y = C.y -> (A join C) join B
     a = relation("a", x="int")
     b = relation("b", y="int")
     c = relation("c", x="int", y="int")
@@ -240,16 +240,13 @@ def test_cross_join_of_two_ranges_inner_join_moves_below_cross_join():
     cond = eq(below_broadcast.output[0], Cast(tiny.output[0], T.LONG))
     # the pre-optimized plan shape of the seed (after PushDownPredicate/PushPredicateThroughJoin)
     pre = Join(Join(below_broadcast, large, CROSS, None), tiny, INNER, cond)
-    out = reorder_join(pre)
+    out = ReorderJoin()(pre)
     assert isinstance(out, Project)  # column order restored: belowBroadcast, large, tiny
     assert [a.id for a in out.output] == [a.id for a in pre.output]
     assert out.child == Join(Join(below_broadcast, tiny, INNER, cond), large, CROSS, None)
-    from ember.conf import SQLConf
-    from ember.execution.context import ExecContext
-    from ember.execution.executor import collect
+    from tests.local_run import run_plan
 
-    ctx = ExecContext(SQLConf())
-    rows = lambda p: Counter(map(tuple, collect(p, ctx).to_pylist()))  # noqa: E731
+    rows = lambda p: Counter(map(tuple, run_plan(p).to_pylist()))  # noqa: E731
     assert rows(out) == rows(pre)
 
 
@@ -266,9 +263,10 @@ def test_cross_join_of_two_ranges_through_the_dataframe_api():
         from ember.query_execution import QueryExecution
 
         analyzed = QueryExecution(s, q._plan).analyzed
-    from ember.optimizer.rules.push_down_predicates import push_down_predicates
+    from ember.optimizer.rules.push_down_predicates import PushDownPredicates
+    from tests.optimizer.dsl import fixed_point
 
-    pre = push_down_predicates(analyzed)
+    pre = fixed_point(PushDownPredicates(), analyzed)
     out = ReorderJoin()(pre)
     cross = out.find(lambda n: isinstance(n, Join) and n.join_type is CROSS)
     assert cross is not None

@@ -1,5 +1,5 @@
 """RewriteDistinctAggregates: the three cases of seed 003 on the seed's ``data`` view, plus the
-firing conditions of spark-behavior.md 9.3 and the plan text Spark 4.3 prints.
+firing conditions of Spark's rule and the plan text Spark 4.3 prints.
 
 Each seed case checks the rewritten plan's three operators separately: the Expand subplan, the
 first Aggregate subplan and the final Aggregate are executed and their rows compared (as bags)
@@ -16,8 +16,6 @@ from collections import Counter
 import pytest
 
 from ember.conf import SQLConf
-from ember.execution.context import ExecContext
-from ember.execution.executor import collect
 from ember.expressions.aggregates import AggregateExpression
 from ember.optimizer.rule_executor import Batch, ONCE, RuleExecutor
 from ember.optimizer.rules.rewrite_distinct_aggregates import (
@@ -25,6 +23,7 @@ from ember.optimizer.rules.rewrite_distinct_aggregates import (
     qualified_sql,
 )
 from ember.plans.logical.nodes import Aggregate, Expand, LogicalPlan
+from tests.local_run import run_plan
 
 DATA = [
     ("a", "ca1", "cb1", 0, 10),
@@ -54,7 +53,7 @@ def session():
 
 
 def rows(session, plan: LogicalPlan) -> list[tuple]:
-    t = collect(plan, ExecContext(session.sql_conf))
+    t = run_plan(plan, session.sql_conf)
     return list(zip(*[c.to_pylist() for c in t.columns]))
 
 
@@ -477,13 +476,13 @@ def test_rows_equal_spark(session, spark):
 @pytest.mark.parametrize("sql", SPARK_QUERIES[:8])
 def test_tiny_batches_same_rows_as_unrewritten(session, sql):
     """Optimized (rewritten) and unoptimized plans return the same rows, at batch size 2."""
-    ctx = ExecContext(SQLConf({"ember.execution.batchSize": 2}))
+    small_batches = SQLConf({"ember.execution.batchSize": 2})
     p = analyzed(session, sql)
     q = RewriteDistinctAggregates()(p)
     assert q is not p
 
     def bag_of(plan):
-        t = collect(plan, ctx)
+        t = run_plan(plan, small_batches)
         return bag(zip(*[c.to_pylist() for c in t.columns]))
 
     assert bag_of(q) == bag_of(p)

@@ -21,12 +21,11 @@ from ember.expressions.predicates import (
     Or,
 )
 from ember.expressions.subquery import Exists, InSubquery
-from ember.optimizer import prepare_for_execution
 from ember.optimizer.rules.rewrite_subquery import rewrite_subqueries
 from ember.plans.logical.join_type import JoinType
 from ember.plans.logical.nodes import Filter, Join, Project
 
-from .dsl import bag, col, has_subquery, outer, relation, run
+from .dsl import bag, col, has_subquery, outer, relation, rewrite_for_execution, run
 
 DEC = T.DoubleType()
 
@@ -61,7 +60,7 @@ def test_plan_without_subqueries_is_returned_unchanged():
     m = m_rel()
     plan = Project((col(m, "a"),), Filter(GreaterThan(col(m, "a"), Literal(1, T.INT)), m))
     assert rewrite_subqueries(plan) is plan
-    assert prepare_for_execution(plan) is plan
+    assert rewrite_for_execution(plan) is plan
 
 
 def test_correlated_exists_becomes_left_semi_join_with_pulled_predicate():

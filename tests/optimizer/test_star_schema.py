@@ -1,4 +1,4 @@
-"""StarSchemaDetection (spark-behavior.md 2.7) and its use by ReorderJoin."""
+"""StarSchemaDetection and its use by ReorderJoin."""
 
 from __future__ import annotations
 

@@ -15,8 +15,6 @@ from collections import Counter
 import pytest
 
 from ember.conf import SQLConf
-from ember.execution.context import ExecContext
-from ember.execution.executor import collect
 from ember.expressions.subquery import ScalarSubquery, SubqueryExpression
 from ember.optimizer.rule_executor import ONCE, Batch, FixedPoint, RuleExecutor
 from ember.optimizer.rules.rewrite_subquery import (
@@ -26,6 +24,7 @@ from ember.optimizer.rules.rewrite_subquery import (
 )
 from ember.plans.logical.join_type import JoinType
 from ember.plans.logical.nodes import Join, LogicalPlan
+from tests.local_run import run_plan
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +40,7 @@ def session():
 
 
 def rows(session, plan: LogicalPlan) -> Counter:
-    t = collect(plan, ExecContext(session.sql_conf))
+    t = run_plan(plan, session.sql_conf)
     return Counter(zip(*[c.to_pylist() for c in t.columns]))
 
 

@@ -1,4 +1,4 @@
-"""JoinSelection over hand-built logical plans with injected sizes (spark-behavior.md 6)."""
+"""JoinSelection over hand-built logical plans with injected sizes."""
 
 from __future__ import annotations
 

@@ -37,7 +37,7 @@ def _data(n: int) -> pa.Table:
 
 
 def _expected(t: pa.Table, asc_k: bool) -> list:
-    """Reference: one in-memory stable sort by (k, f desc) with the logical executor's kernel."""
+    """Reference: one in-memory stable sort by (k, f desc) with the sort kernel."""
     from ember.execution.kernels.sort import sort_indices
 
     idx = sort_indices([t.column("k").combine_chunks(), t.column("f").combine_chunks()],

@@ -31,21 +31,16 @@ from ember.expressions.predicates import (
 )
 from ember.plans.logical.join_type import JoinType
 from ember.plans.logical.nodes import Aggregate, Filter, Join, LocalRelation, Project, Range
-from ember.plans.logical.statistics import (
-    ColumnStat,
-    clear_table_statistics,
-    plan_stats,
-)
+from ember.execution.auto_statistics import _gee_ndv
+from ember.plans.logical.statistics import ColumnStat, plan_stats
 
 
 @pytest.fixture()
 def session():
-    clear_table_statistics()
     s = ember.Session()
     s.createDataFrame(pd.DataFrame({"x": [1.0, 2.0, 3.0, 3.0, None],
                                     "y": ["a", "bb", "c", "c", None]})).createOrReplaceTempView("tt")
     yield s
-    clear_table_statistics()
 
 
 def leaf_of(s, name="tt"):
@@ -171,7 +166,6 @@ def test_integer_join_estimate():
 
 
 def test_auto_stats_local_relation():
-    clear_table_statistics()
     s = ember.Session({"ember.cbo.autoStats.enabled": "true"})
     df = s.createDataFrame([(i % 7, f"s{i % 3}") for i in range(50)], ["k", "v"])
     leaf = df._qe.analyzed.find(lambda p: isinstance(p, LocalRelation))
@@ -183,8 +177,23 @@ def test_auto_stats_local_relation():
     assert off.row_count is None and not off.attribute_stats
 
 
+def test_table_statistics_belong_to_their_session(tmp_path):
+    """ANALYZE in one session is not seen by another over the same files (each session catalog
+    keeps its own table statistics)."""
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"k": pa.array(list(range(100)), pa.int64())}), path)
+    conf = {"spark.sql.cbo.enabled": "true"}
+    a, b = ember.Session(conf), ember.Session(conf)
+    a.read.parquet(str(path)).createOrReplaceTempView("t")
+    b.read.parquet(str(path)).createOrReplaceTempView("t")
+    a.sql("ANALYZE TABLE t COMPUTE STATISTICS FOR ALL COLUMNS")
+    leaf_a = a.table("t")._qe.analyzed.find(lambda p: not p.children)
+    leaf_b = b.table("t")._qe.analyzed.find(lambda p: not p.children)
+    assert plan_stats(leaf_a, a.sql_conf).row_count == 100
+    assert plan_stats(leaf_b, b.sql_conf).row_count is None
+
+
 def test_auto_stats_parquet(tmp_path):
-    clear_table_statistics()
     path = tmp_path / "t.parquet"
     pq.write_table(pa.table({"k": pa.array([i % 10 for i in range(1000)], pa.int64()),
                              "u": pa.array(list(range(1000)), pa.int64())}), path)
@@ -198,8 +207,6 @@ def test_auto_stats_parquet(tmp_path):
 
 
 def test_gee_estimate_from_sample():
-    from ember.plans.logical.statistics import _gee_ndv
-
     sample = pa.array(list(range(1000)) + [1, 2, 3])
     assert 9_000 <= _gee_ndv(sample, 100_000) <= 100_000
     assert _gee_ndv(pa.array([1, 1, 2, 2]), 1_000_000) == 2

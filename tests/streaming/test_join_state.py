@@ -1,4 +1,4 @@
-"""SymmetricHashJoinStateManager (spark-behavior.md 10.6): the two-store layout, append with
+"""SymmetricHashJoinStateManager: the two-store layout, append with
 per-key indices, get, getJoinedRows marking matched rows, removal by key and by value with
 Spark's move-last-into-hole compaction; on both providers."""
 

@@ -4,7 +4,8 @@ Two memory streams (impressions and clicks) get ``ROWS_PER_BATCH`` rows each per
 their event times advancing by one second a batch (a little disorder within a second, and now
 and then a row far behind the watermark, which must be dropped, not stored).  Both sides have a
 ``DELAY_S`` watermark and the join has the time range
-``rt BETWEEN lt AND lt + RANGE_S seconds``, so (spark-behavior.md 10.5) a left row is kept until
+``rt BETWEEN lt AND lt + RANGE_S seconds``, so (Spark's state watermark of a time range) a left
+row is kept until
 the watermark passes ``lt + RANGE_S`` and a right row until it passes ``rt``: at most about
 ``ROWS_PER_BATCH * (DELAY_S + RANGE_S + 2)`` left and ``ROWS_PER_BATCH * (DELAY_S + 2)`` right
 rows (one more second for the batch being added, one for eviction using the watermark of the

@@ -1,4 +1,4 @@
-"""Versioned state stores (spark-behavior.md 10.8): both providers, versioning, reopening at any
+"""Versioned state stores (Spark's ``StateStore``): both providers, versioning, reopening at any
 committed version, crash recovery (uncommitted writes vanish), delta + snapshot files and
 cleanup, the binary row encoding."""
 

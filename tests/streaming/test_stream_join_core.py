@@ -1,4 +1,4 @@
-"""The stream-stream join core (spark-behavior.md 10.2 - 10.7, seed 004), driven directly:
+"""The stream-stream join core (Spark's ``StreamingSymmetricHashJoinExec``), driven directly:
 hand-built Arrow batches over resolved attributes, ``process_partition`` across batch versions
 with a temporary checkpoint.  Whole queries are compared with Spark elsewhere
 (``test_*_vs_spark.py``)."""

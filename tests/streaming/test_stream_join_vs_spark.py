@@ -4,8 +4,8 @@ Each scenario (see :mod:`tests.streaming.spark_harness`) is one query fed the sa
 batches on both engines through memory sources. Two tests per scenario:
 
 * ``test_spark_does_what_the_scenario_is_designed_for``: Spark's per-micro-batch output and state
-  sizes equal the hand-derived expectation (spark-behavior.md section 10; the derivations are the
-  comments next to each script). This keeps the scripts honest: a scenario meant to show a
+  sizes equal the hand-derived expectation (the derivations are the comments next to each
+  script). This keeps the scripts honest: a scenario meant to show a
   NULL-padded row emitted in a no-data batch really does on Spark.
 * ``test_ember_matches_spark``: Ember's sink received the same rows in the same step, in the same
   micro-batches, with the same watermarks, state rows and late-row counts as Spark's.

@@ -20,6 +20,7 @@ from ember.errors import AnalysisError
 from ember.expressions.base import Alias, AttributeReference, Expression
 from ember.plans.logical.nodes import LogicalPlan, Project, SubqueryAlias, View
 from ember.analysis.fresh import fresh_copy
+from ember.analysis.table_statistics import AutomaticStatistics, TableStatistics
 
 _DEFAULT_PREFIXES = ((), ("default",), ("spark_catalog", "default"))
 
@@ -36,10 +37,14 @@ def _quote(name: str) -> str:
 
 
 class Catalog:
-    """Temporary views by case-insensitive name (Spark's ``SessionCatalog`` subset)."""
+    """Temporary views by case-insensitive name and the session's table statistics (Spark's
+    ``SessionCatalog`` subset).  ``automatic_statistics`` gathers statistics without ANALYZE
+    (``ember.cbo.autoStats.enabled``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, automatic_statistics: AutomaticStatistics | None = None) -> None:
         self._views: dict[str, _Entry] = {}
+        #: Spark's ``CatalogStatistics`` of the session's relations (ANALYZE TABLE).
+        self.table_statistics = TableStatistics(automatic_statistics)
 
     # -- views ------------------------------------------------------------------------------
     def create_temp_view(

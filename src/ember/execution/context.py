@@ -1,4 +1,4 @@
-"""Per-query execution context of the local executor."""
+"""Per-query execution context of the local runtime's operators."""
 
 from __future__ import annotations
 

@@ -852,10 +852,4 @@ def _numeric_to_timestamp(arr, from_t, fail: _Fail) -> pa.Array:
         pa.timestamp("us", tz="UTC"))
 
 
-def cast_literal(value: object, from_t: T.DataType, to_t: T.DataType) -> object:
-    """Convenience for constant folding: one value cast with :func:`cast_array`."""
-    arr = pa.array([value], type=from_t.to_arrow())
-    return cast_array(arr, from_t, to_t)[0].as_py()
-
-
 _ = Literal  # re-exported for callers building casts of literals

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ember import types as T
-from ember.expressions.base import Expression, Literal
+from ember.expressions.base import Expression
 
 
 class TypeCheckFailure(str):
@@ -117,12 +117,6 @@ def is_float_type(t: T.DataType) -> bool:
     return isinstance(t, (T.FloatType, T.DoubleType))
 
 
-def cast_arrow(arr: pa.Array, dtype: T.DataType) -> pa.Array:
-    """``arr`` as the Arrow type of ``dtype`` (no-op when it already is)."""
-    at = dtype.to_arrow()
-    return arr if arr.type == at else arr.cast(at)
-
-
 # ---------------------------------------------------------------------------------------------
 # Row-wise short-circuit emulation
 
@@ -152,13 +146,6 @@ def eval_where(e: Expression, batch: pa.RecordBatch, mask: np.ndarray | None) ->
     positions = np.cumsum(mask) - 1
     idx = pa.array(positions, mask=~mask)
     return pc.take(sub, idx)
-
-
-def literal_value(e: Expression) -> tuple[bool, Any]:
-    """``(True, value)`` when ``e`` is a Literal, else ``(False, None)``."""
-    if isinstance(e, Literal):
-        return True, e.value
-    return False, None
 
 
 def eval_null_intolerant(children, batch: pa.RecordBatch,

@@ -6,7 +6,7 @@
   without references -- a literal -- can be evaluated on *any* plan; ReorderJoin's "literal quirk"
   follows from this).
 - :func:`can_evaluate_within_join`: whether a conjunct may sit in a Join's condition
-  (spark-behavior.md 1.4).
+  (Spark's ``PredicateHelper.canEvaluateWithinJoin``).
 """
 
 from __future__ import annotations

@@ -45,7 +45,6 @@ from ember.physical.partitioning import (
     SinglePartition,
     UnknownPartitioning,
     UnspecifiedDistribution,
-    semantic_equals,
 )
 from ember.plans.logical.join_type import JoinType, join_output, join_type_string
 from ember.plans.logical.nodes import (
@@ -896,10 +895,6 @@ class CartesianProductExec(JoinExec):
         if self.condition is None:
             return "CartesianProduct"
         return self._join_string([])
-
-
-def keys_semantically_equal(a: tuple[Expression, ...], b: tuple[Expression, ...]) -> bool:
-    return len(a) == len(b) and all(semantic_equals(x, y) for x, y in zip(a, b))
 
 
 def aggregate_result_attribute(agg: Expression) -> AttributeReference:

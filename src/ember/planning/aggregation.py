@@ -1,5 +1,5 @@
 """Aggregation strategy: a logical ``Aggregate`` becomes ``HashAggregateExec`` operators, as
-Spark's ``Aggregation`` strategy and ``AggUtils`` plan them (spark-behavior.md 9.2).
+Spark's ``Aggregation`` strategy and ``AggUtils`` plan them.
 
 Fields follow Spark's ``PhysicalAggregation``: grouping expressions are named (non-attribute keys
 aliased), aggregate expressions de-duplicated, and ``result_expressions`` refer to the grouping

@@ -1,5 +1,5 @@
 """EnsureRequirements: insert exchanges and sorts so that every operator's children satisfy its
-required distribution and ordering (Spark's ``EnsureRequirements``, spark-behavior.md 8).
+required distribution and ordering (Spark's ``EnsureRequirements``).
 
 Bottom-up over the physical plan, for each operator:
 

@@ -1,5 +1,5 @@
 """JoinSelection: how a logical ``Join`` becomes one of the five physical joins, exactly as
-Spark 4's ``JoinSelection`` strategy with adaptive execution off (spark-behavior.md 6).
+Spark 4's ``JoinSelection`` strategy with adaptive execution off.
 
 Support matrix (which physical join may run which join type, and which side it may build):
 
@@ -95,7 +95,7 @@ def default_size_of(conf: SQLConf) -> SizeOf:
 
 
 # ---------------------------------------------------------------------------------------------
-# Capability tables (spark-behavior.md 6.1)
+# Capability tables (the support matrix of the module docstring)
 
 _BHJ_LEFT = frozenset({JoinType.INNER, JoinType.CROSS, JoinType.RIGHT_OUTER})
 _BHJ_RIGHT = frozenset({JoinType.INNER, JoinType.CROSS, JoinType.LEFT_OUTER, JoinType.LEFT_SEMI,
@@ -138,7 +138,7 @@ def is_orderable(t: T.DataType) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------
-# Hint predicates (spark-behavior.md 6.3)
+# Hint predicates (Spark's ``JoinSelectionHelper.hintToBroadcastLeft`` etc.)
 
 
 def _has(hints: tuple[str, ...], strategy: str) -> bool:

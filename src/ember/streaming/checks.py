@@ -16,7 +16,7 @@ output-mode errors are ``STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION``. Order as
    stream-stream join) above a streaming aggregation in a non-append mode
    (``spark.sql.streaming.statefulOperator.checkCorrectness.enabled``, default true).
 
-Joins (spark-behavior.md 10.1): stream-stream joins only in append mode (Spark 4.3 also lets inner
+Joins (Spark's ``UnsupportedOperationChecker.checkForStreaming``): stream-stream joins only in append mode (Spark 4.3 also lets inner
 and left semi ones run in update mode); Inner/Cross need nothing more; LeftOuter/LeftSemi need a
 watermarked column among the equi-join keys or a state-value watermark for the left side derivable
 from the condition with a right-side watermark (section 10.5, through ``ember.streaming.join``),

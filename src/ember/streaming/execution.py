@@ -36,7 +36,7 @@ The batch timestamp (``batchTimestampMs``, the processing time of the batch: a s
 clock) is read from :attr:`MicroBatchExecution.clock` (``time.time``; tests inject a fake) when
 the batch is constructed and logged with its offsets, so a re-run batch has the same one.
 
-Watermarks of batch ``N`` (spark-behavior.md 10.3): late input is dropped with the watermark of
+Watermarks of batch ``N`` (Spark's ``WatermarkTracker``): late input is dropped with the watermark of
 batch ``N - 1`` (0 for the first batch), state is evicted with batch ``N``'s; a stateful
 operator above another one gets the lower one's output watermark (:func:`input_watermarks`,
 Spark's watermark propagation).  The logs keep the last

@@ -9,7 +9,7 @@
     <checkpoint>/commits/<batchId>   v1
                                      {"nextBatchWatermarkMs":0}
 
-Write-ahead protocol (spark-behavior.md 10.8 and the micro-batch loop in :mod:`.execution`): a
+Write-ahead protocol (Spark's ``MicroBatchExecution``, and the loop in :mod:`.execution`): a
 batch's offsets are logged *before* it runs; its commit entry is written only after the sink has
 committed its output.  Entries older than the last ``spark.sql.streaming.minBatchesToRetain``
 (default 100) batches are purged.  A restart whose latest offsets entry has no commit re-runs that batch with

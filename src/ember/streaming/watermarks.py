@@ -1,4 +1,4 @@
-"""Event-time watermarks (spark-behavior.md 10.3): delay parsing, per-batch event-time statistics
+"""Event-time watermarks: delay parsing, per-batch event-time statistics
 and the global watermark (Spark's ``EventTimeWatermark.getDelayMs``, ``EventTimeStats`` and
 ``WatermarkTracker``).
 

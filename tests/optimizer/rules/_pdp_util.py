@@ -7,11 +7,10 @@ from collections import Counter
 
 from ember import types as T
 from ember.conf import SQLConf
-from ember.execution.context import ExecContext
-from ember.execution.executor import collect
 from ember.expressions.base import LeafExpression, Literal
 from ember.plans.logical.nodes import LogicalPlan
 from ember.trees import node
+from tests.local_run import run_plan
 
 
 @node
@@ -39,7 +38,7 @@ def lit(v):
 
 def rows(plan: LogicalPlan, batch_size: int = 65536) -> Counter:
     """The bag of rows ``plan`` returns."""
-    t = collect(plan, ExecContext(SQLConf({"ember.execution.batchSize": batch_size})))
+    t = run_plan(plan, SQLConf({"ember.execution.batchSize": batch_size}))
     cols = [c.to_pylist() for c in t.columns]
     return Counter(zip(*cols)) if cols else Counter({(): t.num_rows})
 

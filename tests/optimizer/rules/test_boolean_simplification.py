@@ -7,13 +7,12 @@ from ember.expressions.predicates import (
 )
 from ember.optimizer.rules.boolean_simplification import (
     BooleanSimplification,
-    boolean_simplification,
     semantic_equals,
     simplify_boolean,
 )
 from ember.plans.logical.nodes import Filter, Project
 
-from ..dsl import col, lit
+from ..dsl import col, fixed_point, lit
 from ._util import same_rows, t1
 
 TRUE, FALSE, NULLB = Literal(True, T.BOOLEAN), Literal(False, T.BOOLEAN), Literal(None, T.BOOLEAN)
@@ -72,8 +71,8 @@ def test_not_pushdown():
     # NOT (p OR q): first step only (bottom-up, once); the fixed point pushes further
     assert simplify_boolean(Not(Or(p, q))) == And(Not(p), Not(q))
     plan = Filter(Not(Or(p, q)), r)
-    assert boolean_simplification(plan).condition == And(LessThanOrEqual(a, lit(1)),
-                                                         GreaterThanOrEqual(b, lit(30)))
+    assert fixed_point(BooleanSimplification(), plan).condition == And(
+        LessThanOrEqual(a, lit(1)), GreaterThanOrEqual(b, lit(30)))
 
 
 def test_non_nullable_absorption():
@@ -91,8 +90,8 @@ def test_rule_on_plan_keeps_rows_and_identity():
     r, p, q, s = preds()
     cond = Or(And(p, And(q, TRUE)), And(Not(Not(p)), s))
     plan = Project((Alias(Or(p, Not(p)), "x"),), Filter(cond, r))
-    out = boolean_simplification(plan)
+    out = fixed_point(BooleanSimplification(), plan)
     assert out.child.condition == And(p, Or(q, s))
     assert same_rows(plan, out)
     assert BooleanSimplification()(out) is out
-    assert boolean_simplification(out) is out
+    assert fixed_point(BooleanSimplification(), out) is out

@@ -13,7 +13,6 @@ from ember.optimizer.rules.push_down_predicates import (
     PushDownPredicates,
     PushPredicateThroughJoin,
     PushPredicateThroughNonJoin,
-    push_down_predicates,
 )
 from ember.plans.logical.dsl import attr, relation
 from ember.plans.logical.join_type import JoinType
@@ -28,6 +27,7 @@ from ember.plans.logical.nodes import (
     Union,
 )
 
+from ..dsl import fixed_point
 from ._pdp_util import NonDet, lit, norm, same_rows
 
 
@@ -242,14 +242,14 @@ def test_deep_push_through_project_and_join(t, u):
 def test_no_change_returns_same_object(t, u):
     plan = Project((attr(t, "a"),), Join(t, u, JoinType.INNER, EqualTo(attr(t, "a"), attr(u, "x"))))
     assert PushDownPredicates()(plan) is plan
-    assert push_down_predicates(plan) is plan
+    assert fixed_point(PushDownPredicates(), plan) is plan
 
 
 def test_legacy_entry_point_reaches_fixed_point(t, u):
     a, b, x = attr(t, "a"), attr(t, "b"), attr(u, "x")
     plan = Filter(EqualTo(a, x), Filter(GreaterThan(b, lit(1)), Join(t, u, JoinType.CROSS)))
-    out = push_down_predicates(plan)
+    out = fixed_point(PushDownPredicates(), plan)
     assert isinstance(out, Join) and out.condition == EqualTo(a, x)
     assert isinstance(out.left, Filter)
-    assert push_down_predicates(out) is out
+    assert fixed_point(PushDownPredicates(), out) is out
     assert same_rows(plan, out)

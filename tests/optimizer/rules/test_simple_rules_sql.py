@@ -8,7 +8,6 @@ import re
 import pytest
 
 import ember
-from ember.optimizer import prepare_for_execution
 from ember.optimizer.rule_executor import ONCE, Batch, FixedPoint, RuleExecutor
 from ember.optimizer.rules.boolean_simplification import BooleanSimplification
 from ember.optimizer.rules.collapse_project import (
@@ -77,10 +76,11 @@ QUERIES = [
 
 
 def _rows(session, plan):
-    from ember.execution.context import ExecContext
-    from ember.execution.executor import collect
+    from ember.optimizer.optimizer import MinimalOptimizer
+    from tests.local_run import run_plan
 
-    table = collect(prepare_for_execution(plan), ExecContext(session.sql_conf))
+    executable = MinimalOptimizer().execute(plan, session.sql_conf)  # subqueries become joins
+    table = run_plan(executable, session.sql_conf)
     return bag(list(zip(*[c.to_pylist() for c in table.columns])))
 
 

@@ -1,5 +1,6 @@
 """Shared fixtures of the join operator tests: data with NULL / duplicate / NaN / -0.0 keys, join
-conditions, the reference (the logical executor's ``execute_join``) and physical plan builders."""
+conditions, the reference (DuckDB running the same join over the same Arrow tables) and physical
+plan builders."""
 
 from __future__ import annotations
 
@@ -11,11 +12,27 @@ import pyarrow as pa
 
 from ember import types as T
 from ember.conf import SQLConf
-from ember.execution.context import ExecContext
-from ember.execution.joins import execute_join
-from ember.expressions.arithmetic import Add
-from ember.expressions.base import AttributeReference, SortOrder, bind_references
-from ember.expressions.predicates import And, EqualNullSafe, EqualTo, LessThan
+from ember.execution.kernels.batches import schema_of
+from ember.expressions.arithmetic import Add, Subtract, UnaryMinus
+from ember.expressions.base import (
+    AttributeReference,
+    Literal,
+    SortOrder,
+    bind_references,
+    split_conjuncts,
+)
+from ember.expressions.predicates import (
+    And,
+    EqualNullSafe,
+    EqualTo,
+    GreaterThan,
+    GreaterThanOrEqual,
+    IsNull,
+    LessThan,
+    LessThanOrEqual,
+    Not,
+    Or,
+)
 from ember.physical.nodes import (
     BroadcastExchangeExec,
     BroadcastHashJoinExec,
@@ -130,13 +147,74 @@ def conf(batch_size: int | None = None, budget: int | None = None, partitions: i
     return c
 
 
-def reference(join: Join, batch_size: int = 4) -> pa.Table:
-    ctx = ExecContext(conf(batch_size))
-    out = list(execute_join(join, iter(join.left.data.to_batches(max_chunksize=batch_size)),
-                            iter(join.right.data.to_batches(max_chunksize=batch_size)), ctx))
-    from ember.execution.kernels.batches import schema_of
+_SQL_OPS = {EqualTo: "=", EqualNullSafe: "IS NOT DISTINCT FROM", LessThan: "<",
+            LessThanOrEqual: "<=", GreaterThan: ">", GreaterThanOrEqual: ">=", And: "AND",
+            Or: "OR", Add: "+", Subtract: "-"}
+_SQL_TYPES = {T.LONG: "BIGINT", T.INT: "INTEGER", T.DOUBLE: "DOUBLE", T.STRING: "VARCHAR"}
 
-    return pa.Table.from_batches(out, schema=schema_of(join.output))
+
+def _sql(e, left_ids: frozenset[int]) -> str:
+    """A join condition as DuckDB SQL over the tables ``l`` and ``r``."""
+    match e:
+        case AttributeReference():
+            return f'{"l" if e.id in left_ids else "r"}."{e.name}"'
+        case Literal(value=v, dtype=t):
+            return f"CAST({v!r} AS {_SQL_TYPES[t]})"
+        case IsNull(child=c):
+            return f"({_sql(c, left_ids)} IS NULL)"
+        case Not(child=c):
+            return f"(NOT {_sql(c, left_ids)})"
+        case UnaryMinus(child=c):
+            return f"(-{_sql(c, left_ids)})"
+    op = _SQL_OPS[type(e)]
+    return f"({_sql(e.left, left_ids)} {op} {_sql(e.right, left_ids)})"
+
+
+def reference(join: Join) -> pa.Table:
+    """The rows of ``join`` as DuckDB computes them from the same tables.  Only equalities of
+    non-floating columns are DuckDB join keys; every other conjunct is evaluated as ``(c) IS
+    TRUE`` (only TRUE matches, as in Spark) on each candidate pair: DuckDB's hash join does not
+    match NaN with NaN nor -0.0 with 0.0, which Spark's joins do and DuckDB's scalar comparisons
+    do as well."""
+    import duckdb
+
+    left_ids = frozenset(a.id for a in join.left.output)
+    conjuncts = split_conjuncts(join.condition) if join.condition is not None else []
+    # Equalities of non-floating columns of both sides become DuckDB's hash join keys; the other
+    # conjuncts are evaluated only on the pairs those (and the conjuncts before them) accept, as
+    # a join evaluates its residual only on pairs whose keys match (so a residual that overflows
+    # on other pairs raises in neither).
+    keys = [c for c in conjuncts if isinstance(c, EqualTo)
+            and all(isinstance(x, AttributeReference) for x in (c.left, c.right))
+            and (c.left.id in left_ids) != (c.right.id in left_ids)
+            and not isinstance(c.left.data_type, (T.FloatType, T.DoubleType))]
+    cond = "TRUE"
+    for c in reversed([c for c in conjuncts if not any(c is k for k in keys)]):
+        cond = f"CASE WHEN ({_sql(c, left_ids)}) IS TRUE THEN {cond} ELSE FALSE END"
+    cond = " AND ".join([_sql(k, left_ids) for k in keys] + [cond])
+    exists = f"EXISTS (SELECT 1 FROM r WHERE {cond})"
+    sql = {
+        JoinType.INNER: f"SELECT l.*, r.* FROM l JOIN r ON {cond}",
+        JoinType.CROSS: f"SELECT l.*, r.* FROM l JOIN r ON {cond}",
+        JoinType.LEFT_OUTER: f"SELECT l.*, r.* FROM l LEFT JOIN r ON {cond}",
+        JoinType.RIGHT_OUTER: f"SELECT l.*, r.* FROM l RIGHT JOIN r ON {cond}",
+        JoinType.FULL_OUTER: f"SELECT l.*, r.* FROM l FULL JOIN r ON {cond}",
+        JoinType.LEFT_SEMI: f"SELECT l.* FROM l WHERE {exists}",
+        JoinType.LEFT_ANTI: f"SELECT l.* FROM l WHERE NOT {exists}",
+        JoinType.EXISTENCE: f"SELECT l.*, {exists} FROM l",
+    }[join.join_type]
+    con = duckdb.connect()
+    try:
+        con.register("l", join.left.data)
+        con.register("r", join.right.data)
+        got = con.execute(sql).arrow()
+    finally:
+        con.close()
+    if isinstance(got, pa.RecordBatchReader):
+        got = got.read_all()
+    schema = schema_of(join.output)
+    return pa.Table.from_arrays([c.cast(f.type) for c, f in zip(got.columns, schema)],
+                                schema=schema)
 
 
 def _norm(v):

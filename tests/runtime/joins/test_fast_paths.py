@@ -1,4 +1,4 @@
-"""The join operators' fast paths, each compared with the logical executor's ``execute_join``:
+"""The join operators' fast paths, each compared with DuckDB's join of the same data:
 
 - unique build keys (``Candidates.match``: one gather per stream row, no pair expansion);
 - range ("band") pruning of nested loop / cartesian candidates (:mod:`...joins.band`);
@@ -18,7 +18,7 @@ import pytest
 from ember import types as T
 from ember.errors import EmberError
 from ember.expressions.arithmetic import Add, Subtract, UnaryMinus
-from ember.expressions.base import AttributeReference, Literal
+from ember.expressions.base import AttributeReference, Literal, bind_references
 from ember.expressions.predicates import (
     And,
     EqualTo,
@@ -206,9 +206,15 @@ def test_band_overflow_raises_like_the_full_comparison():
     join = _join(lt, rt, LTYPES, RTYPES, J.INNER,
                  lambda la, ra: And(GreaterThanOrEqual(la[0], Add(ra[0], big)),
                                     LessThan(la[0], ra[0])))
+    # The full condition evaluated over every pair of rows raises ...
+    li, ri = np.divmod(np.arange(lt.num_rows * rt.num_rows), rt.num_rows)
+    pairs = pa.RecordBatch.from_arrays(
+        [c.take(pa.array(li)).combine_chunks() for c in lt.columns]
+        + [c.take(pa.array(ri)).combine_chunks() for c in rt.columns],
+        names=lt.column_names + rt.column_names)
     with pytest.raises(EmberError) as ref_err:
-        reference(join)
-    with pytest.raises(EmberError) as err:
+        bind_references(join.condition, join.left.output + join.right.output).eval(pairs)
+    with pytest.raises(EmberError) as err:  # ... and so does the pruned nested loop join
         run(physical("bnlj", join, R), None)
     assert type(err.value) is type(ref_err.value)
 

@@ -1,5 +1,5 @@
-"""Every join algorithm x every join type it supports x build side, compared with the logical
-executor's ``execute_join`` on the same data (NULL / duplicate / NaN / -0.0 keys, null-safe keys,
+"""Every join algorithm x every join type it supports x build side, compared with DuckDB's join
+of the same data (NULL / duplicate / NaN / -0.0 keys, null-safe keys,
 residual conditions, empty sides), at batch size 2 and at the default."""
 
 from __future__ import annotations

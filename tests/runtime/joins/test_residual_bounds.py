@@ -1,7 +1,7 @@
 """Hash joins (LeftSemi / LeftAnti / ExistenceJoin, BuildRight) whose residual is one comparison
 between a build column and a stream expression run on min / max bounds per key
 (:mod:`ember.runtime.local.joins.residual_bounds`): same rows as the pair path (module flag off)
-and as the logical executor, for every comparison, both operand orders, every supported type,
+and as DuckDB's join of the same tables, for every comparison, both operand orders, every supported type,
 NULL keys / build values / stream values, all-NULL groups, empty build, duplicates, batch size 2,
 broadcast and shuffled, and a grace-spilled shuffled build."""
 
@@ -267,7 +267,7 @@ def test_bounded_residual_grace_spill(monkeypatch, jt, op):
     s = _spill_sides(11)
     c = s.col
     join = logical_join(s, jt, And(EqualTo(c("lk"), c("rk")), _cmp(op, c("rv"), c("lv"))))
-    expected = reference(join, batch_size=4096)
+    expected = reference(join)
     plan = physical("shj", join, R, partitions=1)
     spy = _Spy(monkeypatch)
     budget = (s.ltable.nbytes + s.rtable.nbytes) // 3
@@ -373,7 +373,7 @@ def test_bounded_residual_key_ordered_build_reduced_by_runs(monkeypatch, kind, j
     s = _sorted_run_sides(kind, 5, nulls)
     c = s.col
     join = logical_join(s, jt, And(EqualTo(c("lk"), c("rk")), _cmp(op, c("rv"), c("lv"))))
-    expected = reference(join, batch_size=4096)
+    expected = reference(join)
     reduced: list[bool] = []
     orig = RB._run_bounds
 

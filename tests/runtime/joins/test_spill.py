@@ -55,7 +55,7 @@ def test_shuffled_hash_join_grace_spill(jt, build):
     s = sides(_table("l", rng.integers(0, 3000, 12000), 1),
               _table("r", rng.integers(0, 3000, 12000), 2))
     join = logical_join(s, jt, condition(s, "residual"))
-    expected = reference(join, batch_size=4096)
+    expected = reference(join)
     plan = physical("shj", join, build, partitions=1)
     actual, rt = run(plan, 2048, budget=_budget(s), partitions=1)
     assert_same_rows(actual, expected)
@@ -72,7 +72,7 @@ def test_sort_merge_join_spills_large_key_group(jt):
     rk = np.concatenate([[1] * 9000, [2] * 3, rng.integers(3, 500, 2000)])
     s = sides(_table("l", lk, 4), _table("r", rk, 5))
     join = logical_join(s, jt, condition(s, "residual"))
-    expected = reference(join, batch_size=4096)
+    expected = reference(join)
     plan = physical("smj", join, None, partitions=1)
     actual, rt = run(plan, 1024, budget=_budget(s), partitions=1)
     assert_same_rows(actual, expected)

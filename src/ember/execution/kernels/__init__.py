@@ -1,4 +1,4 @@
-"""Vectorized kernels of the local executor: key encoding, sorting, set operations, batching.
+"""Vectorized kernels of the local runtime: key encoding, sorting, set operations, batching.
 
 Everything here works on whole Arrow arrays / NumPy arrays; nothing loops per row.
 """

@@ -61,6 +61,17 @@ def conform(array: pa.Array | pa.ChunkedArray, target: pa.DataType) -> pa.Array:
     return array
 
 
+def eval_projection(bound: Sequence, batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """The batch of ``bound`` expressions (bound to ``batch``'s columns) evaluated over
+    ``batch``, typed by ``schema``: a scalar result repeated to the batch's rows."""
+    n = batch.num_rows
+    cols = []
+    for e, f in zip(bound, schema):
+        out = e.eval(batch)
+        cols.append(conform(pa.repeat(out, n) if isinstance(out, pa.Scalar) else out, f.type))
+    return make_batch(cols, schema, n)
+
+
 def conform_batch(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
     """``batch`` relabelled/cast to ``schema`` (same number of columns, positional)."""
     if batch.schema.equals(schema):

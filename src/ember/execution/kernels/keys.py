@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ember.errors import UnsupportedError
-from ember.execution.kernels.batches import plain_array
+from ember.execution.kernels.batches import make_batch, plain_array
 
 _MAX_CARD = 1 << 62
 
@@ -231,3 +231,13 @@ def encode_sides(
                 strict_codes[nn] = dense
         codes = np.where(strict_codes < 0, -1, strict_codes * cards[1] + safe_codes)
     return codes[:n_left], codes[n_left:]
+
+
+def normalize_float_columns(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """``batch`` with its float columns' -0.0 as 0.0 and one NaN: Spark de-duplicates through an
+    aggregate over normalised keys (NormalizeFloatingNumbers), so DISTINCT/INTERSECT/EXCEPT
+    output the normalised values."""
+    if not any(pa.types.is_floating(f.type) for f in batch.schema):
+        return batch
+    cols = [canonicalize_floats(c) for c in batch.columns]
+    return make_batch(cols, batch.schema, batch.num_rows)

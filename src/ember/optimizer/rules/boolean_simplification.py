@@ -20,10 +20,8 @@ total float order.  No configuration keys are read.
 
 Fast path: the rewrite is a pure function of each expression, so it runs through
 ``ember.trees.transform_up_memo``: expressions and plan subtrees a previous run left unchanged
-are not walked again in later iterations of the fixed-point batch.
-
-:func:`boolean_simplification` (function form over a whole plan) and
-:func:`factor_common_conjuncts` are kept for callers that predate the rule executor.
+are not walked again in later iterations of the fixed-point batch.  :func:`simplify_boolean`
+is the rewrite of one expression.
 """
 
 from __future__ import annotations
@@ -42,9 +40,7 @@ from ember.trees import rewrite_bit, transform_up_memo
 
 __all__ = [
     "BooleanSimplification",
-    "boolean_simplification",
     "simplify_boolean",
-    "factor_common_conjuncts",
     "canonicalize",
     "semantic_equals",
     "build_balanced_predicate",
@@ -220,11 +216,6 @@ def _simplify_node(p: LogicalPlan) -> LogicalPlan:
     return p.map_expressions(simplify_boolean)
 
 
-def factor_common_conjuncts(e: Expression) -> Expression:
-    """``e`` simplified (kept for older callers; the factoring is part of the full rule)."""
-    return simplify_boolean(e)
-
-
 class BooleanSimplification(Rule):
     """See the module docstring."""
 
@@ -232,14 +223,3 @@ class BooleanSimplification(Rule):
 
     def apply(self, plan: LogicalPlan, conf: SQLConf) -> LogicalPlan:
         return transform_up_memo(plan, _simplify_node, _PLAN_BIT)
-
-
-def boolean_simplification(plan: LogicalPlan) -> LogicalPlan:
-    """``BooleanSimplification`` applied to ``plan`` until it stops changing (function form)."""
-    rule = BooleanSimplification()
-    for _ in range(100):
-        new = rule(plan)
-        if new is plan:
-            break
-        plan = new
-    return plan

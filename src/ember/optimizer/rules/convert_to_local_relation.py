@@ -6,8 +6,8 @@ Spark 4's rule (top-down)::
     Filter (a#1 > 1) (LocalRelation [a#1], rows)           ==>  LocalRelation [a#1], rows''
     Limit 2 (LocalRelation [a#1], rows)                    ==>  LocalRelation [a#1], rows[:2]
 
-The expressions are evaluated vectorized, by running the small plan with the executor on the
-relation's Arrow table.
+The expressions are evaluated vectorized over the relation's Arrow batches
+(:func:`ember.plans.logical.local_evaluation.evaluate_local`).
 
 NOT applied (the plan is left as it is):
 
@@ -17,7 +17,7 @@ NOT applied (the plan is left as it is):
 - when evaluation raises (``1/0``, an invalid cast under ANSI): the error is raised at run time,
   where Spark would raise it at optimize time -- same error, and none when the plan is never run.
 
-No configuration keys are read (the executor's context is built from the session's conf).
+No configuration keys are read (the batch size is the session's).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from ember.conf import SQLConf
 from ember.errors import EmberError
 from ember.expressions.base import Expression, Literal, Unevaluable
 from ember.optimizer.rule_executor import Rule
+from ember.plans.logical.local_evaluation import evaluate_local
 from ember.plans.logical.nodes import Filter, Limit, LocalRelation, LogicalPlan, Project
 
 __all__ = ["ConvertToLocalRelation"]
@@ -43,11 +44,8 @@ def _evaluable(exprs: tuple[Expression, ...]) -> bool:
 
 
 def _run(plan: LogicalPlan, conf: SQLConf) -> pa.Table | None:
-    from ember.execution.context import ExecContext
-    from ember.execution.executor import collect
-
     try:
-        return collect(plan, ExecContext(conf))
+        return evaluate_local(plan, conf.batch_size)
     except EmberError:
         return None  # raised again, per row, at run time
     except (ArithmeticError, ValueError, TypeError, pa.ArrowException):

@@ -1,6 +1,6 @@
 """CostBasedJoinReorder: order inner joins by estimated cost (Spark's DP, plus GOO beyond it).
 
-Spark's ``CostBasedJoinReorder`` / ``JoinReorderDP`` (spark-behavior.md 3), run when both
+Spark's ``CostBasedJoinReorder`` / ``JoinReorderDP``, run when both
 ``spark.sql.cbo.enabled`` and ``spark.sql.cbo.joinReorder.enabled`` are true.  Walking top-down,
 at an Inner/Cross join with a condition and no hint (or a Project of plain attributes over one),
 ``extract_inner_joins`` collects the items (through both sides: bushy, left- and right-deep
@@ -80,8 +80,9 @@ from ember.optimizer.rules.star_schema import (
     plan_statistics,
 )
 from ember.plans.logical.join_type import JoinType
+from ember.plans.logical.local_evaluation import evaluate_local
 from ember.plans.logical.nodes import Filter, Join, LogicalPlan, Project
-from ember.plans.logical.statistics import column_size, default_size
+from ember.plans.logical.statistics import column_size, condition_selectivity, default_size
 
 if TYPE_CHECKING:  # pragma: no cover
     from ember.conf import SQLConf
@@ -546,10 +547,6 @@ def _sampled_rows(item: LogicalPlan, leaf: LogicalPlan, conf: "SQLConf") -> floa
     if hit is not None and hit[0]() is data:  # type: ignore[operator]
         return hit[1]
     try:
-        from ember.conf import SQLConf
-        from ember.execution.context import ExecContext
-        from ember.execution.executor import collect
-
         total = data.num_rows
         if total <= SAMPLE_ROWS:
             sample = data
@@ -558,7 +555,7 @@ def _sampled_rows(item: LogicalPlan, leaf: LogicalPlan, conf: "SQLConf") -> floa
             sample = data.take(idx)
         small = LocalRelation(leaf.attrs, sample)
         plan = item.transform_up(lambda p: small if p is leaf else p)
-        out = collect(plan, ExecContext(SQLConf())).num_rows
+        out = evaluate_local(plan, conf.batch_size).num_rows
     except Exception:  # noqa: BLE001 -- fall back to the statistics' estimate
         return None
     rows = float(out) if total <= SAMPLE_ROWS else max(out, 0.5) * total / sample.num_rows
@@ -749,7 +746,6 @@ class _CardModel:
 
     def _complex_sel(self, c: Expression, mask: int) -> float:
         from ember.expressions import predicates as P
-        from ember.plans.logical.statistics import condition_selectivity
 
         merged: dict = {}
         rows = 1

@@ -72,7 +72,6 @@ __all__ = [
     "PushDownPredicates",
     "PushPredicateThroughNonJoin",
     "PushPredicateThroughJoin",
-    "push_down_predicates",
 ]
 
 
@@ -330,14 +329,3 @@ class PushDownPredicates(Rule):
 
     def apply(self, plan: LogicalPlan, conf) -> LogicalPlan:
         return _run(plan, _PUSH_DOWN_STEPS)
-
-
-def push_down_predicates(plan: LogicalPlan) -> LogicalPlan:
-    """``plan`` with filters combined and pushed down to a fixed point (same output); ``plan``
-    itself if nothing moved.  The ad hoc path's entry point until the optimizer is wired."""
-    for _ in range(100):
-        new = _run(plan, _PUSH_DOWN_STEPS)
-        if new is plan:
-            return plan
-        plan = new
-    return plan

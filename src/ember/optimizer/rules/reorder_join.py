@@ -1,6 +1,6 @@
 """ReorderJoin: rebuild left-deep trees of inner/cross joins so each join has a condition.
 
-Spark's heuristic (non-CBO) ``ReorderJoin`` (spark-behavior.md 2, seed 000).  Walking the plan
+Spark's heuristic (non-CBO) ``ReorderJoin``.  Walking the plan
 top-down, at every node that ``ExtractFiltersAndInnerJoins`` matches
 (:func:`ember.plans.logical.patterns.extract_filters_and_inner_joins`: consecutive Inner/Cross
 joins without hints and Filters directly above them, flattened down the LEFT side only) and that
@@ -51,7 +51,7 @@ from ember.plans.logical.patterns import extract_filters_and_inner_joins
 if TYPE_CHECKING:  # pragma: no cover
     from ember.conf import SQLConf
 
-__all__ = ["ReorderJoin", "create_ordered_join", "reorder_join"]
+__all__ = ["ReorderJoin", "create_ordered_join"]
 
 Item = tuple[LogicalPlan, JoinType]
 
@@ -138,11 +138,3 @@ class ReorderJoin(Rule):
                      and n.join_type.is_inner_like) is None:
             return plan
         return plan.transform_down(lambda n: _reorder(n, conf))
-
-
-def reorder_join(plan: LogicalPlan, conf: "SQLConf | None" = None) -> LogicalPlan:
-    """``ReorderJoin()(plan, conf)``: kept for callers of the function form.
-
-    >>> # Filter(a = c, Join(Join(t1, t2), t3))  ->  Project [a, b, c] <- Join(Join(t1, t3, a = c), t2)
-    """
-    return ReorderJoin()(plan, conf)

@@ -1,5 +1,5 @@
 """RewriteDistinctAggregates: aggregates with several DISTINCT groups (or DISTINCT ... FILTER)
-become an Expand and two Aggregates (Spark 4's rule; spark-behavior.md 9.3-9.4, seed 003).
+become an Expand and two Aggregates (Spark 4's rule of the same name).
 
 When it fires, for an Aggregate ``A`` with grouping ``G`` (``distinctAggs`` = every DISTINCT
 aggregate call; a *distinct group* = the set of non-foldable arguments of a call, or its first

@@ -1,6 +1,6 @@
 """StarSchemaDetection: find a fact table and its selective dimensions among joined items.
 
-Spark's ``StarSchemaDetection`` (spark-behavior.md 2.7), used by ReorderJoin when
+Spark's ``StarSchemaDetection``, used by ReorderJoin when
 ``spark.sql.cbo.starSchemaDetection`` is true and ``spark.sql.cbo.enabled`` false, and by
 CostBasedJoinReorder's star filter (``spark.sql.cbo.joinReorder.dp.star.filter``).
 
@@ -49,6 +49,7 @@ from ember.plans.logical.nodes import (
     SubqueryAlias,
     View,
 )
+from ember.plans.logical.statistics import plan_stats
 
 if TYPE_CHECKING:  # pragma: no cover
     from ember.conf import SQLConf
@@ -63,8 +64,6 @@ __all__ = [
 ]
 
 def _default_stats(plan: LogicalPlan, conf: "SQLConf") -> Any:
-    from ember.plans.logical.statistics import plan_stats
-
     return plan_stats(plan, conf)
 
 

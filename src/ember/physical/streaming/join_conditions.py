@@ -1,5 +1,4 @@
-"""Splitting a stream-stream join's residual condition (Spark's ``JoinConditionSplitPredicates``,
-spark-behavior.md 10.2).
+"""Splitting a stream-stream join's residual condition (Spark's ``JoinConditionSplitPredicates``).
 
 The residual (every conjunct not used as an equi-join key) is split into:
 

@@ -1,4 +1,4 @@
-"""State watermark predicates of a stream-stream join (spark-behavior.md 10.3 - 10.5).
+"""State watermark predicates of a stream-stream join (Spark's ``StreamingJoinHelper``).
 
 ``state_watermark_predicates`` is Spark's ``getStateWatermarkPredicates``: per side at most one
 eviction predicate, with ``W`` the watermark for eviction (ms):

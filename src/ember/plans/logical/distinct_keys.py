@@ -56,6 +56,7 @@ from ember.plans.logical.nodes import (
     SubqueryAlias,
     Union,
     View,
+    spark_range_elements,
 )
 from ember.plans.logical.patterns import extract_equi_join_keys
 
@@ -230,8 +231,6 @@ def max_rows(p: LogicalPlan) -> int | None:
         case LocalRelation():
             return None if getattr(p, "unknown_size", False) else p.num_rows
         case Range():
-            from ember.plans.logical.statistics import spark_range_elements
-
             return spark_range_elements(p.start, p.end, p.step)
         case Limit(limit=n):
             return _int_literal(n)

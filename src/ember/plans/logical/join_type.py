@@ -1,7 +1,7 @@
 """Join types and their semantics tables: the one place join semantics live.
 
 Every analyzer rule, optimizer rule, strategy and operator reads these tables instead of re-deriving
-them (STYLE.md section 4).
+them, so a join type's semantics are written down once.
 
 =============  =================  ==================  ================================
 join type      output             nullability change  build sides a hash join may use
@@ -99,7 +99,7 @@ def join_output(join_type: JoinType, left: Any, right: Any,
     """The output attributes of a join of plans ``left`` and ``right`` (logical or physical:
     anything with ``.output``), per the table above: LeftSemi/LeftAnti output the left side,
     ExistenceJoin adds ``existence_attr``; outer joins make the padded side nullable
-    (spark-behavior.md 1.2).  ``right.output`` is read only when it is part of the output."""
+    (Spark's ``Join.output``).  ``right.output`` is read only when it is part of the output."""
     lo = left.output
     if not join_type.outputs_right:
         if join_type is JoinType.EXISTENCE:

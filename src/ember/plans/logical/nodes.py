@@ -149,10 +149,6 @@ class LogicalPlan(TreeNode):
     def transform_expressions_up(self, rule: Callable[[Expression], Any]) -> "LogicalPlan":
         return self.map_expressions(lambda e: e.transform_up(rule))
 
-    def transform_all_expressions(self, rule: Callable[[Expression], Any]) -> "LogicalPlan":
-        """``transform_expressions`` on every node of the plan (not into subqueries)."""
-        return self.transform_up(lambda p: p.transform_expressions(rule))
-
     def subqueries(self) -> list["LogicalPlan"]:
         """Plans of subquery expressions held by this node."""
         from ember.expressions.subquery import SubqueryExpression
@@ -332,6 +328,18 @@ class Range(LeafNode):
     def simple_string(self) -> str:
         splits = "" if self.num_slices is None else f", splits=Some({self.num_slices})"
         return f"Range ({self.start}, {self.end}, step={self.step}{splits})"
+
+
+def spark_range_elements(start: int, end: int, step: int) -> int:
+    """Spark's ``Range.numElements`` (Scala BigInt arithmetic, truncating division): negative for
+    a range running against its step (``range(10, 0)`` -> -10), which Spark's statistics then
+    report as they are."""
+    span = end - start
+    q = abs(span) // abs(step) * (1 if (span >= 0) == (step > 0) else -1)
+    rem = abs(span) % abs(step)
+    if rem == 0 or (end > start) != (step > 0):
+        return q
+    return q + 1
 
 
 @node

@@ -1,8 +1,9 @@
-"""Named extractors of plan shapes shared by the optimizer, the planner and the executor.
+"""Named extractors of plan shapes shared by the optimizer, the planner and the runtime.
 
-Spark's ``ExtractEquiJoinKeys``, ``ExtractSingleColumnNullAwareAntiJoin`` (spark-behavior.md
-5.1 / 5.2) and ``ExtractFiltersAndInnerJoins``.  Nothing else should re-derive these shapes
-inline (STYLE.md 3); a rewrite that *builds* one of them uses the builder next to its extractor
+Spark's ``ExtractEquiJoinKeys``, ``ExtractSingleColumnNullAwareAntiJoin`` and
+``ExtractFiltersAndInnerJoins`` (Catalyst's ``planning/patterns.scala``).  Nothing else should
+re-derive these shapes inline, so each is recognized the same way everywhere; a rewrite that
+*builds* one of them uses the builder next to its extractor
 (:func:`null_aware_anti_join_condition`), so the two cannot drift apart.
 
 - :func:`split_join_condition` is the native form used by Ember's kernels: key pairs with a

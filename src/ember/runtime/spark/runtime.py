@@ -23,12 +23,14 @@ each, :mod:`.worker`):
 Every other operator runs inside a Spark task: a region (a subtree between boundaries) is
 shipped to ``mapPartitionsWithIndex`` and runs on the local runtime's operators over that task's
 partition of each input.  A region reading several co-partitioned inputs (a sort-merge or
-shuffled hash join) gets them in one of two ways: when they are shuffles nothing else reads,
+shuffled hash join) gets them in one of three ways: when they are shuffles nothing else reads,
 through ONE shuffle of all their map outputs, each piece tagged with its input (Spark's
-CoGroupedRDD: one Python pass per task); otherwise (a reused shuffle) through ``RDD.zip`` of
-one-element partitions, Spark's ``zipPartitions``, as seed 001's ShuffledHashJoin and
-SortMergeJoin are written.  Either way a task holds its partition of each input as Arrow bytes
-before the join starts.  Only the result (``collect``) and broadcast relations reach the
+CoGroupedRDD: one Python pass per task); when they are hash shuffles some other consumer reuses,
+through ``SparkContext.union`` of their shuffled RDDs, which share one partitioner, so Spark's
+``PartitionerAwareUnionRDD`` hands task ``i`` partition ``i`` of each in the JVM (what Spark's
+``zipPartitions`` gives its ShuffledHashJoin and SortMergeJoin); otherwise (inputs that are not
+hash shuffles) through ``RDD.zip`` of one-element partitions.  Either way a task holds its
+partition of each input as Arrow bytes before the join starts.  Only the result (``collect``) and broadcast relations reach the
 driver.
 
 The same walk, without a SparkContext, describes the Spark stages for EXPLAIN
@@ -152,7 +154,7 @@ def _one_task_count(exchanges: list[SparkPlan], tasks: dict[int, int]) -> bool:
 def unioned(region: _Region, tasks: dict[int, int]) -> bool:
     """Whether ``region``'s inputs are two or more hash shuffles (some read elsewhere too)
     read by the same number of tasks: their shuffled RDDs share one partitioner, and Spark's
-    partitioner-aware union gives a task its partition of each (seed 001's zipPartitions,
+    partitioner-aware union gives a task its partition of each (as Spark's ``zipPartitions``,
     with no Python step per input)."""
     ins = [x.child if isinstance(x, ReusedExchangeExec) else x for x in region.inputs]
     return all(type(x) is ShuffleExchangeExec

@@ -1,5 +1,5 @@
 """The per-partition core of the stream-stream join (Spark's ``StreamingSymmetricHashJoinExec``
-``processPartitions``), spark-behavior.md 10.7.
+``processPartitions``).
 
 One micro-batch of one state partition (both inputs already hash-partitioned on the join keys):
 

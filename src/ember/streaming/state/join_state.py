@@ -1,5 +1,5 @@
 """The state of one side of a stream-stream join in one partition (Spark's
-``SymmetricHashJoinStateManager``), spark-behavior.md 10.6.
+``SymmetricHashJoinStateManager``).
 
 Logically a multimap ``key -> [(row, matched)]``, stored in two versioned stores named
 ``<side>-keyToNumValues`` and ``<side>-keyWithIndexToValue``:

@@ -2,7 +2,7 @@
 
 A state store holds the state of one stateful operator for one partition under one name
 (Spark's ``StateStoreId(checkpointRootLocation, operatorId, partitionId, storeName)``), persisted at
-``<checkpoint>/state/<operatorId>/<partitionId>/<storeName>/`` (spark-behavior.md 10.8).  Batch
+``<checkpoint>/state/<operatorId>/<partitionId>/<storeName>/``, Spark's layout.  Batch
 ``N`` opens version ``N`` (the state after batch ``N - 1``; version 0 is empty) and its
 :meth:`StateStore.commit` makes version ``N + 1``.  Any committed version can be reopened; writes
 that were never committed vanish, and every file is written to a temporary name and renamed, so a

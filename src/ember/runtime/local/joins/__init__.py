@@ -1,5 +1,5 @@
-"""The five physical join algorithms of the local runtime (spark-behavior.md 7), vectorized over
-Arrow record batches.
+"""The five physical join algorithms of the local runtime (Spark's join ``*Exec`` nodes),
+vectorized over Arrow record batches.
 
 - :mod:`.hashed_relation`: the build side of the hash joins (Spark's HashedRelation);
 - :mod:`.kernel`: candidate pairs, per-join-type semantics and output assembly shared by all;

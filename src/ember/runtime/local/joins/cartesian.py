@@ -1,4 +1,4 @@
-"""CartesianProductExec (spark-behavior.md 7.7): InnerLike joins without equi-join keys when
+"""CartesianProductExec (Spark's operator of the same name): InnerLike joins without equi-join keys when
 nothing can be broadcast.
 
 One output partition per (left partition, right partition) pair, left-major as Spark's

@@ -1,4 +1,4 @@
-"""BroadcastHashJoinExec and ShuffledHashJoinExec (spark-behavior.md 7.2 - 7.4).
+"""BroadcastHashJoinExec and ShuffledHashJoinExec (Spark's ``HashJoin`` operators).
 
 Both probe a :class:`~ember.runtime.local.joins.hashed_relation.HashedRelation` of the build
 side with the stream side's batches; the join-type semantics are the shared

@@ -1,4 +1,4 @@
-"""The build side of the hash joins (Spark's ``HashedRelation``, spark-behavior.md 7.1).
+"""The build side of the hash joins (Spark's ``HashedRelation``).
 
 A :class:`HashedRelation` holds the build rows as one record batch and a multimap from key to
 build row positions, in insertion order.  Keys are not hashed row by row: every key column gets a
@@ -650,10 +650,6 @@ class HashedRelation:
             if a is not None:
                 n += a.nbytes
         return int(n)
-
-    @property
-    def estimated_size_bytes(self) -> int:
-        return self.estimated_size()
 
     def codes_of(self, stream_keys: Sequence[pa.Array]) -> np.ndarray:
         """Per stream row: the build key code, -1 when NULL or surely absent (a code >= 0 may

@@ -4,13 +4,14 @@ Every join algorithm reduces one *stream* batch against one in-memory *build* ba
 :class:`Candidates`: per stream row, a run of build row positions (hash join: the rows of the
 stream key in the hashed relation; sort-merge join: the rows of the equal key group of the
 buffered side; nested loop and cartesian product: every build row).  :class:`JoinKernel` then
-applies one join type's semantics (spark-behavior.md 1.3, 7.2, 7.6) vectorized:
+applies one join type's semantics (those of Spark's ``HashJoin`` and
+``BroadcastNestedLoopJoinExec``) vectorized:
 
 1. candidate pairs are expanded in *chunks* of at most ``max_pairs`` pairs, aligned to whole stream
    rows (a single stream row with more candidates than that is split over several chunks), so the
    pair matrix never exceeds a bounded number of rows;
 2. the residual condition is evaluated on each chunk (``PairCondition`` of
-   :mod:`ember.execution.joins`), TRUE-only;
+   :mod:`ember.execution.kernels.conditions`), TRUE-only;
 3. per join type: passing pairs are emitted, unmatched stream rows are NULL-padded (outer joins,
    merged into their stream position so the stream side's order is kept), stream rows are
    kept/dropped/flagged (semi, anti, existence), and build rows are marked in a matched bitset for
@@ -33,7 +34,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ember.errors import InternalError
-from ember.execution.joins import PairCondition
+from ember.execution.kernels.conditions import PairCondition
 from ember.execution.kernels.batches import make_batch, schema_of
 from ember.expressions.base import AttributeReference, Expression
 from ember.plans.logical.join_type import JoinType
@@ -158,10 +159,6 @@ def take_nullable(col: pa.Array, idx: np.ndarray) -> pa.Array:
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError):
             pass
     return pc.if_else(pa.array(valid), taken, pa.scalar(None, type=t))
-
-
-def columns_of(batch: pa.RecordBatch | None) -> list[pa.Array]:
-    return [] if batch is None else list(batch.columns)
 
 
 @dataclass(slots=True)

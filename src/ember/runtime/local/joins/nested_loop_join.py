@@ -1,4 +1,4 @@
-"""BroadcastNestedLoopJoinExec (spark-behavior.md 7.6).
+"""BroadcastNestedLoopJoinExec (Spark's operator of the same name).
 
 The build side is broadcast as a plain table (``IdentityBroadcastMode``); every stream row is a
 candidate partner of every build row, enumerated by :class:`~ember.runtime.local.joins.kernel.Candidates`

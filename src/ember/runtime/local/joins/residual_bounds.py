@@ -54,7 +54,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ember import types as T
-from ember.execution.joins import true_mask
+from ember.execution.kernels.conditions import true_mask
 from ember.execution.kernels.batches import plain_array
 from ember.execution.prepare import prepare
 from ember.expressions.base import AttributeReference, BoundReference, Expression, Literal

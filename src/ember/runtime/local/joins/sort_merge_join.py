@@ -1,4 +1,4 @@
-"""SortMergeJoinExec (spark-behavior.md 7.5; seed 001's SortMergeJoinScanner), block-wise.
+"""SortMergeJoinExec (Spark's, with its ``SortMergeJoinScanner``), block-wise.
 
 Each partition's children arrive sorted ascending on their keys (EnsureRequirements inserts the
 sorts).  RightOuter streams the right side and buffers the left; every other type streams left and

@@ -1,4 +1,4 @@
-"""HashAggregateExec: COMPLETE mode runs one logical-executor aggregation
+"""HashAggregateExec: COMPLETE mode runs one hash aggregation
 (``ember.execution.aggregate.execute_aggregate``) per partition; the other modes (PARTIAL /
 PARTIAL_MERGE / FINAL, over aggregate buffers) are in :mod:`.aggregate_modes`.
 

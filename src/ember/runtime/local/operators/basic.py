@@ -1,7 +1,7 @@
 """Leaf scans and narrow operators: each output partition is one pipelined iterator over the
 matching child partition (Project, Filter, Expand), or the children's partitions side by side
 (Union).  Expressions are bound and constant-folded once per partition
-(``ember.execution.prepare``) and evaluated per batch, as the logical executor does."""
+(``ember.execution.prepare``) and evaluated per batch."""
 
 from __future__ import annotations
 
@@ -11,18 +11,18 @@ from collections.abc import Iterator
 import numpy as np
 import pyarrow as pa
 
-from ember.execution.executor import _eval_list, _normalized
 from ember.execution.kernels import setops
 from ember.execution.kernels.batches import (
     concat,
     conform_batch,
+    eval_projection,
     make_batch,
     one_row_no_columns,
     schema_of,
     slices,
     take,
 )
-from ember.execution.kernels.keys import encode_sides
+from ember.execution.kernels.keys import encode_sides, normalize_float_columns
 from ember.execution.prepare import prepare
 from ember.expressions.common import to_array
 from ember.physical.nodes import (
@@ -205,7 +205,7 @@ def run_project(node: ProjectExec, rt) -> list[PartitionFn]:
         def run() -> Iterator[pa.RecordBatch]:
             bound = [prepare(e, child.output) for e in node.project_list]
             for b in fn():
-                yield _eval_list(bound, b, schema)
+                yield eval_projection(bound, b, schema)
 
         return run
 
@@ -284,11 +284,11 @@ def run_expand(node: ExpandExec, rt) -> list[PartitionFn]:
             for b in fn():
                 if k == 1 or b.num_rows <= 1:
                     for p in bound:
-                        yield _eval_list(p, b, schema)
+                        yield eval_projection(p, b, schema)
                     continue
                 # Spark's ExpandExec emits every projection of a row before the next row
                 # (UNPIVOT's rows come out row by row): one take interleaves the projections.
-                out = pa.Table.from_batches([_eval_list(p, b, schema) for p in bound], schema)
+                out = pa.Table.from_batches([eval_projection(p, b, schema) for p in bound], schema)
                 n = b.num_rows
                 order = np.arange(n * k, dtype=np.int64).reshape(k, n).T.ravel()
                 yield out.take(pa.array(order)).combine_chunks().to_batches()[0]
@@ -346,7 +346,7 @@ def run_set_operation(node: SetOperationExec, rt) -> list[PartitionFn]:
             lcodes, rcodes = encode_sides(lb.columns, rb.columns, True)
         idx = kernel(lcodes, rcodes)
         for s in slices(take(lb, idx), rt.ctx.batch_size):
-            yield _normalized(s)
+            yield normalize_float_columns(s)
 
     return [run]
 

@@ -11,8 +11,7 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 
-from ember.execution.executor import _eval_list
-from ember.execution.kernels.batches import concat, schema_of, slices, take
+from ember.execution.kernels.batches import concat, eval_projection, schema_of, slices, take
 from ember.execution.kernels.sort import sort_indices
 from ember.execution.prepare import prepare
 from ember.expressions.common import to_array
@@ -108,6 +107,6 @@ def run_take_ordered(node: TakeOrderedAndProjectExec, rt) -> list[PartitionFn]:
         best = best.slice(max(0, node.offset))
         bound = [prepare(e, child.output) for e in node.project_list]
         for s in slices(best, rt.ctx.batch_size):
-            yield _eval_list(bound, s, out_schema)
+            yield eval_projection(bound, s, out_schema)
 
     return [run]
