@@ -19,8 +19,9 @@ per run and builds its hashed relation on first use.  A ``ReusedExchangeExec`` (
 identical to an earlier one) reads that exchange's materialized output: computed once, read twice.
 
 Per-run state -- materialized exchanges and broadcasts, spill files, the memory budget, metrics --
-lives on the runtime, never on the (immutable, shareable) plan nodes.  A ``LocalRuntime`` runs one
-query; create a new one per query.
+lives in the run context the runtime is (:class:`~ember.runtime.local.context.RunContext`), never
+on the (immutable, shareable) plan nodes.  A ``LocalRuntime`` runs one query; create a new one per
+query.
 
 >>> # rt = LocalRuntime(conf); table = rt.collect(physical_plan); rt.metrics[node].output_rows
 """
