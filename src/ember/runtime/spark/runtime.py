@@ -58,7 +58,7 @@ from ember.physical.nodes import (BroadcastExchangeExec, BroadcastNestedLoopJoin
                                   SparkDataFrameScanExec, SparkPlan, TakeOrderedAndProjectExec,
                                   UnionExec)
 from ember.physical.partitioning import HashPartitioning, RangePartitioning, SinglePartition
-from ember.runtime.local.node_state import NodeState
+from ember.runtime.local.node_state import NodeSet, NodeState
 from ember.runtime.spark import worker
 from ember.runtime.spark.errors import task_errors
 from ember.runtime.spark.nodes import NestedLoopPartExec, SparkInputExec
@@ -138,19 +138,19 @@ def cut_region(root: SparkPlan) -> _Region:
     return region
 
 
-def reused_exchanges(plan: SparkPlan) -> set[int]:
-    """Ids of the exchanges of ``plan`` that a ``ReusedExchangeExec`` reads again."""
-    return {id(n.child) for n in plan.collect(
-        lambda n: n if isinstance(n, ReusedExchangeExec) else None)}
+def reused_exchanges(plan: SparkPlan) -> NodeSet:
+    """The exchanges of ``plan`` that a ``ReusedExchangeExec`` reads again."""
+    return NodeSet(n.child for n in plan.collect(
+        lambda n: n if isinstance(n, ReusedExchangeExec) else None))
 
 
-def _one_task_count(exchanges: list[SparkPlan], tasks: dict[int, int]) -> bool:
+def _one_task_count(exchanges: list[SparkPlan], tasks: NodeState[int]) -> bool:
     """Whether every one of ``exchanges`` (two or more) is read by the same number of tasks."""
     return len(exchanges) > 1 and len(
-        {tasks.get(id(x), x.output_partitioning.num_partitions) for x in exchanges}) == 1
+        {tasks.get(x, x.output_partitioning.num_partitions) for x in exchanges}) == 1
 
 
-def unioned(region: _Region, tasks: dict[int, int]) -> bool:
+def unioned(region: _Region, tasks: NodeState[int]) -> bool:
     """Whether ``region``'s inputs are two or more hash shuffles (some read elsewhere too)
     read by the same number of tasks: their shuffled RDDs share one partitioner, and Spark's
     partitioner-aware union gives a task its partition of each (seed 001's zipPartitions,
@@ -161,11 +161,11 @@ def unioned(region: _Region, tasks: dict[int, int]) -> bool:
                for x in ins) and _one_task_count(ins, tasks)
 
 
-def cogrouped(region: _Region, reused: set[int], tasks: dict[int, int]) -> bool:
+def cogrouped(region: _Region, reused: NodeSet, tasks: NodeState[int]) -> bool:
     """Whether ``region``'s inputs travel through one tagged shuffle: two or more shuffles,
     read by nothing else, into the same number of tasks."""
     ins = region.inputs
-    return all(type(x) is ShuffleExchangeExec and id(x) not in reused
+    return all(type(x) is ShuffleExchangeExec and x not in reused
                for x in ins) and _one_task_count(ins, tasks)
 
 
@@ -213,19 +213,19 @@ class SparkRuntime:
         self.adaptive_log: list[tuple[SparkPlan, SparkPlan]] = []
         #: the plan :meth:`collect` ran (after the adaptive conversions)
         self.final_plan: SparkPlan | None = None
-        self._tasks: dict[int, int] = {}
-        self._reused: set[int] = set()
+        self._tasks: NodeState[int] = NodeState()
+        self._reused = NodeSet()
         self._conf_items = tuple(conf.items())
         self._rdds: NodeState[Any] = NodeState()
         self._broadcasts: NodeState[Any] = NodeState()
         self._broadcast_rows: NodeState[int] = NodeState()
         self._broadcast_tables: NodeState[pa.Table] = NodeState()
-        #: ``{id(file scan): dynamic filters}`` (:mod:`.dynamic_filters`)
-        self.scan_filters: dict[int, list[Any]] = {}
+        #: the dynamic filters of each file scan (:mod:`.dynamic_filters`)
+        self.scan_filters: NodeState[list[Any]] = NodeState()
         #: per measured exchange: ``{key position: distinct values per task, or None}``
         self._shuffle_keys: NodeState[dict[int, Any]] = NodeState()
         self._key_limit = 0
-        self._shared: set[int] = set()
+        self._shared = NodeSet()
         #: per hash or range exchange: its shuffled pairs, measured or not (JVM RDDs, no
         #: Python step yet)
         self._partitioned: NodeState[Any] = NodeState()
@@ -254,25 +254,25 @@ class SparkRuntime:
 
         max_values = int(self.conf.get(SPARK_DYNAMIC_FILTER_VALUES))
         min_scan = int(self.conf.get(SPARK_DYNAMIC_FILTER_MIN_SCAN))
-        later = candidate_scans(plan, min_scan) if max_values > 0 else set()
+        later = candidate_scans(plan, min_scan) if max_values > 0 else NodeSet()
         # scans a measured side of a shuffled join may filter: made after the measurements
         deferred = (shuffle_candidate_scans(plan, min_scan)
-                    if max_values > 0 and self._adaptive() else set())
+                    if max_values > 0 and self._adaptive() else NodeSet())
         self._key_limit = max_values if deferred else 0
-        self._shared = shared_nodes(plan) if deferred else set()
-        later |= deferred
-        later |= {id(n) for b in plan.collect(
+        self._shared = shared_nodes(plan) if deferred else NodeSet()
+        later.update(deferred)
+        later.update(NodeSet(n for b in plan.collect(
             lambda b: b if isinstance(b, BroadcastExchangeExec) else None)
-            for n in b.collect(lambda n: n if isinstance(n, FileSourceScanExec) else None)}
+            for n in b.collect(lambda n: n if isinstance(n, FileSourceScanExec) else None)))
         with ThreadPoolExecutor(1) as pool:
-            early = pool.submit(self._prefetch_scans, plan, lambda n: id(n) not in later)
+            early = pool.submit(self._prefetch_scans, plan, lambda n: n not in later)
             self._prefetch_broadcasts(plan, lambda b: b.child.find(
                 lambda n: isinstance(n, (ShuffleExchangeExec, ReusedExchangeExec))) is None)
             early.result()
         if max_values > 0:
             self.scan_filters = scan_filters(
                 plan, lambda b: self._broadcast_tables.get(b), max_values, min_scan)
-        self._prefetch_scans(plan, lambda n: id(n) not in deferred)
+        self._prefetch_scans(plan, lambda n: n not in deferred)
         premeasure(plan, self)
         plan = self.final_plan = convert_joins(plan, self)
         self._prefetch_scans(plan)
@@ -338,7 +338,7 @@ class SparkRuntime:
         for ex, counter, shuffled in jobs:
             self._rdds[ex] = shuffled.map(worker.value_of_pair)
             self._partitioned[ex] = shuffled
-            self._reused.add(id(ex))  # read through its own shuffle from now on
+            self._reused.add(ex)  # read through its own shuffle from now on
             self._measured[ex] = int(counter.value)
             if id(ex) in keys:
                 self._shuffle_keys[ex] = keys[id(ex)].value
@@ -353,7 +353,7 @@ class SparkRuntime:
             values = distinct_keys(self._shuffle_keys.get(ex, {}).get(position),
                                    self._key_limit)
             if values is not None:
-                self.scan_filters.setdefault(id(scan), []).append((name, values))
+                self.scan_filters.setdefault(scan, []).append((name, values))
 
     def can_filter_other_side(self, join: SparkPlan, side: BuildSide) -> bool:
         """Whether :meth:`filter_other_side` after measuring ``side`` could filter a scan."""
@@ -377,14 +377,14 @@ class SparkRuntime:
         id -- the logical link, the Spark tasks reading a shuffle, reuse -- carries over."""
         if self.logical_links is not None and id(old) in self.logical_links:
             self.logical_links[id(new)] = self.logical_links[id(old)]
-        if id(old) in self._tasks:
-            self._tasks[id(new)] = self._tasks[id(old)]
-        if id(old) in self._reused:
-            self._reused.add(id(new))
+        if old in self._tasks:
+            self._tasks[new] = self._tasks[old]
+        if old in self._reused:
+            self._reused.add(new)
 
     def tasks_of(self, exchange: SparkPlan) -> int:
         """How many Spark tasks read ``exchange``'s shuffle (:mod:`.coalesce`)."""
-        return self._tasks.get(id(exchange), max(1, exchange.output_partitioning.num_partitions))
+        return self._tasks.get(exchange, max(1, exchange.output_partitioning.num_partitions))
 
     def close(self) -> None:
         for item in self._release:
@@ -533,7 +533,7 @@ class SparkRuntime:
         size = sum(int((b.schema.metadata or {}).get(b"bytes", 0)) for b in batches)
         if self.conf.get(SPARK_COALESCE_PARTITIONS) and size <= int(
                 self.conf.get(ADVISORY_PARTITION_SIZE)):
-            self._tasks[id(node)] = 1
+            self._tasks[node] = 1
             return child, None
         keys = pa.Table.from_batches(batches).combine_chunks()
         from ember.runtime.local.exchange import bounds_from_sample

@@ -90,7 +90,7 @@ def file_scan(rt: SparkRuntime, node: FileSourceScanExec, batch_rows_set: bool =
     pushed = [sql for sql in map(filter_sql, node.data_filters) if sql is not None]
     if pushed:  # one Filter: each DataFrame call is a round of analysis in the JVM
         df = df.where(" AND ".join(pushed))
-    dynamic = rt.scan_filters.get(id(node))
+    dynamic = rt.scan_filters.get(node)
     if dynamic:
         from ember.runtime.spark.dynamic_filters import apply
 
