@@ -100,7 +100,6 @@ class RunContext:
         self.parallelism: int = parallelism or default_parallelism()
         self.progress = progress if progress is not None else ProgressBar(
             enabled=bool(self.conf.get(PROGRESS_ENABLED)))
-        self._lock = threading.RLock()
         #: the output partitions of every node executed in this run
         self.executed: NodeState[list[PartitionFn]] = NodeState()
         #: the nodes whose ``execute`` is under way (:func:`.adaptive.preconvert` looks for
