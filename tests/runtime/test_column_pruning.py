@@ -26,7 +26,7 @@ from ember.physical.nodes import (
 )
 from ember.expressions.base import SortOrder
 from ember.plans.logical.join_type import JoinType
-from ember.runtime.local import pruning
+from ember.runtime.local import LocalRuntime, pruning
 from ember.runtime.local.joins.kernel import JoinLayout
 from ember.runtime.local.operators.basic import filter_batch
 
@@ -50,10 +50,10 @@ def test_project_over_join_reads_only_its_references():
                                  _scan((a, b)), _scan((c, d)))
     root = ProjectExec((b, Alias(d, "x")), join)
     needs = pruning.read_columns(root)
-    assert needs[id(root)] is None
-    assert needs[id(join)] == frozenset({b.id, d.id})
+    assert needs[root] is None
+    assert needs[join] == frozenset({b.id, d.id})
     # a join reads every column of its children (conservative)
-    assert needs[id(join.left)] is None and needs[id(join.right)] is None
+    assert needs[join.left] is None and needs[join.right] is None
 
 
 def test_filter_chain_adds_condition_references():
@@ -63,9 +63,9 @@ def test_filter_chain_adds_condition_references():
     f2 = FilterExec(EqualTo(b, Literal(2, T.LongType())), f1)
     root = ProjectExec((a,), f2)
     needs = pruning.read_columns(root)
-    assert needs[id(f2)] == frozenset({a.id})
-    assert needs[id(f1)] == frozenset({a.id, b.id})
-    assert needs[id(leaf)] == frozenset({a.id, b.id, c.id})
+    assert needs[f2] == frozenset({a.id})
+    assert needs[f1] == frozenset({a.id, b.id})
+    assert needs[leaf] == frozenset({a.id, b.id, c.id})
 
 
 def test_filter_under_other_operator_reads_everything():
@@ -74,8 +74,8 @@ def test_filter_under_other_operator_reads_everything():
     f = FilterExec(GreaterThan(a, Literal(1, T.LongType())), leaf)
     root = SortExec((SortOrder(a, True, True),), False, f)
     needs = pruning.read_columns(ProjectExec((a,), root))
-    assert needs[id(root)] == frozenset({a.id})
-    assert needs[id(f)] is None and needs[id(leaf)] is None
+    assert needs[root] == frozenset({a.id})
+    assert needs[f] is None and needs[leaf] is None
 
 
 def test_shared_node_gets_the_union_of_its_parents():
@@ -84,35 +84,26 @@ def test_shared_node_gets_the_union_of_its_parents():
     p1, p2 = ProjectExec((a,), leaf), ProjectExec((b,), leaf)
     join = BroadcastHashJoinExec((a,), (b,), JoinType.INNER, BuildSide.RIGHT, None, p1, p2)
     needs = pruning.read_columns(ProjectExec((a,), join))
-    assert needs[id(leaf)] == frozenset({a.id, b.id})
+    assert needs[leaf] == frozenset({a.id, b.id})
     # ... and one parent reading everything wins
     s = SortExec((SortOrder(a, True, True),), False, leaf)
     join2 = BroadcastHashJoinExec((a,), (a,), JoinType.INNER, BuildSide.RIGHT, None, p1, s)
-    assert pruning.read_columns(join2)[id(leaf)] is None
+    assert pruning.read_columns(join2)[leaf] is None
 
 
 def test_positional_references_read_everything():
     a, b = _attrs("a", "b")
     leaf = _scan((a, b))
     root = ProjectExec((Alias(BoundReference(1, T.LongType()), "x"),), leaf)
-    assert pruning.read_columns(root)[id(leaf)] is None
-
-
-class _Metrics:
-    def __init__(self, replaced):
-        self.replaced = replaced
-
-
-class _Rt:
-    def __init__(self, needs, replaced=None):
-        self.column_needs = needs
-        self.metrics = _Metrics(replaced or {})
+    assert pruning.read_columns(root)[leaf] is None
 
 
 def test_replacement_node_gets_the_answer_of_the_node_it_replaced():
     a, b = _attrs("a", "b")
     old, new, other = _scan((a, b)), _scan((a, b)), _scan((a, b))
-    rt = _Rt({id(old): frozenset({b.id})}, {id(old): new})
+    rt = LocalRuntime()  # a run whose analysis and adaptive re-planning are given
+    rt.column_needs[old] = frozenset({b.id})
+    rt.metrics.replaced[old] = new
     assert pruning.output_mask(rt, old) == (False, True)
     assert pruning.output_mask(rt, new) == (False, True)
     assert pruning.output_mask(rt, other) is None  # unknown node: every column
@@ -323,8 +314,8 @@ def test_adaptive_replacement_inherits_the_replaced_join_columns(tmp_path):
         before = pruning.stats()
         with LocalRuntime(s.sql_conf, logical_links=links) as rt:
             got = rt.collect(plan).to_pylist()
-            replaced = dict(rt.metrics.replaced)
-            masks = [pruning.output_mask(rt, new) for new in replaced.values()]
+            replaced = rt.metrics.replaced.values()
+            masks = [pruning.output_mask(rt, new) for new in replaced]
         made = pruning.stats() - before
     finally:
         pruning.POISON = False

@@ -100,6 +100,7 @@ from ember.plans.logical.nodes import (
 )
 from ember.query_execution import QueryExecution
 from ember.runtime.local import LocalRuntime
+from ember.runtime.local.node_state import NodeState
 from ember.streaming.crash import crash_point
 from ember.streaming.join.operator import state_ttls_ms
 from ember.streaming.logs import CommitLog, OffsetSeq, OffsetSeqLog, OffsetSeqMetadata
@@ -227,8 +228,8 @@ class IncrementalExecution(QueryExecution):
                                                  self.batch_id, self.num_state_partitions)
                 next_id[0] += 1
                 return node.copy(state_info=info,
-                                 watermark_for_late_events=_clamp(late.get(id(node))),
-                                 watermark_for_eviction=_clamp(eviction.get(id(node))),
+                                 watermark_for_late_events=_clamp(late.get(node)),
+                                 watermark_for_eviction=_clamp(eviction.get(node)),
                                  state_format_version=self.state_format_version,
                                  batch_timestamp_ms=self.batch_timestamp_ms)
             return None
@@ -255,7 +256,7 @@ class IncrementalExecution(QueryExecution):
         watermark: each is asked with its own next input watermark (Spark's
         ``IncrementalExecution.shouldRunAnotherBatch``)."""
         nxt = input_watermarks(self.executed_plan, new_watermark_ms)
-        return any(op.should_run_another_batch(_clamp(nxt.get(id(op))))
+        return any(op.should_run_another_batch(_clamp(nxt.get(op)))
                    for op in self.stateful_operators())
 
     def run(self, output: tuple[Any, ...]) -> pa.Table:
@@ -269,16 +270,16 @@ class IncrementalExecution(QueryExecution):
         return pa.Table.from_arrays(cols, schema=pa.schema(fields))
 
 
-def input_watermarks(plan: Any, origin_ms: int) -> dict[int, int | None]:
+def input_watermarks(plan: Any, origin_ms: int) -> NodeState[int | None]:
     """Spark's ``PropagateWatermarkSimulator`` (``statefulOperator.allowMultiple``, the default):
-    the input watermark of every stateful operator of ``plan`` (by ``id``) when the global
+    the input watermark of every stateful operator of ``plan`` when the global
     watermark is ``origin_ms``.  Bottom-up: an ``EventTimeWatermarkExec`` outputs the global
     watermark; a stateful operator's input is the minimum of its children's outputs (None when
     no watermark reaches it) and it outputs ``output_watermark(input)`` (a join: the minimum of
     the input and both sides' state watermarks, as its output can be that old); any other node
     passes the minimum of its children's on.  With one stateful operator its input is the
     global watermark."""
-    inputs: dict[int, int | None] = {}
+    inputs: NodeState[int | None] = NodeState()
 
     def visit(node: Any) -> int | None:
         below = [w for w in (visit(c) for c in node.children) if w is not None]
@@ -286,7 +287,7 @@ def input_watermarks(plan: Any, origin_ms: int) -> dict[int, int | None]:
             return origin_ms
         current = min(below) if below else None
         if isinstance(node, StatefulOperatorExec):
-            inputs[id(node)] = current
+            inputs[node] = current
             return None if current is None else node.output_watermark(current)
         return current
 

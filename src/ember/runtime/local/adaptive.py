@@ -64,7 +64,7 @@ plan that actually ran, e.g. ``[adaptive: was SortMergeJoin] ShuffledHashJoin ..
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -95,25 +95,29 @@ from ember.planning.join_selection import (
     can_build_shuffled_hash_join_left,
     can_build_shuffled_hash_join_right,
 )
+from ember.runtime.local.node_state import NodeSet, NodeState
+
+if TYPE_CHECKING:
+    from ember.runtime.local.context import RunContext
 
 __all__ = ["relied_upon", "child_needs", "convert_join", "preconvert"]
 
 
 def relied_upon(root: SparkPlan, need_partitioning: bool = False,
-                need_ordering: bool = False) -> tuple[set[int], set[int]]:
-    """Ids of the nodes under ``root`` whose output partitioning (first set) or ordering
+                need_ordering: bool = False) -> tuple[NodeSet, NodeSet]:
+    """The nodes under ``root`` whose output partitioning (first set) or ordering
     (second set) some operator above relies on -- conservatively: every node between a
     requirement and the exchange, broadcast (or, for orderings, sort) that provides it.
     ``need_*``: whether something above ``root`` relies on its own partitioning / ordering."""
-    part: set[int] = set()
-    order: set[int] = set()
+    part = NodeSet()
+    order = NodeSet()
     stack: list[tuple[SparkPlan, bool, bool]] = [(root, need_partitioning, need_ordering)]
     while stack:
         n, need_p, need_o = stack.pop()
         if need_p:
-            part.add(id(n))
+            part.add(n)
         if need_o:
-            order.add(id(n))
+            order.add(n)
         for c, (cp, co) in zip(n.children, child_needs(n, need_p, need_o)):
             stack.append((c, cp, co))
     return part, order
@@ -197,7 +201,7 @@ def _capped_size(plan: Any, conf: Any, memo: dict[int, float]) -> float:
     return own
 
 
-def _estimate(ex: ShuffleExchangeExec, rt) -> float:
+def _estimate(ex: ShuffleExchangeExec, rt: RunContext) -> float:
     logical = rt.logical_links.get(id(ex)) if rt.logical_links else None
     if logical is None:
         return float("inf")
@@ -223,7 +227,7 @@ _EXISTENCE_LEFT_FACTOR = 3
 
 
 def _shj_build_side(node: SortMergeJoinExec, left: _Side | None, right: _Side | None,
-                    mapped: dict[int, list] | None, rt) -> BuildSide | None:
+                    mapped: NodeState[list] | None, rt: RunContext) -> BuildSide | None:
     """The side a shuffled hash join replacing ``node`` builds: the smaller one (by the map
     outputs when both exchanges ran here, else by the plan's estimates) the join type permits;
     None when, by the map outputs, some coalesced partition of it would hold more than
@@ -247,7 +251,7 @@ def _shj_build_side(node: SortMergeJoinExec, left: _Side | None, right: _Side | 
     n = left.exchange.output_partitioning.num_partitions
     if right.exchange.output_partitioning.num_partitions != n:
         return None
-    per_side = {side: X.target_totals(mapped[id(s.exchange)], n)[1]
+    per_side = {side: X.target_totals(mapped[s.exchange], n)[1]
                 for side, s in ((BuildSide.LEFT, left), (BuildSide.RIGHT, right))}
     if len(sides) == 2 and (per_side[BuildSide.LEFT].sum() * factor
                             < per_side[BuildSide.RIGHT].sum()):
@@ -263,45 +267,45 @@ def _shj_build_side(node: SortMergeJoinExec, left: _Side | None, right: _Side | 
     return side if largest <= limit else None
 
 
-def _no_hint(node: SparkPlan, rt) -> bool:
+def _no_hint(node: SparkPlan, rt: RunContext) -> bool:
     join = rt.logical_links.get(id(node))
     hint = getattr(join, "hint", None)
     return join is not None and (hint is None or hint.is_empty)
 
 
-def convert_join(node: SparkPlan, rt) -> SparkPlan | None:
+def convert_join(node: SparkPlan, rt: RunContext) -> SparkPlan | None:
     """The join replacing the shuffled join ``node`` (see the module docstring), or None to run
     ``node`` as planned.  Updates ``rt.relied_upon`` for the replacement's subtree."""
     new = _convert(node, rt)
     if new is not None:
         part, order = rt.relied_upon
-        need_p, need_o = id(node) in part, id(node) in order
+        need_p, need_o = node in part, node in order
         stack = [node]
         while stack:  # what the planned subtree relied upon no longer holds ...
             n = stack.pop()
-            part.discard(id(n))
-            order.discard(id(n))
+            part.discard(n)
+            order.discard(n)
             stack.extend(n.children)
         new_p, new_o = relied_upon(new, need_p, need_o)  # ... the replacement's does
-        part |= new_p
-        order |= new_o
+        part.update(new_p)
+        order.update(new_o)
     return new
 
 
-def _convert(node: SparkPlan, rt) -> SparkPlan | None:
+def _convert(node: SparkPlan, rt: RunContext) -> SparkPlan | None:
     if not isinstance(node, (SortMergeJoinExec, ShuffledHashJoinExec)):
         return None
     if rt.logical_links is None or rt.relied_upon is None:
         return None
     if not rt.conf.get(ADAPTIVE_ENABLED) or not _no_hint(node, rt):
         return None
-    ordered = id(node) in rt.relied_upon[1]
+    ordered = node in rt.relied_upon[1]
     jt = node.join_type
     to_shj = (isinstance(node, SortMergeJoinExec) and not ordered
               and bool(rt.conf.get(ADAPTIVE_SHUFFLED_HASH_JOIN)) and bool(_shj_sides(jt)))
     left, right = _side_of(node.left), _side_of(node.right)
     bhj = _to_broadcast(node, left, right, rt)
-    if bhj is not None and not isinstance(bhj, dict):
+    if bhj is not None and not isinstance(bhj, NodeState):
         return bhj
     mapped = bhj  # the map outputs, when the broadcast attempt ran the exchanges
     if not to_shj:
@@ -320,7 +324,7 @@ def _unsorted(child: SparkPlan) -> SparkPlan:
 
 
 def _to_broadcast(node: SparkPlan, left: _Side | None, right: _Side | None,
-                  rt) -> SparkPlan | dict[int, list] | None:
+                  rt: RunContext) -> SparkPlan | NodeState[list] | None:
     """Runtime broadcast conversion: the broadcast hash join replacing ``node`` (sorted again
     when an operator above relies on ``node``'s ordering); or, when the side to broadcast turned
     out too big, the map outputs of every exchange of the coalesce group by id (they then ran,
@@ -335,7 +339,7 @@ def _to_broadcast(node: SparkPlan, left: _Side | None, right: _Side | None,
     if can_build_broadcast_right(jt):
         sides.append(BuildSide.RIGHT)
     relied_partitioning, relied_ordering = rt.relied_upon
-    keeps_partitioning = id(node) in relied_partitioning
+    keeps_partitioning = node in relied_partitioning
     if can_build_broadcast_left(jt):
         sides.append(BuildSide.LEFT)
     elif (BROADCAST_LEFT_EXISTENCE and jt.is_left_existence and not keeps_partitioning
@@ -347,9 +351,9 @@ def _to_broadcast(node: SparkPlan, left: _Side | None, right: _Side | None,
     if not sides:
         return None
     lex, rex = left.exchange, right.exchange
-    st = X._state(rt)
-    group = st.groups.get(id(lex))
-    if group is None or st.groups.get(id(rex)) is not group:
+    st = rt.exchanges
+    group = st.groups.get(lex)
+    if group is None or st.groups.get(rex) is not group:
         return None
     if len(group.members) != 2 and not keeps_partitioning:
         return None
@@ -358,7 +362,7 @@ def _to_broadcast(node: SparkPlan, left: _Side | None, right: _Side | None,
     side = sides[0]
     small, big = (right, left) if side is BuildSide.RIGHT else (left, right)
     with group.lock:
-        if any(id(m) in st.results for m in group.members) or group.busy:
+        if any(m in st.results for m in group.members) or group.busy:
             return None
         group.busy = True
         try:
@@ -376,9 +380,11 @@ def _to_broadcast(node: SparkPlan, left: _Side | None, right: _Side | None,
                 rest = [m for m in group.members if m is not small.exchange]
                 rest_outs = X.map_members(rest, rt)
                 X.finish_members([small.exchange] + rest, outs + rest_outs, rt)
-                by_id = {id(m): o for m, o in zip(rest, rest_outs)}
-                by_id[id(small.exchange)] = outs[0]
-                return by_id
+                mapped: NodeState[list] = NodeState()
+                for m, o in zip(rest, rest_outs):
+                    mapped[m] = o
+                mapped[small.exchange] = outs[0]
+                return mapped
             else:
                 _finish_alone(small.exchange, outs, group, rt)
             reshuffle = keeps_partitioning and big.narrow and _partitions_output(node, big)
@@ -393,7 +399,7 @@ def _to_broadcast(node: SparkPlan, left: _Side | None, right: _Side | None,
                 # input's partitions, never shuffled or sorted (beyond Spark, whose AQE has
                 # already shuffled it)
                 group.members.remove(big.exchange)
-                st.groups.pop(id(big.exchange), None)
+                st.groups.pop(big.exchange)
                 stream = big.without_exchange()
             else:  # the big side keeps its exchange (coalesced with the rest of its group)
                 stream = big.top
@@ -404,11 +410,11 @@ def _to_broadcast(node: SparkPlan, left: _Side | None, right: _Side | None,
                                              big.exchange.shuffle_origin)
                 i = group.members.index(big.exchange)
                 group.members[i] = joined
-                st.groups.pop(id(big.exchange), None)
-                st.groups[id(joined)] = group
+                st.groups.pop(big.exchange)
+                st.groups[joined] = group
         finally:
             group.busy = False
-    if id(node) in relied_ordering:
+    if node in relied_ordering:
         # an operator above relies on the join's ordering (e.g. a sort-merge join reusing it):
         # sort the join's output instead of its (usually much bigger) input
         return SortExec(node.output_ordering, False, joined)
@@ -440,7 +446,7 @@ REDUCED_BROADCAST = True
 _REDUCE_FRACTION = 8
 
 
-def _reduce_limit(rt) -> int:
+def _reduce_limit(rt: RunContext) -> int:
     return int(rt.conf.get(MEMORY_BUDGET)) // _REDUCE_FRACTION
 
 
@@ -469,17 +475,17 @@ def _broadcast_plan(node: SparkPlan, side: BuildSide, small: _Side
     return join, BroadcastExchangeExec(dist.mode, small.top)  # type: ignore[attr-defined]
 
 
-def _finish_alone(ex: ShuffleExchangeExec, outs: list[list], group, rt) -> None:
+def _finish_alone(ex: ShuffleExchangeExec, outs: list[list], group, rt: RunContext) -> None:
     """Coalesce the mapped exchange ``ex`` on its own and take it out of its coalesce group."""
     from ember.runtime.local import exchange as X
 
     X.finish_members([ex], outs, rt)
     group.members.remove(ex)
-    X._state(rt).groups.pop(id(ex), None)
+    rt.exchanges.groups.pop(ex)
 
 
 def _reduced_broadcast(node: SparkPlan, side: BuildSide, small: _Side,
-                       build: BroadcastExchangeExec, outs: list[list], group, rt
+                       build: BroadcastExchangeExec, outs: list[list], group, rt: RunContext
                        ) -> SparkPlan | None:
     """Run ``small``'s reduce side (its exchange, already mapped into ``outs``, coalesced on its
     own) ahead of the join, materializing ``build`` (the broadcast of ``small.top``).  Returns
@@ -500,7 +506,7 @@ def _reduced_broadcast(node: SparkPlan, side: BuildSide, small: _Side,
     reshuffled = ShuffleExchangeExec(small.exchange.output_partitioning, rows,
                                      small.exchange.shuffle_origin)
     group.members.append(reshuffled)
-    X._state(rt).groups[id(reshuffled)] = group
+    rt.exchanges.groups[reshuffled] = group
     members = list(group.members)
     X.finish_members(members, X.map_members(members, rt), rt)
     right_side = side is BuildSide.RIGHT
@@ -511,7 +517,7 @@ def _reduced_broadcast(node: SparkPlan, side: BuildSide, small: _Side,
             else node.copy(left=new_child))  # type: ignore[attr-defined]
 
 
-def preconvert(ex: ShuffleExchangeExec, group, rt) -> None:
+def preconvert(ex: ShuffleExchangeExec, group, rt: RunContext) -> None:
     """Before the coalesce group of the exchange ``ex`` is mapped (``exchange.materialize``):
     run (``rt.execute``) every shuffled join not reached yet that reads a member of the group on
     one side and, on the other, an aggregate's filtered output (:func:`_reduces`).  Such a join
@@ -526,13 +532,13 @@ def preconvert(ex: ShuffleExchangeExec, group, rt) -> None:
         return
     from ember.runtime.local import exchange as X
 
-    st = X._state(rt)
+    st = rt.exchanges
     parents = _parents(rt)
     for m in list(group.members):
-        if m is ex or id(m) in st.results:
+        if m is ex or m in st.results:
             continue
         join = _consumer_join(m, parents)
-        if join is None or id(join) in rt.executing or id(join) in rt._executed:
+        if join is None or join in rt.executing or join in rt.executed:
             continue
         sides = [_side_of(c) for c in join.children]
         if any(s is None for s in sides) or not any(_reduces(s) for s in sides):
@@ -540,24 +546,24 @@ def preconvert(ex: ShuffleExchangeExec, group, rt) -> None:
         rt.execute(join)
 
 
-def _parents(rt) -> dict[int, SparkPlan]:
+def _parents(rt: RunContext) -> NodeState[SparkPlan]:
     memo = rt.plan_parents
     if memo is None:
-        memo = {}
+        memo = NodeState()
         stack = [rt.plan_root]
         while stack:
             n = stack.pop()
             for c in n.children:
-                if id(c) not in memo:
-                    memo[id(c)] = n
+                if c not in memo:
+                    memo[c] = n
                     stack.append(c)
         rt.plan_parents = memo
     return memo
 
 
-def _consumer_join(ex: SparkPlan, parents: dict[int, SparkPlan]) -> SparkPlan | None:
+def _consumer_join(ex: SparkPlan, parents: NodeState[SparkPlan]) -> SparkPlan | None:
     """The shuffled join reading ``ex`` through filters, projects, aggregates and its sort."""
-    n = parents.get(id(ex))
+    n = parents.get(ex)
     while isinstance(n, (FilterExec, ProjectExec, HashAggregateExec, SortExec)):
-        n = parents.get(id(n))
+        n = parents.get(n)
     return n if isinstance(n, (SortMergeJoinExec, ShuffledHashJoinExec)) else None

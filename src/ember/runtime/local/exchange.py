@@ -48,7 +48,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -75,7 +75,11 @@ from ember.physical.partitioning import (
     UnknownPartitioning,
 )
 from ember.runtime.local.hashing import partition_ids
+from ember.runtime.local.node_state import NodeSet, NodeState
 from ember.runtime.local.registry import PartitionFn, operator
+
+if TYPE_CHECKING:
+    from ember.runtime.local.context import RunContext
 
 __all__ = ["analyze", "materialize", "MapOutput", "coalesce_ranges", "target_totals", "rebatch"]
 
@@ -95,29 +99,27 @@ class _Group:
 
 
 @dataclass(eq=False)
-class _State:
-    analyzed: set[int] = field(default_factory=set)
-    groups: dict[int, _Group] = field(default_factory=dict)
-    results: dict[int, list[PartitionFn]] = field(default_factory=dict)
+class ExchangeState:
+    """The exchange registry of one run (``RunContext.exchanges``): Spark's shuffle registry
+    (``MapOutputTracker``) and AQE's coalesce groups, for exchanges run in process."""
+
+    #: the nodes whose subtree :func:`analyze` has seen
+    analyzed: NodeSet = field(default_factory=NodeSet)
+    #: the coalesce group of each exchange (or reused exchange) that has one
+    groups: NodeState[_Group] = field(default_factory=NodeState)
+    #: the output partitions of each materialized exchange
+    results: NodeState[list[PartitionFn]] = field(default_factory=NodeState)
     lock: threading.Lock = field(default_factory=threading.Lock)
-    #: map outputs per exchange that ran (by id), shared by its reused readers
-    mapped: dict[int, list["MapOutput"]] = field(default_factory=dict)
-    #: ids of the exchanges whose map outputs are final (range-partitioned, registered)
-    final: set[int] = field(default_factory=set)
+    #: map outputs per exchange that ran, shared by its reused readers
+    mapped: NodeState[list["MapOutput"]] = field(default_factory=NodeState)
+    #: the exchanges whose map outputs are final (range-partitioned, registered)
+    final: NodeSet = field(default_factory=NodeSet)
 
 
 def _source(member: Any) -> ShuffleExchangeExec:
     """The exchange that runs for coalesce-group member ``member``: itself, or the exchange a
     ``ReusedExchangeExec`` reads."""
     return member.child if isinstance(member, ReusedExchangeExec) else member
-
-
-def _state(rt) -> _State:
-    if rt.exchange_state is None:
-        with rt._lock:
-            if rt.exchange_state is None:
-                rt.exchange_state = _State()
-    return rt.exchange_state
 
 
 def _frontier(node: Any, out: list[Any]) -> None:
@@ -142,18 +144,18 @@ def _needs_copartition(node: Any) -> bool:
     return len(req) == len(kids) and all(isinstance(d, ClusteredDistribution) for d in req)
 
 
-def analyze(root: Any, rt) -> None:
+def analyze(root: Any, rt: RunContext) -> None:
     """Record the coalesce groups of the plan under ``root`` (once per subtree and run)."""
-    st = _state(rt)
-    if id(root) in st.analyzed:
+    st = rt.exchanges
+    if root in st.analyzed:
         return
     with st.lock:
         stack = [root]
         while stack:
             n = stack.pop()
-            if id(n) in st.analyzed:
+            if n in st.analyzed:
                 continue
-            st.analyzed.add(id(n))
+            st.analyzed.add(n)
             stack.extend(n.children)
             if not _needs_copartition(n):
                 continue
@@ -168,14 +170,14 @@ def analyze(root: Any, rt) -> None:
             merged: list[Any] = []
             seen: set[int] = set()
             for e in members:
-                g = st.groups.get(id(e))
+                g = st.groups.get(e)
                 for m in (g.members if g is not None else [e]):
                     if id(m) not in seen:
                         seen.add(id(m))
                         merged.append(m)
             group = _Group(merged)
             for m in merged:
-                st.groups[id(m)] = group
+                st.groups[m] = group
 
 
 # ---------------------------------------------------------------------------------------------
@@ -188,7 +190,7 @@ class MapOutput:
     in a spill file.  A reader of targets ``[start, end)`` gets one zero-copy slice per chunk
     (adjacent targets are contiguous in a chunk), not one piece per target."""
 
-    def __init__(self, num_partitions: int, schema: pa.Schema, rt, metrics) -> None:
+    def __init__(self, num_partitions: int, schema: pa.Schema, rt: RunContext, metrics) -> None:
         self.n = num_partitions
         self.schema = schema
         self.rt = rt
@@ -298,7 +300,8 @@ def key_arrays(bound: Sequence[Any], batch: pa.RecordBatch) -> list[pa.Array]:
     return [to_array(e.eval(batch), batch.num_rows) for e in bound]
 
 
-def _range_bounds(node: ShuffleExchangeExec, outputs: list[MapOutput], rt) -> list[pa.Array] | None:
+def _range_bounds(node: ShuffleExchangeExec, outputs: list[MapOutput], rt: RunContext
+                  ) -> list[pa.Array] | None:
     """Sort keys of the ``n - 1`` range bounds (None when there is nothing to partition)."""
     part: RangePartitioning = node.output_partitioning  # type: ignore[assignment]
     n = part.num_partitions
@@ -362,7 +365,7 @@ def target_totals(outputs: Iterable[MapOutput], n: int) -> tuple[np.ndarray, np.
     return rows, nbytes
 
 
-def coalesce_ranges(rows: np.ndarray, nbytes: np.ndarray, rt) -> list[tuple[int, int]]:
+def coalesce_ranges(rows: np.ndarray, nbytes: np.ndarray, rt: RunContext) -> list[tuple[int, int]]:
     """Adjacent target ranges ``[start, end)`` grouping partitions to the target size."""
     n = len(rows)
     if n <= 1 or not rt.conf.get(COALESCE_PARTITIONS):
@@ -410,8 +413,8 @@ def rebatch(batches: Iterator[pa.RecordBatch], size: int,
 # Materialization
 
 
-def _map_task(node: ShuffleExchangeExec, index: int, part_fn: PartitionFn, rt, schema: pa.Schema,
-              metrics) -> MapOutput:
+def _map_task(node: ShuffleExchangeExec, index: int, part_fn: PartitionFn, rt: RunContext,
+              schema: pa.Schema, metrics) -> MapOutput:
     p = node.output_partitioning
     if isinstance(p, RangePartitioning):
         out = MapOutput(1, schema, rt, metrics)  # buffered; partitioned once bounds are known
@@ -440,7 +443,7 @@ def _map_task(node: ShuffleExchangeExec, index: int, part_fn: PartitionFn, rt, s
     return out
 
 
-def _range_task(node: ShuffleExchangeExec, buffered: MapOutput, bounds, rt, schema,
+def _range_task(node: ShuffleExchangeExec, buffered: MapOutput, bounds, rt: RunContext, schema,
                 metrics) -> MapOutput:
     n = node.output_partitioning.num_partitions
     out = MapOutput(n, schema, rt, metrics)
@@ -459,22 +462,22 @@ def _timed(metrics, fn, *args):
         metrics.add(stage_time_ns=time.perf_counter_ns() - t0)
 
 
-def materialize(node: ShuffleExchangeExec, rt) -> list[PartitionFn]:
+def materialize(node: ShuffleExchangeExec, rt: RunContext) -> list[PartitionFn]:
     """Run the exchange (and the other members of its coalesce group) once; its partitions."""
-    st = _state(rt)
-    hit = st.results.get(id(node))
+    st = rt.exchanges
+    hit = st.results.get(node)
     if hit is not None:
         return hit
-    group = st.groups.get(id(node)) or _Group([node])
+    group = st.groups.get(node) or _Group([node])
     if not group.preconverted and len(group.members) > 1:
         from ember.runtime.local.adaptive import preconvert
 
         preconvert(node, group, rt)
     with group.lock:
-        hit = st.results.get(id(node))
+        hit = st.results.get(node)
         if hit is not None:
             return hit
-        members = [m for m in group.members if id(m) not in st.results]
+        members = [m for m in group.members if m not in st.results]
         if group.busy:  # re-entered from inside the group's own run: no shared grouping
             members = [node]
         group.busy = True
@@ -482,14 +485,14 @@ def materialize(node: ShuffleExchangeExec, rt) -> list[PartitionFn]:
             _run_members(members, rt, st)
         finally:
             group.busy = False
-    return st.results[id(node)]
+    return st.results[node]
 
 
-def _run_members(members: list[ShuffleExchangeExec], rt, st: _State) -> None:
+def _run_members(members: list[ShuffleExchangeExec], rt: RunContext, st: ExchangeState) -> None:
     finish_members(members, map_members(members, rt), rt)
 
 
-def map_members(members: list[Any], rt) -> list[list[MapOutput]]:
+def map_members(members: list[Any], rt: RunContext) -> list[list[MapOutput]]:
     """Run the map side of ``members`` (one stage); their map outputs, per member.  An exchange
     maps once per run: a ``ReusedExchangeExec`` member, or an exchange mapped before, gets the
     map outputs its exchange already has (or shares the ones this stage computes).
@@ -499,28 +502,29 @@ def map_members(members: list[Any], rt) -> list[list[MapOutput]]:
     them, when one is reused below another -- then the sources still unmapped run; should two
     threads map the same exchange at once, the first result recorded is kept and the other
     one released."""
-    st = _state(rt)
-    todo: dict[int, ShuffleExchangeExec] = {}
+    st = rt.exchanges
+    todo: dict[int, ShuffleExchangeExec] = {}  # the distinct sources, in members' order
     for m in members:
         src = _source(m)
-        if id(src) not in st.mapped:
+        if src not in st.mapped:
             todo.setdefault(id(src), src)
     if todo:
-        parts = {k: rt.execute(s.child) for k, s in todo.items()}
-        sources = [s for k, s in todo.items() if k not in st.mapped]
-        if sources:
-            outs = _map_stage(sources, [parts[id(s)] for s in sources], rt)
+        parts = [rt.execute(s.child) for s in todo.values()]
+        pending = [(s, p) for s, p in zip(todo.values(), parts) if s not in st.mapped]
+        if pending:
+            sources = [s for s, _ in pending]
+            outs = _map_stage(sources, [p for _, p in pending], rt)
             with st.lock:
                 for src, o in zip(sources, outs):
-                    kept = st.mapped.setdefault(id(src), o)
+                    kept = st.mapped.setdefault(src, o)
                     if kept is not o:
                         for x in o:
                             x.release()
-    return [st.mapped[id(_source(m))] for m in members]
+    return [st.mapped[_source(m)] for m in members]
 
 
 def _map_stage(sources: list[ShuffleExchangeExec], parts: list[list[PartitionFn]],
-               rt) -> list[list[MapOutput]]:
+               rt: RunContext) -> list[list[MapOutput]]:
     tasks = []
     owners: list[int] = []
     schemas = [schema_of(m.output) for m in sources]
@@ -538,12 +542,12 @@ def _map_stage(sources: list[ShuffleExchangeExec], parts: list[list[PartitionFn]
     return per_source
 
 
-def finish_members(members: list[Any], per_member: list[list[MapOutput]], rt) -> None:
+def finish_members(members: list[Any], per_member: list[list[MapOutput]], rt: RunContext) -> None:
     """Range bounds (range partitioning), then one shared coalescing of ``members``' targets;
     records each member's partitions as materialized.  The map outputs of an exchange are
     finished once (range pass, spill registration, build size), however many members read
     them; each member gets readers of its group's coalesced ranges, typed like its output."""
-    st = _state(rt)
+    st = rt.exchanges
     per_member = [_finish_source(_source(m), outs, rt) for m, outs in zip(members, per_member)]
     by_n: dict[int, list[int]] = {}
     for i, m in enumerate(members):
@@ -555,18 +559,19 @@ def finish_members(members: list[Any], per_member: list[list[MapOutput]], rt) ->
             m = members[i]
             ordered = isinstance(m.output_partitioning, RangePartitioning)
             relabel = isinstance(m, ReusedExchangeExec)
-            st.results[id(m)] = [_reader(per_member[i], s, e, schema_of(m.output), rt, ordered,
+            st.results[m] = [_reader(per_member[i], s, e, schema_of(m.output), rt, ordered,
                                          relabel) for s, e in ranges]
 
 
-def _finish_source(m: ShuffleExchangeExec, outputs: list[MapOutput], rt) -> list[MapOutput]:
+def _finish_source(m: ShuffleExchangeExec, outputs: list[MapOutput], rt: RunContext
+                   ) -> list[MapOutput]:
     """The final map outputs of exchange ``m`` (computed once per run): range partitioning
     repartitions the buffered rows by bounds from a sample; the outputs are registered as
     spillable and counted in ``m``'s build size."""
-    st = _state(rt)
-    with rt._node_lock(m):
-        if id(m) in st.final:
-            return st.mapped[id(m)]
+    st = rt.exchanges
+    with rt.node_lock(m):
+        if m in st.final:
+            return st.mapped[m]
         if isinstance(m.output_partitioning, RangePartitioning) and outputs:
             schema = schema_of(m.output)
             bounds = _range_bounds(m, outputs, rt)
@@ -578,13 +583,13 @@ def _finish_source(m: ShuffleExchangeExec, outputs: list[MapOutput], rt) -> list
         for o in outputs:
             rt.memory.register_spillable(o)
         rt.metrics.node(m).add(build_size=int(sum(int(o.bytes.sum()) for o in outputs)))
-        st.mapped[id(m)] = outputs
-        st.final.add(id(m))
+        st.mapped[m] = outputs
+        st.final.add(m)
         return outputs
 
 
 def _reader(outputs: list[MapOutput], start: int, end: int, schema: pa.Schema,
-            rt, ordered: bool = False, relabel: bool = False) -> PartitionFn:
+            rt: RunContext, ordered: bool = False, relabel: bool = False) -> PartitionFn:
     """Targets ``[start, end)`` of every map output: map output after map output, each one's
     rows of all those targets at once (one slice per chunk); ``ordered`` (range partitioning):
     target after target, so the concatenation keeps the ranges' order; ``relabel``: batches
@@ -609,12 +614,12 @@ def _reader(outputs: list[MapOutput], start: int, end: int, schema: pa.Schema,
 
 
 @operator(ShuffleExchangeExec)
-def run_shuffle_exchange(node: ShuffleExchangeExec, rt) -> list[PartitionFn]:
+def run_shuffle_exchange(node: ShuffleExchangeExec, rt: RunContext) -> list[PartitionFn]:
     return materialize(node, rt)
 
 
 @operator(BroadcastExchangeExec)
-def run_broadcast_exchange(node: BroadcastExchangeExec, rt) -> list[PartitionFn]:
+def run_broadcast_exchange(node: BroadcastExchangeExec, rt: RunContext) -> list[PartitionFn]:
     """A broadcast read as a relation: one partition with all rows (joins use
     ``rt.broadcast``)."""
     value = rt.broadcast(node)
@@ -627,7 +632,7 @@ def run_broadcast_exchange(node: BroadcastExchangeExec, rt) -> list[PartitionFn]
 
 
 @operator(ReusedExchangeExec)
-def run_reused_exchange(node: ReusedExchangeExec, rt) -> list[PartitionFn]:
+def run_reused_exchange(node: ReusedExchangeExec, rt: RunContext) -> list[PartitionFn]:
     """A second reader of an exchange: a shuffle's map outputs (computed once) read with the
     coalesced ranges of this reader's own group; a broadcast's rows (materialized once), both
     relabelled to this node's output."""

@@ -102,14 +102,14 @@ def explain_analyzed(plan: Any, metrics: RunMetrics, *,
             parts.append(f"spill={format_bytes(m.spill_size)}")
         return "  (" + ", ".join(parts) + ")"
 
-    replaced = getattr(metrics, "replaced", {})
+    replaced = metrics.replaced
 
     def visit(node: Any, last: list[bool]) -> None:
         head = ""
         if last:
             head = "".join("   " if x else ":  " for x in last[:-1])
             head += "+- " if last[-1] else ":- "
-        new = replaced.get(id(node))
+        new = replaced.get(node)
         if new is not None:  # adaptive re-planning: print what ran instead
             lines.append(head + f"[adaptive: was {node.node_name}] ")
             node = new

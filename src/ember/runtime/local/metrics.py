@@ -19,6 +19,8 @@ from typing import Any, TypeVar
 
 import pyarrow as pa
 
+from ember.runtime.local.node_state import NodeState
+
 __all__ = ["NodeMetrics", "RunMetrics"]
 
 A = TypeVar("A")
@@ -93,41 +95,35 @@ _SUMMED = frozenset({"output_rows", "output_batches", "time_ns", "stage_time_ns"
 
 
 class RunMetrics:
-    """Metrics of every node executed by one :class:`LocalRuntime`, keyed by node identity
-    (two equal subtrees at different places of a plan keep separate counters)."""
+    """Metrics of every node executed by one :class:`LocalRuntime`, per node
+    (:class:`~ember.runtime.local.node_state.NodeState`: two equal subtrees at different places
+    of a plan keep separate counters)."""
 
     def __init__(self) -> None:
-        self._nodes: dict[int, NodeMetrics] = {}
-        self._lock = threading.Lock()
+        self._nodes: NodeState[NodeMetrics] = NodeState()
         self.peak_memory = 0  # peak Arrow allocation observed during the run (bytes)
         self.peak_budget_used = 0  # peak bytes reserved from the memory budget
         self.spill_size = 0  # bytes written to spill files during the run
-        #: adaptive re-planning: ``{id(planned node): node that ran instead}``
+        #: adaptive re-planning: the node that ran instead of a planned node
         #: (:mod:`ember.runtime.local.adaptive`)
-        self.replaced: dict[int, Any] = {}
+        self.replaced: NodeState[Any] = NodeState()
 
     def node(self, node: Any) -> NodeMetrics:
         """The (created on first use) metrics of ``node``."""
-        m = self._nodes.get(id(node))
-        if m is None:
-            with self._lock:
-                m = self._nodes.get(id(node))
-                if m is None:
-                    m = NodeMetrics(node)
-                    self._nodes[id(node)] = m
-        return m
+        m = self._nodes.get(node)
+        return m if m is not None else self._nodes.get_or_create(node, lambda: NodeMetrics(node))
 
     __getitem__ = node
 
     def get(self, node: Any) -> NodeMetrics | None:
         """The metrics of ``node`` if it ran, else None."""
-        return self._nodes.get(id(node))
+        return self._nodes.get(node)
 
     def __contains__(self, node: Any) -> bool:
-        return id(node) in self._nodes
+        return node in self._nodes
 
     def items(self) -> list[tuple[Any, NodeMetrics]]:
-        return [(m.node, m) for m in self._nodes.values()]
+        return self._nodes.items()
 
     def self_time_ns(self, node: Any) -> int:
         """``node``'s own time: its inclusive and stage time minus its children's inclusive

@@ -34,20 +34,25 @@ not replacements (new exchanges) read every column: they are unknown to the anal
 an analysed node that adaptive conversion re-parents are children of exchanges / sorts, which read
 every column, so the analysis never promised their columns away.
 
-Runtime hook: ``LocalRuntime.collect`` stores ``read_columns(root)`` as ``rt.column_needs``; without
-it (``rt.execute`` called directly, kernel tests) nothing is pruned.
+Runtime hook: ``LocalRuntime.collect`` stores ``read_columns(root)`` as ``rt.column_needs``
+(:class:`~ember.runtime.local.context.RunContext`); without it (``rt.execute`` called directly,
+kernel tests without a run context) nothing is pruned.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 
 from ember.expressions.base import BoundReference, Expression
+from ember.runtime.local.node_state import NodeState
+
+if TYPE_CHECKING:
+    from ember.runtime.local.context import RunContext
 
 __all__ = [
     "ENABLED",
@@ -95,64 +100,57 @@ def _child_reads(parent: Any, needs: Needs) -> Needs:
     return None
 
 
-def read_columns(root: Any) -> dict[int, Needs]:
-    """``{id(node): expr ids of node.output read by its parents (None: all)}`` for every node of
-    the physical plan ``root`` (see the module docstring)."""
-    # parents per node (by identity: a node object reused under two parents is one node)
-    nodes: dict[int, Any] = {}
-    parents: dict[int, int] = {}
+def read_columns(root: Any) -> NodeState[Needs]:
+    """The expr ids of ``node.output`` read by its parents (None: all), for every node of the
+    physical plan ``root`` (see the module docstring)."""
+    # parents per node (a node object reused under two parents is one node)
+    parents: NodeState[int] = NodeState()
+    parents[root] = 0
     stack = [root]
-    nodes[id(root)] = root
-    parents[id(root)] = 0
     while stack:
         n = stack.pop()
         for c in n.children:
-            k = id(c)
-            parents[k] = parents.get(k, 0) + 1
-            if k not in nodes:
-                nodes[k] = c
+            seen = c in parents
+            parents[c] = parents.get(c, 0) + 1
+            if not seen:
                 stack.append(c)
     # top-down, a node once every parent has contributed (Kahn's order over the DAG)
-    needs: dict[int, Needs] = {id(root): None}
-    seen: dict[int, bool] = {}
+    needs: NodeState[Needs] = NodeState()
+    needs[root] = None
     ready = [root]
     while ready:
         n = ready.pop()
-        mine = needs[id(n)]
+        mine = needs[n]
         for c in n.children:
-            k = id(c)
             reads = _child_reads(n, mine)
-            if k not in seen:
-                seen[k] = True
-                needs[k] = reads
+            if c not in needs:
+                needs[c] = reads
             else:
-                prev = needs[k]
-                needs[k] = None if prev is None or reads is None else prev | reads
-            parents[k] -= 1
-            if parents[k] == 0:
+                prev = needs[c]
+                needs[c] = None if prev is None or reads is None else prev | reads
+            parents[c] -= 1
+            if parents[c] == 0:
                 ready.append(c)
     return needs
 
 
-def needed_ids(rt: Any, node: Any) -> Needs:
+def needed_ids(rt: RunContext | None, node: Any) -> Needs:
     """The expr ids of ``node.output`` read by its parents in the run of ``rt`` (None: all, also
-    when the run has no analysis or pruning is disabled)."""
-    if not ENABLED:
+    without a run, when the run has no analysis or pruning is disabled)."""
+    if not ENABLED or rt is None:
         return None
-    table = getattr(rt, "column_needs", None)
+    table = rt.column_needs
     if not table:
         return None
-    key = id(node)
-    if key in table:
-        return table[key]
-    metrics = getattr(rt, "metrics", None)
-    for old, new in getattr(metrics, "replaced", {}).items():
+    if node in table:
+        return table[node]
+    for old, new in rt.metrics.replaced.items():
         if new is node:  # an adaptive replacement has its predecessor's outputs and parents
             return table.get(old)
     return None
 
 
-def output_mask(rt: Any, node: Any) -> tuple[bool, ...] | None:
+def output_mask(rt: RunContext | None, node: Any) -> tuple[bool, ...] | None:
     """Per position of ``node.output``: whether the column is read (None: every column is)."""
     ids = needed_ids(rt, node)
     if ids is None:

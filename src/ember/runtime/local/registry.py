@@ -5,7 +5,7 @@ An operator is a function ``run(node, rt) -> list[PartitionFn]`` registered with
 children's (``rt.execute(child)``) and returns one lazy callable per output partition::
 
     @operator(ProjectExec)
-    def run_project(node: ProjectExec, rt: LocalRuntime) -> list[PartitionFn]:
+    def run_project(node: ProjectExec, rt: RunContext) -> list[PartitionFn]:
         ...
 
 Lookup walks the node's MRO, so an operator registered for a base class serves subclasses.
@@ -21,13 +21,13 @@ import pyarrow as pa
 from ember.errors import InternalError
 
 if TYPE_CHECKING:
-    from ember.runtime.local.runtime import LocalRuntime
+    from ember.runtime.local.context import RunContext
 
 __all__ = ["operator", "lookup", "PartitionFn", "OperatorFn", "registered"]
 
 #: One output partition: calling it (once) yields that partition's record batches.
 PartitionFn = Callable[[], Iterator[pa.RecordBatch]]
-OperatorFn = Callable[[Any, "LocalRuntime"], list[PartitionFn]]
+OperatorFn = Callable[[Any, "RunContext"], list[PartitionFn]]
 
 _OPERATORS: dict[type, OperatorFn] = {}
 

@@ -27,10 +27,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from ember.runtime.local.memory import MemoryManager
+from ember.runtime.local.node_state import NodeState
+
+if TYPE_CHECKING:
+    from ember.runtime.local.context import RunContext
 
 __all__ = ["ScanCache", "ENABLED"]
 
@@ -43,12 +49,12 @@ Key = tuple[str, int, str]  # path, row group, file column name
 class ScanCache:
     """Decoded Parquet columns shared by the scans of one run (see module docstring)."""
 
-    def __init__(self, memory: Any = None) -> None:
+    def __init__(self, memory: MemoryManager | None = None) -> None:
         self._memory = memory
         self._lock = threading.Lock()
-        #: planned (splits, filters) per id(FileSourceScanExec)
-        self._plans: dict[int, tuple[list, dict]] = {}
-        #: shared keys -> ids of the scans still to read them
+        #: planned (splits, filters) per FileSourceScanExec
+        self._plans: NodeState[tuple[list, dict]] = NodeState()
+        #: shared keys -> ids of the scans still to read them (scans ``_plans`` keeps alive)
         self._pending: dict[Key, set[int]] = {}
         #: kept columns and their reserved bytes
         self._entries: dict[Key, tuple[pa.ChunkedArray, int]] = {}
@@ -64,7 +70,7 @@ class ScanCache:
 
     # -- building ------------------------------------------------------------------------------
     @classmethod
-    def for_plan(cls, root: Any, rt: Any) -> "ScanCache | None":
+    def for_plan(cls, root: Any, rt: RunContext) -> "ScanCache | None":
         """The cache for running ``root`` on ``rt`` (None when disabled or no Parquet scan)."""
         if not ENABLED:
             return None
@@ -80,7 +86,7 @@ class ScanCache:
         root.foreach(visit)
         if not nodes:
             return None
-        cache = cls(getattr(rt, "memory", None))
+        cache = cls(rt.memory)
         readers: dict[Key, set[int]] = {}
         schemas: dict[str, pa.Schema] = {}
         for nid, n in nodes.items():
@@ -95,7 +101,7 @@ class ScanCache:
                     keys.extend((sp.path, g, c) for g in sp.row_groups for c in cols)
             except Exception:  # noqa: BLE001 - the scan reports it (as before) when it runs
                 continue
-            cache._plans[nid] = planned
+            cache._plans[n] = planned
             for k in keys:
                 readers.setdefault(k, set()).add(nid)
         cache._pending = {k: v for k, v in readers.items() if len(v) > 1}
@@ -108,7 +114,7 @@ class ScanCache:
 
     def planned(self, node: Any) -> tuple[list, dict] | None:
         """``plan_parquet_splits``'s result for ``node``, planned by :meth:`for_plan`."""
-        return self._plans.get(id(node))
+        return self._plans.get(node)
 
     def fetcher(self, node: Any, split: Any) -> Callable[[str, int, list[str]], pa.Table] | None:
         """A ``fetch(path, row_group, columns)`` for ``node`` reading ``split``, or None when the

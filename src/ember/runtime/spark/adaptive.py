@@ -33,7 +33,7 @@ Applies when ``spark.sql.adaptive.enabled`` and the runtime has the planner's lo
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ember.conf import (ADAPTIVE_ENABLED, ADAPTIVE_SHUFFLED_HASH_JOIN, AUTO_BROADCAST_THRESHOLD,
                         MEMORY_BUDGET)
@@ -43,10 +43,13 @@ from ember.planning.join_selection import can_build_broadcast_left, can_build_br
 from ember.runtime.local.adaptive import (_broadcast_plan, _capped_size, _shj_sides, _side_of,
                                           _Side, _unsorted, child_needs)
 
+if TYPE_CHECKING:
+    from ember.runtime.spark.runtime import SparkRuntime
+
 __all__ = ["convert_joins", "premeasure"]
 
 
-def convert_joins(plan: SparkPlan, rt: Any) -> SparkPlan:
+def convert_joins(plan: SparkPlan, rt: SparkRuntime) -> SparkPlan:
     """``plan`` with its shuffled joins re-planned from measured shuffle sizes (running the
     map stages of the inputs it measures on ``rt``'s SparkContext)."""
     if not rt.conf.get(ADAPTIVE_ENABLED) or not rt.logical_links:
@@ -68,7 +71,7 @@ def _drop_sorts(node: SparkPlan, sorts: set[int], need_o: bool) -> SparkPlan:
     return node.with_children(new) if any(a is not b for a, b in zip(new, kids)) else node
 
 
-def _walk(node: SparkPlan, rt: Any, need_p: bool, need_o: bool,
+def _walk(node: SparkPlan, rt: SparkRuntime, need_p: bool, need_o: bool,
           memo: dict[int, SparkPlan] | None = None) -> SparkPlan:
     """``node`` with its joins converted, bottom-up.  A node reached twice (the exchange a
     ``ReusedExchangeExec`` reads) maps to one replacement, and a rebuilt node keeps what the
@@ -94,13 +97,13 @@ def _walk(node: SparkPlan, rt: Any, need_p: bool, need_o: bool,
     return node
 
 
-def _no_hint(node: SparkPlan, rt: Any) -> bool:
+def _no_hint(node: SparkPlan, rt: SparkRuntime) -> bool:
     join = rt.logical_links.get(id(node))
     hint = getattr(join, "hint", None)
     return join is not None and (hint is None or hint.is_empty)
 
 
-def _estimate(side: _Side, rt: Any) -> float:
+def _estimate(side: _Side, rt: SparkRuntime) -> float:
     ex = side.exchange
     logical = rt.logical_links.get(id(ex))
     if logical is None and isinstance(ex, ReusedExchangeExec):
@@ -113,7 +116,7 @@ def _estimate(side: _Side, rt: Any) -> float:
         return float("inf")
 
 
-def _measure_order(node: SparkPlan, rt: Any
+def _measure_order(node: SparkPlan, rt: SparkRuntime
                    ) -> tuple[dict[BuildSide, _Side | None], list[BuildSide]]:
     """The join's sides, and those it measures in order: a side is measured (and may be
     broadcast) only when an exchange feeds it and the join type may build it; the other one
@@ -130,7 +133,7 @@ def _measure_order(node: SparkPlan, rt: Any
     return by_side, sides
 
 
-def _key_source(node: SparkPlan, rt: Any, by_side: dict[BuildSide, _Side | None]
+def _key_source(node: SparkPlan, rt: SparkRuntime, by_side: dict[BuildSide, _Side | None]
                 ) -> _Side | None:
     """A side of ``node`` the join type may not broadcast whose distinct keys would filter
     the other side's scan (:meth:`~.runtime.SparkRuntime.filter_other_side`, e.g. the left
@@ -148,7 +151,7 @@ def _key_source(node: SparkPlan, rt: Any, by_side: dict[BuildSide, _Side | None]
     return None
 
 
-def premeasure(plan: SparkPlan, rt: Any) -> None:
+def premeasure(plan: SparkPlan, rt: SparkRuntime) -> None:
     """Runs together, before :func:`convert_joins` walks the plan, the map stages it would
     measure one after the other at the joins with no shuffled join below them (their inputs
     cannot change): each such join's first measured side, and its second one when that side
@@ -180,7 +183,7 @@ def premeasure(plan: SparkPlan, rt: Any) -> None:
         rt.measure_all(list(exchanges.values()))
 
 
-def _convert(node: SparkPlan, rt: Any, need_p: bool, need_o: bool) -> SparkPlan | None:
+def _convert(node: SparkPlan, rt: SparkRuntime, need_p: bool, need_o: bool) -> SparkPlan | None:
     if not _no_hint(node, rt):
         return None
     by_side, sides = _measure_order(node, rt)
@@ -223,7 +226,7 @@ def _to_broadcast(node: SparkPlan, side: BuildSide, by_side: dict[BuildSide, _Si
 
 
 def _to_shuffled_hash(node: SortMergeJoinExec, by_side: dict[BuildSide, _Side],
-                      measured: dict[BuildSide, int], rt: Any) -> SparkPlan | None:
+                      measured: dict[BuildSide, int], rt: SparkRuntime) -> SparkPlan | None:
     allowed = _shj_sides(node.join_type)
     sides = [s for s in allowed if s in measured] or allowed
     if not sides:

@@ -19,6 +19,7 @@ from typing import Any
 from ember.conf import ADVISORY_PARTITION_SIZE, COALESCE_MIN_PARTITION_SIZE, SPARK_COALESCE_PARTITIONS
 from ember.physical.nodes import (CartesianProductExec, ReusedExchangeExec,
                                   ShuffleExchangeExec, SparkPlan, UnionExec)
+from ember.runtime.local.node_state import NodeState
 
 __all__ = ["task_counts", "region_roots"]
 
@@ -50,8 +51,8 @@ def region_roots(plan: SparkPlan) -> Iterator[tuple[SparkPlan, Any]]:
                     stack.extend((left, right))
 
 
-def task_counts(plan: SparkPlan, conf: Any, parallelism: int) -> dict[int, int]:
-    """``{id(shuffle exchange): Spark tasks reading it}`` for every shuffle of ``plan``."""
+def task_counts(plan: SparkPlan, conf: Any, parallelism: int) -> NodeState[int]:
+    """The Spark tasks reading each shuffle exchange of ``plan``."""
     exchanges: dict[int, ShuffleExchangeExec] = {}
     parent: dict[int, int] = {}
 
@@ -75,7 +76,7 @@ def task_counts(plan: SparkPlan, conf: Any, parallelism: int) -> dict[int, int]:
     groups: dict[int, list[ShuffleExchangeExec]] = {}
     for key, node in exchanges.items():
         groups.setdefault(find(key), []).append(node)
-    out: dict[int, int] = {}
+    out: NodeState[int] = NodeState()
     memo: dict[int, int | None] = {}
     enabled = bool(conf.get(SPARK_COALESCE_PARTITIONS))
     for members in groups.values():
@@ -90,7 +91,7 @@ def task_counts(plan: SparkPlan, conf: Any, parallelism: int) -> dict[int, int]:
                          int(conf.get(COALESCE_MIN_PARTITION_SIZE)), 1)
             m_count = max(1, min(n, math.ceil(total / target)))
         for m in members:
-            out[id(m)] = min(m_count, m.output_partitioning.num_partitions) or 1
+            out[m] = min(m_count, m.output_partitioning.num_partitions) or 1
     return out
 
 

@@ -46,6 +46,7 @@ from ember.physical.nodes import (BroadcastExchangeExec, BroadcastHashJoinExec, 
                                   ShuffledHashJoinExec, ShuffleExchangeExec, SortExec,
                                   SortMergeJoinExec, SparkPlan)
 from ember.plans.logical.join_type import JoinType
+from ember.runtime.local.node_state import NodeSet, NodeState
 
 __all__ = ["ScanFilter", "scan_filters", "candidate_scans", "shuffle_candidate_scans",
            "shuffle_targets", "ShuffleTarget", "distinct_keys", "shared_nodes"]
@@ -58,16 +59,16 @@ ShuffleTarget = tuple[ShuffleExchangeExec, int, FileSourceScanExec, str]
 
 
 def scan_filters(plan: SparkPlan, built: Callable[[BroadcastExchangeExec], pa.Table | None],
-                 max_values: int, min_scan_bytes: int) -> dict[int, list[ScanFilter]]:
-    """``{id(scan): filters}`` from the broadcast hash joins of ``plan`` whose broadcast
+                 max_values: int, min_scan_bytes: int) -> NodeState[list[ScanFilter]]:
+    """The filters of each scan from the broadcast hash joins of ``plan`` whose broadcast
     ``built`` returns the rows of (None: not built), for scans of at least ``min_scan_bytes``
     of files (a filter costs Spark a small broadcast join to plan and run)."""
-    out: dict[int, list[ScanFilter]] = {}
-    tables: dict[int, pa.Table | None] = {}
+    out: NodeState[list[ScanFilter]] = NodeState()
+    tables: NodeState[pa.Table | None] = NodeState()
     for exchange, position, scan, name in _targets(plan, min_scan_bytes):
-        if id(exchange) not in tables:
-            tables[id(exchange)] = built(exchange)
-        table = tables[id(exchange)]
+        if exchange not in tables:
+            tables[exchange] = built(exchange)
+        table = tables[exchange]
         if table is None:
             continue
         col = table.column(position)
@@ -76,14 +77,14 @@ def scan_filters(plan: SparkPlan, built: Callable[[BroadcastExchangeExec], pa.Ta
             continue
         values = pc.unique(col.combine_chunks().drop_null())
         if len(values) <= max_values:
-            out.setdefault(id(scan), []).append((name, values))
+            out.setdefault(scan, []).append((name, values))
     return out
 
 
-def candidate_scans(plan: SparkPlan, min_scan_bytes: int) -> set[int]:
-    """Ids of the scans :func:`scan_filters` may filter, whatever the broadcasts hold (the
-    others can be made before the broadcasts are built)."""
-    return {id(scan) for _, _, scan, _ in _targets(plan, min_scan_bytes)}
+def candidate_scans(plan: SparkPlan, min_scan_bytes: int) -> NodeSet:
+    """The scans :func:`scan_filters` may filter, whatever the broadcasts hold (the others can
+    be made before the broadcasts are built)."""
+    return NodeSet(scan for _, _, scan, _ in _targets(plan, min_scan_bytes))
 
 
 def _targets(plan: SparkPlan, min_scan_bytes: int
@@ -136,15 +137,15 @@ def _selective(build: SparkPlan) -> bool:
     ) is not None
 
 
-def shuffle_candidate_scans(plan: SparkPlan, min_scan_bytes: int) -> set[int]:
-    """Ids of the scans a measured side of a shuffled join may filter (:func:`shuffle_targets`
+def shuffle_candidate_scans(plan: SparkPlan, min_scan_bytes: int) -> NodeSet:
+    """The scans a measured side of a shuffled join may filter (:func:`shuffle_targets`
     of every such join, both sides taken as measured)."""
     joins = plan.collect(lambda n: n if isinstance(n, SortMergeJoinExec | ShuffledHashJoinExec)
                          else None)
     shared = shared_nodes(plan)
-    return {id(t[2]) for j in {id(j): j for j in joins}.values()
-            for side in (BuildSide.LEFT, BuildSide.RIGHT)
-            for t in shuffle_targets(j, side, min_scan_bytes, shared)}
+    return NodeSet(t[2] for j in {id(j): j for j in joins}.values()
+                   for side in (BuildSide.LEFT, BuildSide.RIGHT)
+                   for t in shuffle_targets(j, side, min_scan_bytes, shared))
 
 
 #: the sides of a shuffled join whose unmatched rows never reach its output, by join type
@@ -160,9 +161,9 @@ _FILTERABLE = {
 
 
 def shuffle_targets(join: SparkPlan, measured: BuildSide, min_scan_bytes: int,
-                    shared: set[int]) -> list[ShuffleTarget]:
+                    shared: NodeSet) -> list[ShuffleTarget]:
     """The scans of ``join``'s other side that the distinct keys of its ``measured`` side's
-    exchange may filter (module docstring); ``shared``: ids of the plan's nodes read more
+    exchange may filter (module docstring); ``shared``: the plan's nodes read more
     than once (:func:`shared_nodes`)."""
     from ember.runtime.local.adaptive import _side_of
 
@@ -193,7 +194,7 @@ def shuffle_targets(join: SparkPlan, measured: BuildSide, min_scan_bytes: int,
     return out
 
 
-def _scan_column(node: SparkPlan, attr_id: int, shared: set[int], min_scan_bytes: int
+def _scan_column(node: SparkPlan, attr_id: int, shared: NodeSet, min_scan_bytes: int
                  ) -> tuple[FileSourceScanExec, str] | None:
     """The file scan below ``node`` producing column ``attr_id`` through row-preserving
     operators (:func:`_scan_of`), of at least ``min_scan_bytes`` of files, and the column's
@@ -207,25 +208,25 @@ def _scan_column(node: SparkPlan, attr_id: int, shared: set[int], min_scan_bytes
     return scan, name
 
 
-def shared_nodes(plan: SparkPlan) -> set[int]:
-    """Ids of the nodes more than one consumer reads: exchanges a ``ReusedExchangeExec`` reads
-    again, and nodes (with their subtrees) found at several places of the tree."""
-    seen: dict[int, int] = {}
+def shared_nodes(plan: SparkPlan) -> NodeSet:
+    """The nodes more than one consumer reads: exchanges a ``ReusedExchangeExec`` reads again,
+    and nodes (with their subtrees) found at several places of the tree."""
+    seen: NodeState[int] = NodeState()
 
     def visit(n: SparkPlan) -> None:
-        seen[id(n)] = seen.get(id(n), 0) + 1
+        seen[n] = seen.get(n, 0) + 1
         if isinstance(n, ReusedExchangeExec):  # its exchange's subtree is read once more
             n.child.foreach(visit)
 
     plan.foreach(visit)
-    return {i for i, count in seen.items() if count > 1}
+    return NodeSet(n for n, count in seen.items() if count > 1)
 
 
-def _scan_of(node: SparkPlan, attr_id: int, shared: set[int]) -> FileSourceScanExec | None:
+def _scan_of(node: SparkPlan, attr_id: int, shared: NodeSet) -> FileSourceScanExec | None:
     """The file scan producing column ``attr_id`` through row-preserving operators only, none
     of them read by another consumer (``shared``)."""
     while True:
-        if attr_id not in {a.id for a in node.output} or id(node) in shared:
+        if attr_id not in {a.id for a in node.output} or node in shared:
             return None
         match node:
             case FileSourceScanExec():

@@ -60,6 +60,7 @@ from ember.physical.nodes import (BroadcastExchangeExec, BroadcastNestedLoopJoin
                                   SparkDataFrameScanExec, SparkPlan, TakeOrderedAndProjectExec,
                                   UnionExec)
 from ember.physical.partitioning import HashPartitioning, RangePartitioning, SinglePartition
+from ember.runtime.local.node_state import NodeSet, NodeState
 from ember.runtime.spark import worker
 from ember.runtime.spark.errors import task_errors
 from ember.runtime.spark.nodes import NestedLoopPartExec, SparkInputExec
@@ -139,19 +140,19 @@ def cut_region(root: SparkPlan) -> _Region:
     return region
 
 
-def reused_exchanges(plan: SparkPlan) -> set[int]:
-    """Ids of the exchanges of ``plan`` that a ``ReusedExchangeExec`` reads again."""
-    return {id(n.child) for n in plan.collect(
-        lambda n: n if isinstance(n, ReusedExchangeExec) else None)}
+def reused_exchanges(plan: SparkPlan) -> NodeSet:
+    """The exchanges of ``plan`` that a ``ReusedExchangeExec`` reads again."""
+    return NodeSet(n.child for n in plan.collect(
+        lambda n: n if isinstance(n, ReusedExchangeExec) else None))
 
 
-def _one_task_count(exchanges: list[SparkPlan], tasks: dict[int, int]) -> bool:
+def _one_task_count(exchanges: list[SparkPlan], tasks: NodeState[int]) -> bool:
     """Whether every one of ``exchanges`` (two or more) is read by the same number of tasks."""
     return len(exchanges) > 1 and len(
-        {tasks.get(id(x), x.output_partitioning.num_partitions) for x in exchanges}) == 1
+        {tasks.get(x, x.output_partitioning.num_partitions) for x in exchanges}) == 1
 
 
-def unioned(region: _Region, tasks: dict[int, int]) -> bool:
+def unioned(region: _Region, tasks: NodeState[int]) -> bool:
     """Whether ``region``'s inputs are two or more hash shuffles (some read elsewhere too)
     read by the same number of tasks: their shuffled RDDs share one partitioner, and Spark's
     partitioner-aware union gives a task its partition of each (as Spark's ``zipPartitions``,
@@ -162,11 +163,11 @@ def unioned(region: _Region, tasks: dict[int, int]) -> bool:
                for x in ins) and _one_task_count(ins, tasks)
 
 
-def cogrouped(region: _Region, reused: set[int], tasks: dict[int, int]) -> bool:
+def cogrouped(region: _Region, reused: NodeSet, tasks: NodeState[int]) -> bool:
     """Whether ``region``'s inputs travel through one tagged shuffle: two or more shuffles,
     read by nothing else, into the same number of tasks."""
     ins = region.inputs
-    return all(type(x) is ShuffleExchangeExec and id(x) not in reused
+    return all(type(x) is ShuffleExchangeExec and x not in reused
                for x in ins) and _one_task_count(ins, tasks)
 
 
@@ -209,31 +210,31 @@ class SparkRuntime:
         #: ``{id(physical node): logical plan}`` (``plan_query_with_links``), for the adaptive
         #: join conversion (:mod:`.adaptive`): hints and size estimates
         self.logical_links = dict(logical_links) if logical_links else None
-        self._measured: dict[int, int] = {}
+        self._measured: NodeState[int] = NodeState()
         #: ``(planned join, join that ran)`` for each adaptive conversion of :meth:`collect`
         self.adaptive_log: list[tuple[SparkPlan, SparkPlan]] = []
         #: the plan :meth:`collect` ran (after the adaptive conversions)
         self.final_plan: SparkPlan | None = None
-        self._tasks: dict[int, int] = {}
-        self._reused: set[int] = set()
+        self._tasks: NodeState[int] = NodeState()
+        self._reused = NodeSet()
         self._conf_items = tuple(conf.items())
-        self._rdds: dict[int, Any] = {}
-        self._broadcasts: dict[int, Any] = {}
-        self._broadcast_rows: dict[int, int] = {}
-        self._broadcast_tables: dict[int, pa.Table] = {}
-        #: ``{id(file scan): dynamic filters}`` (:mod:`.dynamic_filters`)
-        self.scan_filters: dict[int, list[Any]] = {}
-        #: ``{id(measured exchange): {key position: distinct values per task, or None}}``
-        self._shuffle_keys: dict[int, dict[int, Any]] = {}
+        self._rdds: NodeState[Any] = NodeState()
+        self._broadcasts: NodeState[Any] = NodeState()
+        self._broadcast_rows: NodeState[int] = NodeState()
+        self._broadcast_tables: NodeState[pa.Table] = NodeState()
+        #: the dynamic filters of each file scan (:mod:`.dynamic_filters`)
+        self.scan_filters: NodeState[list[Any]] = NodeState()
+        #: per measured exchange: ``{key position: distinct values per task, or None}``
+        self._shuffle_keys: NodeState[dict[int, Any]] = NodeState()
         self._key_limit = 0
-        self._shared: set[int] = set()
-        #: ``{id(hash or range exchange): its shuffled pairs}``, measured or not (JVM RDDs, no
+        self._shared = NodeSet()
+        #: per hash or range exchange: its shuffled pairs, measured or not (JVM RDDs, no
         #: Python step yet)
-        self._partitioned: dict[int, Any] = {}
-        #: ``{id(exchange): tag}``: every shuffle piece ``(task, (tag, blob))`` names the
+        self._partitioned: NodeState[Any] = NodeState()
+        #: per exchange, a tag: every shuffle piece ``(task, (tag, blob))`` names the
         #: exchange it belongs to, so a task reading several shuffles together sorts them out
-        self._tags: dict[int, int] = {}
-        self._broadcast_locks: dict[int, threading.Lock] = {}
+        self._tags: NodeState[int] = NodeState()
+        self._broadcast_locks: NodeState[threading.Lock] = NodeState()
         self._release: list[Any] = []
 
     # -- public ----------------------------------------------------------------------------------
@@ -255,25 +256,25 @@ class SparkRuntime:
 
         max_values = int(self.conf.get(SPARK_DYNAMIC_FILTER_VALUES))
         min_scan = int(self.conf.get(SPARK_DYNAMIC_FILTER_MIN_SCAN))
-        later = candidate_scans(plan, min_scan) if max_values > 0 else set()
+        later = candidate_scans(plan, min_scan) if max_values > 0 else NodeSet()
         # scans a measured side of a shuffled join may filter: made after the measurements
         deferred = (shuffle_candidate_scans(plan, min_scan)
-                    if max_values > 0 and self._adaptive() else set())
+                    if max_values > 0 and self._adaptive() else NodeSet())
         self._key_limit = max_values if deferred else 0
-        self._shared = shared_nodes(plan) if deferred else set()
-        later |= deferred
-        later |= {id(n) for b in plan.collect(
+        self._shared = shared_nodes(plan) if deferred else NodeSet()
+        later.update(deferred)
+        later.update(NodeSet(n for b in plan.collect(
             lambda b: b if isinstance(b, BroadcastExchangeExec) else None)
-            for n in b.collect(lambda n: n if isinstance(n, FileSourceScanExec) else None)}
+            for n in b.collect(lambda n: n if isinstance(n, FileSourceScanExec) else None)))
         with ThreadPoolExecutor(1) as pool:
-            early = pool.submit(self._prefetch_scans, plan, lambda n: id(n) not in later)
+            early = pool.submit(self._prefetch_scans, plan, lambda n: n not in later)
             self._prefetch_broadcasts(plan, lambda b: b.child.find(
                 lambda n: isinstance(n, (ShuffleExchangeExec, ReusedExchangeExec))) is None)
             early.result()
         if max_values > 0:
             self.scan_filters = scan_filters(
-                plan, lambda b: self._broadcast_tables.get(id(b)), max_values, min_scan)
-        self._prefetch_scans(plan, lambda n: id(n) not in deferred)
+                plan, lambda b: self._broadcast_tables.get(b), max_values, min_scan)
+        self._prefetch_scans(plan, lambda n: n not in deferred)
         premeasure(plan, self)
         plan = self.final_plan = convert_joins(plan, self)
         self._prefetch_scans(plan)
@@ -296,11 +297,11 @@ class SparkRuntime:
         (its map outputs are kept) instead of shuffling again."""
         if isinstance(exchange, ReusedExchangeExec):
             exchange = exchange.child
-        hit = self._measured.get(id(exchange))
+        hit = self._measured.get(exchange)
         if hit is not None:
             return hit
         self.measure_all([exchange])
-        return self._measured[id(exchange)]
+        return self._measured[exchange]
 
     def measure_all(self, exchanges: list[SparkPlan]) -> None:
         """:meth:`shuffle_bytes` of each of ``exchanges``: their RDDs are made one after the
@@ -308,9 +309,9 @@ class SparkRuntime:
         todo: dict[int, SparkPlan] = {}
         for ex in exchanges:
             ex = ex.child if isinstance(ex, ReusedExchangeExec) else ex
-            if id(ex) in self._measured:
+            if ex in self._measured:
                 continue
-            if id(ex) in self._rdds:
+            if ex in self._rdds:
                 raise InternalError(f"{ex.simple_string()} was planned before it was measured")
             todo.setdefault(id(ex), ex)
         jobs = []
@@ -337,12 +338,12 @@ class SparkRuntime:
                 for _ in pool.map(run, jobs):
                     pass
         for ex, counter, shuffled in jobs:
-            self._rdds[id(ex)] = shuffled.map(worker.value_of_pair)
-            self._partitioned[id(ex)] = shuffled
-            self._reused.add(id(ex))  # read through its own shuffle from now on
-            self._measured[id(ex)] = int(counter.value)
+            self._rdds[ex] = shuffled.map(worker.value_of_pair)
+            self._partitioned[ex] = shuffled
+            self._reused.add(ex)  # read through its own shuffle from now on
+            self._measured[ex] = int(counter.value)
             if id(ex) in keys:
-                self._shuffle_keys[id(ex)] = keys[id(ex)].value
+                self._shuffle_keys[ex] = keys[id(ex)].value
 
     def filter_other_side(self, join: SparkPlan, measured: BuildSide) -> None:
         """Once the map stage of ``join``'s ``measured`` side has run, the file scans of its
@@ -351,10 +352,10 @@ class SparkRuntime:
         from ember.runtime.spark.dynamic_filters import distinct_keys
 
         for ex, position, scan, name in self._pending_targets(join, measured):
-            values = distinct_keys(self._shuffle_keys.get(id(ex), {}).get(position),
+            values = distinct_keys(self._shuffle_keys.get(ex, {}).get(position),
                                    self._key_limit)
             if values is not None:
-                self.scan_filters.setdefault(id(scan), []).append((name, values))
+                self.scan_filters.setdefault(scan, []).append((name, values))
 
     def can_filter_other_side(self, join: SparkPlan, side: BuildSide) -> bool:
         """Whether :meth:`filter_other_side` after measuring ``side`` could filter a scan."""
@@ -368,7 +369,7 @@ class SparkRuntime:
             return []
         min_scan = int(self.conf.get(SPARK_DYNAMIC_FILTER_MIN_SCAN))
         return [t for t in shuffle_targets(join, side, min_scan, self._shared)
-                if id(t[2]) not in self._rdds]
+                if t[2] not in self._rdds]
 
     def _adaptive(self) -> bool:
         return bool(self.conf.get(ADAPTIVE_ENABLED)) and bool(self.logical_links)
@@ -378,14 +379,14 @@ class SparkRuntime:
         id -- the logical link, the Spark tasks reading a shuffle, reuse -- carries over."""
         if self.logical_links is not None and id(old) in self.logical_links:
             self.logical_links[id(new)] = self.logical_links[id(old)]
-        if id(old) in self._tasks:
-            self._tasks[id(new)] = self._tasks[id(old)]
-        if id(old) in self._reused:
-            self._reused.add(id(new))
+        if old in self._tasks:
+            self._tasks[new] = self._tasks[old]
+        if old in self._reused:
+            self._reused.add(new)
 
     def tasks_of(self, exchange: SparkPlan) -> int:
         """How many Spark tasks read ``exchange``'s shuffle (:mod:`.coalesce`)."""
-        return self._tasks.get(id(exchange), max(1, exchange.output_partitioning.num_partitions))
+        return self._tasks.get(exchange, max(1, exchange.output_partitioning.num_partitions))
 
     def close(self) -> None:
         for item in self._release:
@@ -448,14 +449,14 @@ class SparkRuntime:
         any Python step, so one Python worker reads them all (coalescing after the Python step
         would run it once per shuffle partition, each a round trip to a worker)."""
         ex = node.child if isinstance(node, ReusedExchangeExec) else node
-        return self._partitioned[id(ex)].coalesce(1).map(worker.value_of_pair)
+        return self._partitioned[ex].coalesce(1).map(worker.value_of_pair)
 
     def _boundary(self, node: SparkPlan) -> Any:
         """The RDD of blobs of a boundary node (memoized: a reused exchange reads the same
         shuffle)."""
         if isinstance(node, ReusedExchangeExec):
             return self._boundary(node.child)
-        hit = self._rdds.get(id(node))
+        hit = self._rdds.get(node)
         if hit is not None:
             return hit
         from ember.runtime.spark import sources
@@ -481,7 +482,7 @@ class SparkRuntime:
                 rdd = sources.spark_dataframe(self, node)
             case _:
                 raise InternalError(f"The Spark runtime cannot run {node.simple_string()}")
-        self._rdds[id(node)] = rdd
+        self._rdds[node] = rdd
         return rdd
 
     def _shuffle_pairs(self, node: ShuffleExchangeExec, keys_to: Any = None) -> Any:
@@ -497,7 +498,7 @@ class SparkRuntime:
         return self._region_rdd(node.child, sink)
 
     def _tag(self, exchange: SparkPlan) -> int:
-        return self._tags.setdefault(id(exchange), len(self._tags))
+        return self._tags.setdefault(exchange, len(self._tags))
 
     def _piece_rows(self) -> int:
         """Rows a shuffle piece merges up to before it is encoded."""
@@ -534,7 +535,7 @@ class SparkRuntime:
         size = sum(int((b.schema.metadata or {}).get(b"bytes", 0)) for b in batches)
         if self.conf.get(SPARK_COALESCE_PARTITIONS) and size <= int(
                 self.conf.get(ADVISORY_PARTITION_SIZE)):
-            self._tasks[id(node)] = 1
+            self._tasks[node] = 1
             return child, None
         keys = pa.Table.from_batches(batches).combine_chunks()
         from ember.runtime.local.exchange import bounds_from_sample
@@ -556,7 +557,7 @@ class SparkRuntime:
         else:
             pairs = self._shuffle_pairs(node)
         shuffled = pairs.partitionBy(self.tasks_of(node), worker.target_of)
-        self._partitioned[id(node)] = shuffled
+        self._partitioned[node] = shuffled
         return shuffled.map(worker.value_of_pair)
 
     def _cogrouped(self, region: _Region, spec: worker.RegionSpec, sink: Any) -> Any:
@@ -580,7 +581,7 @@ class SparkRuntime:
         inputs_of: dict[int, tuple[int, ...]] = {}
         for i, ex in enumerate(exchanges):
             self._boundary(ex)
-            shuffled = self._partitioned.get(id(ex))
+            shuffled = self._partitioned.get(ex)
             if shuffled is None:
                 return None
             unique.setdefault(id(ex), shuffled)
@@ -632,7 +633,7 @@ class SparkRuntime:
                   for b in worker.decode_all(parts)]
         bits = functools.reduce(np.logical_or, arrays) if arrays else None
         if bits is None:  # no stream partition ran: nothing matched
-            bits = np.zeros(self._broadcast_rows[id(region.broadcasts[0])], dtype=bool)
+            bits = np.zeros(self._broadcast_rows[region.broadcasts[0]], dtype=bool)
         unmatched = self.sc.parallelize([], 1).mapPartitionsWithIndex(functools.partial(
             worker.run_one, spec("unmatched", np.packbits(bits).tobytes(), len(bits)),
             worker.blobs))
@@ -649,11 +650,11 @@ class SparkRuntime:
 
         found = plan.collect(lambda n: n if isinstance(n, FileSourceScanExec)
                              and (which is None or which(n)) else None)
-        todo = [n for n in {id(n): n for n in found}.values() if id(n) not in self._rdds]
+        todo = [n for n in {id(n): n for n in found}.values() if n not in self._rdds]
         if not todo:
             return
         for node, rdd in zip(todo, sources.file_scans(self, todo)):
-            self._rdds[id(node)] = rdd
+            self._rdds[node] = rdd
 
     def _prefetch_broadcasts(self, plan: SparkPlan, which: Any = None) -> None:
         """Builds ``plan``'s broadcast relations (those ``which`` accepts) concurrently, one
@@ -676,8 +677,8 @@ class SparkRuntime:
     def _broadcast(self, node: BroadcastExchangeExec) -> Any:
         """The Spark broadcast variable of ``node``'s rows (collected once per run, also when
         several threads ask for it)."""
-        with self._broadcast_locks.setdefault(id(node), threading.Lock()):
-            hit = self._broadcasts.get(id(node))
+        with self._broadcast_locks.setdefault(node, threading.Lock()):
+            hit = self._broadcasts.get(node)
             if hit is not None:
                 return hit
             return self._build_broadcast(node)
@@ -686,16 +687,16 @@ class SparkRuntime:
         inputs = cut_region(node.child).inputs
         # reads only shuffles measured small enough to broadcast (an adaptive conversion): one
         # task reads them all, not one per shuffle partition
-        one_task = bool(inputs) and all(id(x.child if isinstance(x, ReusedExchangeExec) else x)
+        one_task = bool(inputs) and all((x.child if isinstance(x, ReusedExchangeExec) else x)
                                         in self._measured for x in inputs)
         rdd = self._region_rdd(node.child, worker.blobs, one_task)
         with task_errors(f"building {node.simple_string()}"):
             blobs = rdd.collect()
         table = worker.table_of(blobs, schema_of(node.child.output))
         payload = worker.encode_table(table)
-        self._broadcast_rows[id(node)] = table.num_rows
-        self._broadcast_tables[id(node)] = table
+        self._broadcast_rows[node] = table.num_rows
+        self._broadcast_tables[node] = table
         bc = self.sc.broadcast((uuid.uuid4().hex, payload))
         self._release.append(bc)
-        self._broadcasts[id(node)] = bc
+        self._broadcasts[node] = bc
         return bc

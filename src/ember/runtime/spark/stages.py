@@ -24,6 +24,7 @@ from typing import Any
 from ember.physical.nodes import (BroadcastExchangeExec, BroadcastNestedLoopJoinExec,
                                   CartesianProductExec, ReusedExchangeExec, ShuffleExchangeExec,
                                   SparkPlan, UnionExec)
+from ember.runtime.local.node_state import NodeSet, NodeState
 from ember.runtime.spark.nodes import SparkInputExec
 from ember.runtime.spark.runtime import cogrouped, global_nested_loop, unioned
 
@@ -50,13 +51,13 @@ class _Job:
 
 
 class _Describer:
-    def __init__(self, task_counts: dict[int, int], reused: set[int], parallelism: int) -> None:
+    def __init__(self, task_counts: NodeState[int], reused: NodeSet, parallelism: int) -> None:
         self.tasks = task_counts
         self.reused = reused
         self.parallelism = parallelism
         self.jobs: list[_Job] = []
         self.next_stage = 0
-        self.map_stage: dict[int, _Stage] = {}  # id(shuffle exchange) -> its map stage
+        self.map_stage: NodeState[_Stage] = NodeState()  # per shuffle exchange
 
     def job(self, root: SparkPlan, title: str) -> None:
         job = _Job(title)
@@ -94,7 +95,7 @@ class _Describer:
 
     def read_as(self, exchange: ShuffleExchangeExec) -> str:
         n = exchange.output_partitioning.num_partitions
-        m = self.tasks.get(id(exchange), n)
+        m = self.tasks.get(exchange, n)
         return f" ({n} partitions read as {m} task{'s' if m != 1 else ''})" if m != n else ""
 
     def cogroup(self, region: Any, st: _Stage, job: _Job) -> int:
@@ -114,7 +115,7 @@ class _Describer:
         ops = _ops(region.plan)
         if ops:
             st.ops.append(" -> ".join(ops))
-        return self.tasks.get(id(region.inputs[0]), 1)
+        return self.tasks.get(region.inputs[0], 1)
 
     def input(self, node: SparkPlan, st: _Stage, job: _Job) -> int:
         reused = isinstance(node, ReusedExchangeExec)
@@ -122,13 +123,13 @@ class _Describer:
             node = node.child
         match node:
             case ShuffleExchangeExec(child=child):
-                producer = self.map_stage.get(id(node))
+                producer = self.map_stage.get(node)
                 if producer is None:
                     producer = self.stage(child, "shuffle map", job)
                     producer.sink = f"{node.simple_string()} map side{self.read_as(node)}"
-                    self.map_stage[id(node)] = producer
+                    self.map_stage[node] = producer
                 st.reads.append(producer.id)
-                return self.tasks.get(id(node), node.output_partitioning.num_partitions)
+                return self.tasks.get(node, node.output_partitioning.num_partitions)
             case UnionExec(inputs=inputs):
                 return sum(self.fill(c, st, job) for c in inputs)
             case BroadcastNestedLoopJoinExec() if global_nested_loop(node):

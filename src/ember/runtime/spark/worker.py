@@ -157,7 +157,7 @@ class TaskRuntime(LocalRuntime):
                         _BROADCAST_CACHE.popitem(last=False)
                 value = BroadcastValue(node, hit[0], self)
                 value._relation = hit[1]
-                self._broadcasts[id(node)] = value
+                self.broadcasts[node] = value
                 self._seeded.append((key, value))
                 return
             for c in node.children:

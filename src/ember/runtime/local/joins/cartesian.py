@@ -13,7 +13,7 @@ candidates as in BroadcastNestedLoopJoin, :mod:`.band`).  Output: left columns t
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -27,15 +27,18 @@ from ember.runtime.local.joins.nested_loop_join import nested_loop_stream
 from ember.runtime.local.pruning import output_mask
 from ember.runtime.local.registry import PartitionFn, operator
 
+if TYPE_CHECKING:
+    from ember.runtime.local.context import RunContext
 
-def cartesian_layout(node: Any, batch_size: int, rt: Any = None) -> JoinLayout:
+
+def cartesian_layout(node: Any, batch_size: int, rt: RunContext | None = None) -> JoinLayout:
     """Inner-join layout; with the run ``rt``, unread output columns are not gathered."""
     return JoinLayout.of(JoinType.INNER, False, node.left.output, node.right.output, node.output,
                          node.condition, batch_size, keep=output_mask(rt, node))
 
 
 @operator(CartesianProductExec)
-def run_cartesian_product(node: CartesianProductExec, rt: Any) -> list[PartitionFn]:
+def run_cartesian_product(node: CartesianProductExec, rt: RunContext) -> list[PartitionFn]:
     layout = cartesian_layout(node, rt.ctx.batch_size, rt)
     lparts = rt.execute(node.left)
     rparts = rt.execute(node.right)

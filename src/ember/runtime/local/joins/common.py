@@ -7,15 +7,20 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from ember.conf import MEMORY_BUDGET, SQLConf
 from ember.execution.kernels.batches import conform_batch, schema_of
 from ember.execution.prepare import prepare
 from ember.expressions.base import AttributeReference, Expression
 from ember.runtime.local.joins.kernel import JoinLayout
+from ember.runtime.local.memory import MemoryManager, SpillDir
 from ember.runtime.local.pruning import output_mask
+
+if TYPE_CHECKING:
+    from ember.runtime.local.context import RunContext
 
 
 def bind_all(exprs: Sequence[Expression], attrs: Sequence[AttributeReference]) -> tuple[Expression, ...]:
@@ -25,7 +30,7 @@ def bind_all(exprs: Sequence[Expression], attrs: Sequence[AttributeReference]) -
 
 def layout_of(node: Any, batch_size: int, *, build_left: bool,
               condition: Expression | None = None, use_condition: bool = True,
-              rt: Any = None) -> JoinLayout:
+              rt: RunContext | None = None) -> JoinLayout:
     """The :class:`JoinLayout` of a physical join node (``node.output`` order); with the run
     ``rt``, the output columns no parent reads are not gathered (:mod:`..pruning`)."""
     cond = node.condition if use_condition and condition is None else condition
@@ -45,13 +50,8 @@ class NodeMetricsSink:
     """Where an operator partition reports build size / time / spill size; a no-op without a
     runtime (kernel-level tests)."""
 
-    def __init__(self, rt: Any = None, node: Any = None) -> None:
-        self._m = None
-        if rt is not None and node is not None:
-            try:
-                self._m = rt.metrics.node(node)
-            except AttributeError:
-                self._m = None
+    def __init__(self, rt: RunContext | None = None, node: Any = None) -> None:
+        self._m = rt.metrics.node(node) if rt is not None and node is not None else None
 
     def add(self, **counts: int) -> None:
         if self._m is not None:
@@ -62,20 +62,12 @@ class NodeMetricsSink:
             self._m.record_memory(nbytes)
 
 
-def runtime_memory(rt: Any):
+def runtime_memory(rt: RunContext | None) -> tuple[MemoryManager, SpillDir]:
     """The run's MemoryManager and SpillDir (fresh ones, budget from the default conf, without a
-    runtime)."""
-    from ember.runtime.local.memory import MemoryManager, SpillDir
-
-    mem = getattr(rt, "memory", None)
-    sd = getattr(rt, "spill_dir", None)
-    if mem is None:
-        from ember.conf import MEMORY_BUDGET, SQLConf
-
-        mem = MemoryManager(int(SQLConf().get(MEMORY_BUDGET)))
-    if sd is None:
-        sd = SpillDir()
-    return mem, sd
+    run context: kernel-level tests)."""
+    if rt is not None:
+        return rt.memory, rt.spill_dir
+    return MemoryManager(int(SQLConf().get(MEMORY_BUDGET))), SpillDir()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -99,10 +91,10 @@ def _join_pool() -> ThreadPoolExecutor:
     return _pool
 
 
-def intra_partition_workers(rt: Any, num_partitions: int) -> int:
+def intra_partition_workers(rt: RunContext | None, num_partitions: int) -> int:
     """Threads one partition may use to process its stream batches: the cores left idle when
     the operator has fewer partitions than cores (1 = sequential)."""
-    cores = int(getattr(rt, "parallelism", 1) or 1)
+    cores = rt.parallelism if rt is not None else 1
     if num_partitions <= 0 or num_partitions >= cores:
         return 1
     return max(1, cores // num_partitions)

@@ -50,7 +50,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -94,6 +94,9 @@ from ember.runtime.local.joins.spill import (
 from ember.runtime.local.memory import MemoryManager, SpillDir, batch_bytes
 from ember.runtime.local.registry import PartitionFn, operator
 
+if TYPE_CHECKING:
+    from ember.runtime.local.context import RunContext
+
 GRACE_FANOUT = 16
 MAX_GRACE_LEVEL = 3
 
@@ -118,7 +121,7 @@ class HashJoinParts:
     bounds: ResidualBound | None = None
 
     @classmethod
-    def of(cls, node: Any, batch_size: int, *, shuffled: bool, rt: Any = None
+    def of(cls, node: Any, batch_size: int, *, shuffled: bool, rt: RunContext | None = None
            ) -> "HashJoinParts":
         build_left = node.build_side is BuildSide.LEFT
         jt: JoinType = node.join_type
@@ -328,7 +331,7 @@ def _grace(parts: HashJoinParts, build: Iterable[pa.RecordBatch], stream_fn: Bat
 
 
 @operator(BroadcastHashJoinExec)
-def run_broadcast_hash_join(node: BroadcastHashJoinExec, rt: Any) -> list[PartitionFn]:
+def run_broadcast_hash_join(node: BroadcastHashJoinExec, rt: RunContext) -> list[PartitionFn]:
     """One partition per stream partition, all probing the one broadcast relation."""
     parts = HashJoinParts.of(node, rt.ctx.batch_size, shuffled=False, rt=rt)
     if parts.build_left and node.join_type.is_left_existence:
@@ -357,7 +360,7 @@ def run_broadcast_hash_join(node: BroadcastHashJoinExec, rt: Any) -> list[Partit
     return [run(p) for p in stream_parts]
 
 
-def _broadcast_left_existence(node: BroadcastHashJoinExec, parts: HashJoinParts, rt: Any
+def _broadcast_left_existence(node: BroadcastHashJoinExec, parts: HashJoinParts, rt: RunContext
                               ) -> list[PartitionFn]:
     """Beyond Spark (only the runtime's broadcast conversion plans it): a semi / anti /
     existence join broadcasting its *left* side.  Every stream (right) partition is probed in
@@ -402,7 +405,7 @@ def _broadcast_left_existence(node: BroadcastHashJoinExec, parts: HashJoinParts,
     return [emit(bounds[i], bounds[i + 1]) for i in range(k)]
 
 
-def _broadcast_relation(node: Any, build_plan: Any, parts: HashJoinParts, rt: Any
+def _broadcast_relation(node: Any, build_plan: Any, parts: HashJoinParts, rt: RunContext
                         ) -> HashedRelation | BoundedRelation:
     from ember.physical.nodes import ReusedExchangeExec
     from ember.physical.partitioning import HashedRelationBroadcastMode
@@ -427,7 +430,7 @@ def _broadcast_relation(node: Any, build_plan: Any, parts: HashJoinParts, rt: An
 
 
 @operator(ShuffledHashJoinExec)
-def run_shuffled_hash_join(node: ShuffledHashJoinExec, rt: Any) -> list[PartitionFn]:
+def run_shuffled_hash_join(node: ShuffledHashJoinExec, rt: RunContext) -> list[PartitionFn]:
     """One partition per co-partition (left ``i`` with right ``i``)."""
     parts = HashJoinParts.of(node, rt.ctx.batch_size, shuffled=True, rt=rt)
     lparts = rt.execute(node.left)

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -45,6 +45,9 @@ from ember.runtime.local.joins.common import (
 from ember.runtime.local.joins.hashed_relation import to_batch
 from ember.runtime.local.joins.kernel import Candidates, JoinKernel, JoinLayout
 from ember.runtime.local.registry import PartitionFn, operator
+
+if TYPE_CHECKING:
+    from ember.runtime.local.context import RunContext
 
 
 def nested_loop_stream(layout: JoinLayout, build: pa.RecordBatch,
@@ -79,7 +82,7 @@ def is_streamed_path(join_type: JoinType, build_left: bool) -> bool:
                          JoinType.EXISTENCE)
 
 
-def build_side_batch(rt: Any, build_plan: Any) -> pa.RecordBatch:
+def build_side_batch(rt: RunContext, build_plan: Any) -> pa.RecordBatch:
     """All rows of the build child (through its broadcast when there is one)."""
     schema = schema_of(build_plan.output)
     if isinstance(build_plan, BroadcastExchangeExec):
@@ -90,7 +93,7 @@ def build_side_batch(rt: Any, build_plan: Any) -> pa.RecordBatch:
 
 
 @operator(BroadcastNestedLoopJoinExec)
-def run_broadcast_nested_loop_join(node: BroadcastNestedLoopJoinExec, rt: Any
+def run_broadcast_nested_loop_join(node: BroadcastNestedLoopJoinExec, rt: RunContext
                                    ) -> list[PartitionFn]:
     build_left = node.build_side is BuildSide.LEFT
     build_plan, stream_plan = (node.left, node.right) if build_left else (node.right, node.left)

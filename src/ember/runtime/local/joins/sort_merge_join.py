@@ -35,7 +35,7 @@ Metrics: ``spill_size``, ``peak_memory`` (buffered bytes).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -54,6 +54,9 @@ from ember.runtime.local.joins.kernel import Candidates, JoinKernel, JoinLayout
 from ember.runtime.local.joins.spill import Reservation, SpillBucket
 from ember.runtime.local.memory import MemoryManager, SpillDir
 from ember.runtime.local.registry import PartitionFn, operator
+
+if TYPE_CHECKING:
+    from ember.runtime.local.context import RunContext
 
 _INF = np.iinfo(np.int64).max
 #: Input batches are coalesced into windows of at least this many rows (bytes permitting).
@@ -464,7 +467,7 @@ class SortMergeJoinScanner:
 def sort_merge_join_partition(
     node: Any, left: Iterable[pa.RecordBatch], right: Iterable[pa.RecordBatch], batch_size: int,
     memory: MemoryManager, spill_dir: SpillDir, metrics: NodeMetricsSink | None = None,
-    rt: Any = None,
+    rt: RunContext | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """One partition of ``node`` (a SortMergeJoinExec) over its sorted children's batches
     (``rt``: the run, whose parents' reads let unread output columns go ungathered)."""
@@ -484,7 +487,7 @@ def sort_merge_join_partition(
 
 
 @operator(SortMergeJoinExec)
-def run_sort_merge_join(node: SortMergeJoinExec, rt: Any) -> list[PartitionFn]:
+def run_sort_merge_join(node: SortMergeJoinExec, rt: RunContext) -> list[PartitionFn]:
     """One partition per co-partition of the (sorted) children."""
     lparts = rt.execute(node.left)
     rparts = rt.execute(node.right)

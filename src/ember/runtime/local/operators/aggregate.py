@@ -9,6 +9,7 @@ complete or final aggregate, so every group lives in exactly one partition.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
@@ -19,6 +20,9 @@ from ember.physical.nodes import AggregateMode, HashAggregateExec
 from ember.plans.logical.nodes import Aggregate, LocalRelation
 from ember.runtime.local.operators.basic import chain
 from ember.runtime.local.registry import PartitionFn, operator
+
+if TYPE_CHECKING:
+    from ember.runtime.local.context import RunContext
 
 
 def logical_aggregate(node: HashAggregateExec) -> Aggregate:
@@ -36,7 +40,7 @@ def logical_aggregate(node: HashAggregateExec) -> Aggregate:
 
 
 @operator(HashAggregateExec)
-def run_hash_aggregate(node: HashAggregateExec, rt) -> list[PartitionFn]:
+def run_hash_aggregate(node: HashAggregateExec, rt: RunContext) -> list[PartitionFn]:
     if node.mode is not AggregateMode.COMPLETE:  # PARTIAL / PARTIAL_MERGE / FINAL buffers
         from ember.runtime.local.operators.aggregate_modes import run_hash_aggregate_modes
 

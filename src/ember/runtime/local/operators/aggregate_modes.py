@@ -38,6 +38,7 @@ mode over rows already unique per (group, distinct arguments) -- ``is_distinct``
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -87,12 +88,15 @@ from ember.physical.nodes import AggregateMode, HashAggregateExec, aggregate_res
 from ember.runtime.local.operators.basic import chain
 from ember.runtime.local.registry import PartitionFn
 
+if TYPE_CHECKING:
+    from ember.runtime.local.context import RunContext
+
 __all__ = ["run_hash_aggregate_modes", "aggregate_partition"]
 
 _MERGING = (AggregateMode.PARTIAL_MERGE, AggregateMode.FINAL)
 
 
-def run_hash_aggregate_modes(node: HashAggregateExec, rt) -> list[PartitionFn]:
+def run_hash_aggregate_modes(node: HashAggregateExec, rt: RunContext) -> list[PartitionFn]:
     """The partitions of a non-COMPLETE ``node`` (one output partition per input partition)."""
     if node.mode is AggregateMode.COMPLETE and not node.aggregate_modes:
         raise InternalError("run_hash_aggregate_modes: COMPLETE aggregates run elsewhere")
@@ -104,7 +108,7 @@ def run_hash_aggregate_modes(node: HashAggregateExec, rt) -> list[PartitionFn]:
         whole = list(parts)
         parts = [lambda: chain(whole)]
     ctx = rt.ctx
-    metrics = rt.metrics.node(node) if getattr(rt, "metrics", None) is not None else None
+    metrics = rt.metrics.node(node)
 
     def part(fn: PartitionFn) -> PartitionFn:
         def run() -> Iterator[pa.RecordBatch]:

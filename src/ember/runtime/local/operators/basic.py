@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -40,6 +41,9 @@ from ember.physical.nodes import (
 from ember.physical.partitioning import SinglePartition
 from ember.runtime.local.registry import PartitionFn, operator
 
+if TYPE_CHECKING:
+    from ember.runtime.local.context import RunContext
+
 #: rows per partition of a LocalTableScan (below it, one partition)
 LOCAL_SCAN_ROWS_PER_PARTITION = 1024
 
@@ -62,7 +66,7 @@ def local_scan_bounds(rows: int, parallelism: int) -> list[int]:
 
 
 @operator(LocalTableScanExec)
-def run_local_table_scan(node: LocalTableScanExec, rt) -> list[PartitionFn]:
+def run_local_table_scan(node: LocalTableScanExec, rt: RunContext) -> list[PartitionFn]:
     """The in-memory rows in up to ``parallelism`` partitions of contiguous rows (one partition
     for small data), zero-copy slices of at most ``batch_size`` rows."""
     schema = schema_of(node.output)
@@ -91,7 +95,7 @@ def run_local_table_scan(node: LocalTableScanExec, rt) -> list[PartitionFn]:
 
 
 @operator(FileSourceScanExec)
-def run_file_scan(node: FileSourceScanExec, rt) -> list[PartitionFn]:
+def run_file_scan(node: FileSourceScanExec, rt: RunContext) -> list[PartitionFn]:
     """Parquet: splits of row groups (``ember.execution.scan.plan_parquet_splits``), reading only
     ``node.output``'s columns and skipping row groups (and rows) that ``node.data_filters``
     exclude; about two splits per core.  Other formats (and Hive-partitioned Parquet): one
@@ -104,13 +108,12 @@ def run_file_scan(node: FileSourceScanExec, rt) -> list[PartitionFn]:
     rel = node.relation
     schema = schema_of(node.output)
     if scan.parquet_scan_supported(rel):
-        cache = getattr(rt, "scan_cache", None)
+        cache = rt.scan_cache
         planned = cache.planned(node) if cache is not None else None
         splits, filters = planned if planned is not None else scan.plan_parquet_splits(
             rel, node.output, node.data_filters, rt.parallelism)
         attrs = node.output
-        with rt._lock:
-            rt.scan_exact_filters[id(node)] = filters[scan.EXACT_KEY]
+        rt.scan_exact_filters[node] = filters[scan.EXACT_KEY]
 
         masks = filters.get(scan.MASK_KEY) or {}
 
@@ -140,7 +143,7 @@ def run_file_scan(node: FileSourceScanExec, rt) -> list[PartitionFn]:
 
 
 @operator(RangeExec)
-def run_range(node: RangeExec, rt) -> list[PartitionFn]:
+def run_range(node: RangeExec, rt: RunContext) -> list[PartitionFn]:
     """``num_slices`` partitions; slice ``i`` holds elements ``[i*n/k, (i+1)*n/k)`` (Spark's
     split of the ``n`` elements)."""
     start, end, step = node.start, node.end, node.step
@@ -166,7 +169,7 @@ def run_range(node: RangeExec, rt) -> list[PartitionFn]:
 
 
 @operator(SparkDataFrameScanExec)
-def run_spark_frame_scan(node: SparkDataFrameScanExec, rt) -> list[PartitionFn]:
+def run_spark_frame_scan(node: SparkDataFrameScanExec, rt: RunContext) -> list[PartitionFn]:
     """A PySpark DataFrame's rows (its selected columns) collected to the driver as Arrow
     (``DataFrame.toArrow``) when the partition runs, cast to ``node.output``'s types, in
     batches of at most ``batch_size`` rows: one partition."""
@@ -188,7 +191,7 @@ def run_spark_frame_scan(node: SparkDataFrameScanExec, rt) -> list[PartitionFn]:
 
 
 @operator(OneRowRelationExec)
-def run_one_row(node: OneRowRelationExec, rt) -> list[PartitionFn]:
+def run_one_row(node: OneRowRelationExec, rt: RunContext) -> list[PartitionFn]:
     return [lambda: iter((one_row_no_columns(),))]
 
 
@@ -197,7 +200,7 @@ def run_one_row(node: OneRowRelationExec, rt) -> list[PartitionFn]:
 
 
 @operator(ProjectExec)
-def run_project(node: ProjectExec, rt) -> list[PartitionFn]:
+def run_project(node: ProjectExec, rt: RunContext) -> list[PartitionFn]:
     child = node.child
     schema = schema_of(node.output)
 
@@ -240,7 +243,7 @@ def filter_batch(bound, b: pa.RecordBatch, keep: tuple[bool, ...] | None = None
 
 
 @operator(FilterExec)
-def run_filter(node: FilterExec, rt) -> list[PartitionFn]:
+def run_filter(node: FilterExec, rt: RunContext) -> list[PartitionFn]:
     """Rows where the condition is TRUE.  Over a Parquet scan, the conjuncts the scan already
     applied exactly (``rt.scan_exact_filters``) are not evaluated again.  Columns no parent reads
     are not filtered (placeholders, :mod:`ember.runtime.local.pruning`)."""
@@ -250,7 +253,7 @@ def run_filter(node: FilterExec, rt) -> list[PartitionFn]:
     child = node.child
     parts = rt.execute(child)
     cond = node.condition
-    done = rt.scan_exact_filters.get(id(child)) if isinstance(child, FileSourceScanExec) else None
+    done = rt.scan_exact_filters.get(child) if isinstance(child, FileSourceScanExec) else None
     if done:
         rest = [c for c in split_conjuncts(cond) if not any(c is d or c == d for d in done)]
         if not rest:
@@ -273,7 +276,7 @@ def run_filter(node: FilterExec, rt) -> list[PartitionFn]:
 
 
 @operator(ExpandExec)
-def run_expand(node: ExpandExec, rt) -> list[PartitionFn]:
+def run_expand(node: ExpandExec, rt: RunContext) -> list[PartitionFn]:
     child = node.child
     schema = schema_of(node.output)
 
@@ -299,7 +302,7 @@ def run_expand(node: ExpandExec, rt) -> list[PartitionFn]:
 
 
 @operator(UnionExec)
-def run_union(node: UnionExec, rt) -> list[PartitionFn]:
+def run_union(node: UnionExec, rt: RunContext) -> list[PartitionFn]:
     """The children's partitions one after the other (Spark's UnionRDD)."""
     schema = schema_of(node.output)
 
@@ -326,7 +329,7 @@ _KERNELS = {
 
 
 @operator(SetOperationExec)
-def run_set_operation(node: SetOperationExec, rt) -> list[PartitionFn]:
+def run_set_operation(node: SetOperationExec, rt: RunContext) -> list[PartitionFn]:
     """Both sides materialized (one partition each, AllTuples), rows matched null-safely by the
     row codes of ``execution.kernels.keys`` and selected by ``execution.kernels.setops``."""
     kernel = _KERNELS[(node.kind, node.is_all)]

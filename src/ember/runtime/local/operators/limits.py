@@ -8,6 +8,7 @@ order and stop pulling batches once satisfied, so ``LIMIT 10`` over a scan reads
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
@@ -23,6 +24,9 @@ from ember.physical.nodes import (
 )
 from ember.runtime.local.operators.basic import chain
 from ember.runtime.local.registry import PartitionFn, operator
+
+if TYPE_CHECKING:
+    from ember.runtime.local.context import RunContext
 
 
 def limit_offset(batches: Iterator[pa.RecordBatch], limit: int,
@@ -50,7 +54,7 @@ def limit_offset(batches: Iterator[pa.RecordBatch], limit: int,
 
 
 @operator(LocalLimitExec)
-def run_local_limit(node: LocalLimitExec, rt) -> list[PartitionFn]:
+def run_local_limit(node: LocalLimitExec, rt: RunContext) -> list[PartitionFn]:
     def part(fn: PartitionFn) -> PartitionFn:
         return lambda: limit_offset(fn(), node.limit)
 
@@ -58,13 +62,13 @@ def run_local_limit(node: LocalLimitExec, rt) -> list[PartitionFn]:
 
 
 @operator(GlobalLimitExec)
-def run_global_limit(node: GlobalLimitExec, rt) -> list[PartitionFn]:
+def run_global_limit(node: GlobalLimitExec, rt: RunContext) -> list[PartitionFn]:
     parts = rt.execute(node.child)
     return [lambda: limit_offset(chain(parts), node.limit, node.offset)]
 
 
 @operator(CollectLimitExec)
-def run_collect_limit(node: CollectLimitExec, rt) -> list[PartitionFn]:
+def run_collect_limit(node: CollectLimitExec, rt: RunContext) -> list[PartitionFn]:
     parts = rt.execute(node.child)
     return [lambda: limit_offset(chain(parts), node.limit, node.offset)]
 
@@ -77,7 +81,7 @@ def _sorted(batch: pa.RecordBatch, bound, orders) -> pa.RecordBatch:
 
 
 @operator(TakeOrderedAndProjectExec)
-def run_take_ordered(node: TakeOrderedAndProjectExec, rt) -> list[PartitionFn]:
+def run_take_ordered(node: TakeOrderedAndProjectExec, rt: RunContext) -> list[PartitionFn]:
     """Per child partition (in parallel) the first ``limit`` rows by ``sort_order`` (kept
     bounded while reading), then the same over their union, rows ``[offset, limit)`` projected."""
     child = node.child

@@ -18,6 +18,7 @@ earlier runs come first, and within a run their order is kept.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -32,6 +33,9 @@ from ember.physical.partitioning import OrderedDistribution
 from ember.runtime.local.memory import SpillFile
 from ember.runtime.local.operators.basic import chain
 from ember.runtime.local.registry import PartitionFn, operator
+
+if TYPE_CHECKING:
+    from ember.runtime.local.context import RunContext
 
 __all__ = ["sort_batches", "merge_runs"]
 
@@ -48,7 +52,7 @@ def _chunk_rows(batch: pa.RecordBatch, budget: int, batch_size: int) -> int:
 
 
 def sort_batches(batches: Iterator[pa.RecordBatch], attrs: Sequence, orders: Sequence[SortOrder],
-                 rt, metrics) -> Iterator[pa.RecordBatch]:
+                 rt: RunContext, metrics) -> Iterator[pa.RecordBatch]:
     """All of ``batches`` (columns ``attrs``) sorted by ``orders``, in batches of the run's batch
     size, spilling past the memory budget (see module docstring)."""
     schema = schema_of(attrs)
@@ -143,7 +147,7 @@ def merge_runs(runs: Sequence[SpillFile], bound: Sequence, orders: Sequence[Sort
 
 
 @operator(SortExec)
-def run_sort(node: SortExec, rt) -> list[PartitionFn]:
+def run_sort(node: SortExec, rt: RunContext) -> list[PartitionFn]:
     child = node.child
     parts = rt.execute(child)
     metrics = rt.metrics.node(node)

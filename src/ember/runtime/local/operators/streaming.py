@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
@@ -32,9 +33,12 @@ from ember.runtime.local.registry import PartitionFn, operator
 from ember.streaming.join.operator import StateInfo, SymmetricHashJoin
 from ember.streaming.watermarks import EventTimeStats, event_time_millis
 
+if TYPE_CHECKING:
+    from ember.runtime.local.context import RunContext
+
 
 @operator(EventTimeWatermarkExec)
-def run_event_time_watermark(node: EventTimeWatermarkExec, rt) -> list[PartitionFn]:
+def run_event_time_watermark(node: EventTimeWatermarkExec, rt: RunContext) -> list[PartitionFn]:
     ordinal = next(i for i, a in enumerate(node.child.output) if a.id == node.event_time.id)
     stats = rt.metrics.node(node).accumulator(EventTimeStats)
 
@@ -51,7 +55,7 @@ def run_event_time_watermark(node: EventTimeWatermarkExec, rt) -> list[Partition
 
 
 @operator(StreamingRelationExec)
-def run_streaming_relation(node: StreamingRelationExec, rt) -> list[PartitionFn]:
+def run_streaming_relation(node: StreamingRelationExec, rt: RunContext) -> list[PartitionFn]:
     raise AnalysisError(
         "Queries with streaming sources must be executed with writeStream.start(), or from a "
         f"streaming table or flow definition within a Spark Declarative Pipeline.;\n"
@@ -65,7 +69,7 @@ def _table(fn: PartitionFn, schema: pa.Schema) -> pa.Table:
 
 @operator(StreamingSymmetricHashJoinExec)
 def run_streaming_symmetric_hash_join(node: StreamingSymmetricHashJoinExec,
-                                      rt) -> list[PartitionFn]:
+                                      rt: RunContext) -> list[PartitionFn]:
     info = node.state_info
     if info is None:
         raise InternalError("StreamingSymmetricHashJoinExec has no state info: it runs only "
