@@ -50,6 +50,11 @@ def field_names(cls: type) -> tuple[str, ...]:
         return names
 
 
+def compare_field_names(cls: type) -> tuple[str, ...]:
+    """Names of the fields of node class ``cls`` taking part in equality, in order (cached)."""
+    return _compare_names(cls)
+
+
 def _compare_names(cls: type) -> tuple[str, ...]:
     try:
         return _COMPARE_NAMES[cls]

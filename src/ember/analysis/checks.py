@@ -21,9 +21,9 @@ from __future__ import annotations
 from ember import types as T
 from ember.analysis.resolution import (
     children_metadata,
+    equal_ignoring_aliases,
     pretty_sql,
     qualified_sql,
-    semantic_equals,
     to_origin,
     unresolved_column_error,
 )
@@ -164,7 +164,7 @@ def _check_aggregate(agg: Aggregate, ctx) -> None:
                     "the window functions using OVER clauses.",
                     error_class="MISSING_GROUP_BY",
                 )
-            if not any(semantic_equals(g, e) for g in groups):
+            if not any(equal_ignoring_aliases(g, e) for g in groups):
                 expr = f'"{pretty_sql(e)}"'
                 any_value = f'"any_value({pretty_sql(e)})"'
                 raise AnalysisError(
@@ -177,7 +177,7 @@ def _check_aggregate(agg: Aggregate, ctx) -> None:
                     parameters={"expression": expr, "expressionAnyValue": any_value},
                 )
             return
-        if any(semantic_equals(g, e) for g in groups):
+        if any(equal_ignoring_aliases(g, e) for g in groups):
             return
         if isinstance(e, (OuterReference, SubqueryExpression)):
             return

@@ -9,8 +9,8 @@
   exists during analysis; the analyzer turns it back into a plain ``Project``.
 - :func:`metadata_output` is Spark's ``metadataOutput``: the hidden columns visible from a node.
 - :func:`pretty_sql` is Spark's ``toPrettySQL``: the auto-generated name of an unaliased column.
-- :func:`canonical` gives a form for semantic equality (ids only, names/nullability/alias ids
-  ignored).
+- :func:`equal_ignoring_aliases` is how the analyzer matches an expression to a grouping
+  expression: equal canonical forms (``Expression.canonicalized``) once aliases are trimmed.
 """
 
 from __future__ import annotations
@@ -251,7 +251,7 @@ class TempResolvedColumn(Expression):
     an ``UnresolvedAttribute`` again (CheckAnalysis reports it), any other its ``child``.
 
     It is resolved and typed as its child (type coercion sees the input column's type, as in
-    Spark) and canonicalizes to it (:func:`canonical`), so ``b`` matches ``GROUP BY b``.
+    Spark) and canonicalizes to it (:meth:`canonicalize_node`), so ``b`` matches ``GROUP BY b``.
     """
 
     child: Expression
@@ -265,6 +265,9 @@ class TempResolvedColumn(Expression):
     @property
     def nullable(self) -> bool:
         return self.child.nullable
+
+    def canonicalize_node(self) -> Expression:
+        return self.child  # Spark's TempResolvedColumn.canonicalized: the child's
 
     def simple_string(self) -> str:
         return f"tempresolvedcolumn({self.child.simple_string()})"
@@ -399,29 +402,20 @@ def qualified_sql(e: Expression) -> str:
 # Semantic equality
 
 
-def canonical(e: Expression) -> Expression:
-    """``e`` with attribute names/types/nullability and all non-attribute ids erased, so two
-    expressions computing the same thing compare equal (Spark's ``canonicalized``)."""
-
-    def rule(x: Expression) -> Expression | None:
-        if isinstance(x, AttributeReference):
-            return AttributeReference("", T.NULL, True, x.id)
-        if isinstance(x, TempResolvedColumn):
-            return x.child
-        if isinstance(x, Alias):
-            return x.child
-        fields = getattr(type(x), "__dataclass_fields__", None)
-        if fields and "id" in fields and isinstance(getattr(x, "id", None), int):
-            return x.copy(id=0)
-        if fields and "origin" in fields and getattr(x, "origin", None) is not None:
-            return x.copy(origin=None)
-        return None
-
-    return e.transform_up(rule)
+def equal_ignoring_aliases(a: Expression, b: Expression) -> bool:
+    """Whether ``a`` and ``b`` are the same expression as the analyzer matches select-list,
+    HAVING and ORDER BY expressions to grouping expressions: equal canonical forms
+    (``Expression.canonicalized``) once every alias is trimmed (Spark's ``trimAliases``).
+    Unlike ``Expression.semantic_equals`` this holds for non-deterministic expressions too:
+    ``SELECT rand(1) ... GROUP BY rand(1)`` names the grouping expression (Spark's
+    ``PullOutNondeterministic`` matches those by equality)."""
+    return _trim_aliases(a).canonicalized == _trim_aliases(b).canonicalized
 
 
-def semantic_equals(a: Expression, b: Expression) -> bool:
-    return canonical(a) == canonical(b)
+def _trim_aliases(e: Expression) -> Expression:
+    if not e.exists(lambda x: isinstance(x, Alias)):
+        return e
+    return e.transform_up(lambda x: x.child if isinstance(x, Alias) else None)
 
 
 def strip_alias(e: Expression) -> Expression:

@@ -33,7 +33,7 @@ import pyarrow.compute as pc
 from ember import types as T
 from ember.errors import ArithmeticError_
 from ember.expressions import decimals as D
-from ember.expressions.base import Expression
+from ember.expressions.base import Expression, out_of_canonical_order
 from ember.expressions.common import (
     TypeCheckFailure,
     diff_types,
@@ -248,6 +248,11 @@ class Add(BinaryArithmetic):
     symbol: ClassVar[str] = "+"
     try_fn: ClassVar[str | None] = "try_add"
 
+    def canonicalize_node(self) -> Expression:
+        # Only the two operands are ordered: re-associating a chain would change result types.
+        l, r = self.left, self.right
+        return self.copy(left=r, right=l) if out_of_canonical_order(l, r) else self
+
     def _decimal_type(self, l, r):
         from ember.coercion import decimal_add_type
 
@@ -315,6 +320,11 @@ class Multiply(BinaryArithmetic):
     ansi: bool = True
     symbol: ClassVar[str] = "*"
     try_fn: ClassVar[str | None] = "try_multiply"
+
+    def canonicalize_node(self) -> Expression:
+        # Only the two operands are ordered: re-associating a chain would change result types.
+        l, r = self.left, self.right
+        return self.copy(left=r, right=l) if out_of_canonical_order(l, r) else self
 
     def _decimal_type(self, l, r):
         from ember.coercion import decimal_multiply_type

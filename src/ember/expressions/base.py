@@ -65,8 +65,8 @@ class Expression(TreeNode):
 
     # Per-node caches (nodes are immutable): _res: ``resolved`` (see is_resolved); _det / _refs:
     # the base class's ``deterministic`` / ``references`` (recursive over the children, asked
-    # again and again by the optimizer), computed on first use.
-    __slots__ = ("_res", "_det", "_refs")
+    # again and again by the optimizer), computed on first use; _canon: ``canonicalized``.
+    __slots__ = ("_res", "_det", "_refs", "_canon")
     child_base: ClassVar[type]  # set below to Expression
 
     # -- typing -----------------------------------------------------------------------------
@@ -116,6 +116,47 @@ class Expression(TreeNode):
         object.__setattr__(self, "_refs", refs)
         return refs
 
+    # -- canonical form (Spark's Expression.canonicalized / semanticEquals / semanticHash) ----
+    @property
+    def canonicalized(self) -> "Expression":
+        """This expression with everything that does not change its result erased, so that two
+        expressions computing the same thing are equal (Spark's ``Expression.canonicalized``):
+        the children's canonical forms, then :meth:`canonicalize_node`.  Attributes keep only
+        their id and type (names, qualifiers, nullability erased), aliases their child and id
+        (the name erased), and commutative operators order their operands deterministically
+        (``And``/``Or`` chains, ``Add``, ``Multiply``, ``=``, ``<=>``; ``b > a`` becomes ``a <
+        b``, ``NOT (a > b)`` becomes ``a <= b``).  Computed once and kept on the node."""
+        try:
+            return self._canon  # type: ignore[no-any-return]
+        except AttributeError:
+            pass
+        kids = self.children
+        e = self.with_children(tuple(k.canonicalized for k in kids)) if kids else self
+        out = e.canonicalize_node()
+        object.__setattr__(self, "_canon", out)
+        if out is not self:
+            # a canonical form is its own canonical form
+            object.__setattr__(out, "_canon", out)
+        return out
+
+    def canonicalize_node(self) -> "Expression":
+        """This node, whose children are already canonical, in canonical form (the per-node
+        step of Spark's ``Canonicalize``); itself unless the node's class overrides it."""
+        return self
+
+    def semantic_equals(self, other: "Expression") -> bool:
+        """Spark's ``semanticEquals``: both deterministic and equal canonical forms.  A
+        non-deterministic expression is never semantically equal to anything, itself included
+        (two evaluations of ``rand()`` differ)."""
+        if self is other or self == other:
+            return self.deterministic
+        return (self.deterministic and other.deterministic
+                and self.canonicalized == other.canonicalized)
+
+    def semantic_hash(self) -> int:
+        """Spark's ``semanticHash``: equal for semantically equal expressions."""
+        return hash(self.canonicalized)
+
     # -- evaluation mode (Spark's EvalMode, spark.sql.ansi.enabled) -------------------------
     @property
     def ansi_mode(self) -> bool:
@@ -153,6 +194,22 @@ class Expression(TreeNode):
 
 
 Expression.child_base = Expression
+
+
+def out_of_canonical_order(left: Expression, right: Expression) -> bool:
+    """Whether two canonical operands of a commutative operator must swap places: the order is
+    by class name, then printed form (Spark orders by hash code; a printed form is the same in
+    every process, so canonical forms are too)."""
+    return _order_key(left) > _order_key(right)
+
+
+def canonical_operand_order(items: Iterable[Expression]) -> list[Expression]:
+    """Canonical operands of an associative and commutative chain, in canonical order."""
+    return sorted(items, key=_order_key)
+
+
+def _order_key(e: Expression) -> str:
+    return type(e).__name__ + ":" + e.simple_string()
 
 
 class LeafExpression(Expression):
@@ -251,6 +308,10 @@ class AttributeReference(NamedExpression, LeafExpression):
     def with_name(self, name: str) -> "AttributeReference":
         return self if name == self.attr_name else self.copy(attr_name=name)
 
+    def canonicalize_node(self) -> "AttributeReference":
+        # Only the id and the type identify a column (Spark's Canonicalize.ignoreNamesTypes).
+        return AttributeReference("none", self.dtype, True, self.id)
+
     def new_instance(self) -> "AttributeReference":
         """The same column with a fresh id (used to de-duplicate self-joins)."""
         return self.copy(id=new_expr_id())
@@ -314,6 +375,10 @@ class Alias(NamedExpression):
             self.alias_name, child.data_type, child.nullable, self.id,
             self.alias_qualifier, self.watermark_delay_ms,
         )
+
+    def canonicalize_node(self) -> "Alias":
+        # The id names the value; the name is cosmetic.
+        return self.copy(alias_name="none")
 
     def eval(self, batch: pa.RecordBatch) -> pa.Array:
         return self.child.eval(batch)

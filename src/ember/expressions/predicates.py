@@ -29,7 +29,13 @@ import pyarrow.compute as pc
 
 from ember import types as T
 from ember.errors import AnalysisError, ExecutionError
-from ember.expressions.base import Expression, Literal, literal_to_string
+from ember.expressions.base import (
+    Expression,
+    Literal,
+    canonical_operand_order,
+    literal_to_string,
+    out_of_canonical_order,
+)
 from ember.expressions.common import (
     TypeCheckFailure,
     diff_types,
@@ -88,6 +94,9 @@ class And(Predicate):
     def check_input_types(self) -> str | None:
         return _check_boolean_operands(self.left, self.right)
 
+    def canonicalize_node(self) -> Expression:
+        return _reorder_chain(self)
+
     def eval(self, batch: pa.RecordBatch) -> pa.Array:
         n = batch.num_rows
         left = _as_bool(to_array(self.left.eval(batch), n))
@@ -121,6 +130,9 @@ class Or(Predicate):
     def check_input_types(self) -> str | None:
         return _check_boolean_operands(self.left, self.right)
 
+    def canonicalize_node(self) -> Expression:
+        return _reorder_chain(self)
+
     def eval(self, batch: pa.RecordBatch) -> pa.Array:
         n = batch.num_rows
         left = _as_bool(to_array(self.left.eval(batch), n))
@@ -153,8 +165,44 @@ class Not(Predicate):
     def eval(self, batch: pa.RecordBatch) -> pa.Array:
         return pc.invert(_as_bool(to_array(self.child.eval(batch), batch.num_rows)))
 
+    def canonicalize_node(self) -> Expression:
+        # NOT of a comparison is the opposite comparison (both NULL on a NULL operand).
+        match self.child:
+            case GreaterThan(left=l, right=r):
+                return LessThanOrEqual(l, r).canonicalized
+            case LessThan(left=l, right=r):
+                return GreaterThanOrEqual(l, r).canonicalized
+            case GreaterThanOrEqual(left=l, right=r):
+                return LessThan(l, r).canonicalized
+            case LessThanOrEqual(left=l, right=r):
+                return GreaterThan(l, r).canonicalized
+            case _:
+                return self
+
     def simple_string(self) -> str:
         return f"NOT {self.child.simple_string()}"
+
+
+def _reorder_chain(e: And | Or) -> Expression:
+    """A deterministic ``And``/``Or`` chain (children canonical) as the chain of its operands in
+    canonical order (Spark's ``Canonicalize.orderCommutative``)."""
+    if not e.deterministic:
+        return e
+    cls = type(e)
+    items: list[Expression] = []
+    stack: list[Expression] = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, cls):
+            stack.append(x.right)
+            stack.append(x.left)
+        else:
+            items.append(x)
+    ordered = canonical_operand_order(items)
+    out = ordered[0]
+    for x in ordered[1:]:
+        out = cls(out, x)
+    return out
 
     def sql(self) -> str:
         return f"(NOT {self.child.sql()})"
@@ -285,6 +333,10 @@ class EqualTo(BinaryComparison):
     symbol: ClassVar[str] = "="
     requires_ordering: ClassVar[bool] = False
 
+    def canonicalize_node(self) -> Expression:
+        l, r = self.left, self.right
+        return self.copy(left=r, right=l) if out_of_canonical_order(l, r) else self
+
 
 @node
 class EqualNullSafe(BinaryComparison):
@@ -298,6 +350,10 @@ class EqualNullSafe(BinaryComparison):
     @property
     def nullable(self) -> bool:
         return False
+
+    def canonicalize_node(self) -> Expression:
+        l, r = self.left, self.right
+        return self.copy(left=r, right=l) if out_of_canonical_order(l, r) else self
 
     def eval(self, batch: pa.RecordBatch) -> pa.Array:
         n = batch.num_rows
@@ -316,6 +372,10 @@ class LessThan(BinaryComparison):
     right: Expression
     symbol: ClassVar[str] = "<"
 
+    def canonicalize_node(self) -> Expression:
+        l, r = self.left, self.right
+        return GreaterThan(r, l) if out_of_canonical_order(l, r) else self
+
 
 @node
 class LessThanOrEqual(BinaryComparison):
@@ -324,6 +384,10 @@ class LessThanOrEqual(BinaryComparison):
     left: Expression
     right: Expression
     symbol: ClassVar[str] = "<="
+
+    def canonicalize_node(self) -> Expression:
+        l, r = self.left, self.right
+        return GreaterThanOrEqual(r, l) if out_of_canonical_order(l, r) else self
 
 
 @node
@@ -334,6 +398,10 @@ class GreaterThan(BinaryComparison):
     right: Expression
     symbol: ClassVar[str] = ">"
 
+    def canonicalize_node(self) -> Expression:
+        l, r = self.left, self.right
+        return LessThan(r, l) if out_of_canonical_order(l, r) else self
+
 
 @node
 class GreaterThanOrEqual(BinaryComparison):
@@ -342,6 +410,10 @@ class GreaterThanOrEqual(BinaryComparison):
     left: Expression
     right: Expression
     symbol: ClassVar[str] = ">="
+
+    def canonicalize_node(self) -> Expression:
+        l, r = self.left, self.right
+        return LessThanOrEqual(r, l) if out_of_canonical_order(l, r) else self
 
 
 # ---------------------------------------------------------------------------------------------

@@ -82,6 +82,11 @@ class SubqueryExpression(Expression):
     def with_plan(self, plan: Any) -> "SubqueryExpression":
         return self.copy(plan=plan)  # type: ignore[attr-defined]
 
+    def canonicalize_node(self) -> Expression:
+        # The id only tells subquery expressions apart in plan strings: erased, as Spark's
+        # canonical subquery expressions carry ExprId(0).
+        return self.copy(id=0) if getattr(self, "id", 0) != 0 else self  # type: ignore
+
     @property
     def resolved(self) -> bool:
         return bool(self.plan.resolved) and all(c.resolved for c in self.children)

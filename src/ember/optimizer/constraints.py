@@ -27,10 +27,10 @@ Every plan's ``constraints`` = valid constraints + those inferred by equality tr
 (:func:`infer_additional_constraints`) + ``isnotnull`` constraints (:func:`construct_is_not_null`),
 keeping only deterministic ones whose references are non-empty and within the plan's output.
 
-Sets of constraints are :class:`ExpressionSet` s: insertion-ordered, deduplicated on a canonical
-form (attribute names/nullability ignored, commutative operands ordered, ``a > b`` == ``b < a``),
-as Catalyst's ``ExpressionSet``.  With ``spark.sql.constraintPropagation.enabled=false`` every
-plan's constraints are empty.
+Sets of constraints are :class:`ExpressionSet` s: insertion-ordered, deduplicated on
+``Expression.canonicalized`` (attribute names/nullability ignored, commutative operands ordered,
+``a > b`` == ``b < a``), as Catalyst's ``ExpressionSet``.  With
+``spark.sql.constraintPropagation.enabled=false`` every plan's constraints are empty.
 """
 
 from __future__ import annotations
@@ -41,8 +41,6 @@ from ember.expressions.base import AttributeReference, Expression
 
 __all__ = [
     "ExpressionSet",
-    "canonicalize",
-    "semantic_equals",
     "is_null_intolerant",
     "scan_null_intolerant_attributes",
     "construct_is_not_null",
@@ -53,83 +51,7 @@ __all__ = [
 
 
 # ---------------------------------------------------------------------------------------------
-# Canonical form (Catalyst's Canonicalize)
-
-
-def _key(e: Expression) -> str:
-    return type(e).__name__ + ":" + e.simple_string()
-
-
-def _flatten(e: Expression, cls: type) -> list[Expression]:
-    if isinstance(e, cls):
-        return _flatten(e.left, cls) + _flatten(e.right, cls)  # type: ignore[attr-defined]
-    return [e]
-
-
-_canon_cache: dict[int, tuple[Expression, Expression]] = {}
-
-
-def canonicalize(e: Expression) -> Expression:
-    """A form of ``e`` equal for semantically equal expressions (Catalyst's ``canonicalized``)."""
-    hit = _canon_cache.get(id(e))
-    if hit is not None and hit[0] is e:
-        return hit[1]
-    out = _canonicalize(e)
-    if len(_canon_cache) > 10_000:
-        _canon_cache.clear()
-    _canon_cache[id(e)] = (e, out)
-    return out
-
-
-def _canonicalize(e: Expression) -> Expression:
-    from ember.expressions import predicates as P
-    from ember.expressions.arithmetic import Add, Multiply
-    from ember.expressions.base import Alias
-    if isinstance(e, AttributeReference):
-        return AttributeReference("none", e.dtype, True, e.id)
-    kids = e.children
-    if kids:
-        e = e.with_children(tuple(canonicalize(k) for k in kids))
-    match e:
-        case Alias():
-            return e.copy(alias_name="none")
-        case P.And() | P.Or() if e.deterministic:
-            cls = type(e)
-            items = sorted(_flatten(e, cls), key=_key)
-            out = items[0]
-            for x in items[1:]:
-                out = cls(out, x)
-            return out
-        case Add(left=l, right=r) | Multiply(left=l, right=r) if type(e) in (Add, Multiply):
-            # Only the top pair is ordered: re-associating a chain would change result types.
-            return e.copy(left=r, right=l) if _key(l) > _key(r) else e
-        case P.EqualTo(left=l, right=r) | P.EqualNullSafe(left=l, right=r):
-            return e.copy(left=r, right=l) if _key(l) > _key(r) else e
-        case P.GreaterThan(left=l, right=r) if _key(l) > _key(r):
-            return P.LessThan(r, l)
-        case P.LessThan(left=l, right=r) if _key(l) > _key(r):
-            return P.GreaterThan(r, l)
-        case P.GreaterThanOrEqual(left=l, right=r) if _key(l) > _key(r):
-            return P.LessThanOrEqual(r, l)
-        case P.LessThanOrEqual(left=l, right=r) if _key(l) > _key(r):
-            return P.GreaterThanOrEqual(r, l)
-        case P.Not(child=P.GreaterThan(left=l, right=r)):
-            return canonicalize(P.LessThanOrEqual(l, r))
-        case P.Not(child=P.LessThan(left=l, right=r)):
-            return canonicalize(P.GreaterThanOrEqual(l, r))
-        case P.Not(child=P.GreaterThanOrEqual(left=l, right=r)):
-            return canonicalize(P.LessThan(l, r))
-        case P.Not(child=P.LessThanOrEqual(left=l, right=r)):
-            return canonicalize(P.GreaterThan(l, r))
-        case _:
-            return e
-
-
-def semantic_equals(a: Expression, b: Expression) -> bool:
-    """Catalyst's ``semanticEquals``: both deterministic and equal canonical forms."""
-    if a is b or a == b:
-        return a.deterministic
-    return a.deterministic and b.deterministic and canonicalize(a) == canonicalize(b)
+# ExpressionSet
 
 
 class ExpressionSet:
@@ -148,13 +70,13 @@ class ExpressionSet:
         if not e.deterministic:
             self._items.append(e)
             return
-        c = canonicalize(e)
+        c = e.canonicalized
         if c not in self._keys:
             self._keys.add(c)
             self._items.append(e)
 
     def __contains__(self, e: Expression) -> bool:
-        return canonicalize(e) in self._keys
+        return e.canonicalized in self._keys
 
     def __iter__(self) -> Iterator[Expression]:
         return iter(self._items)
@@ -178,8 +100,8 @@ class ExpressionSet:
     __or__ = union
 
     def difference(self, other: Iterable[Expression]) -> "ExpressionSet":
-        drop = {canonicalize(e) for e in other}
-        return ExpressionSet(e for e in self._items if canonicalize(e) not in drop)
+        drop = {e.canonicalized for e in other}
+        return ExpressionSet(e for e in self._items if e.canonicalized not in drop)
 
     __sub__ = difference
 
@@ -255,10 +177,10 @@ def construct_is_not_null(constraints: ExpressionSet,
 
 
 def _replace(e: Expression, source: Expression, dest: Expression) -> Expression:
-    src = canonicalize(source)
+    src = source.canonicalized
 
     def rule(x: Expression) -> Expression | None:
-        if x.deterministic and canonicalize(x) == src:
+        if x.deterministic and x.canonicalized == src:
             return dest
         return None
 

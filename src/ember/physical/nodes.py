@@ -54,6 +54,7 @@ from ember.plans.logical.nodes import (
     node_expressions,
     union_output,
 )
+from ember.plans.query_plan import INPUT_ID, QueryPlan
 from ember.trees import TreeNode, node
 
 _plan_ids = itertools.count(1)
@@ -104,7 +105,7 @@ class AggregateMode(Enum):
         return self.value
 
 
-class SparkPlan(TreeNode):
+class SparkPlan(QueryPlan):
     """Base of physical plan nodes."""
 
     __slots__ = ("_out",)
@@ -146,6 +147,13 @@ class SparkPlan(TreeNode):
     def expressions(self) -> tuple[Expression, ...]:
         return node_expressions(self)
 
+    # -- canonical form (QueryPlan) -------------------------------------------------------------
+    def canonicalize_field(self, value: Any, normalize: Any) -> Any:
+        # a partitioning, distribution or broadcast mode: its expressions normalized
+        if isinstance(value, Partitioning | Distribution | BroadcastMode):
+            return map_property_expressions(value, normalize)
+        return QueryPlan.canonicalize_field(self, value, normalize)
+
     # -- display --------------------------------------------------------------------------------
     @property
     def node_name(self) -> str:
@@ -165,22 +173,18 @@ SparkPlan.child_base = SparkPlan
 
 def _alias_map(project_list: tuple[Expression, ...]) -> dict[Any, AttributeReference]:
     """Canonical child expression -> output attribute, for aliased items of a projection."""
-    from ember.physical.partitioning import canonicalize
-
     m: dict[Any, AttributeReference] = {}
     for e in project_list:
         if isinstance(e, Alias):
-            m.setdefault(canonicalize(e.child), e.to_attribute())
+            m.setdefault(e.child.canonicalized, e.to_attribute())
     return m
 
 
 def _project_expr(e: Expression, project_list: tuple[Expression, ...],
                   out_ids: frozenset[int]) -> Expression | None:
     """``e`` (over the child's output) rewritten over the projection's output, or None."""
-    from ember.physical.partitioning import canonicalize
-
     aliases = _alias_map(project_list)
-    hit = aliases.get(canonicalize(e))
+    hit = aliases.get(e.canonicalized)
     if hit is not None:
         return hit
     if e.references and e.references <= out_ids:
@@ -285,6 +289,19 @@ class FileSourceScanExec(LeafExecNode):
     @property
     def node_name(self) -> str:
         return f"FileScan {self.relation.format}"
+
+    def canonical_inputs(self) -> tuple[AttributeReference, ...]:
+        # A column read is numbered by its ordinal in the relation's full column list, so the
+        # canonical form says which columns of which files are read (Spark's canonical
+        # FileSourceScanExec keeps its relation and requiredSchema likewise): two scans of one
+        # table reading other columns of the same types never match.
+        return self.relation.attrs
+
+    def canonicalize_field(self, value: Any, normalize: Any) -> Any:
+        if isinstance(value, FileRelation):  # its names are the file columns: kept
+            return value.copy(attrs=tuple(AttributeReference(a.name, a.dtype, True, INPUT_ID - i)
+                                          for i, a in enumerate(value.attrs)))
+        return SparkPlan.canonicalize_field(self, value, normalize)
 
     def simple_string(self) -> str:
         fmt = {"parquet": "Parquet", "csv": "CSV", "json": "JSON", "orc": "ORC"}.get(
@@ -955,6 +972,10 @@ class ReusedExchangeExec(LeafExecNode):
     @property
     def children(self) -> tuple[SparkPlan, ...]:  # type: ignore[override]
         return ()
+
+    def do_canonicalize(self) -> SparkPlan:
+        # the exchange it reads (so an exchange above a reused one still matches)
+        return self.child.canonicalized
 
     def _remap(self, e: Expression) -> Expression:
         """``e`` over the exchange's output rewritten over this node's (Spark's updateAttr)."""

@@ -17,31 +17,12 @@ from __future__ import annotations
 from dataclasses import field
 from typing import ClassVar
 
-from ember.expressions.base import AttributeReference, Expression, SortOrder
+from ember.expressions.base import Expression, SortOrder
 from ember.trees import TreeNode, node
 
 
-def canonicalize(e: Expression) -> Expression:
-    """``e`` with every attribute reduced to its id and type (Spark's ``canonicalized``: names,
-    qualifiers and nullability do not matter when comparing expressions semantically)."""
-
-    def strip(x: Expression) -> Expression | None:
-        if isinstance(x, AttributeReference):
-            return AttributeReference("none", x.dtype, True, x.id)
-        return None
-
-    return e.transform_up(strip)
-
-
-def semantic_equals(a: Expression, b: Expression) -> bool:
-    """Spark's ``semanticEquals``: deterministic expressions equal after canonicalization."""
-    if a is b:
-        return True
-    return a.deterministic and b.deterministic and canonicalize(a) == canonicalize(b)
-
-
 def _contains_semantic(exprs: tuple[Expression, ...], e: Expression) -> bool:
-    return any(semantic_equals(x, e) for x in exprs)
+    return any(x.semantic_equals(e) for x in exprs)
 
 
 class _PhysicalProperty(TreeNode):
@@ -274,7 +255,7 @@ class HashPartitioning(Partitioning):
         if isinstance(required, StatefulOpClusteredDistribution):
             return (self.num_partitions == required.num_partitions
                     and len(self.expressions) == len(required.expressions)
-                    and all(semantic_equals(a, b)
+                    and all(a.semantic_equals(b)
                             for a, b in zip(self.expressions, required.expressions)))
         return False
 
@@ -294,7 +275,7 @@ class RangePartitioning(Partitioning):
         if isinstance(required, OrderedDistribution):
             req = required.ordering
             m = min(len(req), len(self.ordering))
-            return all(semantic_equals(a, b) for a, b in zip(req[:m], self.ordering[:m]))
+            return all(a.semantic_equals(b) for a, b in zip(req[:m], self.ordering[:m]))
         if isinstance(required, ClusteredDistribution):
             if required.required_num_partitions not in (None, self.num_partitions):
                 return False

@@ -49,7 +49,6 @@ from ember.physical.nodes import (
     SparkPlan,
     aggregate_result_attribute,
 )
-from ember.physical.partitioning import canonicalize
 from ember.plans.logical.nodes import Aggregate, LogicalPlan
 
 
@@ -62,7 +61,7 @@ def plan_aggregate(agg: Aggregate, plan_later: Callable[[LogicalPlan], SparkPlan
         return _plan_complete(named_grouping, aggs, results, child)
     if not distinct:
         return _plan_without_distinct(named_grouping, aggs, results, child)
-    arg_sets = {frozenset(canonicalize(c) for c in a.func.children if not c.foldable)
+    arg_sets = {frozenset(c.canonicalized for c in a.func.children if not c.foldable)
                 for a in distinct}
     if (len(arg_sets) > 1 or any(a.filter is not None for a in distinct)
             or (not named_grouping and not next(iter(arg_sets)))):
@@ -79,7 +78,7 @@ def _physical_aggregation(agg: Aggregate) -> tuple[
     for g in agg.grouping_expressions:
         ne = g if isinstance(g, NamedExpression) else Alias(g, g.sql())
         named_grouping.append(ne)
-        grouping_map.setdefault(canonicalize(g.child if isinstance(g, Alias) else g),
+        grouping_map.setdefault((g.child if isinstance(g, Alias) else g).canonicalized,
                                 ne.to_attribute())
 
     # De-duplicated aggregate expressions, first occurrence wins (equality ignores ids).
@@ -93,7 +92,7 @@ def _physical_aggregation(agg: Aggregate) -> tuple[
             first = aggs[aggs.index(e)]
             return aggregate_result_attribute(first)
         if not isinstance(e, NamedExpression) or isinstance(e, AttributeReference):
-            hit = grouping_map.get(canonicalize(e))
+            hit = grouping_map.get(e.canonicalized)
             if hit is not None:
                 return hit
         return None
@@ -133,12 +132,12 @@ def _plan_with_one_distinct(named_grouping, aggs, results, child: SparkPlan) -> 
     # The distinct arguments D, named (Spark: an Alias named after the expression's string).
     distinct_exprs: list[Expression] = []
     for c in distinct[0].func.children:
-        if not c.foldable and all(canonicalize(c) != canonicalize(d) for d in distinct_exprs):
+        if not c.foldable and all(c.canonicalized != d.canonicalized for d in distinct_exprs):
             distinct_exprs.append(c)
     named_distinct = [d if isinstance(d, NamedExpression) else Alias(d, d.simple_string())
                       for d in distinct_exprs]
     distinct_attrs = tuple(d.to_attribute() for d in named_distinct)
-    lookup = {canonicalize(d): a for d, a in zip(distinct_exprs, distinct_attrs)}
+    lookup = {d.canonicalized: a for d, a in zip(distinct_exprs, distinct_attrs)}
     keys = grouping_attrs + distinct_attrs
 
     regular_buffers = tuple(b for a in regular for b in buffer_attributes(a.func))
@@ -154,7 +153,7 @@ def _plan_with_one_distinct(named_grouping, aggs, results, child: SparkPlan) -> 
                                       initial_input_buffer_offset=len(keys))
     # 3. Partial for the distinct functions, their arguments replaced by the D attributes.
     rewritten = tuple(
-        a.copy(func=a.func.transform_down(lambda e: lookup.get(canonicalize(e))))
+        a.copy(func=a.func.transform_down(lambda e: lookup.get(e.canonicalized)))
         for a in distinct)
     distinct_buffers = tuple(b for a in rewritten for b in buffer_attributes(a.func))
     modes = (AggregateMode.PARTIAL_MERGE,) * len(merged) + (AggregateMode.PARTIAL,) * len(rewritten)

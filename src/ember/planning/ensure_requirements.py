@@ -44,7 +44,6 @@ from ember.physical.partitioning import (
     PartitioningCollection,
     SinglePartition,
     StatefulOpClusteredDistribution,
-    semantic_equals,
 )
 
 
@@ -132,7 +131,7 @@ def ordering_satisfies(provided: tuple[SortOrder, ...], required: tuple[SortOrde
         return False
     return all(
         r.ascending == p.ascending and r.effective_nulls_first == p.effective_nulls_first
-        and semantic_equals(r.child, p.child)
+        and r.child.semantic_equals(p.child)
         for r, p in zip(required, provided))
 
 
@@ -151,7 +150,7 @@ def _reorder(expected: tuple[Expression, ...], current: tuple[Expression, ...],
     order: list[int] = []
     for e in expected:
         hit = next((i for i, c in enumerate(current)
-                    if i not in used and semantic_equals(c, e)), None)
+                    if i not in used and c.semantic_equals(e)), None)
         if hit is None:
             return None
         used.add(hit)
@@ -250,11 +249,11 @@ def create_shuffle_spec(p: Partitioning, dist: ClusteredDistribution, conf: SQLC
             return ShuffleSpec("single", 1)
         case HashPartitioning(expressions=exprs, num_partitions=n):
             positions = tuple(
-                frozenset(i for i, c in enumerate(dist.clustering) if semantic_equals(c, e))
+                frozenset(i for i, c in enumerate(dist.clustering) if c.semantic_equals(e))
                 for e in exprs)
             if conf.get(REQUIRE_ALL_CLUSTER_KEYS_FOR_CO_PARTITION):
                 can = len(dist.clustering) == len(exprs) and all(
-                    semantic_equals(a, b) for a, b in zip(exprs, dist.clustering))
+                    a.semantic_equals(b) for a, b in zip(exprs, dist.clustering))
             else:
                 can = True
             return ShuffleSpec("hash", n, positions, can)

@@ -16,19 +16,11 @@ The reusing side keeps its own attribute ids: ``output[i]`` stands for the reuse
 ``output[i]``.  Runtimes run the exchange once and let both readers read it
 (:mod:`ember.runtime.local.exchange`).
 
-Canonical form (Spark's ``QueryPlan.canonicalized`` / ``normalizeExpressions``): per node, an
-attribute of the children's output becomes its ordinal in that output; an expression defining a
-new attribute at the top of a field (an ``Alias``, an output attribute not read from a child)
-gets the next id of a per-node counter; names, qualifiers and nullability are erased and
-commutative operands ordered (Catalyst's expression canonicalization,
-``ember.optimizer.constraints.canonicalize``); plan ids are ignored.  A leaf normalizes against
-its own output, except a file scan: its output and data filters normalize against its
-relation's columns, and the relation keeps its column names (only ids are erased), so the form
-says which columns of which files are read -- Spark's canonical ``FileSourceScanExec`` keeps its
-relation and ``requiredSchema`` likewise.  Two scans of one table reading other columns of the
-same types (``avg(a)`` and ``avg(b)`` over the same filter) never match.  A
-``ReusedExchangeExec`` canonicalizes as its exchange (so an exchange above one still
-matches).  Not reused, beyond Spark: subtrees with
+Two exchanges match when their canonical forms are equal (``SparkPlan.canonicalized``, Spark's
+``QueryPlan.canonicalized``: attribute ids numbered by position, names erased, commutative
+operands ordered; a file scan numbers its columns by its relation's full column list, so two
+scans of one table reading other columns never match; a ``ReusedExchangeExec`` is its
+exchange, so an exchange above one still matches).  Not reused, beyond Spark: subtrees with
 non-deterministic expressions (Ember's random functions may carry no seed), and local tables
 other than the very same ``pa.Table`` object (their rows take no part in node equality), and
 scans of PySpark DataFrames other than the very same frame object.
@@ -43,10 +35,9 @@ from __future__ import annotations
 from typing import Any
 
 from ember.conf import EXCHANGE_REUSE_ENABLED, SQLConf
-from ember.expressions.base import Alias, AttributeReference, Expression
+from ember.expressions.base import Expression
 from ember.physical.nodes import (
     BroadcastExchangeExec,
-    FileSourceScanExec,
     LocalTableScanExec,
     ReusedExchangeExec,
     ShuffleExchangeExec,
@@ -55,15 +46,9 @@ from ember.physical.nodes import (
     map_property_expressions,
 )
 from ember.physical.partitioning import BroadcastMode, Distribution, Partitioning
-from ember.plans.logical.nodes import FileRelation
 from ember.trees import TreeNode, field_names
 
-__all__ = ["reuse_exchange", "canonicalize_plan"]
-
-#: Normalized ids: an input attribute at ordinal ``i`` is ``_REF - i``; the ``k``-th attribute a
-#: node defines is ``_NEW - k`` (both negative: real expression ids are positive).
-_REF = -1
-_NEW = -(1 << 40)
+__all__ = ["reuse_exchange"]
 
 
 def reuse_exchange(plan: SparkPlan, conf: SQLConf,
@@ -78,7 +63,6 @@ def reuse_exchange(plan: SparkPlan, conf: SQLConf,
     if not conf.get(EXCHANGE_REUSE_ENABLED):
         return plan
     seen: dict[Any, SparkPlan] = {}
-    canon = _Canonicalizer()
 
     def relink(old: SparkPlan, new: SparkPlan) -> None:
         if links is None or new is old:
@@ -94,7 +78,7 @@ def reuse_exchange(plan: SparkPlan, conf: SQLConf,
             new = n.with_children(tuple(walk(c) for c in kids))
             relink(n, new)
         if isinstance(new, ShuffleExchangeExec | BroadcastExchangeExec):
-            key = canon.key(new)
+            key = _reuse_key(new)
             if key is None:
                 return new
             first = seen.setdefault(key, new)
@@ -107,98 +91,18 @@ def reuse_exchange(plan: SparkPlan, conf: SQLConf,
     return walk(plan)
 
 
-def canonicalize_plan(plan: SparkPlan) -> SparkPlan:
-    """The canonical form of ``plan`` (see the module docstring): two plans computing the same
-    rows in the same partitions up to attribute ids and names have equal canonical forms."""
-    return _Canonicalizer().plan(plan)
-
-
-class _Canonicalizer:
-    """Canonical forms of the nodes of one plan, memoized by node identity."""
-
-    def __init__(self) -> None:
-        self._memo: dict[int, tuple[SparkPlan, SparkPlan]] = {}
-
-    def key(self, plan: SparkPlan) -> Any:
-        """A hashable key equal for canonically equal plans; None when ``plan`` must not be
-        reused (non-deterministic expressions)."""
-        c = self.plan(plan)
-        if _has_nondeterministic(plan):
-            return None
-        # local rows (and PySpark DataFrames) are not part of node equality: the very same
-        # table / frame object is required
-        payloads = tuple(c.collect(
-            lambda x: id(x.data) if isinstance(x, LocalTableScanExec) else
-            id(x.frame) if isinstance(x, SparkDataFrameScanExec) else None))
-        return c, payloads
-
-    def plan(self, plan: SparkPlan) -> SparkPlan:
-        hit = self._memo.get(id(plan))
-        if hit is not None and hit[0] is plan:
-            return hit[1]
-        if isinstance(plan, ReusedExchangeExec):
-            out = self.plan(plan.child)
-        else:
-            out = self._node(plan)
-        self._memo[id(plan)] = (plan, out)
-        return out
-
-    def _node(self, plan: SparkPlan) -> SparkPlan:
-        kids = plan.children
-        if isinstance(plan, FileSourceScanExec):
-            inputs = plan.relation.attrs  # a column read is its ordinal in the relation
-        else:
-            inputs = plan.output if not kids else tuple(a for c in kids for a in c.output)
-        index: dict[int, int] = {}
-        for i, a in enumerate(inputs):
-            index.setdefault(a.id, i)
-        counter = [0]
-
-        def norm(e: Expression) -> Expression:
-            from ember.optimizer.constraints import canonicalize
-
-            def swap(x: Expression) -> Expression | None:
-                if isinstance(x, AttributeReference):
-                    i = index.get(x.id)
-                    return x if i is None else x.copy(id=_REF - i)
-                return None
-
-            return canonicalize(e.transform_up(swap))
-
-        def top(e: Expression) -> Expression:
-            if isinstance(e, Alias):
-                k = counter[0]
-                counter[0] += 1
-                return norm(e.copy(child=e.child, id=_NEW - k))
-            if isinstance(e, AttributeReference) and e.id not in index:
-                k = counter[0]
-                counter[0] += 1
-                return AttributeReference("none", e.dtype, True, _NEW - k)
-            return norm(e)
-
-        def value(v: Any) -> Any:
-            if isinstance(v, SparkPlan):
-                return self.plan(v)
-            if isinstance(v, Expression):
-                return top(v)
-            if isinstance(v, Partitioning | Distribution | BroadcastMode):
-                return map_property_expressions(v, norm)
-            if isinstance(v, FileRelation):  # its names are the file columns: kept
-                return v.copy(attrs=tuple(AttributeReference(a.name, a.dtype, True, _REF - i)
-                                          for i, a in enumerate(v.attrs)))
-            if isinstance(v, tuple):
-                return tuple(value(x) for x in v)
-            return v
-
-        changes = {n: value(getattr(plan, n)) for n in _compare_fields(type(plan))}
-        return plan.copy(**changes)
-
-
-def _compare_fields(cls: type) -> tuple[str, ...]:
-    import dataclasses
-
-    names = set(f.name for f in dataclasses.fields(cls) if f.compare)  # type: ignore[arg-type]
-    return tuple(n for n in field_names(cls) if n in names)
+def _reuse_key(plan: SparkPlan) -> Any:
+    """A hashable key equal for exchanges one may reuse for the other; None when ``plan`` must
+    not be reused (non-deterministic expressions)."""
+    if _has_nondeterministic(plan):
+        return None
+    c = plan.canonicalized
+    # local rows (and PySpark DataFrames) are not part of node equality: the very same
+    # table / frame object is required
+    payloads = tuple(c.collect(
+        lambda x: id(x.data) if isinstance(x, LocalTableScanExec) else
+        id(x.frame) if isinstance(x, SparkDataFrameScanExec) else None))
+    return c, payloads
 
 
 def _has_nondeterministic(plan: SparkPlan) -> bool:

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from ember.analysis.resolution import (
     TempResolvedColumn,
+    equal_ignoring_aliases,
     has_unresolved,
     pretty_sql,
-    semantic_equals,
     strip_alias,
     trim_temp_resolved_columns,
 )
@@ -67,14 +67,14 @@ def resolve_with_aggregate(
 
     def build(e: Expression) -> Expression:
         for item in items + tuple(extra):
-            if semantic_equals(strip_alias(item), e) and hasattr(item, "to_attribute"):
+            if equal_ignoring_aliases(strip_alias(item), e) and hasattr(item, "to_attribute"):
                 return item.to_attribute()
         if is_aggregate_expr(e):
             e = trim_temp_resolved_columns(e)
             a = Alias(e, pretty_sql(e))
             extra.append(a)
             return a.to_attribute()
-        if any(semantic_equals(g, e) for g in groups):
+        if any(equal_ignoring_aliases(g, e) for g in groups):
             e = trim_temp_resolved_columns(e)
             if isinstance(e, AttributeReference):
                 extra.append(e)
@@ -99,7 +99,7 @@ def resolve_with_aggregate(
             for a in getattr(e, "outer_attrs", ()):
                 if isinstance(a, AttributeReference) and a.id in child_ids and a.id not in out_ids:
                     # (an ungrouped one stays missing: CheckAnalysis reports MISSING_ATTRIBUTES)
-                    if any(semantic_equals(g, a) for g in groups) and all(
+                    if any(equal_ignoring_aliases(g, a) for g in groups) and all(
                         getattr(x, "id", None) != a.id for x in extra
                     ):
                         extra.append(a)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ember.analysis.resolution import has_unresolved, metadata_output, semantic_equals
+from ember.analysis.resolution import equal_ignoring_aliases, has_unresolved, metadata_output
 from ember.analysis.rules.resolve_references import resolve_expression
 from ember.expressions.base import AttributeReference, Expression
 from ember.plans.logical.nodes import (
@@ -58,7 +58,7 @@ def resolve_and_add_missing(
             have = plan.output_set
             child_out = new_child.output_set
             missing = [a for i, a in _attrs_in(new_exprs).items() if i not in have and i in child_out]
-            if all(any(semantic_equals(g, a) for g in groups) for a in missing):
+            if all(any(equal_ignoring_aliases(g, a) for g in groups) for a in missing):
                 if new_child is child and not missing:
                     return new_exprs, plan
                 return new_exprs, plan.copy(aggregate_expressions=items + tuple(missing), child=new_child)

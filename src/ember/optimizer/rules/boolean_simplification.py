@@ -12,8 +12,8 @@ Applied bottom-up to the expressions of every plan node (subquery plans are not 
     NOT true ==> false;  NOT (a > b) ==> a <= b (and <, <=, >=);  NOT (a OR b) ==> NOT a AND NOT b;
     NOT (a AND b) ==> NOT a OR NOT b;  NOT NOT e ==> e;  NOT isnull(e) ==> isnotnull(e) (and dual)
 
-Expressions are compared *semantically* (:func:`semantic_equals`): deterministic, equal up to
-attribute names/nullability and the order of commutative operands.  Non-deterministic
+Expressions are compared *semantically* (``Expression.semantic_equals``): deterministic, equal
+up to attribute names/nullability and the order of commutative operands.  Non-deterministic
 expressions are never equal to anything, so they are never merged or dropped.  The NOT pushdown
 over comparisons is valid in three-valued logic (NULL stays NULL) and also for NaN under Spark's
 total float order.  No configuration keys are read.
@@ -29,7 +29,7 @@ from __future__ import annotations
 from ember import types as T
 from ember.conf import SQLConf
 from ember.expressions.base import Expression, Literal
-from ember.optimizer.constraints import ExpressionSet, canonicalize, semantic_equals
+from ember.optimizer.constraints import ExpressionSet
 from ember.optimizer.rule_executor import Rule
 from ember.expressions.predicate_helper import (
     split_conjunctive_predicates,
@@ -41,8 +41,6 @@ from ember.trees import rewrite_bit, transform_up_memo
 __all__ = [
     "BooleanSimplification",
     "simplify_boolean",
-    "canonicalize",
-    "semantic_equals",
     "build_balanced_predicate",
 ]
 
@@ -51,7 +49,7 @@ FALSE = Literal(False, T.BOOLEAN)
 
 
 def _contains(items: list[Expression], e: Expression) -> bool:
-    return any(semantic_equals(e, x) for x in items)
+    return any(e.semantic_equals(x) for x in items)
 
 
 def _distinct(items: list[Expression]) -> list[Expression]:
@@ -99,7 +97,7 @@ def _simplify(e: Expression) -> Expression | None:  # noqa: C901 - one case per 
 
     def neg_eq(a: Expression, b: Expression) -> bool:
         """``Not(a)`` semantically equals ``b``."""
-        return semantic_equals(Not(a), b)
+        return Not(a).semantic_equals(b)
 
     match e:
         case And(left=l, right=r) if _is_true(l):
@@ -116,15 +114,15 @@ def _simplify(e: Expression) -> Expression | None:  # noqa: C901 - one case per 
             return TRUE
         case And(left=a, right=b) if neg_eq(a, b):
             return If(IsNull(a), Literal(None, T.BOOLEAN), FALSE)
-        case And(left=a, right=b) if semantic_equals(a, Not(b)):
+        case And(left=a, right=b) if a.semantic_equals(Not(b)):
             return If(IsNull(b), Literal(None, T.BOOLEAN), FALSE)
         case Or(left=a, right=b) if neg_eq(a, b):
             return If(IsNull(a), Literal(None, T.BOOLEAN), TRUE)
-        case Or(left=a, right=b) if semantic_equals(a, Not(b)):
+        case Or(left=a, right=b) if a.semantic_equals(Not(b)):
             return If(IsNull(b), Literal(None, T.BOOLEAN), TRUE)
-        case And(left=a, right=b) if semantic_equals(a, b):
+        case And(left=a, right=b) if a.semantic_equals(b):
             return a
-        case Or(left=a, right=b) if semantic_equals(a, b):
+        case Or(left=a, right=b) if a.semantic_equals(b):
             return a
         # The following need non-nullable operands (three-valued logic differs on NULL).
         case And(left=l, right=r) if (out := _drop_complement(l, r, And, Or)) is not None:
@@ -172,14 +170,14 @@ def _drop_complement(left: Expression, right: Expression, outer_op: type,
     from ember.expressions.predicates import Not
 
     if isinstance(right, inner_op) and not left.nullable:
-        if semantic_equals(Not(left), right.left):
+        if Not(left).semantic_equals(right.left):
             return outer_op(left, right.right)
-        if semantic_equals(Not(left), right.right):
+        if Not(left).semantic_equals(right.right):
             return outer_op(left, right.left)
     if isinstance(left, inner_op) and not right.nullable:
-        if semantic_equals(left.left, Not(right)):
+        if left.left.semantic_equals(Not(right)):
             return outer_op(left.right, right)
-        if semantic_equals(left.right, Not(right)):
+        if left.right.semantic_equals(Not(right)):
             return outer_op(left.left, right)
     return None
 

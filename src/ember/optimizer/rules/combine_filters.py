@@ -19,7 +19,6 @@ from ember.conf import SQLConf
 from ember.expressions.base import and_all
 from ember.expressions.predicate_helper import split_conjunctive_predicates
 from ember.optimizer.rule_executor import Rule
-from ember.optimizer.rules.boolean_simplification import semantic_equals
 from ember.plans.logical.nodes import Filter, LogicalPlan
 
 __all__ = ["CombineFilters", "combine_filters"]
@@ -37,7 +36,7 @@ def _combine(plan: LogicalPlan) -> LogicalPlan:
             lower = split_conjunctive_predicates(nc)
             kept: list = []
             for c in candidates:
-                if not any(semantic_equals(c, x) for x in lower + kept):
+                if not any(c.semantic_equals(x) for x in lower + kept):
                     kept.append(c)
             added = and_all(kept)
             if added is None and len(non_det) == len(conjuncts):

@@ -369,9 +369,10 @@ def _to_logical(model: _Model, p: _Plan) -> LogicalPlan:
     return join
 
 
-def _reorder(plan: LogicalPlan, output: tuple, conf: "SQLConf") -> LogicalPlan:
+def _reorder(plan: LogicalPlan, output: tuple, conf: "SQLConf",
+             measured: "_Measured") -> LogicalPlan:
     items, conds = extract_inner_joins(plan)
-    items = [_visit(it, conf) for it in items]
+    items = [_visit(it, conf, measured) for it in items]
     threshold = CBO_JOIN_REORDER_DP_THRESHOLD.read(conf)
     if len(items) <= 2 or not conds:
         return _rebuild_items(plan, items)
@@ -382,7 +383,7 @@ def _reorder(plan: LogicalPlan, output: tuple, conf: "SQLConf") -> LogicalPlan:
     if not model.ok:
         return _rebuild_items(plan, items)
     if enhanced:
-        cm = _CardModel(model, conf)
+        cm = _CardModel(model, conf, measured)
         if not cm.ok:
             return _rebuild_items(plan, items)
         best_unit = enhanced_search(cm)
@@ -426,18 +427,18 @@ def _rebuild_items(plan: LogicalPlan, new_items: list[LogicalPlan]) -> LogicalPl
     return go(plan)
 
 
-def _visit(p: LogicalPlan, conf: "SQLConf") -> LogicalPlan:
+def _visit(p: LogicalPlan, conf: "SQLConf", measured: "_Measured") -> LogicalPlan:
     match p:
         case Join() if _is_reorderable_join(p):
-            return _reorder(p, p.output, conf)
+            return _reorder(p, p.output, conf, measured)
         case Project(project_list=pl, child=child) if (
                 _is_reorderable_join(child) and all(isinstance(e, AttributeReference) for e in pl)):
-            return _reorder(p, p.output, conf)
+            return _reorder(p, p.output, conf, measured)
         case _:
             kids = p.children
             if not kids:
                 return p
-            return p.with_children(tuple(_visit(k, conf) for k in kids))
+            return p.with_children(tuple(_visit(k, conf, measured) for k in kids))
 
 
 class CostBasedJoinReorder(Rule):
@@ -450,7 +451,7 @@ class CostBasedJoinReorder(Rule):
     def apply(self, plan: LogicalPlan, conf: "SQLConf") -> LogicalPlan:
         if not (CBO_ENABLED.read(conf) and CBO_JOIN_REORDER_ENABLED.read(conf)):
             return plan
-        return _visit(plan, conf)
+        return _visit(plan, conf, _Measured())
 
 
 
@@ -486,14 +487,24 @@ def yao_ndv(ndv: float, rows: float, kept: float) -> float:
     return max(1.0, min(est, kept, ndv))
 
 
-_COMPOSITE_NDV: dict[tuple, tuple[object, int]] = {}
+class _Measured:
+    """What the enhanced search measured on in-memory tables during one rule application
+    (exact distinct counts of column combinations, filtered row counts from a sample), so each
+    is measured once per query.  Kept per application, not per process: the tables belong to a
+    Session, and a process-wide cache would keep answers (and, through the plans in its keys,
+    tables) after it ends.  Keys hold ``id`` of a table the plan being reordered keeps alive."""
+
+    __slots__ = ("composite_ndv", "sampled_rows")
+
+    def __init__(self) -> None:
+        self.composite_ndv: dict[tuple[int, tuple[int, ...]], int] = {}
+        self.sampled_rows: dict[tuple[int, LogicalPlan], float] = {}
 
 
-def _data_composite_ndv(leaf: LogicalPlan, col_ids: tuple[int, ...]) -> int | None:
+def _data_composite_ndv(leaf: LogicalPlan, col_ids: tuple[int, ...],
+                        measured: _Measured) -> int | None:
     """Exact distinct count of a column combination of an in-memory relation (automatic
-    statistics: Ember holds the data), cached per Arrow table object."""
-    import weakref
-
+    statistics: Ember holds the data), measured once per rule application."""
     from ember.plans.logical.nodes import LocalRelation
 
     if not isinstance(leaf, LocalRelation) or leaf.data is None:
@@ -503,15 +514,13 @@ def _data_composite_ndv(leaf: LogicalPlan, col_ids: tuple[int, ...]) -> int | No
         return None
     idx = tuple(sorted(pos[c] for c in col_ids))
     key = (id(leaf.data), idx)
-    hit = _COMPOSITE_NDV.get(key)
-    if hit is not None and hit[0]() is leaf.data:  # type: ignore[operator]
-        return hit[1]
+    hit = measured.composite_ndv.get(key)
+    if hit is not None:
+        return hit
     t = leaf.data.select(list(idx))
     t = t.rename_columns([f"c{i}" for i in range(len(idx))])
     n = t.group_by(t.column_names, use_threads=False).aggregate([]).num_rows
-    if len(_COMPOSITE_NDV) > 1024:
-        _COMPOSITE_NDV.clear()
-    _COMPOSITE_NDV[key] = (weakref.ref(leaf.data), n)
+    measured.composite_ndv[key] = n
     return n
 
 
@@ -519,7 +528,6 @@ def _data_composite_ndv(leaf: LogicalPlan, col_ids: tuple[int, ...]) -> int | No
 #: (automatic statistics) to measure their selectivity; default selectivity of LIKE otherwise.
 SAMPLE_ROWS = 4000
 _LIKE_SEL = 0.1
-_SAMPLED: dict[tuple, tuple[object, float]] = {}
 
 
 def _is_like(e: Expression) -> bool:
@@ -528,13 +536,12 @@ def _is_like(e: Expression) -> bool:
     return isinstance(e, Like)
 
 
-def _sampled_rows(item: LogicalPlan, leaf: LogicalPlan, conf: "SQLConf") -> float | None:
+def _sampled_rows(item: LogicalPlan, leaf: LogicalPlan, conf: "SQLConf",
+                  measured: _Measured) -> float | None:
     """Estimated rows of a filtered access to an in-memory table: its predicates evaluated on
     (a random sample of at most :data:`SAMPLE_ROWS` rows of) the data -- exact for small
     tables, and right for predicates FilterEstimation cannot estimate (LIKE, column
     comparisons) or whose columns are correlated."""
-    import weakref
-
     import numpy as np
 
     from ember.plans.logical.nodes import LocalRelation
@@ -543,9 +550,9 @@ def _sampled_rows(item: LogicalPlan, leaf: LogicalPlan, conf: "SQLConf") -> floa
         return None
     data = leaf.data
     key = (id(data), item)
-    hit = _SAMPLED.get(key)
-    if hit is not None and hit[0]() is data:  # type: ignore[operator]
-        return hit[1]
+    hit = measured.sampled_rows.get(key)
+    if hit is not None:
+        return hit
     try:
         total = data.num_rows
         if total <= SAMPLE_ROWS:
@@ -559,9 +566,7 @@ def _sampled_rows(item: LogicalPlan, leaf: LogicalPlan, conf: "SQLConf") -> floa
     except Exception:  # noqa: BLE001 -- fall back to the statistics' estimate
         return None
     rows = float(out) if total <= SAMPLE_ROWS else max(out, 0.5) * total / sample.num_rows
-    if len(_SAMPLED) > 4096:
-        _SAMPLED.clear()
-    _SAMPLED[key] = (weakref.ref(data), rows)
+    measured.sampled_rows[key] = rows
     return rows
 
 
@@ -594,13 +599,15 @@ class _CardModel:
       table whose NDV was scaled proportionally is re-estimated with :func:`yao_ndv`.
     """
 
-    def __init__(self, graph: "_Model", conf: "SQLConf") -> None:
+    def __init__(self, graph: "_Model", conf: "SQLConf",
+                 measured: _Measured | None = None) -> None:
         from ember.optimizer.rules.star_schema import _leaf_column, base_table_access
 
         self.g = graph
         n = graph.n
         self.ok = True
         self.rows: list[float] = []
+        self.measured = _Measured() if measured is None else measured
         stats = []
         bases: list[tuple | None] = []
         auto = AUTO_STATS_ENABLED.read(conf)
@@ -628,7 +635,7 @@ class _CardModel:
             if base is None or not base[2]:
                 continue
             leaf, lst, _ = base
-            got = _sampled_rows(graph.items[i], leaf, conf) if auto else None
+            got = _sampled_rows(graph.items[i], leaf, conf, self.measured) if auto else None
             if got is not None:
                 self.rows[i] = got
                 self.sampled[i] = True
@@ -737,7 +744,8 @@ class _CardModel:
                 bprod *= brows if bn is None else max(float(bn), 1.0)
             base_n = max(min(bprod, brows), item)
             if self.auto and None not in leaf_cols:
-                exact = _data_composite_ndv(leaf, tuple(leaf_cols))  # type: ignore[arg-type]
+                exact = _data_composite_ndv(leaf, tuple(leaf_cols),  # type: ignore[arg-type]
+                                            self.measured)
                 if exact is not None:
                     base_n = float(exact)
                     scaled = yao_ndv(base_n, brows, rows)

@@ -49,7 +49,6 @@ top-down pass runs through ``ember.trees.transform_down_memo``.
 from __future__ import annotations
 
 from ember.expressions.base import Expression, and_all
-from ember.optimizer.constraints import semantic_equals
 from ember.expressions.predicate_helper import split_conjunctive_predicates
 from ember.optimizer.rule_executor import Rule
 from ember.plans.logical.join_type import JoinType
@@ -117,7 +116,7 @@ def push_extra_predicate_through_join(p: LogicalPlan) -> LogicalPlan | None:
         case Join(join_type=JoinType() as jt, condition=Expression() as cond, left=left,
                   right=right) if jt in _SIDES:
             mark = p.processed_condition
-            if mark is not None and semantic_equals(mark.condition, cond):
+            if mark is not None and mark.condition.semantic_equals(cond):
                 return None
             lids, rids = left.output_set, right.output_set
             both_sides = [c for c in split_conjunctive_predicates(cond)

@@ -172,24 +172,12 @@ def _each_column(p: LogicalPlan) -> DistinctKeys:
     return frozenset(frozenset({a.id}) for a in p.output)
 
 
-def _canonical(e: Expression) -> Expression:
-    """``e`` with attributes reduced to id and type (Catalyst's ``canonicalized`` as far as the
-    alias lookup needs it: names, qualifiers and nullability do not matter)."""
-
-    def strip(x: Expression) -> Expression | None:
-        if isinstance(x, AttributeReference):
-            return AttributeReference("none", x.dtype, True, x.id)
-        return None
-
-    return e.transform_up(strip)
-
-
 def _add_key(keys: DistinctKeys, group: tuple[Expression, ...]) -> frozenset[frozenset[Any]]:
     """Spark's ``addDistinctKey``: the grouping set joins the child's keys unless a child key is
     already a subset of it; child keys containing it are dropped.  Members are attribute ids
     (child keys only hold attributes) or, for other grouping expressions, their canonical form
     until :func:`_project` maps them through the aliases."""
-    new = frozenset(e.id if isinstance(e, AttributeReference) else _canonical(e) for e in group)
+    new = frozenset(e.id if isinstance(e, AttributeReference) else e.canonicalized for e in group)
     if any(k <= new for k in keys):
         return frozenset(keys)
     return frozenset(k for k in keys if not new <= k) | {new}
@@ -204,7 +192,7 @@ def _project(keys: frozenset[frozenset[Any]], items: tuple[Expression, ...]) -> 
     for e in items:
         if isinstance(e, Alias) and e.child.deterministic:
             c = e.child
-            aliases[c.id if isinstance(c, AttributeReference) else _canonical(c)] = e.id
+            aliases[c.id if isinstance(c, AttributeReference) else c.canonicalized] = e.id
     out: set[frozenset[int]] = set()
     for key in keys:
         if all(isinstance(m, int) and m in output for m in key):

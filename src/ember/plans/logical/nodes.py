@@ -36,6 +36,7 @@ from ember.plans.logical.join_type import (
     join_output,
     join_type_string,
 )
+from ember.plans.query_plan import QueryPlan
 from ember.trees import TreeNode, field_names, node
 
 
@@ -47,7 +48,7 @@ def _attrs_str_compact(attrs: tuple[Expression, ...] | list[Expression]) -> str:
     return "[" + ",".join(a.simple_string() for a in attrs) + "]"
 
 
-class LogicalPlan(TreeNode):
+class LogicalPlan(QueryPlan):
     """Base of logical plan nodes."""
 
     # _stats: plan_stats' cache (ember.plans.logical.statistics); _exprs: expressions();
