@@ -2,8 +2,11 @@
 
 An :class:`AggregateFunction` describes *what* is computed over a group of rows (``sum``, ``count``
 ...): its children are its arguments, it carries the result type and nullability, and it checks its
-input types.  It is never evaluated row by row: the aggregate operator
-(:mod:`ember.execution.aggregate`) computes it with grouped, vectorized kernels.
+input types.  It is never evaluated row by row: it implements the evaluation protocol of
+:class:`AggregateFunction` (COMPLETE ``aggregate``; ``buffer_fields`` / ``update`` / ``merge`` /
+``evaluate`` for two-phase aggregation) with grouped, vectorized kernels
+(:mod:`ember.expressions.aggregate_kernels`), which the aggregate operators call without knowing
+which function they run.
 
 An :class:`AggregateExpression` wraps a function with the clauses of one call site:
 ``is_distinct`` (``count(DISTINCT a)``), ``filter`` (``FILTER (WHERE p)``) and a result id.  It is
@@ -37,6 +40,32 @@ any_value, max_by, min_by
 bool_and/every, bool_or/some    boolean
 ==============================  ==============================================================
 
+Aggregation buffers (Spark's ``aggBufferAttributes``, named as Spark 4 prints them in
+``HashAggregate(... output=[k#1, sum#10L])``):
+
+=========================  ======================================  ===========================
+function                   buffer                                  note
+=========================  ======================================  ===========================
+count, count_if            count: bigint (0)                       count_if is Spark's
+                                                                   count(nullif(p, false))
+sum(integral)              sum: bigint                             ANSI overflow in update
+                                                                   (running sums) and merge;
+                                                                   legacy (ansi=False) wraps
+sum(float/double)          sum: double
+sum(decimal(p,s))          sum: decimal(p+10,s) (0), isEmpty       sum NULL and not isEmpty =
+                                                                   overflow (raised at
+                                                                   evaluate, as Spark 4;
+                                                                   legacy: the result NULL)
+avg                        sum: double / decimal(p+10,s), count    decimal: overflow as sum
+min, max                   min / max: input type                   first of equal values wins
+bool_and, bool_or          min / max: boolean                      Spark replaces them by
+                                                                   min/max
+first, any_value           first: input type, valueSet: boolean    any_value is Spark's first
+last                       last: input type, valueSet: boolean
+max_by, min_by             valueWithExtremumOrdering,              ties: the later row/buffer
+                           extremumOrdering
+=========================  ======================================  ===========================
+
 Implicit casts: the analyzer's type coercion asks :meth:`AggregateFunction.implicit_cast_targets`
 which child to cast to which type (e.g. ``sum(string)`` -> ``sum(CAST(s AS DOUBLE))``, as Spark's
 ImplicitTypeCasts does for an expected ``NumericType``).
@@ -44,12 +73,49 @@ ImplicitTypeCasts does for an expected ``NumericType``).
 
 from __future__ import annotations
 
-from dataclasses import field
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from ember import types as T
-from ember.errors import AnalysisError, InternalError
+from ember.errors import AnalysisError, InternalError, UnsupportedError
+from ember.expressions.aggregate_kernels import (
+    AVG_OVERFLOW,
+    SUM_OVERFLOW,
+    _avg,
+    _bool,
+    _bool_np,
+    _by,
+    _count_array,
+    _count_non_null,
+    _decimal_averages,
+    _decimal_sum_buffers,
+    _first_last,
+    _first_last_positions,
+    _float_averages,
+    _float_sum_buffer,
+    _float_values,
+    _group_add,
+    _identity_decimal_sum,
+    _merge_counts,
+    _merge_decimal_sums,
+    _min_max,
+    _nonnull_counts,
+    _overflow,
+    _overflow_marked,
+    _sum,
+    _take_or_null,
+    _true_mask,
+    _unscaled,
+    _valid,
+    by_positions,
+)
 from ember.expressions.base import (
+    AttributeReference,
     Expression,
     Literal,
     UnresolvedStar,
@@ -58,6 +124,7 @@ from ember.expressions.base import (
 from ember.trees import TreeNode, node
 
 __all__ = [
+    "BufferField",
     "AggregateFunction",
     "AggregateExpression",
     "Count",
@@ -132,11 +199,41 @@ def average_sum_type(t: T.DataType) -> T.DataType:
 # Functions
 
 
+@dataclass(frozen=True, slots=True)
+class BufferField:
+    """One column of an aggregation buffer (Spark's ``aggBufferAttributes`` entry)."""
+
+    name: str
+    data_type: T.DataType
+    nullable: bool = True
+
+
 class AggregateFunction(Expression):
     """Base of aggregate functions.  Children are the arguments; never evaluated directly.
 
     ``default_name`` is the function's SQL name; a subclass instance called through an alias keeps
     that alias in ``fn_name`` (excluded from equality) and displays it.
+
+    The evaluation protocol (Spark's ``DeclarativeAggregate`` / ``ImperativeAggregate``,
+    DataFusion's ``GroupsAccumulator``), every step a grouped, vectorized kernel over Arrow
+    columns and int64 group ids ``g`` (``0 <= g < n_groups``, one per row, in input order):
+
+    - :meth:`aggregate`: the COMPLETE result per group from the argument columns;
+    - :meth:`buffer_fields`: the aggregation buffer (``aggBufferAttributes``), None when the
+      function runs only COMPLETE; its initial value is :meth:`update` over no rows;
+    - :meth:`update`: raw argument rows -> per-group buffers (Partial);
+    - :meth:`merge`: buffer rows -> per-group buffers (PartialMerge / Final);
+    - :meth:`evaluate`: final buffers -> the result (Final);
+    - shortcuts and facts the operators read: :meth:`update_identity` /
+      :meth:`merge_identity` (every row its own group), :attr:`chunk_mergeable`,
+      :attr:`merge_may_overflow` / :meth:`overflow_marked`, :meth:`reads_values`.
+
+    update -> merge -> evaluate gives the :meth:`aggregate` result bit for bit (floating sums:
+    when the association is the same, i.e. over one partition).  Merge takes the first (last)
+    buffer where the COMPLETE path takes the first (last) row, so order-sensitive functions
+    (first/last, max_by/min_by ties, ``-0.0`` vs ``0.0`` in min/max) agree with it when
+    partitions hold consecutive rows, as in Spark.  FILTER and DISTINCT are the operator's: it
+    passes only the selected rows.
     """
 
     __slots__ = ()
@@ -185,6 +282,102 @@ class AggregateFunction(Expression):
     def sql(self) -> str:
         return self.agg_sql(False)
 
+    # -- evaluation protocol (see the class docstring) ------------------------------------------
+
+    def aggregate(self, args: Sequence[pa.Array], g: np.ndarray, n_groups: int) -> pa.Array:
+        """The result per group (Arrow type of ``data_type``) over the argument columns ``args``
+        (one per child, one value per row)."""
+        raise UnsupportedError(f"Aggregate function {self.pretty_name} is not supported")
+
+    def reads_values(self, is_distinct: bool) -> bool:
+        """Whether :meth:`aggregate` needs its argument values; False lets the operator pass no
+        argument columns (``count(1)`` counts rows)."""
+        return True
+
+    def buffer_fields(self) -> tuple[BufferField, ...] | None:
+        """The aggregation buffer's columns, or None when the function has no two-phase form
+        (the planner then keeps one COMPLETE aggregate)."""
+        return None
+
+    @property
+    def supports_buffers(self) -> bool:
+        """True when the function can run as Partial -> Final."""
+        return self.buffer_fields() is not None
+
+    def buffer_attributes(self) -> tuple[AttributeReference, ...]:
+        """Fresh attributes for the buffer (printed ``sum#10L, count#11L``)."""
+        fields = self.buffer_fields()
+        if fields is None:
+            raise InternalError(f"{self.pretty_name} has no aggregation buffer")
+        return tuple(AttributeReference(f.name, f.data_type, f.nullable) for f in fields)
+
+    def update(self, args: Sequence[pa.Array], g: np.ndarray, n_groups: int) -> list[pa.Array]:
+        """Per-group buffers over raw argument rows ``args`` (one column per child)."""
+        raise InternalError(f"{self.pretty_name} has no aggregation buffer")
+
+    def merge(self, buffers: Sequence[pa.Array], g: np.ndarray, n_groups: int
+              ) -> list[pa.Array]:
+        """Per-group buffers merged from buffer rows (one column per buffer field), in row
+        order."""
+        raise InternalError(f"{self.pretty_name} has no aggregation buffer")
+
+    def evaluate(self, buffers: Sequence[pa.Array]) -> pa.Array:
+        """The result per group from its final buffers (Arrow type of ``data_type``); raises
+        Spark's ANSI errors where the result does."""
+        raise InternalError(f"{self.pretty_name} has no aggregation buffer")
+
+    def update_identity(self, args: Sequence[pa.Array]) -> list[pa.Array] | None:
+        """:meth:`update` when row ``i`` is group ``i`` for every row, straight from the values;
+        None when the function has no such shortcut."""
+        return None
+
+    def merge_identity(self, buffers: Sequence[pa.Array]) -> list[pa.Array] | None:
+        """:meth:`merge` when buffer row ``i`` is group ``i``: the buffers themselves where that
+        is the merge's result (no NULL markers to normalise); None otherwise."""
+        return None
+
+    @property
+    def chunk_mergeable(self) -> bool:
+        """True when merging the buffers of consecutive chunks of rows gives exactly the buffers
+        of one pass over all rows (not integral sums, whose ANSI check follows every running
+        sum in row order, nor floating sums, whose rounding depends on association)."""
+        return False
+
+    @property
+    def merge_may_overflow(self) -> bool:
+        """True when a chunk's buffer may overflow where the whole input's does not (a decimal
+        sum capped at 38 digits): the operator then decides on the exact total
+        (:meth:`overflow_marked`)."""
+        return False
+
+    def overflow_marked(self, buffers: Sequence[pa.Array]) -> bool:
+        """Whether the buffers hold Spark's overflow marker (a NULL sum of a non-empty group)."""
+        return False
+
+
+class _CountBuffer(AggregateFunction):
+    """``count`` and ``count_if``: buffer ``count: bigint`` (0 for no rows); count_if is Spark's
+    ``count(nullif(p, false))``."""
+
+    __slots__ = ()
+
+    def buffer_fields(self) -> tuple[BufferField, ...] | None:
+        return (BufferField("count", T.LONG, False),)
+
+    def merge(self, buffers: Sequence[pa.Array], g: np.ndarray, n_groups: int
+              ) -> list[pa.Array]:
+        return [_merge_counts(buffers[0], g, n_groups)]
+
+    def merge_identity(self, buffers: Sequence[pa.Array]) -> list[pa.Array] | None:
+        return list(buffers) if buffers[0].null_count == 0 else None
+
+    def evaluate(self, buffers: Sequence[pa.Array]) -> pa.Array:
+        return buffers[0]
+
+    @property
+    def chunk_mergeable(self) -> bool:
+        return True
+
 
 class _UnaryAgg(AggregateFunction):
     __slots__ = ()
@@ -209,7 +402,7 @@ def _boolean_cast_target(child: Expression) -> T.DataType | None:
 
 
 @node
-class Count(AggregateFunction):
+class Count(_CountBuffer):
     """``count(e1, ..., en)``: rows where every argument is non-NULL.  ``count(*)`` is
     ``Count((Literal(1, INT),))``."""
 
@@ -232,9 +425,29 @@ class Count(AggregateFunction):
     def nullable(self) -> bool:
         return False
 
+    def reads_values(self, is_distinct: bool) -> bool:
+        # count(1), count(*): counts rows, reads no argument values
+        return is_distinct or not all(isinstance(a, Literal) and a.value is not None
+                                      for a in self.items)
+
+    def aggregate(self, args: Sequence[pa.Array], g: np.ndarray, n_groups: int) -> pa.Array:
+        return pa.array(_count_non_null(args, g, n_groups).astype(np.int64))
+
+    def update(self, args: Sequence[pa.Array], g: np.ndarray, n_groups: int) -> list[pa.Array]:
+        return [_count_array(_count_non_null(args, g, n_groups))]
+
+    def update_identity(self, args: Sequence[pa.Array]) -> list[pa.Array] | None:
+        if not args:
+            return None
+        valid = np.ones(len(args[0]), dtype=bool)
+        for a in args:
+            if pa.types.is_null(a.type) or a.null_count:
+                valid &= _valid(a)
+        return [_count_array(valid.astype(np.int64))]
+
 
 @node
-class CountIf(_UnaryAgg):
+class CountIf(_CountBuffer, _UnaryAgg):
     """``count_if(p)``: rows where ``p`` is TRUE."""
 
     child: Expression
@@ -259,6 +472,17 @@ class CountIf(_UnaryAgg):
     def implicit_cast_targets(self) -> tuple[T.DataType | None, ...]:
         return (_boolean_cast_target(self.child),)
 
+    def aggregate(self, args: Sequence[pa.Array], g: np.ndarray, n_groups: int) -> pa.Array:
+        m = _true_mask(args[0])
+        return pa.array(np.bincount(g[m], minlength=n_groups).astype(np.int64))
+
+    def update(self, args: Sequence[pa.Array], g: np.ndarray, n_groups: int) -> list[pa.Array]:
+        m = _true_mask(args[0])
+        return [_count_array(np.bincount(g[m], minlength=n_groups))]
+
+    def update_identity(self, args: Sequence[pa.Array]) -> list[pa.Array] | None:
+        return [_count_array(_true_mask(args[0]).astype(np.int64))]
+
 
 class _EvalMode:
     """Spark's evalMode of ``sum``/``avg``: ``ansi=False`` (``spark.sql.ansi.enabled=false``, set
@@ -273,6 +497,18 @@ class _EvalMode:
 
     def to_legacy_mode(self) -> Expression:
         return self.copy(ansi=False)  # type: ignore[attr-defined]
+
+    # Buffer facts shared by sum and avg, whose buffers hold a running sum.
+
+    @property
+    def chunk_mergeable(self) -> bool:
+        # decimal sums are exact; integral (ANSI running sums) and floating sums are not
+        return isinstance(self.child.data_type, T.DecimalType)  # type: ignore[attr-defined]
+
+    @property
+    def merge_may_overflow(self) -> bool:
+        t = self.child.data_type  # type: ignore[attr-defined]
+        return isinstance(t, T.DecimalType) and t.precision + 10 > T.DecimalType.MAX_PRECISION
 
 
 @node
@@ -289,6 +525,57 @@ class Sum(_EvalMode, _UnaryAgg):
     @property
     def data_type(self) -> T.DataType:
         return sum_result_type(self.child.data_type)
+
+    def aggregate(self, args: Sequence[pa.Array], g: np.ndarray, n_groups: int) -> pa.Array:
+        return _sum(args[0], g, n_groups, self.data_type, self.ansi)
+
+    def buffer_fields(self) -> tuple[BufferField, ...] | None:
+        """``sum`` (the result type); for decimals also ``isEmpty``: ``sum`` NULL and not
+        ``isEmpty`` is Spark's overflow marker, raised at :meth:`evaluate` (legacy: NULL)."""
+        rt = self.data_type
+        if isinstance(rt, T.DecimalType):
+            return (BufferField("sum", rt), BufferField("isEmpty", T.BOOLEAN, False))
+        return (BufferField("sum", rt),)
+
+    def update(self, args: Sequence[pa.Array], g: np.ndarray, n_groups: int) -> list[pa.Array]:
+        rt = self.data_type
+        if isinstance(rt, T.DecimalType):
+            return _decimal_sum_buffers(args[0], g, n_groups, rt, None)
+        return [_sum(args[0], g, n_groups, rt, self.ansi)]  # ANSI: overflow of running sums
+
+    def update_identity(self, args: Sequence[pa.Array]) -> list[pa.Array] | None:
+        got = _identity_decimal_sum(args[0], self.data_type)
+        if got is None:
+            return None
+        total, valid = got
+        return [total, pa.array(~valid)]
+
+    def merge(self, buffers: Sequence[pa.Array], g: np.ndarray, n_groups: int
+              ) -> list[pa.Array]:
+        rt = self.data_type
+        if isinstance(rt, T.DecimalType):
+            return _merge_decimal_sums(buffers[0], _bool_np(buffers[1]), g, n_groups, rt)
+        return [_sum(buffers[0], g, n_groups, rt, self.ansi)]
+
+    def merge_identity(self, buffers: Sequence[pa.Array]) -> list[pa.Array] | None:
+        if isinstance(self.data_type, T.DecimalType):
+            ok = buffers[0].null_count == 0 and buffers[1].null_count == 0
+            return list(buffers) if ok else None
+        return list(buffers) if pa.types.is_integer(buffers[0].type) else None
+
+    def evaluate(self, buffers: Sequence[pa.Array]) -> pa.Array:
+        if not isinstance(self.data_type, T.DecimalType):
+            return buffers[0]
+        total, is_empty = buffers
+        empty = _bool_np(is_empty)
+        if self.ansi and ((~empty) & ~_valid(total)).any():
+            raise _overflow(SUM_OVERFLOW)  # legacy: the NULL overflow marker stays
+        if empty.any():
+            total = pc.if_else(pa.array(empty), pa.nulls(len(total), total.type), total)
+        return total
+
+    def overflow_marked(self, buffers: Sequence[pa.Array]) -> bool:
+        return buffers[0].null_count > 0 and _overflow_marked(buffers[0], pc.invert(buffers[1]))
 
     def check_input_types(self) -> str | None:
         t = self.child.data_type
@@ -315,6 +602,68 @@ class Average(_EvalMode, _UnaryAgg):
     def data_type(self) -> T.DataType:
         return average_result_type(self.child.data_type)
 
+    @property
+    def sum_type(self) -> T.DataType:
+        """The type of the running sum (Spark's ``sumDataType``)."""
+        return average_sum_type(self.child.data_type)
+
+    def aggregate(self, args: Sequence[pa.Array], g: np.ndarray, n_groups: int) -> pa.Array:
+        return _avg(args[0], g, n_groups, self.data_type, self.sum_type, self.ansi)
+
+    def buffer_fields(self) -> tuple[BufferField, ...] | None:
+        """``sum`` (double / decimal(p+10, s); decimal overflow as in ``sum``) and ``count``."""
+        return (BufferField("sum", self.sum_type), BufferField("count", T.LONG, False))
+
+    def update(self, args: Sequence[pa.Array], g: np.ndarray, n_groups: int) -> list[pa.Array]:
+        arr = args[0]
+        st = self.sum_type
+        if isinstance(st, T.DecimalType):
+            total, _ = _decimal_sum_buffers(arr, g, n_groups, st, None)
+            return [total, _count_array(_nonnull_counts(arr, g, n_groups))]
+        cnt = _nonnull_counts(arr, g, n_groups)
+        return [_float_sum_buffer(arr, g, n_groups), _count_array(cnt)]
+
+    def update_identity(self, args: Sequence[pa.Array]) -> list[pa.Array] | None:
+        got = _identity_decimal_sum(args[0], self.sum_type)
+        if got is None:
+            return None
+        total, valid = got
+        return [total, _count_array(valid.astype(np.int64))]
+
+    def merge(self, buffers: Sequence[pa.Array], g: np.ndarray, n_groups: int
+              ) -> list[pa.Array]:
+        st = self.sum_type
+        c = buffers[1].to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+        cnt = _group_add(c, g, n_groups) if len(c) else np.zeros(n_groups, np.int64)
+        if isinstance(st, T.DecimalType):
+            total, _ = _merge_decimal_sums(buffers[0], c == 0, g, n_groups, st)
+            return [total, _count_array(cnt)]
+        v = _float_values(buffers[0])
+        sums = np.bincount(g, weights=v, minlength=n_groups) if len(v) else np.zeros(n_groups)
+        return [pa.array(sums, type=pa.float64()), _count_array(cnt)]
+
+    def merge_identity(self, buffers: Sequence[pa.Array]) -> list[pa.Array] | None:
+        if isinstance(self.sum_type, T.DecimalType):
+            ok = buffers[0].null_count == 0 and buffers[1].null_count == 0
+            return list(buffers) if ok else None
+        return None
+
+    def evaluate(self, buffers: Sequence[pa.Array]) -> pa.Array:
+        rt = self.data_type
+        total, count = buffers
+        cnt = count.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+        if isinstance(rt, T.DecimalType):
+            over = (cnt != 0) & ~_valid(total)
+            if self.ansi and over.any():
+                raise _overflow(AVG_OVERFLOW)
+            return _decimal_averages(_unscaled(total), np.where(over, 0, cnt),
+                                     self.child.data_type.scale, rt, self.ansi)
+        return _float_averages(_float_values(total), cnt, rt.to_arrow())
+
+    def overflow_marked(self, buffers: Sequence[pa.Array]) -> bool:
+        return buffers[0].null_count > 0 and _overflow_marked(buffers[0],
+                                                              pc.not_equal(buffers[1], 0))
+
     def check_input_types(self) -> str | None:
         t = self.child.data_type
         if not isinstance(t, (T.NumericType, T.NullType)):
@@ -338,8 +687,46 @@ def _check_orderable(fn: str, child: Expression) -> str | None:
     return None
 
 
+class _ExtremumBuffer(AggregateFunction):
+    """min, max, bool_and, bool_or: one buffer column of the result type, named as Spark's
+    (bool_and / bool_or are Spark's min / max of booleans); merge is the update over the buffer
+    values (the first of equal values wins in both)."""
+
+    __slots__ = ()
+    buffer_name: ClassVar[str] = "min"
+
+    def _fold(self, arr: pa.Array, g: np.ndarray, n_groups: int) -> pa.Array:
+        raise NotImplementedError
+
+    def aggregate(self, args: Sequence[pa.Array], g: np.ndarray, n_groups: int) -> pa.Array:
+        return self._fold(args[0], g, n_groups)
+
+    def buffer_fields(self) -> tuple[BufferField, ...] | None:
+        return (BufferField(self.buffer_name, self.data_type),)
+
+    def update(self, args: Sequence[pa.Array], g: np.ndarray, n_groups: int) -> list[pa.Array]:
+        return [self._fold(args[0], g, n_groups)]
+
+    def merge(self, buffers: Sequence[pa.Array], g: np.ndarray, n_groups: int
+              ) -> list[pa.Array]:
+        return [self._fold(buffers[0], g, n_groups)]
+
+    def update_identity(self, args: Sequence[pa.Array]) -> list[pa.Array] | None:
+        return [args[0]]
+
+    def merge_identity(self, buffers: Sequence[pa.Array]) -> list[pa.Array] | None:
+        return list(buffers)
+
+    def evaluate(self, buffers: Sequence[pa.Array]) -> pa.Array:
+        return buffers[0]
+
+    @property
+    def chunk_mergeable(self) -> bool:
+        return True
+
+
 @node
-class Min(_UnaryAgg):
+class Min(_ExtremumBuffer, _UnaryAgg):
     """``min(x)`` over any orderable type; floating NaN is larger than every other value."""
 
     child: Expression
@@ -354,15 +741,19 @@ class Min(_UnaryAgg):
     def check_input_types(self) -> str | None:
         return _check_orderable(self.pretty_name, self.child)
 
+    def _fold(self, arr: pa.Array, g: np.ndarray, n_groups: int) -> pa.Array:
+        return _min_max(arr, g, n_groups, largest=False)
+
 
 @node
-class Max(_UnaryAgg):
+class Max(_ExtremumBuffer, _UnaryAgg):
     """``max(x)`` over any orderable type; floating NaN is larger than every other value."""
 
     child: Expression
     fn_name: str | None = field(default=None, compare=False)
 
     default_name: ClassVar[str] = "max"
+    buffer_name: ClassVar[str] = "max"
 
     @property
     def data_type(self) -> T.DataType:
@@ -371,10 +762,19 @@ class Max(_UnaryAgg):
     def check_input_types(self) -> str | None:
         return _check_orderable(self.pretty_name, self.child)
 
+    def _fold(self, arr: pa.Array, g: np.ndarray, n_groups: int) -> pa.Array:
+        return _min_max(arr, g, n_groups, largest=True)
+
 
 class _FirstLastBase(_UnaryAgg):
+    """first, last, any_value: buffer ``first`` / ``last`` (the input type) and ``valueSet``;
+    merge takes the first (last) buffer whose value is set."""
+
     __slots__ = ()
     ignore_nulls: bool
+    buffer_name: ClassVar[str] = "first"
+    #: the last row of the group instead of the first
+    takes_last: ClassVar[bool] = False
 
     @property
     def data_type(self) -> T.DataType:
@@ -382,6 +782,31 @@ class _FirstLastBase(_UnaryAgg):
 
     def agg_args_string(self) -> str:
         return f"{self.child.simple_string()}, {str(self.ignore_nulls).lower()}"
+
+    def aggregate(self, args: Sequence[pa.Array], g: np.ndarray, n_groups: int) -> pa.Array:
+        return _first_last(args[0], g, n_groups, self.ignore_nulls, last=self.takes_last)
+
+    def buffer_fields(self) -> tuple[BufferField, ...] | None:
+        return (BufferField(self.buffer_name, self.data_type),
+                BufferField("valueSet", T.BOOLEAN, False))
+
+    def update(self, args: Sequence[pa.Array], g: np.ndarray, n_groups: int) -> list[pa.Array]:
+        pos = _first_last_positions(args[0], None, self.ignore_nulls, g, n_groups,
+                                    last=self.takes_last)
+        return [_take_or_null(args[0], pos), pa.array(pos >= 0)]
+
+    def merge(self, buffers: Sequence[pa.Array], g: np.ndarray, n_groups: int
+              ) -> list[pa.Array]:
+        pos = _first_last_positions(buffers[0], buffers[1], self.ignore_nulls, g, n_groups,
+                                    last=self.takes_last)
+        return [_take_or_null(buffers[0], pos), pa.array(pos >= 0)]
+
+    def evaluate(self, buffers: Sequence[pa.Array]) -> pa.Array:
+        return buffers[0]
+
+    @property
+    def chunk_mergeable(self) -> bool:
+        return True
 
 
 @node
@@ -405,6 +830,8 @@ class Last(_FirstLastBase):
     fn_name: str | None = field(default=None, compare=False)
 
     default_name: ClassVar[str] = "last"
+    buffer_name: ClassVar[str] = "last"
+    takes_last: ClassVar[bool] = True
 
 
 @node
@@ -419,7 +846,7 @@ class AnyValue(_FirstLastBase):
 
 
 @node
-class BoolAnd(_UnaryAgg):
+class BoolAnd(_ExtremumBuffer, _UnaryAgg):
     """``bool_and(p)`` / ``every(p)``: TRUE when every non-NULL value is TRUE."""
 
     child: Expression
@@ -439,15 +866,19 @@ class BoolAnd(_UnaryAgg):
     def implicit_cast_targets(self) -> tuple[T.DataType | None, ...]:
         return (_boolean_cast_target(self.child),)
 
+    def _fold(self, arr: pa.Array, g: np.ndarray, n_groups: int) -> pa.Array:
+        return _bool(arr, g, n_groups, conj=True)
+
 
 @node
-class BoolOr(_UnaryAgg):
+class BoolOr(_ExtremumBuffer, _UnaryAgg):
     """``bool_or(p)`` / ``some(p)`` / ``any(p)``: TRUE when some value is TRUE."""
 
     child: Expression
     fn_name: str | None = field(default=None, compare=False)
 
     default_name: ClassVar[str] = "bool_or"
+    buffer_name: ClassVar[str] = "max"
 
     @property
     def data_type(self) -> T.DataType:
@@ -461,11 +892,19 @@ class BoolOr(_UnaryAgg):
     def implicit_cast_targets(self) -> tuple[T.DataType | None, ...]:
         return (_boolean_cast_target(self.child),)
 
+    def _fold(self, arr: pa.Array, g: np.ndarray, n_groups: int) -> pa.Array:
+        return _bool(arr, g, n_groups, conj=False)
+
 
 class _ByBase(AggregateFunction):
+    """max_by, min_by: buffer ``valueWithExtremumOrdering`` and ``extremumOrdering``; ties go
+    to the later row (buffer)."""
+
     __slots__ = ()
     value: Expression
     ordering: Expression
+    #: max_by rather than min_by
+    largest: ClassVar[bool] = True
 
     @property
     def data_type(self) -> T.DataType:
@@ -473,6 +912,28 @@ class _ByBase(AggregateFunction):
 
     def check_input_types(self) -> str | None:
         return _check_orderable(self.pretty_name, self.ordering)
+
+    def aggregate(self, args: Sequence[pa.Array], g: np.ndarray, n_groups: int) -> pa.Array:
+        return _by(args[0], args[1], g, n_groups, largest=self.largest)
+
+    def buffer_fields(self) -> tuple[BufferField, ...] | None:
+        return (BufferField("valueWithExtremumOrdering", self.value.data_type),
+                BufferField("extremumOrdering", self.ordering.data_type))
+
+    def update(self, args: Sequence[pa.Array], g: np.ndarray, n_groups: int) -> list[pa.Array]:
+        pos = by_positions(args[1], g, n_groups, largest=self.largest)
+        return [_take_or_null(args[0], pos), _take_or_null(args[1], pos)]
+
+    def merge(self, buffers: Sequence[pa.Array], g: np.ndarray, n_groups: int
+              ) -> list[pa.Array]:
+        return self.update(buffers, g, n_groups)  # the buffers are (value, ordering) rows
+
+    def evaluate(self, buffers: Sequence[pa.Array]) -> pa.Array:
+        return buffers[0]
+
+    @property
+    def chunk_mergeable(self) -> bool:
+        return True
 
 
 @node
@@ -497,6 +958,7 @@ class MinBy(_ByBase):
     fn_name: str | None = field(default=None, compare=False)
 
     default_name: ClassVar[str] = "min_by"
+    largest: ClassVar[bool] = False
 
 
 # ---------------------------------------------------------------------------------------------
