@@ -241,6 +241,10 @@ class AggregateFunction(Expression):
     #: Value on empty input when it is not NULL (``count`` -> 0).  Used by rewrites that must
     #: restore the empty-input result (RewriteDistinctAggregates, the COUNT bug).
     default_result: ClassVar[Any] = None
+    #: The result does not change when input rows are repeated (``max``, ``first`` ...): an
+    #: aggregate of only such functions over an outer join may drop the join's duplicates
+    #: (EliminateOuterJoin).
+    duplicate_agnostic: ClassVar[bool] = False
 
     @property
     def pretty_name(self) -> str:
@@ -694,6 +698,7 @@ class _ExtremumBuffer(AggregateFunction):
 
     __slots__ = ()
     buffer_name: ClassVar[str] = "min"
+    duplicate_agnostic: ClassVar[bool] = True
 
     def _fold(self, arr: pa.Array, g: np.ndarray, n_groups: int) -> pa.Array:
         raise NotImplementedError
@@ -775,6 +780,7 @@ class _FirstLastBase(_UnaryAgg):
     buffer_name: ClassVar[str] = "first"
     #: the last row of the group instead of the first
     takes_last: ClassVar[bool] = False
+    duplicate_agnostic: ClassVar[bool] = True
 
     @property
     def data_type(self) -> T.DataType:
