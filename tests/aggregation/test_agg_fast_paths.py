@@ -17,7 +17,7 @@ from ember import types as T
 from ember.errors import ArithmeticError_
 import ember.execution.aggregate as A
 import ember.execution.aggregate_buffers as B
-import ember.expressions.aggregate_kernels as K
+import ember.expressions.aggregates.kernels as K
 import ember.runtime.local.operators.aggregate_modes as M
 from ember.expressions.aggregates import Average, Count, Max, Min, Sum
 from ember.expressions.base import AttributeReference

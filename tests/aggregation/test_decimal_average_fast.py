@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ember import types as T
-from ember.expressions.aggregate_kernels import (
+from ember.expressions.aggregates.kernels import (
     _decimal_average,
     _decimal_averages,
     _int64_decimal_averages,

@@ -18,7 +18,7 @@ from ember.errors import ArithmeticError_
 from ember.execution import aggregate as A
 from ember.execution.aggregate import execute_aggregate
 from ember.execution.context import ExecContext
-from ember.expressions import aggregate_kernels as K
+from ember.expressions.aggregates import kernels as K
 from ember.expressions.aggregates import AggregateExpression, Count, Max, Min, Sum
 from ember.expressions.base import Alias, AttributeReference, Literal
 from ember.expressions.predicates import GreaterThan

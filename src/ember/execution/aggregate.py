@@ -24,7 +24,7 @@ Layout of one run (all state lives in the generator, none on the plan):
    first row of each distinct ``(group, arguments)`` tuple, float arguments canonicalised) and a
    call of its function's grouped, vectorized kernel over (group id, argument columns),
    :meth:`~ember.expressions.aggregates.AggregateFunction.aggregate` (kernels in
-   :mod:`ember.expressions.aggregate_kernels`).  Any number of different DISTINCT argument
+   :mod:`ember.expressions.aggregates.kernels`).  Any number of different DISTINCT argument
    sets, and DISTINCT with FILTER, are handled directly; the RewriteDistinctAggregates rule is not
    needed for correctness here.
 4. **Results.**  Each output expression is rewritten over a "group batch" ``[keys..., aggs...]``:
@@ -47,7 +47,7 @@ from ember.errors import InternalError
 from ember.execution.context import ExecContext
 from ember.execution.kernels.batches import _zero_col
 from ember.execution.prepare import prepare
-from ember.expressions.aggregate_kernels import (
+from ember.expressions.aggregates.kernels import (
     _integer_values,
     _valid,
     group_counts_scope,

@@ -309,9 +309,7 @@ def _null_overflow(totals: np.ndarray | list[int], null: np.ndarray, precision: 
     over = out_of_precision(totals, precision)
     if not over.any():
         return totals, null
-    if isinstance(totals, np.ndarray):
-        return np.where(over, 0, totals), null | over
-    return [0 if x else t for t, x in zip(totals, over.tolist())], null | over
+    return _zero_where(totals, over), null | over
 
 
 def _check_decimal(values: np.ndarray | list[int], precision: int, message: str) -> None:

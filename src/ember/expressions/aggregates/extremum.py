@@ -1,0 +1,154 @@
+"""``min``, ``max``, ``bool_and``, ``bool_or``: one buffer holding the extreme value."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import field
+from typing import ClassVar
+
+import numpy as np
+import pyarrow as pa
+
+from ember import types as T
+from ember.expressions.aggregates.base import (
+    AggregateFunction,
+    BufferField,
+    _UnaryAgg,
+    _boolean_cast_target,
+    _check_orderable,
+    _unexpected_type,
+)
+from ember.expressions.aggregates.kernels import _bool, _min_max
+from ember.expressions.base import Expression
+from ember.trees import node
+
+
+class _ExtremumBuffer(AggregateFunction):
+    """min, max, bool_and, bool_or: one buffer column of the result type, named as Spark's
+    (bool_and / bool_or are Spark's min / max of booleans); merge is the update over the buffer
+    values (the first of equal values wins in both)."""
+
+    __slots__ = ()
+    buffer_name: ClassVar[str] = "min"
+    duplicate_agnostic: ClassVar[bool] = True
+
+    def _fold(self, arr: pa.Array, g: np.ndarray, n_groups: int) -> pa.Array:
+        raise NotImplementedError
+
+    def aggregate(self, args: Sequence[pa.Array], g: np.ndarray, n_groups: int) -> pa.Array:
+        return self._fold(args[0], g, n_groups)
+
+    def buffer_fields(self) -> tuple[BufferField, ...] | None:
+        return (BufferField(self.buffer_name, self.data_type),)
+
+    def update(self, args: Sequence[pa.Array], g: np.ndarray, n_groups: int) -> list[pa.Array]:
+        return [self._fold(args[0], g, n_groups)]
+
+    def merge(self, buffers: Sequence[pa.Array], g: np.ndarray, n_groups: int
+              ) -> list[pa.Array]:
+        return [self._fold(buffers[0], g, n_groups)]
+
+    def update_identity(self, args: Sequence[pa.Array]) -> list[pa.Array] | None:
+        return [args[0]]
+
+    def merge_identity(self, buffers: Sequence[pa.Array]) -> list[pa.Array] | None:
+        return list(buffers)
+
+    def evaluate(self, buffers: Sequence[pa.Array]) -> pa.Array:
+        return buffers[0]
+
+    @property
+    def chunk_mergeable(self) -> bool:
+        return True
+
+
+@node
+class Min(_ExtremumBuffer, _UnaryAgg):
+    """``min(x)`` over any orderable type; floating NaN is larger than every other value."""
+
+    child: Expression
+    fn_name: str | None = field(default=None, compare=False)
+
+    default_name: ClassVar[str] = "min"
+
+    @property
+    def data_type(self) -> T.DataType:
+        return self.child.data_type
+
+    def check_input_types(self) -> str | None:
+        return _check_orderable(self.pretty_name, self.child)
+
+    def _fold(self, arr: pa.Array, g: np.ndarray, n_groups: int) -> pa.Array:
+        return _min_max(arr, g, n_groups, largest=False)
+
+
+@node
+class Max(_ExtremumBuffer, _UnaryAgg):
+    """``max(x)`` over any orderable type; floating NaN is larger than every other value."""
+
+    child: Expression
+    fn_name: str | None = field(default=None, compare=False)
+
+    default_name: ClassVar[str] = "max"
+    buffer_name: ClassVar[str] = "max"
+
+    @property
+    def data_type(self) -> T.DataType:
+        return self.child.data_type
+
+    def check_input_types(self) -> str | None:
+        return _check_orderable(self.pretty_name, self.child)
+
+    def _fold(self, arr: pa.Array, g: np.ndarray, n_groups: int) -> pa.Array:
+        return _min_max(arr, g, n_groups, largest=True)
+
+
+@node
+class BoolAnd(_ExtremumBuffer, _UnaryAgg):
+    """``bool_and(p)`` / ``every(p)``: TRUE when every non-NULL value is TRUE."""
+
+    child: Expression
+    fn_name: str | None = field(default=None, compare=False)
+
+    default_name: ClassVar[str] = "bool_and"
+
+    @property
+    def data_type(self) -> T.DataType:
+        return T.BOOLEAN
+
+    def check_input_types(self) -> str | None:
+        if not isinstance(self.child.data_type, T.BooleanType):
+            return _unexpected_type(1, '"BOOLEAN"', self.child)
+        return None
+
+    def implicit_cast_targets(self) -> tuple[T.DataType | None, ...]:
+        return (_boolean_cast_target(self.child),)
+
+    def _fold(self, arr: pa.Array, g: np.ndarray, n_groups: int) -> pa.Array:
+        return _bool(arr, g, n_groups, conj=True)
+
+
+@node
+class BoolOr(_ExtremumBuffer, _UnaryAgg):
+    """``bool_or(p)`` / ``some(p)`` / ``any(p)``: TRUE when some value is TRUE."""
+
+    child: Expression
+    fn_name: str | None = field(default=None, compare=False)
+
+    default_name: ClassVar[str] = "bool_or"
+    buffer_name: ClassVar[str] = "max"
+
+    @property
+    def data_type(self) -> T.DataType:
+        return T.BOOLEAN
+
+    def check_input_types(self) -> str | None:
+        if not isinstance(self.child.data_type, T.BooleanType):
+            return _unexpected_type(1, '"BOOLEAN"', self.child)
+        return None
+
+    def implicit_cast_targets(self) -> tuple[T.DataType | None, ...]:
+        return (_boolean_cast_target(self.child),)
+
+    def _fold(self, arr: pa.Array, g: np.ndarray, n_groups: int) -> pa.Array:
+        return _bool(arr, g, n_groups, conj=False)
