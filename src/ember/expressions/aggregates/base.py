@@ -172,8 +172,9 @@ class AggregateFunction(Expression):
 
     def evaluate(self, buffers: Sequence[pa.Array]) -> pa.Array:
         """The result per group from its final buffers (Arrow type of ``data_type``); raises
-        Spark's ANSI errors where the result does."""
-        raise InternalError(f"{self.pretty_name} has no aggregation buffer")
+        Spark's ANSI errors where the result does.  By default the first buffer column, as
+        Spark's ``evaluateExpression`` of most functions is their first buffer attribute."""
+        return buffers[0]
 
     def update_identity(self, args: Sequence[pa.Array]) -> list[pa.Array] | None:
         """:meth:`update` when row ``i`` is group ``i`` for every row, straight from the values;
@@ -207,6 +208,37 @@ class AggregateFunction(Expression):
 class _UnaryAgg(AggregateFunction):
     __slots__ = ()
     child: Expression
+
+
+class _BooleanInput(_UnaryAgg):
+    """A function of one BOOLEAN argument (count_if, bool_and, bool_or); a string or NULL
+    argument is cast implicitly."""
+
+    __slots__ = ()
+
+    def check_input_types(self) -> str | None:
+        if not isinstance(self.child.data_type, T.BooleanType):
+            return _unexpected_type(1, '"BOOLEAN"', self.child)
+        return None
+
+    def implicit_cast_targets(self) -> tuple[T.DataType | None, ...]:
+        return (_boolean_cast_target(self.child),)
+
+
+class _NumericInput(_UnaryAgg):
+    """A function of one numeric (or ANSI interval) argument (sum, avg); a string or NULL
+    argument is cast implicitly to double."""
+
+    __slots__ = ()
+
+    def check_input_types(self) -> str | None:
+        t = self.child.data_type
+        if not isinstance(t, (T.NumericType, T.NullType)):
+            return _unexpected_type(1, _NUMERIC_REQUIRED, self.child)
+        return None
+
+    def implicit_cast_targets(self) -> tuple[T.DataType | None, ...]:
+        return (_numeric_cast_target(self.child),)
 
 
 def _numeric_cast_target(child: Expression) -> T.DataType | None:

@@ -48,9 +48,6 @@ class _ByBase(AggregateFunction):
               ) -> list[pa.Array]:
         return self.update(buffers, g, n_groups)  # the buffers are (value, ordering) rows
 
-    def evaluate(self, buffers: Sequence[pa.Array]) -> pa.Array:
-        return buffers[0]
-
     @property
     def chunk_mergeable(self) -> bool:
         return True

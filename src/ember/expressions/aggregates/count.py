@@ -11,13 +11,7 @@ import pyarrow as pa
 
 from ember import types as T
 from ember.errors import InternalError
-from ember.expressions.aggregates.base import (
-    AggregateFunction,
-    BufferField,
-    _UnaryAgg,
-    _boolean_cast_target,
-    _unexpected_type,
-)
+from ember.expressions.aggregates.base import AggregateFunction, BufferField, _BooleanInput
 from ember.expressions.aggregates.kernels import (
     _count_array,
     _count_non_null,
@@ -34,6 +28,15 @@ class _CountBuffer(AggregateFunction):
     ``count(nullif(p, false))``."""
 
     __slots__ = ()
+    default_result: ClassVar[Any] = 0
+
+    @property
+    def data_type(self) -> T.DataType:
+        return T.LONG
+
+    @property
+    def nullable(self) -> bool:
+        return False
 
     def buffer_fields(self) -> tuple[BufferField, ...] | None:
         return (BufferField("count", T.LONG, False),)
@@ -44,9 +47,6 @@ class _CountBuffer(AggregateFunction):
 
     def merge_identity(self, buffers: Sequence[pa.Array]) -> list[pa.Array] | None:
         return list(buffers) if buffers[0].null_count == 0 else None
-
-    def evaluate(self, buffers: Sequence[pa.Array]) -> pa.Array:
-        return buffers[0]
 
     @property
     def chunk_mergeable(self) -> bool:
@@ -62,20 +62,11 @@ class Count(_CountBuffer):
     fn_name: str | None = field(default=None, compare=False)
 
     default_name: ClassVar[str] = "count"
-    default_result: ClassVar[Any] = 0
 
     def __post_init__(self) -> None:
         if not self.items:
             raise InternalError("Count needs at least one argument (count(*) is count(1))")
         TreeNode.__post_init__(self)
-
-    @property
-    def data_type(self) -> T.DataType:
-        return T.LONG
-
-    @property
-    def nullable(self) -> bool:
-        return False
 
     def reads_values(self, is_distinct: bool) -> bool:
         # count(1), count(*): counts rows, reads no argument values
@@ -99,30 +90,13 @@ class Count(_CountBuffer):
 
 
 @node
-class CountIf(_CountBuffer, _UnaryAgg):
+class CountIf(_CountBuffer, _BooleanInput):
     """``count_if(p)``: rows where ``p`` is TRUE."""
 
     child: Expression
     fn_name: str | None = field(default=None, compare=False)
 
     default_name: ClassVar[str] = "count_if"
-    default_result: ClassVar[Any] = 0
-
-    @property
-    def data_type(self) -> T.DataType:
-        return T.LONG
-
-    @property
-    def nullable(self) -> bool:
-        return False
-
-    def check_input_types(self) -> str | None:
-        if not isinstance(self.child.data_type, T.BooleanType):
-            return _unexpected_type(1, '"BOOLEAN"', self.child)
-        return None
-
-    def implicit_cast_targets(self) -> tuple[T.DataType | None, ...]:
-        return (_boolean_cast_target(self.child),)
 
     def aggregate(self, args: Sequence[pa.Array], g: np.ndarray, n_groups: int) -> pa.Array:
         m = _true_mask(args[0])

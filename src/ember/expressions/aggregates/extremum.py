@@ -13,10 +13,9 @@ from ember import types as T
 from ember.expressions.aggregates.base import (
     AggregateFunction,
     BufferField,
+    _BooleanInput,
     _UnaryAgg,
-    _boolean_cast_target,
     _check_orderable,
-    _unexpected_type,
 )
 from ember.expressions.aggregates.kernels import _bool, _min_max
 from ember.expressions.base import Expression
@@ -53,9 +52,6 @@ class _ExtremumBuffer(AggregateFunction):
 
     def merge_identity(self, buffers: Sequence[pa.Array]) -> list[pa.Array] | None:
         return list(buffers)
-
-    def evaluate(self, buffers: Sequence[pa.Array]) -> pa.Array:
-        return buffers[0]
 
     @property
     def chunk_mergeable(self) -> bool:
@@ -103,8 +99,23 @@ class Max(_ExtremumBuffer, _UnaryAgg):
         return _min_max(arr, g, n_groups, largest=True)
 
 
+class _BoolAggregate(_ExtremumBuffer, _BooleanInput):
+    """bool_and / bool_or: the min / max of booleans (Spark replaces them by min / max)."""
+
+    __slots__ = ()
+    #: bool_and (every value TRUE) rather than bool_or (some value TRUE)
+    conjunction: ClassVar[bool] = True
+
+    @property
+    def data_type(self) -> T.DataType:
+        return T.BOOLEAN
+
+    def _fold(self, arr: pa.Array, g: np.ndarray, n_groups: int) -> pa.Array:
+        return _bool(arr, g, n_groups, conj=self.conjunction)
+
+
 @node
-class BoolAnd(_ExtremumBuffer, _UnaryAgg):
+class BoolAnd(_BoolAggregate):
     """``bool_and(p)`` / ``every(p)``: TRUE when every non-NULL value is TRUE."""
 
     child: Expression
@@ -112,24 +123,9 @@ class BoolAnd(_ExtremumBuffer, _UnaryAgg):
 
     default_name: ClassVar[str] = "bool_and"
 
-    @property
-    def data_type(self) -> T.DataType:
-        return T.BOOLEAN
-
-    def check_input_types(self) -> str | None:
-        if not isinstance(self.child.data_type, T.BooleanType):
-            return _unexpected_type(1, '"BOOLEAN"', self.child)
-        return None
-
-    def implicit_cast_targets(self) -> tuple[T.DataType | None, ...]:
-        return (_boolean_cast_target(self.child),)
-
-    def _fold(self, arr: pa.Array, g: np.ndarray, n_groups: int) -> pa.Array:
-        return _bool(arr, g, n_groups, conj=True)
-
 
 @node
-class BoolOr(_ExtremumBuffer, _UnaryAgg):
+class BoolOr(_BoolAggregate):
     """``bool_or(p)`` / ``some(p)`` / ``any(p)``: TRUE when some value is TRUE."""
 
     child: Expression
@@ -137,18 +133,4 @@ class BoolOr(_ExtremumBuffer, _UnaryAgg):
 
     default_name: ClassVar[str] = "bool_or"
     buffer_name: ClassVar[str] = "max"
-
-    @property
-    def data_type(self) -> T.DataType:
-        return T.BOOLEAN
-
-    def check_input_types(self) -> str | None:
-        if not isinstance(self.child.data_type, T.BooleanType):
-            return _unexpected_type(1, '"BOOLEAN"', self.child)
-        return None
-
-    def implicit_cast_targets(self) -> tuple[T.DataType | None, ...]:
-        return (_boolean_cast_target(self.child),)
-
-    def _fold(self, arr: pa.Array, g: np.ndarray, n_groups: int) -> pa.Array:
-        return _bool(arr, g, n_groups, conj=False)
+    conjunction: ClassVar[bool] = False

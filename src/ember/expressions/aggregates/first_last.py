@@ -52,9 +52,6 @@ class _FirstLastBase(_UnaryAgg):
                                     last=self.takes_last)
         return [_take_or_null(buffers[0], pos), pa.array(pos >= 0)]
 
-    def evaluate(self, buffers: Sequence[pa.Array]) -> pa.Array:
-        return buffers[0]
-
     @property
     def chunk_mergeable(self) -> bool:
         return True

@@ -11,13 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ember import types as T
-from ember.expressions.aggregates.base import (
-    BufferField,
-    _UnaryAgg,
-    _NUMERIC_REQUIRED,
-    _numeric_cast_target,
-    _unexpected_type,
-)
+from ember.expressions.aggregates.base import BufferField, _NumericInput
 from ember.expressions.aggregates.kernels import (
     AVG_OVERFLOW,
     SUM_OVERFLOW,
@@ -106,7 +100,7 @@ class _EvalMode:
 
 
 @node
-class Sum(_EvalMode, _UnaryAgg):
+class Sum(_EvalMode, _NumericInput):
     """``sum(x)``: NULL when no non-NULL input; ANSI overflow raises ``ARITHMETIC_OVERFLOW``."""
 
     child: Expression
@@ -171,18 +165,9 @@ class Sum(_EvalMode, _UnaryAgg):
     def overflow_marked(self, buffers: Sequence[pa.Array]) -> bool:
         return buffers[0].null_count > 0 and _overflow_marked(buffers[0], pc.invert(buffers[1]))
 
-    def check_input_types(self) -> str | None:
-        t = self.child.data_type
-        if not isinstance(t, (T.NumericType, T.NullType)):
-            return _unexpected_type(1, _NUMERIC_REQUIRED, self.child)
-        return None
-
-    def implicit_cast_targets(self) -> tuple[T.DataType | None, ...]:
-        return (_numeric_cast_target(self.child),)
-
 
 @node
-class Average(_EvalMode, _UnaryAgg):
+class Average(_EvalMode, _NumericInput):
     """``avg(x)`` / ``mean(x)``: double, or decimal(p+4, s+4) rounded HALF_UP for decimals."""
 
     child: Expression
@@ -257,12 +242,3 @@ class Average(_EvalMode, _UnaryAgg):
     def overflow_marked(self, buffers: Sequence[pa.Array]) -> bool:
         return buffers[0].null_count > 0 and _overflow_marked(buffers[0],
                                                               pc.not_equal(buffers[1], 0))
-
-    def check_input_types(self) -> str | None:
-        t = self.child.data_type
-        if not isinstance(t, (T.NumericType, T.NullType)):
-            return _unexpected_type(1, _NUMERIC_REQUIRED, self.child)
-        return None
-
-    def implicit_cast_targets(self) -> tuple[T.DataType | None, ...]:
-        return (_numeric_cast_target(self.child),)
