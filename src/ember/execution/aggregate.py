@@ -47,12 +47,8 @@ from ember.errors import InternalError
 from ember.execution.context import ExecContext
 from ember.execution.kernels.batches import _zero_col
 from ember.execution.prepare import prepare
-from ember.expressions.aggregates.kernels import (
-    _integer_values,
-    _valid,
-    group_counts_scope,
-)
 from ember.expressions.aggregates import AggregateExpression, AggregateFunction
+from ember.expressions.aggregates.kernels import _integer_values, _valid, group_counts_scope
 from ember.expressions.base import (
     Alias,
     AttributeReference,
@@ -104,7 +100,7 @@ def _run(
     slots = InputSlots()
     for s in specs:
         s.filter_slot = None if s.filter is None else slots.add(s.filter, None)
-        if not s.func.reads_values(s.expr.is_distinct):
+        if not s.func.reads_values(s.args, s.expr.is_distinct):
             continue  # e.g. count(1), count(*): counts rows, reads no argument values
         s.arg_slots = tuple(
             slots.add(a, s.filter if _may_fail(a) else None) for a in s.args

@@ -138,9 +138,10 @@ class AggregateFunction(Expression):
         (one per child, one value per row)."""
         raise UnsupportedError(f"Aggregate function {self.pretty_name} is not supported")
 
-    def reads_values(self, is_distinct: bool) -> bool:
-        """Whether :meth:`aggregate` needs its argument values; False lets the operator pass no
-        argument columns (``count(1)`` counts rows)."""
+    def reads_values(self, args: Sequence[Expression], is_distinct: bool) -> bool:
+        """Whether :meth:`aggregate` needs the values of ``args`` (the arguments as the operator
+        evaluates them: bound, constants folded); False lets the operator pass no argument
+        columns (``count(1)`` counts rows)."""
         return True
 
     def buffer_fields(self) -> tuple[BufferField, ...] | None:

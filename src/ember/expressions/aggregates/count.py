@@ -68,10 +68,10 @@ class Count(_CountBuffer):
             raise InternalError("Count needs at least one argument (count(*) is count(1))")
         TreeNode.__post_init__(self)
 
-    def reads_values(self, is_distinct: bool) -> bool:
+    def reads_values(self, args: Sequence[Expression], is_distinct: bool) -> bool:
         # count(1), count(*): counts rows, reads no argument values
         return is_distinct or not all(isinstance(a, Literal) and a.value is not None
-                                      for a in self.items)
+                                      for a in args)
 
     def aggregate(self, args: Sequence[pa.Array], g: np.ndarray, n_groups: int) -> pa.Array:
         return pa.array(_count_non_null(args, g, n_groups).astype(np.int64))

@@ -58,8 +58,8 @@ from ember.execution.aggregate import (
 from ember.execution.aggregate_buffers import merge_buffers, update_buffers
 from ember.execution.context import ExecContext
 from ember.execution.prepare import prepare
-from ember.expressions.aggregates.kernels import group_counts_scope
 from ember.expressions.aggregates import AggregateExpression
+from ember.expressions.aggregates.kernels import group_counts_scope
 from ember.expressions.base import AttributeReference, BoundReference, Expression
 from ember.expressions.common import to_array, to_mask
 from ember.physical.nodes import AggregateMode, HashAggregateExec, aggregate_result_attribute
