@@ -58,8 +58,26 @@ class _ExtremumBuffer(AggregateFunction):
         return True
 
 
+class _MinMax(_ExtremumBuffer, _UnaryAgg):
+    """min / max over any orderable type; floating NaN is larger than every other value."""
+
+    __slots__ = ()
+    #: max rather than min
+    largest: ClassVar[bool] = False
+
+    @property
+    def data_type(self) -> T.DataType:
+        return self.child.data_type
+
+    def check_input_types(self) -> str | None:
+        return _check_orderable(self.pretty_name, self.child)
+
+    def _fold(self, arr: pa.Array, g: np.ndarray, n_groups: int) -> pa.Array:
+        return _min_max(arr, g, n_groups, largest=self.largest)
+
+
 @node
-class Min(_ExtremumBuffer, _UnaryAgg):
+class Min(_MinMax):
     """``min(x)`` over any orderable type; floating NaN is larger than every other value."""
 
     child: Expression
@@ -67,19 +85,9 @@ class Min(_ExtremumBuffer, _UnaryAgg):
 
     default_name: ClassVar[str] = "min"
 
-    @property
-    def data_type(self) -> T.DataType:
-        return self.child.data_type
-
-    def check_input_types(self) -> str | None:
-        return _check_orderable(self.pretty_name, self.child)
-
-    def _fold(self, arr: pa.Array, g: np.ndarray, n_groups: int) -> pa.Array:
-        return _min_max(arr, g, n_groups, largest=False)
-
 
 @node
-class Max(_ExtremumBuffer, _UnaryAgg):
+class Max(_MinMax):
     """``max(x)`` over any orderable type; floating NaN is larger than every other value."""
 
     child: Expression
@@ -87,16 +95,7 @@ class Max(_ExtremumBuffer, _UnaryAgg):
 
     default_name: ClassVar[str] = "max"
     buffer_name: ClassVar[str] = "max"
-
-    @property
-    def data_type(self) -> T.DataType:
-        return self.child.data_type
-
-    def check_input_types(self) -> str | None:
-        return _check_orderable(self.pretty_name, self.child)
-
-    def _fold(self, arr: pa.Array, g: np.ndarray, n_groups: int) -> pa.Array:
-        return _min_max(arr, g, n_groups, largest=True)
+    largest: ClassVar[bool] = True
 
 
 class _BoolAggregate(_ExtremumBuffer, _BooleanInput):
