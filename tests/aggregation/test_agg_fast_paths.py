@@ -17,6 +17,7 @@ from ember import types as T
 from ember.errors import ArithmeticError_
 import ember.execution.aggregate as A
 import ember.execution.aggregate_buffers as B
+import ember.expressions.aggregates.kernels as K
 import ember.runtime.local.operators.aggregate_modes as M
 from ember.expressions.aggregates import Average, Count, Max, Min, Sum
 from ember.expressions.base import AttributeReference
@@ -116,7 +117,7 @@ def test_dense_by_first_all_paths_agree():
 def test_integer_like_min_max_match_hash_grouping(arr):
     g = np.array([0, 1, 0, 3, 1, 0])  # group 2 has no rows, group 3 only NULL
     for largest in (False, True):
-        got = A._min_max(arr, g, 4, largest=largest)
+        got = K._min_max(arr, g, 4, largest=largest)
         fn = "max" if largest else "min"
         tbl = pa.table({"g": g, "v": arr}).group_by("g", use_threads=False).aggregate([("v", fn)])
         exp = dict(zip(tbl.column(0).to_pylist(), tbl.column(1).to_pylist()))
@@ -148,7 +149,7 @@ _DEC = pa.array([Decimal("1.25"), None, Decimal("-99999999.99"), Decimal("0.00")
 ])
 def test_identity_update_and_merge_equal_generic(monkeypatch, func, arr):
     gids = np.arange(len(arr), dtype=np.int64)
-    fields = B.buffer_fields(func)
+    fields = func.buffer_fields()
     fast = B.update_buffers(func, [arr], None, gids, len(arr))
     slow = _generic(monkeypatch, lambda: B.update_buffers(func, [arr], None, gids, len(arr)))
     conform = lambda bs: [A._conform(b, f.data_type) for b, f in zip(bs, fields)]  # noqa: E731
@@ -181,7 +182,7 @@ def test_identity_detection():
 def test_decimal_sums_near_int64_bound(values):
     arr = pa.array([Decimal(v) for v in values] + [None], pa.decimal128(18, 0))
     g = np.array([0] * len(values) + [1])
-    got = A._sum(arr, g, 2, T.DecimalType(28, 0)).to_pylist()
+    got = K._sum(arr, g, 2, T.DecimalType(28, 0)).to_pylist()
     assert got == [Decimal(sum(values)), None]
 
 

@@ -57,7 +57,7 @@ def _run(table: pa.Table, q: str) -> list[tuple]:
 
 def test_chunked_partial_equals_one_pass(monkeypatch):
     t = _table(500)
-    monkeypatch.setattr(M, "chunk_mergeable", lambda f: False)
+    monkeypatch.setattr(M, "_chunkable", lambda aggs: False)
     expected = _run(t, _QUERY)
     monkeypatch.undo()
     calls = []

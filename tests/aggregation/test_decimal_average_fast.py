@@ -6,7 +6,11 @@ import numpy as np
 import pytest
 
 from ember import types as T
-from ember.execution.aggregate import _decimal_average, _decimal_averages, _int64_decimal_averages
+from ember.expressions.aggregates.kernels import (
+    _decimal_average,
+    _decimal_averages,
+    _int64_decimal_averages,
+)
 
 
 @pytest.mark.parametrize("in_scale, out_type", [

@@ -18,6 +18,7 @@ from ember.errors import ArithmeticError_
 from ember.execution import aggregate as A
 from ember.execution.aggregate import execute_aggregate
 from ember.execution.context import ExecContext
+from ember.expressions.aggregates import kernels as K
 from ember.expressions.aggregates import AggregateExpression, Count, Max, Min, Sum
 from ember.expressions.base import Alias, AttributeReference, Literal
 from ember.expressions.predicates import GreaterThan
@@ -120,9 +121,9 @@ def _decimal_sums_exact(precision, scale, magnitude):
 
 def test_decimal_check_and_array_from_int64():
     with pytest.raises(ArithmeticError_):
-        A._check_decimal(np.array([5, 10**5], dtype=np.int64), 5, "Overflow")
-    A._check_decimal(np.array([99999, -99999], dtype=np.int64), 5, "Overflow")
-    arr = A._decimal_array(np.array([-5, 7, 0], dtype=np.int64), np.array([False, False, True]),
+        K._check_decimal(np.array([5, 10**5], dtype=np.int64), 5, "Overflow")
+    K._check_decimal(np.array([99999, -99999], dtype=np.int64), 5, "Overflow")
+    arr = K._decimal_array(np.array([-5, 7, 0], dtype=np.int64), np.array([False, False, True]),
                            pa.decimal128(10, 2))
     assert arr.to_pylist() == [Decimal("-0.05"), Decimal("0.07"), None]
 

@@ -21,12 +21,7 @@ import ember
 from ember import types as T
 from ember.errors import ArithmeticError_
 from ember.execution.aggregate import execute_aggregate
-from ember.execution.aggregate_buffers import (
-    buffer_fields,
-    evaluate_buffers,
-    merge_buffers,
-    update_buffers,
-)
+from ember.execution.aggregate_buffers import merge_buffers, update_buffers
 from ember.expressions.aggregates import AggregateExpression, Sum
 from ember.expressions.base import AttributeReference
 from ember.physical.nodes import AggregateMode, HashAggregateExec
@@ -312,7 +307,7 @@ def test_decimal_sum_buffer_overflow_marker():
     keeps the overflow, and evaluating raises ARITHMETIC_OVERFLOW (Spark 4's Sum)."""
     v = AttributeReference("v", T.DecimalType(38, 0))
     func = Sum(v)
-    assert [f.name for f in buffer_fields(func)] == ["sum", "isEmpty"]
+    assert [f.name for f in func.buffer_fields()] == ["sum", "isEmpty"]
     arr = pa.array([Decimal("9" * 38)] * 2 + [None], pa.decimal128(38, 0))
     g = np.array([0, 0, 1], dtype=np.int64)
     total, empty = update_buffers(func, [arr], None, g, 2)
@@ -320,10 +315,10 @@ def test_decimal_sum_buffer_overflow_marker():
     merged = merge_buffers(func, [total, empty], np.array([0, 1]), 2)
     assert merged[0].to_pylist()[0] is None and merged[1].to_pylist() == [False, True]
     with pytest.raises(ArithmeticError_) as e:
-        evaluate_buffers(func, merged)
+        func.evaluate(merged)
     assert e.value.error_class == "ARITHMETIC_OVERFLOW"
     # only the empty group: NULL
-    ok = evaluate_buffers(func, [m.slice(1) for m in merged])
+    ok = func.evaluate([m.slice(1) for m in merged])
     assert ok.to_pylist() == [None]
 
 
@@ -367,8 +362,8 @@ def test_random_kernels_partitioned(seed):
     got = {"k": out_keys}
     for j, f in enumerate(funcs):
         bufs = [pa.concat_arrays([b[i] for b in part_bufs[j]])
-                for i in range(len(buffer_fields(f)))]
-        got[f"a{j}"] = evaluate_buffers(f, merge_buffers(f, bufs, gid, len(first)))
+                for i in range(len(f.buffer_fields()))]
+        got[f"a{j}"] = f.evaluate(merge_buffers(f, bufs, gid, len(first)))
     got_rows = _rows(pa.table(got))
     exp_rows = _rows(pa.Table.from_arrays(exp.columns, names=list(got)))
     assert got_rows == exp_rows

@@ -11,7 +11,7 @@ Without DISTINCT (``planAggregateWithoutDistinct``)::
     +- Exchange hashpartitioning(k#1, 200)    (EnsureRequirements; SinglePartition without keys)
        +- HashAggregate(keys=[k#1], functions=[partial_sum(v#2)], output=[k#1, sum#6L])  Partial
 
-The Partial operator computes aggregation buffers (:mod:`ember.execution.aggregate_buffers`) and
+The Partial operator computes aggregation buffers (each function's ``buffer_attributes``) and
 applies FILTERs; the Final one (requiring ``ClusteredDistribution(grouping attributes)``, or
 ``AllTuples``) merges them, evaluates and projects; its aggregate expressions print without their
 FILTER, as Spark's.
@@ -24,7 +24,7 @@ values, printed ``partial_count(distinct v#2)``) -> Final [G] (requires clusteri
 
 Kept as ONE ``HashAggregateExec(mode=COMPLETE)`` (requiring the same distribution as the Final):
 
-- an aggregate function without a buffer implementation (:func:`supports_buffers`; every
+- an aggregate function without a buffer implementation (``supports_buffers``; every
   function Ember has today -- count, count_if, sum, avg, min, max, first, last, any_value,
   bool_and, bool_or, max_by, min_by -- has one);
 - several distinct argument sets, a DISTINCT aggregate with a FILTER, or a global aggregate with a
@@ -40,7 +40,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ember.execution.aggregate_buffers import buffer_attributes, supports_buffers
 from ember.expressions.aggregates import AggregateExpression
 from ember.expressions.base import Alias, AttributeReference, Expression, NamedExpression
 from ember.physical.nodes import (
@@ -57,7 +56,7 @@ def plan_aggregate(agg: Aggregate, plan_later: Callable[[LogicalPlan], SparkPlan
     named_grouping, aggs, results = _physical_aggregation(agg)
     child = plan_later(agg.child)
     distinct = [a for a in aggs if a.is_distinct]
-    if not all(supports_buffers(a.func) for a in aggs):
+    if not all(a.func.supports_buffers for a in aggs):
         return _plan_complete(named_grouping, aggs, results, child)
     if not distinct:
         return _plan_without_distinct(named_grouping, aggs, results, child)
@@ -115,7 +114,7 @@ def _plan_complete(named_grouping, aggs, results, child: SparkPlan) -> SparkPlan
 
 def _plan_without_distinct(named_grouping, aggs, results, child: SparkPlan) -> SparkPlan:
     grouping_attrs = tuple(g.to_attribute() for g in named_grouping)
-    buffers = tuple(b for a in aggs for b in buffer_attributes(a.func))
+    buffers = tuple(b for a in aggs for b in a.func.buffer_attributes())
     partial = HashAggregateExec(AggregateMode.PARTIAL, tuple(named_grouping), tuple(aggs),
                                 grouping_attrs + buffers, child)
     return HashAggregateExec(AggregateMode.FINAL, grouping_attrs, _no_filter(aggs),
@@ -140,7 +139,7 @@ def _plan_with_one_distinct(named_grouping, aggs, results, child: SparkPlan) -> 
     lookup = {d.canonicalized: a for d, a in zip(distinct_exprs, distinct_attrs)}
     keys = grouping_attrs + distinct_attrs
 
-    regular_buffers = tuple(b for a in regular for b in buffer_attributes(a.func))
+    regular_buffers = tuple(b for a in regular for b in a.func.buffer_attributes())
     # 1. Partial: group by G ++ D, regular buffers (FILTERs apply here).
     partial = HashAggregateExec(AggregateMode.PARTIAL,
                                 tuple(named_grouping) + tuple(named_distinct), tuple(regular),
@@ -155,7 +154,7 @@ def _plan_with_one_distinct(named_grouping, aggs, results, child: SparkPlan) -> 
     rewritten = tuple(
         a.copy(func=a.func.transform_down(lambda e: lookup.get(e.canonicalized)))
         for a in distinct)
-    distinct_buffers = tuple(b for a in rewritten for b in buffer_attributes(a.func))
+    distinct_buffers = tuple(b for a in rewritten for b in a.func.buffer_attributes())
     modes = (AggregateMode.PARTIAL_MERGE,) * len(merged) + (AggregateMode.PARTIAL,) * len(rewritten)
     partial_distinct = HashAggregateExec(AggregateMode.PARTIAL, grouping_attrs,
                                          merged + rewritten,

@@ -177,14 +177,12 @@ def empty_input_expression(expr: Expression) -> Expression:
     """``expr`` (an aggregate output) with every aggregate replaced by its value over zero rows:
     0 for count-like functions, NULL otherwise (Spark's ``evalAggExprOnZeroTups``)."""
 
-    from ember.expressions.aggregates import AggregateExpression, Count, CountIf
+    from ember.expressions.aggregates import AggregateExpression
 
     def replace(e: Expression) -> Expression | None:
         match e:
-            case AggregateExpression(func=Count() | CountIf()):
-                return Literal(0, e.data_type)
-            case AggregateExpression():
-                return Literal(None, e.data_type)
+            case AggregateExpression(func=func):
+                return Literal(func.default_result, e.data_type)
             case _:
                 return None
 

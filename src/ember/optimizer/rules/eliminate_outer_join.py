@@ -101,12 +101,9 @@ def _new_join_type(f: Filter, j: Join, conf: SQLConf) -> JoinType:
 
 
 def _duplicate_agnostic(exprs: tuple[Expression, ...]) -> bool:
-    from ember.expressions.aggregates import (
-        AggregateFunction, AnyValue, BoolAnd, BoolOr, First, Last, Max, Min,
-    )
+    from ember.expressions.aggregates import AggregateFunction
 
-    ok = (Max, Min, First, Last, AnyValue, BoolAnd, BoolOr)
-    return all(e.find(lambda x: isinstance(x, AggregateFunction) and not isinstance(x, ok))
+    return all(e.find(lambda x: isinstance(x, AggregateFunction) and not x.duplicate_agnostic)
                is None for e in exprs)
 
 

@@ -12,13 +12,14 @@ COMPLETE operator):
    (:func:`ember.execution.aggregate.group_ids`); without grouping there is exactly one group,
    even over an empty partition (Spark's partial global aggregate emits its initial buffers).
 3. **Buffers.**  PARTIAL: :func:`~ember.execution.aggregate_buffers.update_buffers`;
-   PARTIAL_MERGE / FINAL: :func:`~ember.execution.aggregate_buffers.merge_buffers`.
+   PARTIAL_MERGE / FINAL: :func:`~ember.execution.aggregate_buffers.merge_buffers` (the
+   functions' own update / merge, :class:`~ember.expressions.aggregates.AggregateFunction`).
 4. **Output.**  An operator whose aggregates are all FINAL evaluates the buffers and then its
    ``result_expressions`` over ``[grouping attributes..., aggregate result attributes...]``;
    otherwise it outputs ``[grouping values..., buffers...]`` (its ``result_expressions`` are the
    grouping attributes and the buffer attributes, in that order).
 
-A grouped PARTIAL aggregate whose functions all merge exactly (:func:`chunk_mergeable`) runs
+A grouped PARTIAL aggregate whose functions all merge exactly (``chunk_mergeable``) runs
 steps 1-3 per chunk of about ``_CHUNK_ROWS`` input rows and merges the chunks' buffers, instead of
 concatenating the partition's raw input columns.
 
@@ -42,7 +43,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ember.errors import InternalError
 from ember.execution.aggregate import (
@@ -56,32 +56,11 @@ from ember.execution.aggregate import (
     read_inputs,
     strip_alias,
 )
-from ember.execution.aggregate_buffers import (
-    buffer_fields,
-    evaluate_buffers,
-    merge_buffers,
-    update_buffers,
-)
+from ember.execution.aggregate_buffers import merge_buffers, update_buffers
 from ember.execution.context import ExecContext
 from ember.execution.prepare import prepare
-from ember import types as T
-from ember.expressions.aggregates import (
-    AggregateExpression,
-    AggregateFunction,
-    AnyValue,
-    Average,
-    BoolAnd,
-    BoolOr,
-    Count,
-    CountIf,
-    First,
-    Last,
-    Max,
-    MaxBy,
-    Min,
-    MinBy,
-    Sum,
-)
+from ember.expressions.aggregates import AggregateExpression
+from ember.expressions.aggregates.kernels import group_counts_scope
 from ember.expressions.base import AttributeReference, BoundReference, Expression
 from ember.expressions.common import to_array, to_mask
 from ember.physical.nodes import AggregateMode, HashAggregateExec, aggregate_result_attribute
@@ -138,7 +117,7 @@ def aggregate_partition(node: HashAggregateExec, batches: Iterator[pa.RecordBatc
     plans: list[tuple[tuple[int, ...], int | None]] = []  # (arg or buffer slots, filter slot)
     offset = node.initial_input_buffer_offset
     for a, m in zip(aggs, modes):
-        fields = buffer_fields(a.func)
+        fields = a.func.buffer_fields()
         if fields is None:
             raise InternalError(f"{a.simple_string()} has no aggregation buffer")
         if m is AggregateMode.PARTIAL:
@@ -164,15 +143,16 @@ def aggregate_partition(node: HashAggregateExec, batches: Iterator[pa.RecordBatc
         key_cols, slot_cols, n_rows = read_inputs(chunk, bound_grouping, slots.items)
         gids, n_groups, group_keys = assign_groups(key_cols, n_rows)
         buffers: list[list[pa.Array]] = []
-        for a, m, (cols, filt_slot) in zip(aggs, modes, plans):
-            inputs = [slot_cols[i] for i in cols]
-            if m is AggregateMode.PARTIAL:
-                mask = None if filt_slot is None else to_mask(slot_cols[filt_slot])
-                bufs = update_buffers(a.func, inputs, mask, gids, n_groups)
-            else:
-                bufs = merge_buffers(a.func, inputs, gids, n_groups)
-            fields = buffer_fields(a.func) or ()
-            buffers.append([_conform(b, f.data_type) for b, f in zip(bufs, fields)])
+        with group_counts_scope():
+            for a, m, (cols, filt_slot) in zip(aggs, modes, plans):
+                inputs = [slot_cols[i] for i in cols]
+                if m is AggregateMode.PARTIAL:
+                    mask = None if filt_slot is None else to_mask(slot_cols[filt_slot])
+                    bufs = update_buffers(a.func, inputs, mask, gids, n_groups)
+                else:
+                    bufs = merge_buffers(a.func, inputs, gids, n_groups)
+                fields = a.func.buffer_fields() or ()
+                buffers.append([_conform(b, f.data_type) for b, f in zip(bufs, fields)])
         return group_keys, buffers, n_groups
 
     def pass_through_chunk(chunk: list[pa.RecordBatch]
@@ -181,15 +161,16 @@ def aggregate_partition(node: HashAggregateExec, batches: Iterator[pa.RecordBatc
         key_cols, slot_cols, n_rows = read_inputs(iter(chunk), bound_grouping, slots.items)
         gids = np.arange(n_rows, dtype=np.int64)
         buffers: list[list[pa.Array]] = []
-        for a, (cols, filt_slot) in zip(aggs, plans):
-            mask = None if filt_slot is None else to_mask(slot_cols[filt_slot])
-            bufs = update_buffers(a.func, [slot_cols[i] for i in cols], mask, gids, n_rows)
-            fields = buffer_fields(a.func) or ()
-            buffers.append([_conform(b, f.data_type) for b, f in zip(bufs, fields)])
+        with group_counts_scope():
+            for a, (cols, filt_slot) in zip(aggs, plans):
+                mask = None if filt_slot is None else to_mask(slot_cols[filt_slot])
+                bufs = update_buffers(a.func, [slot_cols[i] for i in cols], mask, gids, n_rows)
+                fields = a.func.buffer_fields() or ()
+                buffers.append([_conform(b, f.data_type) for b, f in zip(bufs, fields)])
         return [_canonical_key(c) for c in key_cols], buffers, n_rows
 
     chunked_ok = node.grouping_expressions and all(m is AggregateMode.PARTIAL for m in modes) \
-        and all(chunk_mergeable(a.func) for a in aggs)
+        and _chunkable(aggs)
     ratio = _pass_through_ratio(node, aggs, ctx) if chunked_ok else None
     if ratio is not None:
         batches = iter(batches)
@@ -220,7 +201,7 @@ def aggregate_partition(node: HashAggregateExec, batches: Iterator[pa.RecordBatc
     out_attrs = node.output
     if aggs and all(m is AggregateMode.FINAL for m in modes) or \
             (not aggs and node.mode is AggregateMode.FINAL):
-        results = [_conform(evaluate_buffers(a.func, b), a.data_type)
+        results = [_conform(a.func.evaluate(b), a.data_type)
                    for a, b in zip(aggs, buffers)]
         in_attrs = [_to_attr(g) for g in node.grouping_expressions] + \
             [aggregate_result_attribute(a) for a in aggs]
@@ -259,7 +240,7 @@ def _pass_through_ratio(node: HashAggregateExec, aggs: list[AggregateExpression]
     where the per-row buffers merged exactly do not)."""
     from ember.conf import PARTIAL_AGG_PASS_THROUGH, PARTIAL_AGG_PASS_THROUGH_RATIO
 
-    if node.mode is not AggregateMode.PARTIAL or any(_capped_decimal(a.func) for a in aggs):
+    if node.mode is not AggregateMode.PARTIAL or any(a.func.merge_may_overflow for a in aggs):
         return None
     conf = getattr(ctx, "conf", None)
     if conf is None:
@@ -302,12 +283,12 @@ def _chunked(aggs: list[AggregateExpression], batches: Iterator[pa.RecordBatch],
     """PARTIAL aggregation chunk by chunk (runs of input batches of about ``_CHUNK_ROWS`` rows):
     each chunk's buffers are computed as for the whole input, then the chunks' buffer rows
     (a few per group) are merged, in input order.  Only used for the functions whose merge gives
-    the one-pass result bit for bit (:func:`chunk_mergeable`); saves concatenating the raw input
+    the one-pass result bit for bit (:func:`_chunkable`); saves concatenating the raw input
     columns of the whole partition.  Returns every input batch instead when the sum of a chunk
-    overflowed a capped decimal sum (:func:`_capped_decimal`): the caller then aggregates them in
+    overflowed a capped decimal sum (``merge_may_overflow``): the caller then aggregates them in
     one pass, so that overflow is decided on the exact total.  ``first``: the buffers of the
     batches already read (only without capped decimal sums)."""
-    capped = [j for j, a in enumerate(aggs) if _capped_decimal(a.func)]
+    capped = [j for j, a in enumerate(aggs) if a.func.merge_may_overflow]
     if capped and first is not None:
         raise InternalError("_chunked: a pre-aggregated chunk with a capped decimal sum")
     kept: list[pa.RecordBatch] | None = [] if capped else None
@@ -321,7 +302,7 @@ def _chunked(aggs: list[AggregateExpression], batches: Iterator[pa.RecordBatch],
         nonlocal overflowed
         part = aggregate_chunk(iter(pending))
         parts.append(part)
-        if any(_overflow_marked(aggs[j].func, part[1][j]) for j in capped):
+        if any(aggs[j].func.overflow_marked(part[1][j]) for j in capped):
             overflowed = True
 
     for b in batches:
@@ -347,49 +328,22 @@ def _chunked(aggs: list[AggregateExpression], batches: Iterator[pa.RecordBatch],
     n_rows = sum(p[2] for p in parts)
     gids, n_groups, group_keys = assign_groups(key_cols, n_rows)
     buffers: list[list[pa.Array]] = []
-    for j, a in enumerate(aggs):
-        fields = buffer_fields(a.func) or ()
-        merged_in = [pa.concat_arrays([p[1][j][k] for p in parts]) for k in range(len(fields))]
-        bufs = merge_buffers(a.func, merged_in, gids, n_groups)
-        buffers.append([_conform(b, f.data_type) for b, f in zip(bufs, fields)])
+    with group_counts_scope():
+        for j, a in enumerate(aggs):
+            fields = a.func.buffer_fields() or ()
+            merged_in = [pa.concat_arrays([p[1][j][k] for p in parts])
+                         for k in range(len(fields))]
+            bufs = merge_buffers(a.func, merged_in, gids, n_groups)
+            buffers.append([_conform(b, f.data_type) for b, f in zip(bufs, fields)])
     return group_keys, buffers, n_groups
 
 
-def _capped_decimal(func: AggregateFunction) -> bool:
-    """A decimal sum / average whose sum precision is capped at 38 digits: a chunk's sum may
-    overflow where the whole input's does not."""
-    if not isinstance(func, (Sum, Average)):
-        return False
-    t = func.child.data_type
-    return isinstance(t, T.DecimalType) and t.precision + 10 > T.DecimalType.MAX_PRECISION
-
-
-def _overflow_marked(func: AggregateFunction, bufs: list[pa.Array]) -> bool:
-    """Whether a decimal sum / average buffer holds Spark's overflow marker (NULL sum of a
-    non-empty group)."""
-    total = bufs[0]
-    if total.null_count == 0:
-        return False
-    non_empty = pc.invert(bufs[1]) if isinstance(func, Sum) else pc.not_equal(bufs[1], 0)
-    return bool(pc.any(pc.and_(non_empty, total.is_null())).as_py())
-
-
-def chunk_mergeable(func: AggregateFunction) -> bool:
-    """True when merging ``func``'s buffers from consecutive chunks of rows gives exactly the
-    buffers of one pass over all rows: counts; decimal sums / averages (exact; when the sum
-    precision ``p + 10`` is uncapped a chunk's sum of ``p``-digit values cannot overflow it, else
-    a chunk whose sum overflows sends the partition back to one pass over the retained batches,
-    so overflow is always decided on the exact total); min / max (first of equal values wins in
-    merge as in update), first / last, max_by / min_by, bool_and / bool_or.  Not integral sums
-    (ANSI checks every running sum in row order) nor floating sums (association changes the
-    rounding)."""
-    match func:
-        case Count() | CountIf() | Min() | Max() | BoolAnd() | BoolOr() | First() | \
-                AnyValue() | Last() | MaxBy() | MinBy():
-            return True
-        case Sum() | Average():
-            return isinstance(func.child.data_type, T.DecimalType)
-    return False
+def _chunkable(aggs: list[AggregateExpression]) -> bool:
+    """Whether every function's buffers merge from chunks exactly as from one pass
+    (``AggregateFunction.chunk_mergeable``: counts, decimal sums / averages, min / max, first /
+    last, max_by / min_by, bool_and / bool_or); with a capped decimal sum, a chunk whose sum
+    overflows sends the partition back to one pass, so overflow is decided on the exact total."""
+    return all(a.func.chunk_mergeable for a in aggs)
 
 
 def _to_attr(e: Expression) -> AttributeReference:

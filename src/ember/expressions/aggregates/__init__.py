@@ -1,0 +1,275 @@
+"""Aggregate functions and the ``AggregateExpression`` wrapper (Catalyst's ``aggregate`` package).
+
+An :class:`AggregateFunction` describes *what* is computed over a group of rows (``sum``, ``count``
+...): its children are its arguments, it carries the result type and nullability, and it checks its
+input types.  It is never evaluated row by row: it implements the evaluation protocol of
+:class:`AggregateFunction` (COMPLETE ``aggregate``; ``buffer_fields`` / ``update`` / ``merge`` /
+``evaluate`` for two-phase aggregation) with grouped, vectorized kernels
+(:mod:`ember.expressions.aggregates.kernels`), which the aggregate operators call without knowing
+which function they run.
+
+One module per family: :mod:`.base` (the protocol, :class:`AggregateExpression`, shared type
+checks), :mod:`.count`, :mod:`.sum_avg`, :mod:`.extremum` (min, max, bool_and, bool_or),
+:mod:`.first_last` (first, last, any_value), :mod:`.by` (max_by, min_by); :mod:`.kernels` holds
+the NumPy/Arrow kernels they share; this module re-exports them and resolves names
+(:func:`lookup_aggregate`).
+
+An :class:`AggregateExpression` wraps a function with the clauses of one call site:
+``is_distinct`` (``count(DISTINCT a)``), ``filter`` (``FILTER (WHERE p)``) and a result id.  It is
+the node that appears in ``Aggregate.aggregate_expressions`` trees::
+
+    Alias(Add(AggregateExpression(Sum(a#1)), Literal(1)), "x")      -- (sum(a#1) + 1) AS x#7
+
+Display follows Catalyst: ``simple_string()`` is ``count(distinct a#1)``, ``sum(b#2) FILTER (WHERE
+(a#1 > 1))``, ``first(a#1, false)``; ``sql()`` (the auto-generated column name) is
+``count(DISTINCT a)``, ``sum(b) FILTER (WHERE (a > 1))``, ``first(a)``.  ``count(*)`` is
+``Count((Literal(1),))`` and is therefore named ``count(1)``, as in Spark.
+
+Function aliases keep the name they were called by (Spark's ``FUNC_ALIAS`` tag): ``mean(b)`` is an
+:class:`Average` named ``mean(b)``; ``first_value(a)`` a :class:`First` named ``first_value(a)``.  The
+alias is the ``fn_name`` field, excluded from equality (``mean(b) == avg(b)``).
+
+Result types (Spark 4, ANSI):
+
+==============================  ==============================================================
+function                        result type
+==============================  ==============================================================
+count, count_if                 bigint, never NULL (0 on empty input)
+sum(tinyint..bigint)            bigint (ANSI: ``ARITHMETIC_OVERFLOW`` on overflow; legacy wraps)
+sum(float/double)               double
+sum(decimal(p,s))               decimal(min(38, p+10), s) (overflow: ``ARITHMETIC_OVERFLOW``;
+                                legacy: NULL)
+avg(integral/float/double)      double
+avg(decimal(p,s))               decimal(min(38, p+4), min(38, s+4)), rounded HALF_UP
+min, max, first, last,          the input type
+any_value, max_by, min_by
+bool_and/every, bool_or/some    boolean
+==============================  ==============================================================
+
+Aggregation buffers (Spark's ``aggBufferAttributes``, named as Spark 4 prints them in
+``HashAggregate(... output=[k#1, sum#10L])``):
+
+=========================  ======================================  ===========================
+function                   buffer                                  note
+=========================  ======================================  ===========================
+count, count_if            count: bigint (0)                       count_if is Spark's
+                                                                   count(nullif(p, false))
+sum(integral)              sum: bigint                             ANSI overflow in update
+                                                                   (running sums) and merge;
+                                                                   legacy (ansi=False) wraps
+sum(float/double)          sum: double
+sum(decimal(p,s))          sum: decimal(p+10,s) (0), isEmpty       sum NULL and not isEmpty =
+                                                                   overflow (raised at
+                                                                   evaluate, as Spark 4;
+                                                                   legacy: the result NULL)
+avg                        sum: double / decimal(p+10,s), count    decimal: overflow as sum
+min, max                   min / max: input type                   first of equal values wins
+bool_and, bool_or          min / max: boolean                      Spark replaces them by
+                                                                   min/max
+first, any_value           first: input type, valueSet: boolean    any_value is Spark's first
+last                       last: input type, valueSet: boolean
+max_by, min_by             valueWithExtremumOrdering,              ties: the later row/buffer
+                           extremumOrdering
+=========================  ======================================  ===========================
+
+Implicit casts: the analyzer's type coercion asks :meth:`AggregateFunction.implicit_cast_targets`
+which child to cast to which type (e.g. ``sum(string)`` -> ``sum(CAST(s AS DOUBLE))``, as Spark's
+ImplicitTypeCasts does for an expected ``NumericType``).
+"""
+
+from __future__ import annotations
+
+from ember import types as T
+from ember.errors import AnalysisError
+from ember.expressions.aggregates.base import (
+    AggregateExpression,
+    AggregateFunction,
+    BufferField,
+)
+from ember.expressions.aggregates.by import MaxBy, MinBy
+from ember.expressions.aggregates.count import Count, CountIf
+from ember.expressions.aggregates.extremum import BoolAnd, BoolOr, Max, Min
+from ember.expressions.aggregates.first_last import AnyValue, First, Last
+from ember.expressions.aggregates.sum_avg import (
+    Average,
+    Sum,
+    average_result_type,
+    average_sum_type,
+    sum_result_type,
+)
+from ember.expressions.base import Expression, Literal, UnresolvedStar
+
+__all__ = [
+    "BufferField",
+    "AggregateFunction",
+    "AggregateExpression",
+    "Count",
+    "CountIf",
+    "Sum",
+    "Average",
+    "Min",
+    "Max",
+    "First",
+    "Last",
+    "AnyValue",
+    "BoolAnd",
+    "BoolOr",
+    "MaxBy",
+    "MinBy",
+    "lookup_aggregate",
+    "sum_result_type",
+    "average_result_type",
+    "average_sum_type",
+    "AGGREGATE_FUNCTION_NAMES",
+]
+
+
+# ---------------------------------------------------------------------------------------------
+# Lookup by name
+
+
+_DOC_ROOT = "https://spark.apache.org/docs/latest"
+
+#: name -> (class, accepted argument counts, displayed expectation)
+_SIMPLE: dict[str, tuple[type, str | None]] = {
+    "sum": (Sum, None),
+    "avg": (Average, None),
+    "mean": (Average, "mean"),
+    "min": (Min, None),
+    "max": (Max, None),
+    "count_if": (CountIf, None),
+    "bool_and": (BoolAnd, None),
+    "every": (BoolAnd, "every"),
+    "bool_or": (BoolOr, None),
+    "some": (BoolOr, "some"),
+    "any": (BoolOr, "any"),
+}
+
+_FIRST_LAST: dict[str, tuple[type, str | None, str]] = {
+    "first": (First, None, "first"),
+    "first_value": (First, "first_value", "first"),
+    "last": (Last, None, "last"),
+    "last_value": (Last, "last_value", "last"),
+    "any_value": (AnyValue, None, "any_value"),
+}
+
+_BY: dict[str, type] = {"max_by": MaxBy, "min_by": MinBy}
+
+#: Every name :func:`lookup_aggregate` resolves (lower case).
+AGGREGATE_FUNCTION_NAMES: frozenset[str] = frozenset(
+    {"count"} | set(_SIMPLE) | set(_FIRST_LAST) | set(_BY)
+)
+
+
+def _wrong_num_args(name: str, expected: str, actual: int) -> AnalysisError:
+    return AnalysisError(
+        f"The `{name}` requires {expected} parameters but the actual number is {actual}. "
+        f"Please, refer to '{_DOC_ROOT}/sql-ref-functions.html' for a fix.",
+        error_class="WRONG_NUM_ARGS.WITHOUT_SUGGESTION",
+        parameters={"functionName": f"`{name}`", "expectedNum": expected,
+                    "actualNum": str(actual), "docroot": _DOC_ROOT},
+    )
+
+
+def _ignore_nulls_flag(e: Expression, fn: str) -> bool:
+    if isinstance(e, Literal) and isinstance(e.dtype, T.BooleanType) and e.value is not None:
+        return bool(e.value)
+    raise AnalysisError(
+        f"The second argument in {fn} should be a boolean literal.",
+        error_class="_LEGACY_ERROR_TEMP_1210",
+        parameters={"funcName": fn},
+    )
+
+
+def _check_filter(filter: Expression | None) -> None:
+    if filter is None or not filter.resolved:
+        return
+    if not isinstance(filter.data_type, T.BooleanType):
+        raise AnalysisError(
+            f'The FILTER expression "{filter.sql()}" in an aggregate function is invalid. '
+            "Expected a FILTER expression of the BOOLEAN type.",
+            error_class="INVALID_AGGREGATE_FILTER.NOT_BOOLEAN",
+            parameters={"filterExpr": f'"{filter.sql()}"'},
+        )
+    if filter.exists(lambda x: isinstance(x, AggregateExpression)):
+        raise AnalysisError(
+            f'The FILTER expression "{filter.sql()}" in an aggregate function is invalid. '
+            "Expected a FILTER expression without an aggregation.",
+            error_class="INVALID_AGGREGATE_FILTER.CONTAINS_AGGREGATE",
+            parameters={"filterExpr": f'"{filter.sql()}"'},
+        )
+    if not filter.deterministic:
+        raise AnalysisError(
+            f'The FILTER expression "{filter.sql()}" in an aggregate function is invalid. '
+            "Expected a FILTER expression to be deterministic.",
+            error_class="INVALID_AGGREGATE_FILTER.NON_DETERMINISTIC",
+            parameters={"filterExpr": f'"{filter.sql()}"'},
+        )
+
+
+def lookup_aggregate(
+    name: str,
+    args: tuple[Expression, ...],
+    is_distinct: bool = False,
+    filter: Expression | None = None,
+    ignore_nulls: bool = False,
+) -> AggregateExpression | None:
+    """The aggregate call ``name(args)``, or None when ``name`` is not an aggregate function.
+
+    Raises Spark's errors for a bad arity (``WRONG_NUM_ARGS.WITHOUT_SUGGESTION``), a non-literal
+    ``ignoreNulls`` argument of first/last (``_LEGACY_ERROR_TEMP_1210``), ``IGNORE NULLS`` on a
+    function without it (``INVALID_SQL_SYNTAX.FUNCTION_WITH_UNSUPPORTED_SYNTAX``) and a bad FILTER
+    (``INVALID_AGGREGATE_FILTER.*``).
+
+    >>> from ember.expressions.base import AttributeReference
+    >>> a = AttributeReference("a", T.INT)
+    >>> lookup_aggregate("count", (a,), is_distinct=True).sql()
+    'count(DISTINCT a)'
+    >>> lookup_aggregate("upper", (a,)) is None
+    True
+    """
+    lname = name.lower()
+    if lname not in AGGREGATE_FUNCTION_NAMES:
+        return None
+    args = tuple(args)
+    func: AggregateFunction
+    if ignore_nulls and lname not in _FIRST_LAST:
+        raise AnalysisError(
+            f"Invalid SQL syntax: The function `{lname}` does not support IGNORE NULLS.",
+            error_class="INVALID_SQL_SYNTAX.FUNCTION_WITH_UNSUPPORTED_SYNTAX",
+            parameters={"prettyName": f"`{lname}`", "syntax": "IGNORE NULLS"},
+        )
+    if lname == "count":
+        if not args:
+            raise AnalysisError(
+                "The `count` requires  >= 1 parameters but the actual number is 0. If you have "
+                "to call this function with 0 parameters, set the legacy configuration "
+                '"spark.sql.legacy.allowParameterlessCount" to "true".',
+                error_class="WRONG_NUM_ARGS.WITH_SUGGESTION",
+                parameters={"functionName": "`count`", "expectedNum": " >= 1",
+                            "actualNum": "0"},
+            )
+        if len(args) == 1 and isinstance(args[0], UnresolvedStar) and not args[0].target \
+                and not is_distinct:
+            args = (Literal(1, T.INT),)
+        func = Count(args)
+    elif lname in _SIMPLE:
+        cls, alias = _SIMPLE[lname]
+        if len(args) != 1:
+            raise _wrong_num_args(lname, "1", len(args))
+        func = cls(args[0], fn_name=alias)
+    elif lname in _FIRST_LAST:
+        cls, alias, msg_name = _FIRST_LAST[lname]
+        if len(args) not in (1, 2):
+            raise _wrong_num_args(lname, "[1, 2]", len(args))
+        ign = ignore_nulls
+        if len(args) == 2:
+            ign = _ignore_nulls_flag(args[1], msg_name) or ignore_nulls
+        func = cls(args[0], ign, fn_name=alias)
+    else:
+        cls = _BY[lname]
+        if len(args) != 2:
+            raise _wrong_num_args(lname, "2", len(args))
+        func = cls(args[0], args[1])
+    _check_filter(filter)
+    return AggregateExpression(func, is_distinct, filter)
