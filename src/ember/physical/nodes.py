@@ -773,7 +773,7 @@ class ShuffledHashJoinExec(HashJoinExec):
 
 
 def shuffled_join_partitioning(join_type: JoinType, left: SparkPlan,
-                                right: SparkPlan) -> Partitioning:
+                               right: SparkPlan) -> Partitioning:
     """Spark's ShuffledJoin.outputPartitioning: that of each side whose columns come out as
     they are."""
     kept = [p.output_partitioning for p, side in ((left, BuildSide.LEFT), (right, BuildSide.RIGHT))

@@ -93,7 +93,7 @@ def _targets(plan: SparkPlan, min_scan_bytes: int
     joins = plan.collect(lambda n: n if isinstance(n, BroadcastHashJoinExec) else None)
     for join in {id(j): j for j in joins}.values():
         build_right = join.build_side is BuildSide.RIGHT
-        if not join.join_type.can_prune(join.build_side.other):
+        if not join.join_type.can_prune(join.build_side.other):  # the streamed side
             continue
         build, stream = (join.right, join.left) if build_right else (join.left, join.right)
         bkeys, skeys = ((join.right_keys, join.left_keys) if build_right
