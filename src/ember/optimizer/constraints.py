@@ -253,7 +253,7 @@ class ConstraintPropagation:
     def valid_constraints(self, plan) -> ExpressionSet:
         """Catalyst's ``validConstraints`` (see the module docstring's table)."""
         from ember.expressions.aggregates import AggregateExpression
-        from ember.plans.logical.join_type import JoinType
+        from ember.plans.logical.join_type import BuildSide, JoinType
         from ember.plans.logical import nodes as N
         from ember.expressions.predicate_helper import split_conjunctive_predicates
 
@@ -268,16 +268,18 @@ class ConstraintPropagation:
                            if not e.exists(lambda x: isinstance(x, AggregateExpression))]
                 return self._with_aliases(self.constraints(child), non_agg)
             case N.Join(left=left, right=right, join_type=jt, condition=cond):
-                conds = split_conjunctive_predicates(cond)
-                if jt in (JoinType.INNER, JoinType.CROSS):
-                    return self.constraints(left) | self.constraints(right) | conds
-                if jt is JoinType.LEFT_SEMI:
-                    return self.constraints(left) | conds
-                if jt in (JoinType.LEFT_ANTI, JoinType.EXISTENCE, JoinType.LEFT_OUTER):
-                    return self.constraints(left)
-                if jt is JoinType.RIGHT_OUTER:
-                    return self.constraints(right)
-                return ExpressionSet()
+                # Spark's Join.validConstraints: those of the sides output unpadded, and the
+                # condition's when only matched pairs come out
+                out = ExpressionSet()
+                if not isinstance(jt, JoinType):
+                    return out
+                if jt.outputs_unpadded(BuildSide.LEFT):
+                    out = out | self.constraints(left)
+                if jt.outputs_unpadded(BuildSide.RIGHT):
+                    out = out | self.constraints(right)
+                if jt.emits_matches_only:
+                    out = out | split_conjunctive_predicates(cond)
+                return out
             case N.Union(inputs=inputs):
                 first = inputs[0].output
                 sets = [_rewrite(first, c.output, self.constraints(c)) for c in inputs]

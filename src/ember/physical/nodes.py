@@ -46,7 +46,12 @@ from ember.physical.partitioning import (
     UnknownPartitioning,
     UnspecifiedDistribution,
 )
-from ember.plans.logical.join_type import JoinType, join_output, join_type_string
+from ember.plans.logical.join_type import (  # BuildSide is also imported from here
+    BuildSide,
+    JoinType,
+    join_output,
+    join_type_string,
+)
 from ember.plans.logical.nodes import (
     FileRelation,
     cached_output,
@@ -77,20 +82,6 @@ def _to_attribute(e: Expression) -> AttributeReference:
     if isinstance(e, NamedExpression):
         return e.to_attribute()
     raise InternalError(f"{e.simple_string()} is not a named expression")
-
-
-class BuildSide(Enum):
-    """The side of a hash / nested-loop join that is materialized (built)."""
-
-    LEFT = "BuildLeft"
-    RIGHT = "BuildRight"
-
-    def __str__(self) -> str:
-        return self.value
-
-    @property
-    def other(self) -> "BuildSide":
-        return BuildSide.RIGHT if self is BuildSide.LEFT else BuildSide.LEFT
 
 
 class AggregateMode(Enum):
@@ -734,12 +725,8 @@ class HashJoinExec(JoinExec):
         """Spark's HashJoin.outputPartitioning: the streamed side's partitioning for inner-like
         joins (and the semi/anti/existence/outer joins that stream their preserved side)."""
         jt: JoinType = self.join_type  # type: ignore[attr-defined]
-        if jt.is_inner_like or jt.is_left_existence and self.build_side is BuildSide.RIGHT:  # type: ignore
+        if jt.outputs_unpadded(self.build_side.other):  # type: ignore[attr-defined]
             return self.streamed_plan.output_partitioning
-        if jt is JoinType.LEFT_OUTER and self.build_side is BuildSide.RIGHT:  # type: ignore
-            return self.left.output_partitioning  # type: ignore[attr-defined]
-        if jt is JoinType.RIGHT_OUTER and self.build_side is BuildSide.LEFT:  # type: ignore
-            return self.right.output_partitioning  # type: ignore[attr-defined]
         return UnknownPartitioning(self.streamed_plan.output_partitioning.num_partitions)
 
 
@@ -791,9 +778,7 @@ class ShuffledHashJoinExec(HashJoinExec):
 
     @property
     def output_partitioning(self) -> Partitioning:
-        if self.join_type is JoinType.FULL_OUTER:
-            return UnknownPartitioning(self.left.output_partitioning.num_partitions)
-        return _shuffled_join_partitioning(self.join_type, self.left, self.right)
+        return shuffled_join_partitioning(self.join_type, self.left, self.right)
 
     @property
     def required_child_distribution(self) -> tuple[Distribution, ...]:
@@ -803,15 +788,16 @@ class ShuffledHashJoinExec(HashJoinExec):
         return self._join_string(self._keys_and_type() + [str(self.build_side)])
 
 
-def _shuffled_join_partitioning(join_type: JoinType, left: SparkPlan,
-                                right: SparkPlan) -> Partitioning:
-    """Spark's ShuffledJoin.outputPartitioning."""
-    if join_type.is_inner_like:
-        return PartitioningCollection((left.output_partitioning, right.output_partitioning))
-    if join_type is JoinType.LEFT_OUTER or join_type.is_left_existence:
-        return left.output_partitioning
-    if join_type is JoinType.RIGHT_OUTER:
-        return right.output_partitioning
+def shuffled_join_partitioning(join_type: JoinType, left: SparkPlan,
+                               right: SparkPlan) -> Partitioning:
+    """Spark's ShuffledJoin.outputPartitioning: that of each side whose columns come out as
+    they are."""
+    kept = [p.output_partitioning for p, side in ((left, BuildSide.LEFT), (right, BuildSide.RIGHT))
+            if join_type.outputs_unpadded(side)]
+    if len(kept) == 2:
+        return PartitioningCollection(tuple(kept))
+    if kept:
+        return kept[0]
     return UnknownPartitioning(left.output_partitioning.num_partitions)
 
 
@@ -830,7 +816,7 @@ class SortMergeJoinExec(JoinExec):
 
     @property
     def output_partitioning(self) -> Partitioning:
-        return _shuffled_join_partitioning(self.join_type, self.left, self.right)
+        return shuffled_join_partitioning(self.join_type, self.left, self.right)
 
     @property
     def required_child_distribution(self) -> tuple[Distribution, ...]:
@@ -844,9 +830,9 @@ class SortMergeJoinExec(JoinExec):
     @property
     def output_ordering(self) -> tuple[SortOrder, ...]:
         jt = self.join_type
-        if jt.is_inner_like or jt is JoinType.LEFT_OUTER or jt.is_left_existence:
+        if jt.outputs_unpadded(BuildSide.LEFT):
             return tuple(SortOrder(k, True) for k in self.left_keys)
-        if jt is JoinType.RIGHT_OUTER:
+        if jt.outputs_unpadded(BuildSide.RIGHT):
             return tuple(SortOrder(k, True) for k in self.right_keys)
         return ()
 
@@ -868,13 +854,9 @@ class BroadcastNestedLoopJoinExec(JoinExec):
 
     @property
     def output_partitioning(self) -> Partitioning:
-        jt = self.join_type
-        if (jt.is_inner_like and self.build_side is BuildSide.LEFT) or (
-                jt is JoinType.RIGHT_OUTER and self.build_side is BuildSide.LEFT):
-            return self.right.output_partitioning
-        if (jt.is_inner_like or jt is JoinType.LEFT_OUTER or jt.is_left_existence) and (
-                self.build_side is BuildSide.RIGHT):
-            return self.left.output_partitioning
+        if self.join_type.outputs_unpadded(self.build_side.other):
+            return (self.left if self.build_side is BuildSide.RIGHT else self.right
+                    ).output_partitioning
         return UnknownPartitioning(0)
 
     @property

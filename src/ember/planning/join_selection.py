@@ -1,7 +1,8 @@
 """JoinSelection: how a logical ``Join`` becomes one of the five physical joins, exactly as
 Spark 4's ``JoinSelection`` strategy with adaptive execution off.
 
-Support matrix (which physical join may run which join type, and which side it may build):
+Support matrix (which physical join may run which join type, and which side it may build;
+``JoinType.can_build`` / ``JoinType.supports`` hold it):
 
 =====================  ==========  ==========  ==========  ==========  =========  =========  ========
 operator               Inner/Cross LeftOuter   RightOuter  FullOuter   LeftSemi   LeftAnti   Existence
@@ -64,7 +65,7 @@ from ember.physical.nodes import (
     SortMergeJoinExec,
     SparkPlan,
 )
-from ember.plans.logical.join_type import JoinHint, JoinType
+from ember.plans.logical.join_type import JoinAlgorithm, JoinHint, JoinType
 from ember.plans.logical.nodes import Join, LogicalPlan
 from ember.plans.logical.patterns import (
     extract_equi_join_keys,
@@ -92,35 +93,6 @@ def default_size_of(conf: SQLConf) -> SizeOf:
         return plan_stats(plan, conf).size_in_bytes
 
     return size_of
-
-
-# ---------------------------------------------------------------------------------------------
-# Capability tables (the support matrix of the module docstring)
-
-_BHJ_LEFT = frozenset({JoinType.INNER, JoinType.CROSS, JoinType.RIGHT_OUTER})
-_BHJ_RIGHT = frozenset({JoinType.INNER, JoinType.CROSS, JoinType.LEFT_OUTER, JoinType.LEFT_SEMI,
-                        JoinType.LEFT_ANTI, JoinType.EXISTENCE})
-_SHJ_LEFT = frozenset({JoinType.INNER, JoinType.CROSS, JoinType.LEFT_OUTER, JoinType.RIGHT_OUTER,
-                       JoinType.FULL_OUTER})
-_SHJ_RIGHT = frozenset({JoinType.INNER, JoinType.CROSS, JoinType.LEFT_OUTER, JoinType.RIGHT_OUTER,
-                        JoinType.FULL_OUTER, JoinType.LEFT_SEMI, JoinType.LEFT_ANTI,
-                        JoinType.EXISTENCE})
-
-
-def can_build_broadcast_left(jt: JoinType) -> bool:
-    return jt in _BHJ_LEFT
-
-
-def can_build_broadcast_right(jt: JoinType) -> bool:
-    return jt in _BHJ_RIGHT
-
-
-def can_build_shuffled_hash_join_left(jt: JoinType) -> bool:
-    return jt in _SHJ_LEFT
-
-
-def can_build_shuffled_hash_join_right(jt: JoinType) -> bool:
-    return jt in _SHJ_RIGHT
 
 
 def is_orderable(t: T.DataType) -> bool:
@@ -235,8 +207,9 @@ class JoinSelection:
         else:
             want_l = self.can_broadcast_by_size(j.left) and not hint_to_not_broadcast_left(j.hint)
             want_r = self.can_broadcast_by_size(j.right) and not hint_to_not_broadcast_right(j.hint)
-        return self.build_side(can_build_broadcast_left(jt) and want_l,
-                               can_build_broadcast_right(jt) and want_r, j.left, j.right)
+        alg = JoinAlgorithm.BROADCAST_HASH
+        return self.build_side(jt.can_build(BuildSide.LEFT, alg) and want_l,
+                               jt.can_build(BuildSide.RIGHT, alg) and want_r, j.left, j.right)
 
     def shuffle_hash_build_side(self, j: Join, hint_only: bool) -> BuildSide | None:
         jt: JoinType = j.join_type  # type: ignore[assignment]
@@ -252,8 +225,9 @@ class JoinSelection:
             want_r = (hint_to_prefer_shuffle_hash_right(j.hint) or force or (
                 not prefer_smj and self.can_build_local_hash_map_by_size(j.right)
                 and self.much_smaller(j.right, j.left)))
-        return self.build_side(can_build_shuffled_hash_join_left(jt) and want_l,
-                               can_build_shuffled_hash_join_right(jt) and want_r, j.left, j.right)
+        alg = JoinAlgorithm.SHUFFLED_HASH
+        return self.build_side(jt.can_build(BuildSide.LEFT, alg) and want_l,
+                               jt.can_build(BuildSide.RIGHT, alg) and want_r, j.left, j.right)
 
     # -- the strategy -------------------------------------------------------------------------
     def plan(self, j: LogicalPlan, plan_later: PlanLater) -> SparkPlan | None:
@@ -298,7 +272,8 @@ class JoinSelection:
                                      plan_later(j.right), existence_attr=ex)
 
         def cartesian() -> SparkPlan | None:
-            if jt.is_inner_like and not hint_to_not_broadcast_and_replicate(j.hint):
+            if (jt.supports(JoinAlgorithm.CARTESIAN)
+                    and not hint_to_not_broadcast_and_replicate(j.hint)):
                 return CartesianProductExec(plan_later(j.left), plan_later(j.right), j.condition)
             return None
 
@@ -325,10 +300,12 @@ class JoinSelection:
     def _plan_non_equi(self, j: Join, plan_later: PlanLater) -> SparkPlan:
         jt: JoinType = j.join_type  # type: ignore[assignment]
         ex = j.existence_attr
-        if jt.is_inner_like or jt is JoinType.FULL_OUTER:
+        if jt.is_symmetric:
             desired = self.smaller_side(j.left, j.right)
         else:
-            desired = BuildSide.LEFT if can_build_broadcast_left(jt) else BuildSide.RIGHT
+            # Spark: broadcast the left side of a right join, the right side of a left join
+            desired = (BuildSide.LEFT if jt.can_build(BuildSide.LEFT, JoinAlgorithm.BROADCAST_HASH)
+                       else BuildSide.RIGHT)
 
         def bnlj(hint_only: bool) -> SparkPlan | None:
             if hint_only:
@@ -351,7 +328,8 @@ class JoinSelection:
                                                j.condition, existence_attr=ex)
 
         def cartesian() -> SparkPlan | None:
-            if jt.is_inner_like and not hint_to_not_broadcast_and_replicate(j.hint):
+            if (jt.supports(JoinAlgorithm.CARTESIAN)
+                    and not hint_to_not_broadcast_and_replicate(j.hint)):
                 return CartesianProductExec(plan_later(j.left), plan_later(j.right), j.condition)
             return None
 

@@ -149,8 +149,9 @@ def _check_join(join: Join, mode: str) -> None:
     jt = join.join_type
     ls, rs = join.left.is_streaming, join.right.is_streaming
     if ls and rs and mode != "append":
-        if isinstance(jt, JoinType) and (jt.is_inner_like or jt is JoinType.LEFT_SEMI):
-            # they never retract nor pad rows: Spark 4.3 runs them in update mode too
+        if isinstance(jt, JoinType) and jt.emits_matches_only:
+            # Inner, Cross, LeftSemi never retract nor pad rows: Spark 4.3 runs them in update
+            # mode too
             if mode == "complete":
                 raise _fail(f"{jt} join between two streaming DataFrames/Datasets is not "
                             "supported in Complete output mode, only in Append and Update output "

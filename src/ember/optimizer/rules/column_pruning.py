@@ -101,8 +101,7 @@ def _prune(p: LogicalPlan) -> LogicalPlan:
             return p.copy(child=_pruned_child(child, refs))
         case Expand(child=child) if not child.output_set <= refs:
             return p.copy(child=_pruned_child(child, refs))
-        case Join(join_type=JoinType.LEFT_SEMI | JoinType.LEFT_ANTI | JoinType.EXISTENCE,
-                  right=right):
+        case Join(join_type=JoinType() as jt, right=right) if jt.is_left_existence:
             new_right = _pruned_child(right, refs)
             return p if new_right is right else p.copy(right=new_right)
         case Project(child=Intersect() | Except() | Distinct()):

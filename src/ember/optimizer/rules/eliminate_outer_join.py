@@ -32,13 +32,10 @@ from ember.expressions.base import AttributeReference, Expression, Unevaluable, 
 from ember.expressions.predicate_helper import split_conjunctive_predicates
 from ember.optimizer.rule_executor import Rule
 from ember.optimizer.rules.null_propagation import scan_null_intolerant_attributes
-from ember.plans.logical.join_type import JoinType
+from ember.plans.logical.join_type import BuildSide, JoinType
 from ember.plans.logical.nodes import Aggregate, Filter, Join, LogicalPlan, Project
 
 __all__ = ["EliminateOuterJoin", "can_filter_out_null"]
-
-_OUTER = (JoinType.LEFT_OUTER, JoinType.RIGHT_OUTER, JoinType.FULL_OUTER)
-
 
 def can_filter_out_null(e: Expression) -> bool:
     """``e`` is NULL or false when every attribute it reads is NULL."""
@@ -84,20 +81,23 @@ def _new_join_type(f: Filter, j: Join, conf: SQLConf) -> JoinType:
         return any(c.references and c.references <= side and can_filter_out_null(c)
                    for c in conditions)
 
+    jt: JoinType = j.join_type  # type: ignore[assignment]
+    # a side's NULL-rejecting conjuncts matter where that side is padded (the other preserved)
+    return jt.with_padded_rows_filtered(
+        left=jt.pads_unmatched(BuildSide.RIGHT) and has_non_null(left_set),
+        right=jt.pads_unmatched(BuildSide.LEFT) and has_non_null(right_set))
+
+
+def _one_side_kept(j: Join) -> LogicalPlan | None:
+    """The input a LeftOuter / RightOuter join keeps every row of (padding the other's), else
+    None."""
     jt = j.join_type
-    if jt is JoinType.RIGHT_OUTER and has_non_null(left_set):
-        return JoinType.INNER
-    if jt is JoinType.LEFT_OUTER and has_non_null(right_set):
-        return JoinType.INNER
-    if jt is JoinType.FULL_OUTER:
-        lh, rh = has_non_null(left_set), has_non_null(right_set)
-        if lh and rh:
-            return JoinType.INNER
-        if lh:
-            return JoinType.LEFT_OUTER
-        if rh:
-            return JoinType.RIGHT_OUTER
-    return jt
+    if not isinstance(jt, JoinType):
+        return None
+    pads_l, pads_r = jt.pads_unmatched(BuildSide.LEFT), jt.pads_unmatched(BuildSide.RIGHT)
+    if pads_l == pads_r:
+        return None
+    return j.left if pads_l else j.right
 
 
 def _duplicate_agnostic(exprs: tuple[Expression, ...]) -> bool:
@@ -109,26 +109,18 @@ def _duplicate_agnostic(exprs: tuple[Expression, ...]) -> bool:
 
 def _eliminate(p: LogicalPlan, conf: SQLConf) -> LogicalPlan:
     match p:
-        case Filter(condition=cond, child=Join(join_type=jt) as j) if jt in _OUTER:
+        case Filter(condition=cond, child=Join(join_type=JoinType() as jt) as j) if jt.is_outer:
             new = _new_join_type(p, j, conf)
             return p if new is jt else Filter(cond, j.copy(join_type=new))
-        case Aggregate(aggregate_expressions=aggs, child=Join(join_type=JoinType.LEFT_OUTER,
-                                                               left=side)) if (
-                p.references <= side.output_set and _duplicate_agnostic(aggs)):
-            return p.copy(child=side)
-        case Aggregate(aggregate_expressions=aggs, child=Join(join_type=JoinType.RIGHT_OUTER,
-                                                               right=side)) if (
-                p.references <= side.output_set and _duplicate_agnostic(aggs)):
+        case Aggregate(aggregate_expressions=aggs, child=Join() as j) if (
+                (side := _one_side_kept(j)) is not None
+                and p.references <= side.output_set and _duplicate_agnostic(aggs)):
             return p.copy(child=side)
         case Aggregate(aggregate_expressions=aggs, child=Project(
-                project_list=items, child=Join(join_type=JoinType.LEFT_OUTER, left=side)) as proj
-                ) if (all(e.deterministic for e in items) and proj.references <= side.output_set
-                      and _duplicate_agnostic(aggs)):
-            return p.copy(child=proj.copy(child=side))
-        case Aggregate(aggregate_expressions=aggs, child=Project(
-                project_list=items, child=Join(join_type=JoinType.RIGHT_OUTER, right=side)) as proj
-                ) if (all(e.deterministic for e in items) and proj.references <= side.output_set
-                      and _duplicate_agnostic(aggs)):
+                project_list=items, child=Join() as j) as proj) if (
+                (side := _one_side_kept(j)) is not None
+                and all(e.deterministic for e in items) and proj.references <= side.output_set
+                and _duplicate_agnostic(aggs)):
             return p.copy(child=proj.copy(child=side))
         case _:
             return p

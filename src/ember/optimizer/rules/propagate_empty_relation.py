@@ -28,7 +28,7 @@ from ember import types as T
 from ember.conf import SQLConf
 from ember.expressions.base import Alias, Expression, Literal
 from ember.optimizer.rule_executor import Rule
-from ember.plans.logical.join_type import JoinType
+from ember.plans.logical.join_type import ExistenceOutput, JoinType
 from ember.plans.logical.nodes import (
     Aggregate,
     Distinct,
@@ -83,36 +83,30 @@ def _union(p: Union) -> LogicalPlan:
     return Project(tuple(n if n.id == o.id else Alias(n, o.name, o.id) for n, o in pairs), new)
 
 
-def _join(p: Join) -> LogicalPlan:  # noqa: C901 - Spark's case list
+def _join(p: Join) -> LogicalPlan:
+    """Spark's per-join-type cases, read off the join type: with an empty input or a false
+    condition no pair matches, so the output is the unmatched rows of the non-empty inputs the
+    join keeps (NULL-padded, or as they are for LeftAnti); without a condition, a LeftSemi /
+    LeftAnti over a non-empty right side keeps every / no left row."""
     jt, cond = p.join_type, p.condition
     left_empty, right_empty = is_empty_relation(p.left), is_empty_relation(p.right)
     false_cond = _is_false(cond)
     if left_empty or right_empty or false_cond:
-        if jt.is_inner_like:
+        left_rows = jt.keeps_unmatched_left and not left_empty
+        right_rows = jt.keeps_unmatched_right and not right_empty
+        if not left_rows and not right_rows:
             return empty_relation(p)
-        if jt in (JoinType.LEFT_OUTER, JoinType.LEFT_SEMI, JoinType.LEFT_ANTI) and left_empty:
-            return empty_relation(p)
-        if jt is JoinType.LEFT_SEMI and (right_empty or false_cond):
-            return empty_relation(p)
-        if jt is JoinType.LEFT_ANTI and (right_empty or false_cond):
+        if left_rows and right_rows:  # FullOuter with a false condition: a union, not rewritten
+            return p
+        if left_rows:
+            return Project(p.left.output + _nulls(p.right), p.left) if jt.outputs_right \
+                else p.left
+        return Project(_nulls(p.left) + p.right.output, p.right)
+    if cond is None and _non_empty(p.right):
+        if jt.existence_output is ExistenceOutput.MATCHED:
             return p.left
-        if jt is JoinType.FULL_OUTER and left_empty and right_empty:
+        if jt.existence_output is ExistenceOutput.UNMATCHED:
             return empty_relation(p)
-        if jt in (JoinType.LEFT_OUTER, JoinType.FULL_OUTER) and right_empty:
-            return Project(p.left.output + _nulls(p.right), p.left)
-        if jt is JoinType.RIGHT_OUTER and right_empty:
-            return empty_relation(p)
-        if jt in (JoinType.RIGHT_OUTER, JoinType.FULL_OUTER) and left_empty:
-            return Project(_nulls(p.left) + p.right.output, p.right)
-        if jt is JoinType.LEFT_OUTER and false_cond:
-            return Project(p.left.output + _nulls(p.right), p.left)
-        if jt is JoinType.RIGHT_OUTER and false_cond:
-            return Project(_nulls(p.left) + p.right.output, p.right)
-        return p
-    if jt is JoinType.LEFT_SEMI and cond is None and _non_empty(p.right):
-        return p.left
-    if jt is JoinType.LEFT_ANTI and cond is None and _non_empty(p.right):
-        return empty_relation(p)
     return p
 
 
@@ -121,7 +115,8 @@ def _propagate(p: LogicalPlan) -> LogicalPlan:
         case Union(inputs=inputs) if any(map(is_empty_relation, inputs)):
             return _union(p)
         case Join(join_type=JoinType() as jt, left=l, right=r) if (
-                jt is not JoinType.EXISTENCE and not (l.is_streaming or r.is_streaming)):
+                jt.existence_output is not ExistenceOutput.FLAGGED
+                and not (l.is_streaming or r.is_streaming)):
             return _join(p)
         case Project(child=c) | Filter(child=c) | Sort(child=c) | Limit(child=c) | \
                 Offset(child=c) | Expand(child=c) | Distinct(child=c) if is_empty_relation(c):

@@ -24,7 +24,8 @@ PushPredicateThroughNonJoin, for ``Filter`` over:
   (so the watermark's event-time statistics see only the rows that survive them, as in Spark).
   Not through Limit/Offset (they pick rows), Window-like or leaf nodes.
 
-PushPredicateThroughJoin (which sides a predicate may filter):
+PushPredicateThroughJoin (which sides a predicate may filter; ``JoinType.outputs_unpadded`` and
+``JoinType.keeps_unmatched`` decide it):
 
 ================  ===============================  ====================================
 join type         Filter above: pushed to          join condition conjuncts pushed to
@@ -53,7 +54,7 @@ from ember.expressions.base import Alias, AttributeReference, Expression, and_al
 from ember.expressions.predicate_helper import can_evaluate_within_join, split_conjunctive_predicates
 from ember.optimizer.rule_executor import Rule
 from ember.optimizer.rules.combine_filters import _combine
-from ember.plans.logical.join_type import JoinType
+from ember.plans.logical.join_type import BuildSide, JoinType
 from ember.plans.logical.nodes import (
     Aggregate,
     Distinct,
@@ -219,11 +220,6 @@ def push_predicate_through_non_join(p: LogicalPlan) -> LogicalPlan | None:
 # ---------------------------------------------------------------------------------------------
 # PushPredicateThroughJoin
 
-_PUSHABLE_JOINS = frozenset({JoinType.INNER, JoinType.CROSS, JoinType.LEFT_SEMI,
-                             JoinType.RIGHT_OUTER, JoinType.LEFT_OUTER, JoinType.LEFT_ANTI,
-                             JoinType.EXISTENCE})
-
-
 def _split(conds: list[Expression], left: LogicalPlan, right: LogicalPlan):
     """(left-only, right-only, common + non-deterministic), Spark's ``split``."""
     det = [c for c in conds if c.deterministic]
@@ -239,38 +235,46 @@ def _split(conds: list[Expression], left: LogicalPlan, right: LogicalPlan):
 def push_predicate_through_join(p: LogicalPlan) -> LogicalPlan | None:
     """One top-down step of PushPredicateThroughJoin on ``p``; None when no case applies."""
     match p:
-        case Filter(condition=fcond, child=Join(join_type=JoinType() as jt) as j) if (
-                jt in _PUSHABLE_JOINS):
+        case Filter(condition=fcond, child=Join(join_type=JoinType() as jt) as j):
+            # a side's conjuncts go below when its columns come out unpadded
+            push_l = jt.outputs_unpadded(BuildSide.LEFT)
+            push_r = jt.outputs_unpadded(BuildSide.RIGHT)
+            if not push_l and not push_r:
+                return None
             lo, ro, common = _split(split_conjunctive_predicates(fcond), j.left, j.right)
+            children = _pushed(j, lo if push_l else None, ro if push_r else None)
             if jt.is_inner_like:
                 into_join = [c for c in common if can_evaluate_within_join(c)]
                 others = [c for c in common if not can_evaluate_within_join(c)]
                 cond = and_all(into_join + split_conjunctive_predicates(j.condition))
-                join = j.copy(left=_filter(lo, j.left), right=_filter(ro, j.right),
-                              condition=cond)
-                return _filter(others, join)
-            if jt is JoinType.RIGHT_OUTER:
-                join = j.copy(right=_filter(ro, j.right))
-                return _filter(lo + common, join)
-            join = j.copy(left=_filter(lo, j.left))
-            return _filter(ro + common, join)
-        case Join(join_type=JoinType() as jt, condition=jcond) as j if (
-                jt in _PUSHABLE_JOINS and jcond is not None):
-            lo, ro, common = _split(split_conjunctive_predicates(jcond), j.left, j.right)
-            if jt.is_inner_like or jt is JoinType.LEFT_SEMI:
-                if not lo and not ro:
-                    return None
-                return j.copy(left=_filter(lo, j.left), right=_filter(ro, j.right),
-                              condition=and_all(common))
-            if jt is JoinType.RIGHT_OUTER:
-                if not lo:
-                    return None
-                return j.copy(left=_filter(lo, j.left), condition=and_all(ro + common))
-            if not ro:
+                return _filter(others, j.copy(**children, condition=cond))
+            stay = ([] if push_l else lo) + ([] if push_r else ro) + common
+            return _filter(stay, j.copy(**children))
+        case Join(join_type=JoinType() as jt, condition=jcond) as j if jcond is not None:
+            # a side's conjuncts go below when its unmatched rows never reach the output
+            push_l = not jt.keeps_unmatched(BuildSide.LEFT)
+            push_r = not jt.keeps_unmatched(BuildSide.RIGHT)
+            if not push_l and not push_r:
                 return None
-            return j.copy(right=_filter(ro, j.right), condition=and_all(lo + common))
+            lo, ro, common = _split(split_conjunctive_predicates(jcond), j.left, j.right)
+            if not (push_l and lo) and not (push_r and ro):
+                return None
+            stay = ([] if push_l else lo) + ([] if push_r else ro) + common
+            return j.copy(**_pushed(j, lo if push_l else None, ro if push_r else None),
+                          condition=and_all(stay))
         case _:
             return None
+
+
+def _pushed(j: Join, lo: list[Expression] | None, ro: list[Expression] | None
+            ) -> dict[str, LogicalPlan]:
+    """``j``'s children with ``lo`` / ``ro`` filtering them (None: that child unchanged)."""
+    out: dict[str, LogicalPlan] = {}
+    if lo is not None:
+        out["left"] = _filter(lo, j.left)
+    if ro is not None:
+        out["right"] = _filter(ro, j.right)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

@@ -51,7 +51,7 @@ from __future__ import annotations
 from ember.expressions.base import Expression, and_all
 from ember.expressions.predicate_helper import split_conjunctive_predicates
 from ember.optimizer.rule_executor import Rule
-from ember.plans.logical.join_type import JoinType
+from ember.plans.logical.join_type import BuildSide, JoinType
 from ember.plans.logical.nodes import Filter, Join, LogicalPlan, ProcessedJoinCondition
 from ember.trees import rewrite_bit, transform_down_memo
 
@@ -60,18 +60,6 @@ __all__ = [
     "extract_predicates_within_output_set",
     "push_extra_predicate_through_join",
 ]
-
-#: Join type -> (filter the left input, filter the right input).
-_SIDES: dict[JoinType, tuple[bool, bool]] = {
-    JoinType.INNER: (True, True),
-    JoinType.CROSS: (True, True),
-    JoinType.LEFT_SEMI: (True, True),
-    JoinType.RIGHT_OUTER: (True, False),
-    JoinType.LEFT_OUTER: (False, True),
-    JoinType.LEFT_ANTI: (False, True),
-    JoinType.EXISTENCE: (False, True),
-}
-
 
 def extract_predicates_within_output_set(
         condition: Expression, output_set: frozenset[int]) -> Expression | None:
@@ -110,11 +98,17 @@ def _extras(conjuncts: list[Expression], output_set: frozenset[int]) -> Expressi
     return and_all(extracted)
 
 
+def _pushable_sides(jt: JoinType) -> tuple[bool, bool]:
+    """(filter the left input, filter the right input): the sides whose unmatched rows never
+    reach the output (Spark's ``canPushThrough`` and its per-type cases)."""
+    return not jt.keeps_unmatched(BuildSide.LEFT), not jt.keeps_unmatched(BuildSide.RIGHT)
+
+
 def push_extra_predicate_through_join(p: LogicalPlan) -> LogicalPlan | None:
     """The rule's rewrite of the single node ``p``; None when it does not apply."""
     match p:
         case Join(join_type=JoinType() as jt, condition=Expression() as cond, left=left,
-                  right=right) if jt in _SIDES:
+                  right=right) if _pushable_sides(jt) != (False, False):
             mark = p.processed_condition
             if mark is not None and mark.condition.semantic_equals(cond):
                 return None
@@ -124,7 +118,7 @@ def push_extra_predicate_through_join(p: LogicalPlan) -> LogicalPlan | None:
                           and not c.references <= lids and not c.references <= rids]
             if not both_sides:
                 return None
-            push_left, push_right = _SIDES[jt]
+            push_left, push_right = _pushable_sides(jt)
             left_extra = _extras(both_sides, lids) if push_left else None
             right_extra = _extras(both_sides, rids) if push_right else None
             if left_extra is None and right_extra is None:

@@ -35,14 +35,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ember.expressions.base import AttributeReference, Expression
-from ember.physical.nodes import JoinExec, LeafExecNode, UnaryExecNode, _list
+from ember.physical.nodes import (
+    JoinExec,
+    LeafExecNode,
+    UnaryExecNode,
+    _list,
+    shuffled_join_partitioning,
+)
 from ember.physical.partitioning import (
     ClusteredDistribution,
     Distribution,
     Partitioning,
-    PartitioningCollection,
     StatefulOpClusteredDistribution,
-    UnknownPartitioning,
 )
 from ember.physical.streaming.join_conditions import JoinConditionSplitPredicates
 from ember.physical.streaming.state_watermark import (
@@ -152,15 +156,7 @@ class StreamingSymmetricHashJoinExec(JoinExec, StatefulOperatorExec):
     # -- physical properties --------------------------------------------------------------------
     @property
     def output_partitioning(self) -> Partitioning:
-        jt = self.join_type
-        if jt.is_inner_like:
-            return PartitioningCollection((self.left.output_partitioning,
-                                           self.right.output_partitioning))
-        if jt is JoinType.LEFT_OUTER or jt is JoinType.LEFT_SEMI:
-            return self.left.output_partitioning
-        if jt is JoinType.RIGHT_OUTER:
-            return self.right.output_partitioning
-        return UnknownPartitioning(self.left.output_partitioning.num_partitions)
+        return shuffled_join_partitioning(self.join_type, self.left, self.right)
 
     @property
     def required_child_distribution(self) -> tuple[Distribution, ...]:

@@ -1,7 +1,9 @@
 """Join types and their semantics tables: the one place join semantics live.
 
 Every analyzer rule, optimizer rule, strategy and operator reads these tables instead of re-deriving
-them, so a join type's semantics are written down once.
+them: a question that depends on the join type ("is the left side kept when unmatched?", "may a
+broadcast hash join build the left side?") is a property or method of :class:`JoinType`, so no
+other module matches on join types.
 
 =============  =================  ==================  ================================
 join type      output             nullability change  build sides a hash join may use
@@ -10,10 +12,13 @@ Inner/Cross    left ++ right      none                left or right
 LeftOuter      left ++ right      right nullable      right (shuffled hash: both)
 RightOuter     left ++ right      left nullable       left  (shuffled hash: both)
 FullOuter      left ++ right      all nullable        shuffled hash only, either side
-LeftSemi       left               none                right (shuffled hash: both)
-LeftAnti       left               none                right (shuffled hash: both)
+LeftSemi       left               none                right
+LeftAnti       left               none                right
 Existence      left ++ [exists]   exists not null     right
 =============  =================  ==================  ================================
+
+(Ember's local hash join kernels may also build the left side of LeftSemi / LeftAnti /
+ExistenceJoin: :meth:`JoinType.kernel_can_build`.)
 """
 
 from __future__ import annotations
@@ -21,6 +26,41 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
+
+
+class BuildSide(Enum):
+    """The side of a join a hash / nested-loop join materializes (builds); the join-type
+    capabilities also take it to name a side (Spark's ``BuildLeft`` / ``BuildRight``, which live
+    in Catalyst's ``optimizer`` package for the same reason)."""
+
+    LEFT = "BuildLeft"
+    RIGHT = "BuildRight"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def other(self) -> "BuildSide":
+        return BuildSide.RIGHT if self is BuildSide.LEFT else BuildSide.LEFT
+
+
+class JoinAlgorithm(Enum):
+    """The physical join operators (Spark's ``*Exec`` join nodes), for :meth:`JoinType.can_build`
+    and :meth:`JoinType.supports`."""
+
+    BROADCAST_HASH = "BroadcastHashJoin"
+    SHUFFLED_HASH = "ShuffledHashJoin"
+    SORT_MERGE = "SortMergeJoin"
+    BROADCAST_NESTED_LOOP = "BroadcastNestedLoopJoin"
+    CARTESIAN = "CartesianProduct"
+
+
+class ExistenceOutput(Enum):
+    """Which left rows a LeftSemi / LeftAnti / ExistenceJoin emits, given which have a match."""
+
+    MATCHED = "matched"  # LeftSemi: the left rows with a match
+    UNMATCHED = "unmatched"  # LeftAnti: the left rows without one
+    FLAGGED = "flagged"  # ExistenceJoin: every left row, with ``exists`` = has a match
 
 
 class JoinType(Enum):
@@ -92,6 +132,165 @@ class JoinType(Enum):
         existence joins are allowed)."""
         return self in (JoinType.INNER, JoinType.LEFT_OUTER, JoinType.RIGHT_OUTER,
                         JoinType.FULL_OUTER)
+
+    @property
+    def is_outer(self) -> bool:
+        """LeftOuter, RightOuter or FullOuter: some rows come out NULL-padded."""
+        return self.left_nullable or self.right_nullable
+
+    def with_padded_rows_filtered(self, left: bool, right: bool) -> JoinType:
+        """This join type once a filter above it drops every row whose ``left`` (resp. ``right``)
+        side's columns are NULL-padded: the outer join it still is, or Inner (Spark's
+        EliminateOuterJoin ``buildNewJoinType``).  Other join types are returned unchanged."""
+        if not self.is_outer:
+            return self
+        keeps_left = self.preserves_left and not right
+        keeps_right = self.preserves_right and not left
+        return _BY_PRESERVED[keeps_left, keeps_right]
+
+    @property
+    def is_symmetric(self) -> bool:
+        """Swapping the inputs leaves the join's result the same, up to column order: Inner,
+        Cross and FullOuter."""
+        return self.is_inner_like or self is JoinType.FULL_OUTER
+
+    # -- per-side capabilities (``side``: a BuildSide naming the left or the right input) -----
+
+    def preserves(self, side: BuildSide) -> bool:
+        """:attr:`preserves_left` or :attr:`preserves_right`."""
+        return self.preserves_left if side is BuildSide.LEFT else self.preserves_right
+
+    def keeps_unmatched(self, side: BuildSide) -> bool:
+        """:attr:`keeps_unmatched_left` or :attr:`keeps_unmatched_right`.  When False, rows of
+        ``side`` without a match never reach the output: a join-condition conjunct over ``side``
+        alone may filter that input below the join (Spark's PushPredicateThroughJoin, join
+        condition cases), and a runtime filter built from the other side's keys may drop its
+        rows."""
+        return self.keeps_unmatched_left if side is BuildSide.LEFT else self.keeps_unmatched_right
+
+    def pads_unmatched(self, side: BuildSide) -> bool:
+        """Rows of ``side`` without a match come out once, NULL-padded on the other side's
+        columns (the outer joins' preserved sides; ExistenceJoin flags rather than pads)."""
+        return self.right_nullable if side is BuildSide.LEFT else self.left_nullable
+
+    def outputs_unpadded(self, side: BuildSide) -> bool:
+        """The columns of ``side`` reach the output with their values as they are (in the output
+        and never NULL-padded).  Such a side's partitioning and ordering carry over to the output
+        when the operator streams it (Spark's ``ShuffledJoin`` / ``HashJoin`` /
+        ``BroadcastNestedLoopJoinExec.outputPartitioning``, ``SortMergeJoinExec.outputOrdering``),
+        and a Filter above the join over its columns alone may move below the join into it
+        (Spark's PushPredicateThroughJoin, Filter cases)."""
+        if side is BuildSide.LEFT:
+            return not self.left_nullable
+        return self.outputs_right and not self.right_nullable
+
+    @property
+    def existence_output(self) -> ExistenceOutput | None:
+        """Which left rows a LeftSemi / LeftAnti / ExistenceJoin emits; None for the joins that
+        output pairs."""
+        return _EXISTENCE_OUTPUT.get(self)
+
+    @property
+    def emits_matches_only(self) -> bool:
+        """Only matched rows decide the output (Inner, Cross, LeftSemi): once one side has no
+        rows left, nothing more comes out."""
+        return not self.keeps_unmatched_left and not self.keeps_unmatched_right
+
+    # -- physical operators -----------------------------------------------------------------
+
+    def supports(self, algorithm: JoinAlgorithm) -> bool:
+        """Whether ``algorithm`` can run this join type at all (Spark's JoinSelection: every
+        type but the cartesian product, which runs inner-like joins only)."""
+        return algorithm is not JoinAlgorithm.CARTESIAN or self.is_inner_like
+
+    def can_build(self, side: BuildSide, algorithm: JoinAlgorithm) -> bool:
+        """Whether Spark's JoinSelection lets ``algorithm`` build ``side`` of this join type:
+        ``canBuildBroadcastLeft`` / ``canBuildBroadcastRight`` for BroadcastHashJoin,
+        ``canBuildShuffledHashJoinLeft`` / ``Right`` for ShuffledHashJoin, either side of every
+        type for BroadcastNestedLoopJoin; SortMergeJoin and CartesianProduct build nothing."""
+        return self in _BUILDABLE[algorithm, side]
+
+    def kernel_can_build(self, side: BuildSide, algorithm: JoinAlgorithm) -> bool:
+        """The build sides Ember's local join kernels can run: Spark's (:meth:`can_build`), plus
+        the left side of a LeftSemi / LeftAnti / ExistenceJoin hash join, which the local
+        runtime's adaptive conversions build when the left side is much smaller (the output is
+        then read off the build side's matched-row bitset)."""
+        return self.can_build(side, algorithm) or (
+            side is BuildSide.LEFT and self.is_left_existence
+            and algorithm in (JoinAlgorithm.BROADCAST_HASH, JoinAlgorithm.SHUFFLED_HASH))
+
+    def tracks_build_matches(self, build: BuildSide) -> bool:
+        """A join building ``build`` must remember which build rows matched, over every streamed
+        row, before it can emit them: the build side is padded when unmatched, or it is the left
+        side of a LeftSemi / LeftAnti / ExistenceJoin.  When False, each streamed partition is
+        joined on its own."""
+        return self.pads_unmatched(build) or (build is BuildSide.LEFT and self.is_left_existence)
+
+    @property
+    def merge_streamed_side(self) -> BuildSide:
+        """The side a sort-merge join streams (the other is buffered per key): the right side of
+        a RightOuter join, else the left (Spark's ``SortMergeJoinExec.streamedPlan``)."""
+        return BuildSide.RIGHT if self.preserves_right and not self.preserves_left else \
+            BuildSide.LEFT
+
+    def can_prune(self, side: BuildSide) -> bool:
+        """Whether dynamic partition pruning may filter ``side`` with the other side's join keys
+        (Spark's PartitionPruning ``canPruneLeft``: Inner, LeftSemi, RightOuter;
+        ``canPruneRight``: Inner, LeftOuter)."""
+        return self in _PRUNABLE[side]
+
+    def joins_stream_with_static(self, static: BuildSide) -> bool:
+        """A stream may be joined with a static input on side ``static``, each micro-batch on its
+        own (Spark's UnsupportedOperationChecker: the inner-like joins, LeftOuter / LeftSemi /
+        LeftAnti with a static right side, RightOuter with a static left side): the static
+        side's unmatched rows, or its matches, need not be known over the whole stream."""
+        return self is not JoinType.EXISTENCE and not self.tracks_build_matches(static)
+
+    @property
+    def supports_stream_stream(self) -> bool:
+        """A join of two streams may have this type (Spark's StreamingSymmetricHashJoinExec:
+        the inner-like and outer joins and LeftSemi)."""
+        return not self.is_left_existence or self is JoinType.LEFT_SEMI
+
+
+_EXISTENCE_OUTPUT = {
+    JoinType.LEFT_SEMI: ExistenceOutput.MATCHED,
+    JoinType.LEFT_ANTI: ExistenceOutput.UNMATCHED,
+    JoinType.EXISTENCE: ExistenceOutput.FLAGGED,
+}
+
+#: (preserves left, preserves right) -> the join of pairs that does so
+_BY_PRESERVED = {
+    (False, False): JoinType.INNER,
+    (True, False): JoinType.LEFT_OUTER,
+    (False, True): JoinType.RIGHT_OUTER,
+    (True, True): JoinType.FULL_OUTER,
+}
+
+_INNER_LIKE = frozenset({JoinType.INNER, JoinType.CROSS})
+_LEFT_EXISTENCE = frozenset({JoinType.LEFT_SEMI, JoinType.LEFT_ANTI, JoinType.EXISTENCE})
+_OUTER = frozenset({JoinType.LEFT_OUTER, JoinType.RIGHT_OUTER, JoinType.FULL_OUTER})
+
+#: Spark 4's JoinSelection build-side matrix: (algorithm, side) -> the join types it may build.
+_BUILDABLE: dict[tuple[JoinAlgorithm, BuildSide], frozenset[JoinType]] = {
+    (JoinAlgorithm.BROADCAST_HASH, BuildSide.LEFT): _INNER_LIKE | {JoinType.RIGHT_OUTER},
+    (JoinAlgorithm.BROADCAST_HASH, BuildSide.RIGHT): (_INNER_LIKE | {JoinType.LEFT_OUTER}
+                                                      | _LEFT_EXISTENCE),
+    (JoinAlgorithm.SHUFFLED_HASH, BuildSide.LEFT): _INNER_LIKE | _OUTER,
+    (JoinAlgorithm.SHUFFLED_HASH, BuildSide.RIGHT): _INNER_LIKE | _OUTER | _LEFT_EXISTENCE,
+    (JoinAlgorithm.BROADCAST_NESTED_LOOP, BuildSide.LEFT): frozenset(JoinType),
+    (JoinAlgorithm.BROADCAST_NESTED_LOOP, BuildSide.RIGHT): frozenset(JoinType),
+    (JoinAlgorithm.SORT_MERGE, BuildSide.LEFT): frozenset(),
+    (JoinAlgorithm.SORT_MERGE, BuildSide.RIGHT): frozenset(),
+    (JoinAlgorithm.CARTESIAN, BuildSide.LEFT): frozenset(),
+    (JoinAlgorithm.CARTESIAN, BuildSide.RIGHT): frozenset(),
+}
+
+#: Spark's PartitionPruning.canPruneLeft / canPruneRight.
+_PRUNABLE = {
+    BuildSide.LEFT: frozenset({JoinType.INNER, JoinType.LEFT_SEMI, JoinType.RIGHT_OUTER}),
+    BuildSide.RIGHT: frozenset({JoinType.INNER, JoinType.LEFT_OUTER}),
+}
 
 
 def join_output(join_type: JoinType, left: Any, right: Any,

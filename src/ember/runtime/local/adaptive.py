@@ -89,12 +89,7 @@ from ember.physical.nodes import (
     SparkPlan,
 )
 from ember.physical.partitioning import HashPartitioning, UnspecifiedDistribution
-from ember.planning.join_selection import (
-    can_build_broadcast_left,
-    can_build_broadcast_right,
-    can_build_shuffled_hash_join_left,
-    can_build_shuffled_hash_join_right,
-)
+from ember.plans.logical.join_type import JoinAlgorithm
 from ember.runtime.local.node_state import NodeSet, NodeState
 
 if TYPE_CHECKING:
@@ -213,13 +208,9 @@ def _estimate(ex: ShuffleExchangeExec, rt: RunContext) -> float:
 
 def _shj_sides(jt) -> list[BuildSide]:
     """Build sides a shuffled hash join of type ``jt`` may take in the local runtime: Spark's,
-    plus the left side of semi / anti / existence joins (hash_join.py)."""
-    sides = []
-    if can_build_shuffled_hash_join_right(jt):
-        sides.append(BuildSide.RIGHT)
-    if can_build_shuffled_hash_join_left(jt) or jt.is_left_existence:
-        sides.append(BuildSide.LEFT)
-    return sides
+    plus the left side of semi / anti / existence joins (``JoinType.kernel_can_build``)."""
+    return [side for side in (BuildSide.RIGHT, BuildSide.LEFT)
+            if jt.kernel_can_build(side, JoinAlgorithm.SHUFFLED_HASH)]
 
 
 #: A semi / anti / existence join builds its left side when that is this many times smaller.
@@ -336,13 +327,14 @@ def _to_broadcast(node: SparkPlan, left: _Side | None, right: _Side | None,
         return None
     jt = node.join_type
     sides = []
-    if can_build_broadcast_right(jt):
+    if jt.can_build(BuildSide.RIGHT, JoinAlgorithm.BROADCAST_HASH):
         sides.append(BuildSide.RIGHT)
     relied_partitioning, relied_ordering = rt.relied_upon
     keeps_partitioning = node in relied_partitioning
-    if can_build_broadcast_left(jt):
+    if jt.can_build(BuildSide.LEFT, JoinAlgorithm.BROADCAST_HASH):
         sides.append(BuildSide.LEFT)
-    elif (BROADCAST_LEFT_EXISTENCE and jt.is_left_existence and not keeps_partitioning
+    elif (BROADCAST_LEFT_EXISTENCE and not keeps_partitioning
+          and jt.kernel_can_build(BuildSide.LEFT, JoinAlgorithm.BROADCAST_HASH)
           and right.narrow):
         # Ember's: the left side broadcast, the right rows streamed unshuffled marking the left
         # rows they match (hash_join._broadcast_left_existence); its output has no partitioning

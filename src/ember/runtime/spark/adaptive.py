@@ -39,7 +39,7 @@ from ember.conf import (ADAPTIVE_ENABLED, ADAPTIVE_SHUFFLED_HASH_JOIN, AUTO_BROA
                         MEMORY_BUDGET)
 from ember.physical.nodes import (BuildSide, ReusedExchangeExec, ShuffledHashJoinExec, SortExec,
                                   SortMergeJoinExec, SparkPlan)
-from ember.planning.join_selection import can_build_broadcast_left, can_build_broadcast_right
+from ember.plans.logical.join_type import JoinAlgorithm
 from ember.runtime.local.adaptive import (_broadcast_plan, _capped_size, _shj_sides, _side_of,
                                           _Side, _unsorted, child_needs)
 
@@ -124,9 +124,8 @@ def _measure_order(node: SparkPlan, rt: SparkRuntime
     smaller goes first."""
     jt = node.join_type
     by_side = {BuildSide.LEFT: _side_of(node.left), BuildSide.RIGHT: _side_of(node.right)}
-    sides = [s for s, ok in ((BuildSide.RIGHT, can_build_broadcast_right(jt)),
-                             (BuildSide.LEFT, can_build_broadcast_left(jt)))
-             if ok and by_side[s] is not None]
+    sides = [s for s in (BuildSide.RIGHT, BuildSide.LEFT)
+             if jt.can_build(s, JoinAlgorithm.BROADCAST_HASH) and by_side[s] is not None]
     if len(sides) == 2 and _estimate(by_side[BuildSide.LEFT], rt) < _estimate(
             by_side[BuildSide.RIGHT], rt):
         sides.reverse()
@@ -140,8 +139,8 @@ def _key_source(node: SparkPlan, rt: SparkRuntime, by_side: dict[BuildSide, _Sid
     side of a left semi join), estimated smaller than that other side: its map stage runs
     before the other side's scan is made (it runs anyway unless the other side is broadcast,
     and it is the smaller one)."""
-    for side, ok in ((BuildSide.LEFT, can_build_broadcast_left(node.join_type)),
-                     (BuildSide.RIGHT, can_build_broadcast_right(node.join_type))):
+    for side in (BuildSide.LEFT, BuildSide.RIGHT):
+        ok = node.join_type.can_build(side, JoinAlgorithm.BROADCAST_HASH)
         other = BuildSide.RIGHT if side is BuildSide.LEFT else BuildSide.LEFT
         s, o = by_side[side], by_side[other]
         if (ok or s is None or o is None or not rt.can_filter_other_side(node, side)

@@ -45,7 +45,6 @@ from ember.physical.nodes import (BroadcastExchangeExec, BroadcastHashJoinExec, 
                                   FileSourceScanExec, FilterExec, ProjectExec, ReusedExchangeExec,
                                   ShuffledHashJoinExec, ShuffleExchangeExec, SortExec,
                                   SortMergeJoinExec, SparkPlan)
-from ember.plans.logical.join_type import JoinType
 from ember.runtime.local.node_state import NodeSet, NodeState
 
 __all__ = ["ScanFilter", "scan_filters", "candidate_scans", "shuffle_candidate_scans",
@@ -95,8 +94,7 @@ def _targets(plan: SparkPlan, min_scan_bytes: int
     joins = plan.collect(lambda n: n if isinstance(n, BroadcastHashJoinExec) else None)
     for join in {id(j): j for j in joins}.values():
         build_right = join.build_side is BuildSide.RIGHT
-        if not (join.join_type is JoinType.INNER
-                or (join.join_type is JoinType.LEFT_SEMI and build_right)):
+        if not join.join_type.can_prune(join.build_side.other):  # the streamed side
             continue
         build, stream = (join.right, join.left) if build_right else (join.left, join.right)
         bkeys, skeys = ((join.right_keys, join.left_keys) if build_right
@@ -148,18 +146,6 @@ def shuffle_candidate_scans(plan: SparkPlan, min_scan_bytes: int) -> NodeSet:
                    for t in shuffle_targets(j, side, min_scan_bytes, shared))
 
 
-#: the sides of a shuffled join whose unmatched rows never reach its output, by join type
-_FILTERABLE = {
-    JoinType.INNER: (BuildSide.LEFT, BuildSide.RIGHT),
-    JoinType.CROSS: (BuildSide.LEFT, BuildSide.RIGHT),
-    JoinType.LEFT_SEMI: (BuildSide.LEFT, BuildSide.RIGHT),
-    JoinType.LEFT_OUTER: (BuildSide.RIGHT,),
-    JoinType.LEFT_ANTI: (BuildSide.RIGHT,),
-    JoinType.EXISTENCE: (BuildSide.RIGHT,),
-    JoinType.RIGHT_OUTER: (BuildSide.LEFT,),
-}
-
-
 def shuffle_targets(join: SparkPlan, measured: BuildSide, min_scan_bytes: int,
                     shared: NodeSet) -> list[ShuffleTarget]:
     """The scans of ``join``'s other side that the distinct keys of its ``measured`` side's
@@ -168,7 +154,7 @@ def shuffle_targets(join: SparkPlan, measured: BuildSide, min_scan_bytes: int,
     from ember.runtime.local.adaptive import _side_of
 
     target = BuildSide.RIGHT if measured is BuildSide.LEFT else BuildSide.LEFT
-    if target not in _FILTERABLE.get(join.join_type, ()):
+    if join.join_type.keeps_unmatched(target):  # the target's unmatched rows reach the output
         return []
     source, other = ((join.left, join.right) if measured is BuildSide.LEFT
                      else (join.right, join.left))

@@ -86,15 +86,11 @@ from ember.physical.streaming.join_conditions import JoinConditionSplitPredicate
 from ember.physical.streaming.state_watermark import (
     JoinStateKeyWatermarkPredicate, event_time_column, state_watermark_predicates, watermark_mask,
 )
-from ember.plans.logical.join_type import JoinType
+from ember.plans.logical.join_type import BuildSide, JoinType
 from ember.streaming.state.join_state import JoinSideState, SymmetricHashJoinStateManager
 from ember.streaming.state.store import StateStoreConf
 
 __all__ = ["StateInfo", "SymmetricHashJoin", "state_ttls_ms"]
-
-_SUPPORTED = (JoinType.INNER, JoinType.CROSS, JoinType.LEFT_OUTER, JoinType.RIGHT_OUTER,
-              JoinType.FULL_OUTER, JoinType.LEFT_SEMI)
-
 
 @dataclass(frozen=True, slots=True)
 class StateInfo:
@@ -174,12 +170,12 @@ class SymmetricHashJoin:
                  watermark_for_eviction_ms: int | None, conf: Any,
                  state_format_version: int = 2, store_factory: Any = None,
                  batch_timestamp_ms: int | None = None) -> None:
-        if join_type not in _SUPPORTED:
+        if not join_type.supports_stream_stream:
             raise AnalysisError(f"{join_type} join is not supported between two streams",
                                 error_class="STREAMING_JOIN_UNSUPPORTED")
         if len(left_keys) != len(right_keys) or not left_keys:
             raise InternalError("SymmetricHashJoin needs equally many (>= 1) keys per side")
-        self.join_type = JoinType.INNER if join_type is JoinType.CROSS else join_type
+        self.join_type = JoinType.INNER if join_type.is_inner_like else join_type
         if state_format_version == 1 and self.join_type is not JoinType.INNER:
             raise AnalysisError(
                 f"Join state format version 1 does not support {self.join_type} joins "
@@ -221,8 +217,8 @@ class SymmetricHashJoin:
         self.joined_schema = schema_of(joined)
         self.post_filter = (None if self.condition.both_sides is None
                             else prepare(self.condition.both_sides, joined))
-        self.output_schema = (self.left.schema if self.join_type is JoinType.LEFT_SEMI
-                              else self.joined_schema)
+        self.output_schema = (self.joined_schema if self.join_type.outputs_right
+                              else self.left.schema)
         self._lock = threading.Lock()
         self._metrics: dict[str, int] = {
             "numOutputRows": 0, "numUpdatedStateRows": 0, "numRemovedStateRows": 0,
@@ -281,11 +277,9 @@ class SymmetricHashJoin:
                 counts["removed"] += expired.num_rows
                 counts["ttl_" + side.name] += expired.num_rows
                 is_left = side is self.left
-                jt = self.join_type
-                if (jt.preserves_left if is_left else jt.preserves_right) \
-                        and jt is not JoinType.LEFT_SEMI:
+                if self.join_type.pads_unmatched(BuildSide.LEFT if is_left else BuildSide.RIGHT):
                     out.append(self._outer_rows(expired, left_side=is_left))
-            if self.join_type is JoinType.LEFT_SEMI:
+            if not self.join_type.outputs_right:
                 out += self._store_and_join(self.right, mgr_r, mgr_l, right, counts)
                 out += self._store_and_join(self.left, mgr_l, mgr_r, left, counts)
             else:
@@ -293,21 +287,17 @@ class SymmetricHashJoin:
                 out += self._store_and_join(self.right, mgr_r, mgr_l, right, counts)
             inner_done = time.perf_counter()
             jt = self.join_type
-            if jt in (JoinType.LEFT_OUTER, JoinType.FULL_OUTER):
-                removed = self._remove_old_state(self.left, mgr_l)
-                counts["removed"] += removed.num_rows
-                out.append(self._outer_rows(removed, left_side=True))
-            if jt in (JoinType.RIGHT_OUTER, JoinType.FULL_OUTER):
-                removed = self._remove_old_state(self.right, mgr_r)
-                counts["removed"] += removed.num_rows
-                out.append(self._outer_rows(removed, left_side=False))
-            cleanup = {JoinType.INNER: (True, True), JoinType.LEFT_SEMI: (True, True),
-                       JoinType.LEFT_OUTER: (False, True), JoinType.RIGHT_OUTER: (True, False),
-                       JoinType.FULL_OUTER: (False, False)}[jt]
-            if cleanup[0]:
-                counts["removed"] += self._remove_old_state(self.left, mgr_l).num_rows
-            if cleanup[1]:
-                counts["removed"] += self._remove_old_state(self.right, mgr_r).num_rows
+            # evicted rows of the padded (preserved) sides come out NULL-padded; then the other
+            # sides' old state is dropped, left before right
+            sides = ((self.left, mgr_l, BuildSide.LEFT), (self.right, mgr_r, BuildSide.RIGHT))
+            for side, mgr, where in sides:
+                if jt.pads_unmatched(where):
+                    removed = self._remove_old_state(side, mgr)
+                    counts["removed"] += removed.num_rows
+                    out.append(self._outer_rows(removed, left_side=where is BuildSide.LEFT))
+            for side, mgr, where in sides:
+                if not jt.pads_unmatched(where):
+                    counts["removed"] += self._remove_old_state(side, mgr).num_rows
             removal_done = time.perf_counter()
             mgr_l.commit()
             mgr_r.commit()
@@ -364,8 +354,7 @@ class SymmetricHashJoin:
             ok = _true_mask(side.pre_filter.eval(batch), n)
             if not ok.all():
                 failed = batch.filter(pa.array(~ok))
-                preserved = (jt.preserves_left if is_left else jt.preserves_right)
-                if preserved and jt is not JoinType.LEFT_SEMI:
+                if jt.pads_unmatched(BuildSide.LEFT if is_left else BuildSide.RIGHT):
                     out.append(self._padded(failed, left_side=is_left))
                 batch = batch.filter(pa.array(ok))
                 n = batch.num_rows
@@ -385,7 +374,7 @@ class SymmetricHashJoin:
                 return np.ones(len(probe), dtype=bool)
             return _true_mask(self.post_filter.eval(joined(probe, state)), len(probe))
 
-        semi = jt is JoinType.LEFT_SEMI
+        semi = not jt.outputs_right  # LeftSemi, the one left-existence join between streams
         if semi and not is_left:
             # Spark 4.3: the matched left state rows are emitted and removed (module docstring).
             probe, hits = other.get_joined_rows_and_remove_matched(keys, predicate)
@@ -415,7 +404,7 @@ class SymmetricHashJoin:
                 else:
                     evicting = p.evaluate(pa.Table.from_batches([batch]))
             store = ~evicting
-            if jt in (JoinType.RIGHT_OUTER, JoinType.FULL_OUTER):
+            if jt.pads_unmatched(BuildSide.RIGHT):
                 store |= ~has_match
         if store.any():
             sel = pa.array(np.flatnonzero(store))

@@ -432,15 +432,10 @@ def _stream_static_join(node: Any, static_left: bool, statics: list[tuple[Any, A
     from ember.physical.nodes import (BroadcastExchangeExec, BroadcastHashJoinExec,
                                       BroadcastNestedLoopJoinExec, BuildSide,
                                       ReusedExchangeExec)
-    from ember.plans.logical.join_type import JoinType
     from ember.runtime.spark.nodes import SparkInputExec
 
     jt = node.join_type
-    streamed = (jt.is_inner_like
-                or (not static_left and jt in (JoinType.LEFT_OUTER, JoinType.LEFT_SEMI,
-                                               JoinType.LEFT_ANTI))
-                or (static_left and jt is JoinType.RIGHT_OUTER))
-    if not streamed:  # refused by the streaming checks before; never joined per batch
+    if not jt.joins_stream_with_static(BuildSide.LEFT if static_left else BuildSide.RIGHT):  # refused by the streaming checks before; never joined per batch
         raise UnsupportedError(
             f"A {jt.value} join with a static {'left' if static_left else 'right'} side is "
             "not supported on the Spark runtime", error_class="UNSUPPORTED_FEATURE")

@@ -64,7 +64,7 @@ from ember.physical.nodes import (
     BuildSide,
     ShuffledHashJoinExec,
 )
-from ember.plans.logical.join_type import JoinType
+from ember.plans.logical.join_type import JoinAlgorithm, JoinType
 from ember.runtime.local.joins.common import (
     NodeMetricsSink,
     bind_all,
@@ -128,9 +128,8 @@ class HashJoinParts:
         build, stream = (node.left, node.right) if build_left else (node.right, node.left)
         bkeys, skeys = ((node.left_keys, node.right_keys) if build_left
                         else (node.right_keys, node.left_keys))
-        _check_build_side(jt, build_left, shuffled=shuffled)
-        build_outer = jt is JoinType.FULL_OUTER or (jt is JoinType.LEFT_OUTER and build_left) or (
-            jt is JoinType.RIGHT_OUTER and not build_left)
+        _check_build_side(jt, node.build_side, shuffled=shuffled)
+        build_outer = jt.pads_unmatched(node.build_side)
         ignores = False
         if shuffled and jt.is_left_existence and not build_left:
             allowed = {a.id for a in stream.output}
@@ -170,19 +169,10 @@ class HashJoinParts:
             schema=self.build_schema, shared=shared)
 
 
-def _check_build_side(jt: JoinType, build_left: bool, *, shuffled: bool) -> None:
-    if build_left:
-        # left semi / anti / existence joins building the left side are Ember's (the runtime's
-        # shuffled-hash and broadcast conversions pick them when the left side is smaller)
-        ok = jt.is_inner_like or jt is JoinType.RIGHT_OUTER or jt.is_left_existence or (
-            shuffled and jt in (JoinType.LEFT_OUTER, JoinType.FULL_OUTER))
-    else:
-        ok = jt is not JoinType.FULL_OUTER or shuffled
-        ok = ok and (jt is not JoinType.RIGHT_OUTER or shuffled)
-    if not ok:
-        name = "ShuffledHashJoin" if shuffled else "BroadcastHashJoin"
-        side = "BuildLeft" if build_left else "BuildRight"
-        raise InternalError(f"{name} cannot run {jt} with {side}")
+def _check_build_side(jt: JoinType, side: BuildSide, *, shuffled: bool) -> None:
+    algorithm = JoinAlgorithm.SHUFFLED_HASH if shuffled else JoinAlgorithm.BROADCAST_HASH
+    if not jt.kernel_can_build(side, algorithm):
+        raise InternalError(f"{algorithm.value} cannot run {jt} with {side}")
 
 
 def probe(parts: HashJoinParts, relation: HashedRelation | BoundedRelation,

@@ -37,7 +37,7 @@ from ember.errors import InternalError
 from ember.execution.kernels.conditions import PairCondition
 from ember.execution.kernels.batches import make_batch, schema_of
 from ember.expressions.base import AttributeReference, Expression
-from ember.plans.logical.join_type import JoinType
+from ember.plans.logical.join_type import BuildSide, ExistenceOutput, JoinType
 from ember.runtime.local.pruning import placeholder
 
 # Candidate pairs are enumerated in chunks of at most PAIR_CHUNK_FACTOR * batch_size pairs.
@@ -282,15 +282,14 @@ class JoinKernel:
         bl = layout.build_left
         self.stream_is_left = not bl
         self.emits_pairs = jt.outputs_right
+        build_side = BuildSide.LEFT if bl else BuildSide.RIGHT
         # The stream side is preserved: unmatched stream rows come out NULL-padded.
-        self.pad_stream = jt is JoinType.FULL_OUTER or (
-            jt is JoinType.LEFT_OUTER and not bl) or (jt is JoinType.RIGHT_OUTER and bl)
+        self.pad_stream = jt.pads_unmatched(build_side.other)
         # The build side is preserved, or the output is a function of the build rows.
-        self.build_outer = jt is JoinType.FULL_OUTER or (
-            jt is JoinType.LEFT_OUTER and bl) or (jt is JoinType.RIGHT_OUTER and not bl)
+        self.build_outer = jt.pads_unmatched(build_side)
         self.build_existence = jt.is_left_existence and bl
         self.stream_existence = jt.is_left_existence and not bl
-        needs_bits = self.build_outer or self.build_existence
+        needs_bits = jt.tracks_build_matches(build_side)
         if track_build is not None:
             needs_bits = needs_bits or track_build
         self.build_matched = np.zeros(build.num_rows, dtype=bool) if needs_bits else None
@@ -405,13 +404,13 @@ class JoinKernel:
     def _stream_existence(
         self, stream: pa.RecordBatch, rows: np.ndarray, matched: np.ndarray
     ) -> Iterator[pa.RecordBatch]:
-        jt = self.layout.join_type
+        kept = self.layout.join_type.existence_output
         n = stream.num_rows
         # ``rows`` ascend within 0 .. n-1: as many as the batch holds means every row, in order.
-        if jt is JoinType.LEFT_SEMI:
+        if kept is ExistenceOutput.MATCHED:
             sel = rows[matched]
             yield from self.layout.emit(stream, None, sel, None, left_identity=len(sel) == n)
-        elif jt is JoinType.LEFT_ANTI:
+        elif kept is ExistenceOutput.UNMATCHED:
             sel = rows[~matched]
             yield from self.layout.emit(stream, None, sel, None, left_identity=len(sel) == n)
         else:
@@ -438,10 +437,10 @@ class JoinKernel:
             else:
                 yield from self.layout.emit(None, self.build, none, un)
         elif self.build_existence:
-            jt = self.layout.join_type
-            if jt is JoinType.LEFT_SEMI:
+            kept = self.layout.join_type.existence_output
+            if kept is ExistenceOutput.MATCHED:
                 yield from self.layout.emit(self.build, None, rows[bits], None)
-            elif jt is JoinType.LEFT_ANTI:
+            elif kept is ExistenceOutput.UNMATCHED:
                 yield from self.layout.emit(self.build, None, rows[~bits], None)
             else:
                 yield from self.layout.emit(self.build, None, rows, None, exists=bits)

@@ -74,12 +74,7 @@ def nested_loop_stream(layout: JoinLayout, build: pa.RecordBatch,
 
 def is_streamed_path(join_type: JoinType, build_left: bool) -> bool:
     """Whether BNLJ needs nothing global (each stream partition is independent)."""
-    if join_type.is_inner_like:
-        return True
-    if build_left:
-        return join_type is JoinType.RIGHT_OUTER
-    return join_type in (JoinType.LEFT_OUTER, JoinType.LEFT_SEMI, JoinType.LEFT_ANTI,
-                         JoinType.EXISTENCE)
+    return not join_type.tracks_build_matches(BuildSide.LEFT if build_left else BuildSide.RIGHT)
 
 
 def build_side_batch(rt: RunContext, build_plan: Any) -> pa.RecordBatch:

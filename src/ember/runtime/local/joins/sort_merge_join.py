@@ -47,7 +47,7 @@ from ember.execution.kernels.keys import encode_arrays, unify_types
 from ember.execution.kernels.sort import sort_indices
 from ember.expressions.base import Expression
 from ember.physical.nodes import SortMergeJoinExec
-from ember.plans.logical.join_type import JoinType
+from ember.plans.logical.join_type import BuildSide, ExistenceOutput, JoinType
 from ember.runtime.local.joins.common import NodeMetricsSink, bind_all, layout_of, runtime_memory
 from ember.runtime.local.joins.hashed_relation import eval_keys
 from ember.runtime.local.joins.kernel import Candidates, JoinKernel, JoinLayout
@@ -234,7 +234,8 @@ class SortMergeJoinScanner:
         cap = max(1, memory.budget // 16)
         self.S = _Pending(streamed, streamed_keys, streamed_schema, rows, cap)
         self.B = _Pending(buffered, buffered_keys, buffered_schema, rows, cap)
-        self.full = node_join_type is JoinType.FULL_OUTER
+        # the buffered side is preserved too (FullOuter): its unmatched rows come out padded
+        self.full = node_join_type.pads_unmatched(node_join_type.merge_streamed_side.other)
         self.memory = memory
         self.spill_dir = spill_dir
         self.metrics = metrics or NodeMetricsSink()
@@ -242,7 +243,7 @@ class SortMergeJoinScanner:
         self.over_budget = False
         self.b_matched = np.zeros(0, dtype=bool)
         # only matches matter: stop once the buffered side is exhausted and released
-        self.matches_only = node_join_type in (JoinType.INNER, JoinType.CROSS, JoinType.LEFT_SEMI)
+        self.matches_only = node_join_type.emits_matches_only
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -448,17 +449,18 @@ class SortMergeJoinScanner:
             off += m
         rows = np.arange(n, dtype=np.int64)
         jt = self.jt
+        kept = jt.existence_output
         if layout.join_type.outputs_right:
-            if jt is not JoinType.INNER and jt is not JoinType.CROSS:  # the streamed side is kept
+            if jt.pads_unmatched(jt.merge_streamed_side):  # the streamed side is kept
                 un = rows[~stream_matched]
                 none = np.full(len(un), -1, dtype=np.int64)
                 if layout.build_left:
                     yield from layout.emit(None, sbatch, none, un)
                 else:
                     yield from layout.emit(sbatch, None, un, none)
-        elif jt is JoinType.LEFT_SEMI:
+        elif kept is ExistenceOutput.MATCHED:
             yield from layout.emit(sbatch, None, rows[stream_matched], None)
-        elif jt is JoinType.LEFT_ANTI:
+        elif kept is ExistenceOutput.UNMATCHED:
             yield from layout.emit(sbatch, None, rows[~stream_matched], None)
         else:
             yield from layout.emit(sbatch, None, rows, None, exists=stream_matched)
@@ -472,7 +474,7 @@ def sort_merge_join_partition(
     """One partition of ``node`` (a SortMergeJoinExec) over its sorted children's batches
     (``rt``: the run, whose parents' reads let unread output columns go ungathered)."""
     jt: JoinType = node.join_type
-    stream_right = jt is JoinType.RIGHT_OUTER
+    stream_right = jt.merge_streamed_side is BuildSide.RIGHT
     layout = layout_of(node, batch_size, build_left=stream_right, rt=rt)
     lkeys = bind_all(node.left_keys, node.left.output)
     rkeys = bind_all(node.right_keys, node.right.output)
