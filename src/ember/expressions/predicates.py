@@ -182,6 +182,9 @@ class Not(Predicate):
     def simple_string(self) -> str:
         return f"NOT {self.child.simple_string()}"
 
+    def sql(self) -> str:
+        return f"(NOT {self.child.sql()})"
+
 
 def _reorder_chain(e: And | Or) -> Expression:
     """A deterministic ``And``/``Or`` chain (children canonical) as the chain of its operands in
@@ -203,9 +206,6 @@ def _reorder_chain(e: And | Or) -> Expression:
     for x in ordered[1:]:
         out = cls(out, x)
     return out
-
-    def sql(self) -> str:
-        return f"(NOT {self.child.sql()})"
 
 
 def _check_boolean_operands(left: Expression, right: Expression) -> str | None:
