@@ -20,6 +20,8 @@ from collections.abc import Sequence
 
 from ember.conf import BATCH_SIZE
 from ember.errors import EmberError
+from ember.session import Session
+from ember.sql import split_statements
 
 __all__ = ["main"]
 
@@ -53,8 +55,6 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _session(args: argparse.Namespace):  # -> ember.Session
-    from ember.session import Session
-
     conf: dict[str, str] = {}
     for item in args.conf:
         if "=" not in item:
@@ -79,8 +79,6 @@ def _run_statement(session, text: str, args: argparse.Namespace) -> None:
 
 
 def _run_script(session, text: str, args: argparse.Namespace) -> int:
-    from ember.sql import split_statements
-
     for stmt in split_statements(text):
         try:
             _run_statement(session, stmt, args)
@@ -91,8 +89,6 @@ def _run_script(session, text: str, args: argparse.Namespace) -> int:
 
 
 def _shell(session, args: argparse.Namespace) -> int:
-    from ember.sql import split_statements
-
     try:
         import readline
     except ImportError:  # pragma: no cover - e.g. Windows without pyreadline

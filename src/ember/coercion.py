@@ -55,6 +55,7 @@ from typing import Literal as _Lit
 
 from ember import types as T
 from ember.expressions.base import Expression, Literal
+from ember.expressions import arithmetic as A, conditional as C, predicates as P
 
 __all__ = [
     "find_tightest_common_type", "find_wider_type_for_two", "find_wider_type", "decimal_for_integral",
@@ -351,6 +352,7 @@ def implicit_cast(expr: Expression, target: T.DataType) -> Expression | None:
     >>> implicit_cast(Literal(1, T.INT), T.LONG)
     cast(1 as bigint)
     """
+    # here, not at module level: import cycle coercion -> expressions.cast -> coercion
     from ember.expressions.cast import Cast
 
     if expr.data_type == target:
@@ -361,6 +363,7 @@ def implicit_cast(expr: Expression, target: T.DataType) -> Expression | None:
 
 
 def _cast_to(e: Expression, t: T.DataType) -> Expression:
+    # here, not at module level: import cycle coercion -> expressions.cast -> coercion
     from ember.expressions.cast import Cast
 
     return e if e.data_type == t else Cast(e, t)
@@ -479,9 +482,6 @@ def coerce_expression(e: Expression, legacy: bool = False) -> Expression:
     """``e`` with ANSI implicit casts inserted into its direct children, or ``e`` itself when
     nothing applies (or its children are unresolved).  Apply bottom-up over a tree.
     ``legacy``: Spark's non-ANSI TypeCoercion where it differs (see the module docstring)."""
-    from ember.expressions import arithmetic as A
-    from ember.expressions import conditional as C
-    from ember.expressions import predicates as P
 
     if not all(c.resolved for c in e.children):
         return e

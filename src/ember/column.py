@@ -16,13 +16,10 @@ from typing import Any
 
 from ember import types as T
 from ember.expressions.base import (
-    Alias,
-    Expression,
-    Literal,
-    SortOrder,
-    UnresolvedAttribute,
-    UnresolvedStar,
+    Alias, Expression, Literal, SortOrder, UnresolvedAttribute, UnresolvedStar, UnresolvedFunction,
 )
+from ember.errors import AnalysisError
+from ember.sql import parse_data_type
 
 __all__ = ["Column", "to_expr", "literal_expr", "parse_column_name", "column_from_name"]
 
@@ -63,7 +60,6 @@ def literal_expr(value: Any) -> Literal:
         return Literal(value.astimezone(_dt.timezone.utc), T.TIMESTAMP)
     if isinstance(value, _dt.date):
         return Literal(value, T.DATE)
-    from ember.errors import AnalysisError
 
     raise AnalysisError(
         f"The feature is not supported: literal for '{value!r}' of {type(value)}.",
@@ -142,8 +138,6 @@ def _cast_type(data_type: Any) -> T.DataType:
     if isinstance(data_type, T.DataType):
         return data_type
     if isinstance(data_type, str):
-        from ember.sql import parse_data_type
-
         return parse_data_type(data_type)
     raise TypeError(f"Cannot cast to {data_type!r}: expected a type string, an ember type or a "
                     "PySpark type")
@@ -389,6 +383,4 @@ def _expr_class(module: str, name: str) -> Any:
 
 
 def _fn(name: str, *args: Expression, **kw: Any) -> Expression:
-    from ember.expressions.base import UnresolvedFunction
-
     return UnresolvedFunction(name, tuple(args), **kw)

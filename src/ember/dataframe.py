@@ -45,28 +45,20 @@ from ember.plans.logical.join_type import (
     join_type_from_string,
 )
 from ember.plans.logical.nodes import (
-    Aggregate,
-    Distinct,
-    Except,
-    Filter,
-    Intersect,
-    Join,
-    Limit,
-    LogicalPlan,
-    Offset,
-    Pivot,
-    Project,
-    ResolvedHint,
-    Sort,
-    SubqueryAlias,
-    Union,
-    UnresolvedHint,
-    Unpivot,
+    Aggregate, Distinct, Except, Filter, Intersect, Join, Limit, LogicalPlan, Offset, Pivot,
+    Project, ResolvedHint, Sort, SubqueryAlias, Union, UnresolvedHint, Unpivot, EventTimeWatermark,
 )
 from ember.query_execution import QueryExecution
 from ember.row import Row, make_row
 from ember.conf import PIVOT_MAX_VALUES
 from ember.errors import UnsupportedError
+from ember.analysis.fresh import fresh_copy
+from ember.expressions.cast import Cast
+from ember.expressions.intervals import python_interval_string
+from ember.expressions.predicates import And, EqualNullSafe, EqualTo
+from ember.sql import parse_expression
+from ember.streaming.api import DataStreamWriter
+from ember.streaming.watermarks import delay_ms, interval_string, parse_interval
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
@@ -203,6 +195,7 @@ class DataFrame:
         >>> out.to_spark().where("n > 2").collect()                            # doctest: +SKIP
         [Row(k=0, n=3)]
         """
+        # here, not at module level: pyspark loads only when the Spark runtime runs
         from ember.runtime.spark.interop import to_spark
 
         return to_spark(self._qe)
@@ -285,7 +278,6 @@ class DataFrame:
     def writeStream(self) -> Any:  # noqa: N802
         """The writer that starts this streaming DataFrame as a query
         (:class:`ember.streaming.api.DataStreamWriter`)."""
-        from ember.streaming.api import DataStreamWriter
 
         return DataStreamWriter(self)
 
@@ -296,8 +288,6 @@ class DataFrame:
         Spark (the delay is still checked)."""
         import uuid
 
-        from ember.plans.logical.nodes import EventTimeWatermark
-        from ember.streaming.watermarks import delay_ms, interval_string, parse_interval
 
         interval = parse_interval(delayThreshold)
         ms = delay_ms(interval)
@@ -369,7 +359,6 @@ class DataFrame:
 
     def selectExpr(self, *exprs: str) -> "DataFrame":  # noqa: N802
         """``selectExpr("a + 1", "b AS bb", "*")``: SQL expression strings."""
-        from ember.sql import parse_expression
 
         if len(exprs) == 1 and isinstance(exprs[0], (list, tuple)):
             exprs = tuple(exprs[0])
@@ -443,8 +432,6 @@ class DataFrame:
     def filter(self, condition: Column | str) -> "DataFrame":
         """Rows where ``condition`` is true: ``filter(col("a") > 1)`` or ``filter("a > 1")``."""
         if isinstance(condition, str):
-            from ember.sql import parse_expression
-
             cond = parse_expression(condition)
         else:
             cond = to_expr(condition)
@@ -540,7 +527,6 @@ class DataFrame:
             return new(Join(self._plan, right, UsingJoin(jt, tuple(on)), None))
         if all(isinstance(c, Column) for c in on):
             cond: Expression | None = None
-            from ember.expressions.predicates import And
 
             _check_self_join_refs([c.expr for c in on], ambiguous, mapping)
             for c in on:
@@ -870,12 +856,8 @@ def _named(e: Expression) -> Expression:
     ``UnresolvedAlias`` so the analyzer names it after its SQL (``(a + 1)``, ``count(1)``)."""
     if isinstance(e, (NamedExpression, UnresolvedStar)):
         return e
-    try:
-        from ember.expressions.cast import Cast
-    except ImportError:  # pragma: no cover - expressions package still being written
-        Cast = None  # noqa: N806
     # PySpark names ``col("a").cast("int")`` after the column (the cast is not user-visible SQL).
-    if Cast is not None and isinstance(e, Cast):
+    if isinstance(e, Cast):
         child = e.child
         if isinstance(child, (UnresolvedAttribute, AttributeReference)):
             return Alias(e, child.name_parts[-1] if isinstance(child, UnresolvedAttribute)
@@ -914,7 +896,6 @@ def _dedup_right(left: LogicalPlan, right: LogicalPlan) -> tuple[LogicalPlan, di
     ``df.join(df, ...)`` has two distinguishable inputs. Returns the id mapping used."""
     if not (left.output_set & right.output_set):
         return right, {}
-    from ember.analysis.fresh import fresh_copy
 
     mapping: dict[int, int] = {}
     return fresh_copy(right, mapping), mapping
@@ -936,7 +917,6 @@ def _check_self_join_refs(exprs: Sequence[Expression], ambiguous: frozenset[int]
     exempt (``join`` resolves it to both sides, as Spark's ``Dataset.join`` does)."""
     if not ambiguous:
         return
-    from ember.expressions.predicates import EqualNullSafe, EqualTo
 
     found: dict[int, AttributeReference] = {}
 
@@ -973,7 +953,6 @@ def _fix_trivial_self_equality(cond: Expression, mapping: dict[int, int],
     right input."""
     if not mapping:
         return cond
-    from ember.expressions.predicates import EqualNullSafe, EqualTo
 
     by_id = {a.id: a for a in right.output}
 
@@ -1133,7 +1112,6 @@ def format_value(v: Any, dt: T.DataType, nested: bool = False) -> str:
         case T.BinaryType():
             return "[" + " ".join(f"{b:02X}" for b in v) + "]"
         case T.DayTimeIntervalType() | T.YearMonthIntervalType():
-            from ember.expressions.intervals import python_interval_string
 
             return python_interval_string(v, dt)
         case T.ArrayType(element_type=et):

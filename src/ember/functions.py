@@ -23,6 +23,8 @@ from ember.column import (
     to_expr,
 )
 from ember.expressions.base import Expression, Literal, UnresolvedFunction, UnresolvedStar
+from ember.expressions.time_window import TimeWindow, window_durations
+from ember.sql import parse_expression
 
 if TYPE_CHECKING:  # pragma: no cover
     from ember.dataframe import DataFrame
@@ -70,7 +72,6 @@ def lit(value: Any) -> Column:
 
 def expr(sql: str) -> Column:
     """A column from SQL expression text: ``expr("a + 1")``."""
-    from ember.sql import parse_expression
 
     return Column(parse_expression(sql))
 
@@ -312,7 +313,6 @@ def window(timeColumn: Any, windowDuration: str, slideDuration: str | None = Non
 
     >>> df.groupBy(window("t", "1 hour")).count()                    # doctest: +SKIP
     """
-    from ember.expressions.time_window import TimeWindow, window_durations
 
     w, s, st = window_durations(windowDuration, slideDuration, startTime)
     return Column(TimeWindow(_col_or_name(timeColumn), w, s, st)).alias("window")

@@ -17,6 +17,15 @@ from typing import TYPE_CHECKING, Literal
 import pyarrow as pa
 
 from ember.plans.logical.nodes import LogicalPlan
+from ember.analysis.analyzer import Analyzer
+from ember.conf import OPTIMIZER_ENABLED
+from ember.errors import AnalysisError, InternalError
+from ember.explain import format_rule_changes
+from ember.optimizer.optimizer import MinimalOptimizer, Optimizer
+from ember.optimizer.rule_executor import RuleMetrics, PlanChangeLog
+from ember.planning import plan_query_with_links
+from ember.runtime.local import LocalRuntime
+from ember.runtime.local.explain import explain_analyzed
 
 if TYPE_CHECKING:  # pragma: no cover
     from ember.conf import SQLConf
@@ -42,8 +51,6 @@ class QueryExecution:
                  "rule_metrics", "run_metrics")
 
     def __init__(self, session: "Session", logical_plan: LogicalPlan) -> None:
-        from ember.optimizer.rule_executor import RuleMetrics
-
         self.session = session
         self.logical = logical_plan
         self._analyzed: LogicalPlan | None = None
@@ -65,8 +72,6 @@ class QueryExecution:
     def analyzed(self) -> LogicalPlan:
         """The resolved, type-coerced, checked plan (raises ``AnalysisError``)."""
         if self._analyzed is None:
-            from ember.analysis.analyzer import Analyzer
-
             self._analyzed = Analyzer(self.session.session_catalog, self.session.sql_conf).analyze(
                 self.logical
             )
@@ -76,9 +81,6 @@ class QueryExecution:
     def optimized(self) -> LogicalPlan:
         """The analyzed plan after the optimizer's batches (:mod:`ember.optimizer.optimizer`)."""
         if self._optimized is None:
-            from ember.conf import OPTIMIZER_ENABLED
-            from ember.optimizer.optimizer import MinimalOptimizer, Optimizer
-
             conf = self.conf
             executor = Optimizer() if conf.get(OPTIMIZER_ENABLED) else MinimalOptimizer()
             self._optimized = executor.execute(self.analyzed, conf, metrics=self.rule_metrics)
@@ -87,8 +89,6 @@ class QueryExecution:
     def rule_changes(self) -> list:
         """Every optimizer rule application that changed the plan, in order
         (:class:`ember.optimizer.rule_executor.PlanChange`)."""
-        from ember.optimizer.optimizer import Optimizer
-        from ember.optimizer.rule_executor import PlanChangeLog
 
         log = PlanChangeLog()
         Optimizer().execute(self.analyzed, self.session.sql_conf, changes=log)
@@ -98,8 +98,6 @@ class QueryExecution:
     def executed_plan(self):
         """The physical plan (:func:`ember.planning.plan_query`: strategies + EnsureRequirements)."""
         if self._executed is None:
-            from ember.planning import plan_query_with_links
-
             self._executed, self._links = plan_query_with_links(
                 self.optimized, self.conf, prepare=self.prepare_for_requirements)
         return self._executed
@@ -115,15 +113,15 @@ class QueryExecution:
         (names may repeat)."""
         out = self.analyzed.output
         if self.analyzed.is_streaming:
-            from ember.errors import AnalysisError
-
             raise AnalysisError(
                 "Queries with streaming sources must be executed with writeStream.start(), or "
                 "from a streaming table or flow definition within a Spark Declarative "
                 "Pipeline.", error_class="_LEGACY_ERROR_TEMP_3102")
         plan = self.executed_plan
         if self.session.runtime == "spark":
+            # here, not at module level: pyspark loads only when the Spark runtime runs
             from ember.runtime.spark import SparkRuntime
+            # here, not at module level: pyspark loads only when the Spark runtime runs
             from ember.runtime.spark.session import push_conf
 
             push_conf(self.session.spark_session, self.session.sql_conf)
@@ -131,15 +129,11 @@ class QueryExecution:
                               logical_links=self._links) as srt:
                 table = srt.collect(plan)
         else:
-            from ember.runtime.local import LocalRuntime
-
             with LocalRuntime(self.session.sql_conf, logical_links=self._links) as rt:
                 table = rt.collect(plan)
                 self.run_metrics = rt.metrics
         names = [a.name for a in out]
         if table.num_columns != len(names):
-            from ember.errors import InternalError
-
             raise InternalError(
                 f"executor returned {table.num_columns} columns for a plan with {len(names)} "
                 f"output attributes ({', '.join(names)})"
@@ -159,6 +153,7 @@ class QueryExecution:
         """On the Spark runtime: how the physical plan maps to Spark jobs and stages."""
         if self.session.runtime != "spark":
             return ""
+        # here, not at module level: pyspark loads only when the Spark runtime runs
         from ember.runtime.spark.stages import describe_stages
 
         sc = self.session.spark_session.sparkContext
@@ -177,13 +172,9 @@ class QueryExecution:
         """
         mode = mode.lower()
         if mode == "rules":
-            from ember.explain import format_rule_changes
-
             changes = self.rule_changes()
             return format_rule_changes(changes, self.rule_metrics if self._optimized else None)
         if mode == "analyze":
-            from ember.runtime.local.explain import explain_analyzed
-
             self.to_arrow()
             return "== Physical Plan (analyzed) ==\n" + explain_analyzed(
                 self.executed_plan, self.run_metrics, logical=self._links,

@@ -24,6 +24,9 @@ from ember import types as T
 from ember.errors import AnalysisError, UnsupportedError
 from ember.expressions.base import AttributeReference
 from ember.plans.logical.nodes import FileRelation
+from ember.execution.scan import read_csv_strings, HIVE_NULL, PARTITION_OPTION
+from ember.expressions.cast import cast_array
+from ember.streaming.sinks.file import committed_files
 
 if TYPE_CHECKING:  # pragma: no cover
     from ember.dataframe import DataFrame
@@ -100,7 +103,6 @@ def _value_types(values: pa.Array) -> set[T.DataType]:
     CAST accepts), boolean (``true``/``false`` in any case), string."""
     import pyarrow.compute as pc
 
-    from ember.expressions.cast import cast_array
 
     out: set[T.DataType] = set()
     rest = values
@@ -169,7 +171,6 @@ def _merge_csv_types(types: set[T.DataType]) -> T.DataType:
 def _csv_schema(paths: Sequence[str], opts: dict[str, str]) -> list[tuple[str, T.DataType]]:
     import pyarrow.compute as pc
 
-    from ember.execution.scan import read_csv_strings
 
     names, table, _malformed = read_csv_strings(paths, opts)
     if opts.get("inferschema", "false") != "true":
@@ -190,7 +191,6 @@ def _partition_schema(roots: Sequence[str], files: Sequence[str]) -> list[tuple[
     as int, bigint, double, date or string)."""
     import pyarrow.compute as pc
 
-    from ember.execution.scan import HIVE_NULL
 
     dirs = [os.path.abspath(os.path.expanduser(str(r))) for r in roots]
     dirs = [d for d in dirs if os.path.isdir(d)]
@@ -254,7 +254,6 @@ def _sink_output_files(paths: Sequence[str]) -> tuple[str, ...] | None:
     a ``_spark_metadata`` log, read as Spark's ``MetadataLogFileIndex`` does), else None."""
     if len(paths) != 1:
         return None
-    from ember.streaming.sinks.file import committed_files
 
     files = committed_files(os.path.expanduser(str(paths[0])))
     return None if files is None else tuple(sorted(files))
@@ -266,7 +265,6 @@ def file_relation(fmt: str, paths: Sequence[str] | str,
     """A ``FileRelation`` over ``paths`` with attributes from ``schema`` (a user-specified
     schema, as ``DataFrameReader.schema``) or else from the files' schema. Every attribute is
     nullable, as Spark reports for file sources."""
-    from ember.execution.scan import PARTITION_OPTION
 
     fmt = fmt.lower()
     if fmt not in _FORMATS:
@@ -305,6 +303,7 @@ def _schema_of(schema: Any) -> T.StructType:
     if isinstance(schema, T.StructType):
         return schema
     if isinstance(schema, str):
+        # here, not at module level: import cycle readers -> session -> readers
         from ember.session import parse_ddl_schema
 
         return parse_ddl_schema(schema)
@@ -358,7 +357,6 @@ class DataFrameReader:
         if path is None:
             raise AnalysisError("'path' is not specified", error_class="UNABLE_TO_INFER_SCHEMA")
         paths = [path] if isinstance(path, str) else list(path)
-        from ember.dataframe import DataFrame
 
         return DataFrame(self._session, file_relation(self._format, paths, self._options,
                                                       self._schema))

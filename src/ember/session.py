@@ -32,21 +32,16 @@ from ember.errors import AnalysisError, UnsupportedError
 from ember.execution.auto_statistics import AutoStatistics
 from ember.expressions.base import AttributeReference
 from ember.plans.logical.nodes import (
-    Command,
-    CreateTempViewUsing,
-    CreateViewCommand,
-    DescribeRelation,
-    AnalyzeTableCommand,
-    DropView,
-    ExplainCommand,
-    LocalRelation,
-    Range,
-    SetCommand,
-    UnresolvedRelation,
+    Command, CreateTempViewUsing, CreateViewCommand, DescribeRelation, AnalyzeTableCommand,
+    DropView, ExplainCommand, LocalRelation, Range, SetCommand, UnresolvedRelation,
+    SparkDataFrameRelation,
 )
 from ember.query_execution import QueryExecution
 from ember.readers import DataFrameReader, file_relation
 from ember.row import Row
+from ember.column import parse_column_name
+from ember.sql import parse_statement, parse_data_type
+from ember.streaming.api import DataStreamReader, StreamingQueryManager
 
 __all__ = ["Session", "RuntimeConfig", "SessionCatalogAPI"]
 
@@ -190,6 +185,7 @@ class Session:
         self.sql_conf = SQLConf(conf)
         self._spark: Any = None
         if runtime == "spark":
+            # here, not at module level: pyspark loads only when the Spark runtime runs
             from ember.runtime.spark.session import attach
 
             self._spark = attach(self.sql_conf, master, spark)
@@ -250,7 +246,6 @@ class Session:
         """
         if args or kwargs:
             raise UnsupportedError("Parameterized SQL (args=...) is not supported yet")
-        from ember.sql import parse_statement
 
         plan = parse_statement(
             sqlQuery, legacy_setops_precedence=bool(self.sql_conf.get(SETOPS_PRECEDENCE_LEGACY))
@@ -335,7 +330,6 @@ class Session:
     def readStream(self) -> Any:  # noqa: N802
         """A reader of streams (:class:`ember.streaming.api.DataStreamReader`):
         ``spark.readStream.schema("k int").json("/in")``."""
-        from ember.streaming.api import DataStreamReader
 
         return DataStreamReader(self)
 
@@ -345,14 +339,11 @@ class Session:
         with _active_lock:
             manager = getattr(self, "_streams", None)
             if manager is None:
-                from ember.streaming.api import StreamingQueryManager
-
                 manager = self._streams = StreamingQueryManager(self)
             return manager
 
     def table(self, tableName: str) -> DataFrame:  # noqa: N803
         """The temporary view ``tableName`` as a DataFrame."""
-        from ember.column import parse_column_name
 
         return DataFrame(self, UnresolvedRelation(parse_column_name(tableName)))
 
@@ -421,8 +412,6 @@ def spark_dataframe_relation(frame: Any, schema: Any = None) -> Any:
     as Ember parses DDL types)."""
     import sys
 
-    from ember.plans.logical.nodes import SparkDataFrameRelation
-    from ember.sql import parse_data_type
 
     if schema is not None:
         raise UnsupportedError("createDataFrame(pyspark DataFrame) takes no schema: the "
@@ -497,7 +486,6 @@ _FIELD_RE = re.compile(r"^\s*(`(?:[^`]|``)+`|[^\s:`]+)\s*:?\s*(.+?)\s*$", re.S)
 
 def parse_ddl_schema(ddl: str) -> T.StructType:
     """``'a int, b string not null'`` -> StructType (Spark's ``StructType.fromDDL`` subset)."""
-    from ember.sql import parse_data_type
 
     text = ddl.strip()
     if text.lower().startswith("struct<") and text.endswith(">"):
@@ -637,7 +625,6 @@ def _rows_to_table(data: Sequence[Any], schema: Any) -> pa.Table:
             struct = parse_ddl_schema(text)
         except Exception:
             # A bare type ("int") describes single values, as in PySpark: column "value".
-            from ember.sql import parse_data_type
 
             struct = T.StructType((T.StructField("value", parse_data_type(text)),))
     elif isinstance(schema, T.DataType):

@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar, Self, TypeVar, dataclass_transform
+from ember.errors import InternalError
 
 T = TypeVar("T")
 
@@ -178,8 +179,6 @@ class TreeNode:
         new_children = tuple(new_children)
         old = self.children
         if len(old) != len(new_children):
-            from ember.errors import InternalError
-
             raise InternalError(
                 f"{type(self).__name__}.with_children: expected {len(old)} children, "
                 f"got {len(new_children)}"

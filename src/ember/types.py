@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import pyarrow as pa
-from ember.errors import UnsupportedError
+from ember.errors import UnsupportedError, AnalysisError, ParseError
 
 
 class DataType:
@@ -188,8 +188,6 @@ class DecimalType(NumericType):
 
     def __post_init__(self) -> None:
         if not (1 <= self.precision <= 38) or not (0 <= self.scale <= self.precision):
-            from ember.errors import AnalysisError
-
             raise AnalysisError(
                 f"Decimal precision {self.precision} exceeds max precision 38"
                 if self.precision > 38
@@ -413,7 +411,6 @@ def parse_type_name(name: str, params: tuple[int, ...] = ()) -> DataType:
         return DecimalType(params[0], params[1])
     if n in _BY_NAME:
         return _BY_NAME[n]
-    from ember.errors import ParseError
 
     raise ParseError(
         f"Unsupported data type {name!r}.",

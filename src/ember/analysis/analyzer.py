@@ -46,6 +46,30 @@ from ember.plans.logical.nodes import (
     ExplainCommand,
     LogicalPlan,
 )
+from ember.analysis.checks import check_analysis
+from ember.analysis.resolution import remove_temp_resolved_columns
+from ember.analysis.rules.add_metadata_columns import add_metadata_columns
+from ember.analysis.rules.cte_substitution import cte_substitution
+from ember.analysis.rules.finalize import finalize_plan
+from ember.analysis.rules.global_aggregates import global_aggregates
+from ember.analysis.rules.resolve_aggregate_functions import resolve_aggregate_functions
+from ember.analysis.rules.resolve_aliases import resolve_aliases
+from ember.analysis.rules.resolve_binary_arithmetic import resolve_binary_arithmetic
+from ember.analysis.rules.resolve_eval_mode import resolve_eval_mode
+from ember.analysis.rules.resolve_functions import resolve_functions
+from ember.analysis.rules.resolve_hints import resolve_hints
+from ember.analysis.rules.resolve_inline_tables import resolve_inline_tables
+from ember.analysis.rules.resolve_missing_references import resolve_missing_references
+from ember.analysis.rules.resolve_natural_and_using_join import resolve_natural_and_using_join
+from ember.analysis.rules.resolve_ordinals import resolve_ordinals
+from ember.analysis.rules.resolve_pivot import resolve_pivot
+from ember.analysis.rules.resolve_references import resolve_references
+from ember.analysis.rules.resolve_relations import resolve_relations
+from ember.analysis.rules.resolve_subquery import resolve_subquery, resolve_outer_references
+from ember.analysis.rules.resolve_time_zone import resolve_time_zone
+from ember.analysis.rules.resolve_unpivot import resolve_unpivot
+from ember.analysis.rules.time_windowing import time_windowing
+from ember.analysis.rules.type_coercion import type_coercion
 
 Rule = Callable[[LogicalPlan, "AnalysisContext"], LogicalPlan]
 
@@ -82,28 +106,6 @@ class Batch:
 
 
 def _batches() -> tuple[Batch, ...]:
-    from ember.analysis.resolution import remove_temp_resolved_columns
-    from ember.analysis.rules.add_metadata_columns import add_metadata_columns
-    from ember.analysis.rules.global_aggregates import global_aggregates
-    from ember.analysis.rules.resolve_aggregate_functions import resolve_aggregate_functions
-    from ember.analysis.rules.resolve_aliases import resolve_aliases
-    from ember.analysis.rules.resolve_binary_arithmetic import resolve_binary_arithmetic
-    from ember.analysis.rules.resolve_eval_mode import resolve_eval_mode
-    from ember.analysis.rules.resolve_functions import resolve_functions
-    from ember.analysis.rules.resolve_hints import resolve_hints
-    from ember.analysis.rules.resolve_inline_tables import resolve_inline_tables
-    from ember.analysis.rules.resolve_missing_references import resolve_missing_references
-    from ember.analysis.rules.resolve_natural_and_using_join import resolve_natural_and_using_join
-    from ember.analysis.rules.resolve_ordinals import resolve_ordinals
-    from ember.analysis.rules.resolve_pivot import resolve_pivot
-    from ember.analysis.rules.resolve_references import resolve_references
-    from ember.analysis.rules.resolve_relations import resolve_relations
-    from ember.analysis.rules.resolve_subquery import resolve_subquery
-    from ember.analysis.rules.resolve_time_zone import resolve_time_zone
-    from ember.analysis.rules.resolve_unpivot import resolve_unpivot
-    from ember.analysis.rules.time_windowing import time_windowing
-    from ember.analysis.rules.type_coercion import type_coercion
-
     return (
         Batch("Hints", 1, (("ResolveHints", resolve_hints),)),
         Batch(
@@ -173,10 +175,6 @@ class Analyzer:
 
     # -- internals --------------------------------------------------------------------------
     def _analyze(self, plan: LogicalPlan, ctx: AnalysisContext) -> LogicalPlan:
-        from ember.analysis.checks import check_analysis
-        from ember.analysis.rules.cte_substitution import cte_substitution
-        from ember.analysis.rules.finalize import finalize_plan
-
         plan = cte_substitution(plan, ctx)
         plan = self._run_batches(plan, ctx)
         check_analysis(plan, ctx)
@@ -220,7 +218,6 @@ class Analyzer:
         """Resolve a subquery's plan with ``outer`` as the enclosing scope (Spark's
         ``ResolveSubquery.resolveSubQuery``): resolve as far as possible alone, then turn the
         names still unresolved that the outer query provides into ``OuterReference`` s, repeat."""
-        from ember.analysis.rules.resolve_subquery import resolve_outer_references
 
         ctx.outer_scopes.append(outer)
         try:

@@ -46,7 +46,10 @@ from ember.plans.logical.nodes import (
     Sort,
     Union,
 )
-from ember.expressions.subquery import SubqueryExpression
+from ember.expressions.subquery import (
+    SubqueryExpression, OuterReference, ScalarSubquery, InSubquery,
+)
+from ember.expressions.common import sql_type
 
 _ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",
              "ninth", "tenth"]
@@ -57,8 +60,6 @@ def _ordinal(i: int) -> str:
 
 
 def _sql_type(t) -> str:
-    from ember.expressions.common import sql_type
-
     return sql_type(t)
 
 
@@ -145,8 +146,6 @@ def _check_aggregate(agg: Aggregate, ctx) -> None:
             )
 
     def check(e: Expression) -> None:
-        from ember.expressions.subquery import OuterReference, SubqueryExpression
-
         if is_aggregate_expr(e):
             for c in e.children:
                 if c.exists(is_aggregate_expr):
@@ -189,7 +188,6 @@ def _check_aggregate(agg: Aggregate, ctx) -> None:
 
 
 def _check_node(p: LogicalPlan, ctx) -> None:
-
     # unresolved names / functions
     for e in p.expressions():
         u = e.find(lambda x: isinstance(x, (UnresolvedAttribute, UnresolvedStar)))
@@ -318,9 +316,7 @@ def _check_missing_input(p: LogicalPlan) -> None:
 
 
 def _check_subquery_shape(sq) -> None:
-    from ember.expressions.subquery import ScalarSubquery
 
-    from ember.expressions.subquery import InSubquery
 
     if isinstance(sq, InSubquery) and len(sq.values) != len(sq.plan.output):
         left = ", ".join(f'"{pretty_sql(v)}"' for v in sq.values)

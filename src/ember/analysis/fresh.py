@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ember.expressions.base import Expression, new_expr_id
 from ember.plans.logical.nodes import LogicalPlan
+from ember.expressions.subquery import SubqueryExpression
 
 
 def _has_id(e: Expression) -> bool:
@@ -20,7 +21,6 @@ def _has_id(e: Expression) -> bool:
 
 def fresh_copy(plan: LogicalPlan, mapping: dict[int, int] | None = None) -> LogicalPlan:
     """``plan`` with every expression id replaced by a fresh one (same mapping everywhere)."""
-    from ember.expressions.subquery import SubqueryExpression
 
     ids: dict[int, int] = {} if mapping is None else mapping
 

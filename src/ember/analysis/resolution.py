@@ -22,15 +22,8 @@ from ember import types as T
 from ember.errors import AnalysisError, Origin
 from ember.formatting import java_double_str  # noqa: F401 - re-exported
 from ember.expressions.base import (
-    Alias,
-    AttributeReference,
-    Expression,
-    LeafExpression,
-    UnresolvedAlias,
-    UnresolvedAttribute,
-    UnresolvedFunction,
-    UnresolvedOrdinal,
-    UnresolvedStar,
+    Alias, AttributeReference, Expression, LeafExpression, UnresolvedAlias, UnresolvedAttribute,
+    UnresolvedFunction, UnresolvedOrdinal, UnresolvedStar, NamedExpression,
 )
 from ember.plans.logical.nodes import (
     Aggregate,
@@ -44,6 +37,9 @@ from ember.plans.logical.nodes import (
 )
 from ember.plans.logical.join_type import JoinType
 from ember.trees import node
+from ember.expressions.cast import Cast
+from ember.expressions.misc import to_pretty_sql
+from ember.expressions.subquery import SubqueryExpression
 
 
 def quote(name: str) -> str:
@@ -321,7 +317,6 @@ UNRESOLVED_EXPR_TYPES = (
 def has_unresolved(e: Expression) -> bool:
     """True if ``e`` still holds an unresolved node (names, stars, functions, subquery plans).
     Unlike ``resolved`` this ignores type-check failures."""
-    from ember.expressions.subquery import SubqueryExpression
 
     def bad(x: Expression) -> bool:
         if isinstance(x, UNRESOLVED_EXPR_TYPES):
@@ -362,7 +357,6 @@ class PrettyName(LeafExpression):
 def pretty_sql(e: Expression, implicit_casts: dict[int, object] | None = None) -> str:
     """Auto-generated column name (Spark's ``toPrettySQL``): see
     :func:`ember.expressions.misc.to_pretty_sql`; never raises (falls back to ``e.sql()``)."""
-    from ember.expressions.misc import to_pretty_sql
 
     try:
         return to_pretty_sql(e, implicit_casts)
@@ -375,8 +369,6 @@ def auto_alias_name(e: Expression, implicit_casts: dict[int, object] | None = No
     keeps the column's name (``cast(a as string)``, ``try_cast(s as int)`` -> ``a``, ``s``),
     anything else :func:`pretty_sql` (omitting the casts in ``implicit_casts``, which the
     analyzer inserted: an ``IN (subquery)`` is only named after TypeCoercion has run)."""
-    from ember.expressions.base import NamedExpression
-    from ember.expressions.cast import Cast
 
     if isinstance(e, Cast) and isinstance(e.child, NamedExpression):
         return e.child.name

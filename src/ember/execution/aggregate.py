@@ -45,7 +45,7 @@ import pyarrow.compute as pc
 from ember import types as T
 from ember.errors import InternalError
 from ember.execution.context import ExecContext
-from ember.execution.kernels.batches import _zero_col
+from ember.execution.kernels.batches import _zero_col, make_batch, schema_of
 from ember.execution.prepare import prepare
 from ember.expressions.aggregates import AggregateExpression, AggregateFunction
 from ember.expressions.aggregates.kernels import _integer_values, _valid, group_counts_scope
@@ -57,6 +57,8 @@ from ember.expressions.base import (
     Literal,
 )
 from ember.plans.logical.nodes import Aggregate
+from ember.execution.kernels.keys import canonicalize_floats, encode_arrays
+from ember.expressions.common import to_mask, eval_where, to_array, may_fail
 
 __all__ = [
     "execute_aggregate", "collect_aggregates", "group_ids", "InputSlots", "read_inputs",
@@ -112,7 +114,6 @@ def _run(
 
     # -- 3. aggregates ---------------------------------------------------------------------
     results: list[pa.Array] = []
-    from ember.expressions.common import to_mask
 
     with group_counts_scope():
         for s in specs:
@@ -159,7 +160,6 @@ def read_inputs(
     """Evaluate the grouping expressions and every input slot over all ``batches``:
     ``(key columns, slot columns, row count)``, each column one array over all rows (so results
     do not depend on the batch size).  Literal slots are built once at the end."""
-    from ember.expressions.common import eval_where, to_array, to_mask
 
     key_parts: list[list[pa.Array]] = [[] for _ in bound_grouping]
     slot_parts: list[list[pa.Array]] = [[] for _ in slot_list]
@@ -218,7 +218,6 @@ def emit_batches(out_cols: list[pa.Array], attrs: Sequence[AttributeReference], 
                  ctx: ExecContext) -> Iterator[pa.RecordBatch]:
     """``out_cols`` (one per attribute of ``attrs``, ``n_groups`` rows) in batches of at most
     ``ctx.batch_size`` rows."""
-    from ember.execution.kernels.batches import make_batch, schema_of
 
     schema = schema_of(attrs)
     size = max(1, ctx.batch_size)
@@ -314,7 +313,6 @@ def _project_results(
         out_exprs.append(r)
 
     batch = group_batch(list(group_keys) + results, n_groups)
-    from ember.expressions.common import to_array
 
     out_cols = [_conform(to_array(e.eval(batch), n_groups), attr.data_type)
                 for e, attr in zip(out_exprs, plan.output)]
@@ -344,8 +342,6 @@ class _AggSpec:
 
 
 def _may_fail(e: Expression) -> bool:
-    from ember.expressions.common import may_fail
-
     return may_fail(e)
 
 
@@ -372,7 +368,6 @@ def _concat(parts: list[pa.Array], dtype: T.DataType) -> pa.Array:
 
 def _canonical_key(arr: pa.Array) -> pa.Array:
     """Grouping keys as Spark's NormalizeFloatingNumbers leaves them (one NaN, no -0.0)."""
-    from ember.execution.kernels.keys import canonicalize_floats
 
     if pa.types.is_floating(arr.type):
         return canonicalize_floats(arr)
@@ -402,7 +397,6 @@ def group_ids(key_cols: Sequence[pa.Array], n_rows: int) -> tuple[np.ndarray, np
         fast = _integer_key_ids(key_cols[0])
         if fast is not None:
             return fast
-    from ember.execution.kernels.keys import encode_arrays
 
     cols = list(key_cols)
     if len(cols) > 1:
@@ -435,7 +429,6 @@ def _multi_key_ids(key_cols: Sequence[pa.Array], n_rows: int) -> tuple[np.ndarra
     values.  The base's ids and the remaining columns (integer ones as their dense ids) are then
     encoded jointly, as all columns were before.  Equal keys stay equal on the kept columns, so the
     groups, ids and first rows are those of the joint encoding of every column."""
-    from ember.execution.kernels.keys import encode_arrays
 
     dense = [_integer_key_ids(c) if _integer_like(c.type) else None for c in key_cols]
     sizes = [len(d[1]) if d is not None else -1 for d in dense]
@@ -626,7 +619,6 @@ def _dense_by_sort(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _first_rows_of_tuples(cols: list[pa.Array]) -> np.ndarray:
     """Ascending positions of the first row of each distinct tuple of ``cols`` (NULLs equal,
     floats already canonical)."""
-    from ember.execution.kernels.keys import encode_arrays
 
     codes, card = encode_arrays(cols, nulls_equal=True)
     return _dense_by_first(codes, card)[1]  # numbered by first appearance: ascending

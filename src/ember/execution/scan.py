@@ -50,6 +50,10 @@ import pyarrow.parquet as pq
 from ember import types as T
 from ember.errors import ExecutionError, UnsupportedError
 from ember.execution.kernels.batches import conform, make_batch, schema_of
+from ember.expressions import predicates as Pr
+from ember.expressions.base import AttributeReference, Literal
+from ember.expressions.cast import cast_array
+from ember.expressions.predicates import IsNotNull
 
 __all__ = ["scan_file_relation", "read_csv_strings", "partition_values", "PARTITION_OPTION",
            "HIVE_NULL"]
@@ -201,8 +205,6 @@ def read_csv_strings(paths: Sequence[str], opts: Sequence[tuple[str, str]] | dic
 
 
 def _scan_csv(rel, opts: dict[str, str], time_zone: str) -> pa.Table:
-    from ember.expressions.cast import cast_array
-
     _names, table, malformed = read_csv_strings(rel.paths, opts)
     mode = opts.get("mode", "PERMISSIVE").upper()
     cols = []
@@ -253,8 +255,6 @@ def partition_values(path: str, names: Sequence[str]) -> dict[str, str | None]:
 
 
 def _scan_parquet(rel, opts: dict[str, str], time_zone: str) -> pa.Table:
-    from ember.expressions.cast import cast_array
-
     part_cols = [n for n in opts.get(PARTITION_OPTION.lower(), "").split(",") if n]
     tables = []
     for p in rel.paths:
@@ -415,8 +415,6 @@ def to_arrow_filter(expr, columns: dict[int, tuple[str, pa.DataType]], partial: 
     type, IS [NOT] NULL, IN lists of such literals, AND and OR are translated (exactly: with
     ``partial=False``, a non-None result selects exactly the rows where ``expr`` is TRUE); with ``partial``, an AND keeps its translatable side
     (a weaker filter; the FilterExec above evaluates the whole condition anyway)."""
-    from ember.expressions.base import AttributeReference, Literal
-    from ember.expressions import predicates as Pr
 
     B = _KernelBuild if kernel else _ExprBuild
 
@@ -486,9 +484,6 @@ def _fragment(path: str, row_groups: list[int] | None = None):
 
 
 def _is_not_null_of(e, columns: dict[int, tuple[str, pa.DataType]]) -> bool:
-    from ember.expressions.base import AttributeReference
-    from ember.expressions.predicates import IsNotNull
-
     return isinstance(e, IsNotNull) and isinstance(e.child, AttributeReference) \
         and e.child.id in columns
 

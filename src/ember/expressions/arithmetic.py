@@ -35,11 +35,7 @@ from ember.errors import ArithmeticError_
 from ember.expressions import decimals as D
 from ember.expressions.base import Expression, out_of_canonical_order
 from ember.expressions.common import (
-    TypeCheckFailure,
-    diff_types,
-    sql_type,
-    to_array,
-    unexpected_input_type,
+    TypeCheckFailure, diff_types, sql_type, to_array, unexpected_input_type, eval_null_intolerant,
 )
 from ember.trees import node
 
@@ -202,8 +198,6 @@ class BinaryArithmetic(Expression):
     right_first: ClassVar[bool] = False
 
     def _operands(self, batch: pa.RecordBatch) -> list[pa.Array]:
-        from ember.expressions.common import eval_null_intolerant
-
         return eval_null_intolerant((self.left, self.right), batch,
                                     (1, 0) if self.right_first else None)
 
@@ -254,6 +248,7 @@ class Add(BinaryArithmetic):
         return self.copy(left=r, right=l) if out_of_canonical_order(l, r) else self
 
     def _decimal_type(self, l, r):
+        # here, not at module level: import cycle expressions.arithmetic -> coercion -> expressio...
         from ember.coercion import decimal_add_type
 
         return decimal_add_type(l, r, self.allow_precision_loss is not False)
@@ -288,6 +283,7 @@ class Subtract(BinaryArithmetic):
     try_fn: ClassVar[str | None] = "try_subtract"
 
     def _decimal_type(self, l, r):
+        # here, not at module level: import cycle expressions.arithmetic -> coercion -> expressio...
         from ember.coercion import decimal_add_type
 
         return decimal_add_type(l, r, self.allow_precision_loss is not False)
@@ -327,6 +323,7 @@ class Multiply(BinaryArithmetic):
         return self.copy(left=r, right=l) if out_of_canonical_order(l, r) else self
 
     def _decimal_type(self, l, r):
+        # here, not at module level: import cycle expressions.arithmetic -> coercion -> expressio...
         from ember.coercion import decimal_multiply_type
 
         return decimal_multiply_type(l, r, self.allow_precision_loss is not False)
@@ -387,6 +384,7 @@ class Divide(BinaryArithmetic):
         return '("DOUBLE" or "DECIMAL")'
 
     def _decimal_type(self, l, r):
+        # here, not at module level: import cycle expressions.arithmetic -> coercion -> expressio...
         from ember.coercion import decimal_divide_type
 
         return decimal_divide_type(l, r, self.allow_precision_loss is not False)
@@ -481,6 +479,7 @@ class Remainder(BinaryArithmetic):
     try_fn: ClassVar[str | None] = "try_mod"
 
     def _decimal_type(self, l, r):
+        # here, not at module level: import cycle expressions.arithmetic -> coercion -> expressio...
         from ember.coercion import decimal_remainder_type
 
         return decimal_remainder_type(l, r, self.allow_precision_loss is not False)
@@ -517,6 +516,7 @@ class Pmod(BinaryArithmetic):
     try_fn: ClassVar[str | None] = None
 
     def _decimal_type(self, l, r):
+        # here, not at module level: import cycle expressions.arithmetic -> coercion -> expressio...
         from ember.coercion import decimal_remainder_type
 
         return decimal_remainder_type(l, r, self.allow_precision_loss is not False)

@@ -26,6 +26,7 @@ import pyarrow as pa
 from ember import types as T
 from ember.errors import AnalysisError, InternalError
 from ember.trees import TreeNode, node
+from ember.formatting import java_double_str
 
 # ---------------------------------------------------------------------------------------------
 # Expression ids
@@ -502,7 +503,6 @@ def literal_to_sql(value: Any, dtype: T.DataType) -> str:
 
 def _float_str(v: float, single: bool = False) -> str:
     """Java's ``Double.toString`` / ``Float.toString`` (see :mod:`ember.formatting`)."""
-    from ember.formatting import java_double_str
 
     return java_double_str(v, single)
 
@@ -672,6 +672,7 @@ def split_conjuncts(cond: Expression | None) -> list[Expression]:
     """``a AND (b AND c)`` -> ``[a, b, c]`` (order kept)."""
     if cond is None:
         return []
+    # here, not at module level: import cycle expressions.base -> expressions.predicates -> expre...
     from ember.expressions.predicates import And
 
     if isinstance(cond, And):
@@ -681,6 +682,7 @@ def split_conjuncts(cond: Expression | None) -> list[Expression]:
 
 def and_all(conds: Iterable[Expression]) -> Expression | None:
     """Left-deep AND of ``conds``; None when empty."""
+    # here, not at module level: import cycle expressions.base -> expressions.predicates -> expre...
     from ember.expressions.predicates import And
 
     result: Expression | None = None

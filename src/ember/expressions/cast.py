@@ -47,6 +47,7 @@ from ember.expressions.common import TypeCheckFailure, sql_type, to_array
 from ember.formatting import java_double_str, java_subnormal_str
 from ember.trees import node
 from ember.coercion import can_cast
+from ember.expressions.intervals import parse_interval_strings, truncate_interval, format_intervals
 
 __all__ = ["Cast", "cast_array", "format_double", "java_double_str"]
 
@@ -89,7 +90,6 @@ class Cast(Expression):
         return self.copy(ansi=False, legacy=True)
 
     def check_input_types(self) -> str | None:
-
         f, t = self.child.data_type, self.to_type
         if can_cast(f, t, self.ansi):
             return None
@@ -242,8 +242,6 @@ def cast_array(arr: pa.Array, from_t: T.DataType, to_t: T.DataType, ansi: bool =
     if isinstance(to_t, T.StringType):
         return _to_string(arr, from_t, time_zone)
     if isinstance(to_t, (T.DayTimeIntervalType, T.YearMonthIntervalType)):
-        from ember.expressions.intervals import parse_interval_strings, truncate_interval
-
         if isinstance(from_t, T.StringType):
             return parse_interval_strings(arr, to_t, ansi)
         if type(from_t) is type(to_t):
@@ -418,8 +416,6 @@ def _to_string(arr: pa.Array, from_t: T.DataType, time_zone: str) -> pa.Array:
     if isinstance(from_t, T.StructType):
         raise _unsupported(from_t, T.STRING)
     if isinstance(from_t, (T.DayTimeIntervalType, T.YearMonthIntervalType)):
-        from ember.expressions.intervals import format_intervals
-
         return format_intervals(arr, from_t)
     return arr.cast(pa.large_string())
 

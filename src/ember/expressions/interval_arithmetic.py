@@ -40,11 +40,13 @@ import pyarrow.compute as pc
 from ember import types as T
 from ember.errors import ArithmeticError_
 from ember.expressions import decimals as D
-from ember.expressions.base import Expression
+from ember.expressions.base import Expression, BoundReference
 from ember.expressions.common import (
-    TypeCheckFailure, diff_types, eval_null_intolerant, unexpected_input_type,
+    TypeCheckFailure, diff_types, eval_null_intolerant, unexpected_input_type, to_array,
 )
 from ember.trees import node
+from ember.expressions.arithmetic import overflow_error
+from ember.expressions.registry import lookup_function
 
 __all__ = [
     "TimestampAddInterval", "DatetimeSub", "TimestampAddYMInterval", "SubtractTimestamps",
@@ -63,8 +65,6 @@ def _long_overflow() -> ArithmeticError_:
 
 
 def _ansi_overflow(message: str) -> ArithmeticError_:
-    from ember.expressions.arithmetic import overflow_error
-
     return overflow_error(None, message)
 
 
@@ -203,8 +203,6 @@ def _resolve_local(new_local: pa.Array, preferred_offset: pa.Array, time_zone: s
 def _add_months_micros(ts: pa.Array, months: pa.Array, time_zone: str) -> pa.Array:
     """Timestamps plus months on their local date-time in ``time_zone`` (day clamped to the end
     of the month, time of day kept), as Spark's ``timestampAddMonths`` (``plusMonths``)."""
-    from ember.expressions.base import BoundReference
-    from ember.expressions.registry import lookup_function
 
     utc = _is_utc(time_zone)
     if utc:
@@ -420,8 +418,6 @@ class _IntervalUnary(Expression):
         return self.child.nullable  # type: ignore[attr-defined]
 
     def eval(self, batch: pa.RecordBatch) -> pa.Array:
-        from ember.expressions.common import to_array
-
         a = to_array(self.child.eval(batch), batch.num_rows)  # type: ignore[attr-defined]
         fn = getattr(pc, self.kernel)
         err = lambda: _interval_overflow(None)  # noqa: E731

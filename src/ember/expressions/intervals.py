@@ -48,10 +48,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ember import types as T
-from ember.errors import ParseError
-from ember.expressions.base import Expression, LeafExpression
+from ember.errors import ParseError, CastError, ArithmeticError_, UnsupportedError
+from ember.expressions.base import Expression, LeafExpression, Literal
 from ember.expressions.common import to_array
 from ember.trees import node
+from ember.expressions import decimals as D
+from ember.expressions.arithmetic import UnaryMinus
+from ember.expressions.misc import FunctionSpec, register, ScalarFunction
 
 __all__ = [
     "IntervalLiteral", "ExtractANSIIntervalDays", "DateAddYMInterval", "IntervalMonths",
@@ -466,7 +469,6 @@ def parse_interval_strings(arr: pa.Array, t: T.DataType, ansi: bool = True) -> p
     ``castStringToYMInterval`` for the target's own pattern).  Invalid input raises Spark's
     ``INVALID_INTERVAL_FORMAT`` (NULL with ``ansi=False``).  Runs once per distinct string
     (interval strings in data are few and repetitive; a Python parse per distinct value)."""
-    from ember.errors import CastError
 
     names = YM_FIELDS if isinstance(t, T.YearMonthIntervalType) else DT_FIELDS
     start, end = names[t.start_field], names[t.end_field]  # type: ignore[attr-defined]
@@ -588,8 +590,7 @@ class DateAddYMInterval(Expression):
         return self.date.nullable or self.interval.nullable
 
     def eval(self, batch: pa.RecordBatch) -> pa.Array:
-        from ember.expressions.arithmetic import UnaryMinus
-        from ember.expressions.base import Literal
+        # here, not at module level: import cycle expressions.intervals -> expressions.registry -...
         from ember.expressions.registry import lookup_function
 
         months: Expression
@@ -629,7 +630,7 @@ def _make_inputs(types: tuple[T.DataType, ...]) -> tuple[T.DataType | None, ...]
 def _make_dt_interval(arrays: list[pa.Array], fn, batch: pa.RecordBatch) -> pa.Array:
     """Spark's ``IntervalUtils.makeDayTimeInterval``: exact, overflow ->
     ``INTERVAL_ARITHMETIC_OVERFLOW.WITHOUT_SUGGESTION``."""
-    from ember.expressions import decimals as D
+    # here, not at module level: import cycle expressions.intervals -> expressions.interval_arith...
     from ember.expressions.interval_arithmetic import _interval_overflow
 
     days, hours, mins = (a.cast(pa.int64()) for a in arrays[:3])
@@ -647,7 +648,6 @@ def _make_dt_interval(arrays: list[pa.Array], fn, batch: pa.RecordBatch) -> pa.A
 def _make_ym_interval(arrays: list[pa.Array], fn, batch: pa.RecordBatch) -> pa.Array:
     """Spark's ``makeYearMonthInterval``: ``years * 12 + months`` (Math.*Exact: a bare
     ``integer overflow``)."""
-    from ember.errors import ArithmeticError_
 
     years, months = (a.cast(pa.int32()) for a in arrays)
     try:
@@ -657,8 +657,6 @@ def _make_ym_interval(arrays: list[pa.Array], fn, batch: pa.RecordBatch) -> pa.A
 
 
 def _register() -> None:
-    from ember.expressions.misc import FunctionSpec, register
-
     register(FunctionSpec("make_dt_interval", _make_inputs, lambda t: T.DayTimeIntervalType(0, 3),
                           _make_dt_interval, may_fail=True, expected='"NUMERIC"'))
     register(FunctionSpec("make_ym_interval", _make_inputs,
@@ -679,9 +677,6 @@ def build_interval_function(name: str, args: tuple[Expression, ...]) -> Expressi
     which Ember does not have (``UnsupportedError``)."""
     from decimal import Decimal
 
-    from ember.errors import UnsupportedError
-    from ember.expressions.base import Literal
-    from ember.expressions.misc import ScalarFunction
 
     key = name.lower()
     if key == "make_interval":

@@ -16,6 +16,7 @@ from ember import types as T
 from ember.expressions import decimals as D
 from ember.expressions.base import Literal
 from ember.expressions.misc import FunctionSpec, register
+from ember.expressions.arithmetic import overflow_error
 
 DBL = T.DOUBLE
 
@@ -121,7 +122,6 @@ def _floor_kernel(up: bool):
             # ANSI: a double outside [-2^63, 2^63] overflows (NaN is 0, as Java's (long) NaN);
             # legacy: Java's saturating (long) conversion.
             if node.ansi and (valid & ((r >= 2.0 ** 63) | (r < -(2.0 ** 63)))).any():
-                from ember.expressions.arithmetic import overflow_error
                 raise overflow_error()
             r = np.nan_to_num(r, nan=0.0, posinf=2.0 ** 63, neginf=-(2.0 ** 63))
             hi, lo = r >= 2.0 ** 63, r < -(2.0 ** 63)
@@ -209,7 +209,6 @@ def _round_kernel(a, node, b):
             return pa.array(np.where(valid, r, 0).astype(np.int64), mask=~valid).cast(
                 arr.type, safe=False)
         if (valid & ((r > info.max) | (r < info.min))).any():
-            from ember.expressions.arithmetic import overflow_error
             raise overflow_error()
         return pa.array(r.astype(np.int64), mask=~valid).cast(arr.type)
     vals, valid = _np(arr)

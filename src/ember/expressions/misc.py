@@ -22,9 +22,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ember import types as T
-from ember.expressions.base import Expression, LeafExpression, Literal, literal_to_string
-from ember.expressions.common import TypeCheckFailure, sql_type, to_array, unexpected_input_type
+from ember.expressions.base import (
+    Expression, LeafExpression, Literal, literal_to_string, AttributeReference,
+)
+from ember.expressions.common import (
+    TypeCheckFailure, sql_type, to_array, unexpected_input_type, eval_null_intolerant,
+)
 from ember.trees import node
+from ember.coercion import implicit_cast
+from ember.expressions.subquery import OuterReference
 
 __all__ = ["CreateNamedStruct", "FunctionCall", "ScalarFunction", "FunctionSpec",
            "PrettyAttribute", "to_pretty_sql", "FUNCTION_SPECS", "register"]
@@ -185,6 +191,7 @@ class ScalarFunction(Expression):
         if hit is None:
             # The specs register when their modules load (through the function registry);
             # a process that only unpickled a plan (a Spark executor) loads them here.
+            # here, not at module level: import cycle expressions.misc -> expressions.registry ->...
             import ember.expressions.registry  # noqa: F401
 
             hit = FUNCTION_SPECS[key]
@@ -225,7 +232,6 @@ class ScalarFunction(Expression):
 
     def coerce_children(self) -> Expression:
         """Implicit casts of the arguments to the spec's input types (called by coercion)."""
-        from ember.coercion import implicit_cast
 
         targets = self.spec.inputs(self.arg_types)
         if targets is None:
@@ -245,8 +251,6 @@ class ScalarFunction(Expression):
     def eval(self, batch: pa.RecordBatch) -> pa.Array:
         n = batch.num_rows
         if self.spec.null_intolerant and self.spec.key not in _EAGER_ARGUMENTS:
-            from ember.expressions.common import eval_null_intolerant
-
             arrays = eval_null_intolerant(self.arguments, batch)
         else:
             arrays = [to_array(a.eval(batch), n) for a in self.arguments]
@@ -305,8 +309,6 @@ def to_pretty_sql(e: Expression, implicit_casts: dict[int, object] | None = None
     >>> to_pretty_sql(EqualTo(Literal("a", T.STRING), Literal(1, T.LONG)))
     '(a = 1)'
     """
-    from ember.expressions.base import AttributeReference
-    from ember.expressions.subquery import OuterReference
 
     def pretty(x: Expression) -> Expression:
         if implicit_casts and id(x) in implicit_casts and hasattr(x, "child"):

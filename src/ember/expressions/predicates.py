@@ -37,16 +37,8 @@ from ember.expressions.base import (
     out_of_canonical_order,
 )
 from ember.expressions.common import (
-    TypeCheckFailure,
-    diff_types,
-    eval_where,
-    may_fail,
-    is_float_type,
-    sql_type,
-    to_array,
-    to_mask,
-    unexpected_input_type,
-    wrong_type,
+    TypeCheckFailure, diff_types, eval_where, may_fail, is_float_type, sql_type, to_array, to_mask,
+    unexpected_input_type, wrong_type, eval_null_intolerant,
 )
 from ember.trees import node
 
@@ -312,8 +304,6 @@ class BinaryComparison(Predicate):
         return self.right.data_type if isinstance(lt, T.NullType) else lt
 
     def eval(self, batch: pa.RecordBatch) -> pa.Array:
-        from ember.expressions.common import eval_null_intolerant
-
         left, right = eval_null_intolerant((self.left, self.right), batch)
         return compare_arrays(self.symbol, left, right, self._operand_type())
 

@@ -37,7 +37,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 
-from ember.expressions.base import AttributeReference, Expression
+from ember.expressions.base import AttributeReference, Expression, Alias, Literal, and_all
+from ember.conf import CONSTRAINT_PROPAGATION_ENABLED
+from ember.expressions import predicates as P
+from ember.expressions.aggregates import AggregateExpression
+from ember.expressions.arithmetic import BinaryArithmetic, _UnaryNumeric
+from ember.expressions.cast import Cast
+from ember.expressions.misc import ScalarFunction
+from ember.expressions.predicate_helper import split_conjunctive_predicates
+from ember.expressions.predicates import IsNotNull, EqualNullSafe, EqualTo, Or
+from ember.expressions.subquery import OuterReference, SubqueryExpression
+from ember.plans.logical import nodes as N
+from ember.plans.logical.join_type import BuildSide, JoinType
 
 __all__ = [
     "ExpressionSet",
@@ -127,10 +138,6 @@ def is_null_intolerant(e: Expression) -> bool:
     comparisons other than ``<=>``, NOT, arithmetic, unary minus/plus/abs, CAST, LIKE, and the
     scalar functions whose spec propagates NULL arguments (``upper``, ``length`` ...; ``concat``
     excepted, as in Spark)."""
-    from ember.expressions import predicates as P
-    from ember.expressions.arithmetic import BinaryArithmetic, _UnaryNumeric
-    from ember.expressions.cast import Cast
-    from ember.expressions.misc import ScalarFunction
 
     if isinstance(e, P.EqualNullSafe):
         return False
@@ -154,8 +161,6 @@ def scan_null_intolerant_attributes(e: Expression) -> list[AttributeReference]:
 
 
 def _infer_is_not_null(c: Expression) -> list[Expression]:
-    from ember.expressions.predicates import IsNotNull
-
     target = c.child if isinstance(c, IsNotNull) else c
     return [IsNotNull(a) for a in scan_null_intolerant_attributes(target)]
 
@@ -164,7 +169,6 @@ def construct_is_not_null(constraints: ExpressionSet,
                           output: Iterable[AttributeReference]) -> ExpressionSet:
     """``isnotnull`` constraints implied by ``constraints`` (through null-intolerant
     expressions) and by the non-nullable attributes of ``output``, minus ``constraints``."""
-    from ember.expressions.predicates import IsNotNull
 
     out = ExpressionSet()
     for c in constraints:
@@ -190,8 +194,6 @@ def _replace(e: Expression, source: Expression, dest: Expression) -> Expression:
 def infer_additional_constraints(constraints: ExpressionSet) -> ExpressionSet:
     """Constraints implied by attribute equalities: with ``a = b``, every other constraint on
     ``a`` is copied for ``b`` and vice versa; ``cast(a) = b`` copies ``b``'s onto ``cast(a)``."""
-    from ember.expressions.cast import Cast
-    from ember.expressions.predicates import EqualNullSafe, EqualTo, IsNotNull
 
     inferred = ExpressionSet()
     predicates = constraints.filter(lambda c: not isinstance(c, IsNotNull))
@@ -215,8 +217,6 @@ def infer_additional_constraints(constraints: ExpressionSet) -> ExpressionSet:
 
 
 def constraint_propagation_enabled(conf) -> bool:
-    from ember.conf import CONSTRAINT_PROPAGATION_ENABLED
-
     return bool(conf.get(CONSTRAINT_PROPAGATION_ENABLED)) if conf is not None else True
 
 
@@ -252,10 +252,6 @@ class ConstraintPropagation:
 
     def valid_constraints(self, plan) -> ExpressionSet:
         """Catalyst's ``validConstraints`` (see the module docstring's table)."""
-        from ember.expressions.aggregates import AggregateExpression
-        from ember.plans.logical.join_type import BuildSide, JoinType
-        from ember.plans.logical import nodes as N
-        from ember.expressions.predicate_helper import split_conjunctive_predicates
 
         match plan:
             case N.Filter(condition=cond, child=child):
@@ -303,8 +299,6 @@ class ConstraintPropagation:
     @staticmethod
     def _with_aliases(child: ExpressionSet, items) -> ExpressionSet:
         """UnaryNode.getAllValidConstraints."""
-        from ember.expressions.base import Alias, Literal
-        from ember.expressions.predicates import EqualNullSafe
 
         out = ExpressionSet(child)
         for a in items:
@@ -322,8 +316,6 @@ class ConstraintPropagation:
 
 
 def _has_correlated(e: Expression) -> bool:
-    from ember.expressions.subquery import OuterReference, SubqueryExpression
-
     def correlated(x: Expression) -> bool:
         if isinstance(x, SubqueryExpression):
             return bool(getattr(x, "outer_attrs", ())) or x.plan.exists(
@@ -349,8 +341,6 @@ def _rewrite(reference, original, constraints: ExpressionSet) -> ExpressionSet:
 def _merge(a: ExpressionSet, b: ExpressionSet) -> ExpressionSet:
     """Union's constraint merge: common ones, plus ``(A1 AND ..) OR (B1 AND ..)`` for every
     single attribute constrained (alone) on both sides."""
-    from ember.expressions.base import and_all
-    from ember.expressions.predicates import Or
 
     common = a.intersect(b)
 

@@ -48,6 +48,34 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ember.optimizer.rule_executor import ONCE, Batch, FixedPoint, Rule, RuleExecutor
+from ember.conf import OPTIMIZER_MAX_ITERATIONS
+from ember.optimizer.rules.boolean_simplification import BooleanSimplification
+from ember.optimizer.rules.check_cartesian_products import CheckCartesianProducts
+from ember.optimizer.rules.collapse_project import (
+    CollapseProject, RemoveNoopOperators, RemoveRedundantAliases,
+)
+from ember.optimizer.rules.column_pruning import ColumnPruning
+from ember.optimizer.rules.constant_folding import ConstantFolding
+from ember.optimizer.rules.convert_to_local_relation import ConvertToLocalRelation
+from ember.optimizer.rules.cost_based_join_reorder import CostBasedJoinReorder
+from ember.optimizer.rules.eliminate_outer_join import EliminateOuterJoin
+from ember.optimizer.rules.eliminate_subquery_aliases import (
+    EliminateResolvedHint, EliminateSubqueryAliases,
+)
+from ember.optimizer.rules.infer_filters import InferFiltersFromConstraints
+from ember.optimizer.rules.null_propagation import NullPropagation
+from ember.optimizer.rules.optimize_subqueries import OptimizeSubqueries
+from ember.optimizer.rules.propagate_empty_relation import PropagateEmptyRelation
+from ember.optimizer.rules.push_down_predicates import PushDownPredicates, PushPredicateThroughJoin
+from ember.optimizer.rules.push_extra_predicate import PushExtraPredicateThroughJoin
+from ember.optimizer.rules.reorder_join import ReorderJoin
+from ember.optimizer.rules.replace_operators import (
+    ReplaceDistinctWithAggregate, ReplaceExceptWithAntiJoin, ReplaceIntersectWithSemiJoin,
+)
+from ember.optimizer.rules.rewrite_distinct_aggregates import RewriteDistinctAggregates
+from ember.optimizer.rules.rewrite_subquery import (
+    RewriteCorrelatedScalarSubquery, RewritePredicateSubquery,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ember.conf import SQLConf
@@ -56,26 +84,10 @@ __all__ = ["Optimizer", "MinimalOptimizer", "default_batches", "minimal_batches"
 
 
 def _max_iterations(conf: "SQLConf") -> FixedPoint:
-    from ember.conf import OPTIMIZER_MAX_ITERATIONS
-
     return FixedPoint(int(conf.get(OPTIMIZER_MAX_ITERATIONS)))
 
 
 def _operator_optimization_rules() -> tuple[Rule, ...]:
-    from ember.optimizer.rules.boolean_simplification import BooleanSimplification
-    from ember.optimizer.rules.collapse_project import (
-        CollapseProject,
-        RemoveNoopOperators,
-        RemoveRedundantAliases,
-    )
-    from ember.optimizer.rules.column_pruning import ColumnPruning
-    from ember.optimizer.rules.constant_folding import ConstantFolding
-    from ember.optimizer.rules.eliminate_outer_join import EliminateOuterJoin
-    from ember.optimizer.rules.null_propagation import NullPropagation
-    from ember.optimizer.rules.push_down_predicates import PushDownPredicates
-    from ember.optimizer.rules.reorder_join import ReorderJoin
-    from ember.optimizer.rules.rewrite_subquery import RewriteCorrelatedScalarSubquery
-
     return (
         ReorderJoin(),
         EliminateOuterJoin(),
@@ -93,34 +105,6 @@ def _operator_optimization_rules() -> tuple[Rule, ...]:
 
 def default_batches(conf: "SQLConf") -> list[Batch]:
     """Spark's optimizer batches (see the module docstring) under ``conf``."""
-    from ember.optimizer.rules.collapse_project import (
-        CollapseProject,
-        RemoveNoopOperators,
-        RemoveRedundantAliases,
-    )
-    from ember.optimizer.rules.check_cartesian_products import CheckCartesianProducts
-    from ember.optimizer.rules.column_pruning import ColumnPruning
-    from ember.optimizer.rules.convert_to_local_relation import ConvertToLocalRelation
-    from ember.optimizer.rules.cost_based_join_reorder import CostBasedJoinReorder
-    from ember.optimizer.rules.eliminate_subquery_aliases import (
-        EliminateResolvedHint,
-        EliminateSubqueryAliases,
-    )
-    from ember.optimizer.rules.infer_filters import InferFiltersFromConstraints
-    from ember.optimizer.rules.optimize_subqueries import OptimizeSubqueries
-    from ember.optimizer.rules.propagate_empty_relation import PropagateEmptyRelation
-    from ember.optimizer.rules.push_down_predicates import (
-        PushDownPredicates,
-        PushPredicateThroughJoin,
-    )
-    from ember.optimizer.rules.push_extra_predicate import PushExtraPredicateThroughJoin
-    from ember.optimizer.rules.replace_operators import (
-        ReplaceDistinctWithAggregate,
-        ReplaceExceptWithAntiJoin,
-        ReplaceIntersectWithSemiJoin,
-    )
-    from ember.optimizer.rules.rewrite_distinct_aggregates import RewriteDistinctAggregates
-    from ember.optimizer.rules.rewrite_subquery import RewritePredicateSubquery
 
     fixed = _max_iterations(conf)
     op_rules = _operator_optimization_rules()
@@ -156,10 +140,6 @@ def default_batches(conf: "SQLConf") -> list[Batch]:
 
 def minimal_batches(conf: "SQLConf") -> list[Batch]:
     """Only the rewrites execution requires: subquery expressions become joins."""
-    from ember.optimizer.rules.rewrite_subquery import (
-        RewriteCorrelatedScalarSubquery,
-        RewritePredicateSubquery,
-    )
 
     return [
         Batch("RewriteSubquery", ONCE, (

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
 from ember.errors import EmberError, InternalError
+from ember.conf import EXCLUDED_RULES
 
 if TYPE_CHECKING:  # pragma: no cover
     from ember.conf import SQLConf
@@ -70,8 +71,6 @@ class Rule:
     def __call__(self, plan: "LogicalPlan", conf: "SQLConf | None" = None) -> "LogicalPlan":
         """``rule(plan)``: apply with ``conf`` (default configuration when omitted)."""
         if conf is None:
-            from ember.conf import SQLConf
-
             conf = SQLConf()
         return self.apply(plan, conf)
 
@@ -160,7 +159,6 @@ class PlanChangeLog:
 
 def excluded_rule_names(conf: "SQLConf") -> frozenset[str]:
     """Simple names of the rules in ``spark.sql.optimizer.excludedRules``."""
-    from ember.conf import EXCLUDED_RULES
 
     raw = str(conf.get(EXCLUDED_RULES) or "")
     return frozenset(p.strip().rsplit(".", 1)[-1] for p in raw.split(",") if p.strip())
@@ -200,8 +198,6 @@ class RuleExecutor:
     ) -> "LogicalPlan":
         """``plan`` after every batch; see the module docstring for the checks made."""
         if conf is None:
-            from ember.conf import SQLConf
-
             conf = SQLConf()
         excluded = excluded_rule_names(conf)
         for batch in self.batches(conf):

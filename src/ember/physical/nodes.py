@@ -23,28 +23,13 @@ import pyarrow as pa
 
 from ember.errors import InternalError
 from ember.expressions.base import (
-    Alias,
-    AttributeReference,
-    Expression,
-    NamedExpression,
-    SortOrder,
+    Alias, AttributeReference, Expression, NamedExpression, SortOrder, bind_references,
 )
 from ember.physical.partitioning import (
-    AllTuples,
-    BroadcastDistribution,
-    BroadcastMode,
-    BroadcastPartitioning,
-    ClusteredDistribution,
-    Distribution,
-    HashedRelationBroadcastMode,
-    HashPartitioning,
-    OrderedDistribution,
-    Partitioning,
-    PartitioningCollection,
-    RangePartitioning,
-    SinglePartition,
-    UnknownPartitioning,
-    UnspecifiedDistribution,
+    AllTuples, BroadcastDistribution, BroadcastMode, BroadcastPartitioning, ClusteredDistribution,
+    Distribution, HashedRelationBroadcastMode, HashPartitioning, OrderedDistribution, Partitioning,
+    PartitioningCollection, RangePartitioning, SinglePartition, UnknownPartitioning,
+    UnspecifiedDistribution, IdentityBroadcastMode,
 )
 from ember.plans.logical.join_type import (  # BuildSide is also imported from here
     BuildSide,
@@ -60,7 +45,7 @@ from ember.plans.logical.nodes import (
     union_output,
 )
 from ember.plans.query_plan import INPUT_ID, QueryPlan
-from ember.trees import TreeNode, node
+from ember.trees import TreeNode, node, field_names
 
 _plan_ids = itertools.count(1)
 
@@ -751,8 +736,6 @@ class BroadcastHashJoinExec(HashJoinExec):
 
     @property
     def required_child_distribution(self) -> tuple[Distribution, ...]:
-        from ember.expressions.base import bind_references
-
         keys = tuple(bind_references(k, self.build_plan.output) for k in self.build_keys)
         return _broadcast_build(self.build_side,
                                 HashedRelationBroadcastMode(keys, self.is_null_aware_anti_join))
@@ -861,8 +844,6 @@ class BroadcastNestedLoopJoinExec(JoinExec):
 
     @property
     def required_child_distribution(self) -> tuple[Distribution, ...]:
-        from ember.physical.partitioning import IdentityBroadcastMode
-
         return _broadcast_build(self.build_side, IdentityBroadcastMode())
 
     def simple_string(self) -> str:
@@ -911,7 +892,6 @@ def map_property_expressions(value: Any, fn: Any) -> Any:
     """``value`` -- a partitioning, distribution or broadcast mode, an expression, or a tuple of
     them -- with ``fn`` applied to every expression it holds (other fields unchanged; the same
     object when nothing changed)."""
-    from ember.trees import field_names
 
     if isinstance(value, Expression):
         return fn(value)

@@ -19,6 +19,7 @@ from typing import ClassVar
 
 from ember.expressions.base import Expression, SortOrder
 from ember.trees import TreeNode, node
+from ember.errors import InternalError
 
 
 def _contains_semantic(exprs: tuple[Expression, ...], e: Expression) -> bool:
@@ -93,8 +94,6 @@ class UnspecifiedDistribution(Distribution):
     """No requirement."""
 
     def create_partitioning(self, num_partitions: int) -> "Partitioning":
-        from ember.errors import InternalError
-
         # as Spark's IllegalStateException: EnsureRequirements never asks for one
         raise InternalError("UnspecifiedDistribution does not have default partitioning")
 

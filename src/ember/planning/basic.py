@@ -18,6 +18,7 @@ from ember.plans.logical.join_type import JoinType
 from ember.physical import nodes as P
 from ember.physical.partitioning import HashPartitioning
 from ember.plans.logical import nodes as L
+from ember.expressions.predicates import EqualNullSafe
 
 PlanLater = Callable[[L.LogicalPlan], P.SparkPlan]
 
@@ -60,8 +61,6 @@ def special_limits(plan: L.LogicalPlan, plan_later: PlanLater, conf: SQLConf) ->
 
 
 def _distinct_join(left: L.LogicalPlan, right: L.LogicalPlan, jt: JoinType) -> L.LogicalPlan:
-    from ember.expressions.predicates import EqualNullSafe
-
     cond = and_all(EqualNullSafe(a, b) for a, b in zip(left.output, right.output))
     return L.Aggregate(left.output, left.output, L.Join(left, right, jt, cond))
 

@@ -20,13 +20,12 @@ from collections.abc import Callable
 from ember.expressions.base import Expression, split_conjuncts
 from ember.physical import nodes as P
 from ember.plans.logical import nodes as L
+from ember.expressions.subquery import SubqueryExpression
 
 __all__ = ["file_source_strategy"]
 
 
 def _has_subquery(e: Expression) -> bool:
-    from ember.expressions.subquery import SubqueryExpression
-
     return e.find(lambda x: isinstance(x, SubqueryExpression)) is not None
 
 

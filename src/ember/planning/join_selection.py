@@ -71,6 +71,7 @@ from ember.plans.logical.patterns import (
     extract_equi_join_keys,
     extract_null_aware_anti_join_keys,
 )
+from ember.plans.logical.statistics import plan_stats
 
 SizeOf = Callable[[LogicalPlan], int]
 PlanLater = Callable[[LogicalPlan], SparkPlan]
@@ -88,8 +89,6 @@ def default_size_of(conf: SQLConf) -> SizeOf:
     """``plan -> plan_stats(plan, conf).size_in_bytes`` (Spark's ``plan.stats.sizeInBytes``)."""
 
     def size_of(plan: LogicalPlan) -> int:
-        from ember.plans.logical.statistics import plan_stats
-
         return plan_stats(plan, conf).size_in_bytes
 
     return size_of

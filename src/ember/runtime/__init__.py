@@ -9,13 +9,6 @@ metrics, the thread pool) belongs to a runtime.
 
 from __future__ import annotations
 
+from ember.runtime.local.runtime import LocalRuntime
+
 __all__ = ["LocalRuntime"]
-
-
-def __getattr__(name: str):
-    # Lazy: importing ``ember.runtime`` must not import every operator module.
-    if name == "LocalRuntime":
-        from ember.runtime.local.runtime import LocalRuntime
-
-        return LocalRuntime
-    raise AttributeError(name)

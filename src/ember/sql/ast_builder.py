@@ -32,7 +32,7 @@ from typing import Any
 from sqlglot import exp
 
 from ember import types as T
-from ember.errors import EmberError, ParseError, UnsupportedError
+from ember.errors import EmberError, ParseError, UnsupportedError, Origin
 from ember.expressions.base import (
     Alias,
     Expression,
@@ -50,6 +50,7 @@ from ember.plans.logical.join_type import JoinType, UsingJoin
 from ember.sql.datatypes import convert_data_type
 from ember.sql.dialect import UnaryPlus
 from ember.sql.literals import number_literal, typed_literal
+from ember.expressions.intervals import interval_literal, multi_unit_interval
 
 __all__ = ["AstBuilder", "AUTO_SUBQUERY_NAME"]
 
@@ -190,7 +191,6 @@ class AstBuilder:
     def unsupported(self, what: str, node: exp.Expr | None = None, *,
                     error_class: str | None = None, message: str | None = None
                     ) -> UnsupportedError:
-        from ember.errors import Origin
 
         pos = self.origin_of(node)
         origin = Origin(pos[0], pos[1], sql_text=self.text) if pos else None
@@ -600,8 +600,6 @@ class AstBuilder:
         return L.Join(left, right, jt, cond)
 
     def _syntax_error_at(self, node: exp.Expr, what: str) -> ParseError:
-        from ember.errors import Origin
-
         pos = self.origin_of(node)
         return ParseError(f"Syntax error: {what}.", parameters={"error": what},
                           origin=Origin(pos[0], pos[1], sql_text=self.text) if pos else None)
@@ -920,7 +918,6 @@ class AstBuilder:
             return fn(kind, child.this)
         except ParseError as e:
             pos = self.origin_of(child)
-            from ember.errors import Origin
 
             if pos is not None:
                 e.with_origin(Origin(pos[0], pos[1], sql_text=self.text))
@@ -993,7 +990,6 @@ class AstBuilder:
         """``INTERVAL '90' DAY`` / ``INTERVAL 8 MINUTES`` / ``INTERVAL '1 02:03:04.5' DAY TO
         SECOND`` / ``INTERVAL '1 day 2 hours'`` / ``INTERVAL -'1' HOUR``: an ANSI interval
         literal (ember.expressions.intervals; malformed forms raise Spark's ParseError)."""
-        from ember.expressions.intervals import interval_literal
 
         value, unit = node.this, node.args.get("unit")
         negate = False
@@ -1013,7 +1009,6 @@ class AstBuilder:
     def _multi_unit_interval(self, node: exp.Add) -> Expression:
         """``INTERVAL 1 DAY 2 HOURS`` (sqlglot's Add of Intervals, marked by the dialect): one
         literal spanning the units given (``INTERVAL '1 02' DAY TO HOUR``)."""
-        from ember.expressions.intervals import multi_unit_interval
 
         tail = node.expression
         if isinstance(tail, exp.Interval) and tail.args.get("unit") is None \
@@ -1039,8 +1034,6 @@ class AstBuilder:
 
     @contextmanager
     def _interval_origin(self, node: exp.Expr):
-        from ember.errors import Origin
-
         try:
             yield
         except EmberError as e:

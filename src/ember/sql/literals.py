@@ -25,7 +25,7 @@ import re
 from decimal import Decimal, InvalidOperation
 
 from ember import types as T
-from ember.errors import ParseError
+from ember.errors import ParseError, UnsupportedError
 from ember.expressions.base import Literal
 
 __all__ = ["number_literal", "typed_literal"]
@@ -155,7 +155,6 @@ def typed_literal(kind: str, value: str) -> Literal:
             return Literal(ts.astimezone(dt.timezone.utc), T.TIMESTAMP)
     except ValueError as e:
         raise _invalid_typed(k, value) from e
-    from ember.errors import UnsupportedError
 
     raise UnsupportedError(f"Typed literal {k} '{value}' is not supported.",
                            error_class="UNSUPPORTED_TYPED_LITERAL",

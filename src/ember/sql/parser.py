@@ -24,7 +24,7 @@ from sqlglot.errors import ParseError as SqlglotParseError
 from sqlglot.errors import TokenError
 
 from ember import types as T
-from ember.errors import Origin, ParseError
+from ember.errors import Origin, ParseError, EmberError
 from ember.expressions.base import Expression
 from ember.plans.logical.nodes import LogicalPlan
 from ember.sql.ast_builder import AstBuilder
@@ -126,8 +126,6 @@ def parse_query(text: str, *, legacy_setops_precedence: bool = False) -> Logical
 
 
 def _with_origin(text: str, fn):  # type: ignore[no-untyped-def]
-    from ember.errors import EmberError
-
     try:
         return fn()
     except EmberError as e:

@@ -38,6 +38,9 @@ from ember.streaming.execution import (
     Trigger,
 )
 from ember.streaming.sources import source_class
+from ember.plans.logical.nodes import StreamingRelation
+from ember.streaming.checks import check_streaming_plan
+from ember.streaming.sinks import sink_class
 
 if TYPE_CHECKING:  # pragma: no cover
     from ember.dataframe import DataFrame
@@ -79,6 +82,7 @@ class DataStreamReader:
     def schema(self, schema: T.StructType | str) -> "DataStreamReader":
         schema = T.as_ember_type(schema)  # a PySpark StructType too
         if isinstance(schema, str):
+            # here, not at module level: import cycle streaming.api -> session -> streaming.api
             from ember.session import parse_ddl_schema
 
             schema = parse_ddl_schema(schema)
@@ -97,8 +101,8 @@ class DataStreamReader:
     def load(self, path: str | None = None, format: str | None = None,  # noqa: A002
              schema: T.StructType | str | None = None, **options: Any) -> "DataFrame":
         """The stream as a streaming DataFrame (its source is created when a query starts)."""
+        # here, not at module level: import cycle streaming.api -> dataframe -> streaming.api
         from ember.dataframe import DataFrame
-        from ember.plans.logical.nodes import StreamingRelation
 
         if format is not None:
             self.format(format)
@@ -249,7 +253,6 @@ class DataStreamWriter:
                                 error_class="WRITE_STREAM_NOT_ALLOWED")
         fmt = (self._format or "parquet")
         key = fmt.lower()
-        from ember.streaming.checks import check_streaming_plan
 
         check_streaming_plan(plan, self._mode, session.sql_conf)
         return session.streams._start(self, plan, key, path)
@@ -273,8 +276,6 @@ class DataStreamWriter:
             error_class="_LEGACY_ERROR_TEMP_1298")
 
     def _sink(self, session: "Session", key: str, path: str | None) -> Any:
-        from ember.streaming.sinks import sink_class
-
         opts = dict(self._options)
         if self._name is not None:
             opts["queryName"] = self._name
@@ -447,6 +448,7 @@ class StreamingQueryManager:
                 "This query does not support recovering from checkpoint location. Delete "
                 f"{os.path.join(checkpoint, 'offsets')} to start over.",
                 error_class="_LEGACY_ERROR_TEMP_1299")
+        # here, not at module level: pyspark loads only when the Spark runtime runs
         from ember.streaming.spark import SparkStreamExecution, streaming_runtime
 
         execution: Any

@@ -42,6 +42,9 @@ from ember.expressions.base import AttributeReference, Expression
 from ember.plans.logical.join_type import JoinType
 from ember.plans.logical.nodes import (Aggregate, Distinct, Except, Filter, Intersect, Join,
                                        Limit, LogicalPlan, Offset, Sort, Union)
+from ember.expressions.aggregates import AggregateExpression
+from ember.physical.streaming.state_watermark import state_value_watermark
+from ember.plans.logical.patterns import extract_equi_join_keys
 
 __all__ = ["check_streaming_plan", "LEGACY_CLASS", "OUTPUT_MODE_CLASS"]
 
@@ -96,8 +99,6 @@ def _grouping_has_watermark(agg: LogicalPlan) -> bool:
 
 
 def _has_distinct_aggregate(agg: Aggregate) -> bool:
-    from ember.expressions.aggregates import AggregateExpression
-
     return any(e.find(lambda x: isinstance(x, AggregateExpression) and x.is_distinct) is not None
                for e in agg.aggregate_expressions)
 
@@ -115,8 +116,6 @@ def _foreach_up(plan: LogicalPlan, fn: Any) -> None:
 
 
 def _equi_keys(join: Join) -> tuple[tuple[Expression, ...], tuple[Expression, ...]] | None:
-    from ember.plans.logical.patterns import extract_equi_join_keys
-
     keys = extract_equi_join_keys(join)
     return None if keys is None else (keys[0], keys[1])
 
@@ -124,7 +123,6 @@ def _equi_keys(join: Join) -> tuple[tuple[Expression, ...], tuple[Expression, ..
 def _check_stream_stream_join_watermark(join: Join) -> None:
     """Spark's ``checkForStreamStreamJoinWatermark``, with the section 10.5 algebra of
     ``ember.streaming.join`` evaluated at a dummy watermark (1 000 000 ms), as Spark does."""
-    from ember.physical.streaming.state_watermark import state_value_watermark
 
     keys = _equi_keys(join)
     in_keys = keys is not None and any(_is_event_time(k) for k in keys[0] + keys[1])

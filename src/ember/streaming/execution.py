@@ -103,12 +103,15 @@ from ember.runtime.local import LocalRuntime
 from ember.runtime.local.node_state import NodeState
 from ember.streaming.crash import crash_point
 from ember.streaming.join.operator import state_ttls_ms
-from ember.streaming.logs import CommitLog, OffsetSeq, OffsetSeqLog, OffsetSeqMetadata
+from ember.streaming.logs import (
+    CommitLog, OffsetSeq, OffsetSeqLog, OffsetSeqMetadata, StreamMetadata,
+)
 from ember.streaming.watermarks import (
     EventTimeStats,
     WatermarkTracker,
     parse_interval,
 )
+from ember.streaming.progress import make_progress
 
 if TYPE_CHECKING:  # pragma: no cover
     from ember.session import Session
@@ -323,7 +326,6 @@ class MicroBatchExecution:
                  source_class: Callable[[str], type],
                  delete_checkpoint_on_stop: bool = False,
                  on_terminated: Callable[["MicroBatchExecution"], None] | None = None) -> None:
-        from ember.streaming.logs import StreamMetadata
 
         self.session = session
         self.plan = plan
@@ -737,7 +739,6 @@ class MicroBatchExecution:
 
     def _finish_progress(self, p: dict[str, Any], start: float,
                          durations: dict[str, int]) -> None:
-        from ember.streaming.progress import make_progress
 
         prev, self._last_trigger_start = self._last_trigger_start, start
         report = make_progress(self, p, start, prev, durations)

@@ -28,6 +28,8 @@ import pyarrow as pa
 from ember import types as T
 from ember.errors import AnalysisError
 from ember.expressions.base import AttributeReference
+from ember.plans.logical.nodes import StreamingRelation, LocalRelation
+from ember.session import parse_ddl_schema, _to_arrow_table
 
 if TYPE_CHECKING:  # pragma: no cover
     from ember.dataframe import DataFrame
@@ -41,8 +43,6 @@ def _struct(schema: Any) -> T.StructType:
     if isinstance(schema, T.StructType):
         return schema
     if isinstance(schema, str):
-        from ember.session import parse_ddl_schema
-
         return parse_ddl_schema(schema)
     raise AnalysisError(f"MemoryStream needs a schema (StructType or DDL string), not {schema!r}")
 
@@ -81,8 +81,6 @@ class MemoryStream:
     add_data = addData
 
     def _to_table(self, data: Any) -> pa.Table:
-        from ember.session import _to_arrow_table
-
         if isinstance(data, (pa.Table, pa.RecordBatch)):
             table = pa.Table.from_batches([data]) if isinstance(data, pa.RecordBatch) else data
             if table.num_columns != len(self._arrow):
@@ -101,8 +99,6 @@ class MemoryStream:
 
     def toDF(self) -> "DataFrame":  # noqa: N802
         """The stream as a streaming DataFrame."""
-        from ember.dataframe import DataFrame
-        from ember.plans.logical.nodes import StreamingRelation
 
         return DataFrame(self.session, StreamingRelation("memory", self._attrs, source=self))
 
@@ -158,8 +154,6 @@ class MemorySink:
             self._register(schema.to_arrow_schema())
 
     def _register(self, schema: pa.Schema) -> None:
-        from ember.plans.logical.nodes import LocalRelation
-
         if self._attrs is None:
             self._attrs = tuple(AttributeReference(f.name, T.from_arrow(f.type), f.nullable)
                                 for f in schema)

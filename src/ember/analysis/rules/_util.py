@@ -14,6 +14,7 @@ from collections.abc import Callable
 from ember.expressions.aggregates import AggregateExpression
 from ember.expressions.base import Expression
 from ember.plans.logical.nodes import LogicalPlan
+from ember.expressions.subquery import SubqueryExpression
 
 
 def is_aggregate_expr(e: Expression) -> bool:
@@ -62,7 +63,6 @@ def map_subquery_plans(
     e: Expression, fn: Callable[[LogicalPlan], LogicalPlan]
 ) -> Expression:
     """``e`` with ``fn`` applied to the plan of every subquery expression in it."""
-    from ember.expressions.subquery import SubqueryExpression
 
     def rule(x: Expression) -> Expression | None:
         if isinstance(x, SubqueryExpression):

@@ -14,6 +14,7 @@ from __future__ import annotations
 from ember.analysis.resolution import auto_alias_name, has_unresolved
 from ember.expressions.base import Alias, Expression, NamedExpression, UnresolvedAlias
 from ember.plans.logical.nodes import LogicalPlan
+from ember.expressions.subquery import OuterReference
 
 
 def _alias(e: Expression, implicit_casts: dict[int, object] | None = None) -> Expression | None:
@@ -21,7 +22,6 @@ def _alias(e: Expression, implicit_casts: dict[int, object] | None = None) -> Ex
         c = e.child
         if isinstance(c, NamedExpression):
             return c
-        from ember.expressions.subquery import OuterReference
 
         if isinstance(c, OuterReference):
             return Alias(c, c.attr.name)

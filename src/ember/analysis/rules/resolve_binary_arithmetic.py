@@ -45,6 +45,11 @@ from ember.analysis.rules._util import transform_up_in_run
 from ember.expressions.base import Expression
 from ember.plans.logical.nodes import LogicalPlan
 from ember.trees import rewrite_bit, transform_up_memo
+from ember.expressions import interval_arithmetic as IA
+from ember.expressions.arithmetic import UnaryMinus, Abs, Add, Divide, Multiply, Subtract
+from ember.expressions.cast import Cast
+from ember.expressions.intervals import DateAddYMInterval, ExtractANSIIntervalDays
+from ember.expressions.registry import lookup_function
 
 _INTERVALS = (T.YearMonthIntervalType, T.DayTimeIntervalType)
 
@@ -97,8 +102,6 @@ class _Rewriter:
         self.ctx = ctx
 
     def cast(self, e: Expression, t: T.DataType) -> Expression:
-        from ember.expressions.cast import Cast
-
         if e.data_type == t:
             return e
         c = Cast(e, t)
@@ -114,9 +117,6 @@ class _Rewriter:
 
     def add(self, l: Expression, r: Expression) -> Expression | None:
         """``l + r`` with an interval ``r`` (the caller swaps operands)."""
-        from ember.expressions import interval_arithmetic as IA
-        from ember.expressions.intervals import DateAddYMInterval, ExtractANSIIntervalDays
-        from ember.expressions.registry import lookup_function
 
         rt = r.data_type
         if isinstance(rt, T.DayTimeIntervalType) and _is_date(l):
@@ -136,10 +136,6 @@ class _Rewriter:
 
     def subtract(self, l: Expression, r: Expression) -> Expression | None:
         """``l - r`` with an interval ``r`` and a non-interval ``l``."""
-        from ember.expressions import interval_arithmetic as IA
-        from ember.expressions.arithmetic import UnaryMinus
-        from ember.expressions.intervals import DateAddYMInterval, ExtractANSIIntervalDays
-        from ember.expressions.registry import lookup_function
 
         rt = r.data_type
         if _is_date(l):
@@ -160,10 +156,6 @@ class _Rewriter:
         return cls(self.cast(l, w), self.cast(r, w))
 
     def __call__(self, x: Expression) -> Expression | None:
-        from ember.expressions import interval_arithmetic as IA
-        from ember.expressions.arithmetic import Abs, Add, Divide, Multiply, Subtract, UnaryMinus
-        from ember.expressions.registry import lookup_function
-
         match x:
             case UnaryMinus(child=c) if _is_interval(c):
                 return IA.IntervalNegate(c, x.function_name)

@@ -18,6 +18,8 @@ from ember.conf import ALLOW_PARAMETERLESS_COUNT
 from ember.errors import AnalysisError, EmberError
 from ember.expressions.base import Alias, Expression, Literal, UnresolvedAlias, UnresolvedFunction
 from ember.plans.logical.nodes import LogicalPlan
+from ember.expressions.aggregates import lookup_aggregate
+from ember.expressions.registry import lookup_function
 
 
 def resolve_function_call(f: UnresolvedFunction, ctx) -> Expression:
@@ -42,12 +44,10 @@ def resolve_function_call(f: UnresolvedFunction, ctx) -> Expression:
                         "legacyConfValue": '"true"',
                     },
                 )
-        from ember.expressions.aggregates import lookup_aggregate
 
         agg = lookup_aggregate(name, args, f.is_distinct, f.filter, f.ignore_nulls)
         if agg is not None:
             return agg
-        from ember.expressions.registry import lookup_function
 
         return lookup_function(name, args)
     except EmberError as e:

@@ -21,6 +21,8 @@ from ember.analysis.rules.resolve_eval_mode import expression_in_eval_mode
 from ember.errors import AnalysisError, ExecutionError
 from ember.expressions.base import AttributeReference, Expression, Literal
 from ember.plans.logical.nodes import LocalRelation, LogicalPlan, UnresolvedInlineTable
+from ember.coercion import find_wider_type
+from ember.expressions.cast import Cast
 
 _ONE_ROW = pa.RecordBatch.from_arrays([pa.array([0], pa.int8())], names=["_"])
 
@@ -32,7 +34,6 @@ def _wider(types: list[T.DataType]) -> T.DataType | None:
             distinct.append(t)
     if len(distinct) == 1:
         return distinct[0]
-    from ember.coercion import find_wider_type
 
     return find_wider_type(distinct, string_promotion=False)
 
@@ -59,7 +60,6 @@ def _column_array(exprs, target: T.DataType) -> pa.Array:
 
 def _cast_value(e: Expression, target: T.DataType) -> pa.Array:
     """``e`` (a foldable row value) cast to the column type, with Spark's cast semantics."""
-    from ember.expressions.cast import Cast
 
     return Cast(e, target).eval(_ONE_ROW)
 

@@ -20,6 +20,8 @@ from ember.errors import AnalysisError
 from ember.expressions.base import Alias, AttributeReference, and_all
 from ember.plans.logical.join_type import UsingJoin
 from ember.plans.logical.nodes import Join, LogicalPlan
+from ember.expressions.conditional import Coalesce
+from ember.expressions.predicates import EqualTo
 
 
 def _using_error(col: str, side: str, attrs) -> AnalysisError:
@@ -38,7 +40,6 @@ def resolve_using(join: Join, ctx) -> LogicalPlan:
 
     >>> # Join(nt1, nt2, UsingJoin(INNER, ('k',)))  ->  UsingJoinProject [k#1, v1#2, v2#4]
     """
-    from ember.expressions.predicates import EqualTo
 
     cs = ctx.case_sensitive
     uj: UsingJoin = join.join_type  # type: ignore[assignment]
@@ -75,8 +76,6 @@ def resolve_using(join: Join, ctx) -> LogicalPlan:
     if not jt.outputs_right:  # LeftSemi, LeftAnti, ExistenceJoin
         items, hidden = lkeys + l_rest, []
     elif jt.preserves_left and jt.preserves_right:  # FullOuter: key = coalesce(l, r)
-        from ember.expressions.conditional import Coalesce
-
         keys = [
             Alias(Coalesce((l.with_nullability(True), r.with_nullability(True))), l.name)
             for l, r in pairs

@@ -26,6 +26,9 @@ from ember.expressions.base import Alias, AttributeReference, Expression
 from ember.plans.logical.nodes import Except, Intersect, LogicalPlan, Project, Union
 from ember.trees import rewrite_bit, transform_up_memo
 from ember.conf import DECIMAL_ALLOW_PRECISION_LOSS
+from ember.coercion import coerce_expression, find_wider_type
+from ember.expressions.cast import Cast
+from ember.expressions.subquery import InSubquery
 
 # The rewrite also depends on allowPrecisionLoss and on the ANSI mode (Spark's or the legacy
 # coercion rules): one memo bit per combination keeps each pure.
@@ -34,8 +37,6 @@ _COERCE_BITS = {(loss, legacy): rewrite_bit(f"TypeCoercion.expression/loss={loss
 
 
 def _cast(e: Expression, t: T.DataType, ctx) -> Expression:
-    from ember.expressions.cast import Cast
-
     if e.data_type == t:
         return e
     return ctx.mark_implicit(Cast(e, t))
@@ -44,7 +45,6 @@ def _cast(e: Expression, t: T.DataType, ctx) -> Expression:
 def _mark_new_casts(old: Expression, new: Expression, ctx) -> None:
     if new is old:
         return
-    from ember.expressions.cast import Cast
 
     before: set[int] = set()
     old.foreach(lambda x: before.add(id(x)) if isinstance(x, Cast) else None)
@@ -54,9 +54,6 @@ def _mark_new_casts(old: Expression, new: Expression, ctx) -> None:
 
 
 def _coerce_expr(e: Expression, ctx) -> Expression:
-    from ember.coercion import coerce_expression
-    from ember.expressions.subquery import InSubquery
-
     loss = bool(ctx.conf.get(DECIMAL_ALLOW_PRECISION_LOSS))
     legacy = not ctx.conf.ansi
 
@@ -79,8 +76,6 @@ coerce_types = _coerce_expr
 
 
 def _coerce_in_subquery(x, ctx):
-    from ember.coercion import find_wider_type
-
     if not x.plan.resolved or not all(v.resolved for v in x.values):
         return x
     out = x.plan.output
@@ -109,7 +104,6 @@ def _coerce_in_subquery(x, ctx):
 
 def widen_set_operation(children: tuple[LogicalPlan, ...], ctx) -> tuple[LogicalPlan, ...] | None:
     """New children with wider column types, or None when nothing changes / cannot widen."""
-    from ember.coercion import find_wider_type
 
     n = len(children[0].output)
     if any(len(c.output) != n for c in children):

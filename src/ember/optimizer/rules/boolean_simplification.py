@@ -37,6 +37,10 @@ from ember.expressions.predicate_helper import (
 )
 from ember.plans.logical.nodes import LogicalPlan
 from ember.trees import rewrite_bit, transform_up_memo
+from ember.expressions.conditional import If
+from ember.expressions.predicates import (
+    And, GreaterThan, GreaterThanOrEqual, IsNotNull, IsNull, LessThan, LessThanOrEqual, Not, Or,
+)
 
 __all__ = [
     "BooleanSimplification",
@@ -89,12 +93,6 @@ def _is_false(e: Expression) -> bool:
 
 
 def _simplify(e: Expression) -> Expression | None:  # noqa: C901 - one case per Spark case
-    from ember.expressions.conditional import If
-    from ember.expressions.predicates import (
-        And, GreaterThan, GreaterThanOrEqual, IsNotNull, IsNull, LessThan, LessThanOrEqual, Not,
-        Or,
-    )
-
     def neg_eq(a: Expression, b: Expression) -> bool:
         """``Not(a)`` semantically equals ``b``."""
         return Not(a).semantic_equals(b)
@@ -167,7 +165,6 @@ def _drop_complement(left: Expression, right: Expression, outer_op: type,
     term that is the negation of the other, non-nullable, side (which is then dropped), in Spark's
     order; with ``outer_op``/``inner_op`` And/Or (``a AND (NOT a OR c)`` is ``a AND c``) or Or/And
     (``a OR (NOT a AND c)`` is ``a OR c``).  None when no case applies."""
-    from ember.expressions.predicates import Not
 
     if isinstance(right, inner_op) and not left.nullable:
         if Not(left).semantic_equals(right.left):

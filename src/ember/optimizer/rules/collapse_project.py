@@ -43,6 +43,7 @@ from ember.plans.logical.nodes import (
     Project,
     Union,
 )
+from ember.expressions.subquery import OuterReference, ScalarSubquery, SubqueryExpression
 
 __all__ = ["CollapseProject", "RemoveNoopOperators", "RemoveRedundantAliases",
            "alias_map", "build_cleaned_project_list", "can_collapse_expressions"]
@@ -93,8 +94,6 @@ def build_cleaned_project_list(upper: Iterable[Expression],
 
 
 def _is_cheap(e: Expression) -> bool:
-    from ember.expressions.subquery import OuterReference
-
     if isinstance(e, (AttributeReference, OuterReference)):
         return True
     try:
@@ -128,8 +127,6 @@ def can_collapse_expressions(consumers: Iterable[Expression], producers: Iterabl
 
 
 def _has_correlated_scalar_subquery(exprs: Iterable[Expression]) -> bool:
-    from ember.expressions.subquery import ScalarSubquery
-
     return any(e.find(lambda x: isinstance(x, ScalarSubquery) and bool(x.outer_attrs))
                is not None for e in exprs)
 
@@ -139,7 +136,6 @@ def _subquery_reads_alias(upper: Iterable[Expression], lower: Iterable[Expressio
     ``OuterReference`` names the alias, which inlining would remove (Spark pulls correlated
     predicates out of subqueries before collapsing; Ember decorrelates only when the subquery
     becomes a join, so such Projects stay apart)."""
-    from ember.expressions.subquery import SubqueryExpression
 
     ids = set(alias_map(lower))
     if not ids:

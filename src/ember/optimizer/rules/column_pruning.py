@@ -51,6 +51,7 @@ from ember.plans.logical.nodes import (
     Union,
 )
 from ember.trees import rewrite_bit, transform_down_memo, transform_up_memo
+from ember.expressions.subquery import SubqueryExpression
 
 __all__ = ["ColumnPruning", "column_pruning"]
 
@@ -141,8 +142,6 @@ def _remove_project_before_filter(p: LogicalPlan) -> LogicalPlan:
 
 
 def _conflicts_with_subquery(cond, plan: LogicalPlan) -> bool:
-    from ember.expressions.subquery import SubqueryExpression
-
     ids = plan.output_set
     return cond.exists(
         lambda x: isinstance(x, SubqueryExpression) and bool(x.plan.output_set & ids))

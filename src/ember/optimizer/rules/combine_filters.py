@@ -20,13 +20,12 @@ from ember.expressions.base import and_all
 from ember.expressions.predicate_helper import split_conjunctive_predicates
 from ember.optimizer.rule_executor import Rule
 from ember.plans.logical.nodes import Filter, LogicalPlan
+from ember.expressions.predicates import And
 
 __all__ = ["CombineFilters", "combine_filters"]
 
 
 def _combine(plan: LogicalPlan) -> LogicalPlan:
-    from ember.expressions.predicates import And
-
     match plan:
         case Filter(condition=fc, child=Filter(condition=nc, child=grand_child) as nf) if (
                 nc.deterministic):

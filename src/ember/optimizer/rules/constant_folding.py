@@ -28,10 +28,14 @@ import pyarrow as pa
 
 from ember import types as T
 from ember.conf import SQLConf
-from ember.expressions.base import AttributeReference, Expression, Literal
+from ember.expressions.base import (
+    AttributeReference, Expression, Literal, Alias, BoundReference, SortOrder, Unevaluable,
+)
 from ember.optimizer.rule_executor import Rule
 from ember.plans.logical.nodes import LogicalPlan
 from ember.trees import rewrite_bit, transform_down_memo
+from ember.expressions.aggregates import AggregateExpression, AggregateFunction
+from ember.expressions.subquery import OuterReference, SubqueryExpression
 
 __all__ = ["ConstantFolding", "fold_expression", "try_fold", "is_foldable"]
 
@@ -41,9 +45,6 @@ def is_foldable(e: Expression) -> bool:
     only (Ember's expression classes mostly leave ``foldable`` at the base default, so the
     structural rule lives here).  Attributes, aliases, aggregates, sort orders and subquery
     expressions are never foldable."""
-    from ember.expressions.aggregates import AggregateExpression, AggregateFunction
-    from ember.expressions.base import Alias, BoundReference, SortOrder, Unevaluable
-    from ember.expressions.subquery import OuterReference, SubqueryExpression
 
     if isinstance(e, Literal):
         return True

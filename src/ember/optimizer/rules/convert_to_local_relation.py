@@ -30,14 +30,13 @@ from ember.expressions.base import Expression, Literal, Unevaluable
 from ember.optimizer.rule_executor import Rule
 from ember.plans.logical.local_evaluation import evaluate_local
 from ember.plans.logical.nodes import Filter, Limit, LocalRelation, LogicalPlan, Project
+from ember.expressions.aggregates import AggregateExpression, AggregateFunction
+from ember.expressions.subquery import OuterReference, SubqueryExpression
 
 __all__ = ["ConvertToLocalRelation"]
 
 
 def _evaluable(exprs: tuple[Expression, ...]) -> bool:
-    from ember.expressions.aggregates import AggregateExpression, AggregateFunction
-    from ember.expressions.subquery import OuterReference, SubqueryExpression
-
     bad = (Unevaluable, SubqueryExpression, OuterReference, AggregateExpression,
            AggregateFunction)
     return all(e.deterministic and e.find(lambda x: isinstance(x, bad)) is None for e in exprs)

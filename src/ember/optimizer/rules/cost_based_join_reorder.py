@@ -76,13 +76,15 @@ from ember.conf import (
 from ember.expressions.base import AttributeReference, Expression, and_all, split_conjuncts
 from ember.optimizer.rule_executor import Rule
 from ember.optimizer.rules.star_schema import (
-    find_star_joins,
-    plan_statistics,
+    find_star_joins, plan_statistics, _leaf_column, base_table_access,
 )
 from ember.plans.logical.join_type import JoinType
 from ember.plans.logical.local_evaluation import evaluate_local
-from ember.plans.logical.nodes import Filter, Join, LogicalPlan, Project
+from ember.plans.logical.nodes import Filter, Join, LogicalPlan, Project, LocalRelation
 from ember.plans.logical.statistics import column_size, condition_selectivity, default_size
+from ember.expressions import predicates as P
+from ember.expressions.cast import Cast
+from ember.expressions.predicates import EqualNullSafe, EqualTo, Like
 
 if TYPE_CHECKING:  # pragma: no cover
     from ember.conf import SQLConf
@@ -200,8 +202,6 @@ class _Model:
 
     @staticmethod
     def _key_pair(c: Expression) -> tuple[int, int] | None:
-        from ember.expressions.predicates import EqualNullSafe, EqualTo
-
         match c:
             case EqualTo(left=AttributeReference() as a, right=AttributeReference() as b) | \
                     EqualNullSafe(left=AttributeReference() as a, right=AttributeReference() as b):
@@ -505,7 +505,6 @@ def _data_composite_ndv(leaf: LogicalPlan, col_ids: tuple[int, ...],
                         measured: _Measured) -> int | None:
     """Exact distinct count of a column combination of an in-memory relation (automatic
     statistics: Ember holds the data), measured once per rule application."""
-    from ember.plans.logical.nodes import LocalRelation
 
     if not isinstance(leaf, LocalRelation) or leaf.data is None:
         return None
@@ -531,8 +530,6 @@ _LIKE_SEL = 0.1
 
 
 def _is_like(e: Expression) -> bool:
-    from ember.expressions.predicates import Like
-
     return isinstance(e, Like)
 
 
@@ -544,7 +541,6 @@ def _sampled_rows(item: LogicalPlan, leaf: LogicalPlan, conf: "SQLConf",
     comparisons) or whose columns are correlated."""
     import numpy as np
 
-    from ember.plans.logical.nodes import LocalRelation
 
     if not isinstance(leaf, LocalRelation) or leaf.data is None:
         return None
@@ -571,8 +567,6 @@ def _sampled_rows(item: LogicalPlan, leaf: LogicalPlan, conf: "SQLConf",
 
 
 def _strip_cast(e: Expression) -> Expression:
-    from ember.expressions.cast import Cast
-
     while isinstance(e, Cast):
         e = e.child
     return e
@@ -601,7 +595,6 @@ class _CardModel:
 
     def __init__(self, graph: "_Model", conf: "SQLConf",
                  measured: _Measured | None = None) -> None:
-        from ember.optimizer.rules.star_schema import _leaf_column, base_table_access
 
         self.g = graph
         n = graph.n
@@ -685,8 +678,6 @@ class _CardModel:
     # -- statistics ----------------------------------------------------------------------------
 
     def _equi_cols(self, c: Expression) -> tuple[int, int] | None:
-        from ember.expressions.predicates import EqualNullSafe, EqualTo
-
         if isinstance(c, (EqualTo, EqualNullSafe)):
             a, b = _strip_cast(c.left), _strip_cast(c.right)
             if isinstance(a, AttributeReference) and isinstance(b, AttributeReference) \
@@ -753,8 +744,6 @@ class _CardModel:
         return max(item, 1.0 if rows >= 1 else 0.0), max(base_n, 1.0)
 
     def _complex_sel(self, c: Expression, mask: int) -> float:
-        from ember.expressions import predicates as P
-
         merged: dict = {}
         rows = 1
         for i in range(self.g.n):

@@ -75,6 +75,9 @@ from ember.plans.logical.nodes import (
     SubqueryAlias,
     View,
 )
+from ember.expressions.aggregates import AggregateExpression
+from ember.expressions.conditional import If
+from ember.expressions.predicates import EqualNullSafe, EqualTo, IsNull
 
 ALWAYS_TRUE = "alwaysTrue"
 
@@ -177,7 +180,6 @@ def empty_input_expression(expr: Expression) -> Expression:
     """``expr`` (an aggregate output) with every aggregate replaced by its value over zero rows:
     0 for count-like functions, NULL otherwise (Spark's ``evalAggExprOnZeroTups``)."""
 
-    from ember.expressions.aggregates import AggregateExpression
 
     def replace(e: Expression) -> Expression | None:
         match e:
@@ -337,7 +339,6 @@ class _Puller:
     def split_equality(self, pred: Expression, child_ids: frozenset[int]) -> tuple[Any, ...] | None:
         """``(inner_attr, outer_expr, null_safe)`` for ``inner = outer`` / ``outer <=> inner``;
         None for any other shape."""
-        from ember.expressions.predicates import EqualNullSafe, EqualTo
 
         match pred:
             case EqualTo(left=l, right=r) | EqualNullSafe(left=l, right=r):
@@ -392,7 +393,6 @@ class _Puller:
                               preds: list[Expression]) -> tuple[LogicalPlan, list[Expression]]:
         """Non-equality correlation below an aggregate (``d > outer(b)``): join the input with
         the domain of the outer columns and group by the domain columns as well."""
-        from ember.expressions.predicates import EqualNullSafe
 
         outers: list[OuterReference] = []
         for c in preds:
@@ -416,8 +416,6 @@ class _Puller:
 
     def domain_join(self, p: Aggregate, grouped: Aggregate,
                     splits: list[tuple[Any, ...]]) -> tuple[LogicalPlan, list[Expression]]:
-        from ember.expressions.conditional import If
-        from ember.expressions.predicates import EqualNullSafe, EqualTo, IsNull
 
         outer_exprs: list[Expression] = []
         for _, outer, _ in splits:

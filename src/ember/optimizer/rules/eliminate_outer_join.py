@@ -34,13 +34,14 @@ from ember.optimizer.rule_executor import Rule
 from ember.optimizer.rules.null_propagation import scan_null_intolerant_attributes
 from ember.plans.logical.join_type import BuildSide, JoinType
 from ember.plans.logical.nodes import Aggregate, Filter, Join, LogicalPlan, Project
+from ember.expressions.aggregates import AggregateExpression, AggregateFunction
+from ember.expressions.predicates import IsNotNull
+from ember.expressions.subquery import OuterReference, SubqueryExpression
 
 __all__ = ["EliminateOuterJoin", "can_filter_out_null"]
 
 def can_filter_out_null(e: Expression) -> bool:
     """``e`` is NULL or false when every attribute it reads is NULL."""
-    from ember.expressions.aggregates import AggregateExpression
-    from ember.expressions.subquery import OuterReference, SubqueryExpression
 
     if not e.deterministic:
         return False
@@ -69,8 +70,6 @@ def _new_join_type(f: Filter, j: Join, conf: SQLConf) -> JoinType:
     conjuncts = split_conjunctive_predicates(f.condition)
     conditions = list(conjuncts)
     if conf.get(CONSTRAINT_PROPAGATION_ENABLED):
-        from ember.expressions.predicates import IsNotNull
-
         for c in conjuncts:
             if c.deterministic:
                 inner = c.child if isinstance(c, IsNotNull) else c
@@ -101,8 +100,6 @@ def _one_side_kept(j: Join) -> LogicalPlan | None:
 
 
 def _duplicate_agnostic(exprs: tuple[Expression, ...]) -> bool:
-    from ember.expressions.aggregates import AggregateFunction
-
     return all(e.find(lambda x: isinstance(x, AggregateFunction) and not x.duplicate_agnostic)
                is None for e in exprs)
 

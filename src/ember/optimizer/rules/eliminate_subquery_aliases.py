@@ -38,13 +38,13 @@ from ember.plans.logical.nodes import (
     UnaryNode,
     View,
 )
+from ember.expressions.subquery import SubqueryExpression
 
 __all__ = ["EliminateSubqueryAliases", "EliminateResolvedHint", "extract_hints_from_plan"]
 
 
 def _with_subquery_plans(plan: LogicalPlan, fn) -> LogicalPlan:
     """``plan`` (this node only) with ``fn`` applied to the plan of every subquery expression."""
-    from ember.expressions.subquery import SubqueryExpression
 
     def sub(e: Expression) -> Expression | None:
         if isinstance(e, SubqueryExpression):

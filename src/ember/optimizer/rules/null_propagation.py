@@ -30,6 +30,14 @@ from ember.expressions.base import AttributeReference, Expression, Literal
 from ember.optimizer.rule_executor import Rule
 from ember.plans.logical.nodes import LogicalPlan
 from ember.trees import rewrite_bit, transform_up_memo
+from ember.expressions.aggregates import AggregateExpression, Count
+from ember.expressions.arithmetic import BinaryArithmetic, _UnaryNumeric
+from ember.expressions.cast import Cast
+from ember.expressions.conditional import Coalesce
+from ember.expressions.misc import ScalarFunction, _EAGER_ARGUMENTS
+from ember.expressions.predicates import (
+    BinaryComparison, EqualNullSafe, Like, Not, In, IsNotNull, IsNull,
+)
 
 __all__ = ["NullPropagation", "is_null_intolerant", "scan_null_intolerant_attributes",
            "is_null_literal"]
@@ -42,10 +50,6 @@ def is_null_literal(e: Expression) -> bool:
 
 def is_null_intolerant(e: Expression) -> bool:
     """Catalyst's ``NullIntolerant``: the result is NULL whenever any child is NULL."""
-    from ember.expressions.arithmetic import BinaryArithmetic, _UnaryNumeric
-    from ember.expressions.cast import Cast
-    from ember.expressions.misc import ScalarFunction
-    from ember.expressions.predicates import BinaryComparison, EqualNullSafe, Like, Not
 
     match e:
         case EqualNullSafe():
@@ -53,7 +57,6 @@ def is_null_intolerant(e: Expression) -> bool:
         case BinaryComparison() | BinaryArithmetic() | _UnaryNumeric() | Not() | Cast() | Like():
             return bool(e.children)
         case ScalarFunction():
-            from ember.expressions.misc import _EAGER_ARGUMENTS
 
             try:
                 # concat evaluates every argument (an error in one after a NULL is raised), as
@@ -80,11 +83,6 @@ def scan_null_intolerant_attributes(e: Expression) -> list[AttributeReference]:
 
 
 def _propagate(e: Expression) -> Expression | None:
-    from ember.expressions.aggregates import AggregateExpression, Count
-    from ember.expressions.cast import Cast
-    from ember.expressions.conditional import Coalesce
-    from ember.expressions.predicates import EqualNullSafe, In, IsNotNull, IsNull
-
     match e:
         case AggregateExpression(func=Count(items=items)) if all(map(is_null_literal, items)):
             return Cast(Literal(0, T.LONG), e.data_type)

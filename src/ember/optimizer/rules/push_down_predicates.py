@@ -68,6 +68,8 @@ from ember.plans.logical.nodes import (
     Union,
 )
 from ember.trees import rewrite_bit, transform_down_memo
+from ember.expressions.aggregates import AggregateExpression
+from ember.expressions.subquery import SubqueryExpression
 
 __all__ = [
     "PushDownPredicates",
@@ -87,7 +89,6 @@ def _alias_map(items) -> dict[int, Expression]:
 
 def _agg_alias_map(agg: Aggregate) -> dict[int, Expression]:
     """As :func:`_alias_map`, only for items holding no aggregate function."""
-    from ember.expressions.aggregates import AggregateExpression
 
     return {a.id: a.child for a in agg.aggregate_expressions
             if isinstance(a, Alias)
@@ -112,7 +113,6 @@ def _filter(conds: list[Expression], child: LogicalPlan) -> LogicalPlan:
 
 def _can_push_through_condition(plan: LogicalPlan, condition: Expression) -> bool:
     """No subquery in ``condition`` outputs an attribute of ``plan`` (same-source subquery)."""
-    from ember.expressions.subquery import SubqueryExpression
 
     ids = plan.output_set
     return not condition.exists(
@@ -126,7 +126,6 @@ def _correlated_on(condition: Expression, aliases: dict[int, Expression]) -> boo
     correlated predicates out of the subquery first, PullupCorrelatedPredicates, and then
     rewrites them like any other expression; Ember decorrelates only when the subquery becomes
     a join)."""
-    from ember.expressions.subquery import SubqueryExpression
 
     if not aliases:
         return False

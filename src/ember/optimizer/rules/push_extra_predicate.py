@@ -54,6 +54,7 @@ from ember.optimizer.rule_executor import Rule
 from ember.plans.logical.join_type import BuildSide, JoinType
 from ember.plans.logical.nodes import Filter, Join, LogicalPlan, ProcessedJoinCondition
 from ember.trees import rewrite_bit, transform_down_memo
+from ember.expressions.predicates import And, Or
 
 __all__ = [
     "PushExtraPredicateThroughJoin",
@@ -69,7 +70,6 @@ def extract_predicates_within_output_set(
     ``And``: the operands that extract (both: their ``And``); ``Or``: only when both branches
     extract; anything else: itself when deterministic and within ``output_set``.  ``Not`` is
     not looked into (BooleanSimplification has pushed it below And/Or)."""
-    from ember.expressions.predicates import And, Or
 
     match condition:
         case And(left=l, right=r):

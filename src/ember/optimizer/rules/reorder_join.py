@@ -47,6 +47,8 @@ from ember.optimizer.rule_executor import Rule
 from ember.plans.logical.join_type import JoinType
 from ember.plans.logical.nodes import Filter, Join, LogicalPlan, Project
 from ember.plans.logical.patterns import extract_filters_and_inner_joins
+from ember.errors import InternalError
+from ember.optimizer.rules.star_schema import reorder_star_joins
 
 if TYPE_CHECKING:  # pragma: no cover
     from ember.conf import SQLConf
@@ -64,8 +66,6 @@ def create_ordered_join(items: list[Item], conditions: list[Expression]) -> Logi
     >>> #   -> Filter (row_number() = 2) <- Join Cross, ((a = b) AND true) (t1, t2)
     """
     if len(items) < 2:
-        from ember.errors import InternalError
-
         raise InternalError("ReorderJoin.createOrderedJoin needs at least two items")
     conds = list(conditions)
     items = list(items)
@@ -111,8 +111,6 @@ def _reorder(p: LogicalPlan, conf: "SQLConf") -> LogicalPlan:
     if len(items) <= 2 or not conds:
         return p
     if _star_detection_enabled(conf):
-        from ember.optimizer.rules.star_schema import reorder_star_joins
-
         star = reorder_star_joins(items, conds, conf)
         if star:
             rest = [it for it in items if it not in star]

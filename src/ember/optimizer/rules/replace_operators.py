@@ -21,6 +21,7 @@ from ember.expressions.base import and_all
 from ember.optimizer.rule_executor import Rule
 from ember.plans.logical.join_type import JoinType
 from ember.plans.logical.nodes import Aggregate, Distinct, Except, Intersect, Join, LogicalPlan
+from ember.expressions.predicates import EqualNullSafe
 
 __all__ = ["ReplaceDistinctWithAggregate", "ReplaceIntersectWithSemiJoin",
            "ReplaceExceptWithAntiJoin", "replace_distinct_with_aggregate",
@@ -28,8 +29,6 @@ __all__ = ["ReplaceDistinctWithAggregate", "ReplaceIntersectWithSemiJoin",
 
 
 def _null_safe_join(left: LogicalPlan, right: LogicalPlan, join_type: JoinType) -> Distinct:
-    from ember.expressions.predicates import EqualNullSafe
-
     cond = and_all(EqualNullSafe(a, b) for a, b in zip(left.output, right.output))
     return Distinct(Join(left, right, join_type, cond))
 

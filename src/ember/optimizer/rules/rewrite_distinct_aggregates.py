@@ -71,6 +71,8 @@ from ember.expressions.base import (
 from ember.optimizer.rule_executor import Rule
 from ember.plans.logical.nodes import Aggregate, Expand, LogicalPlan
 from ember.trees import node
+from ember.expressions.conditional import Coalesce
+from ember.expressions.predicates import And, EqualTo
 
 __all__ = ["RewriteDistinctAggregates", "rewrite_distinct_aggregate", "qualified_sql"]
 
@@ -191,8 +193,6 @@ def _patch_children(af: AggregateFunction, lookup) -> AggregateFunction:  # noqa
 
 def rewrite_distinct_aggregate(a: Aggregate) -> Aggregate:
     """``a`` rewritten into Aggregate <- Aggregate <- Expand when the rule fires; else ``a``."""
-    from ember.expressions.conditional import Coalesce
-    from ember.expressions.predicates import And, EqualTo
 
     calls = _aggregate_calls(a)
     distinct = [e for e in calls if e.is_distinct]

@@ -93,7 +93,7 @@ earlier run left unchanged (no scalar subquery) are not searched again.
 from __future__ import annotations
 
 from ember import types as T
-from ember.errors import UnsupportedError
+from ember.errors import UnsupportedError, AnalysisError
 from ember.expressions.base import (
     Alias,
     AttributeReference,
@@ -103,11 +103,8 @@ from ember.expressions.base import (
     split_conjuncts,
 )
 from ember.expressions.subquery import (
-    CheckScalarSubqueryRows,
-    Exists,
-    InSubquery,
-    ScalarSubquery,
-    SubqueryExpression,
+    CheckScalarSubqueryRows, Exists, InSubquery, ScalarSubquery, SubqueryExpression,
+    OuterReference,
 )
 from ember.optimizer.rule_executor import Rule
 from ember.optimizer.rules.decorrelate import (
@@ -125,19 +122,14 @@ from ember.optimizer.rules.decorrelate import (
 )
 from ember.plans.logical.join_type import JoinType
 from ember.plans.logical.nodes import (
-    Aggregate,
-    Filter,
-    Join,
-    Limit,
-    LogicalPlan,
-    Project,
-    ResolvedHint,
-    Sort,
-    SubqueryAlias,
-    View,
+    Aggregate, Filter, Join, Limit, LogicalPlan, Project, ResolvedHint, Sort, SubqueryAlias, View,
+    OneRowRelation,
 )
 from ember.plans.logical.patterns import null_aware_anti_join_condition
 from ember.trees import rewrite_bit, transform_up_memo
+from ember.expressions.aggregates import AggregateExpression, Count, First
+from ember.expressions.conditional import CaseWhen, If, Coalesce
+from ember.expressions.predicates import Not, EqualTo, IsNull
 
 RULE_NAME = "RewritePredicateSubquery"
 
@@ -251,8 +243,6 @@ def _keep_output(original: LogicalPlan, new: LogicalPlan) -> LogicalPlan:
 
 
 def _rewrite_filter(p: Filter, scalars_only: bool = False) -> LogicalPlan:
-    from ember.expressions.predicates import Not
-
     j = _Joiner(p.child, scalars_only)
     if scalars_only:
         return _keep_output(p, Filter(j.rewrite_scalars(p.condition), j.plan))
@@ -294,7 +284,6 @@ def _rewrite_aggregate(p: Aggregate, scalars_only: bool = False) -> LogicalPlan:
 
 def _attrs_outside_aggregates(e: Expression) -> list[AttributeReference]:
     """The attributes ``e`` reads outside aggregate function calls."""
-    from ember.expressions.aggregates import AggregateExpression
 
     out: list[AttributeReference] = []
     stack = [e]
@@ -342,7 +331,6 @@ def _rewrite_join(p: Join, scalars_only: bool = False) -> LogicalPlan:
 def _subquery_outer_reads(e: Expression) -> set[int]:
     """Ids of the enclosing query's columns that subquery expression ``e`` reads (its IN values
     and the outer references anywhere in its plan)."""
-    from ember.expressions.subquery import OuterReference
 
     out: set[int] = set()
     if isinstance(e, InSubquery):
@@ -394,7 +382,6 @@ class _Joiner:
 
     def rewrite_predicates(self, e: Expression) -> Expression:
         """Spark's ``rewriteExistentialExpr``: each predicate subquery -> an ExistenceJoin."""
-        from ember.expressions.predicates import Not
 
         def rule(x: Expression) -> Expression | None:
             match x:
@@ -428,13 +415,10 @@ class _Joiner:
 
     def conditions(self, sub: LogicalPlan, values: tuple[Expression, ...], null_aware: bool
                    ) -> tuple[LogicalPlan, Expression | None]:
-        from ember.expressions.predicates import EqualTo
 
         sub = self.prepare(sub)
         out = sub.output
         if values and len(values) != len(out):
-            from ember.errors import AnalysisError
-
             raise AnalysisError(
                 "The number of columns in the left hand side of an IN subquery does not match "
                 "the number of columns in the output of subquery.",
@@ -469,9 +453,6 @@ class _Joiner:
         return attr
 
     def scalar_join(self, sq: ScalarSubquery) -> Expression:
-        from ember.expressions.conditional import CaseWhen
-        from ember.expressions.predicates import IsNull, Not
-
         sub = self.prepare(sq.plan)
         out0 = sub.output[0]
         correlated = plan_has_outer(sub, self.outer_ids)
@@ -510,8 +491,6 @@ class _Joiner:
         if empty_value is None:
             empty_value = null
         elif having is not None:
-            from ember.expressions.conditional import If
-
             empty_having = _compose_empty(having, agg)
             empty_value = If(_true(empty_having), empty_value, null)
         conditions: list[Expression] = [IsNull(flag.to_attribute().with_nullability(True))]
@@ -525,7 +504,6 @@ class _Joiner:
     def unaggregated_scalar_join(self, sub: LogicalPlan, correlated: bool) -> Expression:
         """A scalar subquery that may return several rows: group it (by its correlation keys)
         into ``count(1), first(v)`` and check the count after the join."""
-        from ember.expressions.aggregates import AggregateExpression, Count, First
 
         out0 = sub.output[0]
         if correlated:
@@ -546,7 +524,6 @@ class _Joiner:
 def _at_most_one_row(plan: LogicalPlan) -> bool:
     """Whether ``plan`` can be seen to return at most one row (a global aggregate, no FROM, or
     ``LIMIT 1`` under row-preserving operators)."""
-    from ember.plans.logical.nodes import OneRowRelation
 
     match plan:
         case Aggregate(grouping_expressions=()) | OneRowRelation():
@@ -572,7 +549,6 @@ def _equality_keys(preds: list[Expression], plan: LogicalPlan) -> tuple[Attribut
 
 def _true(cond: Expression) -> Expression:
     """``coalesce(cond, false)``: a HAVING condition as it filters (NULL rejects)."""
-    from ember.expressions.conditional import Coalesce
 
     return Coalesce((cond, Literal(False, T.BOOLEAN)))
 

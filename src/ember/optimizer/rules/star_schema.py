@@ -37,7 +37,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ember.conf import CBO_ENABLED, CBO_STAR_JOIN_FT_RATIO, NDV_MAX_ERROR
-from ember.expressions.base import AttributeReference, Expression
+from ember.expressions.base import AttributeReference, Expression, split_conjuncts
 from ember.expressions.predicate_helper import can_evaluate
 from ember.plans.logical.join_type import JoinType
 from ember.plans.logical.nodes import (
@@ -50,6 +50,9 @@ from ember.plans.logical.nodes import (
     View,
 )
 from ember.plans.logical.statistics import plan_stats
+from ember.expressions.predicates import (
+    EqualNullSafe, EqualTo, GreaterThan, GreaterThanOrEqual, LessThan, LessThanOrEqual, IsNotNull,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ember.conf import SQLConf
@@ -98,7 +101,6 @@ def base_table_access(plan: LogicalPlan) -> tuple[LeafNode, list[Expression]] | 
             case Project(project_list=pl, child=child) if all(e.deterministic for e in pl):
                 p = child
             case Filter(condition=cond, child=child) if cond.deterministic:
-                from ember.expressions.base import split_conjuncts
 
                 preds.extend(split_conjuncts(cond))
                 p = child
@@ -172,14 +174,6 @@ def _is_unique(column: AttributeReference, plan: LogicalPlan, conf: "SQLConf") -
 
 def _binary_comparison_cols(c: Expression) -> tuple[Expression, Expression, bool] | None:
     """``(left, right, is_equality)`` of a binary comparison; None for anything else."""
-    from ember.expressions.predicates import (
-        EqualNullSafe,
-        EqualTo,
-        GreaterThan,
-        GreaterThanOrEqual,
-        LessThan,
-        LessThanOrEqual,
-    )
 
     match c:
         case EqualTo(left=a, right=b) | EqualNullSafe(left=a, right=b):
@@ -253,8 +247,6 @@ def find_star_joins(plans: list[LogicalPlan], conds: list[Expression],
 
 
 def _is_selective(dims: list[LogicalPlan], conds: list[Expression]) -> bool:
-    from ember.expressions.predicates import IsNotNull
-
     for d in dims:
         access = base_table_access(d)
         if access is None:

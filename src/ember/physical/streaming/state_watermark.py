@@ -53,6 +53,10 @@ from ember.errors import AnalysisError
 from ember.expressions.base import (
     AttributeReference, BoundReference, Expression, Literal, split_conjuncts,
 )
+from ember.expressions.arithmetic import Add, Subtract, UnaryMinus, UnaryPositive
+from ember.expressions.cast import Cast
+from ember.expressions.intervals import IntervalLiteral
+from ember.expressions.predicates import GreaterThan, GreaterThanOrEqual, LessThan, LessThanOrEqual
 
 __all__ = [
     "JoinStateKeyWatermarkPredicate", "JoinStateValueWatermarkPredicate",
@@ -216,9 +220,6 @@ def state_value_watermark(this_attrs: Sequence[AttributeReference],
                           other_attrs: Sequence[AttributeReference],
                           condition: Expression | None, watermark_ms: int | None) -> int | None:
     """The state value watermark (ms) of the side ``this_attrs`` (see the module docstring)."""
-    from ember.expressions.predicates import (
-        GreaterThan, GreaterThanOrEqual, LessThan, LessThanOrEqual,
-    )
 
     if condition is None or watermark_ms is None:
         return None
@@ -324,10 +325,6 @@ def _operands(e: Expression, first: str, second: str) -> tuple[Expression, Expre
 
 
 def _collect(e: Expression, neg: bool, out: list[tuple[bool, object]]) -> None:
-    from ember.expressions.arithmetic import Add, Subtract, UnaryMinus, UnaryPositive
-    from ember.expressions.cast import Cast
-    from ember.expressions.intervals import IntervalLiteral
-
     name = type(e).__name__
     if isinstance(e, Add):
         _collect(e.left, neg, out)

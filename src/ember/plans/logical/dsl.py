@@ -66,6 +66,8 @@ from ember.plans.logical.nodes import (
     UnresolvedRelation,
 )
 from ember.trees import node
+from ember.expressions import predicates
+from ember.expressions.predicates import And, Or, Not, IsNull, IsNotNull
 
 __all__ = [
     "DslRelation",
@@ -242,8 +244,6 @@ def alias(e: Any, name: str) -> Alias:
 
 
 def _cmp(cls_name: str, a: Any, b: Any) -> Expression:
-    from ember.expressions import predicates
-
     return getattr(predicates, cls_name)(_e(a), _e(b))
 
 
@@ -284,7 +284,6 @@ def le(a: Any, b: Any) -> Expression:
 
 def and_(*conds: Any) -> Expression:
     """Left-deep ``c1 AND c2 AND ...`` (Catalyst's ``&&``)."""
-    from ember.expressions.predicates import And
 
     if not conds:
         raise ValueError("and_ needs at least one condition")
@@ -296,7 +295,6 @@ def and_(*conds: Any) -> Expression:
 
 def or_(*conds: Any) -> Expression:
     """Left-deep ``c1 OR c2 OR ...``."""
-    from ember.expressions.predicates import Or
 
     if not conds:
         raise ValueError("or_ needs at least one condition")
@@ -308,21 +306,18 @@ def or_(*conds: Any) -> Expression:
 
 def not_(c: Any) -> Expression:
     """``NOT c``."""
-    from ember.expressions.predicates import Not
 
     return Not(_e(c))
 
 
 def is_null(c: Any) -> Expression:
     """``isnull(c)``."""
-    from ember.expressions.predicates import IsNull
 
     return IsNull(_e(c))
 
 
 def is_not_null(c: Any) -> Expression:
     """``isnotnull(c)``."""
-    from ember.expressions.predicates import IsNotNull
 
     return IsNotNull(_e(c))
 

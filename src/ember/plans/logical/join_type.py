@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
+from ember.errors import InternalError, AnalysisError
 
 
 class BuildSide(Enum):
@@ -303,8 +304,6 @@ def join_output(join_type: JoinType, left: Any, right: Any,
     if not join_type.outputs_right:
         if join_type is JoinType.EXISTENCE:
             if existence_attr is None:
-                from ember.errors import InternalError
-
                 raise InternalError("ExistenceJoin without its exists attribute")
             return lo + (existence_attr,)
         return lo
@@ -360,8 +359,6 @@ def join_type_from_string(how: str) -> JoinType:
     """PySpark's ``how`` strings (``'left_outer'``, ``'semi'``, ``'full'`` ...) to a JoinType."""
     key = how.lower().replace(" ", "")
     if key not in _BY_NAME:
-        from ember.errors import AnalysisError
-
         supported = "'" + "', '".join(sorted(_BY_NAME)) + "'"
         raise AnalysisError(
             f"Unsupported join type '{how}'. Supported join types include: {supported}.",

@@ -38,6 +38,7 @@ from ember.plans.logical.join_type import (
 )
 from ember.plans.query_plan import QueryPlan
 from ember.trees import TreeNode, field_names, node
+from ember.expressions.subquery import SubqueryExpression
 
 
 def _attrs_str(attrs: tuple[Expression, ...] | list[Expression]) -> str:
@@ -152,7 +153,6 @@ class LogicalPlan(QueryPlan):
 
     def subqueries(self) -> list["LogicalPlan"]:
         """Plans of subquery expressions held by this node."""
-        from ember.expressions.subquery import SubqueryExpression
 
         out: list[LogicalPlan] = []
         for e in self.expressions():

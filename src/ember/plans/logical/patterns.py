@@ -24,6 +24,8 @@ from ember import types as T
 from ember.expressions.base import Expression, Literal, and_all, split_conjuncts
 from ember.plans.logical.join_type import JoinType
 from ember.plans.logical.nodes import Filter, Join, LogicalPlan
+from ember.expressions.conditional import Coalesce
+from ember.expressions.predicates import EqualNullSafe, EqualTo, IsNull, Or
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +54,6 @@ def split_join_condition(
 ) -> JoinKeys | None:
     """Split ``condition`` of a join of ``left`` and ``right`` (plans) into key pairs and a
     residual; None when no conjunct is an equality between the two sides (ExtractEquiJoinKeys)."""
-    from ember.expressions.predicates import EqualNullSafe, EqualTo
 
     left_ids = left.output_set
     right_ids = right.output_set
@@ -133,8 +134,6 @@ def extract_equi_join_keys(
             lk.append(a)
             rk.append(b)
             continue
-        from ember.expressions.conditional import Coalesce
-        from ember.expressions.predicates import IsNull
 
         lk.append(Coalesce((a, default_literal(a.data_type))))
         rk.append(Coalesce((b, default_literal(b.data_type))))
@@ -150,7 +149,6 @@ def null_aware_anti_join_condition(left_key: Expression, right_key: Expression) 
 
     >>> # null_aware_anti_join_condition(a#1, b#2)  ->  ((a#1 = b#2) OR isnull((a#1 = b#2)))
     """
-    from ember.expressions.predicates import EqualTo, IsNull, Or
 
     eq = EqualTo(left_key, right_key)
     return Or(eq, IsNull(eq))
@@ -160,7 +158,6 @@ def extract_null_aware_anti_join_keys(join: Join) -> tuple[Expression, Expressio
     """Spark's ``ExtractSingleColumnNullAwareAntiJoin``: for a LeftAnti join whose whole condition
     is ``(x = y) OR isnull(x = y)`` (single-column NOT IN), ``(left_key, right_key)``; else None.
     The caller checks ``spark.sql.optimizeNullAwareAntiJoin``."""
-    from ember.expressions.predicates import EqualTo, IsNull, Or
 
     if join.join_type is not JoinType.LEFT_ANTI:
         return None

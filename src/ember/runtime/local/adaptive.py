@@ -75,22 +75,15 @@ from ember.conf import (
     MEMORY_BUDGET,
 )
 from ember.physical.nodes import (
-    BroadcastExchangeExec,
-    BroadcastHashJoinExec,
-    BuildSide,
-    FilterExec,
-    HashAggregateExec,
-    ProjectExec,
-    ReusedExchangeExec,
-    ShuffledHashJoinExec,
-    ShuffleExchangeExec,
-    SortExec,
-    SortMergeJoinExec,
-    SparkPlan,
+    BroadcastExchangeExec, BroadcastHashJoinExec, BuildSide, FilterExec, HashAggregateExec,
+    ProjectExec, ReusedExchangeExec, ShuffledHashJoinExec, ShuffleExchangeExec, SortExec,
+    SortMergeJoinExec, SparkPlan, LocalTableScanExec,
 )
 from ember.physical.partitioning import HashPartitioning, UnspecifiedDistribution
 from ember.plans.logical.join_type import JoinAlgorithm
 from ember.runtime.local.node_state import NodeSet, NodeState
+from ember.plans.logical.statistics import plan_stats
+from ember.runtime.local import exchange as X
 
 if TYPE_CHECKING:
     from ember.runtime.local.context import RunContext
@@ -186,7 +179,6 @@ def _capped_size(plan: Any, conf: Any, memo: dict[int, float]) -> float:
     hit = memo.get(id(plan))
     if hit is not None:
         return hit
-    from ember.plans.logical.statistics import plan_stats
 
     own = float(plan_stats(plan, conf).size_in_bytes)
     kids = plan.children
@@ -224,7 +216,6 @@ def _shj_build_side(node: SortMergeJoinExec, left: _Side | None, right: _Side | 
     None when, by the map outputs, some coalesced partition of it would hold more than
     ``memoryBudget / (2 x cores)`` bytes (the hash join could still spill, but sorting is the
     better plan then)."""
-    from ember.runtime.local import exchange as X
 
     sides = _shj_sides(node.join_type)
     if not sides:
@@ -320,7 +311,6 @@ def _to_broadcast(node: SparkPlan, left: _Side | None, right: _Side | None,
     when an operator above relies on ``node``'s ordering); or, when the side to broadcast turned
     out too big, the map outputs of every exchange of the coalesce group by id (they then ran,
     and were coalesced together); or None when not applicable."""
-    from ember.runtime.local import exchange as X
 
     threshold = int(rt.conf.get(AUTO_BROADCAST_THRESHOLD))
     if threshold <= 0 or left is None or right is None:
@@ -469,7 +459,6 @@ def _broadcast_plan(node: SparkPlan, side: BuildSide, small: _Side
 
 def _finish_alone(ex: ShuffleExchangeExec, outs: list[list], group, rt: RunContext) -> None:
     """Coalesce the mapped exchange ``ex`` on its own and take it out of its coalesce group."""
-    from ember.runtime.local import exchange as X
 
     X.finish_members([ex], outs, rt)
     group.members.remove(ex)
@@ -484,8 +473,6 @@ def _reduced_broadcast(node: SparkPlan, side: BuildSide, small: _Side,
     None when its rows fit ``spark.sql.autoBroadcastJoinThreshold`` (the caller broadcasts
     them); else ``node`` with that side read from a shuffle of the computed rows (the rest of
     the coalesce group coalesced with it), so nothing is computed twice."""
-    from ember.physical.nodes import LocalTableScanExec
-    from ember.runtime.local import exchange as X
 
     _finish_alone(small.exchange, outs, group, rt)
     value = rt.broadcast(build)
@@ -522,7 +509,6 @@ def preconvert(ex: ShuffleExchangeExec, group, rt: RunContext) -> None:
         return
     if not rt.conf.get(ADAPTIVE_ENABLED) or int(rt.conf.get(AUTO_BROADCAST_THRESHOLD)) <= 0:
         return
-    from ember.runtime.local import exchange as X
 
     st = rt.exchanges
     parents = _parents(rt)

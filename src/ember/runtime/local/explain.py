@@ -23,6 +23,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ember.runtime.local.metrics import RunMetrics
+from ember.conf import SQLConf
+from ember.plans.logical.statistics import plan_stats
 
 __all__ = ["explain_analyzed", "format_bytes", "format_ns"]
 
@@ -65,9 +67,6 @@ def _estimate(node: Any, estimates: Any, logical: Mapping[int, Any] | None,
             if cache is not None and key in cache:
                 return cache[key]
             try:
-                from ember.conf import SQLConf
-                from ember.plans.logical.statistics import plan_stats
-
                 st = plan_stats(plan, conf if conf is not None else SQLConf())
                 out = (st.row_count, st.size_in_bytes)
             except Exception:  # noqa: BLE001 - estimates are informative only

@@ -50,6 +50,7 @@ import pyarrow as pa
 
 from ember.expressions.base import BoundReference, Expression
 from ember.runtime.local.node_state import NodeState
+from ember.physical.nodes import FilterExec, ProjectExec
 
 if TYPE_CHECKING:
     from ember.runtime.local.context import RunContext
@@ -84,7 +85,6 @@ def _reads_all(exprs: Sequence[Expression]) -> bool:
 
 def _child_reads(parent: Any, needs: Needs) -> Needs:
     """The expr ids of its child's output that ``parent`` (read for ``needs``) reads."""
-    from ember.physical.nodes import FilterExec, ProjectExec
 
     if isinstance(parent, ProjectExec):
         if _reads_all(parent.project_list):

@@ -34,6 +34,9 @@ import pyarrow.parquet as pq
 
 from ember.runtime.local.memory import MemoryManager
 from ember.runtime.local.node_state import NodeState
+from ember.execution import scan
+from ember.execution.scan import decode_row_group, open_parquet
+from ember.physical.nodes import FileSourceScanExec
 
 if TYPE_CHECKING:
     from ember.runtime.local.context import RunContext
@@ -74,8 +77,6 @@ class ScanCache:
         """The cache for running ``root`` on ``rt`` (None when disabled or no Parquet scan)."""
         if not ENABLED:
             return None
-        from ember.execution import scan
-        from ember.physical.nodes import FileSourceScanExec
 
         nodes: dict[int, Any] = {}
 
@@ -185,8 +186,6 @@ class ScanCache:
             self._offer((path, g, c), nid, col)
 
     def _decode(self, path: str, g: int, cols: list[str]) -> pa.Table:
-        from ember.execution.scan import decode_row_group, open_parquet
-
         known = self._metadata.get(path)
         f, as_dict = open_parquet(path, *(known or ()))
         if known is None:

@@ -17,16 +17,19 @@ from collections.abc import Iterator
 from typing import Any
 
 from ember.conf import ADVISORY_PARTITION_SIZE, COALESCE_MIN_PARTITION_SIZE, SPARK_COALESCE_PARTITIONS
-from ember.physical.nodes import (CartesianProductExec, ReusedExchangeExec,
-                                  ShuffleExchangeExec, SparkPlan, UnionExec)
+from ember.physical.nodes import (
+    CartesianProductExec, ReusedExchangeExec, ShuffleExchangeExec, SparkPlan, UnionExec,
+    FileSourceScanExec, LocalTableScanExec, OneRowRelationExec, RangeExec, SparkDataFrameScanExec,
+)
 from ember.runtime.local.node_state import NodeState
+from ember.plans.logical.statistics import spark_frame_stats
+from ember.runtime.spark.runtime import cut_region
 
 __all__ = ["task_counts", "region_roots"]
 
 
 def region_roots(plan: SparkPlan) -> Iterator[tuple[SparkPlan, Any]]:
     """Every region of ``plan`` as ``(root, cut region)``, each once, parents first."""
-    from ember.runtime.spark.runtime import cut_region
 
     seen: set[int] = set()
     stack = [plan]
@@ -99,8 +102,6 @@ def input_bytes(node: SparkPlan, memo: dict[int, int | None] | None = None) -> i
     """Bytes of the source data under ``node`` (in-memory tables, files on a local file system,
     ranges, Spark's estimate of a registered PySpark DataFrame), or None when a source's size is unknown: rows through a shuffle rarely outgrow
     the data they come from, so this sizes the shuffle's tasks."""
-    from ember.physical.nodes import (FileSourceScanExec, LocalTableScanExec, OneRowRelationExec,
-                                      RangeExec, SparkDataFrameScanExec)
 
     memo = {} if memo is None else memo
     key = id(node)
@@ -120,7 +121,6 @@ def input_bytes(node: SparkPlan, memo: dict[int, int | None] | None = None) -> i
             except OSError:
                 total = None
         case SparkDataFrameScanExec(frame=frame):
-            from ember.plans.logical.statistics import spark_frame_stats
 
             size = spark_frame_stats(frame)[0]
             total = size if size is not None and size < (1 << 62) else None

@@ -46,6 +46,11 @@ from ember.physical.nodes import (BroadcastExchangeExec, BroadcastHashJoinExec, 
                                   ShuffledHashJoinExec, ShuffleExchangeExec, SortExec,
                                   SortMergeJoinExec, SparkPlan)
 from ember.runtime.local.node_state import NodeSet, NodeState
+from ember.expressions.predicate_helper import split_conjunctive_predicates
+from ember.expressions.predicates import IsNotNull
+from ember.runtime.local.adaptive import _side_of
+from ember.runtime.spark.coalesce import _path_bytes
+from ember.runtime.spark.worker import distinct_values
 
 __all__ = ["ScanFilter", "scan_filters", "candidate_scans", "shuffle_candidate_scans",
            "shuffle_targets", "ShuffleTarget", "distinct_keys", "shared_nodes"]
@@ -114,7 +119,6 @@ def _targets(plan: SparkPlan, min_scan_bytes: int
 
 def _file_bytes(scan: FileSourceScanExec) -> float:
     """Bytes of the scan's files (unknown, e.g. a remote store: taken as large)."""
-    from ember.runtime.spark.coalesce import _path_bytes
 
     try:
         return sum(_path_bytes(p) for p in scan.relation.paths)
@@ -126,8 +130,6 @@ def _selective(build: SparkPlan) -> bool:
     """Whether the build side keeps only some of its input's keys: it filters on something
     other than NOT NULL, or joins (otherwise, e.g. a whole dimension table, the filter would
     keep every row it sees)."""
-    from ember.expressions.predicates import IsNotNull
-    from ember.expressions.predicate_helper import split_conjunctive_predicates
 
     return build.find(lambda n: isinstance(n, BroadcastHashJoinExec) or (
         isinstance(n, FilterExec) and not all(
@@ -151,7 +153,6 @@ def shuffle_targets(join: SparkPlan, measured: BuildSide, min_scan_bytes: int,
     """The scans of ``join``'s other side that the distinct keys of its ``measured`` side's
     exchange may filter (module docstring); ``shared``: the plan's nodes read more
     than once (:func:`shared_nodes`)."""
-    from ember.runtime.local.adaptive import _side_of
 
     target = BuildSide.RIGHT if measured is BuildSide.LEFT else BuildSide.LEFT
     if join.join_type.keeps_unmatched(target):  # the target's unmatched rows reach the output
@@ -233,7 +234,6 @@ def distinct_keys(parts: Sequence[pa.Array] | None, max_values: int) -> pa.Array
     """The distinct values the map tasks of a measured exchange collected for one key (None:
     some task held more than ``max_values``, or none held any row), when at most
     ``max_values``."""
-    from ember.runtime.spark.worker import distinct_values
 
     if not parts:
         return None

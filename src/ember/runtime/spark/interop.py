@@ -25,6 +25,11 @@ import pyarrow as pa
 
 from ember.conf import SESSION_TIME_ZONE, SPARK_ARROW_LARGE_VAR_TYPES
 from ember.errors import UnsupportedError
+from ember.execution.kernels.batches import conform_batch
+from ember.runtime.spark import worker
+from ember.runtime.spark.runtime import SparkRuntime, prepare_for_spark
+from ember.runtime.spark.session import push_conf
+from ember.runtime.spark.sources import spark_ddl as ddl
 
 if TYPE_CHECKING:  # pragma: no cover
     from ember.query_execution import QueryExecution
@@ -34,7 +39,6 @@ __all__ = ["to_spark", "spark_ddl"]
 
 def spark_ddl(attrs: Any) -> str:
     """The Spark DDL schema of ``attrs`` (names as given, may repeat; every column nullable)."""
-    from ember.runtime.spark.sources import spark_ddl as ddl
 
     return ddl(attrs)
 
@@ -73,7 +77,6 @@ def _spark_arrow_schema(spark: Any, ddl: str) -> tuple[Any, pa.Schema]:
 
 def _spark_arrow(table: pa.Table, spark: Any, ddl: str) -> pa.Table:
     """``table`` cast to Spark's Arrow types for ``ddl`` (positional: names may repeat)."""
-    from ember.execution.kernels.batches import conform_batch
 
     _, arrow = _spark_arrow_schema(spark, ddl)
     batches = [conform_batch(b, arrow) for b in table.to_batches() if b.num_rows]
@@ -81,10 +84,6 @@ def _spark_arrow(table: pa.Table, spark: Any, ddl: str) -> pa.Table:
 
 
 def _lazy_frame(qe: "QueryExecution", ddl: str) -> Any:
-    from ember.runtime.spark import worker
-    from ember.runtime.spark.runtime import SparkRuntime, prepare_for_spark
-    from ember.runtime.spark.session import push_conf
-
     session = qe.session
     spark = session.spark_session
     push_conf(spark, session.sql_conf)
@@ -102,7 +101,5 @@ def _as_row(item: Any) -> tuple[bytes]:
     """One RDD element as a row of the ``b binary`` frame: a blob, or a record batch that a
     source hands over in process (:func:`worker.spark_arrow_batches`) encoded as one."""
     if isinstance(item, pa.RecordBatch):
-        from ember.runtime.spark import worker
-
         return (worker.encode(item),)
     return (item,)

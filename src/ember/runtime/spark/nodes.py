@@ -14,6 +14,7 @@ from ember.expressions.base import AttributeReference, SortOrder
 from ember.physical.nodes import LeafExecNode, SparkPlan
 from ember.physical.partitioning import Partitioning, UnknownPartitioning
 from ember.trees import node
+from ember import types as T
 
 __all__ = ["SparkInputExec", "NestedLoopPartExec"]
 
@@ -59,8 +60,6 @@ class NestedLoopPartExec(SparkPlan):
 
     def _compute_output(self) -> tuple[AttributeReference, ...]:
         if self.part == "bits":
-            from ember import types as T
-
             return (AttributeReference("matched", T.BOOLEAN, False),)
         return self.join.output
 

@@ -61,9 +61,12 @@ from ember.physical.nodes import (BroadcastExchangeExec, BroadcastNestedLoopJoin
                                   UnionExec)
 from ember.physical.partitioning import HashPartitioning, RangePartitioning, SinglePartition
 from ember.runtime.local.node_state import NodeSet, NodeState
-from ember.runtime.spark import worker
+from ember.runtime.spark import worker, sources
 from ember.runtime.spark.errors import task_errors
 from ember.runtime.spark.nodes import NestedLoopPartExec, SparkInputExec
+from ember.runtime.local.exchange import bounds_from_sample
+from ember.runtime.local.joins.nested_loop_join import is_streamed_path
+from ember.runtime.spark.adaptive import convert_joins, premeasure
 
 __all__ = ["SparkRuntime", "prepare_for_spark", "BOUNDARIES", "SOURCES"]
 
@@ -108,7 +111,6 @@ class _Region:
 def global_nested_loop(node: SparkPlan) -> bool:
     """Whether ``node`` is a broadcast nested loop join whose result needs every stream
     partition at once (the runtime runs it in parts, :class:`NestedLoopPartExec`)."""
-    from ember.runtime.local.joins.nested_loop_join import is_streamed_path
 
     return isinstance(node, BroadcastNestedLoopJoinExec) and not is_streamed_path(
         node.join_type, node.build_side is BuildSide.LEFT)
@@ -240,7 +242,6 @@ class SparkRuntime:
     # -- public ----------------------------------------------------------------------------------
     def collect(self, plan: SparkPlan) -> pa.Table:
         """Every row of ``plan`` as one Arrow table (partitions in order)."""
-        from ember.runtime.spark.adaptive import convert_joins, premeasure
 
         plan = prepare_for_spark(plan)
         self._start(plan)
@@ -251,6 +252,7 @@ class SparkRuntime:
         # are made by their builds)
         from concurrent.futures import ThreadPoolExecutor
 
+        # here, not at module level: import cycle runtime.spark.runtime -> runtime.spark.dynamic_...
         from ember.runtime.spark.dynamic_filters import (candidate_scans, scan_filters,
                                                          shared_nodes, shuffle_candidate_scans)
 
@@ -349,6 +351,7 @@ class SparkRuntime:
         """Once the map stage of ``join``'s ``measured`` side has run, the file scans of its
         other side that are not made yet keep only rows whose join key is among the measured
         side's distinct keys (:func:`.dynamic_filters.shuffle_targets`)."""
+        # here, not at module level: import cycle runtime.spark.runtime -> runtime.spark.dynamic_...
         from ember.runtime.spark.dynamic_filters import distinct_keys
 
         for ex, position, scan, name in self._pending_targets(join, measured):
@@ -363,6 +366,7 @@ class SparkRuntime:
 
     def _pending_targets(self, join: SparkPlan, side: BuildSide) -> list[Any]:
         """The dynamic-filter targets of ``join``'s ``side`` whose scan RDD is not made yet."""
+        # here, not at module level: import cycle runtime.spark.runtime -> runtime.spark.dynamic_...
         from ember.runtime.spark.dynamic_filters import shuffle_targets
 
         if self._key_limit <= 0:
@@ -404,6 +408,7 @@ class SparkRuntime:
 
     # -- regions ---------------------------------------------------------------------------------
     def _start(self, plan: SparkPlan) -> None:
+        # here, not at module level: import cycle runtime.spark.runtime -> runtime.spark.coalesce...
         from ember.runtime.spark.coalesce import task_counts
 
         self._tasks = task_counts(plan, self.conf, self.sc.defaultParallelism)
@@ -459,7 +464,6 @@ class SparkRuntime:
         hit = self._rdds.get(node)
         if hit is not None:
             return hit
-        from ember.runtime.spark import sources
 
         match node:
             case ShuffleExchangeExec():
@@ -538,7 +542,6 @@ class SparkRuntime:
             self._tasks[node] = 1
             return child, None
         keys = pa.Table.from_batches(batches).combine_chunks()
-        from ember.runtime.local.exchange import bounds_from_sample
 
         bounds = tuple(bounds_from_sample(part, [c.chunk(0) if c.num_chunks else
                                                  pa.array([], c.type)
@@ -646,7 +649,6 @@ class SparkRuntime:
     def _prefetch_scans(self, plan: SparkPlan, which: Any = None) -> None:
         """Makes the RDDs of ``plan``'s file scans (those ``which`` accepts) concurrently (each
         plans a Spark query in the JVM; :func:`.sources.file_scans`)."""
-        from ember.runtime.spark import sources
 
         found = plan.collect(lambda n: n if isinstance(n, FileSourceScanExec)
                              and (which is None or which(n)) else None)

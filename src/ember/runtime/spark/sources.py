@@ -25,11 +25,15 @@ import pyarrow as pa
 
 from ember.conf import (SESSION_TIME_ZONE, SPARK_ARROW_BATCH_ROWS, SPARK_ARROW_LARGE_VAR_TYPES,
                         SPARK_ARROW_MAX_RECORDS_PER_BATCH)
-from ember.execution.kernels.batches import schema_of
+from ember.execution.kernels.batches import schema_of, conform_batch, make_batch, one_row_no_columns
 from ember.expressions.base import AttributeReference, Expression, Literal
 from ember.physical.nodes import (FileSourceScanExec, LocalTableScanExec, RangeExec,
                                   SparkDataFrameScanExec)
 from ember.runtime.spark import worker
+from ember import types as T
+from ember.execution.scan import PARTITION_OPTION
+from ember.expressions import predicates as P
+from ember.runtime.local.operators.basic import local_scan_bounds
 
 if TYPE_CHECKING:
     from ember.runtime.spark.runtime import SparkRuntime
@@ -45,8 +49,6 @@ def local_table(rt: SparkRuntime, node: LocalTableScanExec) -> Any:
     n = 0 if data is None else data.num_rows
     if n == 0:
         return rt.sc.parallelize([], 1)
-    from ember.execution.kernels.batches import conform_batch, make_batch
-    from ember.runtime.local.operators.basic import local_scan_bounds
 
     bounds = local_scan_bounds(n, rt.sc.defaultParallelism)
     nparts = len(bounds) - 1
@@ -78,7 +80,6 @@ def range_rdd(rt: SparkRuntime, node: RangeExec) -> Any:
 
 def one_row(rt: SparkRuntime) -> Any:
     """``SELECT`` without FROM: one row, no columns, in one partition."""
-    from ember.execution.kernels.batches import one_row_no_columns
 
     return rt.sc.parallelize([worker.encode(one_row_no_columns())], 1)
 
@@ -93,6 +94,7 @@ def file_scan(rt: SparkRuntime, node: FileSourceScanExec, batch_rows_set: bool =
         df = df.where(" AND ".join(pushed))
     dynamic = rt.scan_filters.get(node)
     if dynamic:
+        # here, not at module level: import cycle runtime.spark.sources -> runtime.spark.dynamic_...
         from ember.runtime.spark.dynamic_filters import apply
 
         df = apply(df, dynamic)
@@ -129,8 +131,6 @@ def _loaded(spark: Any, rel: Any) -> Any:
 
 
 def _load(spark: Any, rel: Any) -> Any:
-    from ember.execution.scan import PARTITION_OPTION
-
     ddl = spark_ddl(rel.attrs)
     stamps = _stamps(rel.paths)
     key = (spark.sparkContext.applicationId, spark._jsparkSession.hashCode(), rel.format, ddl,
@@ -287,7 +287,6 @@ def _shipped_columns(attrs: Any) -> tuple[list[str], tuple[tuple[int, int, int],
     columns ``c0, c1, ...``, each decimal of precision at most 18 as its unscaled BIGINT (see
     :func:`_unscaled_decimals`), and ``(position, precision, scale)`` of those: the scan's
     columns and the decimals' conversion in one DataFrame call."""
-    from ember import types as T
 
     exprs, unscaled = [], []
     for i, a in enumerate(attrs):
@@ -316,38 +315,37 @@ def _quote(name: str) -> str:
 def filter_sql(e: Expression) -> str | None:
     """Spark SQL text of a pushed-down data filter (comparisons, IS [NOT] NULL, IN, LIKE, AND,
     OR, NOT over columns and literals), or None when it holds anything else."""
-    from ember.expressions import predicates as p
 
     match e:
         case AttributeReference(name=name):
             return _quote(name)
         case Literal():
             return _literal_sql(e)
-        case p.And(left=a, right=b) | p.Or(left=a, right=b):
+        case P.And(left=a, right=b) | P.Or(left=a, right=b):
             x, y = filter_sql(a), filter_sql(b)
-            op = "AND" if isinstance(e, p.And) else "OR"
+            op = "AND" if isinstance(e, P.And) else "OR"
             return None if x is None or y is None else f"({x} {op} {y})"
-        case p.Not(child=c):
+        case P.Not(child=c):
             x = filter_sql(c)
             return None if x is None else f"(NOT {x})"
-        case p.IsNull(child=c) | p.IsNotNull(child=c):
+        case P.IsNull(child=c) | P.IsNotNull(child=c):
             x = filter_sql(c)
-            suffix = "IS NULL" if isinstance(e, p.IsNull) else "IS NOT NULL"
+            suffix = "IS NULL" if isinstance(e, P.IsNull) else "IS NOT NULL"
             return None if x is None else f"({x} {suffix})"
-        case p.In(value=v, items=vs):
+        case P.In(value=v, items=vs):
             parts = [filter_sql(x) for x in (v, *vs)]
             if any(x is None for x in parts):
                 return None
             return f"({parts[0]} IN ({', '.join(parts[1:])}))"  # type: ignore[arg-type]
-        case p.Like(left=a, right=b, escape_char=esc):
+        case P.Like(left=a, right=b, escape_char=esc):
             x, y = filter_sql(a), filter_sql(b)
             if x is None or y is None or len(esc) != 1 or esc == "'":
                 return None
             tail = "" if esc == "\\" else f" ESCAPE '{esc}'"
             return f"({x} LIKE {y}{tail})"
-        case p.BinaryComparison(left=a, right=b):
-            ops = {p.EqualTo: "=", p.EqualNullSafe: "<=>", p.LessThan: "<",
-                   p.LessThanOrEqual: "<=", p.GreaterThan: ">", p.GreaterThanOrEqual: ">="}
+        case P.BinaryComparison(left=a, right=b):
+            ops = {P.EqualTo: "=", P.EqualNullSafe: "<=>", P.LessThan: "<",
+                   P.LessThanOrEqual: "<=", P.GreaterThan: ">", P.GreaterThanOrEqual: ">="}
             op = ops.get(type(e))
             x, y = filter_sql(a), filter_sql(b)
             return None if op is None or x is None or y is None else f"({x} {op} {y})"

@@ -21,12 +21,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ember.physical.nodes import (BroadcastExchangeExec, BroadcastNestedLoopJoinExec,
-                                  CartesianProductExec, ReusedExchangeExec, ShuffleExchangeExec,
-                                  SparkPlan, UnionExec)
+from ember.physical.nodes import (
+    BroadcastExchangeExec, BroadcastNestedLoopJoinExec, CartesianProductExec, ReusedExchangeExec,
+    ShuffleExchangeExec, SparkPlan, UnionExec, BuildSide, FileSourceScanExec, LocalTableScanExec,
+    RangeExec,
+)
 from ember.runtime.local.node_state import NodeSet, NodeState
 from ember.runtime.spark.nodes import SparkInputExec
-from ember.runtime.spark.runtime import cogrouped, global_nested_loop, unioned
+from ember.runtime.spark.runtime import (
+    cogrouped, global_nested_loop, unioned, cut_region, prepare_for_spark, reused_exchanges,
+)
+from ember.runtime.local.operators.basic import local_scan_bounds
+from ember.runtime.spark.coalesce import _path_bytes, task_counts
 
 __all__ = ["describe_stages"]
 
@@ -75,7 +81,6 @@ class _Describer:
 
     def fill(self, root: SparkPlan, st: _Stage, job: _Job) -> int:
         """Add ``root``'s region (and the narrow regions below it) to ``st``; its tasks."""
-        from ember.runtime.spark.runtime import cut_region
 
         region = cut_region(root)
         for b in region.broadcasts:
@@ -133,7 +138,6 @@ class _Describer:
             case UnionExec(inputs=inputs):
                 return sum(self.fill(c, st, job) for c in inputs)
             case BroadcastNestedLoopJoinExec() if global_nested_loop(node):
-                from ember.physical.nodes import BuildSide
 
                 build_left = node.build_side is BuildSide.LEFT
                 stream = node.right if build_left else node.left
@@ -175,13 +179,10 @@ def _ops(plan: SparkPlan) -> list[str]:
 
 
 def _source_tasks(node: SparkPlan, parallelism: int) -> int:
-    from ember.physical.nodes import FileSourceScanExec, LocalTableScanExec, RangeExec
-
     match node:
         case RangeExec(num_slices=k):
             return max(1, k)
         case LocalTableScanExec(data=data):
-            from ember.runtime.local.operators.basic import local_scan_bounds
 
             return len(local_scan_bounds(0 if data is None else data.num_rows, parallelism)) - 1
         case FileSourceScanExec(relation=rel):
@@ -194,7 +195,6 @@ def _file_splits(paths: tuple[str, ...], parallelism: int) -> int:
     128 MB at most, the total spread over the cores, 4 MB open cost per file)."""
     import math
 
-    from ember.runtime.spark.coalesce import _path_bytes
 
     try:
         sizes = [_path_bytes(p) for p in paths]
@@ -208,8 +208,6 @@ def _file_splits(paths: tuple[str, ...], parallelism: int) -> int:
 
 def describe_stages(plan: SparkPlan, conf: Any, parallelism: int) -> str:
     """The ``== Spark Stages ==`` section of EXPLAIN for ``plan`` on the Spark runtime."""
-    from ember.runtime.spark.coalesce import task_counts
-    from ember.runtime.spark.runtime import prepare_for_spark, reused_exchanges
 
     plan = prepare_for_spark(plan)
     d = _Describer(task_counts(plan, conf, parallelism), reused_exchanges(plan), parallelism)

@@ -45,6 +45,20 @@ from ember.runtime.local.progress import ProgressBar
 from ember.runtime.local.registry import PartitionFn, operator
 from ember.runtime.local.runtime import BroadcastValue, LocalRuntime
 from ember.runtime.spark.nodes import NestedLoopPartExec, SparkInputExec
+from ember import types as T
+from ember.errors import EmberError, InternalError
+from ember.execution.prepare import prepare
+from ember.expressions.decimals import from_unscaled
+from ember.physical.nodes import BroadcastExchangeExec, ReusedExchangeExec, BuildSide
+from ember.physical.partitioning import (
+    HashPartitioning, RangePartitioning, RoundRobinPartitioning, UnknownPartitioning,
+)
+from ember.runtime.local.exchange import key_arrays, range_pids
+from ember.runtime.local.hashing import partition_ids
+from ember.runtime.local.joins import nested_loop_join as nlj
+from ember.runtime.local.joins.band import BandIndex
+from ember.runtime.local.joins.common import layout_of
+from ember.types import IntegralType, StringType
 
 __all__ = ["encode", "decode", "RegionSpec", "TaskRuntime", "run_one", "run_zipped",
            "run_pair", "blobs", "ShuffleSink", "SampleSink", "target_of", "TaskFailure",
@@ -142,7 +156,6 @@ class TaskRuntime(LocalRuntime):
     def seed_broadcasts(self, plan: Any, broadcasts: dict[int, Any]) -> None:
         """Register the broadcast exchanges of ``plan`` (also those behind a reuse) with the
         rows of their Spark broadcast variables."""
-        from ember.physical.nodes import BroadcastExchangeExec, ReusedExchangeExec
 
         def visit(node: Any) -> None:
             if isinstance(node, ReusedExchangeExec):
@@ -210,10 +223,6 @@ def run_spark_input(node: SparkInputExec, rt: TaskRuntime) -> list[PartitionFn]:
 def run_nested_loop_part(node: NestedLoopPartExec, rt: TaskRuntime) -> list[PartitionFn]:
     """A part of a global nested loop join (:class:`NestedLoopPartExec`) over the task's
     stream partition, with the local runtime's kernels."""
-    from ember.physical.nodes import BuildSide
-    from ember.runtime.local.joins import nested_loop_join as nlj
-    from ember.runtime.local.joins.band import BandIndex
-    from ember.runtime.local.joins.common import layout_of
 
     join = node.join
     build_left = join.build_side is BuildSide.LEFT
@@ -390,11 +399,6 @@ class ShuffleSink:
 
     def __call__(self, batches: Iterator[pa.RecordBatch]
                  ) -> Iterator[tuple[int, tuple[int, bytes]]]:
-        from ember.execution.prepare import prepare
-        from ember.physical.partitioning import (HashPartitioning, RangePartitioning,
-                                                 RoundRobinPartitioning, UnknownPartitioning)
-        from ember.runtime.local.exchange import key_arrays, range_pids
-        from ember.runtime.local.hashing import partition_ids
 
         part = self.exchange.output_partitioning
         n = part.num_partitions
@@ -447,8 +451,6 @@ class KeyCollector:
     to ``limit`` per key (beyond it the key is given up: ``None``)."""
 
     def __init__(self, limit: int, types: Sequence[Any]) -> None:
-        from ember.types import IntegralType, StringType
-
         self.limit = limit
         self.values: dict[int, list[pa.Array] | None] = {
             i: [] for i, t in enumerate(types) if isinstance(t, IntegralType | StringType)}
@@ -533,9 +535,6 @@ class SampleSink:
     per_partition: int
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[bytes]:
-        from ember.execution.prepare import prepare
-        from ember.runtime.local.exchange import key_arrays
-
         part = self.exchange.output_partitioning
         bound = [prepare(o.child, self.child_output) for o in part.ordering]
         names = [f"k{i}" for i in range(len(bound))]
@@ -599,8 +598,6 @@ def spark_arrow_batches(arrow_schema: pa.Schema, schema: pa.Schema,
 
 def decimal_from_unscaled(col: pa.Array, precision: int, scale: int) -> pa.Array:
     """The ``decimal128(precision, scale)`` array whose unscaled values are ``col``'s int64s."""
-    from ember import types as T
-    from ember.expressions.decimals import from_unscaled
 
     valid = col.is_valid().to_numpy(zero_copy_only=False)
     vals = col.fill_null(0).to_numpy(zero_copy_only=False)
@@ -639,8 +636,6 @@ class TaskFailure(Exception):
 
     @classmethod
     def of(cls, e: BaseException, label: str, index: int) -> "TaskFailure":
-        from ember.errors import EmberError, InternalError
-
         operator_name = getattr(e, "ember_operator", None)
         if not isinstance(e, EmberError):
             err: BaseException = InternalError(f"{type(e).__name__}: {e}")

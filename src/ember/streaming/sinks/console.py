@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from ember import types as T
 from ember.errors import AnalysisError
+from ember.dataframe import show_string
 
 if TYPE_CHECKING:  # pragma: no cover
     from ember.session import Session
@@ -61,7 +62,6 @@ class ConsoleSink:
 
     def text(self, batch_id: int, data: pa.Table) -> str:
         """What ``add_batch`` prints for ``data`` as batch ``batch_id``."""
-        from ember.dataframe import show_string
 
         conf = getattr(self.session, "sql_conf", None)
         tz = conf.time_zone if conf is not None else "UTC"

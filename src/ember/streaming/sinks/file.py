@@ -47,6 +47,8 @@ import pyarrow.parquet as pq
 from ember.conf import STREAM_FILE_SINK_LOG_COMPACT
 from ember.errors import AnalysisError, ExecutionError, UnsupportedError
 from ember.streaming.crash import crash_point
+from ember import types as T
+from ember.expressions.cast import cast_array
 
 if TYPE_CHECKING:  # pragma: no cover
     from ember.session import Session
@@ -242,8 +244,6 @@ def escape_path_name(s: str) -> str:
 
 def _partition_strings(col: pa.ChunkedArray | pa.Array, time_zone: str) -> list[str | None]:
     """A partition column's values as Spark casts them to strings (one per distinct group)."""
-    from ember import types as T
-    from ember.expressions.cast import cast_array
 
     arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
     dt = T.from_arrow(arr.type)

@@ -16,6 +16,8 @@ import pyarrow as pa
 from ember import types as T
 from ember.errors import AnalysisError
 from ember.expressions.base import AttributeReference
+from ember.dataframe import DataFrame
+from ember.plans.logical.nodes import LocalRelation
 
 if TYPE_CHECKING:  # pragma: no cover
     from ember.session import Session
@@ -35,9 +37,6 @@ class ForeachBatchSink:
         self.fn = fn
 
     def add_batch(self, batch_id: int, data: pa.Table) -> None:
-        from ember.dataframe import DataFrame
-        from ember.plans.logical.nodes import LocalRelation
-
         attrs = tuple(AttributeReference(f.name, T.from_arrow(f.type), f.nullable)
                       for f in data.schema)
         self.fn(DataFrame(self.session, LocalRelation(attrs, data)), batch_id)

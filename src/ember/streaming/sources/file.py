@@ -41,6 +41,9 @@ from ember.errors import AnalysisError, ExecutionError, UnsupportedError
 from ember.streaming.sinks.file import (CompactibleFileStreamLog, committed_files, path_to_uri,
                                         uri_to_path)
 from ember.streaming.sources.rate import time_string_as_ms
+from ember.execution.scan import PARTITION_OPTION, scan_file_relation
+from ember.expressions.cast import cast_array
+from ember.readers import file_relation, expand_paths, _partition_schema
 
 if TYPE_CHECKING:  # pragma: no cover
     from ember.session import Session
@@ -236,7 +239,6 @@ class FileStreamSource:
                                     parameters={"format": "JSON"})
             return T.StructType(tuple(T.StructField(f.name, _sql_type(f.type), True)
                                       for f in table.schema))
-        from ember.readers import file_relation
 
         rel = file_relation(self.format, [self.path] if not _is_glob(self.path) else files,
                             self.options)
@@ -245,7 +247,6 @@ class FileStreamSource:
     # -- listing ---------------------------------------------------------------------------------
     def _list_files(self) -> list[tuple[str, int, int]]:
         """(path, size, modification ms) of every data file, sorted by time then name."""
-        from ember.readers import expand_paths
 
         files = committed_files(self.path) if not _is_glob(self.path) else None
         if files is None:
@@ -347,9 +348,6 @@ class FileStreamSource:
         return self._read_with_batch_reader(files, arrow_schema)
 
     def _read_with_batch_reader(self, files: list[str], arrow_schema: pa.Schema) -> pa.Table:
-        from ember.execution.scan import PARTITION_OPTION, scan_file_relation
-        from ember.readers import _partition_schema, file_relation
-
         rel = file_relation(self.format, files, self.options, self.schema)
         if self.format == "parquet" and not _is_glob(self.path):
             # partition columns of the user schema come from the key=value directories below
@@ -418,7 +416,6 @@ def _read_json(files: list[str], schema: T.StructType | None, opts: dict[str, st
 
     import pyarrow.json as pajson
 
-    from ember.expressions.cast import cast_array
 
     tables = []
     for f in files:

@@ -48,12 +48,32 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from ember.conf import (ADAPTIVE_ENABLED, COALESCE_PARTITIONS, PROGRESS_ENABLED, SESSION_TIME_ZONE,
-                        SPARK_ARROW_LARGE_VAR_TYPES, STREAM_JOIN_STATE_FORMAT,
-                        STREAM_SPARK_MAX_STATIC_SIDE, SQLConf)
+from ember.conf import (
+    ADAPTIVE_ENABLED, COALESCE_PARTITIONS, PROGRESS_ENABLED, SESSION_TIME_ZONE,
+    SPARK_ARROW_LARGE_VAR_TYPES, STREAM_JOIN_STATE_FORMAT, STREAM_SPARK_MAX_STATIC_SIDE, SQLConf,
+    SHUFFLE_PARTITIONS,
+)
 from ember.errors import UnsupportedError
 from ember.plans.logical.nodes import LogicalPlan, StreamingBatchRelation, StreamingRelation
-from ember.physical.nodes import ExpandExec, FilterExec, ProjectExec
+from ember.physical.nodes import (
+    ExpandExec, FilterExec, ProjectExec, ShuffleExchangeExec, LeafExecNode, BroadcastExchangeExec,
+    BroadcastHashJoinExec, BroadcastNestedLoopJoinExec, BuildSide, JoinExec, SortExec,
+    ReusedExchangeExec,
+)
+from ember.execution.kernels.batches import schema_of
+from ember.physical.streaming.nodes import StreamingSymmetricHashJoinExec, EventTimeWatermarkExec
+from ember.physical.streaming.state_watermark import event_time_column
+from ember.runtime.spark.errors import task_errors
+from ember.runtime.spark.nodes import SparkInputExec
+from ember.runtime.spark.runtime import SparkRuntime, prepare_for_spark
+from ember.runtime.spark.sources import spark_ddl
+from ember.runtime.spark.worker import encode_table, table_of
+from ember.streaming.execution import IncrementalExecution, _empty
+from ember.streaming.join.operator import state_ttls_ms
+from ember.streaming.spark.worker import (
+    OUTPUT_DDL, EmberJoinProcessor, JoinSpec, PACKED_DDL, PackSpec, pack_side, unpack_output,
+    StageSpec, run_stage, item_bytes,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ember.session import Session
@@ -101,8 +121,6 @@ def translate(session: "Session", plan: LogicalPlan, num_partitions: int) -> Spa
 def _translate(session: "Session", spark: Any, physical: Any,
                relations: list[StreamingRelation], conf: tuple[tuple[str, str], ...],
                num_partitions: int, bcs: Broadcasts) -> SparkStreamPlan:
-    from ember.physical.nodes import ShuffleExchangeExec
-    from ember.physical.streaming.nodes import StreamingSymmetricHashJoinExec
 
     released = tuple(bcs.values())
     post, below = _peel(physical)
@@ -110,11 +128,6 @@ def _translate(session: "Session", spark: Any, physical: Any,
         df = _stream_frame(spark, session, physical, relations, conf, bcs)
         return SparkStreamPlan(df, False, False, num_partitions, released)
     join = below
-    from ember.streaming.spark.worker import (
-        OUTPUT_DDL, EmberJoinProcessor, JoinSpec, PACKED_DDL, PackSpec, pack_side, unpack_output,
-    )
-    from ember.streaming.join.operator import state_ttls_ms
-    from ember.physical.streaming.state_watermark import event_time_column
 
     # a state TTL needs the batch's processing time (TimerValues: not in timeMode "None") and
     # every partition to run in every batch (PackSpec.tick)
@@ -167,8 +180,6 @@ def _translate(session: "Session", spark: Any, physical: Any,
 
 def _physical(session: "Session", plan: LogicalPlan, num_partitions: int) -> Any:
     """The plan every micro-batch of the local runtime runs (over empty batches)."""
-    from ember.conf import SHUFFLE_PARTITIONS
-    from ember.streaming.execution import IncrementalExecution, _empty
 
     conf: SQLConf = session.sql_conf.copy()
     conf.set(SHUFFLE_PARTITIONS.key, str(num_partitions))
@@ -216,8 +227,6 @@ def _peel(node: Any) -> tuple[list[Any], Any]:
 def _split_side(node: Any) -> tuple[list[Any], Any, Any, list[Any]]:
     """A stream's chain: ``(ops above the watermark, the leaf, the watermark or None, ops
     below the watermark)``."""
-    from ember.physical.nodes import LeafExecNode
-    from ember.physical.streaming.nodes import EventTimeWatermarkExec
 
     above, rest = _peel(node)
     if isinstance(rest, EventTimeWatermarkExec):
@@ -238,7 +247,6 @@ def _split_side(node: Any) -> tuple[list[Any], Any, Any, list[Any]]:
 
 def _over_input(ops: list[Any], input_attrs: tuple[Any, ...]) -> Any:
     """``ops`` (top first) with their bottom child replaced by ``SparkInputExec(0)``."""
-    from ember.runtime.spark.nodes import SparkInputExec
 
     if not ops:
         return None
@@ -252,8 +260,6 @@ def _over_input(ops: list[Any], input_attrs: tuple[Any, ...]) -> Any:
 def _stage(plan: Any, input_attrs: tuple[Any, ...], conf: tuple[tuple[str, str], ...],
            label: str, bcs: Broadcasts) -> Any:
     """The :class:`StageSpec` of ``plan`` with the broadcasts of the static sides it joins."""
-    from ember.physical.nodes import BroadcastExchangeExec
-    from ember.streaming.spark.worker import StageSpec
 
     ids = [] if plan is None else [b.plan_id for b in plan.collect(
         lambda n: n if isinstance(n, BroadcastExchangeExec) else None)]
@@ -265,7 +271,6 @@ def _below_watermark(spark: Any, session: "Session", leaf: Any, below: list[Any]
                      label: str, bcs: Broadcasts) -> tuple[Any, tuple[Any, ...]]:
     """The stream read by Spark, the operators below its watermark run, and Spark's
     ``withWatermark``: ``(frame with columns c0.., the Ember attributes of those columns)``."""
-    from ember.streaming.spark.worker import run_stage
 
     rel = _relation_of(leaf, relations)
     df = _reader(spark, rel)
@@ -273,8 +278,6 @@ def _below_watermark(spark: Any, session: "Session", leaf: Any, below: list[Any]
     df = df.toDF(*[f"c{i}" for i in range(len(attrs))])
     ops = list(below)
     if tuple(a.expr_id for a in leaf.output) != tuple(a.expr_id for a in attrs):
-        from ember.physical.nodes import ProjectExec
-
         ops.append(ProjectExec(tuple(leaf.output), leaf))  # the columns the planner kept
     if ops:
         out = ops[0].output
@@ -294,7 +297,6 @@ def _stream_frame(spark: Any, session: "Session", physical: Any,
                   relations: list[StreamingRelation], conf: tuple[tuple[str, str], ...],
                   bcs: Broadcasts) -> Any:
     """A query without a stream-stream join: one stream's operators."""
-    from ember.streaming.spark.worker import run_stage
 
     ops, leaf, wm, below = _split_side(physical)
     df, top = _below_watermark(spark, session, leaf, below, wm, relations, conf, "stream", bcs)
@@ -326,7 +328,6 @@ def _relation_of(leaf: Any, relations: list[StreamingRelation]) -> StreamingRela
 
 def _reader(spark: Any, rel: StreamingRelation) -> Any:
     """Spark's own source for ``rel``, with the reader's options."""
-    from ember.runtime.spark.sources import spark_ddl
 
     fmt = rel.source_name.lower()
     opts = dict(rel.options)
@@ -346,8 +347,6 @@ def _reader(spark: Any, rel: StreamingRelation) -> Any:
 
 
 def _ddl(attrs: Any, positional: bool = False) -> str:
-    from ember.runtime.spark.sources import spark_ddl
-
     if not positional:
         return spark_ddl(attrs)
     return ", ".join(f"c{i} {a.data_type.simple_string()}" for i, a in enumerate(attrs))
@@ -373,9 +372,6 @@ _STATIC_SOURCE = "static side"
 def _static_build(node: Any) -> int | None:
     """0 / 1: the static side of a stream-static join made by :func:`_stream_static_join`
     (left / right); None for any other node."""
-    from ember.physical.nodes import (BroadcastExchangeExec, BroadcastHashJoinExec,
-                                      BroadcastNestedLoopJoinExec, BuildSide)
-    from ember.runtime.spark.nodes import SparkInputExec
 
     if not isinstance(node, BroadcastHashJoinExec | BroadcastNestedLoopJoinExec):
         return None
@@ -392,8 +388,6 @@ def _stream_static_joins(plan: Any, relations: list[StreamingRelation],
     """``plan`` with every join of a stream and a static side made a broadcast join building
     the static side over a placeholder; ``statics`` gets ``(the broadcast exchange, the static
     side's plan)`` of each."""
-    from ember.physical.nodes import JoinExec, LeafExecNode
-    from ember.physical.streaming.nodes import StreamingSymmetricHashJoinExec
 
     stream_ids = [frozenset(a.expr_id for a in r.output) for r in relations]
 
@@ -420,7 +414,6 @@ def _stream_static_joins(plan: Any, relations: list[StreamingRelation],
 def _strip(node: Any) -> Any:
     """``node`` without the sorts and exchanges (shuffles, broadcasts) the batch join put
     above it."""
-    from ember.physical.nodes import BroadcastExchangeExec, ShuffleExchangeExec, SortExec
 
     while isinstance(node, ShuffleExchangeExec | SortExec | BroadcastExchangeExec):
         node = node.child
@@ -429,10 +422,6 @@ def _strip(node: Any) -> Any:
 
 def _stream_static_join(node: Any, static_left: bool, statics: list[tuple[Any, Any]]) -> Any:
     """The broadcast join of ``node``'s stream side with its static side (module docstring)."""
-    from ember.physical.nodes import (BroadcastExchangeExec, BroadcastHashJoinExec,
-                                      BroadcastNestedLoopJoinExec, BuildSide,
-                                      ReusedExchangeExec)
-    from ember.runtime.spark.nodes import SparkInputExec
 
     jt = node.join_type
     if not jt.joins_stream_with_static(BuildSide.LEFT if static_left else BuildSide.RIGHT):  # refused by the streaming checks before; never joined per batch
@@ -471,7 +460,6 @@ def _broadcast_statics(session: "Session", statics: list[tuple[Any, Any]]) -> Br
     of ``(key, Arrow IPC bytes)``, the form ``TaskRuntime.seed_broadcasts`` reads."""
     import uuid
 
-    from ember.runtime.spark.worker import encode_table
 
     sc = session.spark_session.sparkContext
     bcs: Broadcasts = {}
@@ -488,11 +476,6 @@ def _broadcast_statics(session: "Session", statics: list[tuple[Any, Any]]) -> Br
 def _run_static(session: "Session", plan: Any) -> pa.Table:
     """The rows of a static side.  Its Arrow bytes are summed on the executors first (the RDD
     persisted, so it runs once): a side over the limit never reaches the driver."""
-    from ember.execution.kernels.batches import schema_of
-    from ember.runtime.spark.errors import task_errors
-    from ember.runtime.spark.runtime import SparkRuntime, prepare_for_spark
-    from ember.runtime.spark.worker import table_of
-    from ember.streaming.spark.worker import item_bytes
 
     limit = _max_static_bytes(session.sql_conf)
     label = plan.simple_string()[:120]

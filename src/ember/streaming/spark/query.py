@@ -44,6 +44,12 @@ from ember.conf import SHUFFLE_PARTITIONS, STREAM_NO_DATA_BATCHES, STREAM_STATE_
 from ember.errors import AnalysisError, EmberError, UnsupportedError
 from ember.streaming.execution import StreamingQueryException, Trigger
 from ember.streaming.state.store import ROCKSDB_PROVIDER_CLASS
+from ember.execution.kernels.batches import conform_batch
+from ember.runtime.spark.errors import original_error, task_errors
+from ember.runtime.spark.session import push_conf
+from ember.streaming.logs import StreamMetadata
+from ember.streaming.spark.plan import translate, _release
+from ember.streaming.spark.state_metrics import state_rows_per_side
 
 if TYPE_CHECKING:  # pragma: no cover
     from ember.session import Session
@@ -91,9 +97,6 @@ class SparkStreamExecution:
     def __init__(self, session: "Session", writer: Any, plan: Any, key: str, path: str | None,
                  checkpoint: str, temporary: bool,
                  on_terminated: Callable[[Any], None] | None) -> None:
-        from ember.runtime.spark.session import push_conf
-        from ember.streaming.logs import StreamMetadata
-        from ember.streaming.spark.plan import translate
 
         if key not in _SPARK_SINKS:
             raise UnsupportedError(f"The {key} sink is not supported on the Spark runtime",
@@ -222,7 +225,6 @@ class SparkStreamExecution:
 
     def _release_broadcasts(self) -> None:
         """The static sides' broadcasts (stream-static joins) end with the query."""
-        from ember.streaming.spark.plan import _release
 
         _release(self.translated.broadcasts)
 
@@ -287,7 +289,6 @@ class SparkStreamExecution:
 
     def state_rows_per_side(self, batch_id: int | None = None) -> dict[str, int]:
         """The join's rows held per side after a committed batch (:mod:`.state_metrics`)."""
-        from ember.streaming.spark.state_metrics import state_rows_per_side
 
         return state_rows_per_side(self.session.spark_session, self.checkpoint, batch_id)
 
@@ -297,8 +298,6 @@ class SparkStreamExecution:
             t.join(timeout)
 
     def _wrap(self, e: BaseException) -> StreamingQueryException:
-        from ember.runtime.spark.errors import original_error
-
         cause: BaseException = original_error(e) or e
         if self._batch_errors and "FOREACH_BATCH_USER_FUNCTION_ERROR" in str(e):
             cause = self._batch_errors[-1]  # raised on the driver: the object itself
@@ -368,9 +367,6 @@ class _MemoryBatch:
         self.errors = errors
 
     def __call__(self, batch: Any, batch_id: int) -> None:
-        from ember.execution.kernels.batches import conform_batch
-        from ember.runtime.spark.errors import task_errors
-
         # a failed job (or one cancelled by stop()) goes back to Spark as a short Ember error,
         # not py4j's page of Java stack trace
         try:

@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ember.errors import AnalysisError
+from ember.streaming.state.join_state import state_store_names
 
 __all__ = ["state_rows_per_side", "committed_batches", "join_operator_id", "count_rows"]
 
@@ -45,7 +46,6 @@ def committed_batches(checkpoint: str) -> list[int]:
 def join_operator_id(spark: Any, checkpoint: str) -> int:
     """The id of the query's stream-stream join operator (the transformWithState operator
     holding Ember's join stores), from Spark's ``state-metadata`` source."""
-    from ember.streaming.state.join_state import state_store_names
 
     marker = state_store_names("left")[0]
     try:
@@ -94,7 +94,6 @@ def state_rows_per_side(spark: Any, checkpoint: str, batch_id: int | None = None
     ``numTotalStateRowsRight`` report them."""
     from pyspark.sql import functions as SF
 
-    from ember.streaming.state.join_state import state_store_names
 
     batches = committed_batches(checkpoint)
     if batch_id is None:

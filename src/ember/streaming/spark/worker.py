@@ -51,8 +51,14 @@ from ember.conf import SQLConf
 from ember.execution.kernels.batches import conform_batch, schema_of
 from ember.runtime.spark.worker import (TaskFailure, TaskRuntime, decode, encode_table,
                                          maybe_crash)
-from ember.streaming.state.rows import decode_rows, encode_rows
+from ember.streaming.state.rows import decode_rows, encode_rows, RowCodec
 from ember.streaming.state.store import StateStore, StateStoreId, empty_table
+from ember.execution.prepare import prepare
+from ember.runtime.local.exchange import key_arrays
+from ember.runtime.local.hashing import partition_ids
+from ember.streaming.join.operator import StateInfo, SymmetricHashJoin
+from ember.streaming.state.join_state import state_store_names
+from ember.streaming.state.memory import _Map
 
 __all__ = ["StageSpec", "PackSpec", "JoinSpec", "run_stage", "pack_side", "unpack_output",
            "EmberJoinProcessor", "SparkStateStore", "PACKED_DDL", "item_bytes"]
@@ -140,9 +146,6 @@ class PackSpec:
 def pack_side(spec: PackSpec, out_schema: pa.Schema,
               batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """``mapInArrow`` body: the side's rows as ``PACKED_DDL`` rows (module docstring)."""
-    from ember.execution.prepare import prepare
-    from ember.runtime.local.exchange import key_arrays
-    from ember.runtime.local.hashing import partition_ids
 
     def go() -> Iterator[pa.RecordBatch]:
         schema = schema_of(spec.output)
@@ -199,9 +202,6 @@ class SparkStateStore(StateStore):
     changed (an empty map clears the value)."""
 
     def __init__(self, value_state: Any, key_schema: pa.Schema, value_schema: pa.Schema) -> None:
-        from ember.streaming.state.memory import _Map
-        from ember.streaming.state.rows import RowCodec
-
         self.key_schema = key_schema
         self.value_schema = value_schema
         self._state = value_state
@@ -312,8 +312,6 @@ class EmberJoinProcessor(StatefulProcessor):
         self.spec = spec
 
     def init(self, handle: Any) -> None:
-        from ember.streaming.state.join_state import state_store_names
-
         self.handle = handle
         self.values: dict[str, Any] = {}
         for side in ("left", "right"):
@@ -365,7 +363,6 @@ class EmberJoinProcessor(StatefulProcessor):
              from_timer: bool, processing_ms: int = -1) -> Iterator[Any]:
         import pandas as pd
 
-        from ember.streaming.join.operator import StateInfo, SymmetricHashJoin
 
         s = self.spec
         eviction = max(int(watermark_ms), 0) if s.event_time else None

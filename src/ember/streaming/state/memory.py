@@ -37,6 +37,7 @@ from ember.streaming.state.store import (
     StateStore, StateStoreConf, StateStoreId, StateStoreProvider, atomic_write, cannot_load,
     empty_table,
 )
+from ember.errors import InternalError
 
 __all__ = ["HDFSBackedStateStoreProvider"]
 
@@ -305,8 +306,6 @@ class _MemoryStore(StateStore):
 
     def _check_open(self) -> None:
         if self._state != "open":
-            from ember.errors import InternalError
-
             raise InternalError(f"State store {self.provider.store_id} version {self._version} "
                                 f"is already {self._state}")
 

@@ -36,6 +36,7 @@ from ember.streaming.state.rows import RowCodec
 from ember.streaming.state.store import (
     StateStore, StateStoreConf, StateStoreId, StateStoreProvider, cannot_load, empty_table,
 )
+from ember.errors import InternalError
 
 __all__ = ["RocksDBStateStoreProvider"]
 
@@ -181,8 +182,6 @@ class _RocksDBStore(StateStore):
     @property
     def db(self) -> Rdict:
         if self._state != "open" or self.provider.db is None:
-            from ember.errors import InternalError
-
             raise InternalError(f"State store {self.provider.store_id} version {self._version} "
                                 f"is already {self._state}")
         return self.provider.db

@@ -207,8 +207,10 @@ def get_state_store(store_id: StateStoreId, key_schema: pa.Schema, value_schema:
             provider = None
         if provider is None:
             if sconf.provider == "rocksdb":
+                # here, not at module level: import cycle streaming.state.store -> streaming.stat...
                 from ember.streaming.state.rocksdb import RocksDBStateStoreProvider as P
             else:
+                # here, not at module level: import cycle streaming.state.store -> streaming.stat...
                 from ember.streaming.state.memory import HDFSBackedStateStoreProvider as P
             provider = P(store_id, key_schema, value_schema, sconf)
             _registry[key] = provider

@@ -18,6 +18,7 @@ from ember.expressions.base import AttributeReference, Expression
 from ember.runtime.local.joins.kernel import JoinLayout
 from ember.runtime.local.memory import MemoryManager, SpillDir
 from ember.runtime.local.pruning import output_mask
+from ember.runtime.local.scheduler import default_parallelism
 
 if TYPE_CHECKING:
     from ember.runtime.local.context import RunContext
@@ -84,8 +85,6 @@ def _join_pool() -> ThreadPoolExecutor:
     if _pool is None:
         with _pool_lock:
             if _pool is None:
-                from ember.runtime.local.scheduler import default_parallelism
-
                 _pool = ThreadPoolExecutor(max_workers=default_parallelism(),
                                            thread_name_prefix="ember-join")
     return _pool

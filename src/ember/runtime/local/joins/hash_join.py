@@ -59,10 +59,8 @@ from ember.errors import InternalError
 from ember.execution.kernels.batches import conform_batch, schema_of
 from ember.expressions.base import AttributeReference, Expression
 from ember.physical.nodes import (
-    BroadcastExchangeExec,
-    BroadcastHashJoinExec,
-    BuildSide,
-    ShuffledHashJoinExec,
+    BroadcastExchangeExec, BroadcastHashJoinExec, BuildSide, ShuffledHashJoinExec,
+    ReusedExchangeExec,
 )
 from ember.plans.logical.join_type import JoinAlgorithm, JoinType
 from ember.runtime.local.joins.common import (
@@ -93,6 +91,7 @@ from ember.runtime.local.joins.spill import (
 )
 from ember.runtime.local.memory import MemoryManager, SpillDir, batch_bytes
 from ember.runtime.local.registry import PartitionFn, operator
+from ember.physical.partitioning import HashedRelationBroadcastMode
 
 if TYPE_CHECKING:
     from ember.runtime.local.context import RunContext
@@ -397,8 +396,6 @@ def _broadcast_left_existence(node: BroadcastHashJoinExec, parts: HashJoinParts,
 
 def _broadcast_relation(node: Any, build_plan: Any, parts: HashJoinParts, rt: RunContext
                         ) -> HashedRelation | BoundedRelation:
-    from ember.physical.nodes import ReusedExchangeExec
-    from ember.physical.partitioning import HashedRelationBroadcastMode
 
     if isinstance(build_plan, ReusedExchangeExec) and isinstance(build_plan.child,
                                                                  BroadcastExchangeExec):

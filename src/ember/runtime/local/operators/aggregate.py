@@ -20,6 +20,7 @@ from ember.physical.nodes import AggregateMode, HashAggregateExec
 from ember.plans.logical.nodes import Aggregate, LocalRelation
 from ember.runtime.local.operators.basic import chain
 from ember.runtime.local.registry import PartitionFn, operator
+from ember.runtime.local.operators.aggregate_modes import run_hash_aggregate_modes
 
 if TYPE_CHECKING:
     from ember.runtime.local.context import RunContext
@@ -42,8 +43,6 @@ def logical_aggregate(node: HashAggregateExec) -> Aggregate:
 @operator(HashAggregateExec)
 def run_hash_aggregate(node: HashAggregateExec, rt: RunContext) -> list[PartitionFn]:
     if node.mode is not AggregateMode.COMPLETE:  # PARTIAL / PARTIAL_MERGE / FINAL buffers
-        from ember.runtime.local.operators.aggregate_modes import run_hash_aggregate_modes
-
         return run_hash_aggregate_modes(node, rt)
     plan = logical_aggregate(node)
     attrs = node.child.output

@@ -66,6 +66,7 @@ from ember.expressions.common import to_array, to_mask
 from ember.physical.nodes import AggregateMode, HashAggregateExec, aggregate_result_attribute
 from ember.runtime.local.operators.basic import chain
 from ember.runtime.local.registry import PartitionFn
+from ember.conf import PARTIAL_AGG_PASS_THROUGH, PARTIAL_AGG_PASS_THROUGH_RATIO
 
 if TYPE_CHECKING:
     from ember.runtime.local.context import RunContext
@@ -238,7 +239,6 @@ def _pass_through_ratio(node: HashAggregateExec, aggs: list[AggregateExpression]
     (e.g. a FINAL DISTINCT without functions, whose grouping is the deduplication), or a
     decimal sum / average with a capped sum precision (a partition's partial sum may overflow
     where the per-row buffers merged exactly do not)."""
-    from ember.conf import PARTIAL_AGG_PASS_THROUGH, PARTIAL_AGG_PASS_THROUGH_RATIO
 
     if node.mode is not AggregateMode.PARTIAL or any(a.func.merge_may_overflow for a in aggs):
         return None

@@ -40,6 +40,10 @@ from ember.physical.nodes import (
 )
 from ember.physical.partitioning import SinglePartition
 from ember.runtime.local.registry import PartitionFn, operator
+from ember.errors import ExecutionError
+from ember.execution import scan
+from ember.expressions.base import and_all, split_conjuncts
+from ember.runtime.local.pruning import placeholder, output_mask
 
 if TYPE_CHECKING:
     from ember.runtime.local.context import RunContext
@@ -103,7 +107,6 @@ def run_file_scan(node: FileSourceScanExec, rt: RunContext) -> list[PartitionFn]
     attribute id) selected.  A split holding columns other scans of the run also read goes
     through the run's ``ScanCache`` (``rt.scan_cache``, :mod:`ember.runtime.local.scan_cache`),
     which decodes each shared column chunk once."""
-    from ember.execution import scan
 
     rel = node.relation
     schema = schema_of(node.output)
@@ -148,8 +151,6 @@ def run_range(node: RangeExec, rt: RunContext) -> list[PartitionFn]:
     split of the ``n`` elements)."""
     start, end, step = node.start, node.end, node.step
     if step == 0:
-        from ember.errors import ExecutionError
-
         raise ExecutionError("The step of a range must not be 0", error_class="INVALID_PARAMETER_VALUE")
     n = max(0, -(-(end - start) // step)) if step > 0 else max(0, -(-(start - end) // -step))
     k = max(1, node.num_slices)
@@ -236,7 +237,6 @@ def filter_batch(bound, b: pa.RecordBatch, keep: tuple[bool, ...] | None = None
         return make_batch([], b.schema, kept)
     if keep is None or len(keep) != b.num_columns:
         return b.filter(res)
-    from ember.runtime.local.pruning import placeholder
 
     cols = [c.filter(res) if k else placeholder(c.type, kept) for c, k in zip(b.columns, keep)]
     return make_batch(cols, b.schema, kept)
@@ -247,8 +247,6 @@ def run_filter(node: FilterExec, rt: RunContext) -> list[PartitionFn]:
     """Rows where the condition is TRUE.  Over a Parquet scan, the conjuncts the scan already
     applied exactly (``rt.scan_exact_filters``) are not evaluated again.  Columns no parent reads
     are not filtered (placeholders, :mod:`ember.runtime.local.pruning`)."""
-    from ember.expressions.base import and_all, split_conjuncts
-    from ember.runtime.local.pruning import output_mask
 
     child = node.child
     parts = rt.execute(child)
