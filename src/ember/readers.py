@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from ember import types as T
+from ember.dataframe import DataFrame
 from ember.errors import AnalysisError, UnsupportedError
 from ember.expressions.base import AttributeReference
 from ember.plans.logical.nodes import FileRelation
@@ -29,7 +30,6 @@ from ember.expressions.cast import cast_array
 from ember.streaming.sinks.file import committed_files
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ember.dataframe import DataFrame
     from ember.session import Session
 
 __all__ = ["DataFrameReader", "file_relation", "infer_file_schema", "expand_paths"]

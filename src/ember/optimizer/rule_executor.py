@@ -38,10 +38,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
 from ember.errors import EmberError, InternalError
-from ember.conf import EXCLUDED_RULES
+from ember.conf import EXCLUDED_RULES, SQLConf
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ember.conf import SQLConf
     from ember.plans.logical.nodes import LogicalPlan
 
 __all__ = [

@@ -26,13 +26,13 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from ember import types as T
+from ember.dataframe import DataFrame
 from ember.errors import AnalysisError
 from ember.expressions.base import AttributeReference
 from ember.plans.logical.nodes import StreamingRelation, LocalRelation
 from ember.session import parse_ddl_schema, _to_arrow_table
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ember.dataframe import DataFrame
     from ember.session import Session
 
 __all__ = ["MemoryStream", "MemorySink"]

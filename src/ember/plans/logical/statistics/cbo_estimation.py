@@ -411,28 +411,27 @@ def _estimate_join(p: Join, f: ChildStats) -> Statistics | None:
         inner = 0
     else:
         inner = min(start, _ceil(Decimal(lrows * rrows) / Decimal(denom)))
-    if jt is JoinType.LEFT_OUTER:
-        rows = max(lrows, inner)
-    elif jt is JoinType.RIGHT_OUTER:
-        rows = max(rrows, inner)
-    elif jt is JoinType.FULL_OUTER:
-        rows = max(lrows, inner) + max(rrows, inner) - inner
-    else:
-        rows = inner
+    # A preserved side adds its unmatched rows: LeftOuter max(l, inner), RightOuter
+    # max(r, inner), FullOuter max(l, inner) + max(r, inner) - inner.
+    rows = inner
+    if jt.preserves_left:
+        rows += max(lrows, inner) - inner
+    if jt.preserves_right:
+        rows += max(rrows, inner) - inner
     # Column statistics of the output.
     key_stats: dict[int, ColumnStat] = {}
     if inner == 0:
         for lk, rk in pairs:
-            if jt is JoinType.LEFT_OUTER:
-                key_stats[lk.id] = inputs[lk.id]
-                key_stats[rk.id] = _null_stat(rk.data_type, lrows)
-            elif jt is JoinType.RIGHT_OUTER:
-                key_stats[rk.id] = inputs[rk.id]
-                key_stats[lk.id] = _null_stat(lk.data_type, rrows)
-            elif jt is JoinType.FULL_OUTER:
+            if jt.preserves_left and jt.preserves_right:
                 a, b = inputs[lk.id], inputs[rk.id]
                 key_stats[lk.id] = replace(a, distinct_count=a.distinct_count + rrows)
                 key_stats[rk.id] = replace(b, distinct_count=b.distinct_count + lrows)
+            elif jt.preserves_left:
+                key_stats[lk.id] = inputs[lk.id]
+                key_stats[rk.id] = _null_stat(rk.data_type, lrows)
+            elif jt.preserves_right:
+                key_stats[rk.id] = inputs[rk.id]
+                key_stats[lk.id] = _null_stat(lk.data_type, rrows)
     else:
         for lk, rk in pairs:
             a, b = inputs[lk.id], inputs[rk.id]
@@ -468,16 +467,10 @@ def _estimate_join(p: Join, f: ChildStats) -> Statistics | None:
             res[a.id] = replace(old, distinct_count=ndv)
         return res
 
-    if jt is JoinType.LEFT_OUTER:
-        out = {a.id: inputs[a.id] for a in from_left}
-        out.update(updated(from_right))
-    elif jt is JoinType.RIGHT_OUTER:
-        out = updated(from_left)
-        out.update({a.id: inputs[a.id] for a in from_right})
-    elif jt is JoinType.FULL_OUTER:
-        out = {a.id: inputs[a.id] for a in with_stats}
-    else:
-        out = updated(with_stats)
+    # a preserved side's columns keep their statistics; the others scale with the rows kept
+    out = {a.id: inputs[a.id] for a in from_left} if jt.preserves_left else updated(from_left)
+    out.update({a.id: inputs[a.id] for a in from_right} if jt.preserves_right
+               else updated(from_right))
     return Statistics(output_size(p.output, rows, out), rows, MappingProxyType(out))
 
 
