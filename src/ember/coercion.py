@@ -352,7 +352,8 @@ def implicit_cast(expr: Expression, target: T.DataType) -> Expression | None:
     >>> implicit_cast(Literal(1, T.INT), T.LONG)
     cast(1 as bigint)
     """
-    # here, not at module level: import cycle coercion -> expressions.cast -> coercion
+    # imported here: at module level it would close the import cycle
+    # coercion -> expressions.cast -> coercion
     from ember.expressions.cast import Cast
 
     if expr.data_type == target:
@@ -363,7 +364,8 @@ def implicit_cast(expr: Expression, target: T.DataType) -> Expression | None:
 
 
 def _cast_to(e: Expression, t: T.DataType) -> Expression:
-    # here, not at module level: import cycle coercion -> expressions.cast -> coercion
+    # imported here: at module level it would close the import cycle
+    # coercion -> expressions.cast -> coercion
     from ember.expressions.cast import Cast
 
     return e if e.data_type == t else Cast(e, t)

@@ -195,7 +195,7 @@ class DataFrame:
         >>> out.to_spark().where("n > 2").collect()                            # doctest: +SKIP
         [Row(k=0, n=3)]
         """
-        # here, not at module level: pyspark loads only when the Spark runtime runs
+        # imported here so that pyspark loads only when the Spark runtime runs
         from ember.runtime.spark.interop import to_spark
 
         return to_spark(self._qe)

@@ -119,9 +119,9 @@ class QueryExecution:
                 "Pipeline.", error_class="_LEGACY_ERROR_TEMP_3102")
         plan = self.executed_plan
         if self.session.runtime == "spark":
-            # here, not at module level: pyspark loads only when the Spark runtime runs
+            # imported here so that pyspark loads only when the Spark runtime runs
             from ember.runtime.spark import SparkRuntime
-            # here, not at module level: pyspark loads only when the Spark runtime runs
+            # imported here so that pyspark loads only when the Spark runtime runs
             from ember.runtime.spark.session import push_conf
 
             push_conf(self.session.spark_session, self.session.sql_conf)
@@ -153,7 +153,7 @@ class QueryExecution:
         """On the Spark runtime: how the physical plan maps to Spark jobs and stages."""
         if self.session.runtime != "spark":
             return ""
-        # here, not at module level: pyspark loads only when the Spark runtime runs
+        # imported here so that pyspark loads only when the Spark runtime runs
         from ember.runtime.spark.stages import describe_stages
 
         sc = self.session.spark_session.sparkContext

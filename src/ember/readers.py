@@ -303,7 +303,8 @@ def _schema_of(schema: Any) -> T.StructType:
     if isinstance(schema, T.StructType):
         return schema
     if isinstance(schema, str):
-        # here, not at module level: import cycle readers -> session -> readers
+        # imported here: at module level it would close the import cycle
+        # readers -> session -> readers
         from ember.session import parse_ddl_schema
 
         return parse_ddl_schema(schema)

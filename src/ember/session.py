@@ -185,7 +185,7 @@ class Session:
         self.sql_conf = SQLConf(conf)
         self._spark: Any = None
         if runtime == "spark":
-            # here, not at module level: pyspark loads only when the Spark runtime runs
+            # imported here so that pyspark loads only when the Spark runtime runs
             from ember.runtime.spark.session import attach
 
             self._spark = attach(self.sql_conf, master, spark)

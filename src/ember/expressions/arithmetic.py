@@ -248,7 +248,8 @@ class Add(BinaryArithmetic):
         return self.copy(left=r, right=l) if out_of_canonical_order(l, r) else self
 
     def _decimal_type(self, l, r):
-        # here, not at module level: import cycle expressions.arithmetic -> coercion -> expressio...
+        # imported here: at module level it would close the import cycle
+        # expressions.arithmetic -> coercion -> expressions.arithmetic
         from ember.coercion import decimal_add_type
 
         return decimal_add_type(l, r, self.allow_precision_loss is not False)
@@ -283,7 +284,8 @@ class Subtract(BinaryArithmetic):
     try_fn: ClassVar[str | None] = "try_subtract"
 
     def _decimal_type(self, l, r):
-        # here, not at module level: import cycle expressions.arithmetic -> coercion -> expressio...
+        # imported here: at module level it would close the import cycle
+        # expressions.arithmetic -> coercion -> expressions.arithmetic
         from ember.coercion import decimal_add_type
 
         return decimal_add_type(l, r, self.allow_precision_loss is not False)
@@ -323,7 +325,8 @@ class Multiply(BinaryArithmetic):
         return self.copy(left=r, right=l) if out_of_canonical_order(l, r) else self
 
     def _decimal_type(self, l, r):
-        # here, not at module level: import cycle expressions.arithmetic -> coercion -> expressio...
+        # imported here: at module level it would close the import cycle
+        # expressions.arithmetic -> coercion -> expressions.arithmetic
         from ember.coercion import decimal_multiply_type
 
         return decimal_multiply_type(l, r, self.allow_precision_loss is not False)
@@ -384,7 +387,8 @@ class Divide(BinaryArithmetic):
         return '("DOUBLE" or "DECIMAL")'
 
     def _decimal_type(self, l, r):
-        # here, not at module level: import cycle expressions.arithmetic -> coercion -> expressio...
+        # imported here: at module level it would close the import cycle
+        # expressions.arithmetic -> coercion -> expressions.arithmetic
         from ember.coercion import decimal_divide_type
 
         return decimal_divide_type(l, r, self.allow_precision_loss is not False)
@@ -479,7 +483,8 @@ class Remainder(BinaryArithmetic):
     try_fn: ClassVar[str | None] = "try_mod"
 
     def _decimal_type(self, l, r):
-        # here, not at module level: import cycle expressions.arithmetic -> coercion -> expressio...
+        # imported here: at module level it would close the import cycle
+        # expressions.arithmetic -> coercion -> expressions.arithmetic
         from ember.coercion import decimal_remainder_type
 
         return decimal_remainder_type(l, r, self.allow_precision_loss is not False)
@@ -516,7 +521,8 @@ class Pmod(BinaryArithmetic):
     try_fn: ClassVar[str | None] = None
 
     def _decimal_type(self, l, r):
-        # here, not at module level: import cycle expressions.arithmetic -> coercion -> expressio...
+        # imported here: at module level it would close the import cycle
+        # expressions.arithmetic -> coercion -> expressions.arithmetic
         from ember.coercion import decimal_remainder_type
 
         return decimal_remainder_type(l, r, self.allow_precision_loss is not False)

@@ -672,7 +672,8 @@ def split_conjuncts(cond: Expression | None) -> list[Expression]:
     """``a AND (b AND c)`` -> ``[a, b, c]`` (order kept)."""
     if cond is None:
         return []
-    # here, not at module level: import cycle expressions.base -> expressions.predicates -> expre...
+    # imported here: at module level it would close the import cycle
+    # expressions.base -> expressions.predicates -> expressions.base
     from ember.expressions.predicates import And
 
     if isinstance(cond, And):
@@ -682,7 +683,8 @@ def split_conjuncts(cond: Expression | None) -> list[Expression]:
 
 def and_all(conds: Iterable[Expression]) -> Expression | None:
     """Left-deep AND of ``conds``; None when empty."""
-    # here, not at module level: import cycle expressions.base -> expressions.predicates -> expre...
+    # imported here: at module level it would close the import cycle
+    # expressions.base -> expressions.predicates -> expressions.base
     from ember.expressions.predicates import And
 
     result: Expression | None = None

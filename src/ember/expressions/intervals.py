@@ -590,7 +590,8 @@ class DateAddYMInterval(Expression):
         return self.date.nullable or self.interval.nullable
 
     def eval(self, batch: pa.RecordBatch) -> pa.Array:
-        # here, not at module level: import cycle expressions.intervals -> expressions.registry -...
+        # imported here: at module level it would close the import cycle
+        # expressions.intervals -> expressions.registry -> expressions.intervals
         from ember.expressions.registry import lookup_function
 
         months: Expression
@@ -630,7 +631,9 @@ def _make_inputs(types: tuple[T.DataType, ...]) -> tuple[T.DataType | None, ...]
 def _make_dt_interval(arrays: list[pa.Array], fn, batch: pa.RecordBatch) -> pa.Array:
     """Spark's ``IntervalUtils.makeDayTimeInterval``: exact, overflow ->
     ``INTERVAL_ARITHMETIC_OVERFLOW.WITHOUT_SUGGESTION``."""
-    # here, not at module level: import cycle expressions.intervals -> expressions.interval_arith...
+    # imported here: at module level it would close the import cycle
+    # expressions.intervals -> expressions.interval_arithmetic -> expressions.registry ->
+    #   expressions.intervals
     from ember.expressions.interval_arithmetic import _interval_overflow
 
     days, hours, mins = (a.cast(pa.int64()) for a in arrays[:3])

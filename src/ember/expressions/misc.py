@@ -191,7 +191,8 @@ class ScalarFunction(Expression):
         if hit is None:
             # The specs register when their modules load (through the function registry);
             # a process that only unpickled a plan (a Spark executor) loads them here.
-            # here, not at module level: import cycle expressions.misc -> expressions.registry ->...
+            # imported here: at module level it would close the import cycle
+            # expressions.misc -> expressions.registry -> expressions.misc
             import ember.expressions.registry  # noqa: F401
 
             hit = FUNCTION_SPECS[key]

@@ -82,7 +82,8 @@ class DataStreamReader:
     def schema(self, schema: T.StructType | str) -> "DataStreamReader":
         schema = T.as_ember_type(schema)  # a PySpark StructType too
         if isinstance(schema, str):
-            # here, not at module level: import cycle streaming.api -> session -> streaming.api
+            # imported here: at module level it would close the import cycle
+            # streaming.api -> session -> streaming.api
             from ember.session import parse_ddl_schema
 
             schema = parse_ddl_schema(schema)
@@ -101,7 +102,8 @@ class DataStreamReader:
     def load(self, path: str | None = None, format: str | None = None,  # noqa: A002
              schema: T.StructType | str | None = None, **options: Any) -> "DataFrame":
         """The stream as a streaming DataFrame (its source is created when a query starts)."""
-        # here, not at module level: import cycle streaming.api -> dataframe -> streaming.api
+        # imported here: at module level it would close the import cycle
+        # streaming.api -> dataframe -> streaming.api
         from ember.dataframe import DataFrame
 
         if format is not None:
@@ -448,7 +450,7 @@ class StreamingQueryManager:
                 "This query does not support recovering from checkpoint location. Delete "
                 f"{os.path.join(checkpoint, 'offsets')} to start over.",
                 error_class="_LEGACY_ERROR_TEMP_1299")
-        # here, not at module level: pyspark loads only when the Spark runtime runs
+        # imported here so that pyspark loads only when the Spark runtime runs
         from ember.streaming.spark import SparkStreamExecution, streaming_runtime
 
         execution: Any

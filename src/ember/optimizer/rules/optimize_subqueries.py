@@ -85,7 +85,9 @@ def optimize_subqueries(plan: LogicalPlan, conf: "SQLConf", *,
                         node_only: bool = False) -> LogicalPlan:
     """``plan`` with the plan of each subquery expression optimized (only those held by
     ``plan``'s top node when ``node_only``); ``plan`` itself when it holds none."""
-    # here, not at module level: import cycle optimizer.rules.optimize_subqueries -> optimizer.op...
+    # imported here: at module level it would close the import cycle
+    # optimizer.rules.optimize_subqueries -> optimizer.optimizer ->
+    #   optimizer.rules.optimize_subqueries
     from ember.optimizer.optimizer import Optimizer
 
     optimizer = Optimizer()
@@ -116,7 +118,9 @@ def _optimize_below_correlation(plan: LogicalPlan, conf: "SQLConf",
     each maximal uncorrelated subtree optimized, after splitting Filters that mix correlated and
     local conjuncts; the subqueries held by the operators above those subtrees are optimized by
     :func:`optimize_subqueries`."""
-    # here, not at module level: import cycle optimizer.rules.optimize_subqueries -> optimizer.op...
+    # imported here: at module level it would close the import cycle
+    # optimizer.rules.optimize_subqueries -> optimizer.optimizer ->
+    #   optimizer.rules.optimize_subqueries
     from ember.optimizer.optimizer import Optimizer
 
     if root_ids is None:

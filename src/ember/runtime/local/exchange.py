@@ -470,7 +470,8 @@ def materialize(node: ShuffleExchangeExec, rt: RunContext) -> list[PartitionFn]:
         return hit
     group = st.groups.get(node) or _Group([node])
     if not group.preconverted and len(group.members) > 1:
-        # here, not at module level: import cycle runtime.local.exchange -> runtime.local.adaptiv...
+        # imported here: at module level it would close the import cycle
+        # runtime.local.exchange -> runtime.local.adaptive -> runtime.local.exchange
         from ember.runtime.local.adaptive import preconvert
 
         preconvert(node, group, rt)

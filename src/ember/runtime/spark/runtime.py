@@ -252,7 +252,9 @@ class SparkRuntime:
         # are made by their builds)
         from concurrent.futures import ThreadPoolExecutor
 
-        # here, not at module level: import cycle runtime.spark.runtime -> runtime.spark.dynamic_...
+        # imported here: at module level it would close the import cycle
+        # runtime.spark.runtime -> runtime.spark.dynamic_filters -> runtime.spark.coalesce ->
+        #   runtime.spark.runtime
         from ember.runtime.spark.dynamic_filters import (candidate_scans, scan_filters,
                                                          shared_nodes, shuffle_candidate_scans)
 
@@ -351,7 +353,9 @@ class SparkRuntime:
         """Once the map stage of ``join``'s ``measured`` side has run, the file scans of its
         other side that are not made yet keep only rows whose join key is among the measured
         side's distinct keys (:func:`.dynamic_filters.shuffle_targets`)."""
-        # here, not at module level: import cycle runtime.spark.runtime -> runtime.spark.dynamic_...
+        # imported here: at module level it would close the import cycle
+        # runtime.spark.runtime -> runtime.spark.dynamic_filters -> runtime.spark.coalesce ->
+        #   runtime.spark.runtime
         from ember.runtime.spark.dynamic_filters import distinct_keys
 
         for ex, position, scan, name in self._pending_targets(join, measured):
@@ -366,7 +370,9 @@ class SparkRuntime:
 
     def _pending_targets(self, join: SparkPlan, side: BuildSide) -> list[Any]:
         """The dynamic-filter targets of ``join``'s ``side`` whose scan RDD is not made yet."""
-        # here, not at module level: import cycle runtime.spark.runtime -> runtime.spark.dynamic_...
+        # imported here: at module level it would close the import cycle
+        # runtime.spark.runtime -> runtime.spark.dynamic_filters -> runtime.spark.coalesce ->
+        #   runtime.spark.runtime
         from ember.runtime.spark.dynamic_filters import shuffle_targets
 
         if self._key_limit <= 0:
@@ -408,7 +414,8 @@ class SparkRuntime:
 
     # -- regions ---------------------------------------------------------------------------------
     def _start(self, plan: SparkPlan) -> None:
-        # here, not at module level: import cycle runtime.spark.runtime -> runtime.spark.coalesce...
+        # imported here: at module level it would close the import cycle
+        # runtime.spark.runtime -> runtime.spark.coalesce -> runtime.spark.runtime
         from ember.runtime.spark.coalesce import task_counts
 
         self._tasks = task_counts(plan, self.conf, self.sc.defaultParallelism)

@@ -94,7 +94,9 @@ def file_scan(rt: SparkRuntime, node: FileSourceScanExec, batch_rows_set: bool =
         df = df.where(" AND ".join(pushed))
     dynamic = rt.scan_filters.get(node)
     if dynamic:
-        # here, not at module level: import cycle runtime.spark.sources -> runtime.spark.dynamic_...
+        # imported here: at module level it would close the import cycle
+        # runtime.spark.sources -> runtime.spark.dynamic_filters -> runtime.spark.coalesce ->
+        #   runtime.spark.runtime -> runtime.spark.sources
         from ember.runtime.spark.dynamic_filters import apply
 
         df = apply(df, dynamic)

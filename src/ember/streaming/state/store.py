@@ -207,10 +207,12 @@ def get_state_store(store_id: StateStoreId, key_schema: pa.Schema, value_schema:
             provider = None
         if provider is None:
             if sconf.provider == "rocksdb":
-                # here, not at module level: import cycle streaming.state.store -> streaming.stat...
+                # imported here: at module level it would close the import cycle
+                # streaming.state.store -> streaming.state.rocksdb -> streaming.state.store
                 from ember.streaming.state.rocksdb import RocksDBStateStoreProvider as P
             else:
-                # here, not at module level: import cycle streaming.state.store -> streaming.stat...
+                # imported here: at module level it would close the import cycle
+                # streaming.state.store -> streaming.state.memory -> streaming.state.store
                 from ember.streaming.state.memory import HDFSBackedStateStoreProvider as P
             provider = P(store_id, key_schema, value_schema, sconf)
             _registry[key] = provider
