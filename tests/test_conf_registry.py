@@ -150,3 +150,20 @@ def test_listing_matches_pyspark(spark):
     assert {k: ours[k] for k in common} == {k: theirs[k] for k in common}
     key = "spark.sql.cbo.joinReorder.dp.threshold"
     assert spark.sql(f"SET {key}").collect()[0][1] == s.sql(f"SET {key}").collect()[0][1]
+
+
+def test_reading_spark_s_conf_falls_back_to_spark_s_own_default(spark):
+    # an unset Spark key reads Spark's built-in default (the session time zone is the JVM's
+    # zone there, whatever Ember's own default is); a key Spark has no value for falls back to
+    # the entry's default
+    assert C.SESSION_TIME_ZONE.read_spark(spark) == spark.conf.get("spark.sql.session.timeZone")
+    assert C.SPARK_ARROW_LARGE_VAR_TYPES.read_spark(spark) is (
+        spark.conf.get("spark.sql.execution.arrow.useLargeVarTypes") == "true")
+
+    class NoValue:
+        class conf:  # noqa: N801 -- PySpark's attribute name
+            @staticmethod
+            def get(key: str) -> str:
+                raise RuntimeError(f"[SQL_CONF_NOT_FOUND] {key}")
+
+    assert C.SESSION_TIME_ZONE.read_spark(NoValue) == C.SESSION_TIME_ZONE.default

@@ -120,8 +120,13 @@ class ConfEntry:
 
     def read_spark(self, spark: Any) -> Any:
         """This key's typed value in a PySpark ``SparkSession``'s conf (the Spark runtime reads
-        the settings Spark's own readers and Arrow transfer use)."""
-        raw = spark.conf.get(self.key, None)
+        the settings Spark's own readers and Arrow transfer use).  An unset key reads Spark's own
+        default (``spark.sql.session.timeZone`` is the JVM's zone there, not Ember's UTC); only a
+        key Spark has no value for falls back to this entry's default."""
+        try:
+            raw = spark.conf.get(self.key)
+        except Exception:  # noqa: BLE001 -- Spark raises for a key it has no value for
+            raw = None
         return self.default if raw is None else self.parse(raw)
 
 
