@@ -18,6 +18,7 @@ keyed by ``id(node)``.
 from __future__ import annotations
 
 import threading
+from abc import ABC, abstractmethod
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -76,7 +77,7 @@ class BroadcastValue:
         return self._relation
 
 
-class RunContext:
+class RunContext(ABC):
     """The state of one run that operators read and write (see the module docstring).
 
     ``conf``: the session's :class:`~ember.conf.SQLConf` (``ctx``: the execution settings read
@@ -129,21 +130,21 @@ class RunContext:
         self.column_needs: NodeState[frozenset[int] | None] = NodeState()
 
     # -- implemented by the runtime ------------------------------------------------------------
+    @abstractmethod
     def execute(self, node: Any) -> list[PartitionFn]:
         """The output partitions of ``node`` (computed once per node and run)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def broadcast(self, node: Any) -> BroadcastValue:
         """The materialized ``BroadcastExchangeExec`` ``node`` (computed once per run)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def drop_broadcast(self, node: Any) -> None:
         """Forget the materialized broadcast ``node`` (its rows were moved elsewhere)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def run_stage(self, name: str, tasks: Sequence[Callable[[], R]]) -> list[R]:
         """Run ``tasks`` (in parallel), results in task order."""
-        raise NotImplementedError
 
     # -- per-node helpers ------------------------------------------------------------------------
     def node_lock(self, node: Any) -> threading.Lock:

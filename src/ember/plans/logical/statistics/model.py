@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal, localcontext
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -94,15 +94,12 @@ def bytes_to_string(size: int) -> str:
 
 def _three_digits(n: int) -> str:
     """``BigDecimal(n, MathContext(3, HALF_UP)).toString`` (``10``, ``1.23E+5``)."""
-    import decimal
-
     if abs(n) < 1000:
         return str(n)
-    with decimal.localcontext() as ctx:
+    with localcontext() as ctx:
         ctx.prec = 3
-        ctx.rounding = decimal.ROUND_HALF_UP
+        ctx.rounding = ROUND_HALF_UP
         return str(+Decimal(n))
-
 
 
 # ---------------------------------------------------------------------------------------------
