@@ -198,7 +198,7 @@ def test_lookup_builds_the_right_classes():
 @pytest.mark.parametrize(
     "name, n, expected",
     [("min", 2, "1"), ("sum", 2, "1"), ("avg", 2, "1"), ("first", 3, "[1, 2]"),
-     ("max_by", 1, "2"), ("count_if", 0, "1")],
+     ("max_by", 1, "[2, 3]"), ("count_if", 0, "1")],
 )
 def test_wrong_number_of_arguments(name, n, expected):
     args = (A, B, A)[:n]

@@ -38,6 +38,9 @@ class UnaryPlus(exp.Unary):
 # Functions whose sqlglot builders are needed for syntax (not semantics): keep none of them.
 # Special forms (CAST, EXTRACT, TRIM ...) live in FUNCTION_PARSERS and are unaffected.
 _KEEP_FUNCTIONS: frozenset[str] = frozenset()
+# Spark aggregates sqlglot parses into its own nodes (``max_by`` -> ``ArgMax``, losing the name):
+# plain calls, named and resolved by the registry.
+_PLAIN_CALLS: frozenset[str] = frozenset({"MAX_BY", "MIN_BY"})
 
 
 def _merge_suffixed_numbers(tokens: list[Token], sql: str) -> list[Token]:
@@ -86,7 +89,10 @@ class EmberSpark(Spark):
         # ``substr(s, 1, 2)`` stays a plain call so that it keeps its name (Spark's column name is
         # ``substr(s, 1, 2)``); ``SUBSTRING(s FROM 1 FOR 2)`` still needs its special form.
         FUNCTION_PARSERS = {k: v for k, v in Spark.Parser.FUNCTION_PARSERS.items()
-                            if k != "SUBSTR"}
+                            if k != "SUBSTR" and k not in _PLAIN_CALLS}
+        # ``any(p)`` is Spark's bool_or aggregate, a plain call (sqlglot reads a quantifier)
+        NO_PAREN_FUNCTION_PARSERS = {k: v for k, v in
+                                     Spark.Parser.NO_PAREN_FUNCTION_PARSERS.items() if k != "ANY"}
 
         UNARY_PARSERS = {
             **Spark.Parser.UNARY_PARSERS,

@@ -80,16 +80,39 @@ ImplicitTypeCasts does for an expected ``NumericType``).
 from __future__ import annotations
 
 from ember import types as T
-from ember.errors import AnalysisError
+from ember.errors import AnalysisError, UnsupportedError
 from ember.expressions.aggregates.base import (
     AggregateExpression,
     AggregateFunction,
     BufferField,
 )
+from ember.expressions.aggregates.bitwise import BitAndAgg, BitOrAgg, BitXorAgg
 from ember.expressions.aggregates.by import MaxBy, MinBy
 from ember.expressions.aggregates.count import Count, CountIf
 from ember.expressions.aggregates.extremum import BoolAnd, BoolOr, Max, Min
 from ember.expressions.aggregates.first_last import AnyValue, First, Last
+from ember.expressions.aggregates.moments import (
+    Corr,
+    CovPopulation,
+    CovSample,
+    Kurtosis,
+    Skewness,
+    StddevPop,
+    StddevSamp,
+    VariancePop,
+    VarianceSamp,
+)
+from ember.expressions.aggregates.regression import (
+    RegrAvgX,
+    RegrAvgY,
+    RegrCount,
+    RegrIntercept,
+    RegrR2,
+    RegrSlope,
+    RegrSXX,
+    RegrSXY,
+    RegrSYY,
+)
 from ember.expressions.aggregates.sum_avg import (
     Average,
     Sum,
@@ -116,6 +139,27 @@ __all__ = [
     "BoolOr",
     "MaxBy",
     "MinBy",
+    "StddevSamp",
+    "StddevPop",
+    "VarianceSamp",
+    "VariancePop",
+    "Skewness",
+    "Kurtosis",
+    "CovPopulation",
+    "CovSample",
+    "Corr",
+    "RegrCount",
+    "RegrAvgX",
+    "RegrAvgY",
+    "RegrSXX",
+    "RegrSYY",
+    "RegrSXY",
+    "RegrSlope",
+    "RegrIntercept",
+    "RegrR2",
+    "BitAndAgg",
+    "BitOrAgg",
+    "BitXorAgg",
     "lookup_aggregate",
     "sum_result_type",
     "average_result_type",
@@ -143,6 +187,34 @@ _SIMPLE: dict[str, tuple[type, str | None]] = {
     "bool_or": (BoolOr, None),
     "some": (BoolOr, "some"),
     "any": (BoolOr, "any"),
+    "stddev_samp": (StddevSamp, None),
+    "stddev": (StddevSamp, "stddev"),
+    "std": (StddevSamp, "std"),
+    "stddev_pop": (StddevPop, None),
+    "var_samp": (VarianceSamp, None),
+    "variance": (VarianceSamp, "variance"),
+    "var_pop": (VariancePop, None),
+    "skewness": (Skewness, None),
+    "kurtosis": (Kurtosis, None),
+    "bit_and": (BitAndAgg, None),
+    "bit_or": (BitOrAgg, None),
+    "bit_xor": (BitXorAgg, None),
+}
+
+#: functions of two arguments (``regr_*(y, x)``, ``corr(x, y)`` ...)
+_PAIR: dict[str, type] = {
+    "covar_pop": CovPopulation,
+    "covar_samp": CovSample,
+    "corr": Corr,
+    "regr_count": RegrCount,
+    "regr_avgx": RegrAvgX,
+    "regr_avgy": RegrAvgY,
+    "regr_sxx": RegrSXX,
+    "regr_syy": RegrSYY,
+    "regr_sxy": RegrSXY,
+    "regr_slope": RegrSlope,
+    "regr_intercept": RegrIntercept,
+    "regr_r2": RegrR2,
 }
 
 _FIRST_LAST: dict[str, tuple[type, str | None, str]] = {
@@ -157,7 +229,7 @@ _BY: dict[str, type] = {"max_by": MaxBy, "min_by": MinBy}
 
 #: Every name :func:`lookup_aggregate` resolves (lower case).
 AGGREGATE_FUNCTION_NAMES: frozenset[str] = frozenset(
-    {"count"} | set(_SIMPLE) | set(_FIRST_LAST) | set(_BY)
+    {"count"} | set(_SIMPLE) | set(_FIRST_LAST) | set(_BY) | set(_PAIR)
 )
 
 
@@ -266,10 +338,17 @@ def lookup_aggregate(
         if len(args) == 2:
             ign = _ignore_nulls_flag(args[1], msg_name) or ignore_nulls
         func = cls(args[0], ign, fn_name=alias)
-    else:
-        cls = _BY[lname]
+    elif lname in _PAIR:
         if len(args) != 2:
             raise _wrong_num_args(lname, "2", len(args))
+        func = _PAIR[lname](args[0], args[1])
+    else:
+        cls = _BY[lname]
+        if len(args) not in (2, 3):
+            raise _wrong_num_args(lname, "[2, 3]", len(args))
+        if len(args) == 3:
+            raise UnsupportedError(f"{lname} with a third argument (the top-k array form) is "
+                                   "not supported yet")
         func = cls(args[0], args[1])
     _check_filter(filter)
     return AggregateExpression(func, is_distinct, filter)

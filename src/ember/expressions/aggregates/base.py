@@ -14,6 +14,7 @@ import pyarrow as pa
 from ember import types as T
 from ember.errors import InternalError, UnsupportedError
 from ember.expressions.base import AttributeReference, Expression, new_expr_id
+from ember.expressions.cast import Cast
 from ember.expressions.common import TypeCheckFailure, sql_type, unexpected_input_type
 from ember.trees import node
 
@@ -110,6 +111,16 @@ class AggregateFunction(Expression):
         expected type's default); mismatches with no implicit cast are left for
         :meth:`check_input_types` to report."""
         return tuple(None for _ in self.children)
+
+    def coerce_children(self) -> Expression:
+        """The function with :meth:`implicit_cast_targets` applied (the hook the analyzer's type
+        coercion, :func:`ember.coercion.coerce_expression`, calls), or itself."""
+        targets = self.implicit_cast_targets()
+        if all(t is None for t in targets):
+            return self
+        kids = tuple(c if t is None or c.data_type == t else Cast(c, t)
+                     for c, t in zip(self.children, targets))
+        return self.with_children(kids)
 
     def agg_args_string(self) -> str:
         """Arguments as shown in ``simple_string`` (Catalyst's ``flatArguments``)."""
