@@ -11,6 +11,7 @@ type-checked and named by one registry in the analyzer.
 
 from __future__ import annotations
 
+import inspect
 from typing import TYPE_CHECKING, Any
 
 from ember import types as T
@@ -144,6 +145,50 @@ def last(col: Any, ignorenulls: bool = False) -> Column:
 
 def count_if(col: Any) -> Column:
     return _call("count_if", col)
+
+
+def _pair(name: str, first: str, second: str, doc: str) -> Any:
+    """An aggregate of two columns with PySpark's parameter names (``corr(col1, col2)``,
+    ``regr_slope(y, x)``)."""
+    def fn(a: Any, b: Any) -> Column:
+        return _call(name, a, b)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    a, b = inspect.signature(fn).parameters.values()
+    fn.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [a.replace(name=first), b.replace(name=second)], return_annotation="Column")
+    return fn
+
+
+covar_pop = _pair("covar_pop", "col1", "col2", "Population covariance of two columns.")
+covar_samp = _pair("covar_samp", "col1", "col2", "Sample covariance of two columns.")
+corr = _pair("corr", "col1", "col2", "Pearson correlation coefficient of two columns.")
+regr_count = _pair("regr_count", "y", "x", "Rows where both ``y`` and ``x`` are non-NULL.")
+regr_avgx = _pair("regr_avgx", "y", "x", "Average of ``x`` where both are non-NULL.")
+regr_avgy = _pair("regr_avgy", "y", "x", "Average of ``y`` where both are non-NULL.")
+regr_sxx = _pair("regr_sxx", "y", "x", "``sum((x - avg(x))^2)`` where both are non-NULL.")
+regr_syy = _pair("regr_syy", "y", "x", "``sum((y - avg(y))^2)`` where both are non-NULL.")
+regr_sxy = _pair("regr_sxy", "y", "x",
+                 "``sum((x - avg(x)) * (y - avg(y)))`` where both are non-NULL.")
+regr_slope = _pair("regr_slope", "y", "x", "Slope of the least-squares line of ``y`` on ``x``.")
+regr_intercept = _pair("regr_intercept", "y", "x",
+                       "Intercept of the least-squares line of ``y`` on ``x``.")
+regr_r2 = _pair("regr_r2", "y", "x", "Coefficient of determination of ``y`` on ``x``.")
+
+
+def max_by(col: Any, ord: Any, k: int | None = None) -> Column:  # noqa: A002
+    """``max_by(col, ord)``: ``col`` of the row with the largest ``ord``."""
+    return _call("max_by", col, ord) if k is None else \
+        Column(UnresolvedFunction("max_by", (_col_or_name(col), _col_or_name(ord),
+                                             literal_expr(k))))
+
+
+def min_by(col: Any, ord: Any, k: int | None = None) -> Column:  # noqa: A002
+    """``min_by(col, ord)``: ``col`` of the row with the smallest ``ord``."""
+    return _call("min_by", col, ord) if k is None else \
+        Column(UnresolvedFunction("min_by", (_col_or_name(col), _col_or_name(ord),
+                                             literal_expr(k))))
 
 
 # -- strings --------------------------------------------------------------------------------
@@ -394,6 +439,18 @@ bool_and = _unary("bool_and", "Aggregate: true if all values are true.")
 bool_or = _unary("bool_or", "Aggregate: true if any value is true.")
 every = _unary("every", "Aggregate: true if all values are true.")
 some = _unary("some", "Aggregate: true if any value is true.")
+stddev = _unary("stddev", "Aggregate: sample standard deviation (``stddev_samp``).")
+std = _unary("std", "Aggregate: sample standard deviation (``stddev_samp``).")
+stddev_samp = _unary("stddev_samp", "Aggregate: sample standard deviation.")
+stddev_pop = _unary("stddev_pop", "Aggregate: population standard deviation.")
+variance = _unary("variance", "Aggregate: sample variance (``var_samp``).")
+var_samp = _unary("var_samp", "Aggregate: sample variance.")
+var_pop = _unary("var_pop", "Aggregate: population variance.")
+skewness = _unary("skewness", "Aggregate: skewness.")
+kurtosis = _unary("kurtosis", "Aggregate: excess kurtosis.")
+bit_and = _unary("bit_and", "Aggregate: bitwise AND of the non-NULL values.")
+bit_or = _unary("bit_or", "Aggregate: bitwise OR of the non-NULL values.")
+bit_xor = _unary("bit_xor", "Aggregate: bitwise XOR of the non-NULL values.")
 
 
 def any_value(col: Any, ignoreNulls: bool | None = None) -> Column:  # noqa: N803
@@ -516,4 +573,10 @@ __all__ += [
     "quarter", "hour", "minute", "second", "bool_and", "bool_or", "every", "some", "any_value",
     "first_value", "last_value", "nvl2", "pmod", "pow", "power", "log", "add_months", "lpad",
     "rpad", "instr", "locate", "replace", "array", "named_struct", "e", "pi", "now", "curdate",
+]
+__all__ += [
+    "stddev", "std", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop", "skewness",
+    "kurtosis", "bit_and", "bit_or", "bit_xor", "covar_pop", "covar_samp", "corr", "regr_count",
+    "regr_avgx", "regr_avgy", "regr_sxx", "regr_syy", "regr_sxy", "regr_slope", "regr_intercept",
+    "regr_r2", "max_by", "min_by",
 ]

@@ -8,7 +8,8 @@ Buffers are Spark's: ``n, avg, m2[, m3, m4]`` (count, mean, sums of the powers o
 from the mean) and ``n, xAvg, yAvg, ck[, xMk, yMk]`` (co-moment ``ck = sum (x - xAvg)(y - yAvg)``),
 all double.  Spark updates them row by row (Welford's algorithm) and merges two buffers by Chan's
 parallel formulas; here an update computes each group's buffer at once (the corrected two-pass
-algorithm: the mean, then the sums of powers of the deviations, equally stable), and a merge
+algorithm: the mean, kept to twice double precision, then the sums of powers of the deviations
+from it, so digits survive far from 0), and a merge
 combines any number of buffers per group by shifting each buffer's moments to the merged mean::
 
     d_i = avg_i - avg                M2 = sum m2_i + n_i d_i^2
@@ -75,42 +76,59 @@ def _sum(w: np.ndarray, g: np.ndarray, n_groups: int) -> np.ndarray:
     return np.bincount(g, weights=w, minlength=n_groups)
 
 
-def _exact_where_constant(mean: np.ndarray, x: np.ndarray, g: np.ndarray, n_groups: int
-                          ) -> np.ndarray:
-    """``mean`` with each group whose values ``x`` are all equal set to exactly that value
-    (empty groups: 0.0, Spark's initial ``avg``)."""
+def _exact_where_constant(mean: np.ndarray, low: np.ndarray, x: np.ndarray, g: np.ndarray,
+                          n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(mean, low)`` with each group whose values ``x`` are all equal set to exactly
+    ``(value, 0.0)`` (empty groups: 0.0, Spark's initial ``avg``)."""
     ref = np.zeros(n_groups)
     ref[g] = x  # some value of each group
-    differs = _sum((x != ref[g]).astype(np.float64), g, n_groups)
-    return np.where(differs == 0, ref, mean)
+    same = _sum((x != ref[g]).astype(np.float64), g, n_groups) == 0
+    return np.where(same, ref, mean), np.where(same, 0.0, low)
 
 
-def group_means(x: np.ndarray, g: np.ndarray, n: np.ndarray, n_groups: int) -> np.ndarray:
+def _refined(mean: np.ndarray, x: np.ndarray, w: np.ndarray | None, g: np.ndarray,
+             n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """The mean corrected by the weighted mean deviation (the corrected two-pass algorithm), as
+    the rounded double and its rounding error ``low`` (``mean + low`` is the mean to about twice
+    double precision, so deviations ``(x - mean) - low`` keep their digits far from 0)."""
+    dev = x - mean[g]
+    fix = _sum(dev if w is None else dev * w, g, n_groups)
+    ok = np.isfinite(fix)
+    new = np.where(ok, mean + fix, mean)
+    return new, np.where(ok, fix - (new - mean), 0.0)
+
+
+def group_means(x: np.ndarray, g: np.ndarray, n: np.ndarray, n_groups: int
+                ) -> tuple[np.ndarray, np.ndarray]:
     """Per-group means of ``x`` (rows in groups ``g``, ``n`` rows per group; 0.0 for an empty
-    group): the sum over the count, corrected by the mean deviation (the corrected two-pass
-    algorithm); a sum beyond the double range is taken as the sum of ``x / n``."""
+    group) as ``(mean, low)`` (see :func:`_refined`): the sum over the count, refined; a sum
+    beyond the double range is taken as the sum of ``x / n``."""
     safe = np.where(n > 0, n, 1.0)
     with np.errstate(all="ignore"):
         mean = _sum(x, g, n_groups) / safe
         if not np.isfinite(mean).all():
             mean = np.where(np.isfinite(mean), mean, _sum(x / safe[g], g, n_groups))
-        fix = _sum(x - mean[g], g, n_groups) / safe
-        mean = np.where(np.isfinite(fix), mean + fix, mean)
-    return _exact_where_constant(mean, x, g, n_groups)
+        mean, low = _refined(mean, x, 1.0 / safe[g], g, n_groups)
+    return _exact_where_constant(mean, low, x, g, n_groups)
 
 
 def merged_means(avg: np.ndarray, cnt: np.ndarray, g: np.ndarray, n: np.ndarray, n_groups: int
-                 ) -> np.ndarray:
-    """Per-group means of buffers (``avg`` over ``cnt`` rows each; ``n`` the groups' totals):
-    the count-weighted mean, exactly the buffers' common mean where they all agree."""
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Per-group means of buffers (``avg`` over ``cnt`` rows each; ``n`` the groups' totals) as
+    ``(mean, low)``: the count-weighted mean, exactly the buffers' common mean where they all
+    agree."""
     live = cnt > 0
+    avg, cnt, g = avg[live], cnt[live], g[live]
     safe = np.where(n > 0, n, 1.0)
     with np.errstate(all="ignore"):
         w = cnt / safe[g]
-        mean = _sum(np.where(live, avg * w, 0.0), g, n_groups)
-        fix = _sum(np.where(live, (avg - mean[g]) * w, 0.0), g, n_groups)
-        mean = np.where(np.isfinite(fix), mean + fix, mean)
-    return _exact_where_constant(mean, avg[live], g[live], n_groups)
+        mean, low = _refined(_sum(avg * w, g, n_groups), avg, w, g, n_groups)
+    return _exact_where_constant(mean, low, avg, g, n_groups)
+
+
+def _deviations(x: np.ndarray, mean: tuple[np.ndarray, np.ndarray], g: np.ndarray
+                ) -> np.ndarray:
+    return (x - mean[0][g]) - mean[1][g]
 
 
 def moment_buffers(x: np.ndarray, g: np.ndarray, n_groups: int, order: int
@@ -119,9 +137,9 @@ def moment_buffers(x: np.ndarray, g: np.ndarray, n_groups: int, order: int
     n = np.bincount(g, minlength=n_groups).astype(np.float64)
     mean = group_means(x, g, n, n_groups)
     with np.errstate(all="ignore"):
-        d = x - mean[g]
+        d = _deviations(x, mean, g)
         d2 = d * d
-        out = [n, mean, _sum(d2, g, n_groups)]
+        out = [n, mean[0], _sum(d2, g, n_groups)]
         if order >= 3:
             out.append(_sum(d2 * d, g, n_groups))
         if order >= 4:
@@ -136,9 +154,9 @@ def merge_moment_buffers(bufs: Sequence[np.ndarray], g: np.ndarray, n_groups: in
     n = _sum(cnt, g, n_groups)
     mean = merged_means(avg, cnt, g, n, n_groups)
     with np.errstate(all="ignore"):
-        d = np.where(cnt > 0, avg - mean[g], 0.0)
+        d = np.where(cnt > 0, _deviations(avg, mean, g), 0.0)
         m2 = bufs[2]
-        out = [n, mean, _sum(m2 + cnt * d * d, g, n_groups)]
+        out = [n, mean[0], _sum(m2 + cnt * d * d, g, n_groups)]
         if order >= 3:
             m3 = bufs[3]
             out.append(_sum(m3 + 3.0 * d * m2 + cnt * d * d * d, g, n_groups))
@@ -154,8 +172,8 @@ def comoment_buffers(x: np.ndarray, y: np.ndarray, g: np.ndarray, n_groups: int,
     n = np.bincount(g, minlength=n_groups).astype(np.float64)
     mx, my = group_means(x, g, n, n_groups), group_means(y, g, n, n_groups)
     with np.errstate(all="ignore"):
-        dx, dy = x - mx[g], y - my[g]
-        out = [n, mx, my, _sum(dx * dy, g, n_groups)]
+        dx, dy = _deviations(x, mx, g), _deviations(y, my, g)
+        out = [n, mx[0], my[0], _sum(dx * dy, g, n_groups)]
         if with_variances:
             out += [_sum(dx * dx, g, n_groups), _sum(dy * dy, g, n_groups)]
     return out
@@ -169,9 +187,9 @@ def merge_comoment_buffers(bufs: Sequence[np.ndarray], g: np.ndarray, n_groups: 
     mx, my = merged_means(xa, cnt, g, n, n_groups), merged_means(ya, cnt, g, n, n_groups)
     with np.errstate(all="ignore"):
         live = cnt > 0
-        dx = np.where(live, xa - mx[g], 0.0)
-        dy = np.where(live, ya - my[g], 0.0)
-        out = [n, mx, my, _sum(bufs[3] + cnt * dx * dy, g, n_groups)]
+        dx = np.where(live, _deviations(xa, mx, g), 0.0)
+        dy = np.where(live, _deviations(ya, my, g), 0.0)
+        out = [n, mx[0], my[0], _sum(bufs[3] + cnt * dx * dy, g, n_groups)]
         if with_variances:
             out += [_sum(bufs[4] + cnt * dx * dx, g, n_groups),
                     _sum(bufs[5] + cnt * dy * dy, g, n_groups)]
