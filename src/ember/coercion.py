@@ -557,6 +557,9 @@ def coerce_expression(e: Expression, legacy: bool = False) -> Expression:
             coerced = _coerce_all(e.items, string_promotion=False)
             return e if coerced is None else _rebuild(e, items=coerced)
         case _:
+            arguments_hook = getattr(e, "coerce_arguments", None)  # aggregate functions
+            if arguments_hook is not None:
+                return arguments_hook(legacy)
             hook = getattr(e, "coerce_children", None)
             if hook is not None:
                 return hook()

@@ -136,6 +136,21 @@ ERRORS = [
     "SELECT corr(x, y) FROM VALUES (1e-160D, 1e-160D), (2e-160D, 2e-160D) AS v(x, y)",
 ]
 
+#: with ``spark.sql.ansi.enabled=false``: legacy casts (a bad string is NULL), Divide (a zero
+#: divisor is NULL), decimal averages (NULL on overflow) and type coercion (no string -> BOOLEAN)
+LEGACY = [
+    "SELECT sum(x), stddev(x), var_pop(x), regr_avgx(x, x), regr_count(x, x) "
+    "FROM VALUES ('1'), ('abc'), ('3') AS v(x)",
+    "SELECT corr(x, y), skewness(x), kurtosis(y) "
+    "FROM VALUES (1e-160D, 1e-160D), (2e-160D, 2e-160D) AS v(x, y)",
+    "SELECT regr_avgx(y, x), regr_avgy(y, x) FROM VALUES "
+    "(99999999999999999999999999999999999.9BD, 1BD), "
+    "(99999999999999999999999999999999999.9BD, 1BD) AS v(y, x)",
+    "SELECT count_if(x) FROM VALUES ('true') AS v(x)",
+    "SELECT bool_or(x) FROM VALUES ('true') AS v(x)",
+    "SELECT bool_or(NULL), count_if(NULL), stddev(NULL), bit_and(NULL), sum(NULL)",
+]
+
 
 # -- comparison ----------------------------------------------------------------------------------
 
@@ -241,6 +256,17 @@ def test_errors_match_spark(spark_results: dict[str, Any], sql: str) -> None:
     for runtime in RUNTIMES:
         _assert_same(spark_results[sql], _outcome(_ember(runtime, 1, None).sql, sql,
                                                   is_spark=False), f"{sql} on {runtime}")
+
+
+@pytest.mark.differential
+def test_legacy_mode_matches_spark(spark: Any) -> None:
+    session = spark.newSession()
+    session.conf.set("spark.sql.ansi.enabled", "false")
+    for sql in LEGACY:
+        expected = _outcome(session.sql, sql, is_spark=True)
+        for runtime in RUNTIMES:
+            s = new_session({"spark.sql.ansi.enabled": "false"}, runtime=runtime)
+            _assert_same(expected, _outcome(s.sql, sql, is_spark=False), f"{sql} on {runtime}")
 
 
 def test_two_phase_plan() -> None:

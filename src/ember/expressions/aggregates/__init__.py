@@ -10,7 +10,9 @@ which function they run.
 
 One module per family: :mod:`.base` (the protocol, :class:`AggregateExpression`, shared type
 checks), :mod:`.count`, :mod:`.sum_avg`, :mod:`.extremum` (min, max, bool_and, bool_or),
-:mod:`.first_last` (first, last, any_value), :mod:`.by` (max_by, min_by); :mod:`.kernels` holds
+:mod:`.first_last` (first, last, any_value), :mod:`.by` (max_by, min_by), :mod:`.moments`
+(stddev, variance, skewness, kurtosis, covar, corr, with their moment kernels),
+:mod:`.regression` (regr_*), :mod:`.bitwise` (bit_and, bit_or, bit_xor); :mod:`.kernels` holds
 the NumPy/Arrow kernels they share; this module re-exports them and resolves names
 (:func:`lookup_aggregate`).
 
@@ -44,6 +46,17 @@ avg(decimal(p,s))               decimal(min(38, p+4), min(38, s+4)), rounded HAL
 min, max, first, last,          the input type
 any_value, max_by, min_by
 bool_and/every, bool_or/some    boolean
+/any
+stddev_samp/stddev/std,         double (arguments cast to double); NULL without rows, and
+stddev_pop, var_samp/variance,  var_samp/stddev_samp/covar_samp/corr of one row, skewness /
+var_pop, skewness, kurtosis,    kurtosis of equal values, corr of a constant argument
+covar_pop, covar_samp, corr
+regr_count                      bigint, never NULL (rows where y and x are non-NULL)
+regr_avgx, regr_avgy            avg's type of x / y (double, or decimal(p+4, s+4))
+regr_sxx, regr_syy, regr_sxy,   double; regr_slope / regr_intercept NULL when x is constant,
+regr_slope, regr_intercept,     regr_r2 NULL when x is constant, 1.0 when y is
+regr_r2
+bit_and, bit_or, bit_xor        the (integral) input type
 ==============================  ==============================================================
 
 Aggregation buffers (Spark's ``aggBufferAttributes``, named as Spark 4 prints them in
@@ -70,11 +83,24 @@ first, any_value           first: input type, valueSet: boolean    any_value is 
 last                       last: input type, valueSet: boolean
 max_by, min_by             valueWithExtremumOrdering,              ties: the later row/buffer
                            extremumOrdering
+stddev, variance           n, avg, m2: double                      Spark's CentralMomentAgg;
+(samp / pop), regr_sxx,                                            update per group (two-pass),
+regr_syy                                                           merge: Chan's formulas
+skewness, kurtosis         n, avg, m2, m3 [, m4]: double
+covar_pop, covar_samp,     n, xAvg, yAvg, ck: double               Spark's Covariance
+regr_sxy
+corr, regr_r2              n, xAvg, yAvg, ck, xMk, yMk: double     PearsonCorrelation
+regr_slope,                n, xAvg, yAvg, ck, n, avg, m2           covar_pop(x, y) and
+regr_intercept                                                     var_pop(x) buffers
+regr_count                 count: bigint                           count(y, x)
+regr_avgx, regr_avgy       avg's buffers                           avg over both non-NULL
+bit_and, bit_or, bit_xor   bit_and / bit_or / bit_xor: input type  NULL until a value
 =========================  ======================================  ===========================
 
 Implicit casts: the analyzer's type coercion asks :meth:`AggregateFunction.implicit_cast_targets`
-which child to cast to which type (e.g. ``sum(string)`` -> ``sum(CAST(s AS DOUBLE))``, as Spark's
-ImplicitTypeCasts does for an expected ``NumericType``).
+(through :meth:`AggregateFunction.coerce_arguments`) which child to cast to which type (e.g.
+``sum(string)`` -> ``sum(CAST(s AS DOUBLE))``, as Spark's ImplicitTypeCasts does for an expected
+``NumericType``; ``stddev(int)`` -> ``stddev(CAST(i AS DOUBLE))``); names omit those casts.
 """
 
 from __future__ import annotations

@@ -112,10 +112,15 @@ class AggregateFunction(Expression):
         :meth:`check_input_types` to report."""
         return tuple(None for _ in self.children)
 
-    def coerce_children(self) -> Expression:
+    def coerce_arguments(self, legacy: bool) -> Expression:
         """The function with :meth:`implicit_cast_targets` applied (the hook the analyzer's type
-        coercion, :func:`ember.coercion.coerce_expression`, calls), or itself."""
+        coercion, :func:`ember.coercion.coerce_expression`, calls), or itself.  ``legacy``
+        (``spark.sql.ansi.enabled=false``): Spark's TypeCoercion casts no string to BOOLEAN
+        implicitly (``bool_and('true')`` is a type error there)."""
         targets = self.implicit_cast_targets()
+        if legacy:
+            targets = tuple(None if t == T.BOOLEAN and isinstance(c.data_type, T.StringType)
+                            else t for c, t in zip(self.children, targets))
         if all(t is None for t in targets):
             return self
         kids = tuple(c if t is None or c.data_type == t else Cast(c, t)

@@ -30,7 +30,7 @@ divisor (reachable only when a product of tiny moments underflows) raises ``DIVI
 under ANSI, NULL in legacy mode (``ansi=False``, set by the analyzer's ResolveEvalMode).  The
 cases Spark's ``nullOnDivideByZero`` covers (``var_samp`` of one row, ``skewness`` of equal values
 ...) are NULL (Spark 4's default; ``spark.sql.legacy.statisticalAggregate=true``, which gives NaN
-there, is not supported).
+there, is refused by the session's configuration as a legacy switch Ember does not implement).
 """
 
 from __future__ import annotations
