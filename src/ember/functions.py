@@ -517,3 +517,66 @@ __all__ += [
     "first_value", "last_value", "nvl2", "pmod", "pow", "power", "log", "add_months", "lpad",
     "rpad", "instr", "locate", "replace", "array", "named_struct", "e", "pi", "now", "curdate",
 ]
+
+
+# -- collection and order-statistic aggregates ------------------------------------------------
+
+
+def collect_list(col: Any) -> Column:
+    """Aggregate: the non-NULL values as an array, in input order."""
+    return _call("collect_list", col)
+
+
+def collect_set(col: Any) -> Column:
+    """Aggregate: the distinct non-NULL values as an array."""
+    return _call("collect_set", col)
+
+
+def array_agg(col: Any) -> Column:
+    """Aggregate: ``collect_list`` (named ``collect_list(col)``, as in Spark)."""
+    return _call("array_agg", col)
+
+
+def _percentage_arg(percentage: Any) -> Any:
+    """A percentage argument as PySpark passes it: a list or tuple of floats is an array."""
+    if isinstance(percentage, (list, tuple)):
+        return array(*[lit(float(p)) for p in percentage])
+    return percentage if isinstance(percentage, Column) else lit(percentage)
+
+
+def percentile(col: Any, percentage: Any, frequency: Any = 1) -> Column:
+    """Aggregate: the exact percentile(s) at ``percentage`` (a float or a list of floats),
+    each row counted ``frequency`` times."""
+    freq = frequency if isinstance(frequency, Column) else lit(frequency)
+    return _call("percentile", col, _percentage_arg(percentage), freq)
+
+
+def percentile_approx(col: Any, percentage: Any, accuracy: Any = 10000) -> Column:
+    """Aggregate: an input value at (about) ``percentage``; see ``ApproxPercentile``."""
+    acc = accuracy if isinstance(accuracy, Column) else lit(accuracy)
+    return _call("percentile_approx", col, _percentage_arg(percentage), acc)
+
+
+def approx_percentile(col: Any, percentage: Any, accuracy: Any = 10000) -> Column:
+    """``percentile_approx`` named ``approx_percentile(...)``."""
+    acc = accuracy if isinstance(accuracy, Column) else lit(accuracy)
+    return _call("approx_percentile", col, _percentage_arg(percentage), acc)
+
+
+def median(col: Any) -> Column:
+    """Aggregate: ``percentile(col, 0.5)``, named ``median(col)``."""
+    return _call("median", col)
+
+
+def mode(col: Any, deterministic: bool = False) -> Column:
+    """Aggregate: the most frequent value (``deterministic``: the smallest of equally frequent
+    ones)."""
+    if deterministic:
+        return _call("mode", col, lit(True))
+    return _call("mode", col)
+
+
+__all__ += [
+    "collect_list", "collect_set", "array_agg", "percentile", "percentile_approx",
+    "approx_percentile", "median", "mode",
+]

@@ -84,9 +84,12 @@ class EmberSpark(Spark):
 
         FUNCTIONS = {k: v for k, v in Spark.Parser.FUNCTIONS.items() if k in _KEEP_FUNCTIONS}
         # ``substr(s, 1, 2)`` stays a plain call so that it keeps its name (Spark's column name is
-        # ``substr(s, 1, 2)``); ``SUBSTRING(s FROM 1 FOR 2)`` still needs its special form.
+        # ``substr(s, 1, 2)``); ``SUBSTRING(s FROM 1 FOR 2)`` still needs its special form.  The
+        # aggregates below are plain calls too (sqlglot's forms drop ``percentile``'s frequency
+        # argument and rename ``listagg`` / ``approx_percentile``).
         FUNCTION_PARSERS = {k: v for k, v in Spark.Parser.FUNCTION_PARSERS.items()
-                            if k != "SUBSTR"}
+                            if k not in ("SUBSTR", "PERCENTILE", "PERCENTILE_APPROX",
+                                         "APPROX_PERCENTILE", "LISTAGG", "STRING_AGG")}
 
         UNARY_PARSERS = {
             **Spark.Parser.UNARY_PARSERS,

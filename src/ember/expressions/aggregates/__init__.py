@@ -87,9 +87,19 @@ from ember.expressions.aggregates.base import (
     BufferField,
 )
 from ember.expressions.aggregates.by import MaxBy, MinBy
+from ember.expressions.aggregates.collect import CollectList, CollectSet
 from ember.expressions.aggregates.count import Count, CountIf
 from ember.expressions.aggregates.extremum import BoolAnd, BoolOr, Max, Min
 from ember.expressions.aggregates.first_last import AnyValue, First, Last
+from ember.expressions.aggregates.hll import ApproxCountDistinct, approx_count_distinct
+from ember.expressions.aggregates.percentiles import (
+    ApproxPercentile,
+    Median,
+    Mode,
+    Percentile,
+    PercentileCont,
+    PercentileDisc,
+)
 from ember.expressions.aggregates.sum_avg import (
     Average,
     Sum,
@@ -116,6 +126,15 @@ __all__ = [
     "BoolOr",
     "MaxBy",
     "MinBy",
+    "CollectList",
+    "CollectSet",
+    "Percentile",
+    "Median",
+    "PercentileCont",
+    "PercentileDisc",
+    "ApproxPercentile",
+    "Mode",
+    "ApproxCountDistinct",
     "lookup_aggregate",
     "sum_result_type",
     "average_result_type",
@@ -155,9 +174,49 @@ _FIRST_LAST: dict[str, tuple[type, str | None, str]] = {
 
 _BY: dict[str, type] = {"max_by": MaxBy, "min_by": MinBy}
 
+
+def _mode(args: tuple[Expression, ...]) -> AggregateFunction:
+    """``mode(x)``; ``mode(x, deterministic)`` with a boolean literal (true: the smallest of
+    equally frequent values, as ``mode() WITHIN GROUP (ORDER BY x)``)."""
+    if len(args) == 2:
+        d = args[1]
+        if not isinstance(d.data_type, T.BooleanType):
+            raise AnalysisError(
+                f'Parameter second of function `mode` requires the "BOOLEAN" type, however '
+                f'"{d.sql()}" has the type "{d.data_type.simple_string().upper()}".',
+                error_class="UNEXPECTED_INPUT_TYPE",
+                parameters={"paramIndex": "second", "functionName": "`mode`",
+                            "requiredType": '"BOOLEAN"', "inputSql": f'"{d.sql()}"',
+                            "inputType": f'"{d.data_type.simple_string().upper()}"'})
+        if not isinstance(d, Literal):
+            raise AnalysisError(
+                "The function `mode` requires the parameter `deterministic` to be a foldable "
+                'expression of the type "BOOLEAN", but the actual argument is a non-foldable.',
+                error_class="NON_FOLDABLE_ARGUMENT",
+                parameters={"funcName": "`mode`", "paramName": "`deterministic`",
+                            "paramType": '"BOOLEAN"'})
+        return Mode(args[0], False if d.value else None)
+    return Mode(args[0])
+
+
+#: Collection and order-statistic aggregates: name -> (accepted argument counts, displayed
+#: expectation, builder from the arguments)
+_COLLECTION: dict[str, tuple[tuple[int, ...], str, object]] = {
+    "collect_list": ((1,), "1", lambda a: CollectList(a[0])),
+    "array_agg": ((1,), "1", lambda a: CollectList(a[0])),
+    "collect_set": ((1,), "1", lambda a: CollectSet(a[0])),
+    "percentile": ((2, 3), "[2, 3]", lambda a: Percentile(*a)),
+    "median": ((1,), "1", lambda a: Median(a[0])),
+    "percentile_approx": ((2, 3), "[2, 3]", lambda a: ApproxPercentile(*a)),
+    "approx_percentile": ((2, 3), "[2, 3]",
+                          lambda a: ApproxPercentile(*a, fn_name="approx_percentile")),
+    "mode": ((1, 2), "[1, 2]", _mode),
+    "approx_count_distinct": ((1, 2), "[1, 2]", approx_count_distinct),
+}
+
 #: Every name :func:`lookup_aggregate` resolves (lower case).
 AGGREGATE_FUNCTION_NAMES: frozenset[str] = frozenset(
-    {"count"} | set(_SIMPLE) | set(_FIRST_LAST) | set(_BY)
+    {"count"} | set(_SIMPLE) | set(_FIRST_LAST) | set(_BY) | set(_COLLECTION)
 )
 
 
@@ -266,6 +325,11 @@ def lookup_aggregate(
         if len(args) == 2:
             ign = _ignore_nulls_flag(args[1], msg_name) or ignore_nulls
         func = cls(args[0], ign, fn_name=alias)
+    elif lname in _COLLECTION:
+        counts, expected, build = _COLLECTION[lname]
+        if len(args) not in counts:
+            raise _wrong_num_args(lname, expected, len(args))
+        func = build(args)
     else:
         cls = _BY[lname]
         if len(args) != 2:
