@@ -576,7 +576,43 @@ def mode(col: Any, deterministic: bool = False) -> Column:
     return _call("mode", col)
 
 
+def approx_count_distinct(col: Any, rsd: float | None = None) -> Column:
+    """Aggregate: the estimated number of distinct values (HyperLogLog++, relative standard
+    deviation ``rsd``, default 0.05)."""
+    if rsd is None:
+        return _call("approx_count_distinct", col)
+    return _call("approx_count_distinct", col, lit(float(rsd)))
+
+
+def _listagg(name: str, col: Any, delimiter: Any, distinct: bool) -> Column:
+    if delimiter is None:
+        return _call(name, col, is_distinct=distinct)
+    d = delimiter if isinstance(delimiter, Column) else lit(delimiter)
+    return _call(name, col, d, is_distinct=distinct)
+
+
+def listagg(col: Any, delimiter: Any = None) -> Column:
+    """Aggregate: the non-NULL values concatenated, separated by ``delimiter``."""
+    return _listagg("listagg", col, delimiter, False)
+
+
+def listagg_distinct(col: Any, delimiter: Any = None) -> Column:
+    """``listagg`` of the distinct values."""
+    return _listagg("listagg", col, delimiter, True)
+
+
+def string_agg(col: Any, delimiter: Any = None) -> Column:
+    """``listagg`` named ``string_agg(...)``."""
+    return _listagg("string_agg", col, delimiter, False)
+
+
+def string_agg_distinct(col: Any, delimiter: Any = None) -> Column:
+    """``string_agg`` of the distinct values."""
+    return _listagg("string_agg", col, delimiter, True)
+
+
 __all__ += [
     "collect_list", "collect_set", "array_agg", "percentile", "percentile_approx",
-    "approx_percentile", "median", "mode",
+    "approx_percentile", "median", "mode", "approx_count_distinct", "listagg",
+    "listagg_distinct", "string_agg", "string_agg_distinct",
 ]

@@ -51,6 +51,30 @@ QUERIES: dict[str, str] = {
     "mode": "SELECT k, mode(v, true), mode(s, true), mode(d, true) FROM t GROUP BY k",
     "mode_unique": "SELECT mode(k), mode(f) FROM t",
     "mode_all_null": "SELECT k, mode(v) FROM t WHERE k = 4 GROUP BY k",
+    "mode_within_group": "SELECT k, mode() WITHIN GROUP (ORDER BY v),"
+                         " mode() WITHIN GROUP (ORDER BY s DESC) FROM t GROUP BY k",
+    "percentile_cont_disc": "SELECT k, percentile_cont(0.25) WITHIN GROUP (ORDER BY v),"
+                            " percentile_cont(0.4) WITHIN GROUP (ORDER BY d DESC),"
+                            " percentile_disc(0.5) WITHIN GROUP (ORDER BY d),"
+                            " percentile_disc(array(0.1D, 0.9D)) WITHIN GROUP (ORDER BY v DESC)"
+                            " FROM t GROUP BY k",
+    "percentile_cont_global": "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY d),"
+                              " percentile_disc(0.0) WITHIN GROUP (ORDER BY v) FROM t",
+    "listagg_ordered": "SELECT k, listagg(s, ', ') WITHIN GROUP (ORDER BY v DESC, s),"
+                       " string_agg(d, '|') WITHIN GROUP (ORDER BY d NULLS LAST),"
+                       " listagg(v) WITHIN GROUP (ORDER BY v) FROM t GROUP BY k",
+    "listagg_global": "SELECT listagg(s) WITHIN GROUP (ORDER BY s DESC NULLS FIRST, v),"
+                      " listagg(DISTINCT s, '-') WITHIN GROUP (ORDER BY s),"
+                      " listagg(CAST(s AS BINARY), CAST(',' AS BINARY)) WITHIN GROUP (ORDER BY s),"
+                      " listagg(s, ',') WITHIN GROUP (ORDER BY s) FILTER (WHERE k > 1) FROM t",
+    "listagg_empty": "SELECT listagg(s), string_agg(s, ',') FROM t WHERE k > 100",
+    "listagg_one_partition": "SELECT k, listagg(s, ','), string_agg(v) FROM t WHERE k = 2"
+                             " GROUP BY k",
+    "approx_count_distinct": "SELECT k, approx_count_distinct(v), approx_count_distinct(s, 0.2),"
+                             " approx_count_distinct(d, 0.01) FROM t GROUP BY k",
+    "approx_count_distinct_global": "SELECT approx_count_distinct(k), approx_count_distinct(f),"
+                                    " approx_count_distinct(CAST(d AS DECIMAL(6, 2)))"
+                                    " FROM t",
 }
 
 #: argument errors: Ember must raise Spark's error class
@@ -64,6 +88,23 @@ ERRORS: dict[str, str] = {
     "percentile_approx_accuracy_column": "SELECT percentile_approx(v, 0.5, v) FROM t",
     "collect_list_arity": "SELECT collect_list(v, 1) FROM t",
     "median_arity": "SELECT median(v, 0.5) FROM t",
+    "mode_deterministic_column": "SELECT mode(v, v > 1) FROM t",
+    "mode_deterministic_string": "SELECT mode(v, 'true') FROM t",
+    "percentile_null": "SELECT percentile(v, NULL) FROM t",
+    "percentile_cont_missing_within_group": "SELECT percentile_cont(0.5) FROM t",
+    "mode_missing_within_group": "SELECT mode() FROM t",
+    "percentile_cont_two_orderings":
+        "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY v, k) FROM t",
+    "mode_two_orderings": "SELECT mode() WITHIN GROUP (ORDER BY v, k) FROM t",
+    "mode_argument_within_group": "SELECT mode(s) WITHIN GROUP (ORDER BY v) FROM t",
+    "median_within_group": "SELECT median(v) WITHIN GROUP (ORDER BY v) FROM t",
+    "scalar_within_group": "SELECT upper(s) WITHIN GROUP (ORDER BY v) FROM t",
+    "listagg_distinct_mismatch":
+        "SELECT listagg(DISTINCT s) WITHIN GROUP (ORDER BY v) FROM t",
+    "listagg_delimiter_column": "SELECT listagg(s, s) FROM t",
+    "listagg_arity": "SELECT listagg(s, ',', 1) FROM t",
+    "approx_count_distinct_rsd_column": "SELECT approx_count_distinct(v, v) FROM t",
+    "approx_count_distinct_rsd_too_large": "SELECT approx_count_distinct(v, 0.5) FROM t",
 }
 
 
