@@ -580,3 +580,102 @@ __all__ += [
     "regr_avgx", "regr_avgy", "regr_sxx", "regr_syy", "regr_sxy", "regr_slope", "regr_intercept",
     "regr_r2", "max_by", "min_by",
 ]
+
+
+# -- collection and order-statistic aggregates ------------------------------------------------
+
+
+def collect_list(col: Any) -> Column:
+    """Aggregate: the non-NULL values as an array, in input order."""
+    return _call("collect_list", col)
+
+
+def collect_set(col: Any) -> Column:
+    """Aggregate: the distinct non-NULL values as an array."""
+    return _call("collect_set", col)
+
+
+def array_agg(col: Any) -> Column:
+    """Aggregate: ``collect_list`` (named ``collect_list(col)``, as in Spark)."""
+    return _call("array_agg", col)
+
+
+def _percentage_arg(percentage: Any) -> Any:
+    """A percentage argument as PySpark passes it: a list or tuple of floats is an array."""
+    if isinstance(percentage, (list, tuple)):
+        return array(*[lit(float(p)) for p in percentage])
+    return percentage if isinstance(percentage, Column) else lit(percentage)
+
+
+def percentile(col: Any, percentage: Any, frequency: Any = 1) -> Column:
+    """Aggregate: the exact percentile(s) at ``percentage`` (a float or a list of floats),
+    each row counted ``frequency`` times."""
+    freq = frequency if isinstance(frequency, Column) else lit(frequency)
+    return _call("percentile", col, _percentage_arg(percentage), freq)
+
+
+def percentile_approx(col: Any, percentage: Any, accuracy: Any = 10000) -> Column:
+    """Aggregate: an input value at (about) ``percentage``; see ``ApproxPercentile``."""
+    acc = accuracy if isinstance(accuracy, Column) else lit(accuracy)
+    return _call("percentile_approx", col, _percentage_arg(percentage), acc)
+
+
+def approx_percentile(col: Any, percentage: Any, accuracy: Any = 10000) -> Column:
+    """``percentile_approx`` named ``approx_percentile(...)``."""
+    acc = accuracy if isinstance(accuracy, Column) else lit(accuracy)
+    return _call("approx_percentile", col, _percentage_arg(percentage), acc)
+
+
+def median(col: Any) -> Column:
+    """Aggregate: ``percentile(col, 0.5)``, named ``median(col)``."""
+    return _call("median", col)
+
+
+def mode(col: Any, deterministic: bool = False) -> Column:
+    """Aggregate: the most frequent value (``deterministic``: the smallest of equally frequent
+    ones)."""
+    if deterministic:
+        return _call("mode", col, lit(True))
+    return _call("mode", col)
+
+
+def approx_count_distinct(col: Any, rsd: float | None = None) -> Column:
+    """Aggregate: the estimated number of distinct values (HyperLogLog++, relative standard
+    deviation ``rsd``, default 0.05)."""
+    if rsd is None:
+        return _call("approx_count_distinct", col)
+    return _call("approx_count_distinct", col, lit(float(rsd)))
+
+
+def _listagg(name: str, col: Any, delimiter: Any, distinct: bool) -> Column:
+    if delimiter is None:
+        return _call(name, col, is_distinct=distinct)
+    d = delimiter if isinstance(delimiter, Column) else lit(delimiter)
+    return _call(name, col, d, is_distinct=distinct)
+
+
+def listagg(col: Any, delimiter: Any = None) -> Column:
+    """Aggregate: the non-NULL values concatenated, separated by ``delimiter``."""
+    return _listagg("listagg", col, delimiter, False)
+
+
+def listagg_distinct(col: Any, delimiter: Any = None) -> Column:
+    """``listagg`` of the distinct values."""
+    return _listagg("listagg", col, delimiter, True)
+
+
+def string_agg(col: Any, delimiter: Any = None) -> Column:
+    """``listagg`` named ``string_agg(...)``."""
+    return _listagg("string_agg", col, delimiter, False)
+
+
+def string_agg_distinct(col: Any, delimiter: Any = None) -> Column:
+    """``string_agg`` of the distinct values."""
+    return _listagg("string_agg", col, delimiter, True)
+
+
+__all__ += [
+    "collect_list", "collect_set", "array_agg", "percentile", "percentile_approx",
+    "approx_percentile", "median", "mode", "approx_count_distinct", "listagg",
+    "listagg_distinct", "string_agg", "string_agg_distinct",
+]

@@ -142,7 +142,6 @@ _UNSUPPORTED_EXPRESSIONS: dict[type, str] = {
     exp.GroupingSets: "GROUP BY GROUPING SETS",
     exp.Cube: "GROUP BY CUBE",
     exp.Rollup: "GROUP BY ROLLUP",
-    exp.WithinGroup: "WITHIN GROUP (ORDER BY ...)",
 }
 
 
@@ -1042,6 +1041,23 @@ class AstBuilder:
                 e.with_origin(Origin(pos[0], pos[1], sql_text=self.text))
             raise
 
+    def _within_group(self, node: exp.WithinGroup) -> Expression:
+        """``f(args) WITHIN GROUP (ORDER BY o1, ...)``: the call with its orderings appended as
+        ``SortOrder`` arguments (the aggregate lookup takes trailing ``SortOrder`` arguments as
+        the WITHIN GROUP clause and refuses them for functions without one)."""
+        func = self.expr(node.this)
+        order = node.expression
+        if not isinstance(func, UnresolvedFunction) or not isinstance(order, exp.Order):
+            raise self.unsupported("WITHIN GROUP on a non-function", node)
+        self.mark_read(order)
+        orders = []
+        for o in order.expressions:
+            self.mark_read(o)
+            ascending = not o.args.get("desc")
+            nf = bool(o.args.get("nulls_first"))
+            orders.append(SortOrder(self.expr(o.this), ascending, None if nf == ascending else nf))
+        return func.copy(arguments=func.arguments + tuple(orders))
+
     def _approx_quantile(self, node: exp.ApproxQuantile) -> Expression:
         args = [node.this, node.args.get("quantile"), node.args.get("accuracy")]
         return self.function_call("percentile_approx", [a for a in args if a is not None], node)
@@ -1130,6 +1146,7 @@ _B._DISPATCH = {
     exp.RespectNulls: _B._respect_nulls,
     exp.Window: _B._window,
     exp.ApproxQuantile: _B._approx_quantile,
+    exp.WithinGroup: _B._within_group,
     exp.Extract: _B._extract,
     exp.Interval: _B._interval,
 }

@@ -114,6 +114,7 @@ from ember.expressions.aggregates.base import (
 )
 from ember.expressions.aggregates.bitwise import BitAndAgg, BitOrAgg, BitXorAgg
 from ember.expressions.aggregates.by import MaxBy, MinBy
+from ember.expressions.aggregates.collect import CollectList, CollectSet, ListAgg
 from ember.expressions.aggregates.count import Count, CountIf
 from ember.expressions.aggregates.extremum import BoolAnd, BoolOr, Max, Min
 from ember.expressions.aggregates.first_last import AnyValue, First, Last
@@ -139,6 +140,15 @@ from ember.expressions.aggregates.regression import (
     RegrSXY,
     RegrSYY,
 )
+from ember.expressions.aggregates.hll import ApproxCountDistinct, approx_count_distinct
+from ember.expressions.aggregates.percentiles import (
+    ApproxPercentile,
+    Median,
+    Mode,
+    Percentile,
+    PercentileCont,
+    PercentileDisc,
+)
 from ember.expressions.aggregates.sum_avg import (
     Average,
     Sum,
@@ -146,7 +156,7 @@ from ember.expressions.aggregates.sum_avg import (
     average_sum_type,
     sum_result_type,
 )
-from ember.expressions.base import Expression, Literal, UnresolvedStar
+from ember.expressions.base import Expression, Literal, SortOrder, UnresolvedStar
 
 __all__ = [
     "BufferField",
@@ -186,6 +196,16 @@ __all__ = [
     "BitAndAgg",
     "BitOrAgg",
     "BitXorAgg",
+    "CollectList",
+    "CollectSet",
+    "Percentile",
+    "Median",
+    "PercentileCont",
+    "PercentileDisc",
+    "ApproxPercentile",
+    "Mode",
+    "ApproxCountDistinct",
+    "ListAgg",
     "lookup_aggregate",
     "sum_result_type",
     "average_result_type",
@@ -253,9 +273,117 @@ _FIRST_LAST: dict[str, tuple[type, str | None, str]] = {
 
 _BY: dict[str, type] = {"max_by": MaxBy, "min_by": MinBy}
 
+
+def _mode(args: tuple[Expression, ...]) -> AggregateFunction:
+    """``mode(x)``; ``mode(x, deterministic)`` with a boolean literal (true: the smallest of
+    equally frequent values, as ``mode() WITHIN GROUP (ORDER BY x)``)."""
+    if len(args) == 2:
+        d = args[1]
+        if not isinstance(d.data_type, T.BooleanType):
+            raise AnalysisError(
+                f'Parameter second of function `mode` requires the "BOOLEAN" type, however '
+                f'"{d.sql()}" has the type "{d.data_type.simple_string().upper()}".',
+                error_class="UNEXPECTED_INPUT_TYPE",
+                parameters={"paramIndex": "second", "functionName": "`mode`",
+                            "requiredType": '"BOOLEAN"', "inputSql": f'"{d.sql()}"',
+                            "inputType": f'"{d.data_type.simple_string().upper()}"'})
+        if not isinstance(d, Literal):
+            raise AnalysisError(
+                "The function `mode` requires the parameter `deterministic` to be a foldable "
+                'expression of the type "BOOLEAN", but the actual argument is a non-foldable.',
+                error_class="NON_FOLDABLE_ARGUMENT",
+                parameters={"funcName": "`mode`", "paramName": "`deterministic`",
+                            "paramType": '"BOOLEAN"'})
+        return Mode(args[0], False if d.value else None)
+    return Mode(args[0])
+
+
+#: Collection and order-statistic aggregates: name -> (accepted argument counts, displayed
+#: expectation, builder from the arguments)
+_COLLECTION: dict[str, tuple[tuple[int, ...], str, object]] = {
+    "collect_list": ((1,), "1", lambda a: CollectList(a[0])),
+    "array_agg": ((1,), "1", lambda a: CollectList(a[0])),
+    "collect_set": ((1,), "1", lambda a: CollectSet(a[0])),
+    "percentile": ((2, 3), "[2, 3]", lambda a: Percentile(*a)),
+    "median": ((1,), "1", lambda a: Median(a[0])),
+    "percentile_approx": ((2, 3), "[2, 3]", lambda a: ApproxPercentile(*a)),
+    "approx_percentile": ((2, 3), "[2, 3]",
+                          lambda a: ApproxPercentile(*a, fn_name="approx_percentile")),
+    "mode": ((1, 2), "[1, 2]", _mode),
+    "approx_count_distinct": ((1, 2), "[1, 2]", approx_count_distinct),
+    "listagg": ((1, 2), "[1, 2]", lambda a: _listagg(a, ())),
+    "string_agg": ((1, 2), "[1, 2]", lambda a: _listagg(a, (), "string_agg")),
+}
+
+
+def _listagg(args: tuple[Expression, ...], orders: tuple[SortOrder, ...],
+             alias: str | None = None) -> AggregateFunction:
+    delimiter = args[1] if len(args) == 2 else Literal(None, T.NULL)
+    return ListAgg(args[0], delimiter, tuple(o.child for o in orders),
+                   tuple(o.ascending for o in orders),
+                   tuple(o.effective_nulls_first for o in orders),
+                   fn_name=None if orders else alias)
+
+
+def _within_group_error(name: str, sub: str, message: str, **params: str) -> AnalysisError:
+    return AnalysisError(
+        f"Invalid function `{name}` with WITHIN GROUP. {message}",
+        error_class=f"INVALID_WITHIN_GROUP_EXPRESSION.{sub}",
+        parameters={"funcName": f"`{name}`", **params},
+    )
+
+
+def _within_group(lname: str, args: tuple[Expression, ...], orders: tuple[SortOrder, ...],
+                  is_distinct: bool) -> AggregateFunction | None:
+    """The function of ``lname(args) WITHIN GROUP (ORDER BY orders)`` (``orders`` empty when
+    the call has no such clause), or None when ``lname`` takes no WITHIN GROUP."""
+    if lname == "mode" and args:
+        if orders:  # mode(x) WITHIN GROUP (...)
+            raise _within_group_error(
+                lname, "WRONG_NUM_ORDERINGS",
+                f"The function requires 0 orderings in WITHIN GROUP but got {len(orders)}.",
+                expectedNum="0", actualNum=str(len(orders)))
+        return None  # mode(x [, deterministic])
+    if lname in ("percentile_cont", "percentile_disc", "mode"):
+        if not orders:
+            raise _within_group_error(lname, "WITHIN_GROUP_MISSING",
+                                      "WITHIN GROUP is required for the function.")
+        if lname != "mode" and len(args) != 1:
+            raise _wrong_num_args(lname, "1", len(args))
+        if len(orders) != 1:
+            shown = "Mode" if lname == "mode" else lname
+            raise _within_group_error(
+                shown, "WRONG_NUM_ORDERINGS",
+                f"The function requires 1 orderings in WITHIN GROUP but got {len(orders)}.",
+                expectedNum="1", actualNum=str(len(orders)))
+        o = orders[0]
+        if lname == "mode":
+            return Mode(o.child, not o.ascending)
+        cls = PercentileCont if lname == "percentile_cont" else PercentileDisc
+        return cls(o.child, args[0], not o.ascending)
+    if lname in ("listagg", "string_agg") and orders:
+        if len(args) not in (1, 2):
+            raise _wrong_num_args(lname, "[1, 2]", len(args))
+        if is_distinct and any(o.child != args[0] for o in orders):
+            raise _within_group_error(
+                lname, "MISMATCH_WITH_DISTINCT_INPUT",
+                "The function is invoked with DISTINCT and WITHIN GROUP but expressions "
+                f'"{args[0].sql()}" and "{", ".join(o.child.sql() for o in orders)}" do not '
+                "match. The WITHIN GROUP ordering expression must be picked from the function "
+                "inputs.",
+                funcArg=f'"{args[0].sql()}"',
+                orderingExpr=f'"{", ".join(o.child.sql() for o in orders)}"')
+        return _listagg(args, orders)
+    return None
+
+#: Functions that take ``WITHIN GROUP (ORDER BY ...)``
+_WITHIN_GROUP_NAMES = frozenset({"percentile_cont", "percentile_disc", "mode", "listagg",
+                                 "string_agg"})
+
 #: Every name :func:`lookup_aggregate` resolves (lower case).
 AGGREGATE_FUNCTION_NAMES: frozenset[str] = frozenset(
-    {"count"} | set(_SIMPLE) | set(_FIRST_LAST) | set(_BY) | set(_PAIR)
+    {"count"} | set(_SIMPLE) | set(_FIRST_LAST) | set(_BY) | set(_PAIR) | set(_COLLECTION)
+    | {"percentile_cont", "percentile_disc"}
 )
 
 
@@ -327,9 +455,21 @@ def lookup_aggregate(
     True
     """
     lname = name.lower()
+    args = tuple(args)
+    # ``f(...) WITHIN GROUP (ORDER BY ...)``: the parser appends the orderings as SortOrders
+    n_plain = len(args)
+    while n_plain and isinstance(args[n_plain - 1], SortOrder):
+        n_plain -= 1
+    args, orders = args[:n_plain], args[n_plain:]
+    if orders and lname not in _WITHIN_GROUP_NAMES:
+        raise AnalysisError(
+            f"Invalid SQL syntax: The function `{lname}` does not support WITHIN GROUP (ORDER BY "
+            "...).",
+            error_class="INVALID_SQL_SYNTAX.FUNCTION_WITH_UNSUPPORTED_SYNTAX",
+            parameters={"prettyName": f"`{lname}`", "syntax": "WITHIN GROUP (ORDER BY ...)"},
+        )
     if lname not in AGGREGATE_FUNCTION_NAMES:
         return None
-    args = tuple(args)
     func: AggregateFunction
     if ignore_nulls and lname not in _FIRST_LAST:
         raise AnalysisError(
@@ -337,7 +477,11 @@ def lookup_aggregate(
             error_class="INVALID_SQL_SYNTAX.FUNCTION_WITH_UNSUPPORTED_SYNTAX",
             parameters={"prettyName": f"`{lname}`", "syntax": "IGNORE NULLS"},
         )
-    if lname == "count":
+    within = (_within_group(lname, args, orders, is_distinct)
+              if lname in _WITHIN_GROUP_NAMES else None)
+    if within is not None:
+        func = within
+    elif lname == "count":
         if not args:
             raise AnalysisError(
                 "The `count` requires  >= 1 parameters but the actual number is 0. If you have "
@@ -368,6 +512,11 @@ def lookup_aggregate(
         if len(args) != 2:
             raise _wrong_num_args(lname, "2", len(args))
         func = _PAIR[lname](args[0], args[1])
+    elif lname in _COLLECTION:
+        counts, expected, build = _COLLECTION[lname]
+        if len(args) not in counts:
+            raise _wrong_num_args(lname, expected, len(args))
+        func = build(args)
     else:
         cls = _BY[lname]
         if len(args) not in (2, 3):

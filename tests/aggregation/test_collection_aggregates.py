@@ -1,0 +1,173 @@
+"""Collection and order-statistic aggregates against PySpark (differential): collect_list /
+array_agg / collect_set, percentile / median / percentile_cont / percentile_disc, mode,
+percentile_approx / approx_percentile, approx_count_distinct, listagg / string_agg.
+
+Every query runs on PySpark and on Ember (both runtimes, default batch size and batch size 2) over
+a view whose rows come from three UNION ALL branches, so that the input has several partitions
+and the aggregates run as Partial -> Exchange -> Final.  Column names, types, nullability and
+rows must be Spark's; ``collect_set`` arrays are compared sorted (their element order is Spark's
+hash set's), as Spark's own tests do.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conformance.ember_adapter import BATCH_SIZE_KEY, RUNTIMES, new_session
+from tests.differential.compare import Failed, sort_key, sql_outcome
+
+_PART = [
+    "SELECT * FROM VALUES (1, 1, 1.5D, 'x', 2), (1, 2, -0.5D, 'y', 1), (1, NULL, NULL, NULL, 1),"
+    " (2, NULL, NULL, NULL, 3), (NULL, 7, 7.0D, 'n', 1) AS t(k, v, d, s, f)",
+    "SELECT * FROM VALUES (2, 3, 3.25D, 'x', 2), (3, 5, 5.0D, 'z', 0), (1, 2, 2.0D, 'y', 1),"
+    " (4, NULL, NULL, NULL, NULL) AS t(k, v, d, s, f)",
+    "SELECT * FROM VALUES (3, 5, -5.0D, 'z', 1), (1, 10, 10.0D, 'w', 3), (3, 1, 1.0D, 'a', 2),"
+    " (5, 4, 4.0D, 'q', 1) AS t(k, v, d, s, f)",
+]
+_VIEW = "CREATE OR REPLACE TEMP VIEW t AS " + " UNION ALL ".join(_PART)
+
+#: queries compared with Spark (grouped and global, NULLs, all-NULL group k = 4, empty input)
+QUERIES: dict[str, str] = {
+    "collect_grouped": "SELECT k, collect_list(v), collect_set(s), array_agg(d) FROM t GROUP BY k",
+    "collect_global": "SELECT collect_list(s), collect_set(v), collect_set(d) FROM t",
+    "collect_empty": "SELECT collect_list(v), collect_set(s) FROM t WHERE k > 100",
+    "collect_empty_grouped": "SELECT k, collect_list(v) FROM t WHERE v > 100 GROUP BY k",
+    "collect_distinct": "SELECT k, collect_list(DISTINCT s) FROM t GROUP BY k",
+    "collect_filter": "SELECT k, collect_set(v) FILTER (WHERE d > 0) FROM t GROUP BY k",
+    "percentile_grouped": "SELECT k, percentile(v, 0.5), percentile(d, 0.25), median(d),"
+                          " percentile(v, array(0.0D, 0.3D, 1.0D)) FROM t GROUP BY k",
+    "percentile_global": "SELECT percentile(v, 0.75), median(v), percentile(d, array(0.1, 0.9)),"
+                         " percentile(v, 0.5, f), percentile(d, array(0.5), f) FROM t",
+    "percentile_empty": "SELECT percentile(v, 0.5), median(d), percentile(v, array(0.5)),"
+                        " percentile_approx(v, 0.5), mode(v) FROM t WHERE k > 100",
+    "percentile_decimal": "SELECT k, median(CAST(d AS DECIMAL(10, 2))),"
+                          " percentile_approx(CAST(d AS DECIMAL(10, 2)), 0.5) FROM t GROUP BY k",
+    "percentile_interval": "SELECT k, median(v * INTERVAL '1' DAY),"
+                           " percentile(v * INTERVAL '1' HOUR, array(0.3D)) FROM t GROUP BY k",
+    "percentile_approx_grouped": "SELECT k, percentile_approx(v, 0.5), approx_percentile(d, 0.9, 100),"
+                                 " percentile_approx(v, array(0.1D, 0.5D, 1.0D), 10) FROM t GROUP BY k",
+    "percentile_approx_global": "SELECT percentile_approx(d, 0.3), approx_percentile(v, array(0.25, 0.75)),"
+                                " percentile_approx(v, 0.0) FROM t WHERE k <> 5",
+    "mode": "SELECT k, mode(v, true), mode(s, true), mode(d, true) FROM t GROUP BY k",
+    "mode_unique": "SELECT mode(k), mode(f) FROM t",
+    "mode_all_null": "SELECT k, mode(v) FROM t WHERE k = 4 GROUP BY k",
+    "mode_within_group": "SELECT k, mode() WITHIN GROUP (ORDER BY v),"
+                         " mode() WITHIN GROUP (ORDER BY s DESC) FROM t GROUP BY k",
+    "percentile_cont_disc": "SELECT k, percentile_cont(0.25) WITHIN GROUP (ORDER BY v),"
+                            " percentile_cont(0.4) WITHIN GROUP (ORDER BY d DESC),"
+                            " percentile_disc(0.5) WITHIN GROUP (ORDER BY d),"
+                            " percentile_disc(array(0.1D, 0.9D)) WITHIN GROUP (ORDER BY v DESC)"
+                            " FROM t GROUP BY k",
+    "percentile_cont_global": "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY d),"
+                              " percentile_disc(0.0) WITHIN GROUP (ORDER BY v) FROM t",
+    "listagg_ordered": "SELECT k, listagg(s, ', ') WITHIN GROUP (ORDER BY v DESC, s),"
+                       " string_agg(d, '|') WITHIN GROUP (ORDER BY d NULLS LAST),"
+                       " listagg(v) WITHIN GROUP (ORDER BY v) FROM t GROUP BY k",
+    "listagg_global": "SELECT listagg(s) WITHIN GROUP (ORDER BY s DESC NULLS FIRST, v),"
+                      " listagg(DISTINCT s, '-') WITHIN GROUP (ORDER BY s),"
+                      " listagg(CAST(s AS BINARY), CAST(',' AS BINARY)) WITHIN GROUP (ORDER BY s),"
+                      " listagg(s, ',') WITHIN GROUP (ORDER BY s) FILTER (WHERE k > 1) FROM t",
+    "listagg_empty": "SELECT listagg(s), string_agg(s, ',') FROM t WHERE k > 100",
+    "listagg_one_partition": "SELECT k, listagg(s, ','), string_agg(v) FROM t WHERE k = 2"
+                             " GROUP BY k",
+    "approx_count_distinct": "SELECT k, approx_count_distinct(v), approx_count_distinct(s, 0.2),"
+                             " approx_count_distinct(d, 0.01) FROM t GROUP BY k",
+    "approx_count_distinct_global": "SELECT approx_count_distinct(k), approx_count_distinct(f),"
+                                    " approx_count_distinct(CAST(d AS DECIMAL(6, 2)))"
+                                    " FROM t",
+}
+
+#: argument errors: Ember must raise Spark's error class
+ERRORS: dict[str, str] = {
+    "percentile_out_of_range": "SELECT percentile(v, 1.5) FROM t",
+    "percentile_negative": "SELECT percentile(v, -1) FROM t",
+    "percentile_array_out_of_range": "SELECT percentile(v, array(0.5D, 2.0D)) FROM t",
+    "percentile_non_foldable": "SELECT percentile(v, v) FROM t",
+    "percentile_negative_frequency": "SELECT percentile(v, 0.5, v - 3) FROM t",
+    "percentile_approx_accuracy": "SELECT percentile_approx(v, 0.5, 0) FROM t",
+    "percentile_approx_accuracy_column": "SELECT percentile_approx(v, 0.5, v) FROM t",
+    "collect_list_arity": "SELECT collect_list(v, 1) FROM t",
+    "median_arity": "SELECT median(v, 0.5) FROM t",
+    "mode_deterministic_column": "SELECT mode(v, v > 1) FROM t",
+    "mode_deterministic_string": "SELECT mode(v, 'true') FROM t",
+    "percentile_null": "SELECT percentile(v, NULL) FROM t",
+    "percentile_cont_missing_within_group": "SELECT percentile_cont(0.5) FROM t",
+    "mode_missing_within_group": "SELECT mode() FROM t",
+    "percentile_cont_two_orderings":
+        "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY v, k) FROM t",
+    "mode_two_orderings": "SELECT mode() WITHIN GROUP (ORDER BY v, k) FROM t",
+    "mode_argument_within_group": "SELECT mode(s) WITHIN GROUP (ORDER BY v) FROM t",
+    "median_within_group": "SELECT median(v) WITHIN GROUP (ORDER BY v) FROM t",
+    "scalar_within_group": "SELECT upper(s) WITHIN GROUP (ORDER BY v) FROM t",
+    "listagg_distinct_mismatch":
+        "SELECT listagg(DISTINCT s) WITHIN GROUP (ORDER BY v) FROM t",
+    "listagg_delimiter_column": "SELECT listagg(s, s) FROM t",
+    "listagg_arity": "SELECT listagg(s, ',', 1) FROM t",
+    "approx_count_distinct_rsd_column": "SELECT approx_count_distinct(v, v) FROM t",
+    "approx_count_distinct_rsd_too_large": "SELECT approx_count_distinct(v, 0.5) FROM t",
+}
+
+
+def _sorted_sets(outcome):
+    """``collect_set`` and ``collect_list(DISTINCT ...)`` arrays sorted (Spark's element order is
+    its hash set's, or its distinct rewrite's)."""
+    if isinstance(outcome, Failed):
+        return outcome
+    cols = [i for i, (name, _, _) in enumerate(outcome["schema"])
+            if name.startswith("collect_set(") or name.startswith("collect_list(DISTINCT")]
+    rows = []
+    for r in outcome["rows"]:
+        r = list(r)
+        for i in cols:
+            if r[i] is not None:
+                r[i] = sorted(r[i], key=lambda x: (x is None, str(type(x)), x))
+        rows.append(tuple(r))
+    rows.sort(key=sort_key)
+    return {"schema": outcome["schema"], "rows": rows}
+
+
+_CONFIGS = [(rt, b) for rt in RUNTIMES for b in (None, 2)]
+
+
+@pytest.fixture(scope="module")
+def spark_view(spark):
+    spark.sql(_VIEW)
+    cache: dict[str, object] = {}
+
+    def outcome(q: str):
+        """Spark's outcome of ``q``, computed once for every Ember configuration."""
+        if q not in cache:
+            cache[q] = sql_outcome(spark.sql, q, is_spark=True)
+        return cache[q]
+
+    return outcome
+
+
+@pytest.fixture(scope="module", params=_CONFIGS, ids=[f"{rt}-batch{b or 'default'}"
+                                                       for rt, b in _CONFIGS])
+def ember_session(request):
+    rt, batch = request.param
+    conf = {"spark.sql.shuffle.partitions": "3"}
+    if batch is not None:
+        conf[BATCH_SIZE_KEY] = str(batch)
+    s = new_session(conf, runtime=rt)
+    s.sql(_VIEW)
+    return s
+
+
+@pytest.mark.parametrize("name", sorted(QUERIES))
+def test_matches_spark(name, spark_view, ember_session):
+    q = QUERIES[name]
+    want = _sorted_sets(spark_view(q))
+    got = _sorted_sets(sql_outcome(ember_session.sql, q, is_spark=False))
+    assert not isinstance(want, Failed), want
+    assert got == want, f"{q}\nspark: {want}\nember: {got}"
+
+
+@pytest.mark.parametrize("name", sorted(ERRORS))
+def test_errors_match_spark(name, spark_view, ember_session):
+    q = ERRORS[name]
+    want = spark_view(q)
+    got = sql_outcome(ember_session.sql, q, is_spark=False)
+    assert isinstance(want, Failed), want
+    assert isinstance(got, Failed) and got.cls == want.cls, f"{q}\nspark: {want}\nember: {got}"
