@@ -8,6 +8,7 @@ what is left unresolved or ill-typed with Spark's error class::
     Resolution (fixed)    ResolveRelations, ResolveInlineTables, ResolveReferences
                           (incl. DeduplicateRelations and star expansion), ResolveOrdinals,
                           ResolveMissingReferences, ResolveFunctions, ResolveAliases,
+                          ResolveGroupingAnalytics,
                           ResolvePivot, ResolveUnpivot,
                           ResolveSubquery, ResolveNaturalAndUsingJoin, GlobalAggregates,
                           ResolveAggregateFunctions, TimeWindowing, AddMetadataColumns,
@@ -57,6 +58,7 @@ from ember.analysis.rules.resolve_aliases import resolve_aliases
 from ember.analysis.rules.resolve_binary_arithmetic import resolve_binary_arithmetic
 from ember.analysis.rules.resolve_eval_mode import resolve_eval_mode
 from ember.analysis.rules.resolve_functions import resolve_functions
+from ember.analysis.rules.resolve_grouping_analytics import resolve_grouping_analytics
 from ember.analysis.rules.resolve_hints import resolve_hints
 from ember.analysis.rules.resolve_inline_tables import resolve_inline_tables
 from ember.analysis.rules.resolve_missing_references import resolve_missing_references
@@ -120,6 +122,7 @@ def _batches() -> tuple[Batch, ...]:
                 ("ResolveFunctions", resolve_functions),
                 ("ResolveBinaryArithmetic", resolve_binary_arithmetic),
                 ("ResolveAliases", resolve_aliases),
+                ("ResolveGroupingAnalytics", resolve_grouping_analytics),
                 ("ResolvePivot", resolve_pivot),
                 ("ResolveUnpivot", resolve_unpivot),
                 ("ResolveSubquery", resolve_subquery),
