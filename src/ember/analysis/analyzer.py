@@ -5,7 +5,8 @@ what is left unresolved or ill-typed with Spark's error class::
 
     Substitution (once)   CTESubstitution
     Hints (once)          ResolveHints (join strategy hints -> ResolvedHint)
-    Resolution (fixed)    ResolveRelations, ResolveInlineTables, ResolveReferences
+    Resolution (fixed)    ResolveRelations, ResolveInlineTables, ResolveTableValuedFunctions,
+                          ResolveReferences
                           (incl. DeduplicateRelations and star expansion), ResolveOrdinals,
                           ResolveMissingReferences, ResolveFunctions, ResolveAliases,
                           ResolveGroupingAnalytics,
@@ -67,6 +68,9 @@ from ember.analysis.rules.resolve_ordinals import resolve_ordinals
 from ember.analysis.rules.resolve_pivot import resolve_pivot
 from ember.analysis.rules.resolve_references import resolve_references
 from ember.analysis.rules.resolve_relations import resolve_relations
+from ember.analysis.rules.resolve_table_valued_functions import (
+    resolve_table_valued_functions,
+)
 from ember.analysis.rules.resolve_subquery import resolve_subquery, resolve_outer_references
 from ember.analysis.rules.resolve_time_zone import resolve_time_zone
 from ember.analysis.rules.resolve_unpivot import resolve_unpivot
@@ -116,6 +120,7 @@ def _batches() -> tuple[Batch, ...]:
             (
                 ("ResolveRelations", resolve_relations),
                 ("ResolveInlineTables", resolve_inline_tables),
+                ("ResolveTableValuedFunctions", resolve_table_valued_functions),
                 ("ResolveReferences", resolve_references),
                 ("ResolveOrdinals", resolve_ordinals),
                 ("ResolveMissingReferences", resolve_missing_references),

@@ -123,7 +123,8 @@ class Rollup(BaseGroupingSets):
 @node
 class GroupingSets(BaseGroupingSets):
     """``GROUPING SETS ((a, b), (a), ())``; ``user_given`` are the expressions of Hive's
-    ``GROUP BY a, b GROUPING SETS (...)``, which then are the grouping expressions."""
+    ``GROUP BY a, b GROUPING SETS (...)``: the grouping expressions are those first, then the
+    sets' others (which Spark accepts too)."""
 
     set_indexes: tuple[tuple[int, ...], ...]
     flat_sets: tuple[Expression, ...]
@@ -136,9 +137,7 @@ class GroupingSets(BaseGroupingSets):
 
     @property
     def group_by_exprs(self) -> list[Expression]:
-        if self.user_given:
-            return list(self.user_given)
-        return distinct_group_by_exprs(list(self.flat_sets))
+        return distinct_group_by_exprs(list(self.user_given) + list(self.flat_sets))
 
 
 class _GroupingFunction(Expression):

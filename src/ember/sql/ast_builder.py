@@ -669,6 +669,16 @@ class AstBuilder:
         (unless ``with_pivots`` is false) and nested joins."""
         alias = node.args.get("alias")
         match node:
+            case exp.Table() if isinstance(node.this, exp.Anonymous):
+                # ``range(10) [AS] t(x)``: a table-valued function
+                plan = self.table_function(node.this, lateral=False)
+                if alias is not None and alias.columns:
+                    plan = plan.copy(column_aliases=tuple(c.name for c in alias.columns))
+                    alias = exp.TableAlias(this=alias.this) if alias.name else None
+            case exp.Lateral() if isinstance(node.this, exp.Anonymous) and not (
+                    node.args.get("view") or node.args.get("outer")):
+                self.mark_read(node)
+                plan = self.table_function(node.this, lateral=True)
             case exp.Table():
                 if not isinstance(node.this, exp.Identifier):
                     raise self.unsupported(f"table-valued expression {type(node.this).__name__}",
@@ -704,6 +714,13 @@ class AstBuilder:
         for j in node.args.get("joins") or []:
             plan = self.join(plan, j)
         return plan
+
+    def table_function(self, call: exp.Anonymous, lateral: bool) -> L.LogicalPlan:
+        """``name(args)`` in FROM (Spark's ``UnresolvedTableValuedFunction``)."""
+        self.mark_read(call)
+        return L.UnresolvedTableValuedFunction(
+            call.name.lower(), tuple(self.expr(a) for a in call.expressions), lateral,
+            origin=self.origin_of(call))
 
     def sample(self, sample: exp.TableSample | None, plan: L.LogicalPlan) -> L.LogicalPlan:
         """``TABLESAMPLE (n ROWS)`` is Spark's ``Limit(n)`` over the relation (AstBuilder's

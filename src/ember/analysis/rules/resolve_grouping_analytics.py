@@ -46,7 +46,11 @@ from ember.analysis.resolution import (
 )
 from ember.analysis.rules._util import contains_aggregate, is_aggregate_expr
 from ember.analysis.rules.resolve_aggregate_functions import resolve_with_aggregate
-from ember.analysis.rules.resolve_references import child_attrs, resolve_col_with_agg
+from ember.analysis.rules.resolve_references import (
+    child_attrs,
+    resolve_col_with_agg,
+    resolve_expression,
+)
 from ember.errors import AnalysisError
 from ember.expressions.base import (
     Alias,
@@ -220,6 +224,19 @@ def _find_grouping_exprs(plan: LogicalPlan) -> tuple[list[Expression], Attribute
     raise unsupported_grouping_expression()
 
 
+def _grouping_attrs(plan: LogicalPlan) -> list[AttributeReference]:
+    """The grouping columns (no grouping id) of a grouping-sets Aggregate, or a HAVING Filter
+    over one; empty for anything else."""
+    if isinstance(plan, Filter):
+        plan = plan.child
+    if not isinstance(plan, Aggregate) or not any(
+            isinstance(g, AttributeReference) and g.name == GROUPING_ID_NAME
+            for g in plan.grouping_expressions):
+        return []
+    return [g for g in plan.grouping_expressions if isinstance(g, AttributeReference)
+            and g.name not in (GROUPING_ID_NAME, GROUPING_POS_NAME)]
+
+
 def _pre_order(plan: LogicalPlan):
     stack = [plan]
     while stack:
@@ -242,9 +259,15 @@ def _with_gid_output(plan: LogicalPlan, gid: AttributeReference) -> tuple[Logica
     match plan:
         case Aggregate(aggregate_expressions=items):
             return plan.copy(aggregate_expressions=items + (gid,)), True
-        case Filter(child=Aggregate() as agg):
-            new, added = _with_gid_output(agg, gid)
+        case Filter(child=Aggregate() | Project() as c):
+            new, added = _with_gid_output(c, gid)
             return plan.copy(child=new), added
+        case Project(project_list=items, child=Filter() | Aggregate() as c):
+            # the Project a HAVING puts over its hidden aggregates
+            new, _ = _with_gid_output(c, gid)
+            if gid.id not in new.output_set:
+                return plan, False
+            return plan.copy(project_list=items + (gid,), child=new), True
     return plan, False
 
 
@@ -343,10 +366,22 @@ def resolve_grouping_analytics(plan: LogicalPlan, ctx) -> LogicalPlan:
                 return p
             case Aggregate() if p.child.resolved:
                 return _resolve_aggregate(p, cs)
+        return p
+
+    def rule_up(p: LogicalPlan) -> LogicalPlan:
+        # bottom-up, so that a Sort / Filter sees the Aggregate built below it in this pass
         if not p.children or not all(c.resolved for c in p.children):
             return p
         p = _hive_grouping_id(p, cs)
         match p:
+            case Sort(order=order, child=child) if any(has_unresolved(o) for o in order) and (
+                    _grouping_attrs(child)):
+                # an ORDER BY name that is no output: the grouping column (nulled by the
+                # Expand), not the input column of the same name
+                groups = _grouping_attrs(child)
+                new_order = tuple(resolve_expression(resolve_expression(o, child.output, cs),
+                                                     groups, cs) for o in order)
+                return p.copy(order=new_order) if new_order != order else p
             case Filter(condition=cond, child=child) if has_grouping_function(cond) and (
                     cond.resolved):
                 groups, gid = _find_grouping_exprs(child)
@@ -363,7 +398,7 @@ def resolve_grouping_analytics(plan: LogicalPlan, ctx) -> LogicalPlan:
                 return Project(child.output, new) if added else new
         return p
 
-    return plan.transform_down(rule)
+    return plan.transform_down(rule).transform_up(rule_up)
 
 
 def _items_resolved(agg: Aggregate) -> bool:
