@@ -54,6 +54,7 @@ from ember.conf import PIVOT_MAX_VALUES
 from ember.errors import UnsupportedError
 from ember.analysis.fresh import fresh_copy
 from ember.expressions.cast import Cast
+from ember.expressions.grouping import Cube, GroupingSets, Rollup
 from ember.expressions.intervals import python_interval_string
 from ember.expressions.predicates import And, EqualNullSafe, EqualTo
 from ember.sql import parse_expression
@@ -565,6 +566,29 @@ class DataFrame:
 
     groupby = groupBy
 
+    def rollup(self, *cols: Any) -> "GroupedData":
+        """Group by ``ROLLUP(cols)``: the prefixes of ``cols``, longest first, down to the grand
+        total; a column outside a row's grouping set is NULL there (``F.grouping`` tells).
+
+        >>> df.rollup("a", "b").agg(F.sum("c"))   # doctest: +SKIP
+        """
+        grouped = self.groupBy(*cols)
+        return GroupedData(self, grouped._grouping, analytics=Rollup)
+
+    def cube(self, *cols: Any) -> "GroupedData":
+        """Group by ``CUBE(cols)``: every subset of ``cols``."""
+        grouped = self.groupBy(*cols)
+        return GroupedData(self, grouped._grouping, analytics=Cube)
+
+    def groupingSets(self, groupingSets: Sequence[Sequence[Any]],  # noqa: N802, N803
+                     *cols: Any) -> "GroupedData":
+        """Group by ``GROUPING SETS``: ``df.groupingSets([["a", "b"], ["a"], []], "a", "b")``
+        aggregates per set; ``cols`` are the grouping columns in the output."""
+        grouped = self.groupBy(*cols)
+        sets = [tuple(_col_expr(c) for c in s) for s in groupingSets]
+        self._check_refs(*(e for s in sets for e in s))
+        return GroupedData(self, grouped._grouping, analytics=tuple(sets))
+
     def agg(self, *exprs: Any) -> "DataFrame":
         """Aggregate over all rows (``groupBy().agg(...)``)."""
         return self.groupBy().agg(*exprs)
@@ -664,13 +688,16 @@ _AGG_ALIASES = {"avg": "avg", "mean": "avg", "average": "avg", "sum": "sum", "mi
 class GroupedData:
     """The result of ``DataFrame.groupBy``: call ``agg`` or a shortcut to get a DataFrame."""
 
-    __slots__ = ("_df", "_grouping", "_pivot")
+    __slots__ = ("_df", "_grouping", "_pivot", "_analytics")
 
     def __init__(self, df: DataFrame, grouping: tuple[Expression, ...],
-                 pivot: tuple[Expression, tuple[Expression, ...]] | None = None) -> None:
+                 pivot: tuple[Expression, tuple[Expression, ...]] | None = None,
+                 analytics: Any = None) -> None:
         self._df = df
         self._grouping = grouping
         self._pivot = pivot
+        #: ``rollup`` / ``cube``: Rollup or Cube; ``groupingSets``: the sets
+        self._analytics = analytics
 
     def pivot(self, pivot_col: Any, values: Sequence[Any] | None = None) -> "GroupedData":
         """Pivot on ``pivot_col``: the aggregation that follows makes one column per value (per
@@ -682,6 +709,9 @@ class GroupedData:
         >>> df.groupBy("cat").pivot("yr", [2023, 2024]).sum("amt")   # doctest: +SKIP
         """
 
+        if self._analytics is not None:
+            raise UnsupportedError("pivot is only supported after a groupBy.",
+                                   error_class="UNSUPPORTED_FEATURE")
         if self._pivot is not None:
             raise UnsupportedError("The feature is not supported: Repeated PIVOTs.",
                                    error_class="UNSUPPORTED_FEATURE.REPEATED_PIVOT")
@@ -725,8 +755,20 @@ class GroupedData:
             col, values = self._pivot
             return self._df._new(Pivot(tuple(grouping_out), (col,), tuple((v,) for v in values),
                                        (None,) * len(values), tuple(aggs), self._df._plan))
-        plan = Aggregate(self._grouping, tuple(grouping_out) + tuple(aggs), self._df._plan)
+        plan = Aggregate(self._group_by(), tuple(grouping_out) + tuple(aggs), self._df._plan)
         return self._df._new(plan)
+
+    def _group_by(self) -> tuple[Expression, ...]:
+        """The Aggregate's GROUP BY (Spark's ``RelationalGroupedDataset.toDF``)."""
+        kind = self._analytics
+        if kind is None:
+            return self._grouping
+        if isinstance(kind, tuple):
+            flat = tuple(e for s in kind for e in s)
+            starts = [sum(len(s) for s in kind[:i]) for i in range(len(kind))]
+            indexes = tuple(tuple(range(b, b + len(s))) for b, s in zip(starts, kind))
+            return (GroupingSets(indexes, flat, self._grouping),)
+        return (kind(tuple((i,) for i in range(len(self._grouping))), self._grouping),)
 
     def count(self) -> DataFrame:
         """Rows per group, in a column named ``count``."""

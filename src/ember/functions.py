@@ -39,7 +39,7 @@ __all__ = [
     "current_timestamp", "greatest", "least", "isnull", "isnotnull", "nullif", "broadcast", "asc",
     "desc", "asc_nulls_first", "asc_nulls_last", "desc_nulls_first", "desc_nulls_last", "struct",
     "ifnull", "nvl", "regexp_extract", "regexp_replace", "rlike", "regexp_like", "ilike",
-    "window",
+    "window", "grouping", "grouping_id",
 ]
 
 def _call(name: str, *args: Any, is_distinct: bool = False, ignore_nulls: bool = False) -> Column:
@@ -309,6 +309,18 @@ def current_timestamp() -> Column:
 
 
 # -- conditional / null handling ------------------------------------------------------------
+
+
+def grouping(col: Any) -> Column:
+    """``grouping(col)``: 1 where ``col`` is not in the row's grouping set (rollup / cube /
+    groupingSets), else 0."""
+    return _call("grouping", col)
+
+
+def grouping_id(*cols: Any) -> Column:
+    """``grouping_id(cols...)``: the grouping id (one bit per grouping column, the first the most
+    significant; 1 where the column is not grouped)."""
+    return _call("grouping_id", *cols)
 
 
 def coalesce(*cols: Any) -> Column:

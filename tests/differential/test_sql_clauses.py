@@ -79,7 +79,9 @@ IMPLEMENTED = {"distribute_by", "cluster_by", "distribute_by_sort_by", "distribu
                "distribute_by_under_aggregate", "order_by_with_distribute_by",
                "cluster_by_with_sort_by", "sort_by", "limit_all", "limit_offset",
                "hint_repartition", "hint_broadcast", "pivot", "unpivot", "tablesample_rows",
-               "tablesample_rows_alias"}
+               "tablesample_rows_alias", "group_by_with_rollup", "group_by_with_cube",
+               "group_by_rollup", "group_by_cube", "grouping_sets", "group_by_all",
+               "table_valued_function"}
 
 
 @pytest.fixture(scope="module")

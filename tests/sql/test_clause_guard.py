@@ -97,9 +97,6 @@ def test_an_unread_arg_is_refused_by_name() -> None:
     ("SELECT a FROM t WINDOW w AS (ORDER BY a)", "WINDOW clause"),
     ("SELECT a FROM t QUALIFY a > 1", "QUALIFY"),
     ("SELECT TRANSFORM(a) USING 'cat' FROM t", "TRANSFORM"),
-    ("SELECT a FROM t GROUP BY a WITH ROLLUP", "GROUP BY ROLLUP"),
-    ("SELECT a FROM t GROUP BY GROUPING SETS ((a))", "GROUPING SETS"),
-    ("SELECT a FROM t GROUP BY CUBE (a)", "CUBE"),
     ("SELECT * EXCEPT (a) FROM t", "* EXCEPT"),
     ("SELECT sum(a) OVER () FROM t", "window function"),
 ])

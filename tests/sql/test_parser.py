@@ -486,7 +486,7 @@ def test_unsupported_constructs_are_reported():
         parse_statement("SELECT sum(a) OVER () FROM t")
     assert "window" in e.value.message
     with pytest.raises(UnsupportedError):
-        parse_statement("SELECT a FROM t GROUP BY ROLLUP(a)")
+        parse_statement("SELECT a FROM t GROUP BY a WITH TOTALS")
 
 
 def test_parse_query_rejects_commands():

@@ -5,9 +5,11 @@ what is left unresolved or ill-typed with Spark's error class::
 
     Substitution (once)   CTESubstitution
     Hints (once)          ResolveHints (join strategy hints -> ResolvedHint)
-    Resolution (fixed)    ResolveRelations, ResolveInlineTables, ResolveReferences
+    Resolution (fixed)    ResolveRelations, ResolveInlineTables, ResolveTableValuedFunctions,
+                          ResolveReferences
                           (incl. DeduplicateRelations and star expansion), ResolveOrdinals,
                           ResolveMissingReferences, ResolveFunctions, ResolveAliases,
+                          ResolveGroupingAnalytics,
                           ResolvePivot, ResolveUnpivot,
                           ResolveSubquery, ResolveNaturalAndUsingJoin, GlobalAggregates,
                           ResolveAggregateFunctions, TimeWindowing, AddMetadataColumns,
@@ -57,6 +59,7 @@ from ember.analysis.rules.resolve_aliases import resolve_aliases
 from ember.analysis.rules.resolve_binary_arithmetic import resolve_binary_arithmetic
 from ember.analysis.rules.resolve_eval_mode import resolve_eval_mode
 from ember.analysis.rules.resolve_functions import resolve_functions
+from ember.analysis.rules.resolve_grouping_analytics import resolve_grouping_analytics
 from ember.analysis.rules.resolve_hints import resolve_hints
 from ember.analysis.rules.resolve_inline_tables import resolve_inline_tables
 from ember.analysis.rules.resolve_missing_references import resolve_missing_references
@@ -65,6 +68,9 @@ from ember.analysis.rules.resolve_ordinals import resolve_ordinals
 from ember.analysis.rules.resolve_pivot import resolve_pivot
 from ember.analysis.rules.resolve_references import resolve_references
 from ember.analysis.rules.resolve_relations import resolve_relations
+from ember.analysis.rules.resolve_table_valued_functions import (
+    resolve_table_valued_functions,
+)
 from ember.analysis.rules.resolve_subquery import resolve_subquery, resolve_outer_references
 from ember.analysis.rules.resolve_time_zone import resolve_time_zone
 from ember.analysis.rules.resolve_unpivot import resolve_unpivot
@@ -114,12 +120,14 @@ def _batches() -> tuple[Batch, ...]:
             (
                 ("ResolveRelations", resolve_relations),
                 ("ResolveInlineTables", resolve_inline_tables),
+                ("ResolveTableValuedFunctions", resolve_table_valued_functions),
                 ("ResolveReferences", resolve_references),
                 ("ResolveOrdinals", resolve_ordinals),
                 ("ResolveMissingReferences", resolve_missing_references),
                 ("ResolveFunctions", resolve_functions),
                 ("ResolveBinaryArithmetic", resolve_binary_arithmetic),
                 ("ResolveAliases", resolve_aliases),
+                ("ResolveGroupingAnalytics", resolve_grouping_analytics),
                 ("ResolvePivot", resolve_pivot),
                 ("ResolveUnpivot", resolve_unpivot),
                 ("ResolveSubquery", resolve_subquery),

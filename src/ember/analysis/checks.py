@@ -11,6 +11,8 @@ Checked bottom-up (the deepest problem is reported first, as Spark does):
 - set operations: ``NUM_COLUMNS_MISMATCH``, ``INCOMPATIBLE_COLUMN_TYPE``;
 - conditions: ``DATATYPE_MISMATCH.FILTER_NOT_BOOLEAN`` (WHERE; a non-predicate HAVING is cast to
   boolean by the parser, as Spark's ``withHavingClause`` does), ``JOIN_CONDITION_IS_NOT_BOOLEAN_TYPE``;
+- ``grouping()`` / ``grouping_id()`` without GROUPING SETS / CUBE / ROLLUP:
+  ``UNSUPPORTED_GROUPING_EXPRESSION``;
 - leftover unresolved operators (``UnresolvedHaving``, ``UsingJoin`` ...): ``INTERNAL_ERROR``
   naming the node.
 Subquery plans are checked too.
@@ -28,7 +30,9 @@ from ember.analysis.resolution import (
     unresolved_column_error,
 )
 from ember.analysis.rules._util import is_aggregate_expr
+from ember.analysis.rules.resolve_grouping_analytics import unsupported_grouping_expression
 from ember.errors import AnalysisError, InternalError
+from ember.expressions.grouping import Grouping, GroupingID
 from ember.expressions.base import (
     AttributeReference,
     Expression,
@@ -204,6 +208,9 @@ def _check_node(p: LogicalPlan, ctx) -> None:
         f = e.find(lambda x: isinstance(x, UnresolvedFunction))
         if f is not None:
             raise InternalError(f"Function {f.fn_name} was not resolved in {p.simple_string()}")
+        if e.find(lambda x: isinstance(x, (Grouping, GroupingID))) is not None:
+            # left by ResolveGroupingAnalytics: no GROUPING SETS / CUBE / ROLLUP below
+            raise unsupported_grouping_expression()
     # subqueries
     for e in p.expressions():
         for sq in e.collect(lambda x: x if isinstance(x, SubqueryExpression) else None):

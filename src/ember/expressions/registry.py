@@ -29,6 +29,7 @@ from ember.expressions.arithmetic import Abs, Pmod, Remainder, UnaryMinus, Unary
 from ember.expressions.base import Expression, Literal, NamedExpression
 from ember.expressions.cast import Cast
 from ember.expressions.conditional import Coalesce, Greatest, If, Least
+from ember.expressions.grouping import Grouping, GroupingID
 from ember.expressions.misc import (
     CreateArray,
     CreateNamedStruct,
@@ -110,6 +111,16 @@ def _pos(name, a):
 @_reg("coalesce", 1, _ANY)
 def _coalesce(name, a):
     return Coalesce(tuple(a))
+
+
+@_reg("grouping", 1, 1)
+def _grouping(name, a):
+    return Grouping(a[0])
+
+
+@_reg("grouping_id", 0, _ANY)
+def _grouping_id(name, a):
+    return GroupingID(tuple(a))
 
 
 @_reg("if iff", 3, 3)

@@ -44,6 +44,8 @@ from ember.expressions.base import (
     UnresolvedOrdinal,
     UnresolvedStar,
 )
+from ember.expressions.grouping import BaseGroupingSets, Cube, GroupingSets, Rollup
+from ember.expressions.registry import unresolved_routine
 from ember.expressions.subquery import Exists, InSubquery, ScalarSubquery
 from ember.plans.logical import nodes as L
 from ember.plans.logical.join_type import JoinType, UsingJoin
@@ -138,10 +140,6 @@ _CLAUSE_NAMES: dict[str, str] = {
 _UNSUPPORTED_EXPRESSIONS: dict[type, str] = {
     exp.QueryTransform: "TRANSFORM ... USING (script transformation)",
     exp.Lateral: "LATERAL VIEW",
-    # grouping analytics and window functions: not implemented yet
-    exp.GroupingSets: "GROUP BY GROUPING SETS",
-    exp.Cube: "GROUP BY CUBE",
-    exp.Rollup: "GROUP BY ROLLUP",
 }
 
 
@@ -341,13 +339,7 @@ class AstBuilder:
         group = node.args.get("group")
         having = node.args.get("having")
         if group is not None:
-            for key in ("grouping_sets", "cube", "rollup", "totals"):
-                if group.args.get(key):
-                    raise self.unsupported(f"GROUP BY {key.upper()}", group)
-            if group.args.get("all"):
-                raise self.unsupported("GROUP BY ALL", group)
-            groups = tuple(self.ordinal_or_expr(e) for e in group.expressions)
-            plan = L.Aggregate(groups, select_list, plan)
+            plan = L.Aggregate(self.group_by(group), select_list, plan)
         elif having is not None:
             plan = L.Aggregate((), select_list, plan)
         else:
@@ -357,6 +349,73 @@ class AstBuilder:
         if node.args.get("distinct") is not None:
             plan = L.Distinct(plan)
         return self.query_modifiers(node, plan)
+
+    def group_by(self, group: exp.Group) -> tuple[Expression, ...]:
+        """GROUP BY items (Spark's ``visitAggregationClause``): expressions and ordinals,
+        ``CUBE`` / ``ROLLUP`` / ``GROUPING SETS`` (nested ones inside GROUPING SETS give their
+        grouping sets), Hive's ``GROUP BY a, b WITH ROLLUP | WITH CUBE | GROUPING SETS (...)``,
+        and ``GROUP BY ALL`` (the name ``ALL``, which the analyzer resolves)."""
+        if group.args.get("totals"):
+            raise self.unsupported("WITH TOTALS", group)
+        if group.args.get("all"):
+            groups: tuple[Expression, ...] = (UnresolvedAttribute(("ALL",), self.origin_of(group)),)
+        else:
+            groups = tuple(self.group_item(e) for e in group.expressions)
+        hive = [(k, v) for k in ("rollup", "cube", "grouping_sets") for v in group.args.get(k) or []]
+        if not hive:
+            return groups
+        if len(hive) > 1 or any(isinstance(g, BaseGroupingSets) for g in groups):
+            raise self._syntax_error_at(group, "one GROUPING SETS / WITH ROLLUP / WITH CUBE")
+        kind, node = hive[0]
+        self.mark_read(node)
+        if kind == "grouping_sets":
+            return (self._grouping_sets(node, groups),)
+        indexes = tuple((i,) for i in range(len(groups)))
+        return ((Rollup if kind == "rollup" else Cube)(indexes, groups),)
+
+    def _grouping_set(self, e: exp.Expr) -> list[Expression]:
+        """One element of CUBE / ROLLUP / GROUPING SETS: ``(a, b)``, ``(a)``, ``()`` or ``a``."""
+        if isinstance(e, exp.Tuple):
+            self.mark_read(e)
+            return [self.ordinal_or_expr(x) for x in e.expressions]
+        if isinstance(e, exp.Paren):
+            self.mark_read(e)
+            return [self.ordinal_or_expr(e.this)]
+        return [self.ordinal_or_expr(e)]
+
+    @staticmethod
+    def _indexed(sets: list[list[Expression]]) -> tuple[tuple[tuple[int, ...], ...],
+                                                         tuple[Expression, ...]]:
+        flat: list[Expression] = []
+        indexes = []
+        for s in sets:
+            indexes.append(tuple(range(len(flat), len(flat) + len(s))))
+            flat += s
+        return tuple(indexes), tuple(flat)
+
+    def _grouping_sets(self, node: exp.GroupingSets, user_given: tuple[Expression, ...] = ()
+                       ) -> GroupingSets:
+        sets: list[list[Expression]] = []
+        for e in node.expressions:
+            if isinstance(e, (exp.Cube, exp.Rollup)):
+                sets += self.group_item(e).selected_group_by_exprs
+            else:
+                sets.append(self._grouping_set(e))
+        indexes, flat = self._indexed(sets)
+        return GroupingSets(indexes, flat, user_given)
+
+    def group_item(self, e: exp.Expr) -> Expression:
+        """One GROUP BY item."""
+        if isinstance(e, (exp.Cube, exp.Rollup)):
+            self.mark_read(e)
+            if not e.expressions:  # ``ROLLUP()`` is a function call to Spark's grammar
+                raise unresolved_routine(e.key.lower())
+            indexes, flat = self._indexed([self._grouping_set(x) for x in e.expressions])
+            return (Cube if isinstance(e, exp.Cube) else Rollup)(indexes, flat)
+        if isinstance(e, exp.GroupingSets):
+            self.mark_read(e)
+            return self._grouping_sets(e)
+        return self.ordinal_or_expr(e)
 
     def having_condition(self, node: exp.Expr) -> Any:
         """Spark's ``withHavingClause``: a HAVING condition that is not a predicate is cast to
@@ -608,6 +667,16 @@ class AstBuilder:
         (unless ``with_pivots`` is false) and nested joins."""
         alias = node.args.get("alias")
         match node:
+            case exp.Table() if isinstance(node.this, exp.Anonymous):
+                # ``range(10) [AS] t(x)``: a table-valued function
+                plan = self.table_function(node.this, lateral=False)
+                if alias is not None and alias.columns:
+                    plan = plan.copy(column_aliases=tuple(c.name for c in alias.columns))
+                    alias = exp.TableAlias(this=alias.this) if alias.name else None
+            case exp.Lateral() if isinstance(node.this, exp.Anonymous) and not (
+                    node.args.get("view") or node.args.get("outer")):
+                self.mark_read(node)
+                plan = self.table_function(node.this, lateral=True)
             case exp.Table():
                 if not isinstance(node.this, exp.Identifier):
                     raise self.unsupported(f"table-valued expression {type(node.this).__name__}",
@@ -643,6 +712,13 @@ class AstBuilder:
         for j in node.args.get("joins") or []:
             plan = self.join(plan, j)
         return plan
+
+    def table_function(self, call: exp.Anonymous, lateral: bool) -> L.LogicalPlan:
+        """``name(args)`` in FROM (Spark's ``UnresolvedTableValuedFunction``)."""
+        self.mark_read(call)
+        return L.UnresolvedTableValuedFunction(
+            call.name.lower(), tuple(self.expr(a) for a in call.expressions), lateral,
+            origin=self.origin_of(call))
 
     def sample(self, sample: exp.TableSample | None, plan: L.LogicalPlan) -> L.LogicalPlan:
         """``TABLESAMPLE (n ROWS)`` is Spark's ``Limit(n)`` over the relation (AstBuilder's

@@ -14,6 +14,7 @@ from ember.analysis.resolution import has_unresolved, pretty_sql, strip_alias
 from ember.analysis.rules._util import contains_aggregate, transform_up_in_run
 from ember.errors import AnalysisError
 from ember.expressions.base import Expression, SortOrder, UnresolvedOrdinal
+from ember.expressions.grouping import BaseGroupingSets
 from ember.plans.logical.nodes import Aggregate, LogicalPlan, Sort
 
 
@@ -64,6 +65,8 @@ def resolve_ordinals(plan: LogicalPlan, ctx) -> LogicalPlan:
                                 parameters={"index": str(i), "aggExpr": pretty_sql(target)},
                             )
                         return target
+                    if isinstance(g, BaseGroupingSets):  # GROUP BY ROLLUP(1, 2)
+                        return g.with_children(tuple(sub_g(k) for k in g.children))
                     return g
 
                 return p.copy(grouping_expressions=tuple(sub_g(g) for g in groups))

@@ -437,6 +437,28 @@ class UnresolvedRelation(LeafNode):
 
 
 @node
+class UnresolvedTableValuedFunction(LeafNode):
+    """A table-valued function in FROM (``range(10)``) before the analyzer builds its plan
+    (Spark's ``UnresolvedTableValuedFunction``, with ``UnresolvedTVFAliases``' column names);
+    ``lateral`` for ``LATERAL range(...)``."""
+
+    name: str
+    arguments: tuple[Expression, ...]
+    lateral: bool = False
+    #: ``range(3) AS t(x)``: the output column names
+    column_aliases: tuple[str, ...] = ()
+    origin: tuple[int, int] | None = field(default=None, compare=False)
+
+    @property
+    def resolved(self) -> bool:
+        return False
+
+    def simple_string(self) -> str:
+        args = ", ".join(a.simple_string() for a in self.arguments)
+        return f"UnresolvedTableValuedFunction [{self.name}], [{args}], false"
+
+
+@node
 class UnresolvedInlineTable(LeafNode):
     """``VALUES (1, 'a'), (2, 'b') AS t(a, b)`` before its rows are evaluated."""
 
