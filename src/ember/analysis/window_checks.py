@@ -51,11 +51,20 @@ def _q(e: Expression) -> str:
     return f'"{to_pretty_sql(e)}"'
 
 
+def _foldable(e: Expression) -> bool:
+    """Spark's ``foldable`` for a bound: a literal, or a deterministic expression of foldable
+    children (``UnaryMinus(3)``, ``1 + 1``, a cast of one)."""
+    if e.foldable:
+        return True
+    kids = e.children
+    return bool(kids) and e.deterministic and all(_foldable(c) for c in kids)
+
+
 def _check_boundary(frame: SpecifiedWindowFrame, b: Expression, location: str
                     ) -> TypeCheckFailure | None:
     if isinstance(b, SpecialFrameBoundary):
         return None
-    if not b.foldable:
+    if not _foldable(b):
         return TypeCheckFailure(
             f"Window frame {location} bound {_q(b)} is not a literal.",
             "SPECIFIED_WINDOW_FRAME_WITHOUT_FOLDABLE",
