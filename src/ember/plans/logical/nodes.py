@@ -826,6 +826,39 @@ class UnresolvedHaving(UnaryNode):
 
 
 @node
+class UnresolvedQualify(UnaryNode):
+    """``QUALIFY cond`` over a select list (Spark's ``UnresolvedQualify``): a filter on window
+    results, resolved by ExtractWindowExpressions into a ``Filter`` above the ``Window``."""
+
+    condition: Expression
+    child: LogicalPlan
+
+    @property
+    def resolved(self) -> bool:
+        return False
+
+    def simple_string(self) -> str:
+        return f"UnresolvedQualify {self.condition.simple_string()}"
+
+
+@node
+class WithWindowDefinition(UnaryNode):
+    """``WINDOW w AS (...), ...`` (Spark's ``WithWindowDefinition``): the named window
+    specifications ``OVER w`` refers to, substituted by the analyzer's WindowsSubstitution."""
+
+    window_definitions: tuple[tuple[str, Expression], ...]
+    child: LogicalPlan
+
+    @property
+    def resolved(self) -> bool:
+        return False
+
+    def simple_string(self) -> str:
+        defs = ", ".join(f"{n}={s.simple_string()}" for n, s in self.window_definitions)
+        return f"WithWindowDefinition [{defs}], false"
+
+
+@node
 class ResolvedHint(UnaryNode):
     """A join strategy hint on the relation below it; moved onto Join nodes before planning."""
 
