@@ -40,14 +40,9 @@ NAMED = [
     "sum(x) OVER (ORDER BY CAST(a AS BIGINT) RANGE BETWEEN 1 PRECEDING AND CURRENT ROW), "
     "sum(x) OVER (ORDER BY a DESC RANGE BETWEEN 1 PRECEDING AND CURRENT ROW) FROM t",
     "SELECT sum(x) OVER (ORDER BY d RANGE BETWEEN 1 PRECEDING AND CURRENT ROW) FROM t",
-    pytest.param(
-        "SELECT sum(x) OVER (ORDER BY d RANGE BETWEEN INTERVAL 1 DAY PRECEDING AND CURRENT ROW), "
-        "sum(x) OVER (ORDER BY d RANGE BETWEEN INTERVAL '1-1' YEAR TO MONTH PRECEDING AND "
-        "CURRENT ROW) FROM t",
-        marks=pytest.mark.xfail(strict=True, reason=(
-            "ResolveBinaryArithmetic turns UnaryMinus(interval) into IntervalNegate, which the "
-            "frame prints as '(- INTERVAL ...) FOLLOWING' (Spark: 'INTERVAL ... PRECEDING'); "
-            "see /work/wt/WINDOW_NOTES.md"))),
+    "SELECT sum(x) OVER (ORDER BY d RANGE BETWEEN INTERVAL 1 DAY PRECEDING AND CURRENT ROW), "
+    "sum(x) OVER (ORDER BY d RANGE BETWEEN INTERVAL '1-1' YEAR TO MONTH PRECEDING AND "
+    "CURRENT ROW) FROM t",
     "SELECT a, rank() OVER w, sum(x) OVER w2 FROM t WINDOW w AS (PARTITION BY a ORDER BY x), "
     "w2 AS w",
     "SELECT a, rank() OVER w AS r FROM t WINDOW w AS (PARTITION BY a ORDER BY x) QUALIFY r = 1",
