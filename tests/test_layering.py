@@ -45,7 +45,7 @@ GROUPS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
                     "ember.streaming.progress", "ember.streaming.checks",
                     "ember.streaming.spark")),
     (8, "surface", ("ember", "ember.session", "ember.dataframe", "ember.column",
-                    "ember.functions", "ember.readers", "ember.cli", "ember.__main__",
+                    "ember.functions", "ember.window", "ember.readers", "ember.cli", "ember.__main__",
                     "ember.streaming", "ember.streaming.api", "ember.streaming.sinks",
                     "ember.streaming.sources", "ember.streaming.memory")),
 )

@@ -18,6 +18,7 @@ from ember.dataframe import DataFrame, GroupedData
 from ember.errors import AnalysisError, EmberError, ExecutionError, ParseError
 from ember.row import Row
 from ember.session import Session
+from ember.window import Window, WindowSpec
 
 SparkSession = Session  # lets `from ember import SparkSession` stand in for PySpark's import
 
@@ -28,6 +29,8 @@ __all__ = [
     "GroupedData",
     "Column",
     "Row",
+    "Window",
+    "WindowSpec",
     "functions",
     "errors",
     "EmberError",

@@ -19,6 +19,7 @@ from ember.expressions.base import (
     Alias, Expression, Literal, SortOrder, UnresolvedAttribute, UnresolvedStar, UnresolvedFunction,
 )
 from ember.errors import AnalysisError
+from ember.expressions.windows import UnspecifiedFrame, WindowExpression, WindowSpecDefinition
 from ember.sql import parse_data_type
 
 __all__ = ["Column", "to_expr", "literal_expr", "parse_column_name", "column_from_name"]
@@ -335,6 +336,22 @@ class Column:
 
     def desc_nulls_last(self) -> "Column":
         return Column(SortOrder(self._expr, False, False))
+
+    # -- windows ------------------------------------------------------------------------------
+    def over(self, window: Any = None) -> "Column":
+        """This aggregate or window function over ``window`` (an ``ember.window.WindowSpec``;
+        none: the whole input, ``Window.partitionBy()``).
+
+        >>> from ember.window import Window
+        >>> from ember import functions as F
+        >>> F.sum("x").over(Window.partitionBy("a")).expr.sql()
+        'sum(x) OVER (PARTITION BY a )'
+        """
+        spec = WindowSpecDefinition((), (), UnspecifiedFrame()) if window is None else getattr(
+            window, "expr", None)
+        if not isinstance(spec, WindowSpecDefinition):
+            raise TypeError(f"over() takes a WindowSpec, not {type(window).__name__}")
+        return Column(WindowExpression(self._expr, spec))
 
     # -- CASE WHEN ----------------------------------------------------------------------------
     def when(self, condition: "Column", value: Any) -> "Column":

@@ -276,6 +276,10 @@ PIVOT_MAX_VALUES = _entry("spark.sql.pivotMaxValues", 10000, int,
                           "given the values (more raise an error).")
 OPTIMIZER_MAX_ITERATIONS = _entry("spark.sql.optimizer.maxIterations", 100, int,
                                   "Max iterations of a fixed-point optimizer batch.")
+WINDOW_GROUP_LIMIT_THRESHOLD = _entry(
+    "spark.sql.optimizer.windowGroupLimitThreshold", 1000, int,
+    "InferWindowGroupLimit inserts a WindowGroupLimit below a Window filtered by rank <= k only "
+    "for k up to this; -1 disables the rule.")
 CONSTRAINT_PROPAGATION_ENABLED = _entry(
     "spark.sql.constraintPropagation.enabled", True, _bool,
     "Infer constraints (isnotnull, equality transitivity) up the plan; InferFiltersFromConstraints "

@@ -39,7 +39,8 @@ __all__ = [
     "current_timestamp", "greatest", "least", "isnull", "isnotnull", "nullif", "broadcast", "asc",
     "desc", "asc_nulls_first", "asc_nulls_last", "desc_nulls_first", "desc_nulls_last", "struct",
     "ifnull", "nvl", "regexp_extract", "regexp_replace", "rlike", "regexp_like", "ilike",
-    "window", "grouping", "grouping_id",
+    "window", "grouping", "grouping_id", "row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag",
+    "lead", "nth_value",
 ]
 
 def _call(name: str, *args: Any, is_distinct: bool = False, ignore_nulls: bool = False) -> Column:
@@ -469,12 +470,69 @@ def any_value(col: Any, ignoreNulls: bool | None = None) -> Column:  # noqa: N80
     return _call("any_value", col, ignore_nulls=bool(ignoreNulls))
 
 
-def first_value(col: Any, ignoreNulls: bool | None = None) -> Column:  # noqa: N803
+def first_value(col: Any, ignoreNulls: Any = None) -> Column:  # noqa: N803
+    """The first value (of the window frame or group); ``ignoreNulls`` a bool or a Column."""
+    if isinstance(ignoreNulls, Column):
+        return _call("first_value", col, ignoreNulls)
     return _call("first_value", col, ignore_nulls=bool(ignoreNulls))
 
 
-def last_value(col: Any, ignoreNulls: bool | None = None) -> Column:  # noqa: N803
+def last_value(col: Any, ignoreNulls: Any = None) -> Column:  # noqa: N803
+    """The last value (of the window frame or group); ``ignoreNulls`` a bool or a Column."""
+    if isinstance(ignoreNulls, Column):
+        return _call("last_value", col, ignoreNulls)
     return _call("last_value", col, ignore_nulls=bool(ignoreNulls))
+
+
+# -- window functions (use with ``.over(window)``) ----------------------------------------------
+
+
+def row_number() -> Column:
+    """1, 2, 3 ... within the window partition: ``F.row_number().over(w)``."""
+    return _call("row_number")
+
+
+def rank() -> Column:
+    """Rank with gaps among ties: ``F.rank().over(Window.orderBy("x"))``."""
+    return _call("rank")
+
+
+def dense_rank() -> Column:
+    """Rank without gaps among ties."""
+    return _call("dense_rank")
+
+
+def percent_rank() -> Column:
+    """(rank - 1) / (rows in the partition - 1)."""
+    return _call("percent_rank")
+
+
+def cume_dist() -> Column:
+    """Fraction of the partition's rows up to and including the current row's peers."""
+    return _call("cume_dist")
+
+
+def ntile(n: int) -> Column:
+    """The bucket 1..n of the row when the ordered partition is split in ``n`` buckets."""
+    return Column(UnresolvedFunction("ntile", (literal_expr(n),)))
+
+
+def lag(col: Any, offset: int = 1, default: Any = None) -> Column:
+    """The value ``offset`` rows before the current row, else ``default``."""
+    return Column(UnresolvedFunction("lag", (_col_or_name(col), literal_expr(offset),
+                                             literal_expr(default))))
+
+
+def lead(col: Any, offset: int = 1, default: Any = None) -> Column:
+    """The value ``offset`` rows after the current row, else ``default``."""
+    return Column(UnresolvedFunction("lead", (_col_or_name(col), literal_expr(offset),
+                                              literal_expr(default))))
+
+
+def nth_value(col: Any, offset: int, ignoreNulls: bool | None = False) -> Column:  # noqa: N803
+    """The ``offset``-th value (1-based) of the window frame; NULL when it has fewer rows."""
+    return Column(UnresolvedFunction("nth_value", (_col_or_name(col), literal_expr(offset)),
+                                     ignore_nulls=bool(ignoreNulls)))
 
 
 def nvl2(col1: Any, col2: Any, col3: Any) -> Column:

@@ -94,11 +94,8 @@ def test_an_unread_arg_is_refused_by_name() -> None:
     ("SELECT * FROM t TABLESAMPLE (10 PERCENT)", "TABLESAMPLE"),
     ("SELECT * FROM (SELECT a FROM t) TABLESAMPLE (BUCKET 1 OUT OF 2)", "TABLESAMPLE"),
     ("SELECT a FROM t LATERAL VIEW explode(b) x AS y", "LATERAL VIEW"),
-    ("SELECT a FROM t WINDOW w AS (ORDER BY a)", "WINDOW clause"),
-    ("SELECT a FROM t QUALIFY a > 1", "QUALIFY"),
     ("SELECT TRANSFORM(a) USING 'cat' FROM t", "TRANSFORM"),
     ("SELECT * EXCEPT (a) FROM t", "* EXCEPT"),
-    ("SELECT sum(a) OVER () FROM t", "window function"),
 ])
 def test_unsupported_clauses_are_named_with_their_position(sql: str, words: str) -> None:
     with pytest.raises(UnsupportedError) as e:

@@ -5,15 +5,17 @@ what is left unresolved or ill-typed with Spark's error class::
 
     Substitution (once)   CTESubstitution
     Hints (once)          ResolveHints (join strategy hints -> ResolvedHint)
-    Resolution (fixed)    ResolveRelations, ResolveInlineTables, ResolveTableValuedFunctions,
-                          ResolveReferences
-                          (incl. DeduplicateRelations and star expansion), ResolveOrdinals,
-                          ResolveMissingReferences, ResolveFunctions, ResolveAliases,
-                          ResolveGroupingAnalytics,
-                          ResolvePivot, ResolveUnpivot,
-                          ResolveSubquery, ResolveNaturalAndUsingJoin, GlobalAggregates,
-                          ResolveAggregateFunctions, TimeWindowing, AddMetadataColumns,
-                          TypeCoercion, ResolveEvalMode
+    Resolution (fixed)    WindowsSubstitution, ResolveRelations, ResolveInlineTables,
+                          ResolveTableValuedFunctions,
+                          ResolveReferences (incl. DeduplicateRelations and star expansion),
+                          ResolveOrdinals, ResolveMissingReferences, ResolveFunctions,
+                          ResolveAliases, ResolveGroupingAnalytics, ResolvePivot,
+                          ResolveUnpivot, ResolveSubquery,
+                          ResolveWindowOrder, ResolveWindowFrame, ResolveNaturalAndUsingJoin,
+                          GlobalAggregates, ResolveAggregateFunctions,
+                          ExtractWindowExpressions (and QUALIFY; after HAVING is resolved),
+                          TimeWindowing, AddMetadataColumns,
+                          TypeCoercion, WindowFrameCoercion, ResolveEvalMode
     Remove TempResolvedColumn (once)  RemoveTempResolvedColumn (HAVING names; see
                           ResolveAggregateFunctions)
     ResolveTimeZone (once)
@@ -76,6 +78,11 @@ from ember.analysis.rules.resolve_time_zone import resolve_time_zone
 from ember.analysis.rules.resolve_unpivot import resolve_unpivot
 from ember.analysis.rules.time_windowing import time_windowing
 from ember.analysis.rules.type_coercion import type_coercion
+from ember.analysis.rules.extract_window_expressions import extract_window_expressions
+from ember.analysis.rules.resolve_window_frame import resolve_window_frame
+from ember.analysis.rules.resolve_window_order import resolve_window_order
+from ember.analysis.rules.window_frame_coercion import window_frame_coercion
+from ember.analysis.rules.windows_substitution import windows_substitution
 
 Rule = Callable[[LogicalPlan, "AnalysisContext"], LogicalPlan]
 
@@ -118,6 +125,7 @@ def _batches() -> tuple[Batch, ...]:
             "Resolution",
             100,
             (
+                ("WindowsSubstitution", windows_substitution),
                 ("ResolveRelations", resolve_relations),
                 ("ResolveInlineTables", resolve_inline_tables),
                 ("ResolveTableValuedFunctions", resolve_table_valued_functions),
@@ -131,12 +139,16 @@ def _batches() -> tuple[Batch, ...]:
                 ("ResolvePivot", resolve_pivot),
                 ("ResolveUnpivot", resolve_unpivot),
                 ("ResolveSubquery", resolve_subquery),
+                ("ResolveWindowOrder", resolve_window_order),
+                ("ResolveWindowFrame", resolve_window_frame),
                 ("ResolveNaturalAndUsingJoin", resolve_natural_and_using_join),
                 ("GlobalAggregates", global_aggregates),
                 ("ResolveAggregateFunctions", resolve_aggregate_functions),
+                ("ExtractWindowExpressions", extract_window_expressions),
                 ("TimeWindowing", time_windowing),
                 ("AddMetadataColumns", add_metadata_columns),
                 ("TypeCoercion", type_coercion),
+                ("WindowFrameCoercion", window_frame_coercion),
                 ("ResolveEvalMode", resolve_eval_mode),
             ),
         ),

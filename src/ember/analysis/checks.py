@@ -8,6 +8,10 @@ Checked bottom-up (the deepest problem is reported first, as Spark does):
 - aggregates in WHERE: ``INVALID_WHERE_CONDITION``; nested aggregates:
   ``NESTED_AGGREGATE_FUNCTION``; non-grouped columns: ``MISSING_AGGREGATION`` (or
   ``MISSING_GROUP_BY`` without GROUP BY); aggregates in GROUP BY: ``GROUP_BY_AGGREGATE``;
+- windows: ``WINDOW_FUNCTION_WITHOUT_OVER_CLAUSE``, ``DISTINCT_WINDOW_FUNCTION_UNSUPPORTED``,
+  ``UNSUPPORTED_EXPR_FOR_WINDOW``, ``MISSING_WINDOW_SPECIFICATION``, the frame and
+  specification checks (``ember.analysis.window_checks``), windows in ORDER BY or GROUP BY:
+  ``UNSUPPORTED_EXPR_FOR_OPERATOR``;
 - set operations: ``NUM_COLUMNS_MISMATCH``, ``INCOMPATIBLE_COLUMN_TYPE``;
 - conditions: ``DATATYPE_MISMATCH.FILTER_NOT_BOOLEAN`` (WHERE; a non-predicate HAVING is cast to
   boolean by the parser, as Spark's ``withHavingClause`` does), ``JOIN_CONDITION_IS_NOT_BOOLEAN_TYPE``;
@@ -31,6 +35,10 @@ from ember.analysis.resolution import (
 )
 from ember.analysis.rules._util import is_aggregate_expr
 from ember.analysis.rules.resolve_grouping_analytics import unsupported_grouping_expression
+from ember.analysis.rules.windows_substitution import missing_window_specification
+from ember.analysis.window_checks import check_window_types
+from ember.expressions.aggregates import AggregateExpression
+from ember.expressions.windows import WindowExpression, WindowFunction, WindowSpecReference
 from ember.errors import AnalysisError, InternalError
 from ember.expressions.grouping import Grouping, GroupingID
 from ember.expressions.base import (
@@ -119,7 +127,7 @@ def _check_expression_types(e: Expression, ctx) -> None:
         if failure:
             return
         if all(c.resolved for c in x.children):
-            msg = x.check_input_types()
+            msg = x.check_input_types() or check_window_types(x)
             if msg is not None:
                 failure.append((x, msg))
 
@@ -136,6 +144,65 @@ def _check_expression_types(e: Expression, ctx) -> None:
         parameters=params,
         origin=to_origin(getattr(x, "origin", None)),
     )
+
+
+def _is_window(x: Expression) -> bool:
+    return isinstance(x, WindowExpression)
+
+
+def _is_special(x: Expression) -> bool:
+    return is_aggregate_expr(x) or isinstance(x, WindowExpression)
+
+
+def _unsupported_in_operator(p: LogicalPlan, exprs, ctx) -> None:
+    """Spark's ``UNSUPPORTED_EXPR_FOR_OPERATOR``: window or aggregate expressions where the
+    operator cannot compute them (ORDER BY without an Aggregate below, GROUP BY)."""
+    bad = [a for e in exprs for a in e.collect(lambda x: x if _is_special(x) else None)]
+    sqls = ", ".join(f'"{pretty_sql(a, ctx.implicit_casts)}"' for a in bad)
+    op = p.node_name
+    raise AnalysisError(
+        f"The query operator `{op}` contains one or more unsupported expressions. Consider "
+        "to rewrite it to avoid window functions, aggregate functions, and generator "
+        f"functions in the {op} operator.\nInvalid expressions: [{sqls}]",
+        error_class="UNSUPPORTED_EXPR_FOR_OPERATOR",
+        parameters={"operator": op, "invalidExprSqls": sqls},
+    )
+
+
+def _check_windows(e: Expression, ctx) -> None:
+    """Spark's window checks of CheckAnalysis, bottom-up: a window function without OVER
+    (``WINDOW_FUNCTION_WITHOUT_OVER_CLAUSE``), a window reference no WINDOW clause defined
+    (``MISSING_WINDOW_SPECIFICATION``), DISTINCT over a window
+    (``DISTINCT_WINDOW_FUNCTION_UNSUPPORTED``), a function that is neither an aggregate nor a
+    window function over a window (``UNSUPPORTED_EXPR_FOR_WINDOW``)."""
+
+    def visit(x: Expression) -> None:
+        for c in x.children:
+            visit(c)
+        if not isinstance(x, WindowExpression):
+            wf = next((c for c in x.children if isinstance(c, WindowFunction)), None)
+            if wf is not None and all(c.resolved for c in wf.children):
+                text = f'"{pretty_sql(wf)}"'
+                raise AnalysisError(f"Window function {text} requires an OVER clause.",
+                                    error_class="WINDOW_FUNCTION_WITHOUT_OVER_CLAUSE",
+                                    parameters={"funcName": text},
+                                    origin=to_origin(getattr(e, "origin", None)))
+            return
+        if isinstance(x.window_spec, WindowSpecReference):
+            raise missing_window_specification(x.window_spec.name)
+        fn = x.window_function
+        if isinstance(fn, AggregateExpression) and fn.is_distinct:
+            text = f'"{pretty_sql(x, ctx.implicit_casts)}"'
+            raise AnalysisError(f"Distinct window functions are not supported: {text}.",
+                                error_class="DISTINCT_WINDOW_FUNCTION_UNSUPPORTED",
+                                parameters={"windowExpr": text})
+        if not isinstance(fn, (AggregateExpression, WindowFunction)) and fn.resolved:
+            text = f'"{pretty_sql(fn, ctx.implicit_casts)}"'
+            raise AnalysisError(f"Expression {text} not supported within a window function.",
+                                error_class="UNSUPPORTED_EXPR_FOR_WINDOW",
+                                parameters={"sqlExpr": text})
+
+    visit(e)
 
 
 def _check_aggregate(agg: Aggregate, ctx) -> None:
@@ -240,18 +307,12 @@ def _check_node(p: LogicalPlan, ctx) -> None:
                     error_class="INVALID_WHERE_CONDITION",
                     parameters={"condition": cond_sql, "expressionList": lst},
                 )
-        case Sort(order=order) if any(o.exists(is_aggregate_expr) for o in order):
-            # an aggregate ORDER BY no Aggregate below could take (Spark's
+        case Sort(order=order) if any(o.exists(_is_special) for o in order):
+            # an aggregate ORDER BY no Aggregate below could take, or a window function (Spark's
             # specialExpressionsInUnsupportedOperator)
-            bad = [a for o in order for a in o.collect(lambda x: x if is_aggregate_expr(x) else None)]
-            sqls = ", ".join(f'"{pretty_sql(a, ctx.implicit_casts)}"' for a in bad)
-            raise AnalysisError(
-                "The query operator `Sort` contains one or more unsupported expressions. Consider "
-                "to rewrite it to avoid window functions, aggregate functions, and generator "
-                f"functions in the Sort operator.\nInvalid expressions: [{sqls}]",
-                error_class="UNSUPPORTED_EXPR_FOR_OPERATOR",
-                parameters={"invalidExprSqls": sqls},
-            )
+            _unsupported_in_operator(p, order, ctx)
+        case Aggregate(grouping_expressions=groups) if any(g.exists(_is_window) for g in groups):
+            _unsupported_in_operator(p, groups, ctx)
         case Union(inputs=inputs):
             _check_set_op(p, inputs)
         case Intersect(left=l, right=r) | Except(left=l, right=r):
@@ -259,6 +320,7 @@ def _check_node(p: LogicalPlan, ctx) -> None:
         case _:
             pass
     for e in p.expressions():
+        _check_windows(e, ctx)
         _check_expression_types(e, ctx)
     match p:
         case Join(condition=cond) if cond is not None and cond.data_type != T.BOOLEAN:

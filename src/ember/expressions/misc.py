@@ -30,6 +30,7 @@ from ember.expressions.common import (
 )
 from ember.trees import node
 from ember.coercion import implicit_cast
+from ember.expressions.arithmetic import UnaryMinus
 from ember.expressions.subquery import OuterReference
 
 __all__ = ["CreateNamedStruct", "FunctionCall", "ScalarFunction", "FunctionSpec",
@@ -313,7 +314,12 @@ def to_pretty_sql(e: Expression, implicit_casts: dict[int, object] | None = None
 
     def pretty(x: Expression) -> Expression:
         if implicit_casts and id(x) in implicit_casts and hasattr(x, "child"):
-            return pretty(x.child)  # type: ignore[attr-defined]
+            inner = pretty(x.child)  # type: ignore[attr-defined]
+            if isinstance(inner, UnaryMinus):
+                # Spark shows the cast's child as text: a cast RANGE bound ``-1`` is
+                # ``(- 1) FOLLOWING``, not ``1 PRECEDING`` (WindowFrameCoercion)
+                return PrettyAttribute(inner.sql(), x.data_type)
+            return inner
         match x:
             case AttributeReference(attr_name=name, dtype=dt):
                 return PrettyAttribute(name, dt)

@@ -18,6 +18,7 @@ Ember does not implement are simply absent from a batch, batches left empty are 
       Inferring Filters
     Push extra predicate through join     FixedPoint  PushExtraPredicateThroughJoin,
                                                       PushDownPredicates
+    Infer window group limit              Once        InferWindowGroupLimit, ConstantFolding
     Join Reorder                          FixedPoint(1) CostBasedJoinReorder
     Distinct Aggregate Rewrite            Once        RewriteDistinctAggregates
     LocalRelation                         FixedPoint  ConvertToLocalRelation, PropagateEmptyRelation
@@ -28,7 +29,8 @@ Ember does not implement are simply absent from a batch, batches left empty are 
                                                       RemoveNoopOperators
 
 The operator optimization rule set, in Spark's order: ReorderJoin, EliminateOuterJoin,
-PushDownPredicates, ColumnPruning, CollapseProject, NullPropagation, ConstantFolding,
+PushDownPredicates, ColumnPruning, CollapseProject, CollapseWindow, TransposeWindow,
+NullPropagation, ConstantFolding,
 BooleanSimplification, RewriteCorrelatedScalarSubquery, RemoveRedundantAliases,
 RemoveNoopOperators (CombineFilters runs inside PushDownPredicates, as in Spark).  FixedPoint is
 ``spark.sql.optimizer.maxIterations`` (100).
@@ -63,6 +65,9 @@ from ember.optimizer.rules.eliminate_subquery_aliases import (
     EliminateResolvedHint, EliminateSubqueryAliases,
 )
 from ember.optimizer.rules.infer_filters import InferFiltersFromConstraints
+from ember.optimizer.rules.infer_window_group_limit import InferWindowGroupLimit
+from ember.optimizer.rules.collapse_window import CollapseWindow
+from ember.optimizer.rules.transpose_window import TransposeWindow
 from ember.optimizer.rules.null_propagation import NullPropagation
 from ember.optimizer.rules.optimize_subqueries import OptimizeSubqueries
 from ember.optimizer.rules.propagate_empty_relation import PropagateEmptyRelation
@@ -94,6 +99,8 @@ def _operator_optimization_rules() -> tuple[Rule, ...]:
         PushDownPredicates(),
         ColumnPruning(),
         CollapseProject(),
+        CollapseWindow(),
+        TransposeWindow(),
         NullPropagation(),
         ConstantFolding(),
         BooleanSimplification(),
@@ -123,6 +130,7 @@ def default_batches(conf: "SQLConf") -> list[Batch]:
         Batch("Operator Optimization after Inferring Filters", fixed, op_rules),
         Batch("Push extra predicate through join", fixed, (
             PushExtraPredicateThroughJoin(), PushDownPredicates())),
+        Batch("Infer window group limit", ONCE, (InferWindowGroupLimit(), ConstantFolding())),
         Batch("Join Reorder", FixedPoint(1), (CostBasedJoinReorder(),)),
         Batch("Distinct Aggregate Rewrite", ONCE, (RewriteDistinctAggregates(),)),
         Batch("LocalRelation", fixed, (ConvertToLocalRelation(), PropagateEmptyRelation())),

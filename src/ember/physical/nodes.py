@@ -40,6 +40,7 @@ from ember.plans.logical.join_type import (  # BuildSide is also imported from h
 from ember.plans.logical.nodes import (
     FileRelation,
     cached_output,
+    window_args_string,
     intersect_output,
     node_expressions,
     union_output,
@@ -494,6 +495,90 @@ class ExpandExec(UnaryExecNode):
     def simple_string(self) -> str:
         ps = ", ".join(_list(p) for p in self.projections)
         return f"Expand [{ps}], {_list(self.output)}"
+
+
+def window_child_requirements(partition_spec: tuple[Expression, ...],
+                              order_spec: tuple[SortOrder, ...]
+                              ) -> tuple[tuple[Distribution, ...], tuple[tuple[SortOrder, ...], ...]]:
+    """What Spark's ``WindowExecBase`` / ``WindowGroupLimitExec`` (Final) require of their
+    child: clustered on the partition keys (all tuples in one partition without them), sorted
+    by the partition keys ascending, then the order keys."""
+    dist: Distribution = (ClusteredDistribution(partition_spec) if partition_spec
+                          else AllTuples())
+    order = tuple(SortOrder(e, True) for e in partition_spec) + tuple(order_spec)
+    return (dist,), (order,)
+
+
+@node
+class WindowExec(UnaryExecNode):
+    """``Window [f(x#1) windowspecdefinition(...) AS w#3], [a#1], [b#2 ASC NULLS FIRST]``
+    (Spark's ``WindowExec``): appends one column per window expression to the child's rows,
+    which arrive clustered on ``partition_spec`` and sorted by it and ``order_spec``."""
+
+    window_expressions: tuple[Expression, ...]
+    partition_spec: tuple[Expression, ...]
+    order_spec: tuple[SortOrder, ...]
+    child: SparkPlan
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return self.child.output + tuple(_to_attribute(e) for e in self.window_expressions)
+
+    @property
+    def output_ordering(self) -> tuple[SortOrder, ...]:
+        return self.child.output_ordering
+
+    @property
+    def required_child_distribution(self) -> tuple[Distribution, ...]:
+        return window_child_requirements(self.partition_spec, self.order_spec)[0]
+
+    @property
+    def required_child_ordering(self) -> tuple[tuple[SortOrder, ...], ...]:
+        return window_child_requirements(self.partition_spec, self.order_spec)[1]
+
+    def simple_string(self) -> str:
+        return "Window " + window_args_string(
+            self.window_expressions, self.partition_spec, self.order_spec)
+
+
+class WindowGroupLimitMode(Enum):
+    """Spark's ``WindowGroupLimitMode``: ``Partial`` runs before the shuffle on each input
+    partition, ``Final`` after it on whole window partitions."""
+
+    PARTIAL = "Partial"
+    FINAL = "Final"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@node
+class WindowGroupLimitExec(OrderPreservingUnaryExecNode):
+    """``WindowGroupLimit [a#1], [b#2 ASC NULLS FIRST], row_number(), 2, Final`` (Spark's
+    ``WindowGroupLimitExec``): keeps the rows of each window partition whose rank-like function
+    is at most ``limit``.  Both modes need their input sorted by the partition and order keys;
+    only ``Final`` needs the partition's rows together."""
+
+    partition_spec: tuple[Expression, ...]
+    order_spec: tuple[SortOrder, ...]
+    rank_like_function: Expression
+    limit: int
+    mode: WindowGroupLimitMode
+    child: SparkPlan
+
+    @property
+    def required_child_distribution(self) -> tuple[Distribution, ...]:
+        if self.mode is WindowGroupLimitMode.PARTIAL:
+            return (UnspecifiedDistribution(),)
+        return window_child_requirements(self.partition_spec, self.order_spec)[0]
+
+    @property
+    def required_child_ordering(self) -> tuple[tuple[SortOrder, ...], ...]:
+        return window_child_requirements(self.partition_spec, self.order_spec)[1]
+
+    def simple_string(self) -> str:
+        args = window_args_string(self.partition_spec, self.order_spec)
+        return (f"WindowGroupLimit {args + ', ' if args else ''}"
+                f"{self.rank_like_function.simple_string()}, {self.limit}, {self.mode}")
 
 
 @node

@@ -32,7 +32,7 @@ from typing import Any
 from sqlglot import exp
 
 from ember import types as T
-from ember.errors import EmberError, ParseError, UnsupportedError, Origin
+from ember.errors import AnalysisError, EmberError, ParseError, UnsupportedError, Origin
 from ember.expressions.base import (
     Alias,
     Expression,
@@ -47,6 +47,17 @@ from ember.expressions.base import (
 from ember.expressions.grouping import BaseGroupingSets, Cube, GroupingSets, Rollup
 from ember.expressions.registry import unresolved_routine
 from ember.expressions.subquery import Exists, InSubquery, ScalarSubquery
+from ember.expressions.windows import (
+    CurrentRow,
+    FrameType,
+    SpecifiedWindowFrame,
+    UnboundedFollowing,
+    UnboundedPreceding,
+    UnspecifiedFrame,
+    WindowExpression,
+    WindowSpecDefinition,
+    WindowSpecReference,
+)
 from ember.plans.logical import nodes as L
 from ember.plans.logical.join_type import JoinType, UsingJoin
 from ember.sql.datatypes import convert_data_type
@@ -308,8 +319,8 @@ class AstBuilder:
         return self.query_modifiers(node, plan)
 
     def select(self, node: exp.Select) -> L.LogicalPlan:
-        for key in ("laterals", "pivots", "windows", "qualify", "connect", "prewhere", "into",
-                    "locks", "sample", "kind"):
+        for key in ("laterals", "pivots", "connect", "prewhere", "into", "locks", "sample",
+                    "kind"):
             value = node.args.get(key)
             if value:
                 at = value if isinstance(value, exp.Expr) else (
@@ -346,8 +357,14 @@ class AstBuilder:
             plan = L.Project(select_list, plan)
         if having is not None:
             plan = L.UnresolvedHaving(self.having_condition(having.this), plan)
+        qualify = node.args.get("qualify")
+        if qualify is not None:
+            plan = self.qualify(node, qualify, plan)
         if node.args.get("distinct") is not None:
             plan = L.Distinct(plan)
+        windows = node.args.get("windows")
+        if windows:
+            plan = self.window_clause(windows, plan)
         return self.query_modifiers(node, plan)
 
     def group_by(self, group: exp.Group) -> tuple[Expression, ...]:
@@ -416,6 +433,109 @@ class AstBuilder:
             self.mark_read(e)
             return self._grouping_sets(e)
         return self.ordinal_or_expr(e)
+    # -- windows (Spark's withQualifyClause / withWindowClause / visitWindowDef) -----------------
+    def qualify(self, node: exp.Select, qualify: exp.Qualify, plan: L.LogicalPlan
+                ) -> L.LogicalPlan:
+        """``QUALIFY cond``: an ``UnresolvedQualify`` over the select (below DISTINCT, as in
+        Spark), which needs a window function in the select list or in the condition."""
+        if not any(isinstance(n, exp.Window) for e in node.expressions + [qualify.this]
+                   for n in e.walk()):
+            raise AnalysisError(
+                "The QUALIFY clause requires at least one window function in the current SELECT "
+                "list or the QUALIFY condition.",
+                error_class="QUALIFY_REQUIRES_WINDOW_FUNCTION", parameters={})
+        return L.UnresolvedQualify(self.expr(qualify.this), plan)
+
+    def window_clause(self, windows: list[exp.Window], plan: L.LogicalPlan) -> L.LogicalPlan:
+        """``WINDOW w1 AS (...), w2 AS w1``: a ``WithWindowDefinition``; a definition naming
+        another one takes its specification (Spark's ``withWindowClause``)."""
+        base: dict[str, Expression] = {}
+        for w in windows:
+            name = w.this.name
+            if name in base:
+                raise self._parse_error(w, "INVALID_SQL_SYNTAX.REPETITIVE_WINDOW_DEFINITION",
+                                        f"The definition of window `{name}` is repetitive.",
+                                        {"windowName": f"`{name}`"})
+            base[name] = self.window_spec(w)
+        defs = []
+        for name, spec in base.items():
+            if isinstance(spec, WindowSpecReference):
+                target = base.get(spec.name)
+                if target is None:
+                    raise self._parse_error(
+                        windows[0], "INVALID_SQL_SYNTAX.CANNOT_RESOLVE_WINDOW_REFERENCE",
+                        f"Cannot resolve window reference `{spec.name}`.",
+                        {"windowName": f"`{spec.name}`"})
+                if isinstance(target, WindowSpecReference):
+                    raise self._parse_error(
+                        windows[0], "INVALID_SQL_SYNTAX.INVALID_WINDOW_REFERENCE",
+                        f"Window reference `{spec.name}` is not a window specification.",
+                        {"windowName": f"`{spec.name}`"})
+                spec = target
+            defs.append((name, spec))
+        return L.WithWindowDefinition(tuple(defs), plan)
+
+    def window_spec(self, w: exp.Window) -> Expression:
+        """The specification of ``OVER ...`` / ``WINDOW w AS ...``: a ``WindowSpecReference``
+        (``OVER w``, ``OVER (w)``) or a ``WindowSpecDefinition``.  Spark's grammar has no
+        ``OVER (w ORDER BY ...)``: a reference with more clauses is a syntax error there."""
+        name = w.args.get("alias")
+        partition = w.args.get("partition_by") or []
+        order = w.args.get("order")
+        frame = w.args.get("spec")
+        w.args.get("over")
+        if name is not None and (partition or order is not None or frame is not None):
+            raise self._parse_error(w, "PARSE_SYNTAX_ERROR", "Syntax error at or near '('.",
+                                    {"error": "'('", "hint": ""})
+        if name is not None:
+            return WindowSpecReference(name.name)
+        return WindowSpecDefinition(
+            tuple(self.expr(e) for e in partition),
+            tuple(self._window_sort_order(o) for o in (order.expressions if order else [])),
+            self.window_frame(frame) if frame is not None else UnspecifiedFrame())
+
+    def _window_sort_order(self, o: exp.Expr) -> SortOrder:
+        """A window's ORDER BY item: an integer is a literal there, not a position."""
+        if not isinstance(o, exp.Ordered):
+            return SortOrder(self.expr(o), True, None)
+        ascending = not o.args.get("desc")
+        nulls_first = bool(o.args.get("nulls_first"))
+        nf = None if nulls_first == ascending else nulls_first
+        return SortOrder(self.expr(o.this), ascending, nf)
+
+    def window_frame(self, spec: exp.WindowSpec) -> Expression:
+        """``ROWS|RANGE BETWEEN lower AND upper`` (or only ``lower``: ``... AND CURRENT ROW``);
+        ``n PRECEDING`` is ``UnaryMinus(n)``, ``n FOLLOWING`` is ``n`` (Spark's
+        ``visitFrameBound``)."""
+        kind = spec.args.get("kind")
+        frame_type = FrameType.ROWS if str(kind).upper() == "ROWS" else FrameType.RANGE
+        lower = self._frame_bound(spec, spec.args.get("start"), spec.args.get("start_side"))
+        end = spec.args.get("end")
+        upper = (self._frame_bound(spec, end, spec.args.get("end_side")) if end is not None
+                 else CurrentRow())
+        return SpecifiedWindowFrame(frame_type, lower, upper)
+
+    def _frame_bound(self, spec: exp.Expr, value: Any, side: Any) -> Expression:
+        side = str(side or "").upper()
+        if isinstance(value, str):
+            if value.upper() == "CURRENT ROW":
+                return CurrentRow()
+            if value.upper() == "UNBOUNDED":
+                return UnboundedPreceding() if side == "PRECEDING" else UnboundedFollowing()
+            raise self.unsupported(f"frame boundary {value}", spec)
+        e = self.expr(value)
+        if e.exists(lambda x: isinstance(x, (UnresolvedAttribute, UnresolvedFunction,
+                                             UnresolvedStar, ScalarSubquery, Exists))):
+            raise self._parse_error(
+                value, "INVALID_SQL_SYNTAX.INVALID_WINDOW_FRAME_BOUND",
+                "Invalid SQL syntax: Frame bound value must be a literal.", {})
+        return _mods()[1].UnaryMinus(e) if side == "PRECEDING" else e
+
+    def _parse_error(self, node: exp.Expr, error_class: str, message: str,
+                     parameters: dict[str, str]) -> ParseError:
+        pos = self.origin_of(node)
+        return ParseError(message, error_class=error_class, parameters=parameters,
+                          origin=Origin(pos[0], pos[1], sql_text=self.text) if pos else None)
 
     def having_condition(self, node: exp.Expr) -> Any:
         """Spark's ``withHavingClause``: a HAVING condition that is not a predicate is cast to
@@ -1053,7 +1173,10 @@ class AstBuilder:
         return self.expr(node.this)
 
     def _window(self, node: exp.Window) -> Expression:
-        raise self.unsupported("window function (OVER)", node)
+        """``f(...) [IGNORE | RESPECT NULLS] OVER spec``: a ``WindowExpression`` (Spark's
+        ``UnresolvedWindowExpression`` for ``OVER w``: the reference is substituted by
+        WindowsSubstitution)."""
+        return WindowExpression(self.expr(node.this), self.window_spec(node))
 
     def _extract(self, node: exp.Extract) -> Expression:
         """``extract(field FROM source)`` -> the registry's ``extract`` (field as a string)."""

@@ -6,19 +6,22 @@ Attributes keep their own name, and so does a cast of one (``CAST(k AS STRING)``
 other expressions are named by :func:`pretty_sql` (Spark's
 ``toPrettySQL``: ``count(1)``, ``(a + b)``, ``foo`` for the literal ``'foo'``).  The name is taken
 as soon as the expression has no unresolved parts, before implicit casts are inserted, so casts the
-analyzer adds never show up in names.
+analyzer adds never show up in names; a window expression once its frame is complete and valid
+(Spark's ``WindowSpecDefinition.resolved``).
 """
 
 from __future__ import annotations
 
 from ember.analysis.resolution import auto_alias_name, has_unresolved
+from ember.analysis.window_checks import window_spec_pending
 from ember.expressions.base import Alias, Expression, NamedExpression, UnresolvedAlias
 from ember.plans.logical.nodes import LogicalPlan
 from ember.expressions.subquery import OuterReference
 
 
 def _alias(e: Expression, implicit_casts: dict[int, object] | None = None) -> Expression | None:
-    if isinstance(e, UnresolvedAlias) and not has_unresolved(e.child):
+    if isinstance(e, UnresolvedAlias) and not has_unresolved(e.child) and not (
+            window_spec_pending(e.child)):
         c = e.child
         if isinstance(c, NamedExpression):
             return c

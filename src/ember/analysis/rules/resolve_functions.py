@@ -20,6 +20,7 @@ from ember.expressions.base import Alias, Expression, Literal, UnresolvedAlias, 
 from ember.plans.logical.nodes import LogicalPlan
 from ember.expressions.aggregates import lookup_aggregate
 from ember.expressions.registry import lookup_function
+from ember.expressions.window_registry import lookup_window_function
 
 
 def resolve_function_call(f: UnresolvedFunction, ctx) -> Expression:
@@ -48,6 +49,9 @@ def resolve_function_call(f: UnresolvedFunction, ctx) -> Expression:
         agg = lookup_aggregate(name, args, f.is_distinct, f.filter, f.ignore_nulls)
         if agg is not None:
             return agg
+        window_fn = lookup_window_function(name, args, f.ignore_nulls)
+        if window_fn is not None:
+            return window_fn
 
         return lookup_function(name, args)
     except EmberError as e:

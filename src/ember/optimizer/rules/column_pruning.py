@@ -16,6 +16,8 @@ Cases (in this order):
 - ``Aggregate`` / ``Expand``: a Project below them keeps only the child columns they read.
 - ``Join`` LeftSemi / LeftAnti / ExistenceJoin: the right side keeps only the columns the
   condition reads.
+- ``Project`` over ``Window``: the window expressions nobody reads are dropped (the Window
+  itself when none is left).
 - ``Project`` over Intersect / Except / Distinct: untouched (every column is compared).
 - ``Project`` over ``Union``: every input keeps the columns at the positions the Project reads
   (pruned per the first input).
@@ -49,6 +51,7 @@ from ember.plans.logical.nodes import (
     LogicalPlan,
     Project,
     Union,
+    Window,
 )
 from ember.trees import rewrite_bit, transform_down_memo, transform_up_memo
 from ember.expressions.subquery import SubqueryExpression
@@ -105,6 +108,9 @@ def _prune(p: LogicalPlan) -> LogicalPlan:
         case Join(join_type=JoinType() as jt, right=right) if jt.is_left_existence:
             new_right = _pruned_child(right, refs)
             return p if new_right is right else p.copy(right=new_right)
+        case Project(child=Window() as w) if not w.produced_attributes <= refs:
+            keep = tuple(e for e in w.window_expressions if e.to_attribute().id in refs)
+            return p.copy(child=w.copy(window_expressions=keep) if keep else w.child)
         case Project(child=Intersect() | Except() | Distinct()):
             return p
         case Project(child=Union(inputs=inputs) as u):

@@ -22,7 +22,10 @@ PushPredicateThroughNonJoin, for ``Filter`` over:
   deterministic conjuncts over the child's output go below.
 - ``EventTimeWatermark``: deterministic conjuncts that do not read the event-time column go below
   (so the watermark's event-time statistics see only the rows that survive them, as in Spark).
-  Not through Limit/Offset (they pick rows), Window-like or leaf nodes.
+- ``Window`` partitioned by columns only: deterministic conjuncts that read only partition
+  columns go below (a filtered partition is dropped whole, so the other rows' window values do
+  not change); the rest stay above.
+  Not through Limit/Offset (they pick rows) or leaf nodes.
 
 PushPredicateThroughJoin (which sides a predicate may filter; ``JoinType.outputs_unpadded`` and
 ``JoinType.keeps_unmatched`` decide it):
@@ -56,6 +59,7 @@ from ember.optimizer.rule_executor import Rule
 from ember.optimizer.rules.combine_filters import _combine
 from ember.plans.logical.join_type import BuildSide, JoinType
 from ember.plans.logical.nodes import (
+    Window,
     Aggregate,
     Distinct,
     EventTimeWatermark,
@@ -200,6 +204,18 @@ def push_predicate_through_non_join(p: LogicalPlan) -> LogicalPlan | None:
 
                 new_inputs.append(Filter(down_cond.transform_up(rename), child))
             return _filter(stay, union.copy(inputs=tuple(new_inputs)))
+        case Filter(condition=cond, child=Window(partition_spec=parts) as w) if all(
+                isinstance(e, AttributeReference) for e in parts):
+            # only conjuncts over the partition columns: they drop whole partitions, so every
+            # window value of the rows left is unchanged
+            part_ids = frozenset(e.id for e in parts)
+            conjuncts = split_conjunctive_predicates(cond)
+            below = [c.deterministic and c.references <= part_ids for c in conjuncts]
+            if not any(below):
+                return None
+            down = [c for c, b in zip(conjuncts, below) if b]
+            stay = [c for c, b in zip(conjuncts, below) if not b]
+            return _filter(stay, w.copy(child=Filter(and_all(down), w.child)))
         case Filter(condition=cond, child=EventTimeWatermark(event_time=et) as w):
             conjuncts = split_conjunctive_predicates(cond)
             below = [c.deterministic and et.id not in c.references for c in conjuncts]

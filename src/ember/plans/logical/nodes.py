@@ -662,6 +662,68 @@ class Sort(UnaryNode):
 
 
 @node
+class Window(UnaryNode):
+    """Window functions over one specification (Spark's ``Window``): each of
+    ``window_expressions`` is ``Alias(WindowExpression(...))`` whose specification has this
+    node's ``partition_spec`` and ``order_spec``.  Output: the child's columns, then one column
+    per window expression.  Prints ``Window [...], [a#1], [b#2 ASC NULLS FIRST]`` (empty
+    specifications omitted, as Spark omits empty argument lists)."""
+
+    window_expressions: tuple[Expression, ...]
+    partition_spec: tuple[Expression, ...]
+    order_spec: tuple[SortOrder, ...]
+    child: LogicalPlan
+
+    @property
+    def window_output(self) -> tuple[AttributeReference, ...]:
+        return tuple(e.to_attribute() for e in self.window_expressions)  # type: ignore[attr-defined]
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return self.child.output + self.window_output
+
+    @property
+    def produced_attributes(self) -> frozenset[int]:
+        return frozenset(a.id for a in self.window_output)
+
+    @property
+    def resolved(self) -> bool:
+        return LogicalPlan.resolved.fget(self) and all(  # type: ignore[attr-defined]
+            isinstance(e, NamedExpression) for e in self.window_expressions)
+
+    def simple_string(self) -> str:
+        return "Window " + window_args_string(
+            self.window_expressions, self.partition_spec, self.order_spec)
+
+
+def window_args_string(*lists: tuple[Expression, ...]) -> str:
+    """The arguments of ``Window`` / ``WindowGroupLimit``: each non-empty list ``[e1, e2]``."""
+    return ", ".join(_attrs_str(x) for x in lists if x)
+
+
+@node
+class WindowGroupLimit(UnaryNode):
+    """Keeps, per partition of ``partition_spec`` ordered by ``order_spec``, the rows whose
+    ``rank_like_function`` (``row_number()``, ``rank(...)`` or ``dense_rank(...)``) is at most
+    ``limit`` (Spark's ``WindowGroupLimit``, inserted by InferWindowGroupLimit below a Window
+    filtered on that function).  Prints ``WindowGroupLimit [a#1], [b#2 ASC NULLS FIRST],
+    row_number(), 2``."""
+
+    partition_spec: tuple[Expression, ...]
+    order_spec: tuple[SortOrder, ...]
+    rank_like_function: Expression
+    limit: int
+    child: LogicalPlan
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return self.child.output
+
+    def simple_string(self) -> str:
+        args = window_args_string(self.partition_spec, self.order_spec)
+        return (f"WindowGroupLimit {args + ', ' if args else ''}"
+                f"{self.rank_like_function.simple_string()}, {self.limit}")
+
+
+@node
 class RepartitionByExpression(UnaryNode):
     """``DISTRIBUTE BY e`` (and the repartition of ``CLUSTER BY``): rows hash-partitioned on
     ``partition_expressions`` into ``num_partitions`` partitions (None:
@@ -783,6 +845,39 @@ class UnresolvedHaving(UnaryNode):
 
     def simple_string(self) -> str:
         return f"UnresolvedHaving {self.condition.simple_string()}"
+
+
+@node
+class UnresolvedQualify(UnaryNode):
+    """``QUALIFY cond`` over a select list (Spark's ``UnresolvedQualify``): a filter on window
+    results, resolved by ExtractWindowExpressions into a ``Filter`` above the ``Window``."""
+
+    condition: Expression
+    child: LogicalPlan
+
+    @property
+    def resolved(self) -> bool:
+        return False
+
+    def simple_string(self) -> str:
+        return f"UnresolvedQualify {self.condition.simple_string()}"
+
+
+@node
+class WithWindowDefinition(UnaryNode):
+    """``WINDOW w AS (...), ...`` (Spark's ``WithWindowDefinition``): the named window
+    specifications ``OVER w`` refers to, substituted by the analyzer's WindowsSubstitution."""
+
+    window_definitions: tuple[tuple[str, Expression], ...]
+    child: LogicalPlan
+
+    @property
+    def resolved(self) -> bool:
+        return False
+
+    def simple_string(self) -> str:
+        defs = ", ".join(f"{n}={s.simple_string()}" for n, s in self.window_definitions)
+        return f"WithWindowDefinition [{defs}], false"
 
 
 @node

@@ -1,0 +1,194 @@
+"""Window functions in SQL and the DataFrame API against PySpark 4.3, in the same run.
+
+- ``NAMED``: the analyzed columns (Spark's auto-generated names and types) of window queries:
+  default frames, frames written with PRECEDING / FOLLOWING, interval and cast RANGE bounds,
+  named windows, QUALIFY, windows over aggregates, DISTINCT.
+- ``ERRORS``: queries Spark refuses, with the error class Spark gives (the analysis is the same
+  on both runtimes: the query fails before it runs).
+- The DataFrame API (``Window``, ``Column.over``, the window functions) names columns as
+  PySpark does.
+
+The rows of window queries are compared once the window operator runs (``ROWS``, below).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ember.errors import EmberError
+
+VIEW = ("SELECT * FROM VALUES (1, 'a', 10, DATE'2024-01-01'), (1, 'b', 20, DATE'2024-01-03'), "
+        "(2, 'a', NULL, DATE'2024-01-02'), (2, 'c', 5, DATE'2024-01-10'), (3, NULL, 7, NULL) "
+        "AS t(a, s, x, d)")
+
+NAMED = [
+    "SELECT a, rank() OVER (PARTITION BY a ORDER BY x), row_number() OVER (ORDER BY x), "
+    "sum(x) OVER (PARTITION BY a ORDER BY x), sum(x) OVER (), lag(x) OVER (ORDER BY x), "
+    "ntile(2) OVER (ORDER BY x), percent_rank() OVER (ORDER BY a), cume_dist() OVER (ORDER BY a), "
+    "dense_rank() OVER (ORDER BY a DESC) FROM t",
+    "SELECT lag(x) IGNORE NULLS OVER (ORDER BY a), lag(x, 1, NULL, true) OVER (ORDER BY a), "
+    "first_value(x) OVER (ORDER BY a), nth_value(x, 2) OVER (ORDER BY a), "
+    "nth_value(x, 2) IGNORE NULLS OVER (ORDER BY a), lead(x, 2, 0) OVER (ORDER BY a), "
+    "last_value(x) OVER (PARTITION BY a) FROM t",
+    "SELECT sum(x) OVER (ORDER BY a ROWS BETWEEN 2 PRECEDING AND 1 FOLLOWING), "
+    "avg(x) OVER (ORDER BY a ROWS 3 PRECEDING), count(*) OVER (ORDER BY a ROWS CURRENT ROW), "
+    "max(x) OVER (ORDER BY a RANGE BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING), "
+    "min(x) OVER (ORDER BY a ROWS BETWEEN 1+1 PRECEDING AND CURRENT ROW) FROM t",
+    "SELECT sum(x) OVER (ORDER BY a RANGE BETWEEN 1.5 PRECEDING AND 1 FOLLOWING), "
+    "sum(x) OVER (ORDER BY CAST(a AS BIGINT) RANGE BETWEEN 1 PRECEDING AND CURRENT ROW), "
+    "sum(x) OVER (ORDER BY a DESC RANGE BETWEEN 1 PRECEDING AND CURRENT ROW) FROM t",
+    "SELECT sum(x) OVER (ORDER BY d RANGE BETWEEN 1 PRECEDING AND CURRENT ROW) FROM t",
+    "SELECT sum(x) OVER (ORDER BY d RANGE BETWEEN INTERVAL 1 DAY PRECEDING AND CURRENT ROW), "
+    "sum(x) OVER (ORDER BY d RANGE BETWEEN INTERVAL '1-1' YEAR TO MONTH PRECEDING AND "
+    "CURRENT ROW) FROM t",
+    "SELECT a, rank() OVER w, sum(x) OVER w2 FROM t WINDOW w AS (PARTITION BY a ORDER BY x), "
+    "w2 AS w",
+    "SELECT a, rank() OVER w AS r FROM t WINDOW w AS (PARTITION BY a ORDER BY x) QUALIFY r = 1",
+    "SELECT a, x FROM t QUALIFY rank() OVER (PARTITION BY a ORDER BY x) = 1",
+    "SELECT a FROM t QUALIFY row_number() OVER (ORDER BY x) <= 2",
+    "SELECT a, sum(sum(x)) OVER (PARTITION BY a ORDER BY a) AS s, count(*) + 1 FROM t "
+    "GROUP BY a HAVING count(*) > 0",
+    "SELECT DISTINCT a, x + 1, sum(x + 1) OVER (PARTITION BY a % 2 ORDER BY x DESC), "
+    "x - rank() OVER (ORDER BY x) FROM t",
+    "SELECT rank() OVER (ORDER BY sum(x) OVER ()) FROM t",
+    "SELECT a, count(*) c, rank() OVER (ORDER BY a) r FROM t GROUP BY a HAVING c > 0 "
+    "QUALIFY r = 1",
+]
+
+ERRORS = [
+    ("SELECT a FROM t WHERE rank() OVER (ORDER BY x) = 1", "WINDOW_FUNCTION_NOT_ALLOWED_IN_CLAUSE"),
+    ("SELECT a, count(*) FROM t GROUP BY a HAVING rank() OVER (ORDER BY a) = 1",
+     "WINDOW_FUNCTION_NOT_ALLOWED_IN_CLAUSE"),
+    ("SELECT a FROM t GROUP BY a, rank() OVER (ORDER BY x)", "UNSUPPORTED_EXPR_FOR_OPERATOR"),
+    ("SELECT a FROM t ORDER BY rank() OVER (ORDER BY x)", "UNSUPPORTED_EXPR_FOR_OPERATOR"),
+    ("SELECT row_number() FROM t", "WINDOW_FUNCTION_WITHOUT_OVER_CLAUSE"),
+    ("SELECT row_number() + 1 FROM t", "WINDOW_FUNCTION_WITHOUT_OVER_CLAUSE"),
+    ("SELECT sum(rank() OVER (ORDER BY x)) FROM t", "_LEGACY_ERROR_TEMP_1031"),
+    ("SELECT upper(s) OVER (ORDER BY x) FROM t", "UNSUPPORTED_EXPR_FOR_WINDOW"),
+    ("SELECT count(DISTINCT x) OVER (PARTITION BY a) FROM t",
+     "DISTINCT_WINDOW_FUNCTION_UNSUPPORTED"),
+    ("SELECT row_number() OVER (PARTITION BY a) FROM t", "WINDOW_FUNCTION_FRAME_NOT_ORDERED"),
+    ("SELECT lag(x) OVER () FROM t", "WINDOW_FUNCTION_FRAME_NOT_ORDERED"),
+    ("SELECT nth_value(x, 2) OVER () FROM t", "WINDOW_FUNCTION_FRAME_NOT_ORDERED"),
+    ("SELECT a FROM t QUALIFY x > 1", "QUALIFY_REQUIRES_WINDOW_FUNCTION"),
+    ("SELECT rank() OVER w3 FROM t WINDOW w AS (ORDER BY x)", "MISSING_WINDOW_SPECIFICATION"),
+    ("SELECT rank() OVER (w ORDER BY x) FROM t WINDOW w AS (PARTITION BY a)",
+     "PARSE_SYNTAX_ERROR"),
+    ("SELECT sum(x) OVER (ORDER BY a, x RANGE BETWEEN 1 PRECEDING AND CURRENT ROW) FROM t",
+     "DATATYPE_MISMATCH.RANGE_FRAME_MULTI_ORDER"),
+    ("SELECT sum(x) OVER (RANGE BETWEEN 1 PRECEDING AND CURRENT ROW) FROM t",
+     "DATATYPE_MISMATCH.RANGE_FRAME_WITHOUT_ORDER"),
+    ("SELECT sum(x) OVER (ORDER BY s RANGE BETWEEN 1 PRECEDING AND CURRENT ROW) FROM t",
+     "DATATYPE_MISMATCH.SPECIFIED_WINDOW_FRAME_UNACCEPTED_TYPE"),
+    ("SELECT sum(x) OVER (ORDER BY a ROWS BETWEEN 1 FOLLOWING AND 1 PRECEDING) FROM t",
+     "DATATYPE_MISMATCH.SPECIFIED_WINDOW_FRAME_WRONG_COMPARISON"),
+    ("SELECT sum(x) OVER (ORDER BY a ROWS BETWEEN UNBOUNDED FOLLOWING AND 1 PRECEDING) FROM t",
+     "DATATYPE_MISMATCH.SPECIFIED_WINDOW_FRAME_INVALID_BOUND"),
+    ("SELECT sum(x) OVER (ORDER BY a ROWS BETWEEN 1.5 PRECEDING AND CURRENT ROW) FROM t",
+     "DATATYPE_MISMATCH.SPECIFIED_WINDOW_FRAME_UNACCEPTED_TYPE"),
+    ("SELECT sum(x) OVER (ORDER BY d RANGE BETWEEN INTERVAL 1 DAY PRECEDING AND 2 FOLLOWING) "
+     "FROM t", "DATATYPE_MISMATCH.SPECIFIED_WINDOW_FRAME_DIFF_TYPES"),
+    ("SELECT sum(x) OVER (ORDER BY d RANGE BETWEEN INTERVAL '1 2' DAY TO HOUR PRECEDING AND "
+     "CURRENT ROW) FROM t", "DATATYPE_MISMATCH.RANGE_FRAME_INVALID_TYPE"),
+    ("SELECT sum(x) OVER (ORDER BY CAST(d AS TIMESTAMP) RANGE BETWEEN 1 PRECEDING AND CURRENT "
+     "ROW) FROM t", "DATATYPE_MISMATCH.RANGE_FRAME_INVALID_TYPE"),
+    ("SELECT sum(x) OVER (ORDER BY a ROWS BETWEEN x PRECEDING AND CURRENT ROW) FROM t",
+     "INVALID_SQL_SYNTAX.INVALID_WINDOW_FRAME_BOUND"),
+    ("SELECT rank() OVER (ORDER BY a ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM t",
+     "_LEGACY_ERROR_TEMP_1036"),
+    ("SELECT cume_dist() OVER (ORDER BY a ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) "
+     "FROM t", "_LEGACY_ERROR_TEMP_1036"),
+    ("SELECT lag(x) OVER (ORDER BY a ROWS BETWEEN 1 PRECEDING AND 1 PRECEDING) FROM t",
+     "_LEGACY_ERROR_TEMP_1035"),
+    ("SELECT a, count(*) c FROM t GROUP BY a QUALIFY rank() OVER (ORDER BY count(*) DESC) = 1",
+     "MISSING_GROUP_BY"),
+]
+
+
+@pytest.fixture(scope="module")
+def sessions(spark) -> tuple[Any, Any]:
+    import ember
+
+    session = ember.Session()
+    session.sql(f"CREATE OR REPLACE TEMPORARY VIEW t AS {VIEW}")
+    spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW t AS {VIEW}")
+    return session, spark
+
+
+def _ember_schema(df: Any) -> list[tuple[str, str]]:
+    return [(f.name, f.data_type.simple_string()) for f in df.schema.fields]
+
+
+def _spark_schema(df: Any) -> list[tuple[str, str]]:
+    return [(f.name, f.dataType.simpleString()) for f in df.schema.fields]
+
+
+@pytest.mark.parametrize("sql", NAMED)
+def test_window_columns_as_spark(sessions, sql: str) -> None:
+    session, spark = sessions
+    assert _ember_schema(session.sql(sql)) == _spark_schema(spark.sql(sql))
+
+
+@pytest.mark.parametrize("sql, error_class", ERRORS)
+def test_window_errors_as_spark(sessions, sql: str, error_class: str) -> None:
+    from pyspark.errors import PySparkException
+
+    session, spark = sessions
+    with pytest.raises(PySparkException) as spark_error:
+        spark.sql(sql).schema
+    assert spark_error.value.getCondition() == error_class
+    with pytest.raises(EmberError) as ember_error:
+        session.sql(sql)
+    assert ember_error.value.error_class == error_class
+
+
+def _programs(F: Any, Window: Any, t: Any) -> list[Any]:
+    w = Window.partitionBy("a").orderBy("x")
+    return [
+        t.select(F.sum("x").over(Window.orderBy("a").rowsBetween(-1, 1)),
+                 F.sum("x").over(Window.orderBy("a").rangeBetween(-1, 1)),
+                 F.sum("x").over(Window.orderBy("a").rowsBetween(Window.unboundedPreceding,
+                                                                 Window.currentRow)),
+                 F.sum("x").over(Window.orderBy(F.col("a").desc()).rangeBetween(
+                     Window.currentRow, Window.unboundedFollowing))),
+        t.select(F.rank().over(w), F.dense_rank().over(w), F.row_number().over(w),
+                 F.percent_rank().over(w), F.cume_dist().over(w), F.ntile(3).over(w)),
+        t.select(F.lag("x").over(w), F.lag("x", 2, 0).over(w), F.lead(F.col("x"), 1, None).over(w),
+                 F.nth_value("x", 2, True).over(w), F.first_value("x", F.lit(True)).over(w),
+                 F.last_value("x").over(w)),
+        t.select(F.sum("x").over(Window.partitionBy()), F.count("*").over(Window.partitionBy("a")),
+                 F.max("x").over(Window.partitionBy([F.col("a"), "s"]).orderBy(["x", "d"]))),
+        t.withColumn("r", F.rank().over(w)).where("r = 1"),
+    ]
+
+
+def test_dataframe_window_columns_as_pyspark(sessions) -> None:
+    from pyspark.sql import Window as SparkWindow
+    from pyspark.sql import functions as SF
+
+    from ember import Window
+    from ember import functions as F
+
+    session, spark = sessions
+    ours = _programs(F, Window, session.table("t"))
+    theirs = _programs(SF, SparkWindow, spark.table("t"))
+    for mine, spark_df in zip(ours, theirs):
+        assert _ember_schema(mine) == _spark_schema(spark_df)
+
+
+def test_rows_between_bounds_outside_int(sessions) -> None:
+    from pyspark.errors import PySparkException
+    from pyspark.sql import Window as SparkWindow
+    from pyspark.sql import functions as SF
+
+    from ember import Window
+    from ember import functions as F
+
+    session, spark = sessions
+    with pytest.raises(PySparkException) as spark_error:
+        spark.table("t").select(SF.sum("x").over(SparkWindow.orderBy("a").rowsBetween(-(1 << 32), 1)))
+    with pytest.raises(EmberError) as ember_error:
+        session.table("t").select(F.sum("x").over(Window.orderBy("a").rowsBetween(-(1 << 32), 1)))
+    assert ember_error.value.error_class == spark_error.value.getCondition() == "INVALID_BOUNDARY.START"
