@@ -32,8 +32,11 @@ import random
 from tests.differential.generator import (NUMERIC, QUERIES_PER_SCENARIO, TABLE_NAMES, QueryGen,
                                           make_scenario)
 
-#: Every feature switch, in the order queries cycle through them.
+#: The query families' switches, in the order queries cycle through them.
 FEATURES = ("windows", "grouping", "aggregates")
+#: Further switches: ``arrays`` lets grouped collections be compared through ``sort_array`` /
+#: ``size`` (without it they only appear in windows with a total order, where theirs is defined).
+OPTIONS = ("arrays",)
 
 #: The features merged into main: the default of :func:`enabled_features`.
 ENABLED_FEATURES: frozenset[str] = frozenset()
@@ -45,11 +48,12 @@ def enabled_features() -> frozenset[str]:
     if raw is None:
         return ENABLED_FEATURES
     if raw.strip() == "all":
-        return frozenset(FEATURES)
+        return frozenset(FEATURES + OPTIONS)
     names = frozenset(x.strip() for x in raw.split(",") if x.strip() and x.strip() != "none")
-    unknown = names - set(FEATURES)
+    unknown = names - set(FEATURES + OPTIONS)
     if unknown:
-        raise ValueError(f"EMBER_DIFF_FEATURES: unknown feature(s) {sorted(unknown)}; known: {FEATURES}")
+        raise ValueError(f"EMBER_DIFF_FEATURES: unknown switch(es) {sorted(unknown)}; known: "
+                         f"{FEATURES + OPTIONS}")
     return names
 
 
@@ -114,6 +118,15 @@ class AnalyticsGen(QueryGen):
         if kind == "by":
             fn = self.r.choice(["max_by", "min_by"])
             return f"{fn}({qual}{c}, named_struct('o', {y}, 'v', {qual}{c}))"
+        if kind == "coll" and window:
+            # in frame order (the caller gives it a total order); collect_set's order is Spark's hash order
+            return f"{self.r.choice(['collect_list', 'array_agg'])}({qual}{c})"
+        if kind == "coll" and "arrays" not in self.features:
+            kind = "var"
+        if kind == "var":
+            fn = self.r.choice(["stddev", "stddev_samp", "stddev_pop", "variance", "var_samp",
+                                "var_pop", "std"])
+            return f"{fn}({x})"
         if kind == "coll":
             fn = self.r.choice(["collect_list", "collect_set", "array_agg"])
             distinct = "DISTINCT " if fn != "collect_set" and not window and self.r.random() < 0.2 else ""
@@ -237,6 +250,9 @@ class AnalyticsGen(QueryGen):
         if agg.startswith(("percentile(", "median(", "percentile_approx(")):
             # Spark allows neither ORDER BY nor a frame for these: whole partitions only
             return over(agg, pby)
+        if agg.startswith(("collect_list(", "array_agg(")):
+            # the array is in frame order: a ROWS frame over a total order
+            return over(agg, f"{pby}ORDER BY {total} {self._frame(None)}")
         if kind == "agg":
             # ROWS frames (total order) or the whole partition
             if self.r.random() < 0.3:

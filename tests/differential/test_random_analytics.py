@@ -61,7 +61,7 @@ def test_random_analytics_query(spark: Any, index: int, runtime: str) -> None:
 
 def test_analytics_generator_is_deterministic_and_switchable() -> None:
     """Same seed and index -> same SQL; each switch only yields its own family."""
-    every = frozenset({"windows", "grouping", "aggregates"})
+    every = frozenset({"windows", "grouping", "aggregates", "arrays"})
     assert make_analytics_query(SEED, 17, every) == make_analytics_query(SEED, 17, every)
     for i in range(30):
         windows = make_analytics_query(SEED, i, frozenset({"windows"}))[1].lower()
