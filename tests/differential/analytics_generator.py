@@ -133,7 +133,7 @@ class AnalyticsGen(QueryGen):
             return self.r.choice([f"sort_array({fn}({distinct}{qual}{c}){OVER})",
                                   f"size({fn}({distinct}{qual}{c}){OVER})"])
         if kind == "pct":
-            p = self.r.choice(["0.5", "0.25", "0", "1", "0.9"])
+            p = self.r.choice(["0.5", "0.25", "0.0", "1.0", "0.9"])
             return self.r.choice([f"percentile({x}, {p})", f"median({x})",
                                   f"percentile({x}, array(0.1, {p}))",
                                   f"percentile_approx({x}, {p})",
