@@ -7,7 +7,8 @@ Usage (from the repository root)::
     python -m tests.conformance.generate          # same as the first line
     python -m pytest tests/conformance --regenerate-goldens   # regenerate, then run the suite
 
-For each input file under :data:`~tests.conformance.sqlfile.INPUTS_ROOT`, and for each of its
+For each input file under :func:`~tests.conformance.sqlfile.input_roots` (Spark's copies, Ember's
+own ``tests/conformance/inputs``, and any root in ``$EMBER_CONFORMANCE_INPUTS``), and for each of its
 configuration sets (``--SET`` line x ``--CONFIG_DIM`` product), the statements run in order in a
 fresh ``spark.newSession()`` (own SQL conf and temp views) after ``SET k=v`` for the config set.
 Every statement's outcome is recorded: the result schema (``[name, simpleString]`` per field), the
@@ -28,8 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conformance.normalize import normalize_table, rows_equal, sorted_rows
-from tests.conformance.sqlfile import (INPUTS_ROOT, SqlTestFile, list_input_files,
-                                       parse_sql_file)
+from tests.conformance.sqlfile import SqlTestFile, all_input_files, input_roots, parse_sql_file
 
 GOLDEN_ROOT = Path(__file__).resolve().parent / "golden"
 
@@ -165,8 +165,8 @@ def write_golden(doc: dict[str, Any]) -> Path:
 def generate_all(spark: Any, filters: list[str] | None = None, log=print) -> dict[str, int]:
     """Regenerate the goldens of every input file (or those whose path contains a filter)."""
     counts: dict[str, int] = {}
-    for path in list_input_files():
-        tf = parse_sql_file(path)
+    for root, path in all_input_files():
+        tf = parse_sql_file(path, root)
         if filters and not any(f in tf.name for f in filters):
             continue
         if tf.only_if is not None and "spark" not in tf.only_if:
@@ -192,7 +192,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"SparkSession {spark.version} started in {t1 - t0:.1f}s")
     counts = generate_all(spark, argv or None)
     print(f"{sum(counts.values())} statements in {len(counts)} files; generation took "
-          f"{time.perf_counter() - t1:.1f}s (+{t1 - t0:.1f}s Spark start-up); inputs: {INPUTS_ROOT}")
+          f"{time.perf_counter() - t1:.1f}s (+{t1 - t0:.1f}s Spark start-up); "
+          f"inputs: {', '.join(map(str, input_roots()))}")
     return 0
 
 

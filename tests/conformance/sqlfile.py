@@ -25,12 +25,20 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 #: Where the copies of Spark's input files live.
 INPUTS_ROOT = Path("/work/shared/conformance/spark-sql-tests/inputs")
+
+#: Ember's own input files (checked in; their names start with ``ember/``).
+EMBER_INPUTS_ROOT = Path(__file__).resolve().parent / "inputs"
+
+#: Environment variable naming further input roots (``os.pathsep``-separated), e.g. copies of
+#: Spark files not yet under :data:`INPUTS_ROOT`; generation reads them like the others.
+EXTRA_INPUTS_ENV = "EMBER_CONFORMANCE_INPUTS"
 
 _SPLIT_RE = re.compile(r"(?<=[^\\]);")
 
@@ -157,6 +165,17 @@ def parse_sql_file(path: Path, root: Path = INPUTS_ROOT) -> SqlTestFile:
 def list_input_files(root: Path = INPUTS_ROOT) -> list[Path]:
     """All ``*.sql`` input files under ``root``, sorted by relative path."""
     return sorted(root.rglob("*.sql"), key=lambda p: p.relative_to(root).as_posix())
+
+
+def input_roots() -> list[Path]:
+    """Every existing input root: Spark's copies, Ember's own files, then ``$EMBER_CONFORMANCE_INPUTS``."""
+    extra = [Path(p) for p in os.environ.get(EXTRA_INPUTS_ENV, "").split(os.pathsep) if p]
+    return [r for r in (INPUTS_ROOT, EMBER_INPUTS_ROOT, *extra) if r.is_dir()]
+
+
+def all_input_files() -> list[tuple[Path, Path]]:
+    """``(root, path)`` of every input file under every :func:`input_roots` root."""
+    return [(root, path) for root in input_roots() for path in list_input_files(root)]
 
 
 _LEADING_COMMAND = re.compile(

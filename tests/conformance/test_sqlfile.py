@@ -9,8 +9,8 @@ import pytest
 
 from tests.conformance.generate import GOLDEN_ROOT, golden_path
 from tests.conformance.normalize import normalize_table, rows_equal, sorted_rows, values_equal
-from tests.conformance.sqlfile import (INPUTS_ROOT, config_sets, list_input_files, parse_sql_file,
-                                       split_comments_and_code, split_statements)
+from tests.conformance.sqlfile import (INPUTS_ROOT, all_input_files, config_sets, list_input_files,
+                                       parse_sql_file, split_comments_and_code, split_statements)
 
 
 def _split(text: str) -> list[str]:
@@ -66,10 +66,11 @@ def test_known_input_statement_counts() -> None:
     assert nt.statements[2].endswith("WHERE  d > 10.0) -- (empty subquery)")
 
 
-@pytest.mark.parametrize("path", list_input_files(), ids=lambda p: p.relative_to(INPUTS_ROOT).as_posix())
-def test_golden_is_up_to_date(path: Path) -> None:
+@pytest.mark.parametrize("root,path", all_input_files(),
+                         ids=[p.relative_to(r).as_posix() for r, p in all_input_files()])
+def test_golden_is_up_to_date(root: Path, path: Path) -> None:
     """Each input has a golden made from the same text and the same statement split."""
-    tf = parse_sql_file(path)
+    tf = parse_sql_file(path, root)
     gp = golden_path(tf.name)
     assert gp.exists(), f"missing golden {gp}; run python tools/generate_goldens.py"
     doc = json.loads(gp.read_text())

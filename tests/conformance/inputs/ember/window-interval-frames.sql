@@ -1,0 +1,99 @@
+-- RANGE frames with interval offsets on date, timestamp and timestamp_ntz order keys, across the
+-- daylight-saving changes of a non-UTC session time zone (America/Los_Angeles: 2024-03-10 02:00
+-- springs forward to 03:00, 2024-11-03 02:00 falls back to 01:00) and month ends. Day-time
+-- intervals are fixed durations; year-month intervals move in local calendar time, so a month
+-- before 2024-04-10 02:30 is the non-existent 2024-03-10 02:30 (partition 'dstm').
+-- Written for Ember (not a copy of a Spark file); expected results come from PySpark.
+--SET spark.sql.session.timeZone=America/Los_Angeles
+
+CREATE OR REPLACE TEMPORARY VIEW tz AS SELECT id, p, ts, CAST(ts AS DATE) AS dt, v FROM VALUES
+(1, 'spring', TIMESTAMP'2024-03-09 01:30:00-08:00', 1),
+(2, 'spring', TIMESTAMP'2024-03-10 01:30:00-08:00', 2),
+(3, 'spring', TIMESTAMP'2024-03-10 03:30:00-07:00', 3),
+(4, 'spring', TIMESTAMP'2024-03-11 01:30:00-07:00', 4),
+(5, 'spring', TIMESTAMP'2024-03-11 03:00:00-07:00', 5),
+(6, 'fall', TIMESTAMP'2024-11-03 00:30:00-07:00', 6),
+(7, 'fall', TIMESTAMP'2024-11-03 01:30:00-07:00', 7),
+(8, 'fall', TIMESTAMP'2024-11-03 01:30:00-08:00', 8),
+(9, 'fall', TIMESTAMP'2024-11-04 01:30:00-08:00', 9),
+(10, 'fall', TIMESTAMP'2024-11-02 01:30:00-07:00', 10),
+(11, 'fall', NULL, 11),
+(12, 'month', TIMESTAMP'2024-01-31 12:00:00-08:00', 12),
+(13, 'month', TIMESTAMP'2024-02-29 12:00:00-08:00', 13),
+(14, 'month', TIMESTAMP'2024-03-31 12:00:00-07:00', 14),
+(15, 'month', TIMESTAMP'2023-02-28 12:00:00-08:00', 15),
+(16, 'month', TIMESTAMP'2024-04-30 13:00:00-07:00', 16),
+(17, 'month', NULL, 17),
+(18, 'dstm', TIMESTAMP'2024-02-10 02:30:00-08:00', 18),
+(19, 'dstm', TIMESTAMP'2024-03-10 01:30:00-08:00', 19),
+(20, 'dstm', TIMESTAMP'2024-03-10 03:30:00-07:00', 20),
+(21, 'dstm', TIMESTAMP'2024-04-10 02:30:00-07:00', 21),
+(22, 'dstm', TIMESTAMP'2024-04-10 03:00:00-07:00', 22),
+(23, 'dstm', TIMESTAMP'2024-03-11 02:30:00-07:00', 23),
+(24, 'dstm', TIMESTAMP'2024-12-03 01:30:00-08:00', 24),
+(25, 'dstm', TIMESTAMP'2024-11-03 01:30:00-07:00', 25),
+(26, 'dstm', TIMESTAMP'2024-11-03 01:30:00-08:00', 26)
+AS t(id, p, ts, v);
+
+SELECT id, p, ts, dt FROM tz ORDER BY id;
+
+-- timestamp literals without an offset are local times of the session time zone
+SELECT TIMESTAMP'2024-03-10 01:30:00', TIMESTAMP'2024-11-03 00:30:00', TIMESTAMP'2024-02-10 02:30:00';
+
+-- day and hour offsets on timestamps (a day-time interval is a fixed duration, also across DST)
+SELECT id, p,
+  count(*) OVER (PARTITION BY p ORDER BY ts RANGE BETWEEN INTERVAL '1' DAY PRECEDING AND CURRENT ROW) AS c_day,
+  count(*) OVER (PARTITION BY p ORDER BY ts RANGE BETWEEN INTERVAL '24' HOUR PRECEDING AND CURRENT ROW) AS c_24h,
+  sum(v) OVER (PARTITION BY p ORDER BY ts RANGE BETWEEN CURRENT ROW AND INTERVAL '1' DAY FOLLOWING) AS s_day_f,
+  sum(v) OVER (PARTITION BY p ORDER BY ts RANGE BETWEEN CURRENT ROW AND INTERVAL '23' HOUR FOLLOWING) AS s_23h_f,
+  min(id) OVER (PARTITION BY p ORDER BY ts RANGE BETWEEN INTERVAL '1 12:00' DAY TO MINUTE PRECEDING AND INTERVAL '0 00:30' DAY TO MINUTE FOLLOWING) AS mn_dh,
+  max(id) OVER (PARTITION BY p ORDER BY ts RANGE BETWEEN INTERVAL '2' HOUR PRECEDING AND INTERVAL '1' HOUR PRECEDING) AS mx_before
+FROM tz ORDER BY id;
+
+-- multi-unit interval literals and descending keys
+SELECT id, p,
+  count(*) OVER (PARTITION BY p ORDER BY ts RANGE BETWEEN interval 1 day 1 hour PRECEDING AND CURRENT ROW) AS c_cal,
+  count(*) OVER (PARTITION BY p ORDER BY ts DESC RANGE BETWEEN INTERVAL '1' DAY PRECEDING AND CURRENT ROW) AS c_desc,
+  collect_list(id) OVER (PARTITION BY p ORDER BY ts DESC NULLS LAST RANGE BETWEEN CURRENT ROW AND INTERVAL '25' HOUR FOLLOWING) AS ids_desc
+FROM tz ORDER BY id;
+
+-- year-month offsets at month ends and leap days
+SELECT id, p,
+  count(*) OVER (PARTITION BY p ORDER BY ts RANGE BETWEEN INTERVAL '1' MONTH PRECEDING AND CURRENT ROW) AS c_m,
+  count(*) OVER (PARTITION BY p ORDER BY dt RANGE BETWEEN INTERVAL '1' MONTH PRECEDING AND CURRENT ROW) AS c_m_dt,
+  sum(v) OVER (PARTITION BY p ORDER BY dt RANGE BETWEEN CURRENT ROW AND INTERVAL '1' YEAR FOLLOWING) AS s_y_dt,
+  max(id) OVER (PARTITION BY p ORDER BY ts RANGE BETWEEN INTERVAL '2' MONTH PRECEDING AND INTERVAL '1' MONTH PRECEDING) AS mx_ym,
+  collect_list(id) OVER (PARTITION BY p ORDER BY ts RANGE BETWEEN INTERVAL '1' MONTH PRECEDING AND CURRENT ROW) AS ids_m,
+  collect_list(id) OVER (PARTITION BY p ORDER BY ts DESC RANGE BETWEEN CURRENT ROW AND INTERVAL '1' MONTH FOLLOWING) AS ids_m_desc
+FROM tz ORDER BY id;
+
+-- date keys: integer and day-interval offsets
+SELECT id, p, dt,
+  count(*) OVER (PARTITION BY p ORDER BY dt RANGE BETWEEN 1 PRECEDING AND CURRENT ROW) AS c_int,
+  count(*) OVER (PARTITION BY p ORDER BY dt RANGE BETWEEN INTERVAL '1' DAY PRECEDING AND INTERVAL '2' DAY FOLLOWING) AS c_iv,
+  max(dt) OVER (PARTITION BY p ORDER BY dt DESC RANGE BETWEEN 2 PRECEDING AND CURRENT ROW) AS mx_desc
+FROM tz ORDER BY id;
+
+-- timestamp_ntz keys (no time zone: a day is 24 hours)
+SELECT id, p,
+  count(*) OVER (PARTITION BY p ORDER BY CAST(ts AS TIMESTAMP_NTZ) RANGE BETWEEN INTERVAL '1' DAY PRECEDING AND CURRENT ROW) AS c_ntz,
+  count(*) OVER (PARTITION BY p ORDER BY CAST(ts AS TIMESTAMP_NTZ) RANGE BETWEEN CURRENT ROW AND INTERVAL '1' MONTH FOLLOWING) AS c_ntz_m
+FROM tz ORDER BY id;
+
+-- aggregates of timestamps over interval frames
+SELECT id, p,
+  min(ts) OVER (PARTITION BY p ORDER BY ts RANGE BETWEEN INTERVAL '1' DAY PRECEDING AND CURRENT ROW) AS first_ts,
+  max(dt) OVER (PARTITION BY p ORDER BY ts RANGE BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING) AS last_dt,
+  lag(ts) OVER (PARTITION BY p ORDER BY ts) AS prev_ts
+FROM tz ORDER BY id;
+
+-- frame/type mismatches
+SELECT id, count(*) OVER (ORDER BY ts RANGE BETWEEN INTERVAL '1' DAY PRECEDING AND INTERVAL '30' MINUTE FOLLOWING) FROM tz;
+
+SELECT id, count(*) OVER (ORDER BY v RANGE BETWEEN INTERVAL '1' DAY PRECEDING AND CURRENT ROW) FROM tz;
+
+SELECT id, count(*) OVER (ORDER BY ts RANGE BETWEEN 1 PRECEDING AND CURRENT ROW) FROM tz;
+
+SELECT id, count(*) OVER (ORDER BY ts ROWS BETWEEN INTERVAL '1' DAY PRECEDING AND CURRENT ROW) FROM tz;
+
+SELECT id, count(*) OVER (ORDER BY dt RANGE BETWEEN INTERVAL '1' HOUR PRECEDING AND CURRENT ROW) FROM tz;
