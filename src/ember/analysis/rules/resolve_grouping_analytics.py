@@ -82,6 +82,7 @@ from ember.plans.logical.nodes import (
     Project,
     Sort,
     UnresolvedHaving,
+    Window,
 )
 
 GROUPING_POS_NAME = "_gen_grouping_pos"
@@ -259,13 +260,16 @@ def _with_gid_output(plan: LogicalPlan, gid: AttributeReference) -> tuple[Logica
     match plan:
         case Aggregate(aggregate_expressions=items):
             return plan.copy(aggregate_expressions=items + (gid,)), True
-        case Filter(child=Aggregate() | Project() as c):
+        case Filter(child=c) | Window(child=c):
+            # a HAVING, or the Window of window functions over the aggregate: both pass their
+            # child's columns through
             new, added = _with_gid_output(c, gid)
-            return plan.copy(child=new), added
-        case Project(project_list=items, child=Filter() | Aggregate() as c):
-            # the Project a HAVING puts over its hidden aggregates
-            new, _ = _with_gid_output(c, gid)
-            if gid.id not in new.output_set:
+            return (plan.with_children((new,)), True) if added else (plan, False)
+        case Project(project_list=items, child=c):
+            # the Project a HAVING puts over its hidden aggregates, or the select list over a
+            # Window
+            new, added = _with_gid_output(c, gid)
+            if not added:
                 return plan, False
             return plan.copy(project_list=items + (gid,), child=new), True
     return plan, False
