@@ -115,7 +115,7 @@ QUERIES: dict[str, tuple[str, bool]] = {
     "having_grouping_of_an_expression": (
         "SELECT a + 1, sum(b) FROM t GROUP BY CUBE(a + 1) HAVING grouping(a + 1) = 0", False),
     "grouping_size_limit": (
-        "SELECT count(*) FROM range(1) GROUP BY CUBE(" + ", ".join(
+        "SELECT count(*) FROM range(1) GROUP BY ROLLUP(" + ", ".join(
             f"id + {i}" for i in range(65)) + ")", False),
     # -- the range table-valued function -------------------------------------------------
     "range_end": ("SELECT id FROM range(3)", False),
@@ -264,7 +264,9 @@ _SPARK_TEST_STATEMENTS = [
 ]
 
 for _i, _sql in enumerate(_SPARK_TEST_STATEMENTS):
-    QUERIES[f"spark_sql_tests_{_i:02d}"] = (_sql, " ORDER BY " in _sql.upper())
+    # (an ORDER BY `(d + 1)` leaves ties, whose order differs: compared as a multiset)
+    QUERIES[f"spark_sql_tests_{_i:02d}"] = (_sql, " ORDER BY " in _sql.upper()
+                                            and "`(d + 1)`" not in _sql)
 
 
 def _views(session: Any) -> None:
@@ -353,11 +355,13 @@ def test_dataframe_forms_match_pyspark(spark: Any, runtime: str) -> None:
 # -- EXPLAIN --------------------------------------------------------------------------------
 
 def _shape(plan_text: str) -> list[str]:
-    """The operator lines with expression ids, plan ids and partition counts removed."""
+    """The Expand and HashAggregate lines (analyzed, optimized and physical plans) with
+    expression ids, plan ids, codegen stages and partition counts removed."""
     text = re.sub(r"#\d+L?", "", plan_text)
     text = re.sub(r"\[plan_id=\d+\]", "", text)
+    text = re.sub(r"\*\(\d+\) ", "", text)  # whole-stage codegen markers
     text = re.sub(r"hashpartitioning\((.*), \d+\)", r"hashpartitioning(\1)", text)
-    return [line.strip() for line in text.splitlines()
+    return [line.strip().removeprefix("+- ") for line in text.splitlines()
             if "Expand" in line or "HashAggregate" in line]
 
 
@@ -368,11 +372,10 @@ def _shape(plan_text: str) -> list[str]:
 def test_explain_shows_sparks_expand(spark: Any, sql: str) -> None:
     session = spark.newSession()
     _views(session)
-    session.conf.set("spark.sql.adaptive.enabled", "false")
-    expected = _shape(session.sql("EXPLAIN " + sql).collect()[0][0])
+    # EXTENDED: Spark's simple EXPLAIN leaves the aggregates' output lists out
+    expected = _shape(session.sql("EXPLAIN EXTENDED " + sql).collect()[0][0])
     ember_session = new_session()
     _views(ember_session)
-    actual = _shape(ember_session.sql("EXPLAIN " + sql).collect()[0][0])
-    assert any(line.startswith("+- Expand [[") or line.startswith("Expand [[")
-               for line in expected)
+    actual = _shape(ember_session.sql("EXPLAIN EXTENDED " + sql).collect()[0][0])
+    assert any(line.startswith("Expand [[") for line in expected)
     assert actual == expected
