@@ -81,6 +81,25 @@ QUERIES: dict[str, tuple[str, bool]] = {
                                  False),
     "group_by_all_global": ("SELECT sum(b), count(*) FROM t GROUP BY ALL", False),
     "rollup_all_is_a_column": ("SELECT a, sum(b) FROM t GROUP BY ROLLUP(all)", False),
+    "group_by_all_mixed_item": ("SELECT a, b + sum(b) FROM t GROUP BY ALL", False),
+    "group_by_all_star": ("SELECT * FROM t GROUP BY ALL", False),
+    "group_by_all_having_order_by": (
+        "SELECT a, sum(b) FROM t GROUP BY ALL HAVING a > 0 OR a IS NULL ORDER BY a", True),
+    # -- grand totals, filters over and under the aggregation ------------------------------
+    "repeated_empty_grouping_sets": (
+        "SELECT count(*) FROM VALUES (1), (2) AS v(k) GROUP BY GROUPING SETS ((), ())", False),
+    "rollup_over_empty_input": (
+        "SELECT count(*), grouping_id() FROM VALUES (1), (2) AS v(k) WHERE k > 5 "
+        "GROUP BY ROLLUP(k)", False),
+    "filter_on_grouping_column_above": (
+        "SELECT * FROM (SELECT a, sum(b) s FROM t GROUP BY ROLLUP(a)) WHERE a = 1", False),
+    "filter_on_null_grouping_column_above": (
+        "SELECT * FROM (SELECT a, sum(b) s FROM t GROUP BY ROLLUP(a)) WHERE a IS NULL", False),
+    "cube_joined_and_filtered": (
+        "SELECT * FROM (SELECT a, c, count(*) n FROM t GROUP BY CUBE(a, c)) x "
+        "JOIN t ON x.a = t.a WHERE x.c = 'x'", False),
+    "where_and_having": (
+        "SELECT a, max(b) FROM t WHERE b > 10 GROUP BY ROLLUP(a) HAVING max(b) < 40", False),
     # -- HAVING / ORDER BY ---------------------------------------------------------------
     "having_grouping": ("SELECT a, sum(b) FROM t GROUP BY ROLLUP(a) HAVING grouping(a) = 1",
                         False),
