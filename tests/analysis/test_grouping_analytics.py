@@ -343,6 +343,10 @@ def _dataframe_programs(F: Any, df: Any) -> dict[str, Any]:
         "rollup_expression": lambda: df.rollup((F.col("a") + 1).alias("x")).agg(F.max("b")),
         "cube_distinct": lambda: df.cube("c").agg(F.countDistinct("a"), F.sum("b")),
         "grouping_without_sets": lambda: df.groupBy("a").agg(F.grouping("a")),
+        "rollup_without_columns": lambda: df.rollup().count(),
+        "grouping_sets_beyond_columns": lambda: df.groupingSets([["b"], ["a"]], "a").agg(
+            F.sum("b"), F.grouping_id()),
+        "pivot_after_rollup": lambda: df.rollup("a").pivot("c").count(),
     }
 
 
