@@ -710,8 +710,10 @@ class GroupedData:
         """
 
         if self._analytics is not None:
-            raise UnsupportedError("pivot is only supported after a groupBy.",
-                                   error_class="UNSUPPORTED_FEATURE")
+            raise UnsupportedError(
+                "The feature is not supported: PIVOT clause following a GROUP BY clause. Consider "
+                "pushing the GROUP BY into a subquery.",
+                error_class="UNSUPPORTED_FEATURE.PIVOT_AFTER_GROUP_BY")
         if self._pivot is not None:
             raise UnsupportedError("The feature is not supported: Repeated PIVOTs.",
                                    error_class="UNSUPPORTED_FEATURE.REPEATED_PIVOT")

@@ -591,8 +591,12 @@ class QueryGen:
         if v in NUMERIC:
             aggs += [f"sum({v})", f"avg({v})"]
         agg = self.r.choice(aggs)
-        group_by = key  # ROLLUP / CUBE / GROUPING SETS: not supported by Ember yet
-        sql = f"SELECT {key} AS g, {agg} AS a FROM {t} GROUP BY {group_by}"
+        group_by = self.r.choice([key, key, f"ROLLUP({key})", f"CUBE({key})",
+                                  f"GROUPING SETS (({key}), ())", f"{key} WITH ROLLUP"])
+        # grouping analytics: the grand total's NULL key can tie with a NULL group, which the
+        # grouping id tells apart (so ORDER BY still orders every output column)
+        gid = ", grouping_id() AS gid" if group_by != key else ""
+        sql = f"SELECT {key} AS g, {agg} AS a{gid} FROM {t} GROUP BY {group_by}"
         order_by = ["a", "2", agg]
         if self.r.random() < 0.5:
             having = self.r.choice(["count(*) >= 1", f"count({v}) > 0", f"{agg} IS NOT NULL", "count(*) > 1"])
@@ -601,6 +605,8 @@ class QueryGen:
             # an aggregate in ORDER BY then fails: UNRESOLVED_COLUMN / UNSUPPORTED_EXPR_FOR_OPERATOR)
         d = self.r.choice(["", " DESC", " ASC NULLS LAST", " DESC NULLS LAST"])
         sql += f" ORDER BY {self.r.choice(order_by)}{d}, 1{self.r.choice(['', ' DESC'])}"
+        if gid:
+            sql += ", gid"
         sql += f" LIMIT {self.r.randint(0, 4)}"
         if self.r.random() < 0.3:
             sql += f" OFFSET {self.r.randint(0, 2)}"

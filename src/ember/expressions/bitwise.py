@@ -16,10 +16,10 @@ from ember.trees import node
 __all__ = ["BitwiseAnd", "ShiftRight"]
 
 
-@node
-class BitwiseAnd(Expression):
-    """``left & right`` over two values of one integral type (Spark's ``BitwiseAnd``)."""
+class _IntegralBinary(Expression):
+    """Two integral operands; the result has the left one's type, NULL where either is."""
 
+    __slots__ = ()
     left: Expression
     right: Expression
 
@@ -30,6 +30,14 @@ class BitwiseAnd(Expression):
     @property
     def nullable(self) -> bool:
         return self.left.nullable or self.right.nullable
+
+
+@node
+class BitwiseAnd(_IntegralBinary):
+    """``left & right`` over two values of one integral type (Spark's ``BitwiseAnd``)."""
+
+    left: Expression
+    right: Expression
 
     def eval(self, batch: pa.RecordBatch) -> pa.Array:
         left, right = eval_null_intolerant((self.left, self.right), batch)
@@ -43,20 +51,12 @@ class BitwiseAnd(Expression):
 
 
 @node
-class ShiftRight(Expression):
+class ShiftRight(_IntegralBinary):
     """``shiftright(left, right)``: arithmetic shift of an int or bigint by ``right`` bits,
     taken modulo the width as the JVM's ``>>`` does (Spark's ``ShiftRight``)."""
 
     left: Expression
     right: Expression
-
-    @property
-    def data_type(self) -> T.DataType:
-        return self.left.data_type
-
-    @property
-    def nullable(self) -> bool:
-        return self.left.nullable or self.right.nullable
 
     def eval(self, batch: pa.RecordBatch) -> pa.Array:
         left, right = eval_null_intolerant((self.left, self.right), batch)

@@ -427,7 +427,16 @@ class AstBuilder:
             self.mark_read(e)
             if not e.expressions:  # ``ROLLUP()`` is a function call to Spark's grammar
                 raise unresolved_routine(e.key.lower())
-            indexes, flat = self._indexed([self._grouping_set(x) for x in e.expressions])
+            sets = [self._grouping_set(x) for x in e.expressions]
+            if not all(sets):
+                kind = e.key.upper()
+                pos = self.origin_of(e)
+                raise ParseError(f"Empty set in {kind} grouping sets is not supported.",
+                                 error_class="_LEGACY_ERROR_TEMP_0051",
+                                 parameters={"element": kind},
+                                 origin=Origin(pos[0], pos[1], sql_text=self.text) if pos
+                                 else None)
+            indexes, flat = self._indexed(sets)
             return (Cube if isinstance(e, exp.Cube) else Rollup)(indexes, flat)
         if isinstance(e, exp.GroupingSets):
             self.mark_read(e)

@@ -97,7 +97,7 @@ def _ids(exprs: Sequence[Expression]) -> str:
 
 
 def _replace_grouping_functions(e: Expression, group_by: Sequence[Expression],
-                                gid: AttributeReference) -> Expression:
+                                gid: Expression) -> Expression:
     """``grouping()`` / ``grouping_id()`` in ``e`` as arithmetic over ``gid`` (Spark's
     ``replaceGroupingFunc``)."""
     def rule(x: Expression) -> Expression | None:
@@ -136,27 +136,26 @@ def grouping_analytics(groups: Sequence[Expression]
         if any(has_unresolved(k) or not k.resolved for k in kids):
             return None
     flat: list[Expression] = []
+    for g in groups:
+        flat += g.group_by_exprs if isinstance(g, BaseGroupingSets) else [g]
+    group_by = distinct_group_by_exprs(flat)
+    if len(group_by) > MAX_GROUPING_EXPRESSIONS:  # before listing 2^n sets of a CUBE
+        raise AnalysisError(
+            f"Grouping sets size cannot be greater than {MAX_GROUPING_EXPRESSIONS}.",
+            error_class="GROUPING_SIZE_LIMIT_EXCEEDED",
+            parameters={"maxSize": str(MAX_GROUPING_EXPRESSIONS)})
     selected: list[list[Expression]] = [[]]
     for g in groups:
-        if isinstance(g, BaseGroupingSets):
-            flat += g.group_by_exprs
-            sets = g.selected_group_by_exprs
-        else:
-            flat.append(g)
-            sets = [[g]]
+        sets = g.selected_group_by_exprs if isinstance(g, BaseGroupingSets) else [[g]]
         selected = [x + y for x in selected for y in sets]
-    return selected, distinct_group_by_exprs(flat)
+    return selected, group_by
 
 
 def construct_aggregate(selected: list[list[Expression]], group_by: list[Expression],
                         aggs: Sequence[Expression], child: LogicalPlan) -> Aggregate:
     """``Aggregate(groupBy + spark_grouping_id, aggs, Expand(...))`` (Spark's
-    ``constructAggregate``; see the module doc)."""
-    if len(group_by) > MAX_GROUPING_EXPRESSIONS:
-        raise AnalysisError(
-            f"Grouping sets size cannot be greater than {MAX_GROUPING_EXPRESSIONS}.",
-            error_class="GROUPING_SIZE_LIMIT_EXCEEDED",
-            parameters={"maxSize": str(MAX_GROUPING_EXPRESSIONS)})
+    ``constructAggregate``; see the module doc). ``group_by`` has at most 64 expressions
+    (:func:`grouping_analytics` checks)."""
     aliases = [Alias(e, e.name, alias_qualifier=e.qualifier) if isinstance(e, NamedExpression)
                else Alias(e, pretty_sql(e)) for e in group_by]
     gid = AttributeReference(GROUPING_ID_NAME, T.LONG, False)
@@ -206,14 +205,23 @@ def construct_aggregate(selected: list[list[Expression]], group_by: list[Express
         kids = e.children
         return e.with_children(tuple(replace(k) for k in kids)) if kids else e
 
+    if not group_by and len(selected) == 1:
+        # ``GROUPING SETS (())``: a grand total, one row even over empty input (Spark 4.3: a
+        # global aggregation, its grouping id 0; the Expand marks it for HAVING / ORDER BY)
+        zero = Literal(0, T.LONG)
+        return Aggregate((), tuple(_replace_grouping_functions(a, [], zero) for a in aggs),
+                         expand)
     new_aggs = tuple(replace(_replace_grouping_functions(a, group_by, gid)) for a in aggs)
     return Aggregate(tuple(out_groups), new_aggs, expand)
 
 
-def _find_grouping_exprs(plan: LogicalPlan) -> tuple[list[Expression], AttributeReference]:
+def _find_grouping_exprs(plan: LogicalPlan) -> tuple[list[Expression], Expression]:
     """The grouping expressions and grouping id of the first Aggregate under a Filter / Sort
     (Spark's ``findGroupingExprs``)."""
     for p in _pre_order(plan):
+        if isinstance(p, Aggregate) and not p.grouping_expressions and isinstance(
+                p.child, Expand) and p.child.attrs[-1].name == GROUPING_ID_NAME:
+            return [], Literal(0, T.LONG)  # the grand total of GROUPING SETS (())
         if isinstance(p, Aggregate):
             groups = p.grouping_expressions
             gid = next((g for g in reversed(groups) if isinstance(g, AttributeReference)
@@ -252,10 +260,10 @@ def unsupported_grouping_expression() -> AnalysisError:
                          error_class="UNSUPPORTED_GROUPING_EXPRESSION")
 
 
-def _with_gid_output(plan: LogicalPlan, gid: AttributeReference) -> tuple[LogicalPlan, bool]:
+def _with_gid_output(plan: LogicalPlan, gid: Expression) -> tuple[LogicalPlan, bool]:
     """``plan`` (an Aggregate, or a Filter over one) with ``gid`` among the Aggregate's outputs;
     whether it had to be added."""
-    if any(a.id == gid.id for a in plan.output):
+    if not isinstance(gid, AttributeReference) or any(a.id == gid.id for a in plan.output):
         return plan, False
     match plan:
         case Aggregate(aggregate_expressions=items):
@@ -308,12 +316,13 @@ def _resolve_having(h: UnresolvedHaving, agg: Aggregate, selected, group_by, ctx
     mapping = {a.id: b for a, b in zip(with_extra.output, new_agg.output)}
     new_cond = new_cond.transform_up(
         lambda x: mapping.get(x.id) if isinstance(x, AttributeReference) else None)
-    gid = new_agg.grouping_expressions[len(group_by)]
+    gid: Expression = (new_agg.grouping_expressions[len(group_by)]
+                       if new_agg.grouping_expressions else Literal(0, T.LONG))
     added = False
     if has_grouping_function(new_cond):
         new_cond = _replace_grouping_functions(new_cond, new_agg.grouping_expressions[
             :len(group_by)], gid)
-        if gid.id not in new_agg.output_set:
+        if isinstance(gid, AttributeReference) and gid.id not in new_agg.output_set:
             new_agg = new_agg.copy(aggregate_expressions=new_agg.aggregate_expressions + (gid,))
             added = True
     plan: LogicalPlan = Filter(new_cond, new_agg)

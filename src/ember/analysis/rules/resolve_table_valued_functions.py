@@ -43,16 +43,21 @@ def _ordinal(i: int) -> str:
     return ("first", "second", "third")[i] if i < 3 else f"{i + 1}th"
 
 
+def _non_foldable(index: int) -> AnalysisError:
+    name, dtype = _RANGE_PARAMS[index]
+    return AnalysisError(
+        f"The function `range` requires the parameter `{name}` to be a foldable expression of "
+        f"the type \"{sql_type(dtype)}\", but the actual argument is a non-foldable.",
+        error_class="NON_FOLDABLE_ARGUMENT",
+        parameters={"funcName": "`range`", "paramName": f"`{name}`",
+                    "paramType": f'"{sql_type(dtype)}"'})
+
+
 def _range_value(arg: Expression, index: int) -> int:
     """The value of range's parameter ``index`` (0: start ... 3: numSlices) from ``arg``."""
     name, dtype = _RANGE_PARAMS[index]
     if arg.references or not arg.deterministic:
-        raise AnalysisError(
-            f"The function `range` requires the parameter `{name}` to be a foldable expression "
-            f"of the type \"{sql_type(dtype)}\", but the actual argument is a non-foldable.",
-            error_class="NON_FOLDABLE_ARGUMENT",
-            parameters={"funcName": "`range`", "paramName": f"`{name}`",
-                        "paramType": f'"{sql_type(dtype)}"'})
+        raise _non_foldable(index)
     t = arg.data_type
     if isinstance(t, (T.NullType, T.BooleanType)) or not (
             t.is_numeric or isinstance(t, T.StringType)):
@@ -117,13 +122,7 @@ def resolve_table_valued_functions(plan: LogicalPlan, ctx) -> LogicalPlan:
             # a LATERAL argument reads a column of an earlier FROM item: not foldable
             i = next(i for i, a in enumerate(p.arguments)
                      if a.exists(lambda x: isinstance(x, UnresolvedAttribute)))
-            name, dtype = _RANGE_PARAMS[i + (1 if len(p.arguments) == 1 else 0)]
-            raise AnalysisError(
-                f"The function `{p.name}` requires the parameter `{name}` to be a foldable "
-                f"expression of the type \"{sql_type(dtype)}\", but the actual argument is a "
-                "non-foldable.", error_class="NON_FOLDABLE_ARGUMENT",
-                parameters={"funcName": f"`{p.name}`", "paramName": f"`{name}`",
-                            "paramType": f'"{sql_type(dtype)}"'})
+            raise _non_foldable(i + (1 if len(p.arguments) == 1 else 0))
         if any(has_unresolved(a) or not a.resolved for a in p.arguments):
             return p
         return _build(p)
