@@ -15,7 +15,6 @@ error bound (``n / accuracy`` ranks) otherwise.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import field
 from typing import ClassVar
