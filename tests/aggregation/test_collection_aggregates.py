@@ -2,7 +2,7 @@
 array_agg / collect_set, percentile / median / percentile_cont / percentile_disc, mode,
 percentile_approx / approx_percentile, approx_count_distinct, listagg / string_agg.
 
-Every query runs on PySpark and on Ember (both runtimes, default batch size and batch size 2) over
+Every query runs on PySpark and on Ember (both runtimes; batch size 2 too, see ``_CONFIGS``) over
 a view whose rows come from three UNION ALL branches, so that the input has several partitions
 and the aggregates run as Partial -> Exchange -> Final.  Column names, types, nullability and
 rows must be Spark's; ``collect_set`` arrays are compared sorted (their element order is Spark's
@@ -11,11 +11,29 @@ hash set's), as Spark's own tests do.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
+import os
+from decimal import Decimal
 
 import numpy as np
 import pyarrow as pa
 import pytest
+
+from ember import types as T
+from ember.expressions.aggregates import (
+    ApproxCountDistinct,
+    ApproxPercentile,
+    CollectList,
+    CollectSet,
+    ListAgg,
+    Median,
+    Mode,
+    Percentile,
+    PercentileDisc,
+)
+from ember.expressions.aggregates.hll import spark_xxhash64
+from ember.expressions.base import AttributeReference, Literal
 
 from tests.conformance.ember_adapter import BATCH_SIZE_KEY, RUNTIMES, new_session
 from tests.differential.compare import Failed, sort_key, sql_outcome
@@ -130,7 +148,10 @@ def _sorted_sets(outcome, prefixes=("collect_set(", "collect_list(DISTINCT")):
     return {"schema": outcome["schema"], "rows": rows}
 
 
-_CONFIGS = [(rt, b) for rt in RUNTIMES for b in (None, 2)]
+#: (runtime, batch size): by default both runtimes at the default batch size and the local one
+#: at batch size 2; ``EMBER_AGG_FULL=1`` adds the Spark runtime at batch size 2
+_CONFIGS = [(rt, b) for rt in RUNTIMES for b in (None, 2)
+            if rt == "local" or b is None or os.environ.get("EMBER_AGG_FULL")]
 
 
 @pytest.fixture(scope="module")
@@ -248,3 +269,128 @@ def test_approx_sketches_within_bounds(large):
     assert abs(got["e"] - (math.ceil(0.37 * _N) - 1)) <= _N / 100
     for p, value in zip((0.01, 0.5, 0.99), got["f"]):
         assert abs(value - (math.ceil(p * _N) - 1)) <= _N / 50
+
+
+# ---------------------------------------------------------------------------------------------
+# The evaluation protocol and the hash, without the operators
+
+
+def _protocol_functions():
+    v = AttributeReference("v", T.DOUBLE)
+    s = AttributeReference("s", T.STRING)
+    f = AttributeReference("f", T.INT)
+    half = Literal(0.5, T.DOUBLE)
+    return [
+        (CollectList(v), ("v",)), (CollectSet(s), ("s",)), (Median(v), ("v",)),
+        (Percentile(v, Literal(0.3, T.DOUBLE), f), ("v", "0.3", "f")),
+        (PercentileDisc(v, half, True), ("v", "0.5")),
+        (ApproxPercentile(v, half), ("v", "0.5", "acc")), (Mode(s, False), ("s",)),
+        (ApproxCountDistinct(s), ("s",)),
+        (ListAgg(s, Literal(",", T.STRING), (v,), (False,), (True,)), ("s", ",", "v")),
+    ]
+
+
+@pytest.mark.parametrize("i", range(9))
+def test_update_merge_evaluate_equals_aggregate(i):
+    """update over random chunks -> merge (buffer rows in chunk order) -> evaluate gives the
+    COMPLETE result, group by group (the protocol contract of ``AggregateFunction``)."""
+    func, cols = _protocol_functions()[i]
+    rng = np.random.default_rng(i)
+    n, n_groups = 400, 37
+    v = rng.integers(0, 20, n).astype(float)
+    data = {
+        "v": pa.array(v, mask=rng.random(n) < 0.1),
+        "s": pa.array([f"x{j}" for j in rng.integers(0, 30, n)], mask=rng.random(n) < 0.1),
+        "f": pa.array(rng.integers(0, 3, n), pa.int32()),
+        "0.3": pa.array(np.full(n, 0.3)), "0.5": pa.array(np.full(n, 0.5)),
+        "acc": pa.array(np.full(n, 10000, dtype=np.int32)), ",": pa.array([","] * n),
+    }
+    args = [data[c] for c in cols]
+    g = rng.integers(0, n_groups, n)
+    want = func.aggregate(args, g, n_groups)
+    cuts = np.sort(rng.choice(np.arange(1, n), 5, replace=False))
+    buffers, buffer_groups = [], []
+    for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, n]):
+        local, gl = np.unique(g[lo:hi], return_inverse=True)
+        out = func.update([a[lo:hi] for a in args], gl, len(local))
+        buffers.append(out)
+        buffer_groups.append(local)
+    merged = func.merge([pa.concat_arrays([b[j] for b in buffers])
+                         for j in range(len(buffers[0]))],
+                        np.concatenate(buffer_groups), n_groups)
+    got = func.evaluate(merged)
+    if isinstance(func, CollectSet):  # any order
+        want = [sorted(x) for x in want.to_pylist()]
+        got = [sorted(x) for x in got.to_pylist()]
+    else:
+        want, got = want.to_pylist(), got.to_pylist()
+    assert got == want
+
+
+def test_xxhash64_matches_spark(spark):
+    """The HLL++ hash is Spark's ``xxhash64`` (seed 42) for every supported type."""
+    cases = [
+        ("CAST({} AS INT)", T.INT, pa.int32(), [0, 1, -7, 2147483647]),
+        ("CAST({} AS BIGINT)", T.LONG, pa.int64(), [0, -1, 1 << 40]),
+        ("CAST({} AS SMALLINT)", T.SHORT, pa.int16(), [3, -300]),
+        ("CAST({} AS DOUBLE)", T.DOUBLE, pa.float64(), [1.5, -0.0, 0.0, float("inf")]),
+        ("CAST({} AS FLOAT)", T.FLOAT, pa.float32(), [1.5, -0.0, 3.25]),
+        ("{}", T.STRING, pa.string(), ["", "a", "abcdefgh", "héllo" * 9]),
+        ("CAST({} AS BOOLEAN)", T.BOOLEAN, pa.bool_(), [True, False]),
+        ("CAST({} AS DECIMAL(10, 2))", T.DecimalType(10, 2), pa.decimal128(10, 2),
+         [Decimal("1.25"), Decimal("-99.00")]),
+        ("DATE {}", T.DATE, pa.date32(), [dt.date(2020, 2, 29), dt.date(1969, 12, 31)]),
+    ]
+    for template, t, at, values in cases:
+        lits = [repr(x) if not isinstance(x, (dt.date, Decimal, bool)) else
+                (f"'{x}'" if not isinstance(x, bool) else str(x).lower()) for x in values]
+        lits = [x if not isinstance(v, float) else f"'{v}'" for x, v in zip(lits, values)]
+        q = "SELECT " + ", ".join(f"xxhash64({template.format(x)})" for x in lits)
+        want = list(spark.sql(q).collect()[0])
+        got = [int(x) for x in spark_xxhash64(pa.array(values, at), t).astype(np.int64)]
+        assert got == want, (template, values)
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_dataframe_functions_match_pyspark(spark, runtime):
+    """``F.collect_list`` ... ``F.string_agg`` called as in PySpark 4: same names, types and
+    values."""
+    from pyspark.sql import functions as SF
+
+    from ember import functions as EF
+
+    rows = [(1, 1.0, "x"), (1, 2.0, "y"), (1, 2.0, None), (2, None, None), (2, 5.0, "z"),
+            (3, -1.5, "x")]
+    sdf = spark.createDataFrame(rows, "k INT, v DOUBLE, s STRING")
+    s = new_session(runtime=runtime)
+    edf = s.createDataFrame(pa.table({"k": pa.array([r[0] for r in rows], pa.int32()),
+                                      "v": pa.array([r[1] for r in rows], pa.float64()),
+                                      "s": pa.array([r[2] for r in rows], pa.string())}))
+
+    def calls(F):
+        return [F.collect_list("v"), F.collect_set("s"), F.array_agg("v"),
+                F.percentile("v", 0.5), F.percentile("v", [0.25, 0.75]),
+                F.percentile("v", 0.5, F.lit(2)), F.percentile_approx("v", 0.5),
+                F.approx_percentile("v", [0.5], 100), F.median("v"), F.mode("v"),
+                F.mode("s", True), F.approx_count_distinct("s"),
+                F.approx_count_distinct("v", 0.1), F.listagg("s"), F.listagg("s", ","),
+                F.string_agg("s", "|")]
+
+    def distinct_calls(F):  # a separate query: the distinct rewrite reorders rows
+        return [F.listagg_distinct("s", "-"), F.string_agg_distinct("s")]
+
+    def outcome(df, is_spark, make):
+        out = df.groupBy("k").agg(*make(SF if is_spark else EF))
+        if is_spark:
+            schema = [(f.name, f.dataType.simpleString()) for f in out.schema.fields]
+        else:
+            schema = [(f.name, f.data_type.simple_string()) for f in out.schema.fields]
+        rows = [tuple(sorted(x) if isinstance(x, list) and name.startswith("collect_set") else x
+                      for x, (name, _) in zip(r, schema)) for r in out.collect()]
+        # listagg of distinct values: in the order of the distinct rewrite's rows
+        rows = [tuple("".join(sorted(x)) if isinstance(x, str) and "DISTINCT" in name else x
+                      for x, (name, _) in zip(r, schema)) for r in rows]
+        return schema, sorted(rows, key=sort_key)
+
+    for make in (calls, distinct_calls):
+        assert outcome(edf, False, make) == outcome(sdf, True, make)
