@@ -10,7 +10,10 @@ which function they run.
 
 One module per family: :mod:`.base` (the protocol, :class:`AggregateExpression`, shared type
 checks), :mod:`.count`, :mod:`.sum_avg`, :mod:`.extremum` (min, max, bool_and, bool_or),
-:mod:`.first_last` (first, last, any_value), :mod:`.by` (max_by, min_by); :mod:`.kernels` holds
+:mod:`.first_last` (first, last, any_value), :mod:`.by` (max_by, min_by), :mod:`.collect`
+(collect_list / array_agg, collect_set, listagg / string_agg), :mod:`.percentiles` (percentile,
+median, percentile_cont, percentile_disc, percentile_approx / approx_percentile, mode),
+:mod:`.hll` (approx_count_distinct); :mod:`.kernels` holds
 the NumPy/Arrow kernels they share; this module re-exports them and resolves names
 (:func:`lookup_aggregate`).
 
@@ -27,7 +30,14 @@ Display follows Catalyst: ``simple_string()`` is ``count(distinct a#1)``, ``sum(
 
 Function aliases keep the name they were called by (Spark's ``FUNC_ALIAS`` tag): ``mean(b)`` is an
 :class:`Average` named ``mean(b)``; ``first_value(a)`` a :class:`First` named ``first_value(a)``.  The
-alias is the ``fn_name`` field, excluded from equality (``mean(b) == avg(b)``).
+alias is the ``fn_name`` field, excluded from equality (``mean(b) == avg(b)``).  As in Spark 4,
+``array_agg(a)`` is named ``collect_list(a)`` and ``string_agg(s) WITHIN GROUP (...)``
+``listagg(...)``.
+
+``f(args) WITHIN GROUP (ORDER BY o)`` reaches :func:`lookup_aggregate` as ``f(args, o)`` with
+the orderings as trailing ``SortOrder`` arguments (percentile_cont, percentile_disc,
+``mode()``, listagg / string_agg take them; any other function raises
+``INVALID_SQL_SYNTAX.FUNCTION_WITH_UNSUPPORTED_SYNTAX``).
 
 Result types (Spark 4, ANSI):
 
@@ -44,6 +54,16 @@ avg(decimal(p,s))               decimal(min(38, p+4), min(38, s+4)), rounded HAL
 min, max, first, last,          the input type
 any_value, max_by, min_by
 bool_and/every, bool_or/some    boolean
+collect_list/array_agg,         array<input type>, never NULL ([] on empty input)
+collect_set
+percentile, median,             double (an ANSI interval input keeps its type);
+percentile_cont, percentile_    array<double> for an array of percentages; NULL on empty input
+disc
+percentile_approx /             the input type (numeric, date, timestamp, interval); array for
+approx_percentile               an array of percentages
+mode                            the input type
+approx_count_distinct           bigint, never NULL (0 on empty input)
+listagg/string_agg              string (binary for binary input); NULL on empty input
 ==============================  ==============================================================
 
 Aggregation buffers (Spark's ``aggBufferAttributes``, named as Spark 4 prints them in
@@ -70,6 +90,15 @@ first, any_value           first: input type, valueSet: boolean    any_value is 
 last                       last: input type, valueSet: boolean
 max_by, min_by             valueWithExtremumOrdering,              ties: the later row/buffer
                            extremumOrdering
+collect_list, collect_set  buf: array<input type>                  Spark: a binary ``buf``
+percentile, median,        buf: array<struct<v: double,            merge concatenates; evaluate
+percentile_cont/disc,      c: bigint>> (value, frequency)          sorts every group at once
+percentile_approx                                                  (Spark: a GK sketch)
+mode                       buf: array<input type>
+approx_count_distinct      registers: array<int> (set registers    Spark: ``MS[0]`` ... packed
+                           only, index * 64 + value)               longs
+listagg                    buf: array<struct<v, o0, ...>> (value,
+                           WITHIN GROUP keys)
 =========================  ======================================  ===========================
 
 Implicit casts: the analyzer's type coercion asks :meth:`AggregateFunction.implicit_cast_targets`
