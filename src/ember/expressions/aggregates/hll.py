@@ -37,6 +37,7 @@ import pyarrow.compute as pc
 from ember import types as T
 from ember.errors import AnalysisError, UnsupportedError
 from ember.expressions.aggregates.base import AggregateFunction, BufferField
+from ember.expressions.aggregates.collect import flatten_lists
 from ember.expressions.aggregates.kernels import _valid
 from ember.expressions.base import Expression, Literal
 from ember.trees import node
@@ -250,12 +251,8 @@ class ApproxCountDistinct(AggregateFunction):
 
     def merge(self, buffers: Sequence[pa.Array], g: np.ndarray, n_groups: int
               ) -> list[pa.Array]:
-        lists = buffers[0]
-        if isinstance(lists, pa.ChunkedArray):
-            lists = lists.combine_chunks()
-        parents = np.asarray(pc.list_parent_indices(lists).to_numpy(zero_copy_only=False),
-                             dtype=np.int64)
-        codes = np.asarray(lists.flatten().to_numpy(zero_copy_only=False), dtype=np.int64)
+        flat, parents = flatten_lists(buffers[0])
+        codes = np.asarray(flat.to_numpy(zero_copy_only=False), dtype=np.int64)
         return [self._registers(g[parents], codes, n_groups)]
 
     @property
@@ -263,13 +260,9 @@ class ApproxCountDistinct(AggregateFunction):
         return True
 
     def evaluate(self, buffers: Sequence[pa.Array]) -> pa.Array:
-        lists = buffers[0]
-        if isinstance(lists, pa.ChunkedArray):
-            lists = lists.combine_chunks()
-        parents = np.asarray(pc.list_parent_indices(lists).to_numpy(zero_copy_only=False),
-                             dtype=np.int64)
-        codes = np.asarray(lists.flatten().to_numpy(zero_copy_only=False), dtype=np.int64)
-        return pa.array(self._estimate(parents, codes & 63, len(lists)), type=pa.int64())
+        flat, parents = flatten_lists(buffers[0])
+        codes = np.asarray(flat.to_numpy(zero_copy_only=False), dtype=np.int64)
+        return pa.array(self._estimate(parents, codes & 63, len(buffers[0])), type=pa.int64())
 
     def aggregate(self, args: Sequence[pa.Array], g: np.ndarray, n_groups: int) -> pa.Array:
         return self.evaluate(self.update(args, g, n_groups))

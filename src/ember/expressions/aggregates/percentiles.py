@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 from ember import types as T
 from ember.errors import ArithmeticError_, InternalError
 from ember.expressions.aggregates.base import AggregateFunction, BufferField
-from ember.expressions.aggregates.collect import concat_lists, grouped_lists
+from ember.expressions.aggregates.collect import ListBuffer, flatten_lists, grouped_lists
 from ember.expressions.aggregates.kernels import _ranks, _valid
 from ember.expressions.base import Expression, Literal
 from ember.expressions.common import TypeCheckFailure, quoted_sql, sql_type, unexpected_input_type
@@ -195,15 +195,7 @@ def _disc(s: _Sorted, p: float) -> np.ndarray:
     return s.v[s.at_rank(rank)] if len(s.v) else np.zeros(len(rank))
 
 
-def _flatten(lists: pa.Array) -> tuple[pa.Array, np.ndarray]:
-    if isinstance(lists, pa.ChunkedArray):
-        lists = lists.combine_chunks()
-    parents = np.asarray(pc.list_parent_indices(lists).to_numpy(zero_copy_only=False),
-                         dtype=np.int64)
-    return lists.flatten(), parents
-
-
-class _PercentileBase(AggregateFunction):
+class _PercentileBase(ListBuffer):
     """Exact and approximate percentiles: buffer ``buf``, the group's values (with their
     frequencies for ``percentile``), as a large_list of structs ``(v, c)``."""
 
@@ -266,24 +258,13 @@ class _PercentileBase(AggregateFunction):
     def update(self, args: Sequence[pa.Array], g: np.ndarray, n_groups: int) -> list[pa.Array]:
         return [grouped_lists(self._pairs(args), g, n_groups)]
 
-    def merge(self, buffers: Sequence[pa.Array], g: np.ndarray, n_groups: int
-              ) -> list[pa.Array]:
-        return [concat_lists(buffers[0], g, n_groups)]
-
-    @property
-    def chunk_mergeable(self) -> bool:
-        return True
-
-    def aggregate(self, args: Sequence[pa.Array], g: np.ndarray, n_groups: int) -> pa.Array:
-        return self.evaluate(self.update(args, g, n_groups))
-
     def _statistic(self, s: _Sorted, p: float) -> np.ndarray:
         return _disc(s, p) if self.discrete else _cont(s, p)
 
     def evaluate(self, buffers: Sequence[pa.Array]) -> pa.Array:
         lists = buffers[0]
         n_groups = len(lists)
-        flat, grp = _flatten(lists)
+        flat, grp = flatten_lists(lists)
         values = np.asarray(flat.field("v").to_numpy(zero_copy_only=False), dtype=np.float64)
         counts = np.asarray(flat.field("c").to_numpy(zero_copy_only=False), dtype=np.int64)
         s = _Sorted(values, counts, grp, n_groups, self.reverse)
@@ -456,7 +437,7 @@ class ApproxPercentile(_PercentileBase):
 
 
 @node
-class Mode(AggregateFunction):
+class Mode(ListBuffer):
     """``mode(x [, deterministic])`` and ``mode() WITHIN GROUP (ORDER BY x [DESC])``: the most
     frequent non-NULL value (Spark's ``Mode``), of the input type; NULL on empty input.  Among
     equally frequent values Spark's plain ``mode(x)`` returns whichever its hash map yields
@@ -496,21 +477,10 @@ class Mode(AggregateFunction):
     def update(self, args: Sequence[pa.Array], g: np.ndarray, n_groups: int) -> list[pa.Array]:
         return [grouped_lists(args[0], g, n_groups)]
 
-    def merge(self, buffers: Sequence[pa.Array], g: np.ndarray, n_groups: int
-              ) -> list[pa.Array]:
-        return [concat_lists(buffers[0], g, n_groups)]
-
-    @property
-    def chunk_mergeable(self) -> bool:
-        return True
-
-    def aggregate(self, args: Sequence[pa.Array], g: np.ndarray, n_groups: int) -> pa.Array:
-        return self.evaluate(self.update(args, g, n_groups))
-
     def evaluate(self, buffers: Sequence[pa.Array]) -> pa.Array:
         lists = buffers[0]
         n_groups = len(lists)
-        flat, grp = _flatten(lists)
+        flat, grp = flatten_lists(lists)
         pos = np.full(n_groups, -1, dtype=np.int64)
         if len(flat):
             r = _ranks(flat)
