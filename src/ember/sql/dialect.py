@@ -38,6 +38,11 @@ class UnaryPlus(exp.Unary):
 # Functions whose sqlglot builders are needed for syntax (not semantics): keep none of them.
 # Special forms (CAST, EXTRACT, TRIM ...) live in FUNCTION_PARSERS and are unaffected.
 _KEEP_FUNCTIONS: frozenset[str] = frozenset()
+# Spark aggregates sqlglot parses into its own nodes (``percentile`` -> ``Quantile``, losing the
+# frequency argument; ``listagg`` / ``string_agg`` -> ``GroupConcat``, losing the name): plain
+# calls, named and resolved by the registry.
+_PLAIN_CALLS: frozenset[str] = frozenset({"PERCENTILE", "PERCENTILE_APPROX",
+                                          "APPROX_PERCENTILE", "LISTAGG", "STRING_AGG"})
 
 
 def _merge_suffixed_numbers(tokens: list[Token], sql: str) -> list[Token]:
@@ -84,12 +89,9 @@ class EmberSpark(Spark):
 
         FUNCTIONS = {k: v for k, v in Spark.Parser.FUNCTIONS.items() if k in _KEEP_FUNCTIONS}
         # ``substr(s, 1, 2)`` stays a plain call so that it keeps its name (Spark's column name is
-        # ``substr(s, 1, 2)``); ``SUBSTRING(s FROM 1 FOR 2)`` still needs its special form.  The
-        # aggregates below are plain calls too (sqlglot's forms drop ``percentile``'s frequency
-        # argument and rename ``listagg`` / ``approx_percentile``).
+        # ``substr(s, 1, 2)``); ``SUBSTRING(s FROM 1 FOR 2)`` still needs its special form.
         FUNCTION_PARSERS = {k: v for k, v in Spark.Parser.FUNCTION_PARSERS.items()
-                            if k not in ("SUBSTR", "PERCENTILE", "PERCENTILE_APPROX",
-                                         "APPROX_PERCENTILE", "LISTAGG", "STRING_AGG")}
+                            if k != "SUBSTR" and k not in _PLAIN_CALLS}
 
         UNARY_PARSERS = {
             **Spark.Parser.UNARY_PARSERS,
