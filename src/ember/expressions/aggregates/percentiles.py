@@ -8,9 +8,12 @@ running counts, per requested percentage -- no loop per row or per group.
 
 ``percentile_approx`` keeps every value too, so its answer is the exact rank Spark's
 ``QuantileSummaries`` query asks for (``ceil(p * n)``, the first / last value for ``p`` within
-``1 / accuracy`` of 0 / 1).  That is Spark's result whenever its sketch is uncompressed (fewer
-rows than it buffers before compressing, i.e. on small inputs), and within Spark's documented
-error bound (``n / accuracy`` ranks) otherwise.
+``1 / accuracy`` of 0 / 1).  That is Spark's result while its sketch is exact: a group of fewer
+than ``accuracy / 2`` rows, where every sample's rank uncertainty ``floor(2 n / accuracy)`` is 0
+and compression merges nothing.  On larger groups Spark answers from its compressed GK sketch
+(a value within ``n / accuracy`` ranks of the exact one) and Ember's exact answer may differ
+from Spark's within that bound; Ember does not reproduce the sketch (its backward merge scan is
+sequential per group).
 """
 
 from __future__ import annotations
