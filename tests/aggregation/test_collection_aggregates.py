@@ -60,6 +60,10 @@ QUERIES: dict[str, str] = {
                           " percentile(v, array(0.0D, 0.3D, 1.0D)) FROM t GROUP BY k",
     "percentile_global": "SELECT percentile(v, 0.75), median(v), percentile(d, array(0.1, 0.9)),"
                          " percentile(v, 0.5, f), percentile(d, array(0.5), f) FROM t",
+    "special_values": "SELECT k, percentile(v, array()), collect_set(v), mode(v, true),"
+                      " percentile(v, 0.9), approx_count_distinct(v), percentile_approx(v, 0.9),"
+                      " median(v) FROM VALUES (1, 0.0D), (1, -0.0D), (1, CAST('NaN' AS DOUBLE)),"
+                      " (1, CAST('NaN' AS DOUBLE)), (1, 2.0D), (2, NULL) AS u(k, v) GROUP BY k",
     "percentile_empty": "SELECT percentile(v, 0.5), median(d), percentile(v, array(0.5)),"
                         " percentile_approx(v, 0.5), mode(v) FROM t WHERE k > 100",
     "percentile_decimal": "SELECT k, median(CAST(d AS DECIMAL(10, 2))),"

@@ -284,8 +284,10 @@ class _PercentileBase(ListBuffer):
         else:
             inter = pa.array([], type=self.result_element_type.to_arrow())
         offsets = pa.array(np.arange(n_groups + 1, dtype=np.int64) * k)
+        # no percentages: NULL, as Spark
+        null = s.empty | (k == 0)
         return pa.LargeListArray.from_arrays(offsets, inter,
-                                             mask=pa.array(s.empty) if s.empty.any() else None)
+                                             mask=pa.array(null) if null.any() else None)
 
 
 @node
