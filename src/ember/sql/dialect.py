@@ -38,8 +38,9 @@ class UnaryPlus(exp.Unary):
 # Functions whose sqlglot builders are needed for syntax (not semantics): keep none of them.
 # Special forms (CAST, EXTRACT, TRIM ...) live in FUNCTION_PARSERS and are unaffected.
 _KEEP_FUNCTIONS: frozenset[str] = frozenset()
-# Spark aggregates sqlglot parses into its own nodes (``max_by`` -> ``ArgMax``, losing the name):
-# plain calls, named and resolved by the registry.
+# Spark aggregates sqlglot parses into its own nodes (``max_by`` -> ``ArgMax``, ``percentile`` ->
+# ``Quantile`` losing the frequency argument, ``listagg`` / ``string_agg`` -> ``GroupConcat``,
+# losing the name): plain calls, named and resolved by the registry.
 _PLAIN_CALLS: frozenset[str] = frozenset({"MAX_BY", "MIN_BY", "PERCENTILE", "PERCENTILE_APPROX",
                                           "APPROX_PERCENTILE", "LISTAGG", "STRING_AGG"})
 
@@ -88,9 +89,7 @@ class EmberSpark(Spark):
 
         FUNCTIONS = {k: v for k, v in Spark.Parser.FUNCTIONS.items() if k in _KEEP_FUNCTIONS}
         # ``substr(s, 1, 2)`` stays a plain call so that it keeps its name (Spark's column name is
-        # ``substr(s, 1, 2)``); ``SUBSTRING(s FROM 1 FOR 2)`` still needs its special form.  The
-        # aggregates below are plain calls too (sqlglot's forms drop ``percentile``'s frequency
-        # argument and rename ``listagg`` / ``approx_percentile``).
+        # ``substr(s, 1, 2)``); ``SUBSTRING(s FROM 1 FOR 2)`` still needs its special form.
         FUNCTION_PARSERS = {k: v for k, v in Spark.Parser.FUNCTION_PARSERS.items()
                             if k != "SUBSTR" and k not in _PLAIN_CALLS}
         # ``any(p)`` is Spark's bool_or aggregate, a plain call (sqlglot reads a quantifier)

@@ -12,7 +12,10 @@ One module per family: :mod:`.base` (the protocol, :class:`AggregateExpression`,
 checks), :mod:`.count`, :mod:`.sum_avg`, :mod:`.extremum` (min, max, bool_and, bool_or),
 :mod:`.first_last` (first, last, any_value), :mod:`.by` (max_by, min_by), :mod:`.moments`
 (stddev, variance, skewness, kurtosis, covar, corr, with their moment kernels),
-:mod:`.regression` (regr_*), :mod:`.bitwise` (bit_and, bit_or, bit_xor); :mod:`.kernels` holds
+:mod:`.regression` (regr_*), :mod:`.bitwise` (bit_and, bit_or, bit_xor), :mod:`.collect`
+(collect_list / array_agg, collect_set, listagg / string_agg), :mod:`.percentiles` (percentile,
+median, percentile_cont, percentile_disc, percentile_approx / approx_percentile, mode),
+:mod:`.hll` (approx_count_distinct); :mod:`.kernels` holds
 the NumPy/Arrow kernels they share; this module re-exports them and resolves names
 (:func:`lookup_aggregate`).
 
@@ -29,7 +32,14 @@ Display follows Catalyst: ``simple_string()`` is ``count(distinct a#1)``, ``sum(
 
 Function aliases keep the name they were called by (Spark's ``FUNC_ALIAS`` tag): ``mean(b)`` is an
 :class:`Average` named ``mean(b)``; ``first_value(a)`` a :class:`First` named ``first_value(a)``.  The
-alias is the ``fn_name`` field, excluded from equality (``mean(b) == avg(b)``).
+alias is the ``fn_name`` field, excluded from equality (``mean(b) == avg(b)``).  As in Spark 4,
+``array_agg(a)`` is named ``collect_list(a)`` and ``string_agg(s) WITHIN GROUP (...)``
+``listagg(...)``.
+
+``f(args) WITHIN GROUP (ORDER BY o)`` reaches :func:`lookup_aggregate` as ``f(args, o)`` with
+the orderings as trailing ``SortOrder`` arguments (percentile_cont, percentile_disc,
+``mode()``, listagg / string_agg take them; any other function raises
+``INVALID_SQL_SYNTAX.FUNCTION_WITH_UNSUPPORTED_SYNTAX``).
 
 Result types (Spark 4, ANSI):
 
@@ -57,6 +67,16 @@ regr_sxx, regr_syy, regr_sxy,   double; regr_slope / regr_intercept NULL when x 
 regr_slope, regr_intercept,     regr_r2 NULL when x is constant, 1.0 when y is
 regr_r2
 bit_and, bit_or, bit_xor        the (integral) input type
+collect_list/array_agg,         array<input type>, never NULL ([] on empty input)
+collect_set
+percentile, median,             double (an ANSI interval input keeps its type);
+percentile_cont, percentile_    array<double> for an array of percentages; NULL on empty input
+disc
+percentile_approx /             the input type (numeric, date, timestamp, interval); array for
+approx_percentile               an array of percentages
+mode                            the input type
+approx_count_distinct           bigint, never NULL (0 on empty input)
+listagg/string_agg              string (binary for binary input); NULL on empty input
 ==============================  ==============================================================
 
 Aggregation buffers (Spark's ``aggBufferAttributes``, named as Spark 4 prints them in
@@ -95,6 +115,15 @@ regr_intercept                                                     var_pop(x) bu
 regr_count                 count: bigint                           count(y, x)
 regr_avgx, regr_avgy       avg's buffers                           avg over both non-NULL
 bit_and, bit_or, bit_xor   bit_and / bit_or / bit_xor: input type  NULL until a value
+collect_list, collect_set  buf: array<input type>                  Spark: a binary ``buf``
+percentile, median,        buf: array<struct<v: double,            merge concatenates; evaluate
+percentile_cont/disc,      c: bigint>> (value, frequency)          sorts every group at once
+percentile_approx                                                  (Spark: a GK sketch)
+mode                       buf: array<input type>
+approx_count_distinct      registers: array<int> (set registers    Spark: ``MS[0]`` ... packed
+                           only, index * 64 + value)               longs
+listagg                    buf: array<struct<v, o0, ...>> (value,
+                           WITHIN GROUP keys)
 =========================  ======================================  ===========================
 
 Implicit casts: the analyzer's type coercion asks :meth:`AggregateFunction.implicit_cast_targets`

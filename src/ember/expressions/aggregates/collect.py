@@ -54,17 +54,40 @@ def grouped_lists(values: pa.Array, g: np.ndarray, n_groups: int, *, distinct: b
     return pa.LargeListArray.from_arrays(pa.array(offsets), taken)
 
 
+def flatten_lists(lists: pa.Array) -> tuple[pa.Array, np.ndarray]:
+    """The values of every list (NULL lists are empty) and the row of the list each came
+    from."""
+    if isinstance(lists, pa.ChunkedArray):
+        lists = lists.combine_chunks()
+    parents = np.asarray(pc.list_parent_indices(lists).to_numpy(zero_copy_only=False),
+                         dtype=np.int64)
+    return lists.flatten(), parents
+
+
 def concat_lists(lists: pa.Array, g: np.ndarray, n_groups: int, *, distinct: bool = False
                  ) -> pa.Array:
     """Per group, the concatenation of its ``lists`` (rows in order; NULL lists are empty)."""
-    if isinstance(lists, pa.ChunkedArray):
-        lists = lists.combine_chunks()
-    if not pa.types.is_large_list(lists.type):
-        lists = lists.cast(pa.large_list(lists.type.value_type))
-    flat = lists.flatten()  # skips NULL lists
-    parents = np.asarray(pc.list_parent_indices(lists).to_numpy(zero_copy_only=False),
-                         dtype=np.int64)
+    flat, parents = flatten_lists(lists)
     return grouped_lists(flat, g[parents], n_groups, distinct=distinct)
+
+
+class ListBuffer(AggregateFunction):
+    """A function whose buffer is one list per group of the rows it needs (``buf``): merge
+    concatenates the lists of a group in row order; :meth:`evaluate` computes the result from
+    them, so the COMPLETE result is ``evaluate(update(...))``."""
+
+    __slots__ = ()
+
+    def merge(self, buffers: Sequence[pa.Array], g: np.ndarray, n_groups: int
+              ) -> list[pa.Array]:
+        return [concat_lists(buffers[0], g, n_groups)]
+
+    @property
+    def chunk_mergeable(self) -> bool:
+        return True
+
+    def aggregate(self, args: Sequence[pa.Array], g: np.ndarray, n_groups: int) -> pa.Array:
+        return self.evaluate(self.update(args, g, n_groups))
 
 
 class _Collect(_UnaryAgg):
@@ -152,7 +175,7 @@ def order_permutation(keys: Sequence[pa.Array], ascending: Sequence[bool],
 
 
 @node
-class ListAgg(AggregateFunction):
+class ListAgg(ListBuffer):
     """``listagg(x [, delimiter]) [WITHIN GROUP (ORDER BY ...)]`` (alias ``string_agg``, which
     keeps its name): the group's non-NULL values concatenated with ``delimiter`` (default: none),
     in the WITHIN GROUP order, else input order (Spark's ``ListAgg``).  A string result, binary
@@ -234,25 +257,9 @@ class ListAgg(AggregateFunction):
                                           mask=pa.array(~_valid(v)))
         return [grouped_lists(rows, g, n_groups)]
 
-    def merge(self, buffers: Sequence[pa.Array], g: np.ndarray, n_groups: int
-              ) -> list[pa.Array]:
-        return [concat_lists(buffers[0], g, n_groups)]
-
-    @property
-    def chunk_mergeable(self) -> bool:
-        return True
-
-    def aggregate(self, args: Sequence[pa.Array], g: np.ndarray, n_groups: int) -> pa.Array:
-        return self.evaluate(self.update(args, g, n_groups))
-
     def evaluate(self, buffers: Sequence[pa.Array]) -> pa.Array:
-        lists = buffers[0]
-        if isinstance(lists, pa.ChunkedArray):
-            lists = lists.combine_chunks()
-        n_groups = len(lists)
-        flat = lists.flatten()
-        grp = np.asarray(pc.list_parent_indices(lists).to_numpy(zero_copy_only=False),
-                         dtype=np.int64)
+        n_groups = len(buffers[0])
+        flat, grp = flatten_lists(buffers[0])
         keys = [flat.field(i + 1) for i in range(len(self.order_keys))]
         order = order_permutation(keys, self.ascending, self.nulls_first, grp)
         counts = np.bincount(grp, minlength=n_groups)

@@ -15,9 +15,12 @@ from raw estimates below ``5 m``; Ember does not carry those tables, so in that 
 2.5 to 5 times the register count) its answer may differ from Spark's by that bias, well within
 the requested relative error.
 
-The buffer is the registers of each group as one binary value of ``m`` bytes (Spark packs them
-six bits each into ``ceil(m / 10)`` longs, ``MS[0]`` ...); merging is ``np.maximum`` over a
-(groups x registers) matrix.
+The buffer holds each group's non-zero registers only, as a list of ints ``index * 64 + value``
+(Spark keeps all ``m`` registers packed six bits each into ``ceil(m / 10)`` longs, ``MS[0]``
+...): a batch touches only the registers its rows set, however many groups it has.  Update and
+merge keep the largest value per (group, index) with one ``np.lexsort``; the estimate sums
+``2^-M`` per group with ``np.bincount`` (the zero registers add 1 each; the sum may round
+differently in its last bit from Spark's register-order loop).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ import pyarrow.compute as pc
 from ember import types as T
 from ember.errors import AnalysisError, UnsupportedError
 from ember.expressions.aggregates.base import AggregateFunction, BufferField
+from ember.expressions.aggregates.collect import flatten_lists
 from ember.expressions.aggregates.kernels import _valid
 from ember.expressions.base import Expression, Literal
 from ember.trees import node
@@ -215,69 +219,58 @@ class ApproxCountDistinct(AggregateFunction):
         return 1 << self.p
 
     def buffer_fields(self) -> tuple[BufferField, ...] | None:
-        return (BufferField("MS", T.BINARY, False),)
+        return (BufferField("registers", T.ArrayType(T.INT, False), False),)
 
-    def _registers(self, args: Sequence[pa.Array], g: np.ndarray, n_groups: int) -> np.ndarray:
+    def _codes(self, args: Sequence[pa.Array], g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(group, register code) of every non-NULL row: code = index * 64 + value."""
         arr = args[0]
-        p, m = self.p, self.m
-        regs = np.zeros((n_groups, m), dtype=np.uint8)
+        p = self.p
         if pa.types.is_null(arr.type) or len(arr) == 0:
-            return regs
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
         valid = _valid(arr)
         h = spark_xxhash64(arr, self.child.data_type)[valid]
-        gv = g[valid]
         idx = (h >> np.uint64(64 - p)).astype(np.int64)
         w = (h << np.uint64(p)) | np.uint64(1 << (p - 1))
-        pw = (65 - _bit_length(w)).astype(np.uint8)  # leading zeros of w (never 0) + 1
-        np.maximum.at(regs.reshape(-1), gv * m + idx, pw)
-        return regs
+        pw = 65 - _bit_length(w)  # leading zeros of w (never 0) + 1
+        return g[valid], idx * 64 + pw
 
-    def _to_binary(self, regs: np.ndarray) -> pa.Array:
-        n, m = regs.shape
-        offsets = pa.py_buffer(np.arange(n + 1, dtype=np.int32) * m)
-        return pa.Array.from_buffers(pa.binary(), n, [None, offsets,
-                                                      pa.py_buffer(regs.tobytes())])
-
-    def _from_binary(self, arr: pa.Array) -> np.ndarray:
-        if isinstance(arr, pa.ChunkedArray):
-            arr = arr.combine_chunks()
-        m = self.m
-        arr = arr.cast(pa.large_binary())
-        offsets = np.frombuffer(arr.buffers()[1], dtype=np.int64)[arr.offset:arr.offset
-                                                                    + len(arr) + 1]
-        data = arr.buffers()[2]
-        flat = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8)
-        idx = offsets[:-1][:, None] + np.arange(m)[None, :]
-        return flat[idx] if len(arr) else np.zeros((0, m), np.uint8)
+    def _registers(self, grp: np.ndarray, codes: np.ndarray, n_groups: int) -> pa.Array:
+        """Per group the set registers (the largest value of each index) as a list of codes,
+        ascending."""
+        order = np.lexsort((codes, grp))
+        sg, sc = grp[order], codes[order]
+        last = np.ones(len(order), dtype=bool)  # the largest code of each (group, index)
+        last[:-1] = (sg[1:] != sg[:-1]) | ((sc[1:] >> 6) != (sc[:-1] >> 6))
+        sg, sc = sg[last], sc[last]
+        offsets = np.zeros(n_groups + 1, dtype=np.int64)
+        np.cumsum(np.bincount(sg, minlength=n_groups), out=offsets[1:])
+        return pa.LargeListArray.from_arrays(pa.array(offsets), pa.array(sc.astype(np.int32)))
 
     def update(self, args: Sequence[pa.Array], g: np.ndarray, n_groups: int) -> list[pa.Array]:
-        return [self._to_binary(self._registers(args, g, n_groups))]
+        return [self._registers(*self._codes(args, g), n_groups)]
 
     def merge(self, buffers: Sequence[pa.Array], g: np.ndarray, n_groups: int
               ) -> list[pa.Array]:
-        rows = self._from_binary(buffers[0])
-        out = np.zeros((n_groups, self.m), dtype=np.uint8)
-        if len(rows):
-            order = np.argsort(g, kind="stable")
-            counts = np.bincount(g, minlength=n_groups)
-            present = np.flatnonzero(counts)
-            starts = np.concatenate([[0], np.cumsum(counts)])[present]
-            out[present] = np.maximum.reduceat(rows[order], starts, axis=0)
-        return [self._to_binary(out)]
+        flat, parents = flatten_lists(buffers[0])
+        codes = np.asarray(flat.to_numpy(zero_copy_only=False), dtype=np.int64)
+        return [self._registers(g[parents], codes, n_groups)]
 
     @property
     def chunk_mergeable(self) -> bool:
         return True
 
     def evaluate(self, buffers: Sequence[pa.Array]) -> pa.Array:
-        return pa.array(self._estimate(self._from_binary(buffers[0])), type=pa.int64())
+        flat, parents = flatten_lists(buffers[0])
+        codes = np.asarray(flat.to_numpy(zero_copy_only=False), dtype=np.int64)
+        return pa.array(self._estimate(parents, codes & 63, len(buffers[0])), type=pa.int64())
 
     def aggregate(self, args: Sequence[pa.Array], g: np.ndarray, n_groups: int) -> pa.Array:
-        return pa.array(self._estimate(self._registers(args, g, n_groups)), type=pa.int64())
+        return self.evaluate(self.update(args, g, n_groups))
 
-    def _estimate(self, regs: np.ndarray) -> np.ndarray:
+    def _estimate(self, grp: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
         """Spark's ``HyperLogLogPlusPlusHelper.query`` (without the empirical bias term; see the
-        module docstring) per row of registers."""
+        module docstring) per group, from its set registers (``grp``, ``values``; every other
+        register is 0)."""
         p, m = self.p, float(self.m)
         if p == 4:
             alpha_m2 = 0.673 * m * m
@@ -287,13 +280,14 @@ class ApproxCountDistinct(AggregateFunction):
             alpha_m2 = 0.709 * m * m
         else:
             alpha_m2 = (0.7213 / (1.0 + 1.079 / m)) * m * m
-        z_inverse = np.sum(np.ldexp(1.0, -regs.astype(np.int64)), axis=1)
-        zeros = np.sum(regs == 0, axis=1).astype(np.float64)
-        e = alpha_m2 / z_inverse if len(regs) else np.zeros(0)
+        zeros = m - np.bincount(grp, minlength=n_groups).astype(np.float64)
+        z_inverse = zeros + np.bincount(grp, weights=np.ldexp(1.0, -values),
+                                        minlength=n_groups)
+        e = alpha_m2 / z_inverse
         with np.errstate(divide="ignore"):
             h = m * np.log(m / zeros)
         threshold = _THRESHOLDS[p - 4] if p < 19 else -1.0
-        linear = (zeros > 0) & (((p < 19) & (h <= threshold)) | (e <= 2.5 * m))
+        linear = (zeros > 0) & ((h <= threshold) | (e <= 2.5 * m))
         est = np.where(linear, h, e)
         return np.floor(est + 0.5).astype(np.int64)
 

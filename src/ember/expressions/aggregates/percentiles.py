@@ -8,14 +8,16 @@ running counts, per requested percentage -- no loop per row or per group.
 
 ``percentile_approx`` keeps every value too, so its answer is the exact rank Spark's
 ``QuantileSummaries`` query asks for (``ceil(p * n)``, the first / last value for ``p`` within
-``1 / accuracy`` of 0 / 1).  That is Spark's result whenever its sketch is uncompressed (fewer
-rows than it buffers before compressing, i.e. on small inputs), and within Spark's documented
-error bound (``n / accuracy`` ranks) otherwise.
+``1 / accuracy`` of 0 / 1).  That is Spark's result while its sketch is exact: a group of fewer
+than ``accuracy / 2`` rows, where every sample's rank uncertainty ``floor(2 n / accuracy)`` is 0
+and compression merges nothing.  On larger groups Spark answers from its compressed GK sketch
+(a value within ``n / accuracy`` ranks of the exact one) and Ember's exact answer may differ
+from Spark's within that bound; Ember does not reproduce the sketch (its backward merge scan is
+sequential per group).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import field
 from typing import ClassVar
@@ -27,7 +29,7 @@ import pyarrow.compute as pc
 from ember import types as T
 from ember.errors import ArithmeticError_, InternalError
 from ember.expressions.aggregates.base import AggregateFunction, BufferField
-from ember.expressions.aggregates.collect import concat_lists, grouped_lists
+from ember.expressions.aggregates.collect import ListBuffer, flatten_lists, grouped_lists
 from ember.expressions.aggregates.kernels import _ranks, _valid
 from ember.expressions.base import Expression, Literal
 from ember.expressions.common import TypeCheckFailure, quoted_sql, sql_type, unexpected_input_type
@@ -196,15 +198,7 @@ def _disc(s: _Sorted, p: float) -> np.ndarray:
     return s.v[s.at_rank(rank)] if len(s.v) else np.zeros(len(rank))
 
 
-def _flatten(lists: pa.Array) -> tuple[pa.Array, np.ndarray]:
-    if isinstance(lists, pa.ChunkedArray):
-        lists = lists.combine_chunks()
-    parents = np.asarray(pc.list_parent_indices(lists).to_numpy(zero_copy_only=False),
-                         dtype=np.int64)
-    return lists.flatten(), parents
-
-
-class _PercentileBase(AggregateFunction):
+class _PercentileBase(ListBuffer):
     """Exact and approximate percentiles: buffer ``buf``, the group's values (with their
     frequencies for ``percentile``), as a large_list of structs ``(v, c)``."""
 
@@ -267,24 +261,13 @@ class _PercentileBase(AggregateFunction):
     def update(self, args: Sequence[pa.Array], g: np.ndarray, n_groups: int) -> list[pa.Array]:
         return [grouped_lists(self._pairs(args), g, n_groups)]
 
-    def merge(self, buffers: Sequence[pa.Array], g: np.ndarray, n_groups: int
-              ) -> list[pa.Array]:
-        return [concat_lists(buffers[0], g, n_groups)]
-
-    @property
-    def chunk_mergeable(self) -> bool:
-        return True
-
-    def aggregate(self, args: Sequence[pa.Array], g: np.ndarray, n_groups: int) -> pa.Array:
-        return self.evaluate(self.update(args, g, n_groups))
-
     def _statistic(self, s: _Sorted, p: float) -> np.ndarray:
         return _disc(s, p) if self.discrete else _cont(s, p)
 
     def evaluate(self, buffers: Sequence[pa.Array]) -> pa.Array:
         lists = buffers[0]
         n_groups = len(lists)
-        flat, grp = _flatten(lists)
+        flat, grp = flatten_lists(lists)
         values = np.asarray(flat.field("v").to_numpy(zero_copy_only=False), dtype=np.float64)
         counts = np.asarray(flat.field("c").to_numpy(zero_copy_only=False), dtype=np.int64)
         s = _Sorted(values, counts, grp, n_groups, self.reverse)
@@ -301,8 +284,10 @@ class _PercentileBase(AggregateFunction):
         else:
             inter = pa.array([], type=self.result_element_type.to_arrow())
         offsets = pa.array(np.arange(n_groups + 1, dtype=np.int64) * k)
+        # no percentages: NULL, as Spark
+        null = s.empty | (k == 0)
         return pa.LargeListArray.from_arrays(offsets, inter,
-                                             mask=pa.array(s.empty) if s.empty.any() else None)
+                                             mask=pa.array(null) if null.any() else None)
 
 
 @node
@@ -457,7 +442,7 @@ class ApproxPercentile(_PercentileBase):
 
 
 @node
-class Mode(AggregateFunction):
+class Mode(ListBuffer):
     """``mode(x [, deterministic])`` and ``mode() WITHIN GROUP (ORDER BY x [DESC])``: the most
     frequent non-NULL value (Spark's ``Mode``), of the input type; NULL on empty input.  Among
     equally frequent values Spark's plain ``mode(x)`` returns whichever its hash map yields
@@ -497,21 +482,10 @@ class Mode(AggregateFunction):
     def update(self, args: Sequence[pa.Array], g: np.ndarray, n_groups: int) -> list[pa.Array]:
         return [grouped_lists(args[0], g, n_groups)]
 
-    def merge(self, buffers: Sequence[pa.Array], g: np.ndarray, n_groups: int
-              ) -> list[pa.Array]:
-        return [concat_lists(buffers[0], g, n_groups)]
-
-    @property
-    def chunk_mergeable(self) -> bool:
-        return True
-
-    def aggregate(self, args: Sequence[pa.Array], g: np.ndarray, n_groups: int) -> pa.Array:
-        return self.evaluate(self.update(args, g, n_groups))
-
     def evaluate(self, buffers: Sequence[pa.Array]) -> pa.Array:
         lists = buffers[0]
         n_groups = len(lists)
-        flat, grp = _flatten(lists)
+        flat, grp = flatten_lists(lists)
         pos = np.full(n_groups, -1, dtype=np.int64)
         if len(flat):
             r = _ranks(flat)
