@@ -84,7 +84,8 @@ def _lit(v: Any, kind: str) -> str:
 COLS = ("id", "p", "o", "x", "dec", "d", "ts")
 # The timestamps are cast in a projection: Ember's inline tables (VALUES) read TIMESTAMP'...'
 # literals and casts in UTC instead of the session time zone.
-TABLE = ("SELECT id, p, o, x, dec, d, CAST(ts AS TIMESTAMP) AS ts FROM VALUES " + ", ".join(
+TABLE = ("SELECT id, p, o, x, dec, d, CAST(ts AS TIMESTAMP) AS ts, CAST(NULL AS DOUBLE) AS n "
+         "FROM VALUES " + ", ".join(
     "(" + ", ".join(_lit(v, k) for v, k in zip(r, COLS)) + ")" for r in _rows())
     + f" AS t({', '.join(COLS)})")
 
@@ -181,6 +182,14 @@ DETERMINISTIC = [
            _agg("sum", "x", filt=lambda a: GreaterThan(a["o"], _i(2))), rows(-3, 0)),
     framed("first(x) FILTER (WHERE o > 2)",
            _agg("first", "x", filt=lambda a: GreaterThan(a["o"], _i(2))), rows(-3, 1)),
+    # an all-NULL column: every frame is all NULL
+    framed("sum(n)", _agg("sum", "n"), rows(-1, 1)),
+    framed("avg(n)", _agg("avg", "n"), rows("UP", 0)),
+    framed("count(n)", _agg("count", "n"), rows("UP", "UF")),
+    framed("first_value(n) IGNORE NULLS", _agg("first_value", "n", ignore_nulls=True),
+           rows("UP", 0)),
+    Case("lag(n, 1, 0.0D) IGNORE NULLS", lambda a: Lag(a["n"], _i(1), Literal(0.0, DOUBLE), True)),
+    framed("nth_value(n, 1) IGNORE NULLS", lambda a: NthValue(a["n"], _i(1), True), rows(-2, 2)),
 ] + [framed(s, b, f) for s, b in AGGS for f in ROW_FRAMES]
 
 # Order with ties: functions whose result does not depend on the order among peers.
