@@ -11,6 +11,7 @@ the 2024 DST changes of America/Los_Angeles (the session time zone of both engin
 from __future__ import annotations
 
 import datetime as dt
+import os
 import random
 import re
 from collections.abc import Callable
@@ -296,10 +297,7 @@ def ember_plan(name: str, table: DataFrame) -> Project:
 
 
 @pytest.fixture(scope="module")
-def spark_results() -> dict[str, dict[int, tuple]]:
-    from tests.spark_session import get_spark
-
-    spark = get_spark()
+def spark_results(spark: Any) -> dict[str, dict[int, tuple]]:
     old = spark.conf.get("spark.sql.session.timeZone")
     spark.conf.set("spark.sql.session.timeZone", TZ)
     try:
@@ -318,9 +316,15 @@ def _ember(name: str, runtime: str, batch_size: str | None) -> dict[int, tuple]:
     return {r[0]: norm_value(tuple(r)) for r in df.collect()}
 
 
-@pytest.mark.parametrize("name", list(SPECS))
-@pytest.mark.parametrize("runtime,batch_size", [("local", "2"), ("local", None),
-                                                ("spark", "3")])
+#: The Spark runtime runs a sample of the specs unless EMBER_WINDOW_SWEEP=1 (it is slower and
+#: runs the same operators inside Spark tasks).
+SPARK_RUNTIME_SPECS = (list(SPECS) if os.environ.get("EMBER_WINDOW_SWEEP") == "1"
+                       else ["deterministic", "peers", "timestamp_key"])
+
+
+@pytest.mark.parametrize("name,runtime,batch_size",
+                         [(n, "local", b) for n in SPECS for b in ("2", None)]
+                         + [(n, "spark", "3") for n in SPARK_RUNTIME_SPECS])
 def test_windows_match_spark(name: str, runtime: str, batch_size: str | None,
                              spark_results: dict[str, dict[int, tuple]]) -> None:
     assert runtime in RUNTIMES
@@ -346,13 +350,11 @@ LIMITS = [("row_number()", lambda a: RowNumber(), ["p"], [("o", True, None), ("i
 @pytest.mark.parametrize("k", range(len(LIMITS)))
 @pytest.mark.parametrize("runtime,batch_size", [("local", "2"), ("local", None),
                                                 ("spark", None)])
-def test_window_group_limit(k: int, runtime: str, batch_size: str | None) -> None:
-    from tests.spark_session import get_spark
-
+def test_window_group_limit(k: int, runtime: str, batch_size: str | None, spark: Any) -> None:
     fn_sql, build, part, order, limit = LIMITS[k]
     head = (f"PARTITION BY {', '.join(part)} " if part else "") + _order_sql(order)
     q = f"SELECT id FROM (SELECT id, {fn_sql} OVER ({head}) AS r FROM ({TABLE})) WHERE r <= {limit}"
-    expected = sorted(r[0] for r in get_spark().sql(q).collect())
+    expected = sorted(r[0] for r in spark.sql(q).collect())
     conf = {"ember.execution.batchSize": batch_size} if batch_size else {}
     session = new_session(conf, runtime)
     child = session.sql(TABLE).plan
@@ -431,11 +433,9 @@ SQL = [
 
 
 @pytest.fixture(scope="module")
-def spark_sql_results() -> dict[str, Any]:
+def spark_sql_results(spark: Any) -> dict[str, Any]:
     from tests.differential.compare import sql_outcome
-    from tests.spark_session import get_spark
 
-    spark = get_spark()
     old = spark.conf.get("spark.sql.session.timeZone")
     spark.conf.set("spark.sql.session.timeZone", TZ)
     spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW t AS {TABLE}")
@@ -466,11 +466,8 @@ def _window_lines(tree: str) -> list[str]:
 
 
 @pytest.mark.parametrize("q", [SQL[0], SQL[1], SQL[2], SQL[4]])
-def test_explain_matches_spark(q: str) -> None:
+def test_explain_matches_spark(q: str, spark: Any) -> None:
     """The window operators, sorts and exchanges of the physical plan are Spark's (AQE off)."""
-    from tests.spark_session import get_spark
-
-    spark = get_spark()
     spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW t AS {TABLE}")
     old = spark.conf.get("spark.sql.adaptive.enabled")
     spark.conf.set("spark.sql.adaptive.enabled", "false")
