@@ -170,6 +170,8 @@ DETERMINISTIC = [
     Case("lag(x, 2, 9.0D) IGNORE NULLS", lambda a: Lag(a["x"], _i(2), Literal(9.0, DOUBLE), True)),
     Case("lead(dec, 3)", lambda a: Lead(a["dec"], _i(3), Literal(None, T.DecimalType(10, 2)))),
     Case("lag(x, 0)", lambda a: Lag(a["x"], _i(0), Literal(None, DOUBLE))),
+    Case("lead(x, 0, 5.0D) IGNORE NULLS", lambda a: Lead(a["x"], _i(0), Literal(5.0, DOUBLE), True)),
+    Case("lead(x, -1) IGNORE NULLS", lambda a: Lead(a["x"], _i(-1), Literal(None, DOUBLE), True)),
     Case("nth_value(x, 2)", lambda a: NthValue(a["x"], _i(2))),
     framed("nth_value(x, 2) IGNORE NULLS", lambda a: NthValue(a["x"], _i(2), True), rows(-1, 2)),
     framed("nth_value(x, 3)", lambda a: NthValue(a["x"], _i(3)), rows("UP", "UF")),
