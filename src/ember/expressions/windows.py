@@ -22,6 +22,7 @@ from typing import ClassVar
 
 from ember import types as T
 from ember.expressions.arithmetic import UnaryMinus
+from ember.expressions.interval_arithmetic import IntervalNegate
 from ember.expressions.base import (
     Expression,
     LeafExpression,
@@ -124,10 +125,11 @@ class UnspecifiedFrame(WindowFrame, Unevaluable, LeafExpression):
 
 def boundary_sql(e: Expression) -> str:
     """Spark's ``SpecifiedWindowFrame.boundarySql``: a special boundary's SQL, ``n PRECEDING``
-    for ``UnaryMinus(n)``, else ``<sql> FOLLOWING``."""
+    for ``UnaryMinus(n)`` (``IntervalNegate`` for an interval: Spark's ``UnaryMinus`` of one),
+    else ``<sql> FOLLOWING``."""
     if isinstance(e, SpecialFrameBoundary):
         return e.sql()
-    if isinstance(e, UnaryMinus):
+    if isinstance(e, (UnaryMinus, IntervalNegate)):
         return f"{e.child.sql()} PRECEDING"
     return f"{e.sql()} FOLLOWING"
 

@@ -8,9 +8,10 @@ A strategy maps one logical node to a physical operator whose children are *plac
 replaced by the first candidate of the child's plan, which is the same thing when each strategy
 returns one candidate).  Strategies, in Spark's order: the streaming strategies
 (:mod:`.streaming`, IncrementalExecution's extra strategies), SpecialLimits (root only),
-FileSourceStrategy, JoinSelection, Aggregation, BasicOperators (FileSourceStrategy is tried after
-JoinSelection and Aggregation here: it only matches Project/Filter/FileRelation shapes, which
-those never plan).
+FileSourceStrategy, JoinSelection, Aggregation, Window / WindowGroupLimit (:mod:`.window`),
+BasicOperators (FileSourceStrategy is tried after JoinSelection and Aggregation here: it only
+matches Project/Filter/FileRelation shapes, which those never plan).  After EnsureRequirements,
+RemoveRedundantWindowGroupLimits (:mod:`.window`) runs before exchange reuse.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from ember.planning.file_source import file_source_strategy
 from ember.planning.join_selection import JoinSelection, SizeOf
 from ember.planning.reuse_exchange import reuse_exchange
 from ember.planning.streaming import streaming_operators
+from ember.planning.window import remove_redundant_window_group_limits, window_operators
 from ember.plans.logical.nodes import Aggregate, LogicalPlan
 
 
@@ -74,6 +76,8 @@ class QueryPlanner:
         if p is None:
             p = file_source_strategy(plan, self.plan_later, self.link)
         if p is None:
+            p = window_operators(plan, self.plan_later)
+        if p is None:
             p = basic_operators(plan, self.plan_later, self.conf)
         if p is None:
             raise InternalError(f"No plan for {plan.simple_string()}")
@@ -87,7 +91,8 @@ def plan_query(optimized: LogicalPlan, conf: SQLConf, *, size_of: SizeOf | None 
     EnsureRequirements, then ReuseExchangeAndSubquery.  ``size_of`` overrides
     ``plan_stats(plan, conf).size_in_bytes``."""
     physical = QueryPlanner(conf, size_of).plan(optimized)
-    return reuse_exchange(ensure_requirements(physical, conf), conf)
+    prepared = remove_redundant_window_group_limits(ensure_requirements(physical, conf))
+    return reuse_exchange(prepared, conf)
 
 
 def plan_query_with_links(optimized: LogicalPlan, conf: SQLConf, *,
@@ -106,7 +111,9 @@ def plan_query_with_links(optimized: LogicalPlan, conf: SQLConf, *,
     if prepare is not None:
         physical = prepare(physical)
     links = dict(planner.links)
-    final = reuse_exchange(ensure_requirements(physical, conf, links), conf, links)
+    prepared = remove_redundant_window_group_limits(ensure_requirements(physical, conf, links),
+                                                    links)
+    final = reuse_exchange(prepared, conf, links)
     out: dict[int, LogicalPlan] = {}
     stack = [final]
     while stack:

@@ -2,4 +2,6 @@
 exchanges are in :mod:`ember.runtime.local.exchange`, joins in :mod:`ember.runtime.local.joins`,
 the streaming nodes' (watermark, stream-stream join) in :mod:`.streaming`."""
 
-from ember.runtime.local.operators import aggregate, basic, limits, sort, streaming  # noqa: F401
+from ember.runtime.local.operators import (  # noqa: F401
+    aggregate, basic, limits, sort, streaming, window,
+)
