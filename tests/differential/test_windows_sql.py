@@ -55,6 +55,8 @@ NAMED = [
     "SELECT DISTINCT a, x + 1, sum(x + 1) OVER (PARTITION BY a % 2 ORDER BY x DESC), "
     "x - rank() OVER (ORDER BY x) FROM t",
     "SELECT rank() OVER (ORDER BY sum(x) OVER ()) FROM t",
+    "SELECT row_number() OVER (ORDER BY 1), sum(x) OVER (PARTITION BY 'k' ORDER BY a), "
+    "first(x) OVER (ORDER BY a, s ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) FROM t",
     "SELECT a, count(*) c, rank() OVER (ORDER BY a) r FROM t GROUP BY a HAVING c > 0 "
     "QUALIFY r = 1",
 ]
@@ -215,6 +217,11 @@ PLANS = [
     "SELECT a, x FROM t QUALIFY row_number() OVER (ORDER BY x) < 3",
     "SELECT a, sum(x) OVER (PARTITION BY a ORDER BY x), max(x) OVER (PARTITION BY a ORDER BY x), "
     "count(x) OVER (PARTITION BY a, s) FROM t",
+    "SELECT first(x) OVER (ORDER BY a ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW), "
+    "first_value(x) IGNORE NULLS OVER (ORDER BY a ROWS BETWEEN UNBOUNDED PRECEDING AND "
+    "UNBOUNDED FOLLOWING) FROM t",
+    "SELECT sum(x) OVER (PARTITION BY 1, a) FROM t",
+    "SELECT row_number() OVER (ORDER BY 1) FROM t",
 ]
 
 
