@@ -482,3 +482,20 @@ def test_explain_matches_spark(q: str, spark: Any) -> None:
     session.sql(f"CREATE OR REPLACE TEMPORARY VIEW t AS {TABLE}")
     got = session.sql(q)._qe.executed_plan.tree_string()
     assert _window_lines(got) == _window_lines(expected)
+
+
+def test_running_double_sums_are_bit_exact(spark: Any) -> None:
+    """Spark adds a running frame's doubles in row order: Ember's running sum / avg give the
+    same bits (values of very different magnitudes make any other association differ)."""
+    rnd = random.Random(7)
+    vals = ", ".join(
+        f"({i}, {rnd.randint(0, 3)}, "
+        f"{'NULL' if i % 9 == 4 else repr(rnd.uniform(-1, 1) * 10.0 ** rnd.randint(-6, 9)) + 'D'})"
+        for i in range(120))
+    q = (f"SELECT id, sum(x) OVER (PARTITION BY p ORDER BY id) s, "
+         f"avg(x) OVER (PARTITION BY p ORDER BY id ROWS UNBOUNDED PRECEDING) a, "
+         f"sum(x) OVER (PARTITION BY p) w FROM VALUES {vals} AS v(id, p, x)")
+    expected = sorted(tuple(r) for r in spark.sql(q).collect())
+    for runtime in RUNTIMES:
+        got = sorted(tuple(r) for r in new_session({}, runtime).sql(q).collect())
+        assert got == expected, runtime
