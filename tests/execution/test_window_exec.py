@@ -447,15 +447,19 @@ def spark_sql_results(spark: Any) -> dict[str, Any]:
         spark.conf.set("spark.sql.session.timeZone", old)
 
 
-@pytest.mark.parametrize("runtime,batch_size", [("local", "2"), ("local", None),
-                                                ("spark", None)])
-def test_sql_windows_match_spark(runtime: str, batch_size: str | None,
+@pytest.mark.parametrize("runtime,batch_size,budget", [
+    ("local", "2", None), ("local", None, None), ("spark", None, None),
+    # a budget smaller than one window partition: held whole anyway (no spilling)
+    ("local", "4", "2k")])
+def test_sql_windows_match_spark(runtime: str, batch_size: str | None, budget: str | None,
                                  spark_sql_results: dict[str, Any]) -> None:
     from tests.differential.compare import sql_outcome
 
     conf = {"spark.sql.session.timeZone": TZ}
     if batch_size:
         conf["ember.execution.batchSize"] = batch_size
+    if budget:
+        conf["ember.execution.memoryBudget"] = budget
     session = new_session(conf, runtime)
     session.sql(f"CREATE OR REPLACE TEMPORARY VIEW t AS {TABLE}")
     for q in SQL:
