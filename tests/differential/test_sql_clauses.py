@@ -8,8 +8,7 @@ sqlglot arg the AST builder does not read is refused) is ``tests/sql/test_clause
 
 Refused for now: TABLESAMPLE PERCENT / BUCKET (Spark's sampler is seeded per partition, not
 reproducible here; ``n ROWS`` is Spark's Limit and works),
-LATERAL VIEW, TRANSFORM, QUALIFY, the WINDOW clause, window functions and grouping analytics
-(issue 20).
+LATERAL VIEW, TRANSFORM and grouping analytics (issue 20).
 """
 
 from __future__ import annotations
@@ -81,11 +80,8 @@ IMPLEMENTED = {"distribute_by", "cluster_by", "distribute_by_sort_by", "distribu
                "hint_repartition", "hint_broadcast", "pivot", "unpivot", "tablesample_rows",
                "tablesample_rows_alias", "group_by_with_rollup", "group_by_with_cube",
                "group_by_rollup", "group_by_cube", "grouping_sets", "group_by_all",
-               "table_valued_function"}
-
-
-#: Parsed and analyzed, but the Window operator cannot run yet on this branch.
-WINDOW_OPERATOR_PENDING = {"window_clause", "window_function", "qualify"}
+               "table_valued_function", "window_clause", "unused_window_clause",
+               "window_function", "qualify"}
 
 
 @pytest.fixture(scope="module")
@@ -102,9 +98,6 @@ def spark_outcomes(spark: Any) -> dict[str, Any]:
 def test_clause_is_spark_or_refused_by_name(spark_outcomes: dict[str, Any], name: str,
                                             runtime: str) -> None:
     sql, words = CLAUSES[name]
-    if name in WINDOW_OPERATOR_PENDING:
-        pytest.xfail("the Window operator is planned and run by the window core (issue 20), "
-                     "not merged on this branch yet")
     session = new_session(runtime=runtime)
     session.sql(T).createOrReplaceTempView("t")
     expected, actual = spark_outcomes[name], sql_outcome(session.sql, sql, is_spark=False)

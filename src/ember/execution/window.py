@@ -35,8 +35,11 @@ all rows of all partitions at once; no Python loop runs per row or per partition
    row's ``[lo, hi)`` is covered by at most two nodes per level, gathered left to right (the
    order merge needs for order-sensitive functions) and merged in one ``merge`` call with the
    row as the group, then ``evaluate``.  Cost O(n log n) whatever the frame sizes; an empty
-   frame gets the initial buffer (``count`` 0, ``sum`` NULL).  Floating sums associate
-   differently from Spark's row-by-row frames, so their last bits may differ.
+   frame gets the initial buffer (``count`` 0, ``sum`` NULL).  A floating ``sum`` / ``avg``
+   over running frames (from the partition start) adds in row order instead, exactly as
+   Spark's running frame does (:func:`_sequential_prefix`); over sliding frames the tree
+   associates the additions differently from Spark's per-frame re-aggregation, so their last
+   bits may differ.
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ from ember.execution.kernels.keys import canonicalize_floats, encode_arrays
 from ember.execution.prepare import prepare
 from ember.expressions.aggregates import AggregateExpression, AggregateFunction
 from ember.expressions.aggregates.first_last import First, Last
+from ember.expressions.aggregates.sum_avg import Average, Sum
 from ember.expressions.arithmetic import Add
 from ember.expressions.base import Alias, Expression, Literal, SortOrder
 from ember.expressions.cast import Cast
@@ -464,6 +468,56 @@ def segment_tree_aggregate(func: AggregateFunction, args: Sequence[pa.Array],
     return func.evaluate(merged)
 
 
+def _sequential_prefix(values: np.ndarray, lay: WindowLayout) -> np.ndarray:
+    """Per row ``i``, ``((0.0 + x[ps]) + x[ps + 1]) + ... + x[i]`` added in row order from its
+    partition start ``ps``, as Spark's running frames add doubles.  Partitions are laid out as
+    rows of a matrix (one matrix per power-of-two size class, so the matrices hold at most
+    twice the rows) and each matrix is summed by ``cumsum`` along its rows, which accumulates
+    strictly in order."""
+    n = lay.n
+    out = np.empty(n, dtype=np.float64)
+    starts = np.flatnonzero(lay.part_flag)
+    sizes = lay.part_end[starts] - starts
+    size_class = np.ceil(np.log2(np.maximum(sizes, 1))).astype(np.int64)
+    row_class = size_class[lay.part_id]
+    pos = np.arange(n, dtype=np.int64) - lay.part_start
+    for c in np.unique(size_class):
+        parts = np.flatnonzero(size_class == c)
+        rows = np.flatnonzero(row_class == c)
+        local = np.searchsorted(parts, lay.part_id[rows])
+        m = np.zeros((len(parts), (1 << int(c)) + 1), dtype=np.float64)
+        m[local, pos[rows] + 1] = values[rows]
+        out[rows] = np.cumsum(m, axis=1)[local, pos[rows] + 1]
+    return out
+
+
+def _running_float_buffers(func: AggregateFunction, arg: pa.Array, mask: np.ndarray | None,
+                           lay: WindowLayout, hi: np.ndarray) -> list[pa.Array] | None:
+    """The buffers of a floating ``sum`` / ``avg`` over running frames ``[partition start,
+    hi)``, added in row order as Spark does (a segment tree would associate the additions
+    differently, changing the last bits); None for any other function or type."""
+    if isinstance(func, Sum) and isinstance(func.data_type, T.DoubleType):
+        with_count = False
+    elif isinstance(func, Average) and isinstance(func.sum_type, T.DoubleType):
+        with_count = True
+    else:
+        return None
+    valid = np.asarray(arg.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    if mask is not None:
+        valid &= mask
+    x = arg.cast(pa.float64())
+    x = (pc.fill_null(x, 0.0) if x.null_count else x).to_numpy(zero_copy_only=False)
+    x = np.where(valid, x, 0.0)  # adding 0.0 changes no running sum (which is never -0.0)
+    prefix = _sequential_prefix(x, lay)
+    c = np.zeros(lay.n + 1, dtype=np.int64)
+    np.cumsum(valid, out=c[1:])
+    count = c[hi] - c[lay.part_start]
+    total = np.where(count > 0, prefix[np.maximum(hi - 1, 0)], 0.0)
+    if with_count:
+        return [pa.array(total, type=pa.float64()), pa.array(count, type=pa.int64())]
+    return [pa.array(total, type=pa.float64(), mask=count == 0)]
+
+
 def _aggregate_over_frames(agg: AggregateExpression, batch: pa.RecordBatch, attrs: Sequence,
                            lay: WindowLayout, lo: np.ndarray, hi: np.ndarray) -> pa.Array:
     func = agg.func
@@ -489,6 +543,10 @@ def _aggregate_over_frames(agg: AggregateExpression, batch: pa.RecordBatch, attr
             g = g[mask]
         res = func.aggregate(sel_args, g, lay.n_parts)
         return res.take(pa.array(lay.part_id))
+    if np.array_equal(lo, lay.part_start):
+        running = _running_float_buffers(func, args[0], mask, lay, hi) if args else None
+        if running is not None:
+            return func.evaluate(running)
     if not func.supports_buffers:
         raise UnsupportedError(
             f"The aggregate function {func.pretty_name} over a window frame smaller than the "
@@ -511,6 +569,7 @@ def evaluate_windows(batch: pa.RecordBatch, attrs: Sequence, window_expressions:
     bound_order = [prepare(o.child, attrs) for o in order_spec]
     order_keys = [to_array(e.eval(batch), n) for e in bound_order]
     lay = WindowLayout(part_keys, order_keys, n)
+    bounds: dict[SpecifiedWindowFrame, tuple[np.ndarray, np.ndarray]] = {}
     out = []
     for ne in window_expressions:
         we = ne.child if isinstance(ne, Alias) else ne
@@ -518,7 +577,7 @@ def evaluate_windows(batch: pa.RecordBatch, attrs: Sequence, window_expressions:
             raise InternalError(f"not a window expression: {ne}")
         fn = we.window_function
         col = _evaluate_one(fn, we, batch, attrs, lay, order_spec, order_keys, bound_order,
-                            time_zone)
+                            time_zone, bounds)
         out.append(conform(col, we.data_type.to_arrow()))
     return out
 
@@ -526,7 +585,10 @@ def evaluate_windows(batch: pa.RecordBatch, attrs: Sequence, window_expressions:
 def _evaluate_one(fn: Expression, we: WindowExpression, batch: pa.RecordBatch, attrs: Sequence,
                   lay: WindowLayout, order_spec: Sequence[SortOrder],
                   order_keys: Sequence[pa.Array], bound_order: Sequence[Expression],
-                  time_zone: str) -> pa.Array:
+                  time_zone: str, bounds: dict[SpecifiedWindowFrame, tuple[np.ndarray, np.ndarray]]
+                  ) -> pa.Array:
+    """One window expression's column; ``bounds`` caches each frame's ``[lo, hi)`` over the
+    batch (window expressions of one node often share frames)."""
     n = lay.n
     if isinstance(fn, (RowNumber, Rank, DenseRank, PercentRank, CumeDist, NTile)):
         return pa.array(ranking_values(fn, lay))
@@ -536,7 +598,10 @@ def _evaluate_one(fn: Expression, we: WindowExpression, batch: pa.RecordBatch, a
         t = fn.data_type.to_arrow()
         return _frameless_offset(fn, conform(values, t), conform(default, t), lay)
     frame = we.spec.frame
-    lo, hi = frame_bounds(frame, lay, order_spec, order_keys, batch, bound_order, time_zone)
+    if frame not in bounds:
+        bounds[frame] = frame_bounds(frame, lay, order_spec, order_keys, batch, bound_order,
+                                     time_zone)
+    lo, hi = bounds[frame]
     if isinstance(fn, NthValue):
         values = conform(to_array(prepare(fn.input, attrs).eval(batch), n),
                          fn.data_type.to_arrow())

@@ -29,8 +29,8 @@ Ember does not implement are simply absent from a batch, batches left empty are 
                                                       RemoveNoopOperators
 
 The operator optimization rule set, in Spark's order: ReorderJoin, EliminateOuterJoin,
-PushDownPredicates, ColumnPruning, CollapseProject, CollapseWindow, TransposeWindow,
-NullPropagation, ConstantFolding,
+PushDownPredicates, ColumnPruning, CollapseProject, OptimizeWindowFunctions, CollapseWindow,
+EliminateWindowPartitions, TransposeWindow, NullPropagation, ConstantFolding,
 BooleanSimplification, RewriteCorrelatedScalarSubquery, RemoveRedundantAliases,
 RemoveNoopOperators (CombineFilters runs inside PushDownPredicates, as in Spark).  FixedPoint is
 ``spark.sql.optimizer.maxIterations`` (100).
@@ -68,6 +68,8 @@ from ember.optimizer.rules.infer_filters import InferFiltersFromConstraints
 from ember.optimizer.rules.infer_window_group_limit import InferWindowGroupLimit
 from ember.optimizer.rules.collapse_window import CollapseWindow
 from ember.optimizer.rules.transpose_window import TransposeWindow
+from ember.optimizer.rules.eliminate_window_partitions import EliminateWindowPartitions
+from ember.optimizer.rules.optimize_window_functions import OptimizeWindowFunctions
 from ember.optimizer.rules.null_propagation import NullPropagation
 from ember.optimizer.rules.optimize_subqueries import OptimizeSubqueries
 from ember.optimizer.rules.propagate_empty_relation import PropagateEmptyRelation
@@ -99,7 +101,9 @@ def _operator_optimization_rules() -> tuple[Rule, ...]:
         PushDownPredicates(),
         ColumnPruning(),
         CollapseProject(),
+        OptimizeWindowFunctions(),
         CollapseWindow(),
+        EliminateWindowPartitions(),
         TransposeWindow(),
         NullPropagation(),
         ConstantFolding(),

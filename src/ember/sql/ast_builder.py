@@ -500,17 +500,10 @@ class AstBuilder:
             return WindowSpecReference(name.name)
         return WindowSpecDefinition(
             tuple(self.expr(e) for e in partition),
-            tuple(self._window_sort_order(o) for o in (order.expressions if order else [])),
+            # an integer in a window's ORDER BY is a literal, not a position
+            tuple(self.sort_order(o, ordinals=False)
+                  for o in (order.expressions if order else [])),
             self.window_frame(frame) if frame is not None else UnspecifiedFrame())
-
-    def _window_sort_order(self, o: exp.Expr) -> SortOrder:
-        """A window's ORDER BY item: an integer is a literal there, not a position."""
-        if not isinstance(o, exp.Ordered):
-            return SortOrder(self.expr(o), True, None)
-        ascending = not o.args.get("desc")
-        nulls_first = bool(o.args.get("nulls_first"))
-        nf = None if nulls_first == ascending else nulls_first
-        return SortOrder(self.expr(o.this), ascending, nf)
 
     def window_frame(self, spec: exp.WindowSpec) -> Expression:
         """``ROWS|RANGE BETWEEN lower AND upper`` (or only ``lower``: ``... AND CURRENT ROW``);
@@ -606,14 +599,15 @@ class AstBuilder:
             out.append(self.expr(e))
         return tuple(out)
 
-    def sort_order(self, o: exp.Expr) -> SortOrder:
+    def sort_order(self, o: exp.Expr, ordinals: bool = True) -> SortOrder:
+        item = self.ordinal_or_expr if ordinals else self.expr
         if not isinstance(o, exp.Ordered):
-            return SortOrder(self.ordinal_or_expr(o), True, None)
+            return SortOrder(item(o), True, None)
         ascending = not o.args.get("desc")
         nulls_first = bool(o.args.get("nulls_first"))
         # Spark's defaults (ASC NULLS FIRST, DESC NULLS LAST) are stored as None.
         nf = None if nulls_first == ascending else nulls_first
-        return SortOrder(self.ordinal_or_expr(o.this), ascending, nf)
+        return SortOrder(item(o.this), ascending, nf)
 
     def ordinal_or_expr(self, e: exp.Expr) -> Expression:
         """GROUP BY / ORDER BY item: an integer literal is a position (UnresolvedOrdinal)."""

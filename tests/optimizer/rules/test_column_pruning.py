@@ -126,7 +126,7 @@ def test_aggregate_child_pruned_to_nothing(t):
     cnt = Alias(AggregateExpression(Count((lit(1),))), "count(1)")
     plan = Aggregate((), (cnt,), t)
     out = ColumnPruning()(plan)
-    assert norm(out) == ("Aggregate [], [count(1) AS count(1)]\n+- Project []\n"
+    assert norm(out) == ("Aggregate [], [count(1) AS count(1)]\n+- Project\n"
                          "   +- LocalRelation [a, b, c]\n")
     assert same_rows(plan, out)
 

@@ -133,3 +133,35 @@ def test_infer_window_group_limit():
     assert InferWindowGroupLimit().apply(small, conf) is not small
     conf.set(WINDOW_GROUP_LIMIT_THRESHOLD.key, "-1")
     assert InferWindowGroupLimit().apply(small, conf) is small
+
+
+def test_first_over_a_leading_rows_frame_becomes_nth_value():
+    from ember.expressions.aggregates import First
+    from ember.expressions.windows import NthValue
+    from ember.optimizer.rules.optimize_window_functions import OptimizeWindowFunctions
+
+    r = _rel()
+    order = (SortOrder(col(r, "b")),)
+    spec = WindowSpecDefinition((), order, rows_frame(UnboundedPreceding(), CurrentRow()))
+    first = Alias(WindowExpression(AggregateExpression(First(col(r, "c"), True)), spec), "f")
+    out = OptimizeWindowFunctions()(Window((first,), (), order, r))
+    (e,) = out.window_expressions
+    assert e.child.window_function == NthValue(col(r, "c"), lit(1), True)
+    assert e.to_attribute() == first.to_attribute()
+    # a RANGE frame (peers count as the frame's first row) is left alone
+    ranged = WindowSpecDefinition((), order, range_frame(UnboundedPreceding(), CurrentRow()))
+    w = Window((Alias(WindowExpression(AggregateExpression(First(col(r, "c"))), ranged), "g"),),
+               (), order, r)
+    assert OptimizeWindowFunctions()(w) is w
+
+
+def test_constant_partition_expressions_are_dropped():
+    from ember.optimizer.rules.eliminate_window_partitions import EliminateWindowPartitions
+
+    r = _rel()
+    parts = (lit(1), col(r, "a"))
+    s = _sum(r, "s", parts)
+    out = EliminateWindowPartitions()(Window((s,), parts, (), r))
+    assert out.partition_spec == (col(r, "a"),)
+    assert out.window_expressions[0].child.window_spec.partition_spec == (col(r, "a"),)
+    assert out.window_expressions[0].to_attribute() == s.to_attribute()

@@ -18,7 +18,7 @@ from ember.conf import ALLOW_PARAMETERLESS_COUNT
 from ember.errors import AnalysisError, EmberError
 from ember.expressions.base import Alias, Expression, Literal, UnresolvedAlias, UnresolvedFunction
 from ember.plans.logical.nodes import LogicalPlan
-from ember.expressions.aggregates import lookup_aggregate
+from ember.expressions.aggregates import First, Last, lookup_aggregate
 from ember.expressions.registry import lookup_function
 from ember.expressions.window_registry import lookup_window_function
 
@@ -48,6 +48,10 @@ def resolve_function_call(f: UnresolvedFunction, ctx) -> Expression:
 
         agg = lookup_aggregate(name, args, f.is_distinct, f.filter, f.ignore_nulls)
         if agg is not None:
+            if f.ignore_nulls and isinstance(agg.func, (First, Last)):
+                # Spark copies the function to set IGNORE NULLS and loses the name it was called
+                # by: ``first_value(x) IGNORE NULLS`` is named ``first(x)``
+                return agg.copy(func=agg.func.copy(fn_name=None))
             return agg
         window_fn = lookup_window_function(name, args, f.ignore_nulls)
         if window_fn is not None:

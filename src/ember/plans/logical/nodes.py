@@ -286,7 +286,7 @@ class LocalRelation(LeafNode):
         return 0 if self.data is None else self.data.num_rows
 
     def simple_string(self) -> str:
-        return f"LocalRelation {_attrs_str(self.attrs)}"
+        return f"LocalRelation {_attrs_str(self.attrs)}" if self.attrs else "LocalRelation"
 
 
 @node
@@ -493,7 +493,9 @@ class Project(UnaryNode):
         return LogicalPlan.resolved.fget(self) and all(isinstance(e, NamedExpression) for e in self.project_list)
 
     def simple_string(self) -> str:
-        return f"Project {_attrs_str(self.project_list)}"
+        # an empty list is omitted, as Spark omits empty arguments (``Project`` below a window
+        # that needs no column of its input)
+        return f"Project {_attrs_str(self.project_list)}" if self.project_list else "Project"
 
 
 @node
