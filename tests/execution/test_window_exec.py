@@ -11,6 +11,7 @@ the 2024 DST changes of America/Los_Angeles (the session time zone of both engin
 from __future__ import annotations
 
 import datetime as dt
+import os
 import random
 import re
 from collections.abc import Callable
@@ -84,7 +85,8 @@ def _lit(v: Any, kind: str) -> str:
 COLS = ("id", "p", "o", "x", "dec", "d", "ts")
 # The timestamps are cast in a projection: Ember's inline tables (VALUES) read TIMESTAMP'...'
 # literals and casts in UTC instead of the session time zone.
-TABLE = ("SELECT id, p, o, x, dec, d, CAST(ts AS TIMESTAMP) AS ts FROM VALUES " + ", ".join(
+TABLE = ("SELECT id, p, o, x, dec, d, CAST(ts AS TIMESTAMP) AS ts, CAST(NULL AS DOUBLE) AS n "
+         "FROM VALUES " + ", ".join(
     "(" + ", ".join(_lit(v, k) for v, k in zip(r, COLS)) + ")" for r in _rows())
     + f" AS t({', '.join(COLS)})")
 
@@ -168,6 +170,8 @@ DETERMINISTIC = [
     Case("lag(x, 2, 9.0D) IGNORE NULLS", lambda a: Lag(a["x"], _i(2), Literal(9.0, DOUBLE), True)),
     Case("lead(dec, 3)", lambda a: Lead(a["dec"], _i(3), Literal(None, T.DecimalType(10, 2)))),
     Case("lag(x, 0)", lambda a: Lag(a["x"], _i(0), Literal(None, DOUBLE))),
+    Case("lead(x, 0, 5.0D) IGNORE NULLS", lambda a: Lead(a["x"], _i(0), Literal(5.0, DOUBLE), True)),
+    Case("lead(x, -1) IGNORE NULLS", lambda a: Lead(a["x"], _i(-1), Literal(None, DOUBLE), True)),
     Case("nth_value(x, 2)", lambda a: NthValue(a["x"], _i(2))),
     framed("nth_value(x, 2) IGNORE NULLS", lambda a: NthValue(a["x"], _i(2), True), rows(-1, 2)),
     framed("nth_value(x, 3)", lambda a: NthValue(a["x"], _i(3)), rows("UP", "UF")),
@@ -181,6 +185,14 @@ DETERMINISTIC = [
            _agg("sum", "x", filt=lambda a: GreaterThan(a["o"], _i(2))), rows(-3, 0)),
     framed("first(x) FILTER (WHERE o > 2)",
            _agg("first", "x", filt=lambda a: GreaterThan(a["o"], _i(2))), rows(-3, 1)),
+    # an all-NULL column: every frame is all NULL
+    framed("sum(n)", _agg("sum", "n"), rows(-1, 1)),
+    framed("avg(n)", _agg("avg", "n"), rows("UP", 0)),
+    framed("count(n)", _agg("count", "n"), rows("UP", "UF")),
+    framed("first_value(n) IGNORE NULLS", _agg("first_value", "n", ignore_nulls=True),
+           rows("UP", 0)),
+    Case("lag(n, 1, 0.0D) IGNORE NULLS", lambda a: Lag(a["n"], _i(1), Literal(0.0, DOUBLE), True)),
+    framed("nth_value(n, 1) IGNORE NULLS", lambda a: NthValue(a["n"], _i(1), True), rows(-2, 2)),
 ] + [framed(s, b, f) for s, b in AGGS for f in ROW_FRAMES]
 
 # Order with ties: functions whose result does not depend on the order among peers.
@@ -287,10 +299,7 @@ def ember_plan(name: str, table: DataFrame) -> Project:
 
 
 @pytest.fixture(scope="module")
-def spark_results() -> dict[str, dict[int, tuple]]:
-    from tests.spark_session import get_spark
-
-    spark = get_spark()
+def spark_results(spark: Any) -> dict[str, dict[int, tuple]]:
     old = spark.conf.get("spark.sql.session.timeZone")
     spark.conf.set("spark.sql.session.timeZone", TZ)
     try:
@@ -309,9 +318,15 @@ def _ember(name: str, runtime: str, batch_size: str | None) -> dict[int, tuple]:
     return {r[0]: norm_value(tuple(r)) for r in df.collect()}
 
 
-@pytest.mark.parametrize("name", list(SPECS))
-@pytest.mark.parametrize("runtime,batch_size", [("local", "2"), ("local", None),
-                                                ("spark", "3")])
+#: The Spark runtime runs a sample of the specs unless EMBER_WINDOW_SWEEP=1 (it is slower and
+#: runs the same operators inside Spark tasks).
+SPARK_RUNTIME_SPECS = (list(SPECS) if os.environ.get("EMBER_WINDOW_SWEEP") == "1"
+                       else ["deterministic", "peers", "timestamp_key"])
+
+
+@pytest.mark.parametrize("name,runtime,batch_size",
+                         [(n, "local", b) for n in SPECS for b in ("2", None)]
+                         + [(n, "spark", "3") for n in SPARK_RUNTIME_SPECS])
 def test_windows_match_spark(name: str, runtime: str, batch_size: str | None,
                              spark_results: dict[str, dict[int, tuple]]) -> None:
     assert runtime in RUNTIMES
@@ -337,13 +352,11 @@ LIMITS = [("row_number()", lambda a: RowNumber(), ["p"], [("o", True, None), ("i
 @pytest.mark.parametrize("k", range(len(LIMITS)))
 @pytest.mark.parametrize("runtime,batch_size", [("local", "2"), ("local", None),
                                                 ("spark", None)])
-def test_window_group_limit(k: int, runtime: str, batch_size: str | None) -> None:
-    from tests.spark_session import get_spark
-
+def test_window_group_limit(k: int, runtime: str, batch_size: str | None, spark: Any) -> None:
     fn_sql, build, part, order, limit = LIMITS[k]
     head = (f"PARTITION BY {', '.join(part)} " if part else "") + _order_sql(order)
     q = f"SELECT id FROM (SELECT id, {fn_sql} OVER ({head}) AS r FROM ({TABLE})) WHERE r <= {limit}"
-    expected = sorted(r[0] for r in get_spark().sql(q).collect())
+    expected = sorted(r[0] for r in spark.sql(q).collect())
     conf = {"ember.execution.batchSize": batch_size} if batch_size else {}
     session = new_session(conf, runtime)
     child = session.sql(TABLE).plan
@@ -366,7 +379,7 @@ def _shape(tree: str) -> list[str]:
         line = re.sub(r"#\d+L?", "", line)
         line = re.sub(r", \[plan_id=\d+\]", "", line)
         line = re.sub(r"Window \[.* AS \w+\]", "Window [...]", line)
-        out.append(line.strip(" +-:"))
+        out.append(re.sub(r"^\*\(\d+\) ", "", line.strip(" +-:")))  # Spark's codegen stage
     return out
 
 
@@ -390,3 +403,82 @@ def test_planning_shapes() -> None:
                          "Exchange SinglePartition, ENSURE_REQUIREMENTS",
                          "WindowGroupLimit [o ASC NULLS FIRST], rank(o), 2, Partial",
                          "Sort [o ASC NULLS FIRST], false, 0"]
+
+
+# ---------------------------------------------------------------------------------------------
+# SQL end to end (parser, analysis, InferWindowGroupLimit, planning, both runtimes)
+
+
+SQL = [
+    "SELECT id, row_number() OVER (PARTITION BY p ORDER BY o, id) rn, "
+    "sum(x) OVER (PARTITION BY p ORDER BY o) s, lag(dec, 2) OVER (ORDER BY id) l FROM t",
+    "SELECT * FROM (SELECT id, p, rank() OVER (PARTITION BY p ORDER BY o DESC) r FROM t) "
+    "WHERE r <= 2",
+    "SELECT id, dense_rank() OVER (ORDER BY o) d FROM t QUALIFY d < 3",
+    "SELECT id FROM (SELECT id, row_number() OVER (ORDER BY x DESC NULLS LAST, id) rn FROM t) "
+    "WHERE rn = 3",
+    "SELECT p, sum(o) so, rank() OVER (ORDER BY sum(o) DESC) r, avg(sum(o)) OVER () a FROM t "
+    "GROUP BY p",
+    "SELECT id, count(*) OVER (ORDER BY ts RANGE BETWEEN INTERVAL 1 DAY PRECEDING AND CURRENT "
+    "ROW) c, sum(x) OVER (PARTITION BY p ORDER BY d RANGE BETWEEN INTERVAL '1' MONTH PRECEDING "
+    "AND CURRENT ROW) s FROM t",
+    "SELECT id, first_value(x) IGNORE NULLS OVER w f, last_value(x) IGNORE NULLS OVER w l, "
+    "nth_value(x, 2) OVER w n FROM t "
+    "WINDOW w AS (PARTITION BY p ORDER BY id ROWS BETWEEN 2 PRECEDING AND 2 FOLLOWING)",
+    "SELECT id, cume_dist() OVER (PARTITION BY p ORDER BY dec) c, "
+    "percent_rank() OVER (PARTITION BY p ORDER BY dec) pr, "
+    "ntile(4) OVER (PARTITION BY p ORDER BY dec, id) n FROM t",
+    "SELECT id, max(x) OVER (PARTITION BY p ORDER BY o ROWS BETWEEN UNBOUNDED PRECEDING AND "
+    "1 PRECEDING) m FROM t WHERE o IS NOT NULL",
+    "SELECT id, sum(x) OVER (PARTITION BY p ORDER BY o) s FROM t WHERE id < 0",
+]
+
+
+@pytest.fixture(scope="module")
+def spark_sql_results(spark: Any) -> dict[str, Any]:
+    from tests.differential.compare import sql_outcome
+
+    old = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", TZ)
+    spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW t AS {TABLE}")
+    try:
+        return {q: sql_outcome(spark.sql, q, is_spark=True) for q in SQL}
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", old)
+
+
+@pytest.mark.parametrize("runtime,batch_size", [("local", "2"), ("local", None),
+                                                ("spark", None)])
+def test_sql_windows_match_spark(runtime: str, batch_size: str | None,
+                                 spark_sql_results: dict[str, Any]) -> None:
+    from tests.differential.compare import sql_outcome
+
+    conf = {"spark.sql.session.timeZone": TZ}
+    if batch_size:
+        conf["ember.execution.batchSize"] = batch_size
+    session = new_session(conf, runtime)
+    session.sql(f"CREATE OR REPLACE TEMPORARY VIEW t AS {TABLE}")
+    for q in SQL:
+        assert repr(sql_outcome(session.sql, q, is_spark=False)) == repr(spark_sql_results[q]), q
+
+
+def _window_lines(tree: str) -> list[str]:
+    keep = ("Window ", "WindowGroupLimit ", "Sort ", "Exchange ")
+    return [x for x in _shape(tree) if x.startswith(keep)]
+
+
+@pytest.mark.parametrize("q", [SQL[0], SQL[1], SQL[2], SQL[4]])
+def test_explain_matches_spark(q: str, spark: Any) -> None:
+    """The window operators, sorts and exchanges of the physical plan are Spark's (AQE off)."""
+    spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW t AS {TABLE}")
+    old = spark.conf.get("spark.sql.adaptive.enabled")
+    spark.conf.set("spark.sql.adaptive.enabled", "false")
+    try:
+        expected = spark.sql(q)._jdf.queryExecution().executedPlan().toString()
+    finally:
+        spark.conf.set("spark.sql.adaptive.enabled", old)
+    session = new_session({"spark.sql.shuffle.partitions":
+                           spark.conf.get("spark.sql.shuffle.partitions")})
+    session.sql(f"CREATE OR REPLACE TEMPORARY VIEW t AS {TABLE}")
+    got = session.sql(q)._qe.executed_plan.tree_string()
+    assert _window_lines(got) == _window_lines(expected)

@@ -511,6 +511,7 @@ def evaluate_windows(batch: pa.RecordBatch, attrs: Sequence, window_expressions:
     bound_order = [prepare(o.child, attrs) for o in order_spec]
     order_keys = [to_array(e.eval(batch), n) for e in bound_order]
     lay = WindowLayout(part_keys, order_keys, n)
+    bounds: dict[SpecifiedWindowFrame, tuple[np.ndarray, np.ndarray]] = {}
     out = []
     for ne in window_expressions:
         we = ne.child if isinstance(ne, Alias) else ne
@@ -518,7 +519,7 @@ def evaluate_windows(batch: pa.RecordBatch, attrs: Sequence, window_expressions:
             raise InternalError(f"not a window expression: {ne}")
         fn = we.window_function
         col = _evaluate_one(fn, we, batch, attrs, lay, order_spec, order_keys, bound_order,
-                            time_zone)
+                            time_zone, bounds)
         out.append(conform(col, we.data_type.to_arrow()))
     return out
 
@@ -526,7 +527,10 @@ def evaluate_windows(batch: pa.RecordBatch, attrs: Sequence, window_expressions:
 def _evaluate_one(fn: Expression, we: WindowExpression, batch: pa.RecordBatch, attrs: Sequence,
                   lay: WindowLayout, order_spec: Sequence[SortOrder],
                   order_keys: Sequence[pa.Array], bound_order: Sequence[Expression],
-                  time_zone: str) -> pa.Array:
+                  time_zone: str, bounds: dict[SpecifiedWindowFrame, tuple[np.ndarray, np.ndarray]]
+                  ) -> pa.Array:
+    """One window expression's column; ``bounds`` caches each frame's ``[lo, hi)`` over the
+    batch (window expressions of one node often share frames)."""
     n = lay.n
     if isinstance(fn, (RowNumber, Rank, DenseRank, PercentRank, CumeDist, NTile)):
         return pa.array(ranking_values(fn, lay))
@@ -536,7 +540,10 @@ def _evaluate_one(fn: Expression, we: WindowExpression, batch: pa.RecordBatch, a
         t = fn.data_type.to_arrow()
         return _frameless_offset(fn, conform(values, t), conform(default, t), lay)
     frame = we.spec.frame
-    lo, hi = frame_bounds(frame, lay, order_spec, order_keys, batch, bound_order, time_zone)
+    if frame not in bounds:
+        bounds[frame] = frame_bounds(frame, lay, order_spec, order_keys, batch, bound_order,
+                                     time_zone)
+    lo, hi = bounds[frame]
     if isinstance(fn, NthValue):
         values = conform(to_array(prepare(fn.input, attrs).eval(batch), n),
                          fn.data_type.to_arrow())

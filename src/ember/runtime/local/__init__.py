@@ -7,7 +7,8 @@
 - :mod:`.scheduler`, :mod:`.progress`: the thread pool, stages, the console progress bar
 - :mod:`.exchange`, :mod:`.hashing`: in-process shuffles, partition coalescing
 - :mod:`.memory`: the memory budget and spill files
-- :mod:`.operators`: scans, project, filter, sort, aggregate, limits, union, expand, set ops
+- :mod:`.operators`: scans, project, filter, sort, aggregate, limits, union, expand, set ops,
+  windows
 - :mod:`.joins`: the join operators
 - :mod:`.explain`: EXPLAIN ANALYZE rendering
 """
