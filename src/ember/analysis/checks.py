@@ -49,6 +49,8 @@ from ember.expressions.base import (
     UnresolvedStar,
 )
 from ember.plans.logical.nodes import (
+    Project,
+    Window,
     Aggregate,
     Except,
     Filter,
@@ -313,6 +315,10 @@ def _check_node(p: LogicalPlan, ctx) -> None:
             _unsupported_in_operator(p, order, ctx)
         case Aggregate(grouping_expressions=groups) if any(g.exists(_is_window) for g in groups):
             _unsupported_in_operator(p, groups, ctx)
+        case _ if not isinstance(p, (Project, Aggregate, Window)) and any(
+                e.exists(_is_window) for e in p.expressions()):
+            # a window anywhere else (a join condition ...)
+            _unsupported_in_operator(p, p.expressions(), ctx)
         case Union(inputs=inputs):
             _check_set_op(p, inputs)
         case Intersect(left=l, right=r) | Except(left=l, right=r):

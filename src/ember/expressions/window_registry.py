@@ -5,7 +5,9 @@ of the ``window_funcs`` group): ``row_number``, ``rank``, ``dense_rank``, ``perc
 ``lag(input[, offset[, default[, ignoreNulls]]])`` and ``lead`` default to offset 1 and a NULL
 default; ``nth_value(input, offset[, ignoreNulls])``.  The ``ignoreNulls`` argument must be a
 boolean literal (``_LEGACY_ERROR_TEMP_1210`` otherwise, as for ``first``); ``lag(x) IGNORE
-NULLS`` sets it too.  :func:`lookup_window_function` returns None for other names.
+NULLS`` sets it too, and is refused for the ranking functions
+(``INVALID_SQL_SYNTAX.FUNCTION_WITH_UNSUPPORTED_SYNTAX``).  ``rank`` / ``dense_rank`` /
+``percent_rank`` accept arguments and ignore them (the window's order replaces them).  :func:`lookup_window_function` returns None for other names.
 """
 
 from __future__ import annotations
@@ -20,11 +22,12 @@ from ember.expressions.windows import (
 
 __all__ = ["lookup_window_function", "WINDOW_FUNCTION_NAMES"]
 
-_NO_ARGS = {"row_number": RowNumber, "rank": Rank, "dense_rank": DenseRank,
-            "percent_rank": PercentRank, "cume_dist": CumeDist}
+_NO_ARGS = {"row_number": RowNumber, "cume_dist": CumeDist}
+_RANK_LIKE = {"rank": Rank, "dense_rank": DenseRank, "percent_rank": PercentRank}
 
 #: Every name :func:`lookup_window_function` resolves.
-WINDOW_FUNCTION_NAMES = frozenset(_NO_ARGS) | {"ntile", "lag", "lead", "nth_value"}
+WINDOW_FUNCTION_NAMES = frozenset(_NO_ARGS) | frozenset(_RANK_LIKE) | {
+    "ntile", "lag", "lead", "nth_value"}
 
 
 def _flag(e: Expression, fn: str) -> bool:
@@ -39,6 +42,14 @@ def lookup_window_function(name: str, args: tuple[Expression, ...], ignore_nulls
     """The window function ``name(args)``, or None when ``name`` is not one."""
     key = name.lower()
     n = len(args)
+    if ignore_nulls and (key in _NO_ARGS or key == "ntile"):
+        raise AnalysisError(
+            f"Invalid SQL syntax: Function `{key}` doesn't support IGNORE NULLS.",
+            error_class="INVALID_SQL_SYNTAX.FUNCTION_WITH_UNSUPPORTED_SYNTAX",
+            parameters={"prettyName": f"`{key}`", "syntax": "IGNORE NULLS"})
+    if key in _RANK_LIKE:
+        # Spark's RankLike takes any arguments; the window's order replaces them
+        return _RANK_LIKE[key]()
     if key in _NO_ARGS:
         if n:
             raise wrong_num_args(key, "0", n)

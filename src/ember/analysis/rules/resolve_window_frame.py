@@ -30,6 +30,7 @@ from ember.expressions.windows import (
     range_frame,
     rows_frame,
 )
+from ember.analysis.rules._util import transform_up_in_run
 from ember.plans.logical.nodes import LogicalPlan
 
 
@@ -74,4 +75,4 @@ def resolve_window_frame(plan: LogicalPlan, ctx) -> LogicalPlan:
             return p
         return p.map_expressions(lambda e: e.transform_up(_rule))
 
-    return plan.transform_up(rule)
+    return transform_up_in_run(plan, rule, ctx, "ResolveWindowFrame")

@@ -16,6 +16,7 @@ from ember.expressions.base import Expression
 from ember.expressions.windows import (
     RankLike, WindowExpression, WindowFunction, WindowSpecDefinition,
 )
+from ember.analysis.rules._util import transform_up_in_run
 from ember.plans.logical.nodes import LogicalPlan
 
 
@@ -53,4 +54,4 @@ def resolve_window_order(plan: LogicalPlan, ctx) -> LogicalPlan:
             return p
         return p.map_expressions(lambda e: e.transform_up(_rule))
 
-    return plan.transform_up(rule)
+    return transform_up_in_run(plan, rule, ctx, "ResolveWindowOrder")

@@ -18,6 +18,7 @@ from ember.expressions.cast import Cast
 from ember.expressions.windows import (
     FrameType, SpecialFrameBoundary, SpecifiedWindowFrame, WindowSpecDefinition,
 )
+from ember.analysis.rules._util import transform_up_in_run
 from ember.plans.logical.nodes import LogicalPlan
 
 
@@ -50,4 +51,4 @@ def window_frame_coercion(plan: LogicalPlan, ctx) -> LogicalPlan:
             return p
         return p.map_expressions(lambda e: e.transform_up(rule))
 
-    return plan.transform_up(plan_rule)
+    return transform_up_in_run(plan, plan_rule, ctx, "WindowFrameCoercion")
