@@ -449,3 +449,15 @@ def test_names_types_and_lookup() -> None:
     assert Corr(i, AttributeReference("s", T.STRING)).implicit_cast_targets() == \
         (T.DOUBLE, T.DOUBLE)
     assert BitAndAgg(AttributeReference("s", T.STRING)).implicit_cast_targets() == (None,)
+
+
+@pytest.mark.parametrize("text, name", [("any(b)", "any"), ("ANY(DISTINCT b)", "any"),
+                                        ("max_by(a, b)", "max_by"), ("MIN_BY(a, b)", "min_by")])
+def test_parsed_as_plain_calls(text: str, name: str) -> None:
+    """sqlglot reads ``any`` as a quantifier and ``max_by`` as its ArgMax; Ember's dialect keeps
+    them calls the registry resolves (and names as written)."""
+    from ember.expressions.base import UnresolvedFunction
+    from ember.sql import parse_expression
+
+    e = parse_expression(text)
+    assert isinstance(e, UnresolvedFunction) and e.fn_name.lower() == name
