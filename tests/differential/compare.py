@@ -47,17 +47,19 @@ def sort_key(row: tuple) -> tuple:
     return tuple((x is None, type(x).__name__, str(x)) for x in row)
 
 
-def sql_outcome(run: Any, sql: str, *, is_spark: bool, ordered: bool = False) -> Any:
+def sql_outcome(run: Any, sql: str, *, is_spark: bool, ordered: bool = False,
+                normalize: bool = True) -> Any:
     """``run(sql)`` (PySpark's or Ember's ``session.sql``) as comparable data: the schema
-    (name, ``simpleString`` type, nullable) and the rows (a sorted multiset unless ``ordered``),
-    or a :class:`Failed` with the error class."""
+    (name, ``simpleString`` type, nullable) and the rows (a sorted multiset unless ``ordered``;
+    values through :func:`norm_value` unless not ``normalize``, rows then plain tuples), or a
+    :class:`Failed` with the error class."""
     try:
         df = run(sql)
         if is_spark:
             schema = [(f.name, f.dataType.simpleString(), f.nullable) for f in df.schema.fields]
         else:
             schema = [(f.name, f.data_type.simple_string(), f.nullable) for f in df.schema.fields]
-        rows = [norm_value(tuple(r)) for r in df.collect()]
+        rows = [norm_value(tuple(r)) if normalize else tuple(r) for r in df.collect()]
         if not ordered:
             rows.sort(key=sort_key)
         return {"schema": schema, "rows": rows}

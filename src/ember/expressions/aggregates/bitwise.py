@@ -4,7 +4,6 @@ function, NULL for a group without non-NULL values."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import field
 from typing import ClassVar
 
@@ -13,7 +12,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ember import types as T
-from ember.expressions.aggregates.base import BufferField, _UnaryAgg
+from ember.expressions.aggregates.base import _UnaryAgg
+from ember.expressions.aggregates.extremum import _ExtremumBuffer
 from ember.expressions.aggregates.kernels import _counts, _sel, _valid_or_none
 from ember.expressions.base import Expression
 from ember.expressions.common import unexpected_input_type
@@ -39,9 +39,10 @@ def bit_fold(arr: pa.Array, g: np.ndarray, n_groups: int, op: np.ufunc, identity
     return pa.array(out, mask=empty if empty.any() else None).cast(arr.type)
 
 
-class _BitAggregate(_UnaryAgg):
+class _BitAggregate(_ExtremumBuffer, _UnaryAgg):
     """Spark's ``BitAggregate``: an integral argument (no implicit casts), the input type as
-    result and buffer; merge folds the buffers as update folds the values."""
+    result and buffer; merge folds the buffers as update folds the values (the protocol of
+    :class:`_ExtremumBuffer`)."""
 
     __slots__ = ()
     op: ClassVar[np.ufunc] = np.bitwise_and
@@ -64,29 +65,6 @@ class _BitAggregate(_UnaryAgg):
     def _fold(self, arr: pa.Array, g: np.ndarray, n_groups: int) -> pa.Array:
         return bit_fold(arr, g, n_groups, self.op, self.identity)
 
-    def aggregate(self, args: Sequence[pa.Array], g: np.ndarray, n_groups: int) -> pa.Array:
-        return self._fold(args[0], g, n_groups)
-
-    def buffer_fields(self) -> tuple[BufferField, ...] | None:
-        return (BufferField(self.default_name, self.data_type),)
-
-    def update(self, args: Sequence[pa.Array], g: np.ndarray, n_groups: int) -> list[pa.Array]:
-        return [self._fold(args[0], g, n_groups)]
-
-    def merge(self, buffers: Sequence[pa.Array], g: np.ndarray, n_groups: int
-              ) -> list[pa.Array]:
-        return [self._fold(buffers[0], g, n_groups)]
-
-    def update_identity(self, args: Sequence[pa.Array]) -> list[pa.Array] | None:
-        return [args[0]]
-
-    def merge_identity(self, buffers: Sequence[pa.Array]) -> list[pa.Array] | None:
-        return list(buffers)
-
-    @property
-    def chunk_mergeable(self) -> bool:
-        return True
-
 
 @node
 class BitAndAgg(_BitAggregate):
@@ -96,7 +74,7 @@ class BitAndAgg(_BitAggregate):
     fn_name: str | None = field(default=None, compare=False)
 
     default_name: ClassVar[str] = "bit_and"
-    duplicate_agnostic: ClassVar[bool] = True
+    buffer_name: ClassVar[str] = "bit_and"
 
 
 @node
@@ -107,9 +85,9 @@ class BitOrAgg(_BitAggregate):
     fn_name: str | None = field(default=None, compare=False)
 
     default_name: ClassVar[str] = "bit_or"
+    buffer_name: ClassVar[str] = "bit_or"
     op: ClassVar[np.ufunc] = np.bitwise_or
     identity: ClassVar[int] = 0
-    duplicate_agnostic: ClassVar[bool] = True
 
 
 @node
@@ -120,5 +98,7 @@ class BitXorAgg(_BitAggregate):
     fn_name: str | None = field(default=None, compare=False)
 
     default_name: ClassVar[str] = "bit_xor"
+    buffer_name: ClassVar[str] = "bit_xor"
     op: ClassVar[np.ufunc] = np.bitwise_xor
     identity: ClassVar[int] = 0
+    duplicate_agnostic: ClassVar[bool] = False  # a repeated value cancels itself

@@ -23,9 +23,10 @@ from ember.trees import node
 
 
 class _ExtremumBuffer(AggregateFunction):
-    """min, max, bool_and, bool_or: one buffer column of the result type, named as Spark's
-    (bool_and / bool_or are Spark's min / max of booleans); merge is the update over the buffer
-    values (the first of equal values wins in both)."""
+    """min, max, bool_and, bool_or (and bit_and / bit_or / bit_xor, :mod:`.bitwise`): one
+    buffer column of the result type, named as Spark's (bool_and / bool_or are Spark's min / max
+    of booleans); merge is the update over the buffer values (the first of equal values wins in
+    both)."""
 
     __slots__ = ()
     buffer_name: ClassVar[str] = "min"

@@ -86,13 +86,14 @@ def _exact_where_constant(mean: np.ndarray, low: np.ndarray, x: np.ndarray, g: n
     return np.where(same, ref, mean), np.where(same, 0.0, low)
 
 
-def _refined(mean: np.ndarray, x: np.ndarray, w: np.ndarray | None, g: np.ndarray,
-             n_groups: int) -> tuple[np.ndarray, np.ndarray]:
-    """The mean corrected by the weighted mean deviation (the corrected two-pass algorithm), as
-    the rounded double and its rounding error ``low`` (``mean + low`` is the mean to about twice
-    double precision, so deviations ``(x - mean) - low`` keep their digits far from 0)."""
+def _refined(mean: np.ndarray, x: np.ndarray, w: np.ndarray | None, n: np.ndarray | None,
+             g: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """The mean corrected by the mean deviation (the corrected two-pass algorithm; weighted by
+    the rows' ``w``, or divided by the groups' counts ``n``), as the rounded double and its
+    rounding error ``low`` (``mean + low`` is the mean to about twice double precision, so
+    deviations ``(x - mean) - low`` keep their digits far from 0)."""
     dev = x - mean[g]
-    fix = _sum(dev if w is None else dev * w, g, n_groups)
+    fix = _sum(dev, g, n_groups) / n if w is None else _sum(dev * w, g, n_groups)
     ok = np.isfinite(fix)
     new = np.where(ok, mean + fix, mean)
     return new, np.where(ok, fix - (new - mean), 0.0)
@@ -108,7 +109,7 @@ def group_means(x: np.ndarray, g: np.ndarray, n: np.ndarray, n_groups: int
         mean = _sum(x, g, n_groups) / safe
         if not np.isfinite(mean).all():
             mean = np.where(np.isfinite(mean), mean, _sum(x / safe[g], g, n_groups))
-        mean, low = _refined(mean, x, 1.0 / safe[g], g, n_groups)
+        mean, low = _refined(mean, x, None, safe, g, n_groups)
     return _exact_where_constant(mean, low, x, g, n_groups)
 
 
@@ -122,7 +123,7 @@ def merged_means(avg: np.ndarray, cnt: np.ndarray, g: np.ndarray, n: np.ndarray,
     safe = np.where(n > 0, n, 1.0)
     with np.errstate(all="ignore"):
         w = cnt / safe[g]
-        mean, low = _refined(_sum(avg * w, g, n_groups), avg, w, g, n_groups)
+        mean, low = _refined(_sum(avg * w, g, n_groups), avg, w, None, g, n_groups)
     return _exact_where_constant(mean, low, avg, g, n_groups)
 
 
