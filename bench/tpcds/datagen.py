@@ -14,11 +14,15 @@ benchmark) and Ember read those files.
 
 from __future__ import annotations
 
-import glob
 import os
 import re
 import sys
 from pathlib import Path
+
+from bench.tpch import datagen as tpch_datagen
+
+#: Register each table as an Ember (or PySpark) temp view / a DuckDB view over its Parquet file.
+register, register_duckdb = tpch_datagen.register_ember, tpch_datagen.register_duckdb
 
 TABLES = ("call_center", "catalog_page", "catalog_returns", "catalog_sales", "customer",
           "customer_address", "customer_demographics", "date_dim", "household_demographics",
@@ -29,26 +33,9 @@ QUERY_DIR = Path(__file__).resolve().parent / "queries"
 QUERIES = tuple(range(1, 100))
 
 
-def _extension_path() -> str:
-    """Path of the tpcds extension binary shipped by the ``duckdb-extension-tpcds`` wheel."""
-    import duckdb
-    import duckdb_extension_tpcds
-
-    base = os.path.dirname(duckdb_extension_tpcds.__file__)
-    found = glob.glob(os.path.join(base, "extensions", f"v{duckdb.__version__}", "tpcds.duckdb_extension"))
-    found = found or glob.glob(os.path.join(base, "extensions", "*", "tpcds.duckdb_extension"))
-    if not found:
-        raise RuntimeError(f"tpcds.duckdb_extension not found under {base}")
-    return found[0]
-
-
 def connect():
     """A fresh in-memory DuckDB connection with the tpcds extension loaded (offline)."""
-    import duckdb
-
-    con = duckdb.connect()
-    con.execute(f"LOAD '{_extension_path()}'")
-    return con
+    return tpch_datagen.connect("tpcds")
 
 
 def paths_in(path: str | os.PathLike) -> dict[str, str]:
@@ -98,8 +85,10 @@ def to_spark_sql(duckdb_sql: str) -> str:
     Everything else (DuckDB's texts already spell dates as ``cast('...' AS date)``, orderings
     with explicit ``NULLS FIRST``, ``date + int``) is valid Spark SQL with the same meaning.
     """
-    text = _DOUBLE_QUOTED.sub(lambda m: "`" + m.group(1).replace('""', '"').replace("`", "``") + "`",
-                              duckdb_sql)
+    def backquoted(m: re.Match) -> str:
+        return "`" + m.group(1).replace('""', '"').replace("`", "``") + "`"
+
+    text = _DOUBLE_QUOTED.sub(backquoted, duckdb_sql)
     return text.strip().rstrip(";").rstrip() + "\n"
 
 
@@ -107,7 +96,8 @@ def duckdb_queries() -> dict[int, str]:
     """DuckDB's own text of the 99 queries (``tpcds_queries()``), ``{n: sql}``."""
     con = connect()
     try:
-        return {int(n): q for n, q in con.execute("SELECT query_nr, query FROM tpcds_queries()").fetchall()}
+        rows = con.execute("SELECT query_nr, query FROM tpcds_queries()").fetchall()
+        return {int(n): q for n, q in rows}
     finally:
         con.close()
 
@@ -122,18 +112,6 @@ def write_queries() -> None:
 def spark_queries() -> dict[int, str]:
     """The 99 queries in Spark SQL form, ``{n: sql}``."""
     return {n: (QUERY_DIR / f"q{n:02d}.sql").read_text().strip() for n in QUERIES}
-
-
-def register(session, paths: dict[str, str]) -> None:
-    """Register each table as an Ember (or PySpark) temp view over its Parquet file."""
-    for t, p in paths.items():
-        session.sql(f"CREATE OR REPLACE TEMP VIEW {t} USING parquet OPTIONS (path '{p}')")
-
-
-def register_duckdb(con, paths: dict[str, str]) -> None:
-    """Register each table as a DuckDB view over its Parquet file."""
-    for t, p in paths.items():
-        con.execute(f"CREATE OR REPLACE VIEW {t} AS SELECT * FROM read_parquet('{p}')")
 
 
 if __name__ == "__main__":

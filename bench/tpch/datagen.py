@@ -20,25 +20,29 @@ TABLES = ("customer", "lineitem", "nation", "orders", "part", "partsupp", "regio
 QUERY_DIR = Path(__file__).resolve().parent / "queries"
 
 
-def _extension_path() -> str:
-    """Path of the tpch extension binary shipped by the ``duckdb-extension-tpch`` wheel."""
-    import duckdb
-    import duckdb_extension_tpch
+def _extension_path(name: str = "tpch") -> str:
+    """Path of DuckDB's ``name`` extension binary shipped by the ``duckdb-extension-<name>``
+    wheel (tpch, tpcds)."""
+    import importlib
 
-    base = os.path.dirname(duckdb_extension_tpch.__file__)
-    found = glob.glob(os.path.join(base, "extensions", f"v{duckdb.__version__}", "tpch.duckdb_extension"))
-    found = found or glob.glob(os.path.join(base, "extensions", "*", "tpch.duckdb_extension"))
+    import duckdb
+
+    base = os.path.dirname(importlib.import_module(f"duckdb_extension_{name}").__file__)
+    binary = f"{name}.duckdb_extension"
+    found = glob.glob(os.path.join(base, "extensions", f"v{duckdb.__version__}", binary))
+    found = found or glob.glob(os.path.join(base, "extensions", "*", binary))
     if not found:
-        raise RuntimeError(f"tpch.duckdb_extension not found under {base}")
+        raise RuntimeError(f"{binary} not found under {base}")
     return found[0]
 
 
-def connect():
-    """A fresh in-memory DuckDB connection with the tpch extension loaded (offline)."""
+def connect(extension: str = "tpch"):
+    """A fresh in-memory DuckDB connection with the ``extension`` (tpch, tpcds) loaded
+    (offline)."""
     import duckdb
 
     con = duckdb.connect()
-    con.execute(f"LOAD '{_extension_path()}'")
+    con.execute(f"LOAD '{_extension_path(extension)}'")
     return con
 
 

@@ -44,8 +44,12 @@ def _params() -> list:
     out = []
     for n in (datagen.QUERIES if ALL else SAMPLE):
         missing = [f for f, qs in MISSING.items() if n in qs]
-        marks = [pytest.mark.xfail(reason=f"needs {', '.join(missing)}", strict=True)] if missing else []
-        out += [pytest.param(n, rt, id=f"q{n:02d}-{rt}", marks=marks) for rt in RUNTIMES]
+        marks = ([pytest.mark.xfail(reason=f"needs {', '.join(missing)}", strict=True)]
+                 if missing else [])
+        # the Spark runtime needs the run's SparkSession: ``-m "not spark"`` skips it
+        out += [pytest.param(n, rt, id=f"q{n:02d}-{rt}",
+                             marks=marks + ([pytest.mark.spark] if rt == "spark" else []))
+                for rt in RUNTIMES]
     return out
 
 

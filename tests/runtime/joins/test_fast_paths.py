@@ -31,7 +31,7 @@ from ember.physical.nodes import BuildSide
 from ember.plans.logical.join_type import JoinType
 from ember.plans.logical.nodes import Join, LocalRelation
 from ember.runtime.local import LocalRuntime
-from ember.runtime.local.joins.band import BandIndex
+from ember.runtime.local.joins.band import BandIndex, KeyedBand
 from ember.runtime.local.joins.common import map_batches_ordered
 from ember.runtime.local.joins.hashed_relation import HashedRelation
 from ember.runtime.local.joins.sort_merge_join import joint_codes
@@ -176,6 +176,51 @@ def test_band_nested_loop_join(jt, build, cond, batch_size):
 def test_band_cartesian(cond, batch_size):
     lt, rt = _band_tables()
     _check("cartesian", _join(lt, rt, LTYPES, RTYPES, J.INNER, cond), None, batch_size)
+
+
+def _keyed(band):
+    """``band`` plus equal keys: lv % 3 = rv % 3 (many rows per key; the hash joins' case)."""
+    def cond(la, ra):
+        return And(EqualTo(la[4], ra[4]), band(la, ra))
+    cond.__name__ = f"keyed{band.__name__}"
+    return cond
+
+
+def _keyed_tables():
+    lt, rt = _band_tables()
+    lk = [None if i == 4 else i % 3 for i in range(lt.num_rows)]
+    return (lt.append_column("lk", pa.array(lk, pa.int64())),
+            rt.append_column("rk", pa.array([i % 3 for i in range(rt.num_rows)], pa.int64())))
+
+
+@pytest.mark.parametrize("batch_size", (2, None))
+@pytest.mark.parametrize("cond", [_keyed(c) for c in BAND_CONDS], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("algorithm,jt,build",
+                         [("bhj", jt, b) for jt, b in UNIQUE_BHJ]
+                         + [("shj", jt, b) for jt, b in UNIQUE_SHJ], ids=str)
+def test_keyed_band_hash_join(algorithm, jt, build, cond, batch_size):
+    lt, rt = _keyed_tables()
+    join = _join(lt, rt, LTYPES + (T.LONG,), RTYPES + (T.LONG,), jt, cond)
+    _check(algorithm, join, build, batch_size)
+
+
+def test_keyed_band_prunes_each_key_group():
+    lt, rt = _keyed_tables()
+    join = _join(lt, rt, LTYPES + (T.LONG,), RTYPES + (T.LONG,), J.INNER, _keyed(_between))
+    la, ra = join.left.output, join.right.output
+    rel = HashedRelation.build(rt, (BoundReference(4, T.LONG, False),), allows_null_key=False)
+    band = KeyedBand.build(BandIndex.of(join.condition, la, ra), rel)
+    assert band is not None
+    keys = [lt.column(4).combine_chunks()]
+    cand = band.candidates(rel, keys, lt.to_batches()[0])
+    assert cand is not None
+    full = rel.lookup(keys)
+    # lt=10 (key 0) may meet rt in [5, 15] among key 0's rows rt 12, 9, 0: 12 and 9
+    assert int(full.counts[0]) == 3 and int(cand.counts[0]) == 2
+    assert sorted(rt.column(0).take(pa.array(cand.order[cand.lo[0]:cand.lo[0] + 2])).to_pylist()) \
+        == [9, 12]
+    assert int(cand.counts[2]) == 0  # a NULL stream value meets nothing
+    assert (cand.counts <= full.counts).all() and cand.counts.sum() < full.counts.sum()
 
 
 def test_band_index_prunes_candidates():

@@ -63,6 +63,7 @@ from ember.physical.nodes import (
     ReusedExchangeExec,
 )
 from ember.plans.logical.join_type import JoinAlgorithm, JoinType
+from ember.runtime.local.joins.band import BandIndex, KeyedBand
 from ember.runtime.local.joins.common import (
     NodeMetricsSink,
     bind_all,
@@ -118,6 +119,9 @@ class HashJoinParts:
     #: the residual is one build-column comparison: probe min / max bounds, no pairs
     #: (:mod:`.residual_bounds`)
     bounds: ResidualBound | None = None
+    #: a residual conjunct bounding a build expression prunes each key group's candidates
+    #: (:class:`~ember.runtime.local.joins.band.KeyedBand`)
+    band: BandIndex | None = None
 
     @classmethod
     def of(cls, node: Any, batch_size: int, *, shuffled: bool, rt: RunContext | None = None
@@ -135,6 +139,8 @@ class HashJoinParts:
             allowed |= {k.id for k in bkeys if isinstance(k, AttributeReference)}
             ignores = node.condition is None or node.condition.references <= allowed
         null_aware = bool(getattr(node, "is_null_aware_anti_join", False))
+        bounds = analyze_residual(jt, build_left, null_aware, node.condition, build.output,
+                                  stream.output, bkeys)
         return cls(
             layout=layout_of(node, batch_size, build_left=build_left, rt=rt),
             build_left=build_left,
@@ -147,8 +153,9 @@ class HashJoinParts:
             allows_null_key=(shuffled and build_outer) or (build_left and jt.is_left_existence),
             ignores_duplicated_key=ignores,
             null_aware=null_aware,
-            bounds=analyze_residual(jt, build_left, null_aware, node.condition, build.output,
-                                    stream.output, bkeys),
+            bounds=bounds,
+            band=(None if bounds is not None or null_aware
+                  else BandIndex.of(node.condition, stream.output, build.output)),
         )
 
     def build_relation(self, batches: Iterable[pa.RecordBatch] | pa.Table, shared: bool = False
@@ -195,12 +202,15 @@ def probe(parts: HashJoinParts, relation: HashedRelation | BoundedRelation,
         yield from map_batches_ordered(bounded, stream, workers)
         return
 
+    band = KeyedBand.build(parts.band, relation)
+
     def one(b: pa.RecordBatch) -> list[pa.RecordBatch]:
         b = conform_batch(b, parts.stream_schema)
         if not b.num_rows:
             return []
-        cand = relation.lookup(eval_keys(parts.stream_keys, b))
-        return list(kernel.process(b, cand))
+        keys = eval_keys(parts.stream_keys, b)
+        cand = band.candidates(relation, keys, b) if band is not None else None
+        return list(kernel.process(b, cand if cand is not None else relation.lookup(keys)))
 
     yield from map_batches_ordered(one, stream, workers)
     yield from kernel.finish()

@@ -667,6 +667,19 @@ class HashedRelation:
         g = self._group_ext[sc]
         return Candidates(self._group_count_ext[g], self._group_first_ext[g], self.order)
 
+    def group_runs(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(order, group)`` when a key has several rows: build rows by key group (``order``,
+        as :meth:`lookup` gives them) and the group number of each position; None otherwise."""
+        if self.order is None or self._group_count_ext is None:
+            return None
+        k = self.num_keys
+        return self.order, np.repeat(np.arange(k, dtype=np.int64), self._group_count_ext[:k])
+
+    def groups_of(self, stream_keys: Sequence[pa.Array]) -> np.ndarray:
+        """Per stream row: its key's group number in :meth:`group_runs`, -1 for none (only when
+        :meth:`group_runs` is not None)."""
+        return self._group_ext[self.codes_of(stream_keys)].astype(np.int64, copy=False)
+
     def probe(self, stream_keys: Sequence[pa.Array]) -> tuple[np.ndarray, np.ndarray]:
         """Every matching ``(stream_idx, build_idx)`` pair, stream-major, build rows in insertion
         order."""
