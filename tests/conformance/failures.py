@@ -72,11 +72,34 @@ class Failure:
         return [name for name, pattern in FEATURES if pattern.search(text)]
 
     @property
+    def symptom(self) -> str:
+        """Ember's error class (and routine, for UNRESOLVED_ROUTINE), or the kind of mismatch."""
+        routine = _ROUTINE.search(self.problem)
+        if routine:
+            return f"UNRESOLVED_ROUTINE {routine.group(1)}"
+        if self.problem.startswith("Ember crashed"):
+            return "crash"
+        expected = re.match(r"expected error ([A-Z][A-Z0-9_.]*)", self.problem)
+        if expected:
+            return f"Spark raises {expected.group(1)}"
+        for prefix, symptom in (("rows differ", "wrong rows"), ("schema differs", "wrong schema")):
+            if self.problem.startswith(prefix):
+                return symptom
+        m = _ERROR_CLASS.search(self.problem)
+        if m:
+            return m.group(1)
+        return first_line(self.problem, 60)
+
+    @property
     def reason(self) -> str:
         features = self.features
         if not features:
             return f"fails on Ember: {first_line(self.problem)}"
-        return f"not supported yet (issue 20): {', '.join(features)}"
+        return f"not supported yet (issue 20): {', '.join(features)} [{self.symptom}]"
+
+
+_ROUTINE = re.compile(r"UNRESOLVED_ROUTINE\] Cannot resolve routine `([^`]+)`")
+_ERROR_CLASS = re.compile(r"\[([A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*)\]")
 
 
 def first_line(text: str, limit: int = 200) -> str:
