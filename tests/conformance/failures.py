@@ -182,14 +182,16 @@ def main(argv: list[str] | None = None) -> int:
                         f"(default: {' '.join(ISSUE20_FILES)})")
     parser.add_argument("--runtime", action="append", choices=("local", "spark"),
                         help="runtime(s) to run on (default: local)")
-    parser.add_argument("--variant", action="append", choices=["default", *sorted(v for v in VARIANTS if v)],
-                        help="run variant(s): default, -bs2, ... (default: default and -bs2)")
+    parser.add_argument("--variant", action="append",
+                        choices=["default", *sorted(v.lstrip("-") for v in VARIANTS if v)],
+                        help="run variant(s): default, bs2, noopt, ... (default: default and bs2)")
     parser.add_argument("--write", action="store_true",
                         help=f"rewrite the generated block of {EXCLUSIONS_FILE.name}")
     parser.add_argument("--quiet", action="store_true", help="only the summary lines")
     args = parser.parse_args(argv)
     files = select_files(args.filters or list(ISSUE20_FILES))
-    variants = [("" if v == "default" else v) for v in args.variant] if args.variant else list(DEFAULT_VARIANTS)
+    variants = ([("" if v == "default" else f"-{v}") for v in args.variant] if args.variant
+                else list(DEFAULT_VARIANTS))
     failures = find_failures(files, args.runtime or ["local"], variants)
     if not args.quiet:
         for f in failures:
