@@ -6,7 +6,8 @@ Ember's answer, and with ``--write`` regenerates the generated block of ``exclus
 
     python -m tests.conformance.failures                      # the issue-20 files, local runtime
     python -m tests.conformance.failures window.sql ember/    # files whose name contains a filter
-    python -m tests.conformance.failures --runtime spark      # also the Spark runtime (slower)
+    python -m tests.conformance.failures --runtime spark      # the Spark runtime (slower)
+    python -m tests.conformance.failures --variant default    # only the default batch size
     python -m tests.conformance.failures --write              # rewrite the generated exclusions
 
 The generated block lies between :data:`BEGIN` and :data:`END`; ``--write`` replaces its entries
@@ -72,11 +73,34 @@ class Failure:
         return [name for name, pattern in FEATURES if pattern.search(text)]
 
     @property
+    def symptom(self) -> str:
+        """Ember's error class (and routine, for UNRESOLVED_ROUTINE), or the kind of mismatch."""
+        routine = _ROUTINE.search(self.problem)
+        if routine:
+            return f"UNRESOLVED_ROUTINE {routine.group(1)}"
+        if self.problem.startswith("Ember crashed"):
+            return "crash"
+        expected = re.match(r"expected error ([A-Z][A-Z0-9_.]*)", self.problem)
+        if expected:
+            return f"Spark raises {expected.group(1)}"
+        for prefix, symptom in (("rows differ", "wrong rows"), ("schema differs", "wrong schema")):
+            if self.problem.startswith(prefix):
+                return symptom
+        m = _ERROR_CLASS.search(self.problem)
+        if m:
+            return m.group(1)
+        return first_line(self.problem, 60)
+
+    @property
     def reason(self) -> str:
         features = self.features
         if not features:
             return f"fails on Ember: {first_line(self.problem)}"
-        return f"not supported yet (issue 20): {', '.join(features)}"
+        return f"not supported yet (issue 20): {', '.join(features)} [{self.symptom}]"
+
+
+_ROUTINE = re.compile(r"UNRESOLVED_ROUTINE\] Cannot resolve routine `([^`]+)`")
+_ERROR_CLASS = re.compile(r"\[([A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*)\]")
 
 
 def first_line(text: str, limit: int = 200) -> str:
@@ -158,15 +182,17 @@ def main(argv: list[str] | None = None) -> int:
                         f"(default: {' '.join(ISSUE20_FILES)})")
     parser.add_argument("--runtime", action="append", choices=("local", "spark"),
                         help="runtime(s) to run on (default: local)")
-    parser.add_argument("--variant", action="append", choices=sorted(VARIANTS),
-                        help="run variant suffix(es) (default: '' and -bs2)")
+    parser.add_argument("--variant", action="append",
+                        choices=["default", *sorted(v.lstrip("-") for v in VARIANTS if v)],
+                        help="run variant(s): default, bs2, noopt, ... (default: default and bs2)")
     parser.add_argument("--write", action="store_true",
                         help=f"rewrite the generated block of {EXCLUSIONS_FILE.name}")
     parser.add_argument("--quiet", action="store_true", help="only the summary lines")
     args = parser.parse_args(argv)
     files = select_files(args.filters or list(ISSUE20_FILES))
-    failures = find_failures(files, args.runtime or ["local"], args.variant or list(DEFAULT_VARIANTS),
-                             honour_exclusions=False)
+    variants = ([("" if v == "default" else f"-{v}") for v in args.variant] if args.variant
+                else list(DEFAULT_VARIANTS))
+    failures = find_failures(files, args.runtime or ["local"], variants)
     if not args.quiet:
         for f in failures:
             print(f"\n--- {f.file}:{f.index:02d} [{f.runtime}, {f.variant}] {f.reason}\n"

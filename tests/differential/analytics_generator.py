@@ -135,9 +135,9 @@ class AnalyticsGen(QueryGen):
         if kind == "pct":
             p = self.r.choice(["0.5", "0.25", "0.0", "1.0", "0.9"])
             return self.r.choice([f"percentile({x}, {p})", f"median({x})",
-                                  f"percentile({x}, array(0.1, {p}))",
+                                  f"percentile({x}, array(0.1D, {p}D))",
                                   f"percentile_approx({x}, {p})",
-                                  f"percentile_approx({x}, array({p}, 0.75), 1000)"])
+                                  f"percentile_approx({x}, array({p}D, 0.75D), 1000)"])
         if kind == "acd" and not window:
             return f"abs(approx_count_distinct({qual}{c}) - count(DISTINCT {qual}{c})) <= 1"
         if window:  # approx_count_distinct / listagg: not compared over windows
