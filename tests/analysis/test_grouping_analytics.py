@@ -46,6 +46,12 @@ QUERIES: dict[str, tuple[str, bool]] = {
     "nested_rollup_in_grouping_sets": (
         "SELECT a, b, c, count(*), grouping_id() FROM t GROUP BY GROUPING SETS(ROLLUP(a, b), c)",
         False),
+    # TPC-DS q36/q70/q86: grouping() in a window's PARTITION BY and in ORDER BY above the Window
+    "window_over_rollup_ordered_by_grouping": (
+        "SELECT a, c, sum(b) AS s, grouping(a) + grouping(c) AS lvl, rank() OVER (PARTITION BY "
+        "grouping(a) + grouping(c), CASE WHEN grouping(c) = 0 THEN a END ORDER BY sum(b) DESC) "
+        "AS rk FROM t GROUP BY ROLLUP(a, c) ORDER BY lvl DESC, CASE WHEN grouping(a) + "
+        "grouping(c) = 0 THEN a END NULLS FIRST, c NULLS FIRST, rk", True),
     "cube_of_a_group": ("SELECT a, b, count(*) FROM t GROUP BY CUBE((a, b))", False),
     "duplicate_grouping_columns": ("SELECT a, count(*) FROM t GROUP BY ROLLUP(a, a)", False),
     "duplicate_grouping_sets": (
