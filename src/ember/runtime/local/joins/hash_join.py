@@ -182,10 +182,13 @@ def _check_build_side(jt: JoinType, side: BuildSide, *, shuffled: bool) -> None:
 
 
 def probe(parts: HashJoinParts, relation: HashedRelation | BoundedRelation,
-          stream: Iterable[pa.RecordBatch], workers: int = 1) -> Iterator[pa.RecordBatch]:
+          stream: Iterable[pa.RecordBatch], workers: int = 1, band: KeyedBand | None = None
+          ) -> Iterator[pa.RecordBatch]:
     """Stream ``stream``'s batches through ``relation`` (7.2; 7.3 when null aware), then emit the
     rows decided by the build-side bitset (build-side outer joins).  ``workers`` > 1 probes
-    several stream batches at once on the join thread pool (output order unchanged)."""
+    several stream batches at once on the join thread pool (output order unchanged).  ``band``:
+    the relation's :class:`KeyedBand` when the caller keeps one for several probes (else built
+    here)."""
     layout = parts.layout
     if parts.null_aware:
         yield from _null_aware_anti(parts, relation, stream, workers)
@@ -202,7 +205,7 @@ def probe(parts: HashJoinParts, relation: HashedRelation | BoundedRelation,
         yield from map_batches_ordered(bounded, stream, workers)
         return
 
-    band = KeyedBand.build(parts.band, relation)
+    band = band if band is not None else KeyedBand.build(parts.band, relation)
 
     def one(b: pa.RecordBatch) -> list[pa.RecordBatch]:
         b = conform_batch(b, parts.stream_schema)
@@ -339,22 +342,28 @@ def run_broadcast_hash_join(node: BroadcastHashJoinExec, rt: RunContext) -> list
     stream_parts = rt.execute(node.streamed_plan)
     metrics = NodeMetricsSink(rt, node)
     lock = threading.Lock()
-    cache: list[HashedRelation] = []
+    cache: list[tuple[HashedRelation, KeyedBand | None]] = []
 
-    def relation() -> HashedRelation:
+    def relation() -> tuple[HashedRelation, KeyedBand | None]:
+        """The broadcast relation and its key groups' band index, built once."""
         if cache:
             return cache[0]
         with lock:
             if not cache:
                 rel = _broadcast_relation(node, build_plan, parts, rt)
                 metrics.add(build_size=rel.estimated_size())
-                cache.append(rel)
+                band = (KeyedBand.build(parts.band, rel)
+                        if isinstance(rel, HashedRelation) else None)
+                cache.append((rel, band))
         return cache[0]
 
     workers = intra_partition_workers(rt, len(stream_parts))
 
     def run(p: PartitionFn) -> PartitionFn:
-        return lambda: probe(parts, relation(), p(), workers)
+        def one() -> Iterator[pa.RecordBatch]:
+            rel, band = relation()
+            return probe(parts, rel, p(), workers, band=band)
+        return one
 
     return [run(p) for p in stream_parts]
 
