@@ -25,17 +25,10 @@ from tests.conformance.ember_adapter import RUNTIMES, ember_schema, new_session 
 from tests.conformance.normalize import describe_diff, normalize_table, rows_equal  # noqa: E402
 from tests.tpcds.generate import SF, golden_path  # noqa: E402
 
-#: Queries that fail today, by the missing feature (a query fails until all its features land).
-#: Remove a query from a feature's list when that feature merges: the xfail is strict.
-MISSING: dict[str, tuple[int, ...]] = {
-    "window functions": (12, 20, 36, 44, 47, 49, 51, 53, 57, 63, 67, 70, 86, 89, 98),
-    "ROLLUP": (5, 14, 18, 22, 36, 67, 70, 77, 80, 86),
-    "stddev_samp": (17, 39),
-}
-
 #: The default run: joins of many shapes, subqueries (scalar, correlated, EXISTS), INTERSECT /
-#: EXCEPT, CASE-heavy aggregates, q72's inventory join, and one query per missing feature.
-SAMPLE = (1, 5, 6, 9, 16, 17, 23, 35, 38, 47, 64, 72, 78, 95)
+#: EXCEPT, CASE-heavy aggregates, q72's inventory join, ROLLUP (q05), stddev_samp (q17), window
+#: functions (q47) and a rank over a ROLLUP ordered by grouping() (q70).
+SAMPLE = (1, 5, 6, 9, 16, 17, 23, 35, 38, 47, 64, 70, 72, 78, 95)
 
 ALL = os.environ.get("EMBER_TPCDS_ALL") == "1"
 
@@ -43,12 +36,9 @@ ALL = os.environ.get("EMBER_TPCDS_ALL") == "1"
 def _params() -> list:
     out = []
     for n in (datagen.QUERIES if ALL else SAMPLE):
-        missing = [f for f, qs in MISSING.items() if n in qs]
-        marks = ([pytest.mark.xfail(reason=f"needs {', '.join(missing)}", strict=True)]
-                 if missing else [])
         # the Spark runtime needs the run's SparkSession: ``-m "not spark"`` skips it
         out += [pytest.param(n, rt, id=f"q{n:02d}-{rt}",
-                             marks=marks + ([pytest.mark.spark] if rt == "spark" else []))
+                             marks=[pytest.mark.spark] if rt == "spark" else [])
                 for rt in RUNTIMES]
     return out
 
