@@ -276,8 +276,8 @@ def _with_gid_output(plan: LogicalPlan, gid: Expression) -> tuple[LogicalPlan, b
         case Project(project_list=items, child=c):
             # the Project a HAVING puts over its hidden aggregates, or the select list over a
             # Window
-            new, added = _with_gid_output(c, gid)
-            if not added:
+            new, _ = _with_gid_output(c, gid)
+            if gid.id not in new.output_set:
                 return plan, False
             return plan.copy(project_list=items + (gid,), child=new), True
     return plan, False
