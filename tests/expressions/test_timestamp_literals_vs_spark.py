@@ -3,7 +3,8 @@
 Spark reads ``TIMESTAMP '2024-03-10 01:30:00'`` when the query is parsed, as a wall time in the
 session time zone of that moment (a DST gap moves it forward, an overlap takes the earlier
 offset); a literal with a zone (``UTC``, ``Z``, ``+05:30``, a region) is that instant.  Values are
-compared as strings (rendered in the session zone), epoch seconds and collected datetimes.
+compared as strings (rendered in the session zone), epoch seconds and collected datetimes, and the
+auto-generated column name of a literal shows it in the session zone.
 """
 
 from __future__ import annotations
@@ -42,6 +43,9 @@ QUERIES = [
                           for i, e in enumerate(_LITERALS)),
     "SELECT CAST(ts AS STRING) AS s, ts FROM VALUES (TIMESTAMP'2024-03-10 01:30:00'), "
     "(TIMESTAMP'2024-03-10 01:30:00 UTC') AS t(ts)",
+    # the auto-generated names show the literals in the session time zone
+    "SELECT TIMESTAMP'2024-03-10 01:30:00', TIMESTAMP'2024-03-10 01:30:00 UTC', "
+    "TIMESTAMP'2024-11-03 01:30:00.5', TIMESTAMP'2024-03-10 01:30:00' + INTERVAL 1 HOUR",
     "SELECT count(*) AS n FROM VALUES (1) AS t(x) "
     "WHERE TIMESTAMP'2024-03-10 01:30:00' = CAST('2024-03-10 01:30:00' AS TIMESTAMP)",
 ]
@@ -68,7 +72,9 @@ def test_timestamp_literals_follow_the_session_time_zone(spark_tz, runtime):
     zone, spark = spark_tz
     session = new_session({TZ_KEY: zone}, runtime)
     for sql in QUERIES:
-        assert _rows(session.sql(sql)) == _rows(spark.sql(sql)), sql
+        got, expected = session.sql(sql), spark.sql(sql)
+        assert got.columns == expected.columns, sql
+        assert _rows(got) == _rows(expected), sql
 
 
 @pytest.mark.parametrize("runtime", RUNTIMES)
@@ -107,6 +113,7 @@ def test_dataframe_side_follows_the_session_time_zone(spark_tz, runtime):
             shown(s.range(1).select(fns.lit(naive).alias("x"))),
             shown(s.createDataFrame([(naive,)], "x timestamp")),
             shown(s.range(1).select(to_ts.alias("x"))),
+            s.range(1).select(fns.lit(naive)).columns,
         ]
 
     assert results(session, F) == results(spark, PF)
