@@ -363,7 +363,8 @@ class DataFrame:
 
         if len(exprs) == 1 and isinstance(exprs[0], (list, tuple)):
             exprs = tuple(exprs[0])
-        items = tuple(_named(parse_expression(e)) for e in exprs)
+        tz = self._session.sql_conf.time_zone
+        items = tuple(_named(parse_expression(e, tz)) for e in exprs)
         return self._new(Project(items, self._plan))
 
     def withColumn(self, colName: str, col: Column) -> "DataFrame":  # noqa: N802,N803
@@ -433,7 +434,7 @@ class DataFrame:
     def filter(self, condition: Column | str) -> "DataFrame":
         """Rows where ``condition`` is true: ``filter(col("a") > 1)`` or ``filter("a > 1")``."""
         if isinstance(condition, str):
-            cond = parse_expression(condition)
+            cond = parse_expression(condition, self._session.sql_conf.time_zone)
         else:
             cond = to_expr(condition)
             self._check_refs(cond)

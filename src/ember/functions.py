@@ -25,6 +25,7 @@ from ember.column import (
 )
 from ember.expressions.base import Expression, Literal, UnresolvedFunction, UnresolvedStar
 from ember.expressions.time_window import TimeWindow, window_durations
+from ember.session import Session
 from ember.sql import parse_expression
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -73,9 +74,11 @@ def lit(value: Any) -> Column:
 
 
 def expr(sql: str) -> Column:
-    """A column from SQL expression text: ``expr("a + 1")``."""
-
-    return Column(parse_expression(sql))
+    """A column from SQL expression text: ``expr("a + 1")``, parsed now, as in Spark: a TIMESTAMP
+    literal in it is read in the active session's time zone."""
+    active = Session.getActiveSession()
+    return Column(parse_expression(sql, active.sql_conf.time_zone) if active else
+                  parse_expression(sql))
 
 
 def when(condition: Column, value: Any) -> Column:

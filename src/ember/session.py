@@ -248,7 +248,8 @@ class Session:
             raise UnsupportedError("Parameterized SQL (args=...) is not supported yet")
 
         plan = parse_statement(
-            sqlQuery, legacy_setops_precedence=bool(self.sql_conf.get(SETOPS_PRECEDENCE_LEGACY))
+            sqlQuery, legacy_setops_precedence=bool(self.sql_conf.get(SETOPS_PRECEDENCE_LEGACY)),
+            time_zone=self.sql_conf.time_zone,
         )
         if isinstance(plan, Command):
             return self._run_command(plan)

@@ -6,7 +6,8 @@ raises, the same error class.  See :mod:`tests.differential.expr_generator` for 
 expression grammar.
 
 * ``EMBER_DIFF_SEED`` (default 20240611) picks data and expressions; ``EMBER_DIFF_EXPRS``
-  (default 400) how many expressions run.  Expression ``i`` runs over scenario ``i // 100``'s table.
+  (default 400) how many expressions run.  Expression ``i`` runs over scenario ``i // 100``'s table,
+  in the scenario's session time zone (``spark.sql.session.timeZone`` on both engines).
 * Speed: expressions run 20 at a time as the columns of one SELECT on each engine; a batch that
   raises is bisected until every expression has its own outcome.
 * Runtime errors: when both engines raise but with different classes (e.g. one row overflows and
@@ -33,7 +34,7 @@ import pytest
 
 from tests.conformance.ember_adapter import RUNTIMES, new_session
 from tests.differential.expr_generator import (
-    describe_table, make_expression, make_table, referenced_columns,
+    describe_table, make_expression, make_table, referenced_columns, session_time_zone,
 )
 
 SEED = int(os.environ.get("EMBER_DIFF_SEED", "20240611"))
@@ -41,6 +42,7 @@ N_EXPRS = int(os.environ.get("EMBER_DIFF_EXPRS", "400"))
 PER_SCENARIO = 100
 BATCH = 20
 ANSI_KEY = "spark.sql.ansi.enabled"
+TIME_ZONE_KEY = "spark.sql.session.timeZone"
 #: the expressions the ANSI-off variant runs (a sample: the first batch of each scenario)
 ANSI_OFF_INDICES = [i for i in range(N_EXPRS)
                     if os.environ.get("EMBER_DIFF_ANSI_OFF") == "all" or i % PER_SCENARIO < BATCH]
@@ -180,6 +182,7 @@ def _spark_session(spark: Any, scenario: int, ansi: bool = True) -> Any:
         session = spark.newSession()
         session.conf.set("spark.sql.codegen.wholeStage", "false")
         session.conf.set(ANSI_KEY, str(ansi).lower())
+        session.conf.set(TIME_ZONE_KEY, session_time_zone(SEED, scenario))
         session.createDataFrame(make_table(SEED, scenario)).createOrReplaceTempView("t")
         _spark_sessions[(scenario, ansi)] = session
     return _spark_sessions[(scenario, ansi)]
@@ -188,7 +191,10 @@ def _spark_session(spark: Any, scenario: int, ansi: bool = True) -> Any:
 def _ember_session(scenario: int, table: pa.Table | None = None, runtime: str = "local",
                    ansi: bool = True) -> Any:
     if table is not None:
-        session = new_session(None if ansi else {ANSI_KEY: "false"}, runtime)
+        conf = {TIME_ZONE_KEY: session_time_zone(SEED, scenario)}
+        if not ansi:
+            conf[ANSI_KEY] = "false"
+        session = new_session(conf, runtime)
         session.createDataFrame(_for_ember(table)).createOrReplaceTempView("t")
         return session
     if (scenario, runtime, ansi) not in _ember_sessions:
@@ -251,7 +257,8 @@ def _check(spark: Any, index: int, runtime: str, ansi: bool) -> None:
         table = make_table(SEED, scenario)
         pytest.fail(
             f"EMBER_DIFF_SEED={SEED} expression {index} (scenario {scenario}, {runtime} runtime,"
-            f" {ANSI_KEY}={str(ansi).lower()}) differs from Spark\n"
+            f" {ANSI_KEY}={str(ansi).lower()}, {TIME_ZONE_KEY}={session_time_zone(SEED, scenario)})"
+            f" differs from Spark\n"
             f"SQL:\n  SELECT {expr} AS r FROM t\n\nData:\n"
             f"{describe_table(table, referenced_columns(expr) or None)}\n\n{problem}",
             pytrace=False,

@@ -354,25 +354,28 @@ class PrettyName(LeafExpression):
         return self.text
 
 
-def pretty_sql(e: Expression, implicit_casts: dict[int, object] | None = None) -> str:
+def pretty_sql(e: Expression, implicit_casts: dict[int, object] | None = None,
+               time_zone: str = "UTC") -> str:
     """Auto-generated column name (Spark's ``toPrettySQL``): see
     :func:`ember.expressions.misc.to_pretty_sql`; never raises (falls back to ``e.sql()``)."""
 
     try:
-        return to_pretty_sql(e, implicit_casts)
+        return to_pretty_sql(e, implicit_casts, time_zone)
     except Exception:  # noqa: BLE001 - naming must never break analysis
         return e.sql()
 
 
-def auto_alias_name(e: Expression, implicit_casts: dict[int, object] | None = None) -> str:
+def auto_alias_name(e: Expression, implicit_casts: dict[int, object] | None = None,
+                    time_zone: str = "UTC") -> str:
     """The name Spark's ``ResolveAliases`` gives an unaliased select item: a cast of a column
     keeps the column's name (``cast(a as string)``, ``try_cast(s as int)`` -> ``a``, ``s``),
     anything else :func:`pretty_sql` (omitting the casts in ``implicit_casts``, which the
-    analyzer inserted: an ``IN (subquery)`` is only named after TypeCoercion has run)."""
+    analyzer inserted: an ``IN (subquery)`` is only named after TypeCoercion has run); TIMESTAMP
+    literals show in ``time_zone``, the session time zone."""
 
     if isinstance(e, Cast) and isinstance(e.child, NamedExpression):
         return e.child.name
-    return pretty_sql(e, implicit_casts)
+    return pretty_sql(e, implicit_casts, time_zone)
 
 
 def qualified_sql(e: Expression) -> str:

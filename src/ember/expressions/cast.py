@@ -693,8 +693,12 @@ def _string_to_timestamp(arr, trimmed, fail: _Fail, time_zone: str) -> pa.Array:
             pa.timestamp("us"))
         if tz.upper() in ("UTC", "Z", "+00:00", "GMT"):
             return naive.cast(pa.timestamp("us", tz="UTC"))
-        return pc.assume_timezone(naive, timezone=tz, ambiguous="earliest",
-                                  nonexistent="earliest").cast(pa.timestamp("us", tz="UTC"))
+        # Java's ZonedDateTime.of: an ambiguous wall time takes the earlier offset, one in a DST
+        # gap the offset before the gap (so it moves forward by the gap: 02:30 -> 03:30)
+        early = pc.assume_timezone(naive, timezone=tz, ambiguous="earliest",
+                                   nonexistent="earliest")
+        offset = pc.subtract(pc.local_timestamp(early).cast(pa.int64()), early.cast(pa.int64()))
+        return pc.subtract(naive.cast(pa.int64()), offset).cast(pa.timestamp("us", tz="UTC"))
 
     session_rows = ~(has_zone & good)
     out = wall_to_utc(session_rows, time_zone)

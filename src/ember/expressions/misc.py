@@ -299,13 +299,15 @@ class PrettyAttribute(LeafExpression):
         return self.text
 
 
-def to_pretty_sql(e: Expression, implicit_casts: dict[int, object] | None = None) -> str:
+def to_pretty_sql(e: Expression, implicit_casts: dict[int, object] | None = None,
+                  time_zone: str = "UTC") -> str:
     """Spark's ``toPrettySQL`` (``usePrettyExpression``): the auto-generated name of an unaliased
     select item and the expression text of error messages.  Like ``sql()`` but attributes print
     their bare name, string literals unquoted, numeric literals without suffix (``1.5``, not
     ``1.5D``), NULL as ``NULL``, functions shown as called (:class:`FunctionCall` with its
     arguments' pretty forms), and the casts the analyzer inserted (``implicit_casts``: ids of
-    those ``Cast`` nodes) omitted.
+    those ``Cast`` nodes) omitted.  A TIMESTAMP literal shows its wall time in ``time_zone`` (the
+    session time zone: Spark's ``Literal.toString``).
 
     >>> from ember.expressions.predicates import EqualTo
     >>> to_pretty_sql(EqualTo(Literal("a", T.STRING), Literal(1, T.LONG)))
@@ -331,6 +333,9 @@ def to_pretty_sql(e: Expression, implicit_casts: dict[int, object] | None = None
                 return PrettyAttribute(str(v), dt)
             case Literal(value=v, dtype=dt) if dt.is_numeric:
                 return PrettyAttribute(literal_to_string(v, dt), dt)
+            case Literal(value=v, dtype=T.TimestampType() as dt):
+                return PrettyAttribute(f"TIMESTAMP '{literal_to_string(_wall(v, time_zone), dt)}'",
+                                       dt)
             case FunctionCall(fn_name=fn, arg_pretty=args, arg_sql=sql_args):
                 return PrettyAttribute(f"{fn}({', '.join(args or sql_args)})", x.data_type)
             case _:
@@ -340,6 +345,12 @@ def to_pretty_sql(e: Expression, implicit_casts: dict[int, object] | None = None
                 return x
 
     return pretty(e).sql()
+
+
+def _wall(utc: Any, time_zone: str) -> Any:
+    """The wall time (naive datetime) of an aware UTC datetime in ``time_zone``."""
+    ts = pa.array([utc.replace(tzinfo=None)], pa.timestamp("us")).cast(pa.timestamp("us", "UTC"))
+    return pc.local_timestamp(ts.cast(pa.timestamp("us", tz=time_zone)))[0].as_py()
 
 
 _ = (pc, ClassVar)

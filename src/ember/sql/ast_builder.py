@@ -27,6 +27,7 @@ import re
 from collections import deque
 from collections.abc import Callable
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 from sqlglot import exp
@@ -162,10 +163,13 @@ class AstBuilder:
     """Converts one parsed statement.  ``source`` is the exact text sqlglot parsed (its token
     offsets index it); the first ``prefix_len`` characters of it (on line 1) are a wrapper added
     by the caller (``parse_expression`` parses ``"SELECT " + text``) and are not part of the
-    user's text that positions and errors refer to."""
+    user's text that positions and errors refer to.  ``time_zone`` is the session time zone at
+    parse time (``spark.sql.session.timeZone``)."""
 
-    def __init__(self, source: str, prefix_len: int = 0) -> None:
+    def __init__(self, source: str, prefix_len: int = 0, time_zone: str = "UTC") -> None:
         self.source = source
+        #: the session time zone TIMESTAMP literals without zone are read in
+        self.time_zone = time_zone
         self.text = source[prefix_len:]
         self._prefix_len = prefix_len
         self._line_starts = [0] + [i + 1 for i, ch in enumerate(source) if ch == "\n"]
@@ -1106,7 +1110,8 @@ class AstBuilder:
             m = _TYPED_LITERAL_KEYWORD.search(self.source[: child.meta["start"]])
             if m is not None:
                 self.mark_read(to)  # the keyword before the string is the type
-                return self.typed(typed_literal, m.group(1), child)
+                return self.typed(partial(typed_literal, time_zone=self.time_zone), m.group(1),
+                                  child)
         target = convert_data_type(to)
         ansi = not isinstance(node, exp.TryCast)
         return _mods()[3].Cast(self.expr(child), target, ansi=ansi)

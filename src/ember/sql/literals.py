@@ -11,8 +11,10 @@ Numbers (``AstBuilder.visitIntegerLiteral`` and friends):
 ``1.5F``          float
 ================  ==========================================================
 
-Typed literals: ``DATE '2001-01-01'`` and ``TIMESTAMP '2001-01-01 10:00:00'`` (interpreted in UTC,
-Ember's session time zone default).
+Typed literals: ``DATE '2001-01-01'`` and ``TIMESTAMP '2001-01-01 10:00:00'``.  As in Spark's
+``AstBuilder.visitTypeConstructor``, a TIMESTAMP literal is read when the query is parsed, like a
+string cast to a timestamp: a wall time without zone in the session time zone of that moment, one
+with a zone (``'... UTC'``, ``'...+05:30'``, ``'... Europe/Paris'``) as that instant.
 
 >>> number_literal("1.50").dtype
 DecimalType(3, 2)
@@ -24,9 +26,12 @@ import datetime as dt
 import re
 from decimal import Decimal, InvalidOperation
 
+import pyarrow as pa
+
 from ember import types as T
-from ember.errors import ParseError, UnsupportedError
+from ember.errors import CastError, ParseError, UnsupportedError
 from ember.expressions.base import Literal
+from ember.expressions.cast import cast_array
 
 __all__ = ["number_literal", "typed_literal"]
 
@@ -110,11 +115,6 @@ def number_literal(text: str, negate: bool = False) -> Literal:
 
 
 _DATE = re.compile(r"^\s*([+-]?\d{4,})(?:-(\d{1,2})(?:-(\d{1,2}))?)?\s*$")
-_TIMESTAMP = re.compile(
-    r"^\s*(\d{4,})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d{1,9}))?)?)?"
-    r"\s*(Z|UTC|[+-]\d{2}:?\d{2})?\s*$",
-    re.IGNORECASE,
-)
 
 
 def _invalid_typed(kind: str, value: str) -> ParseError:
@@ -125,11 +125,14 @@ def _invalid_typed(kind: str, value: str) -> ParseError:
     )
 
 
-def typed_literal(kind: str, value: str) -> Literal:
-    """``DATE 'v'`` / ``TIMESTAMP 'v'`` as a Literal (``kind`` is the keyword, any case).
+def typed_literal(kind: str, value: str, time_zone: str) -> Literal:
+    """``DATE 'v'`` / ``TIMESTAMP 'v'`` as a Literal (``kind`` is the keyword, any case);
+    ``time_zone`` is the session time zone a TIMESTAMP without zone is read in.
 
-    >>> typed_literal("date", "2001-01-01").value
+    >>> typed_literal("date", "2001-01-01", "UTC").value
     datetime.date(2001, 1, 1)
+    >>> typed_literal("timestamp", "2024-03-10 01:30", "America/Los_Angeles").value
+    datetime.datetime(2024, 3, 10, 9, 30, tzinfo=datetime.timezone.utc)
     """
     k = kind.upper()
     try:
@@ -140,19 +143,11 @@ def typed_literal(kind: str, value: str) -> Literal:
             y, mo, d = int(m.group(1)), int(m.group(2) or 1), int(m.group(3) or 1)
             return Literal(dt.date(y, mo, d), T.DATE)
         if k in ("TIMESTAMP", "TIMESTAMP_LTZ"):
-            m = _TIMESTAMP.match(value)
-            if m is None:
-                raise ValueError(value)
-            y, mo, d, hh, mi, ss = (int(m.group(i) or 0) for i in range(1, 7))
-            frac = (m.group(7) or "").ljust(6, "0")[:6]
-            tz = dt.timezone.utc
-            off = m.group(8)
-            if off and off.upper() not in ("Z", "UTC"):
-                sgn = -1 if off[0] == "-" else 1
-                digits = off[1:].replace(":", "")
-                tz = dt.timezone(sgn * dt.timedelta(hours=int(digits[:2]), minutes=int(digits[2:])))
-            ts = dt.datetime(y, mo, d, hh, mi, ss, int(frac or 0), tzinfo=tz)
-            return Literal(ts.astimezone(dt.timezone.utc), T.TIMESTAMP)
+            try:
+                ts = cast_array(pa.array([value]), T.STRING, T.TIMESTAMP, True, time_zone)
+                return Literal(ts.to_pylist()[0].astimezone(dt.timezone.utc), T.TIMESTAMP)
+            except (CastError, OverflowError) as e:  # invalid text; a year beyond 9999
+                raise ValueError(value) from e
     except ValueError as e:
         raise _invalid_typed(k, value) from e
 

@@ -111,15 +111,17 @@ def _first_token_pos(text: str) -> tuple[int, int]:
     return _position(text, offset)
 
 
-def parse_query(text: str, *, legacy_setops_precedence: bool = False) -> LogicalPlan:
-    """Parse one query (SELECT / set operation / VALUES / parenthesised query).
+def parse_query(text: str, *, legacy_setops_precedence: bool = False,
+                time_zone: str = "UTC") -> LogicalPlan:
+    """Parse one query (SELECT / set operation / VALUES / parenthesised query).  ``time_zone`` is
+    the session time zone TIMESTAMP literals without zone are read in.
 
     >>> parse_query("SELECT 1").children
     (OneRowRelation,)
     """
     body = _strip_semicolons(text)
     tree = _parse_tree(body, legacy_setops_precedence)
-    builder = AstBuilder(text)
+    builder = AstBuilder(text, time_zone=time_zone)
     if not AstBuilder._is_query(tree) and not isinstance(tree, exp.Subquery):
         raise _syntax_error(text, *_first_token_pos(text), text.split()[0])
     return _with_origin(text, lambda: builder.build(tree, builder.query))
@@ -134,12 +136,14 @@ def _with_origin(text: str, fn):  # type: ignore[no-untyped-def]
         raise
 
 
-def parse_statement(text: str, *, legacy_setops_precedence: bool = False) -> LogicalPlan:
+def parse_statement(text: str, *, legacy_setops_precedence: bool = False,
+                    time_zone: str = "UTC") -> LogicalPlan:
     """Parse one statement (a trailing ``;`` is fine) into an unresolved logical plan.
 
     Queries give their plan; ``CREATE VIEW``, ``CREATE TEMP VIEW ... USING``, ``DROP VIEW``,
     ``SET``, ``EXPLAIN`` and ``DESCRIBE`` give command nodes.
-    ``legacy_setops_precedence`` is ``spark.sql.legacy.setopsPrecedence.enabled``.
+    ``legacy_setops_precedence`` is ``spark.sql.legacy.setopsPrecedence.enabled``, ``time_zone``
+    ``spark.sql.session.timeZone``.
 
     >>> parse_statement("DROP VIEW IF EXISTS v;")
     DropView v, True
@@ -148,15 +152,18 @@ def parse_statement(text: str, *, legacy_setops_precedence: bool = False) -> Log
     blanked = strip_comments(body)
     command = try_parse_command(
         body, blanked,
-        lambda q: parse_query(q, legacy_setops_precedence=legacy_setops_precedence),
+        lambda q: parse_query(q, legacy_setops_precedence=legacy_setops_precedence,
+                              time_zone=time_zone),
     )
     if command is not None:
         return command
-    return parse_query(body, legacy_setops_precedence=legacy_setops_precedence)
+    return parse_query(body, legacy_setops_precedence=legacy_setops_precedence,
+                       time_zone=time_zone)
 
 
-def parse_expression(text: str) -> Expression:
-    """Parse a standalone expression (DataFrame ``expr("a + 1")``, ``where("a > 1")``).
+def parse_expression(text: str, time_zone: str = "UTC") -> Expression:
+    """Parse a standalone expression (DataFrame ``expr("a + 1")``, ``where("a > 1")``);
+    ``time_zone`` is the session time zone TIMESTAMP literals without zone are read in.
 
     >>> type(parse_expression("a + 1")).__name__
     'Add'
@@ -175,7 +182,7 @@ def parse_expression(text: str) -> Expression:
     ):
         raise _syntax_error(text, 1, 0, text.split()[0] if text.split() else None)
     # Positions: the expression text starts 7 characters into line 1 of `wrapped`.
-    builder = AstBuilder(wrapped, prefix_len=len("SELECT "))
+    builder = AstBuilder(wrapped, prefix_len=len("SELECT "), time_zone=time_zone)
     return _with_origin(text, lambda: builder.build(tree.expressions[0], builder.expr))
 
 

@@ -19,7 +19,8 @@ from ember.plans.logical.nodes import LogicalPlan
 from ember.expressions.subquery import OuterReference
 
 
-def _alias(e: Expression, implicit_casts: dict[int, object] | None = None) -> Expression | None:
+def _alias(e: Expression, implicit_casts: dict[int, object] | None = None,
+           time_zone: str = "UTC") -> Expression | None:
     if isinstance(e, UnresolvedAlias) and not has_unresolved(e.child) and not (
             window_spec_pending(e.child)):
         c = e.child
@@ -28,7 +29,7 @@ def _alias(e: Expression, implicit_casts: dict[int, object] | None = None) -> Ex
 
         if isinstance(c, OuterReference):
             return Alias(c, c.attr.name)
-        return Alias(c, auto_alias_name(c, implicit_casts))
+        return Alias(c, auto_alias_name(c, implicit_casts, time_zone))
     return None
 
 
@@ -37,6 +38,7 @@ def resolve_aliases(plan: LogicalPlan, ctx) -> LogicalPlan:
     def rule(p: LogicalPlan) -> LogicalPlan:
         if not any(isinstance(e, UnresolvedAlias) for e in p.expressions()):
             return p
-        return p.map_expressions(lambda e: _alias(e, ctx.implicit_casts) or e)
+        tz = ctx.conf.time_zone
+        return p.map_expressions(lambda e: _alias(e, ctx.implicit_casts, tz) or e)
 
     return plan.transform_up(rule)
