@@ -85,7 +85,7 @@ from ember.expressions.windows import (
 )
 
 __all__ = ["WindowLayout", "evaluate_windows", "frame_bounds", "ranking_values",
-           "segment_tree_aggregate"]
+           "segment_tree_aggregate", "segment_tree_buffers"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -425,8 +425,18 @@ def segment_tree_aggregate(func: AggregateFunction, args: Sequence[pa.Array],
     """``func`` over each row's frame ``[lo, hi)`` of the argument rows (``mask``: FILTER),
     through a segment tree of aggregation buffers (see the module docstring)."""
     n = len(lo)
-    levels = [update_buffers(func, args, mask, np.arange(n, dtype=np.int64), n)]
-    m = n
+    leaves = update_buffers(func, args, mask, np.arange(n, dtype=np.int64), n)
+    return func.evaluate(segment_tree_buffers(func, leaves, lo, hi))
+
+
+def segment_tree_buffers(func: AggregateFunction, leaves: Sequence[pa.Array], lo: np.ndarray,
+                         hi: np.ndarray) -> list[pa.Array]:
+    """The merged aggregation buffers of each query range ``[lo, hi)`` over the buffer rows
+    ``leaves`` (one group per query, in query order; the initial buffer for an empty range),
+    through a segment tree of merges."""
+    n = len(lo)
+    m = len(leaves[0])
+    levels = [list(leaves)]
     while m > 1:
         g = np.arange(m, dtype=np.int64) // 2
         m = (m + 1) // 2
@@ -452,8 +462,7 @@ def segment_tree_aggregate(func: AggregateFunction, args: Sequence[pa.Array],
     parts = left + right[::-1]
     if not parts:
         empty = [c.slice(0, 0) for c in levels[0]]
-        merged = merge_buffers(func, empty, np.zeros(0, dtype=np.int64), n)
-        return func.evaluate(merged)
+        return merge_buffers(func, empty, np.zeros(0, dtype=np.int64), n)
     gids = np.concatenate([p[0] for p in parts])
     cols = []
     for f in range(len(levels[0])):
@@ -464,8 +473,7 @@ def segment_tree_aggregate(func: AggregateFunction, args: Sequence[pa.Array],
     # right order of each row's nodes
     order = np.argsort(gids, kind="stable")
     idx = pa.array(order)
-    merged = merge_buffers(func, [c.take(idx) for c in cols], gids[order], n)
-    return func.evaluate(merged)
+    return merge_buffers(func, [c.take(idx) for c in cols], gids[order], n)
 
 
 def _sequential_prefix(values: np.ndarray, lay: WindowLayout) -> np.ndarray:
