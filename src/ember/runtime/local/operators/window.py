@@ -10,11 +10,13 @@ partition staying behind.  Each chunk is evaluated at once, vectorized over all 
 (:func:`ember.execution.window.evaluate_windows`), so small partitions are batched together
 and memory holds at most the largest window partition plus a batch.
 
-Memory: buffered batches are reserved from the run's memory budget; a window partition larger
-than the budget is still held whole (``force_acquire``, as a sort buffer's single oversized
-batch is): window frames may reach any row of their partition, and there is no spilling of a
-single partition yet.  Without PARTITION BY the whole (single) input partition is one window
-partition.
+Memory: buffered batches are reserved from the run's memory budget.  When a reservation fails,
+the complete partitions held go out first; if the rows of one incomplete partition still do
+not fit, that partition -- what is held and its rows still to come -- is written to a spill
+file in batches of about a sixteenth of the budget and comes out as a
+:class:`SpilledPartition`, which the operators evaluate chunk by chunk
+(:class:`~ember.execution.window_spilled.SpilledWindow`, reading back a few batches at a time).
+Without PARTITION BY the whole (single) input partition is one window partition.
 """
 
 from __future__ import annotations
