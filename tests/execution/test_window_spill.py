@@ -138,3 +138,24 @@ def test_spilled_window_memory_stays_within_budget() -> None:
     plain.range(60000).createOrReplaceTempView("r")
     want = plain.sql(q).to_arrow()
     assert got.sort_by("id").equals(want.sort_by("id"))
+
+
+def test_spilled_running_double_sums_are_bit_exact(spark: Any) -> None:
+    """Running and whole-partition sums / averages of doubles over a spilled partition add in
+    row order as Spark does (values of very different magnitudes make any other association
+    differ)."""
+    rnd = random.Random(7)
+    vals = ", ".join(
+        f"({i}, {i % 2}, "
+        f"{'NULL' if i % 9 == 4 else repr(rnd.uniform(-1, 1) * 10.0 ** rnd.randint(-6, 9)) + 'D'})"
+        for i in range(1600))
+    q = (f"SELECT id, sum(x) OVER (PARTITION BY p ORDER BY id) s, "
+         f"avg(x) OVER (PARTITION BY p ORDER BY id ROWS UNBOUNDED PRECEDING) a, "
+         f"sum(x) OVER (PARTITION BY p) w FROM VALUES {vals} AS v(id, p, x)")
+    expected = sorted(tuple(r) for r in spark.sql(q).collect())
+    for runtime in RUNTIMES:
+        got, df = _collect(new_session(SPILL_CONF, runtime), q)
+        assert got == expected, runtime
+        if runtime == "local":
+            metrics = df._qe.run_metrics
+            assert all(metrics.get(n).spill_size > 0 for n in _window_nodes(df._qe.executed_plan))

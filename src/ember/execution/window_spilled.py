@@ -31,9 +31,10 @@ touch, with every position *global* (a row's offset in the partition), so result
   most the chunk's own batch and the batches where its frames start and end: memory stays
   within a few batches plus the kept per-batch values, whatever the partition size.
 
-Limit: a floating ``sum`` / ``avg`` merges per-batch partial sums, so over a spilled partition
-its last bits may differ from Spark's row-order addition (the in-memory path adds running frames
-in row order).
+A floating ``sum`` / ``avg`` over running frames (from the partition start, incl. the whole
+partition) adds in row order as Spark does, carrying the row-order total before each stored
+batch.  Limit: over other frames it merges per-batch partial sums, whose last bits may differ
+from Spark's per-frame addition (as the in-memory segment tree's may).
 """
 
 from __future__ import annotations
@@ -55,8 +56,11 @@ from ember.execution.prepare import prepare
 from ember.execution.window import (
     _bound_expression,
     _end_pos,
+    _float_values,
     _fold,
     _int_literal,
+    _running_float_kind,
+    _running_float_result,
     _search,
     _sort_words,
     ranking_values,
@@ -387,6 +391,38 @@ class SpilledWindow:
             self._kept[key] = cols
         return self._kept[key]
 
+    def _running_float(self, agg: AggregateExpression, hi: np.ndarray, with_count: bool
+                       ) -> list[pa.Array]:
+        """A floating sum / avg over running frames ``[0, hi)`` added in row order, as Spark
+        (and :func:`ember.execution.window._running_float_buffers`) does: the row-order total
+        before each stored batch is kept (one pass), then the rows up to ``hi`` are added to
+        it."""
+        key = ("seq", id(agg))
+        if key not in self._kept:
+            seq = np.zeros(self.B + 1, dtype=np.float64)
+            cnt = np.zeros(self.B + 1, dtype=np.int64)
+            for k in range(self.B):
+                x, valid = _float_values(*self._float_args(agg, k))
+                seq[k + 1] = np.cumsum(np.concatenate([[seq[k]], x]))[-1]
+                cnt[k + 1] = cnt[k] + int(valid.sum())
+            self._hold(seq.nbytes + cnt.nbytes)
+            self._kept[key] = (seq, cnt)
+        seq, cnt = self._kept[key]
+        n = len(hi)
+        total = np.zeros(n, dtype=np.float64)
+        count = np.zeros(n, dtype=np.int64)
+        rows = np.flatnonzero(hi > 0)
+        for k, sel, local in self._by_batch(hi[rows] - 1):
+            x, valid = _float_values(*self._float_args(agg, k))
+            total[rows[sel]] = np.cumsum(np.concatenate([[seq[k]], x]))[local + 1]
+            count[rows[sel]] = cnt[k] + np.cumsum(valid)[local]
+        return _running_float_result(total, count, with_count)
+
+    def _float_args(self, agg: AggregateExpression, k: int
+                    ) -> tuple[pa.Array, np.ndarray | None]:
+        args, mask = self._agg_args(agg, k)
+        return args[0], mask
+
     def _aggregate(self, agg: AggregateExpression, lo: np.ndarray, hi: np.ndarray) -> pa.Array:
         func = agg.func
         if not func.supports_buffers:
@@ -394,6 +430,9 @@ class SpilledWindow:
                 f"The aggregate function {func.pretty_name} over a window partition larger "
                 "than the memory budget is not supported yet")
         n = len(lo)
+        with_count = _running_float_kind(func) if func.children else None
+        if with_count is not None and not (lo > 0).any():
+            return func.evaluate(self._running_float(agg, hi, with_count))
         blocks = self._block_buffers(agg)
         rows = np.arange(n, dtype=np.int64)
         some = lo < hi
