@@ -6,8 +6,6 @@ many times its size."""
 
 from __future__ import annotations
 
-import datetime as dt
-import random
 from typing import Any
 
 import pytest
@@ -19,21 +17,22 @@ BUDGET = "8k"  # each of the two big window partitions holds 20-50 KB
 SPILL_CONF = {"ember.execution.memoryBudget": BUDGET, "ember.execution.batchSize": "64"}
 
 
-def _table() -> str:
-    rnd = random.Random(20)
-    rows = []
-    for i in range(1200):
-        p = "NULL" if i % 97 == 5 else rnd.choice([1, 2])
-        o = "NULL" if i % 13 == 3 else rnd.randint(0, 60)
-        x = "NULL" if i % 7 == 2 else rnd.randint(-50, 50)
-        f = "NULL" if i % 11 == 4 else f"{rnd.randint(-40, 40) / 4}D"  # exact in any order
-        d = "NULL" if i % 17 == 6 else f"DATE'{dt.date(2024, 1, 1) + dt.timedelta(rnd.randint(0, 90))}'"
-        s = f"'k{rnd.randint(0, 30):02d}'"
-        rows.append(f"({i}, {p}, {o}, {x}, {f}, {d}, {s})")
-    return f"SELECT * FROM VALUES {', '.join(rows)} AS t(id, p, o, x, f, d, s)"
+# Pseudo-random columns over range(700) (the same expressions on both engines): two big
+# window partitions and a small NULL one; NULLs, ties and dates in the order keys.
+TABLE = (
+    "SELECT id, CASE WHEN id % 97 = 5 THEN NULL ELSE (id * 7) % 3 % 2 + 1 END AS p, "
+    "CASE WHEN id % 13 = 3 THEN NULL ELSE (id * 7919) % 61 END AS o, "
+    "CASE WHEN id % 7 = 2 THEN NULL ELSE (id * 104729) % 101 - 50 END AS x, "
+    "CASE WHEN id % 11 = 4 THEN NULL ELSE CAST((id * 31) % 81 - 40 AS DOUBLE) / 4 END AS f, "
+    "CASE WHEN id % 17 = 6 THEN NULL ELSE date_add(DATE'2024-01-01', CAST((id * 37) % 91 AS "
+    "INT)) END AS d, concat('k', CAST((id * 13) % 31 AS STRING)) AS s FROM r")
+ROWS = 700
 
 
-TABLE = _table()
+def _view(session: Any) -> None:
+    session.range(ROWS).createOrReplaceTempView("r")
+    session.sql(f"CREATE OR REPLACE TEMPORARY VIEW t AS {TABLE}")
+
 
 QUERIES = [
     # ranking: peers across chunk boundaries, partition size for percent_rank / cume_dist / ntile
@@ -79,7 +78,7 @@ def _collect(session: Any, q: str) -> tuple[list[tuple], Any]:
 
 @pytest.fixture(scope="module")
 def spark_rows(spark: Any) -> dict[str, list[tuple]]:
-    spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW t AS {TABLE}")
+    _view(spark)
     return {q: sorted(tuple(r) for r in spark.sql(q).collect()) for q in QUERIES}
 
 
@@ -93,9 +92,9 @@ def _window_nodes(plan: Any) -> list[Any]:
 @pytest.mark.parametrize("runtime", RUNTIMES)
 def test_spilled_windows_match_spark(runtime: str, spark_rows: dict[str, list[tuple]]) -> None:
     tiny = new_session(SPILL_CONF, runtime)
-    tiny.sql(f"CREATE OR REPLACE TEMPORARY VIEW t AS {TABLE}")
+    _view(tiny)
     in_memory = new_session({}, runtime)
-    in_memory.sql(f"CREATE OR REPLACE TEMPORARY VIEW t AS {TABLE}")
+    _view(in_memory)
     for q in QUERIES:
         got, df = _collect(tiny, q)
         assert got == spark_rows[q], q
@@ -144,17 +143,18 @@ def test_spilled_running_double_sums_are_bit_exact(spark: Any) -> None:
     """Running and whole-partition sums / averages of doubles over a spilled partition add in
     row order as Spark does (values of very different magnitudes make any other association
     differ)."""
-    rnd = random.Random(7)
-    vals = ", ".join(
-        f"({i}, {i % 2}, "
-        f"{'NULL' if i % 9 == 4 else repr(rnd.uniform(-1, 1) * 10.0 ** rnd.randint(-6, 9)) + 'D'})"
-        for i in range(1600))
+    x = ("CASE WHEN id % 9 = 4 THEN NULL ELSE ((id * 7919) % 2001 - 1000) * CASE (id * 31) % 4 "
+         "WHEN 0 THEN 1.0E-6D WHEN 1 THEN 1.0D WHEN 2 THEN 1.0E6D ELSE 1.0E9D END "
+         "+ (id % 7) / 3.0D END")  # IEEE products and quotients: the same on both engines
     q = (f"SELECT id, sum(x) OVER (PARTITION BY p ORDER BY id) s, "
          f"avg(x) OVER (PARTITION BY p ORDER BY id ROWS UNBOUNDED PRECEDING) a, "
-         f"sum(x) OVER (PARTITION BY p) w FROM VALUES {vals} AS v(id, p, x)")
+         f"sum(x) OVER (PARTITION BY p) w FROM (SELECT id, id % 2 AS p, {x} AS x FROM r)")
+    spark.range(1600).createOrReplaceTempView("r")
     expected = sorted(tuple(r) for r in spark.sql(q).collect())
     for runtime in RUNTIMES:
-        got, df = _collect(new_session(SPILL_CONF, runtime), q)
+        session = new_session(SPILL_CONF, runtime)
+        session.range(1600).createOrReplaceTempView("r")
+        got, df = _collect(session, q)
         assert got == expected, runtime
         if runtime == "local":
             metrics = df._qe.run_metrics

@@ -118,7 +118,7 @@ def window_chunks(batches: Iterator[pa.RecordBatch], attrs: Sequence,
     def spill(first: pa.RecordBatch, first_starts: np.ndarray) -> SpilledPartition:
         """Write ``buf`` (one incomplete partition) and the rows of that partition still to
         come, from ``first`` on, to a spill file."""
-        nonlocal buf, buf_rows, held
+        nonlocal buf, buf_rows
         per_row = max(1, sum(b.nbytes for b in buf) // max(1, buf_rows))
         rows = _spill_rows(per_row, mem.budget, min_rows)
         counts: list[int] = []
