@@ -152,6 +152,17 @@ def window_chunks(batches: Iterator[pa.RecordBatch], attrs: Sequence,
         buf, buf_rows = [], 0
         return SpilledPartition(f, counts)
 
+    def emit_complete() -> Iterator[pa.RecordBatch]:
+        """The complete partitions held, released once evaluated."""
+        nonlocal buf, buf_rows, complete, held
+        whole = concat(buf, schema)
+        yield whole.slice(0, complete)
+        rest = whole.slice(complete)
+        buf, buf_rows, complete = [rest], rest.num_rows, 0
+        keep = rest.nbytes
+        mem.release(max(0, held - keep))
+        held = min(held, keep)
+
     try:
         while True:
             got = next_batch()
@@ -164,13 +175,7 @@ def window_chunks(batches: Iterator[pa.RecordBatch], attrs: Sequence,
             nb = b.nbytes
             if not mem.try_acquire(nb):
                 if complete:  # emit the complete partitions held, then try again
-                    whole = concat(buf, schema)
-                    yield whole.slice(0, complete)
-                    rest = whole.slice(complete)
-                    buf, buf_rows, complete = [rest], rest.num_rows, 0
-                    keep = rest.nbytes
-                    mem.release(max(0, held - keep))
-                    held = min(held, keep)
+                    yield from emit_complete()
                 if buf_rows and not mem.try_acquire(nb):
                     # the partition held so far does not fit: spill it with its remaining rows
                     yield spill(b, st)
@@ -184,13 +189,7 @@ def window_chunks(batches: Iterator[pa.RecordBatch], attrs: Sequence,
             buf.append(b)
             buf_rows += n
             if complete >= min_rows:
-                whole = concat(buf, schema)
-                yield whole.slice(0, complete)
-                rest = whole.slice(complete)
-                buf, buf_rows, complete = [rest], rest.num_rows, 0
-                keep = rest.nbytes
-                mem.release(max(0, held - keep))
-                held = min(held, keep)
+                yield from emit_complete()
         if buf_rows:
             yield concat(buf, schema)
     finally:
