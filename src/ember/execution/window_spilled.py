@@ -34,7 +34,9 @@ touch, with every position *global* (a row's offset in the partition), so result
 A floating ``sum`` / ``avg`` over running frames (from the partition start, incl. the whole
 partition) adds in row order as Spark does, carrying the row-order total before each stored
 batch.  Limit: over other frames it merges per-batch partial sums, whose last bits may differ
-from Spark's per-frame addition (as the in-memory segment tree's may).
+from Spark's per-frame addition (as the in-memory segment tree's may).  An aggregate function
+without an aggregation buffer (no two-phase form; in memory it works over whole-partition frames
+only) raises ``UnsupportedError`` over a spilled partition.
 """
 
 from __future__ import annotations

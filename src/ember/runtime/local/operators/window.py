@@ -141,11 +141,22 @@ def window_chunks(batches: Iterator[pa.RecordBatch], attrs: Sequence,
                 yield b
                 got = next_batch()
 
-        def sliced() -> Iterator[pa.RecordBatch]:
+        def sliced() -> Iterator[pa.RecordBatch]:  # batches of ``rows`` rows (the last fewer)
+            acc: list[pa.RecordBatch] = []
+            acc_rows = 0
             for b in rows_of_partition():
-                for s in slices(b, rows):
-                    counts.append(s.num_rows)
-                    yield s
+                acc.append(b)
+                acc_rows += b.num_rows
+                if acc_rows >= rows:
+                    whole = concat(acc, schema)
+                    full = acc_rows // rows * rows
+                    for s in slices(whole.slice(0, full), rows):
+                        counts.append(s.num_rows)
+                        yield s
+                    acc, acc_rows = [whole.slice(full)], acc_rows - full
+            if acc_rows:
+                counts.append(acc_rows)
+                yield concat(acc, schema)
 
         f = rt.spill_dir.write(sliced(), schema, prefix="window")
         metrics.add(spill_size=f.nbytes, spill_count=1)
