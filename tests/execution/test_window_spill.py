@@ -41,6 +41,11 @@ QUERIES = [
     "FROM t WINDOW w AS (PARTITION BY p ORDER BY o)",
     "SELECT id, rank() OVER (PARTITION BY p ORDER BY s DESC, o) r, "
     "dense_rank() OVER (ORDER BY s) dr FROM t",
+    # peer groups spanning many stored batches (read ahead once)
+    "SELECT id, rank() OVER w r, dense_rank() OVER w dr, cume_dist() OVER w cd, "
+    "sum(x) OVER w s, count(x) OVER (PARTITION BY p ORDER BY o % 2 RANGE BETWEEN CURRENT ROW "
+    "AND UNBOUNDED FOLLOWING) c "
+    "FROM t WINDOW w AS (PARTITION BY p ORDER BY o % 2)",
     # offsets: lag / lead with defaults and IGNORE NULLS, nth_value, first / last
     "SELECT id, lag(x, 3) OVER w l, lead(x, 2, -1) OVER w le, lag(x, 2) IGNORE NULLS OVER w li, "
     "lead(x, 3) IGNORE NULLS OVER w lei, nth_value(x, 3) OVER w n, "
