@@ -449,7 +449,7 @@ def spark_sql_results(spark: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize("runtime,batch_size,budget", [
     ("local", "2", None), ("local", None, None), ("spark", None, None),
-    # a budget smaller than one window partition: held whole anyway (no spilling)
+    # a budget smaller than one window partition: it spills (window_spilled)
     ("local", "4", "2k")])
 def test_sql_windows_match_spark(runtime: str, batch_size: str | None, budget: str | None,
                                  spark_sql_results: dict[str, Any]) -> None:

@@ -85,7 +85,7 @@ from ember.expressions.windows import (
 )
 
 __all__ = ["WindowLayout", "evaluate_windows", "frame_bounds", "ranking_values",
-           "segment_tree_aggregate"]
+           "segment_tree_aggregate", "segment_tree_buffers"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -425,8 +425,18 @@ def segment_tree_aggregate(func: AggregateFunction, args: Sequence[pa.Array],
     """``func`` over each row's frame ``[lo, hi)`` of the argument rows (``mask``: FILTER),
     through a segment tree of aggregation buffers (see the module docstring)."""
     n = len(lo)
-    levels = [update_buffers(func, args, mask, np.arange(n, dtype=np.int64), n)]
-    m = n
+    leaves = update_buffers(func, args, mask, np.arange(n, dtype=np.int64), n)
+    return func.evaluate(segment_tree_buffers(func, leaves, lo, hi))
+
+
+def segment_tree_buffers(func: AggregateFunction, leaves: Sequence[pa.Array], lo: np.ndarray,
+                         hi: np.ndarray) -> list[pa.Array]:
+    """The merged aggregation buffers of each query range ``[lo, hi)`` over the buffer rows
+    ``leaves`` (one group per query, in query order; the initial buffer for an empty range),
+    through a segment tree of merges."""
+    n = len(lo)
+    m = len(leaves[0])
+    levels = [list(leaves)]
     while m > 1:
         g = np.arange(m, dtype=np.int64) // 2
         m = (m + 1) // 2
@@ -452,8 +462,7 @@ def segment_tree_aggregate(func: AggregateFunction, args: Sequence[pa.Array],
     parts = left + right[::-1]
     if not parts:
         empty = [c.slice(0, 0) for c in levels[0]]
-        merged = merge_buffers(func, empty, np.zeros(0, dtype=np.int64), n)
-        return func.evaluate(merged)
+        return merge_buffers(func, empty, np.zeros(0, dtype=np.int64), n)
     gids = np.concatenate([p[0] for p in parts])
     cols = []
     for f in range(len(levels[0])):
@@ -464,8 +473,7 @@ def segment_tree_aggregate(func: AggregateFunction, args: Sequence[pa.Array],
     # right order of each row's nodes
     order = np.argsort(gids, kind="stable")
     idx = pa.array(order)
-    merged = merge_buffers(func, [c.take(idx) for c in cols], gids[order], n)
-    return func.evaluate(merged)
+    return merge_buffers(func, [c.take(idx) for c in cols], gids[order], n)
 
 
 def _sequential_prefix(values: np.ndarray, lay: WindowLayout) -> np.ndarray:
@@ -491,31 +499,49 @@ def _sequential_prefix(values: np.ndarray, lay: WindowLayout) -> np.ndarray:
     return out
 
 
-def _running_float_buffers(func: AggregateFunction, arg: pa.Array, mask: np.ndarray | None,
-                           lay: WindowLayout, hi: np.ndarray) -> list[pa.Array] | None:
-    """The buffers of a floating ``sum`` / ``avg`` over running frames ``[partition start,
-    hi)``, added in row order as Spark does (a segment tree would associate the additions
-    differently, changing the last bits); None for any other function or type."""
+def _running_float_kind(func: AggregateFunction) -> bool | None:
+    """For a floating ``sum`` (False) / ``avg`` (True: its buffer has a count), which Spark's
+    running frames add in row order; None for any other function or type."""
     if isinstance(func, Sum) and isinstance(func.data_type, T.DoubleType):
-        with_count = False
-    elif isinstance(func, Average) and isinstance(func.sum_type, T.DoubleType):
-        with_count = True
-    else:
-        return None
+        return False
+    if isinstance(func, Average) and isinstance(func.sum_type, T.DoubleType):
+        return True
+    return None
+
+
+def _float_values(arg: pa.Array, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """``(values as float64 with 0.0 where not counted, counted)`` of a sum's argument."""
     valid = np.asarray(arg.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
     if mask is not None:
         valid &= mask
     x = arg.cast(pa.float64())
     x = (pc.fill_null(x, 0.0) if x.null_count else x).to_numpy(zero_copy_only=False)
-    x = np.where(valid, x, 0.0)  # adding 0.0 changes no running sum (which is never -0.0)
+    return np.where(valid, x, 0.0), valid  # adding 0.0 changes no running sum (never -0.0)
+
+
+def _running_float_result(total: np.ndarray, count: np.ndarray, with_count: bool
+                          ) -> list[pa.Array]:
+    """The sum / avg buffers of running totals and counts of counted rows."""
+    total = np.where(count > 0, total, 0.0)
+    if with_count:
+        return [pa.array(total, type=pa.float64()), pa.array(count, type=pa.int64())]
+    return [pa.array(total, type=pa.float64(), mask=count == 0)]
+
+
+def _running_float_buffers(func: AggregateFunction, arg: pa.Array, mask: np.ndarray | None,
+                           lay: WindowLayout, hi: np.ndarray) -> list[pa.Array] | None:
+    """The buffers of a floating ``sum`` / ``avg`` over running frames ``[partition start,
+    hi)``, added in row order as Spark does (a segment tree would associate the additions
+    differently, changing the last bits); None for any other function or type."""
+    with_count = _running_float_kind(func)
+    if with_count is None:
+        return None
+    x, valid = _float_values(arg, mask)
     prefix = _sequential_prefix(x, lay)
     c = np.zeros(lay.n + 1, dtype=np.int64)
     np.cumsum(valid, out=c[1:])
     count = c[hi] - c[lay.part_start]
-    total = np.where(count > 0, prefix[np.maximum(hi - 1, 0)], 0.0)
-    if with_count:
-        return [pa.array(total, type=pa.float64()), pa.array(count, type=pa.int64())]
-    return [pa.array(total, type=pa.float64(), mask=count == 0)]
+    return _running_float_result(prefix[np.maximum(hi - 1, 0)], count, with_count)
 
 
 def _aggregate_over_frames(agg: AggregateExpression, batch: pa.RecordBatch, attrs: Sequence,
