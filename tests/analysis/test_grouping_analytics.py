@@ -52,6 +52,11 @@ QUERIES: dict[str, tuple[str, bool]] = {
         "grouping(a) + grouping(c), CASE WHEN grouping(c) = 0 THEN a END ORDER BY sum(b) DESC) "
         "AS rk FROM t GROUP BY ROLLUP(a, c) ORDER BY lvl DESC, CASE WHEN grouping(a) + "
         "grouping(c) = 0 THEN a END NULLS FIRST, c NULLS FIRST, rk", True),
+    # RewriteDistinctAggregates keeps the literal percentages out of its Expand (two distinct
+    # groups, so the rewrite fires; the array became an attribute: INTERNAL_ERROR)
+    "distinct_groups_with_literal_array_argument": (
+        "SELECT a, count(DISTINCT b), count(DISTINCT a, c), percentile_approx(b, "
+        "array(0.25D, 0.75D), 1000), grouping(a) FROM t GROUP BY CUBE(a)", False),
     "cube_of_a_group": ("SELECT a, b, count(*) FROM t GROUP BY CUBE((a, b))", False),
     "duplicate_grouping_columns": ("SELECT a, count(*) FROM t GROUP BY ROLLUP(a, a)", False),
     "duplicate_grouping_sets": (
