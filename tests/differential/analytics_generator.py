@@ -58,9 +58,12 @@ def enabled_features() -> frozenset[str]:
 
 
 INTEGRAL = ("k", "j")
-#: RANGE offsets by order-key column (numeric offsets; dates take integer days or day intervals).
+#: RANGE offsets by order-key column (numeric offsets, intervals on integral keys; dates take
+#: integer days or day intervals).
 _RANGE_OFFSETS = {
-    "k": ("0", "1", "2"), "j": ("0", "1", "3"), "d": ("0.5", "1.5", "1"), "m": ("1.00", "0.25", "2"),
+    # an interval on an integral key is cast to it (its end field's units: 1 DAY is 1)
+    "k": ("0", "1", "2", "INTERVAL '1' DAY"), "j": ("0", "1", "3", "INTERVAL '2' HOUR"),
+    "d": ("0.5", "1.5", "1"), "m": ("1.00", "0.25", "2"),
     "dt": ("1", "0", "INTERVAL '1' DAY", "INTERVAL '2' DAY"),
 }
 _RANKING = ("rank()", "dense_rank()", "percent_rank()", "cume_dist()")
