@@ -57,6 +57,28 @@ QUERIES: dict[str, tuple[str, bool]] = {
     "distinct_groups_with_literal_array_argument": (
         "SELECT a, count(DISTINCT b), count(DISTINCT a, c), percentile_approx(b, "
         "array(0.25D, 0.75D), 1000), grouping(a) FROM t GROUP BY CUBE(a)", False),
+    # repeated grouping sets group by ``_gen_grouping_pos`` after the grouping id, so
+    # grouping() / grouping_id() in HAVING or ORDER BY fail (UNSUPPORTED_GROUPING_EXPRESSION),
+    # as in Spark; in the select list they work
+    "repeated_sets_grouping_id_in_having": (
+        "SELECT a, b, variance(a) FROM t GROUP BY GROUPING SETS ((a, b), (b, a)) "
+        "HAVING grouping_id() = 0", False),
+    "repeated_sets_grouping_in_order_by": (
+        "SELECT a, count(*) FROM t GROUP BY GROUPING SETS ((a), (a)) ORDER BY grouping(a)",
+        False),
+    "repeated_sets_grouping_in_select": (
+        "SELECT a, b, count(*), grouping(a), grouping_id() FROM t GROUP BY GROUPING SETS "
+        "((a, b), (b, a), (a)) HAVING count(*) > 0", False),
+    "sets_grouping_in_having": (
+        "SELECT a, b, count(*) FROM t GROUP BY GROUPING SETS ((a, b), (a)) "
+        "HAVING grouping(b) = 1", False),
+    # Hive's suffixes: WITH ROLLUP / WITH CUBE need expressions (PARSE_SYNTAX_ERROR); before
+    # one, CUBE(...) is a function call (UNRESOLVED_ROUTINE)
+    "hive_with_rollup_without_columns": ("SELECT count(*) FROM t GROUP BY WITH ROLLUP", False),
+    "hive_with_cube_without_columns": ("SELECT count(*) FROM t GROUP BY WITH CUBE", False),
+    "cube_before_hive_grouping_sets": (
+        "SELECT a, b, count(1) FROM t GROUP BY CUBE(a, b), ROLLUP(a, b) GROUPING SETS(a, b)",
+        False),
     "cube_of_a_group": ("SELECT a, b, count(*) FROM t GROUP BY CUBE((a, b))", False),
     "duplicate_grouping_columns": ("SELECT a, count(*) FROM t GROUP BY ROLLUP(a, a)", False),
     "duplicate_grouping_sets": (
