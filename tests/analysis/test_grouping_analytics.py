@@ -79,6 +79,11 @@ QUERIES: dict[str, tuple[str, bool]] = {
     "cube_before_hive_grouping_sets": (
         "SELECT a, b, count(1) FROM t GROUP BY CUBE(a, b), ROLLUP(a, b) GROUPING SETS(a, b)",
         False),
+    # the window's PARTITION BY already passes the grouping id up: the ORDER BY's grouping_id()
+    # reads it through the select list (was RESOLVED_ATTRIBUTE_MISSING_FROM_INPUT)
+    "window_partitioned_by_grouping_id_ordered_by_it": (
+        "SELECT a, c, sum(b) AS s, rank() OVER (PARTITION BY grouping_id() ORDER BY sum(b) DESC "
+        "NULLS LAST, a, c) AS rk FROM t GROUP BY ROLLUP(a, c) ORDER BY grouping_id(), rk", True),
     "cube_of_a_group": ("SELECT a, b, count(*) FROM t GROUP BY CUBE((a, b))", False),
     "duplicate_grouping_columns": ("SELECT a, count(*) FROM t GROUP BY ROLLUP(a, a)", False),
     "duplicate_grouping_sets": (

@@ -281,8 +281,9 @@ def _with_gid_output(plan: LogicalPlan, gid: Expression) -> tuple[LogicalPlan, b
             # the Project a HAVING puts over its hidden aggregates, or the select list over a
             # Window
             new, added = _with_gid_output(c, gid)
-            if not added:
+            if not added and not any(a.id == gid.id for a in c.output):
                 return plan, False
+            # (the child may pass it already: a window partitioned by grouping_id())
             return plan.copy(project_list=items + (gid,), child=new), True
     return plan, False
 
