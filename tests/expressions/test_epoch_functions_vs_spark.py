@@ -12,17 +12,15 @@ import pytest
 from tests.conformance.ember_adapter import RUNTIMES, new_session
 from tests.differential.compare import Failed, sql_outcome
 
-VIEWS = {
-    # every column holds a NULL, so Spark's nullability (child.nullable) is True everywhere
-    "e": "SELECT * FROM VALUES "
-         "(1230219000, 1230219000123, 1.5D, CAST(1.25 AS FLOAT), 1.000001BD, "
-         "TIMESTAMP'2020-01-01 00:00:01.9', CAST(7 AS TINYINT)), "
-         "(-1, -1, -1.0000005D, CAST('NaN' AS FLOAT), -0.5BD, "
-         "TIMESTAMP'1969-12-31 23:59:59.5', CAST(-7 AS TINYINT)), "
-         "(0, 0, CAST('Infinity' AS DOUBLE), CAST(-2.5 AS FLOAT), 0.000000BD, "
-         "TIMESTAMP'1969-12-31 23:59:59.9995', CAST(0 AS TINYINT)), "
-         "(NULL, NULL, NULL, NULL, NULL, NULL, NULL) AS e(l, ms, d, f, dec, ts, b)",
-}
+#: every column holds a NULL, so Spark's nullability (child.nullable) is True everywhere
+VIEW = ("CREATE OR REPLACE TEMPORARY VIEW e AS SELECT * FROM VALUES "
+        "(1230219000, 1230219000123, 1.5D, CAST(1.25 AS FLOAT), 1.000001BD, "
+        "TIMESTAMP'2020-01-01 00:00:01.9', CAST(7 AS TINYINT)), "
+        "(-1, -1, -1.0000005D, CAST('NaN' AS FLOAT), -0.5BD, "
+        "TIMESTAMP'1969-12-31 23:59:59.5', CAST(-7 AS TINYINT)), "
+        "(0, 0, CAST('Infinity' AS DOUBLE), CAST(-2.5 AS FLOAT), 0.000000BD, "
+        "TIMESTAMP'1969-12-31 23:59:59.9995', CAST(0 AS TINYINT)), "
+        "(NULL, NULL, NULL, NULL, NULL, NULL, NULL) AS e(l, ms, d, f, dec, ts, b)")
 
 QUERIES = {
     "from_epoch": "SELECT timestamp_seconds(l), timestamp_seconds(d), timestamp_seconds(f), "
@@ -40,15 +38,10 @@ QUERIES = {
 }
 
 
-def _views(session: Any) -> None:
-    for name, sql in VIEWS.items():
-        session.sql(sql).createOrReplaceTempView(name)
-
-
 @pytest.fixture(scope="module")
 def spark_outcomes(spark: Any) -> dict[str, Any]:
     session = spark.newSession()
-    _views(session)
+    session.sql(VIEW)
     return {name: sql_outcome(session.sql, sql, is_spark=True) for name, sql in QUERIES.items()}
 
 
@@ -58,7 +51,7 @@ def spark_outcomes(spark: Any) -> dict[str, Any]:
 def test_epoch_function_matches_spark(spark_outcomes: dict[str, Any], name: str,
                                       runtime: str) -> None:
     session = new_session(runtime=runtime)
-    _views(session)
+    session.sql(VIEW)
     expected = spark_outcomes[name]
     actual = sql_outcome(session.sql, QUERIES[name], is_spark=False)
     if isinstance(expected, Failed) or isinstance(actual, Failed):
