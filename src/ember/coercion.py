@@ -282,7 +282,9 @@ def can_cast(from_type: T.DataType, to_type: T.DataType, ansi: bool = True) -> b
         return isinstance(t, (T.NumericType, T.BooleanType, T.DateType, T.TimestampType,
                               T.BinaryType, T.DayTimeIntervalType, T.YearMonthIntervalType))
     if isinstance(f, (T.DayTimeIntervalType, T.YearMonthIntervalType)):
-        return type(f) is type(t)  # interval <-> interval of one kind (numeric casts: no)
+        # interval <-> interval of one kind; to a number of its end field's units (Spark's
+        # Cast of an ANSI interval to an integral or decimal type)
+        return type(f) is type(t) or t.is_integral or isinstance(t, T.DecimalType)
     if isinstance(t, T.BooleanType):
         return f.is_numeric
     if t.is_numeric:

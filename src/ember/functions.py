@@ -640,12 +640,39 @@ def curdate() -> Column:
     return Column(UnresolvedFunction("curdate", ()))
 
 
+def timestamp_seconds(col: Any) -> Column:
+    """Numeric seconds since the epoch as a TIMESTAMP (Spark's SecondsToTimestamp)."""
+    return _call("timestamp_seconds", col)
+
+
+def timestamp_millis(col: Any) -> Column:
+    return _call("timestamp_millis", col)
+
+
+def timestamp_micros(col: Any) -> Column:
+    return _call("timestamp_micros", col)
+
+
+def unix_seconds(col: Any) -> Column:
+    return _call("unix_seconds", col)
+
+
+def unix_millis(col: Any) -> Column:
+    return _call("unix_millis", col)
+
+
+def unix_micros(col: Any) -> Column:
+    return _call("unix_micros", col)
+
+
 __all__ += [
     "negative", "positive", "cbrt", "exp", "ln", "log10", "log2", "sign", "signum", "ceiling",
     "char_length", "character_length", "lcase", "ucase", "day", "dayofweek", "dayofyear",
     "quarter", "hour", "minute", "second", "bool_and", "bool_or", "every", "some", "any_value",
     "first_value", "last_value", "nvl2", "pmod", "pow", "power", "log", "add_months", "lpad",
     "rpad", "instr", "locate", "replace", "array", "named_struct", "e", "pi", "now", "curdate",
+    "timestamp_seconds", "timestamp_millis", "timestamp_micros", "unix_seconds", "unix_millis",
+    "unix_micros",
 ]
 __all__ += [
     "stddev", "std", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop", "skewness",

@@ -52,6 +52,38 @@ QUERIES: dict[str, tuple[str, bool]] = {
         "grouping(a) + grouping(c), CASE WHEN grouping(c) = 0 THEN a END ORDER BY sum(b) DESC) "
         "AS rk FROM t GROUP BY ROLLUP(a, c) ORDER BY lvl DESC, CASE WHEN grouping(a) + "
         "grouping(c) = 0 THEN a END NULLS FIRST, c NULLS FIRST, rk", True),
+    # RewriteDistinctAggregates keeps the literal percentages out of its Expand (two distinct
+    # groups, so the rewrite fires; the array became an attribute: INTERNAL_ERROR)
+    "distinct_groups_with_literal_array_argument": (
+        "SELECT a, count(DISTINCT b), count(DISTINCT a, c), percentile_approx(b, "
+        "array(0.25D, 0.75D), 1000), grouping(a) FROM t GROUP BY CUBE(a)", False),
+    # repeated grouping sets group by ``_gen_grouping_pos`` after the grouping id, so
+    # grouping() / grouping_id() in HAVING or ORDER BY fail (UNSUPPORTED_GROUPING_EXPRESSION),
+    # as in Spark; in the select list they work
+    "repeated_sets_grouping_id_in_having": (
+        "SELECT a, b, variance(a) FROM t GROUP BY GROUPING SETS ((a, b), (b, a)) "
+        "HAVING grouping_id() = 0", False),
+    "repeated_sets_grouping_in_order_by": (
+        "SELECT a, count(*) FROM t GROUP BY GROUPING SETS ((a), (a)) ORDER BY grouping(a)",
+        False),
+    "repeated_sets_grouping_in_select": (
+        "SELECT a, b, count(*), grouping(a), grouping_id() FROM t GROUP BY GROUPING SETS "
+        "((a, b), (b, a), (a)) HAVING count(*) > 0", False),
+    "sets_grouping_in_having": (
+        "SELECT a, b, count(*) FROM t GROUP BY GROUPING SETS ((a, b), (a)) "
+        "HAVING grouping(b) = 1", False),
+    # Hive's suffixes: WITH ROLLUP / WITH CUBE need expressions (PARSE_SYNTAX_ERROR); before
+    # one, CUBE(...) is a function call (UNRESOLVED_ROUTINE)
+    "hive_with_rollup_without_columns": ("SELECT count(*) FROM t GROUP BY WITH ROLLUP", False),
+    "hive_with_cube_without_columns": ("SELECT count(*) FROM t GROUP BY WITH CUBE", False),
+    "cube_before_hive_grouping_sets": (
+        "SELECT a, b, count(1) FROM t GROUP BY CUBE(a, b), ROLLUP(a, b) GROUPING SETS(a, b)",
+        False),
+    # the window's PARTITION BY already passes the grouping id up: the ORDER BY's grouping_id()
+    # reads it through the select list (was RESOLVED_ATTRIBUTE_MISSING_FROM_INPUT)
+    "window_partitioned_by_grouping_id_ordered_by_it": (
+        "SELECT a, c, sum(b) AS s, rank() OVER (PARTITION BY grouping_id() ORDER BY sum(b) DESC "
+        "NULLS LAST, a, c) AS rk FROM t GROUP BY ROLLUP(a, c) ORDER BY grouping_id(), rk", True),
     "cube_of_a_group": ("SELECT a, b, count(*) FROM t GROUP BY CUBE((a, b))", False),
     "duplicate_grouping_columns": ("SELECT a, count(*) FROM t GROUP BY ROLLUP(a, a)", False),
     "duplicate_grouping_sets": (

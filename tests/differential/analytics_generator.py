@@ -58,9 +58,12 @@ def enabled_features() -> frozenset[str]:
 
 
 INTEGRAL = ("k", "j")
-#: RANGE offsets by order-key column (numeric offsets; dates take integer days or day intervals).
+#: RANGE offsets by order-key column (numeric offsets, intervals on integral keys; dates take
+#: integer days or day intervals).
 _RANGE_OFFSETS = {
-    "k": ("0", "1", "2"), "j": ("0", "1", "3"), "d": ("0.5", "1.5", "1"), "m": ("1.00", "0.25", "2"),
+    # an interval on an integral key is cast to it (its end field's units: 1 DAY is 1)
+    "k": ("0", "1", "2", "INTERVAL '1' DAY"), "j": ("0", "1", "3", "INTERVAL '2' HOUR"),
+    "d": ("0.5", "1.5", "1"), "m": ("1.00", "0.25", "2"),
     "dt": ("1", "0", "INTERVAL '1' DAY", "INTERVAL '2' DAY"),
 }
 _RANKING = ("rank()", "dense_rank()", "percent_rank()", "cume_dist()")
@@ -218,8 +221,10 @@ class AnalyticsGen(QueryGen):
             hi = "CURRENT ROW"
         return f"ROWS BETWEEN {lo} AND {hi}"
 
-    def window_expr(self, t: str, qual: str = "") -> str:
-        """``fn(...) OVER (...)`` over columns of ``t``, deterministic in Spark."""
+    def window_expr(self, t: str, qual: str = "", tiebreak: tuple[str, ...] = ()) -> str:
+        """``fn(...) OVER (...)`` over columns of ``t``, deterministic in Spark; ``tiebreak``
+        ends total orders (over a join, the other side's column in the output: the rows of ``t``
+        it repeats are otherwise tied)."""
         cols = self.cols(t)
         part = self._partition(t, qual)
         pby = f"PARTITION BY {', '.join(part)} " if part else ""
@@ -231,7 +236,7 @@ class AnalyticsGen(QueryGen):
             more = [f"{qual}{c}{self._direction()}" for c in self.r.sample(cols, min(len(cols), self.r.randint(0, 1)))]
             order = ", ".join(keyed + [m for m in more if m.split()[0] != keyed[0].split()[0]])
             return f"{self.r.choice(_RANKING)} OVER ({pby}ORDER BY {order})"
-        total = ", ".join(self._total_order(t, qual, keyed))
+        total = ", ".join(self._total_order(t, qual, keyed) + list(tiebreak))
         c = f"{qual}{self.r.choice(cols)}"
         if kind == "rowlike":
             fn = self.r.choice(["row_number()", f"ntile({self.r.choice([1, 2, 3, 5])})"])
@@ -304,8 +309,9 @@ class AnalyticsGen(QueryGen):
             ta, tb = self.pick_tables(2)
             jt = self.r.choice(["JOIN", "LEFT JOIN", "FULL JOIN"])
             side, alias = self.r.choice([(ta, "a"), (tb, "b")])
-            ws = [self.window_expr(side, f"{alias}.") for _ in range(self.r.randint(1, 2))]
             other = "b" if alias == "a" else "a"
+            ws = [self.window_expr(side, f"{alias}.", (f"{other}.k",))
+                  for _ in range(self.r.randint(1, 2))]
             return (f"SELECT {alias}.*, {other}.k AS ok, "
                     + ", ".join(f"{w} AS w{i}" for i, w in enumerate(ws))
                     + f" FROM {ta} a {jt} {tb} b ON {self.join_condition('a', ta, 'b', tb)}")

@@ -75,6 +75,13 @@ QUERIES = [
     "CAST(abs(INTERVAL '-1' MONTH) AS STRING), make_dt_interval(1, 2, 3, 4.5), "
     "make_dt_interval(1), make_dt_interval(), CAST(make_ym_interval(1, 2) AS STRING), "
     "CAST(make_ym_interval(3) AS STRING)",
+    # intervals to numbers: a count of the end field's units (truncated; seconds keep their
+    # fraction in a decimal)
+    "SELECT CAST(INTERVAL '1' DAY AS INT), CAST(INTERVAL '36' HOUR AS BIGINT), "
+    "CAST(INTERVAL '1 02' DAY TO HOUR AS INT), CAST(INTERVAL '-25' HOUR AS SMALLINT), "
+    "CAST(INTERVAL '-1.5' SECOND AS INT), CAST(INTERVAL '1.5' SECOND AS DECIMAL(5, 2)), "
+    "CAST(INTERVAL '3' DAY AS DECIMAL(5, 1)), CAST(INTERVAL '2' YEAR AS TINYINT), "
+    "CAST(INTERVAL '-1-11' YEAR TO MONTH AS INT), CAST(INTERVAL '-13' MONTH AS BIGINT)",
 ]
 
 ERRORS = [
@@ -95,6 +102,8 @@ ERRORS = [
     "SELECT CAST('abc' AS INTERVAL DAY)",
     "SELECT CAST('1 day' AS INTERVAL DAY)",
     "SELECT make_dt_interval(106751992)",
+    "SELECT CAST(INTERVAL '200' DAY AS TINYINT)",
+    "SELECT CAST(INTERVAL '1' DAY AS DOUBLE)",
 ]
 
 

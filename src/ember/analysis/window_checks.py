@@ -9,13 +9,13 @@ reported by CheckAnalysis as ``DATATYPE_MISMATCH.<sub-class>``:
   ``SPECIFIED_WINDOW_FRAME_INVALID_BOUND``;
 - two value bounds of different types: ``SPECIFIED_WINDOW_FRAME_DIFF_TYPES``; a lower bound
   greater than the upper: ``SPECIFIED_WINDOW_FRAME_WRONG_COMPARISON``;
-- ``ntile`` / ``nth_value`` / ``lag`` / ``lead`` arguments that are not constants
-  (``NON_FOLDABLE_INPUT``), out of range (``VALUE_OUT_OF_RANGE``) or not INT buckets
-  (``UNEXPECTED_INPUT_TYPE``);
 - a RANGE frame with value bounds (or not the whole partition) without ORDER BY:
   ``RANGE_FRAME_WITHOUT_ORDER``; with several ORDER BY expressions: ``RANGE_FRAME_MULTI_ORDER``;
   whose bound type the order type does not support (``DATE`` takes INT and year-month or day
   intervals, ``TIMESTAMP`` intervals, anything else its own type): ``RANGE_FRAME_INVALID_TYPE``.
+
+The window functions check their own arguments (``check_input_types`` of ``NTile``, ``NthValue``,
+``Lead`` / ``Lag`` in ``ember.expressions.windows``).
 
 The analyzer names a window column only once its specification passes these checks
 (:func:`window_spec_pending`), as Spark's ``WindowSpecDefinition.resolved`` requires: the name
@@ -31,10 +31,7 @@ from ember.expressions.base import Expression, bind_references
 from ember.expressions.common import TypeCheckFailure, sql_type
 from ember.expressions.predicates import GreaterThan
 from ember.expressions.windows import (
-    FrameLessOffsetWindowFunction,
     FrameType,
-    NTile,
-    NthValue,
     SpecialFrameBoundary,
     SpecifiedWindowFrame,
     UnboundedFollowing,
@@ -157,58 +154,14 @@ def check_spec(spec: WindowSpecDefinition) -> TypeCheckFailure | None:
     return None
 
 
-def _non_foldable(name: str, e: Expression) -> TypeCheckFailure:
-    return TypeCheckFailure(
-        f"the input {name} should be a foldable {sql_type(e.data_type)} expression; however, got "
-        f"{_q(e)}.", "NON_FOLDABLE_INPUT",
-        {"inputName": f"`{name}`", "inputType": sql_type(e.data_type), "inputExpr": _q(e)})
-
-
-def _out_of_range(name: str, upper: int, value: str) -> TypeCheckFailure:
-    return TypeCheckFailure(
-        f"The {name} must be between (0, {upper}] (current value = {value}).",
-        "VALUE_OUT_OF_RANGE",
-        {"exprName": name, "valueRange": f"(0, {upper}]", "currentValue": value})
-
-
-def check_function(x: Expression) -> TypeCheckFailure | None:
-    """Spark's ``checkInputDataTypes`` of the window functions with arguments: ``ntile``'s
-    buckets a constant INT above 0, ``nth_value``'s offset a constant above 0, ``lag`` /
-    ``lead``'s offset a constant."""
-    if isinstance(x, NTile):
-        b = x.buckets
-        if not _foldable(b):
-            return _non_foldable("buckets", b)
-        if not isinstance(b.data_type, T.IntegerType):
-            return TypeCheckFailure(
-                f"The first parameter requires the \"INT\" type, however {_q(b)} has the type "
-                f"{sql_type(b.data_type)}.", "UNEXPECTED_INPUT_TYPE",
-                {"paramIndex": "first", "requiredType": '"INT"', "inputSql": _q(b),
-                 "inputType": sql_type(b.data_type)})
-        value = _value(b).as_py()
-        if value is None or value <= 0:
-            return _out_of_range("buckets", (1 << 31) - 1, str(value))
-    elif isinstance(x, NthValue):
-        if not _foldable(x.offset):
-            return _non_foldable("offset", x.offset)
-        value = _value(x.offset).as_py()
-        if isinstance(value, int) and value <= 0:
-            return _out_of_range("offset", (1 << 63) - 1, f"{value}L")
-    elif isinstance(x, FrameLessOffsetWindowFunction):
-        offset = x.row_offset
-        if not _foldable(offset):
-            return _non_foldable("offset", offset)
-    return None
-
-
 def check_window_types(x: Expression) -> TypeCheckFailure | None:
-    """The failure of a window function, frame or specification node ``x`` (whose children
+    """The failure of a window frame or specification node ``x`` (whose children
     are resolved), else None; any other node: None."""
     if isinstance(x, SpecifiedWindowFrame):
         return check_frame(x)
     if isinstance(x, WindowSpecDefinition):
         return check_spec(x)
-    return check_function(x)
+    return None
 
 
 def window_spec_pending(e: Expression) -> bool:

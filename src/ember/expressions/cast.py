@@ -266,6 +266,10 @@ def cast_array(arr: pa.Array, from_t: T.DataType, to_t: T.DataType, ansi: bool =
         else:
             raise _unsupported(from_t, to_t)
         return fail.apply(out)
+    if isinstance(from_t, (T.DayTimeIntervalType, T.YearMonthIntervalType)) and (
+            to_t.is_integral or isinstance(to_t, T.DecimalType)):
+        units, units_t = _interval_units(arr, from_t)
+        return cast_array(units, units_t, to_t, ansi, time_zone, legacy=legacy)
     if isinstance(to_t, T.BooleanType):
         if isinstance(from_t, T.DecimalType):
             v, valid = D.unscaled(arr)
@@ -312,6 +316,29 @@ def cast_array(arr: pa.Array, from_t: T.DataType, to_t: T.DataType, ansi: bool =
                   for i, (f, g) in enumerate(zip(from_t.fields, to_t.fields))]
         return pa.StructArray.from_arrays(fields, fields=list(at), mask=pc.is_null(arr))
     raise _unsupported(from_t, to_t)
+
+
+#: microseconds in one unit of a day-time interval's end field (DAY, HOUR, MINUTE, SECOND)
+_DAY_TIME_UNIT_MICROS = (86_400_000_000, 3_600_000_000, 60_000_000, 1_000_000)
+
+
+def _interval_units(arr: pa.Array, from_t: T.DataType) -> tuple[pa.Array, T.DataType]:
+    """An ANSI interval as a number of its end field's units, the value Spark's Cast of an
+    interval to a number converts (``IntervalUtils.dayTimeIntervalToLong`` / ``...ToDecimal``,
+    ``yearMonthIntervalToInt``): a BIGINT truncated toward zero, or for a day-time interval
+    ending in SECOND a DECIMAL(19, 6) of seconds (its fraction kept for a decimal target)."""
+    valid = _valid_np(arr)
+    if isinstance(from_t, T.YearMonthIntervalType):
+        months = _np_int(arr.cast(pa.int32()))
+        units = months if from_t.end_field == 1 else np.fix(months / 12).astype(np.int64)
+        return pa.array(units, pa.int64(), mask=~valid), T.LONG
+    micros = _np_int(arr.cast(pa.int64()))
+    if from_t.end_field == 3:
+        dec = T.DecimalType(19, 6)
+        return D.from_unscaled(micros.astype(object), valid, dec, check=False), dec
+    unit = _DAY_TIME_UNIT_MICROS[from_t.end_field]
+    units = np.sign(micros) * (np.abs(micros) // unit)  # Java's long division
+    return pa.array(units, pa.int64(), mask=~valid), T.LONG
 
 
 _MAX_TIMESTAMP_DAYS = (2 ** 63 - 1) // 86_400_000_000  # days * micros/day fits a long

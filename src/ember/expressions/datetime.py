@@ -10,6 +10,7 @@ types) is out of scope: use ``date_sub``.
 from __future__ import annotations
 
 import datetime as _dt
+import decimal as _decimal
 
 import numpy as np
 import pyarrow as pa
@@ -17,6 +18,7 @@ import pyarrow.compute as pc
 
 from ember import types as T
 from ember.errors import ExecutionError
+from ember.expressions import decimals as D
 from ember.expressions.base import Literal
 from ember.expressions.cast import _local_naive, cast_array
 from ember.expressions.misc import FunctionSpec, register
@@ -425,3 +427,108 @@ EXTRACT_FIELDS = {
     "hour": "hour", "hours": "hour", "h": "hour", "minute": "minute", "minutes": "minute",
     "m": "minute", "min": "minute", "second": "second", "seconds": "second", "s": "second",
 }
+
+
+# --- epoch conversions: timestamp_seconds / _millis / _micros, unix_seconds / _millis / _micros
+
+_LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _epoch_overflow(value: str, unit: str) -> ExecutionError:
+    return ExecutionError(
+        f"Datetime operation overflow: create a TIMESTAMP from {value} {unit} since the epoch.",
+        error_class="DATETIME_OVERFLOW",
+        parameters={"operation": f"create a TIMESTAMP from {value} {unit} since the epoch"})
+
+
+def _integral_to_micros(arr: pa.Array, factor: int, unit: str) -> pa.Array:
+    """Spark's ``Math.multiplyExact(value, factor)`` over a long: DATETIME_OVERFLOW past it."""
+    values = arr.cast(pa.int64())
+    try:
+        return pc.multiply_checked(values, factor)
+    except pa.ArrowInvalid:
+        raw = values.fill_null(0).to_numpy(zero_copy_only=False)
+        bad = raw[(raw > _LONG_MAX // factor) | (raw < _LONG_MIN // factor)][0]
+        raise _epoch_overflow(f"{int(bad)}L", unit) from None
+
+
+def _timestamp_seconds(a, node, b):
+    """Spark's SecondsToTimestamp: integral seconds times 10^6 (exact), decimals exactly (a
+    fraction finer than a microsecond fails as Java's ``longValueExact``), floating seconds
+    truncated toward zero as Java's ``(d * 1e6).toLong`` (saturating; NaN and infinities give
+    NULL; a FLOAT is widened to DOUBLE first)."""
+    arr = a[0]
+    t = arr.type
+    if pa.types.is_integer(t):
+        micros = _integral_to_micros(arr, 1_000_000, "seconds")
+    elif pa.types.is_decimal(t):
+        values, valid = D.unscaled(arr)
+        scale = t.scale
+        scaled = values * 10 ** (6 - scale) if scale <= 6 else values // 10 ** (scale - 6)
+        if scale > 6 and np.any(valid & (values % 10 ** (scale - 6) != 0)):
+            raise ExecutionError("Rounding necessary", error_class=None)
+        out_of_range = valid & ((scaled > _LONG_MAX) | (scaled < _LONG_MIN))
+        if np.any(out_of_range):
+            raise _epoch_overflow(f"{_decimal.Decimal(int(values[out_of_range][0])).scaleb(-scale)}BD", "seconds")
+        micros = pa.array(np.where(valid, scaled, 0).astype(np.int64), pa.int64(), mask=~valid)
+    else:
+        d = arr.cast(pa.float64()).fill_null(0.0).to_numpy(zero_copy_only=False)
+        finite = np.isfinite(d)
+        with np.errstate(invalid="ignore", over="ignore"):
+            prod = np.trunc(d * 1e6)
+        # Java's double-to-long conversion saturates at the long range
+        in_range = finite & (np.abs(prod) < 2.0 ** 63)
+        micros_np = np.where(prod >= 2.0 ** 63, _LONG_MAX,
+                             np.where(prod < -(2.0 ** 63), _LONG_MIN,
+                                      np.where(in_range, prod, 0.0).astype(np.int64)))
+        valid = arr.is_valid().to_numpy(zero_copy_only=False) & finite
+        micros = pa.array(micros_np.astype(np.int64), pa.int64(), mask=~valid)
+    return micros.cast(pa.timestamp("us", tz="UTC"))
+
+
+def _numeric_input(types):
+    t = types[0]
+    return (None,) if t.is_numeric or isinstance(t, T.NullType) else None
+
+
+def _integral_input(types):
+    t = types[0]
+    return (None,) if t.is_integral or isinstance(t, T.NullType) else None
+
+
+def _timestamp_input(types):
+    return (None,) if isinstance(types[0], (T.TimestampType, T.NullType)) else None
+
+
+def _from_epoch(factor: int, unit: str):
+    def kernel(a, node, b):
+        return _integral_to_micros(a[0], factor, unit).cast(pa.timestamp("us", tz="UTC"))
+    return kernel
+
+
+def _to_epoch(divisor: int):
+    def kernel(a, node, b):
+        # floorDiv, as Spark's UnixSeconds / UnixMillis: 1969-12-31 23:59:59.5 is -1 second
+        micros = a[0].cast(pa.int64())
+        return micros if divisor == 1 else _floor_div(micros, divisor)
+    return kernel
+
+
+def _floor_div(micros: pa.Array, divisor: int) -> pa.Array:
+    valid = micros.is_valid().to_numpy(zero_copy_only=False)
+    raw = micros.fill_null(0).to_numpy(zero_copy_only=False)
+    return pa.array(np.floor_divide(raw, divisor), pa.int64(), mask=~valid)
+
+
+register(FunctionSpec("timestamp_seconds", _numeric_input, lambda t: TS, _timestamp_seconds,
+                      may_fail=True, expected='"NUMERIC"'))
+register(FunctionSpec("timestamp_millis", _integral_input, lambda t: TS,
+                      _from_epoch(1000, "milliseconds"), may_fail=True, expected='"INTEGRAL"'))
+register(FunctionSpec("timestamp_micros", _integral_input, lambda t: TS,
+                      _from_epoch(1, "microseconds"), expected='"INTEGRAL"'))
+for _key, _divisor in [("unix_seconds", 1_000_000), ("unix_millis", 1000), ("unix_micros", 1)]:
+    register(FunctionSpec(_key, _timestamp_input, lambda t: T.LONG, _to_epoch(_divisor),
+                          expected='"TIMESTAMP"'))
+DATETIME_FUNCTIONS.update({_key: (_key, _key, 1, 1) for _key in (
+    "timestamp_seconds", "timestamp_millis", "timestamp_micros", "unix_seconds", "unix_millis",
+    "unix_micros")})

@@ -433,6 +433,8 @@ class IntervalNegate(_IntervalUnary):
     child: Expression
     function_name: str | None = None
     kernel: ClassVar[str] = "negate_checked"
+    #: Spark's ``UnaryMinus`` (printed as one when a cast hides it: see ``to_pretty_sql``)
+    is_unary_minus: ClassVar[bool] = True
 
     def simple_string(self) -> str:
         return f"-{self.child.simple_string()}"

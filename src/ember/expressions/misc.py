@@ -317,9 +317,10 @@ def to_pretty_sql(e: Expression, implicit_casts: dict[int, object] | None = None
     def pretty(x: Expression) -> Expression:
         if implicit_casts and id(x) in implicit_casts and hasattr(x, "child"):
             inner = pretty(x.child)  # type: ignore[attr-defined]
-            if isinstance(inner, UnaryMinus):
+            if isinstance(inner, UnaryMinus) or getattr(inner, "is_unary_minus", False):
                 # Spark shows the cast's child as text: a cast RANGE bound ``-1`` is
-                # ``(- 1) FOLLOWING``, not ``1 PRECEDING`` (WindowFrameCoercion)
+                # ``(- 1) FOLLOWING``, not ``1 PRECEDING`` (WindowFrameCoercion; also an
+                # interval bound on a numeric key: ``(- INTERVAL '1' DAY) FOLLOWING``)
                 return PrettyAttribute(inner.sql(), x.data_type)
             return inner
         match x:

@@ -20,10 +20,13 @@ from __future__ import annotations
 from enum import Enum
 from typing import ClassVar
 
+import pyarrow as pa
+
 from ember import types as T
 from ember.expressions.arithmetic import UnaryMinus
 from ember.expressions.interval_arithmetic import IntervalNegate
 from ember.expressions.base import (
+    bind_references,
     Expression,
     LeafExpression,
     Literal,
@@ -31,6 +34,9 @@ from ember.expressions.base import (
     Unevaluable,
     is_resolved,
 )
+from ember.expressions.common import TypeCheckFailure, sql_type
+from ember.expressions.foldable import is_foldable
+from ember.expressions.misc import to_pretty_sql
 from ember.trees import node
 
 
@@ -347,6 +353,30 @@ class CumeDist(RankingWindowFunction):
         return T.DoubleType()
 
 
+def _q(e: Expression) -> str:
+    return f'"{to_pretty_sql(e)}"'
+
+
+def _constant(e: Expression):
+    """The value of a foldable argument (evaluated on a one-row batch)."""
+    batch = pa.record_batch({"_": pa.array([0], pa.int8())})
+    return bind_references(e, ()).eval(batch)[0].as_py()
+
+
+def _non_foldable(name: str, e: Expression) -> TypeCheckFailure:
+    return TypeCheckFailure(
+        f"the input {name} should be a foldable {sql_type(e.data_type)} expression; however, got "
+        f"{_q(e)}.", "NON_FOLDABLE_INPUT",
+        {"inputName": f"`{name}`", "inputType": sql_type(e.data_type), "inputExpr": _q(e)})
+
+
+def _out_of_range(name: str, upper: int, value: str) -> TypeCheckFailure:
+    return TypeCheckFailure(
+        f"The {name} must be between (0, {upper}] (current value = {value}).",
+        "VALUE_OUT_OF_RANGE",
+        {"exprName": name, "valueRange": f"(0, {upper}]", "currentValue": value})
+
+
 @node
 class NTile(RankingWindowFunction):
     """``ntile(n)``: the bucket 1..n of the row; the first ``size % n`` buckets get one row more
@@ -360,6 +390,22 @@ class NTile(RankingWindowFunction):
 
     def sql(self) -> str:
         return f"ntile({self.buckets.sql()})"
+
+    def check_input_types(self) -> str | None:
+        """Spark's ``NTile.checkInputDataTypes``: the buckets a constant INT above 0."""
+        b = self.buckets
+        if not is_foldable(b):
+            return _non_foldable("buckets", b)
+        if not isinstance(b.data_type, T.IntegerType):
+            return TypeCheckFailure(
+                f"The first parameter requires the \"INT\" type, however {_q(b)} has the type "
+                f"{sql_type(b.data_type)}.", "UNEXPECTED_INPUT_TYPE",
+                {"paramIndex": "first", "requiredType": '"INT"', "inputSql": _q(b),
+                 "inputType": sql_type(b.data_type)})
+        value = _constant(b)
+        if value is None or value <= 0:
+            return _out_of_range("buckets", (1 << 31) - 1, str(value))
+        return None
 
 
 class RankLike(RankingWindowFunction):
@@ -448,6 +494,11 @@ class FrameLessOffsetWindowFunction(OffsetWindowFunction):
         return (f"{self.function_name}({self.input.simple_string()}, "
                 f"{self.row_offset.simple_string()}, {self.default.simple_string()})")
 
+    def check_input_types(self) -> str | None:
+        """Spark's ``FrameLessOffsetWindowFunction.checkInputDataTypes``: a constant offset."""
+        offset = self.row_offset
+        return None if is_foldable(offset) else _non_foldable("offset", offset)
+
 
 @node
 class Lead(FrameLessOffsetWindowFunction):
@@ -508,3 +559,12 @@ class NthValue(OffsetWindowFunction):
     def sql(self) -> str:
         s = f"nth_value({self.input.sql()}, {self.offset.sql()})"
         return s + " ignore nulls" if self.ignore_nulls else s
+
+    def check_input_types(self) -> str | None:
+        """Spark's ``NthValue.checkInputDataTypes``: a constant offset above 0."""
+        if not is_foldable(self.offset):
+            return _non_foldable("offset", self.offset)
+        value = _constant(self.offset)
+        if isinstance(value, int) and value <= 0:
+            return _out_of_range("offset", (1 << 63) - 1, f"{value}L")
+        return None

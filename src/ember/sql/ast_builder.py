@@ -385,6 +385,16 @@ class AstBuilder:
         hive = [(k, v) for k in ("rollup", "cube", "grouping_sets") for v in group.args.get(k) or []]
         if not hive:
             return groups
+        if not groups and hive[0][0] != "grouping_sets":
+            # Hive's WITH ROLLUP / WITH CUBE follow at least one expression in Spark's grammar
+            raise self._syntax_error_at(group, f"GROUP BY WITH {hive[0][0].upper()} without "
+                                               "expressions")
+        cube_or_rollup = next((e for e in group.expressions
+                               if isinstance(e, (exp.Cube, exp.Rollup))), None)
+        if len(hive) == 1 and cube_or_rollup is not None:
+            # before a Hive suffix the items are plain expressions: ``CUBE(a, b)`` is a call of
+            # a function Spark does not have
+            raise unresolved_routine(cube_or_rollup.key.upper())
         if len(hive) > 1 or any(isinstance(g, BaseGroupingSets) for g in groups):
             raise self._syntax_error_at(group, "one GROUPING SETS / WITH ROLLUP / WITH CUBE")
         kind, node = hive[0]

@@ -32,6 +32,7 @@ from ember.analysis.rules.resolve_missing_references import resolve_and_add_miss
 from ember.errors import AnalysisError
 from ember.expressions.aggregates import AggregateExpression
 from ember.expressions.base import Alias, AttributeReference, Expression, NamedExpression
+from ember.expressions.foldable import is_foldable
 from ember.expressions.windows import WindowExpression, WindowFunction, WindowSpecDefinition
 from ember.plans.logical.nodes import (
     Aggregate, Filter, LogicalPlan, Project, UnresolvedHaving, UnresolvedQualify, Window,
@@ -77,7 +78,7 @@ def _extract(expressions: tuple[Expression, ...]
             if e.references - available():
                 extracted.append(e)
             return e
-        if e.foldable:
+        if is_foldable(e):  # Spark: "evaluated as a Literal", so not computed below
             return e
         return alias_of(e)
 

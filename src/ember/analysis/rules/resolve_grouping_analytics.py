@@ -223,14 +223,18 @@ def _find_grouping_exprs(plan: LogicalPlan) -> tuple[list[Expression], Expressio
                 p.child, Expand) and p.child.attrs[-1].name == GROUPING_ID_NAME:
             return [], Literal(0, T.LONG)  # the grand total of GROUPING SETS (())
         if isinstance(p, Aggregate):
-            groups = p.grouping_expressions
-            gid = next((g for g in reversed(groups) if isinstance(g, AttributeReference)
-                        and g.name == GROUPING_ID_NAME), None)
-            if gid is None:
+            # Spark wants the grouping id as the last grouping key: after repeated grouping
+            # sets ``_gen_grouping_pos`` is, so grouping() above fails there as in Spark
+            if not _gid_is_last(p):
                 break
-            return [g for g in groups if g.name not in (GROUPING_ID_NAME, GROUPING_POS_NAME)
-                    ], gid
+            return list(p.grouping_expressions[:-1]), p.grouping_expressions[-1]
     raise unsupported_grouping_expression()
+
+
+def _gid_is_last(agg: Aggregate) -> bool:
+    groups = agg.grouping_expressions
+    return bool(groups) and isinstance(groups[-1], AttributeReference) and (
+        groups[-1].name == GROUPING_ID_NAME)
 
 
 def _grouping_attrs(plan: LogicalPlan) -> list[AttributeReference]:
@@ -279,6 +283,7 @@ def _with_gid_output(plan: LogicalPlan, gid: Expression) -> tuple[LogicalPlan, b
             new, _ = _with_gid_output(c, gid)
             if gid.id not in new.output_set:
                 return plan, False
+            # (the child may pass it already: a window partitioned by grouping_id())
             return plan.copy(project_list=items + (gid,), child=new), True
     return plan, False
 
@@ -320,6 +325,8 @@ def _resolve_having(h: UnresolvedHaving, agg: Aggregate, selected, group_by, ctx
                        if new_agg.grouping_expressions else Literal(0, T.LONG))
     added = False
     if has_grouping_function(new_cond):
+        if new_agg.grouping_expressions and not _gid_is_last(new_agg):
+            raise unsupported_grouping_expression()  # repeated grouping sets (see above)
         new_cond = _replace_grouping_functions(new_cond, new_agg.grouping_expressions[
             :len(group_by)], gid)
         if isinstance(gid, AttributeReference) and gid.id not in new_agg.output_set:

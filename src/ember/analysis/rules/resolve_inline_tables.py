@@ -23,6 +23,7 @@ from ember.expressions.base import AttributeReference, Expression, Literal
 from ember.plans.logical.nodes import LocalRelation, LogicalPlan, UnresolvedInlineTable
 from ember.coercion import find_wider_type
 from ember.expressions.cast import Cast
+from ember.expressions.foldable import is_foldable
 
 _ONE_ROW = pa.RecordBatch.from_arrays([pa.array([0], pa.int8())], names=["_"])
 
@@ -94,7 +95,7 @@ def _convert(names: tuple[str, ...], rows) -> LocalRelation:
     col_names = tuple(names) if names else tuple(f"col{i + 1}" for i in range(width))
     for r in rows:
         for e in r:
-            if not e.foldable:
+            if not is_foldable(e):  # Catalyst's foldable (timestamp_seconds(1) is)
                 raise AnalysisError(
                     f"Invalid inline table. Cannot evaluate the expression {e.sql()} in inline "
                     "table definition.",

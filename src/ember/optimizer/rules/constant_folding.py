@@ -28,38 +28,13 @@ import pyarrow as pa
 
 from ember import types as T
 from ember.conf import SQLConf
-from ember.expressions.base import (
-    AttributeReference, Expression, Literal, Alias, BoundReference, SortOrder, Unevaluable,
-)
+from ember.expressions.base import Expression, Literal
 from ember.optimizer.rule_executor import Rule
 from ember.plans.logical.nodes import LogicalPlan
 from ember.trees import rewrite_bit, transform_down_memo
-from ember.expressions.aggregates import AggregateExpression, AggregateFunction
-from ember.expressions.subquery import OuterReference, SubqueryExpression
+from ember.expressions.foldable import is_foldable
 
 __all__ = ["ConstantFolding", "fold_expression", "try_fold", "is_foldable"]
-
-
-def is_foldable(e: Expression) -> bool:
-    """Catalyst's ``foldable``: a literal, or a deterministic expression over foldable children
-    only (Ember's expression classes mostly leave ``foldable`` at the base default, so the
-    structural rule lives here).  Attributes, aliases, aggregates, sort orders and subquery
-    expressions are never foldable."""
-
-    if isinstance(e, Literal):
-        return True
-    if isinstance(e, (AttributeReference, BoundReference, OuterReference, Alias, SortOrder,
-                      AggregateExpression, AggregateFunction, SubqueryExpression, Unevaluable)):
-        return False
-    try:
-        if not e.deterministic:
-            return False
-        if e.foldable:
-            return True
-    except Exception:  # noqa: BLE001 - cannot answer: not folded
-        return False
-    kids = e.children
-    return bool(kids) and all(is_foldable(c) for c in kids)
 
 
 _ONE_ROW = pa.RecordBatch.from_struct_array(pa.array([{}], type=pa.struct([])))

@@ -59,6 +59,7 @@ from __future__ import annotations
 
 from ember import types as T
 from ember.expressions.aggregates import AggregateExpression, AggregateFunction, First, Max
+from ember.expressions.foldable import is_foldable
 from ember.expressions.base import (
     Alias,
     AttributeReference,
@@ -173,13 +174,13 @@ def _group_key(e: AggregateExpression) -> tuple[Expression, ...]:
     """The distinct group of ``e``: its non-foldable arguments (first argument if none),
     de-duplicated, in argument order."""
     args = list(e.func.children)
-    unfoldable = [c for c in args if not c.foldable]
+    unfoldable = [c for c in args if not is_foldable(c)]
     return tuple(_unique(unfoldable if unfoldable else args[:1]))
 
 
 def _must_rewrite(distinct: list[AggregateExpression], grouping: tuple[Expression, ...]) -> bool:
     return any(e.filter is not None for e in distinct) or (
-        not grouping and any(all(c.foldable for c in e.func.children) for e in distinct))
+        not grouping and any(all(is_foldable(c) for c in e.func.children) for e in distinct))
 
 
 def _patch_children(af: AggregateFunction, lookup) -> AggregateFunction:  # noqa: ANN001
@@ -219,7 +220,7 @@ def rewrite_distinct_aggregate(a: Aggregate) -> Aggregate:
     distinct_children = _unique([c for key, _ in groups.values() for c in key])
     distinct_child_attrs = [_new_attr(c) for c in distinct_children]
     distinct_lookup = {c: attr for c, attr in zip(distinct_children, distinct_child_attrs)
-                       if not c.foldable}
+                       if not is_foldable(c)}
     distinct_filters: list[Expression] = []
     filter_attrs: list[AttributeReference] = []
     max_conds: list[Alias] = []
@@ -242,7 +243,7 @@ def rewrite_distinct_aggregate(a: Aggregate) -> Aggregate:
         distinct_projections.append(projection)
         for e in exprs:
             af = e.func
-            if not all(c.foldable for c in af.children):
+            if not all(is_foldable(c) for c in af.children):
                 af = _patch_children(af, distinct_lookup.get)
             cond: Expression = EqualTo(gid, gid_value)
             if e.filter is not None:
@@ -251,8 +252,8 @@ def rewrite_distinct_aggregate(a: Aggregate) -> Aggregate:
 
     # Regular aggregates: computed in the first Aggregate on fresh copies of their inputs.
     regular = [e for e in calls
-               if not e.is_distinct and any(not c.foldable for c in e.children)]
-    fun_children = [c for e in regular for c in e.func.children if not c.foldable]
+               if not e.is_distinct and any(not is_foldable(c) for c in e.children)]
+    fun_children = [c for e in regular for c in e.func.children if not is_foldable(c)]
     filter_refs: list[Expression] = []
     for e in regular:
         if e.filter is not None:
@@ -292,7 +293,7 @@ def rewrite_distinct_aggregate(a: Aggregate) -> Aggregate:
     first_group_by = tuple(group_attrs + distinct_child_attrs + [gid])
     first = Aggregate(first_group_by, first_group_by + tuple(max_conds) + tuple(operators), expand)
 
-    non_foldable_groups = [(g, attr) for g, attr in group_by_map if not g.foldable]
+    non_foldable_groups = [(g, attr) for g, attr in group_by_map if not is_foldable(g)]
 
     def patch(x: Expression) -> Expression | None:
         for g, attr in non_foldable_groups:
