@@ -104,11 +104,13 @@ def _check_numeric_or_interval(index: int, e: Expression) -> str | None:
 
 
 def _as_float64(arr: pa.Array) -> pa.Array:
-    """Values as doubles (Spark's ``toDoubleValue``): numbers and intervals (months /
-    microseconds)."""
+    """Values as doubles (Spark's ``toDoubleValue``): numbers, intervals (months /
+    microseconds), dates (days) and timestamps (microseconds)."""
     t = arr.type
-    if pa.types.is_duration(t):
+    if pa.types.is_duration(t) or pa.types.is_timestamp(t):
         arr = arr.view(pa.int64())
+    elif pa.types.is_date32(t):
+        arr = arr.view(pa.int32())
     elif pa.types.is_null(t):
         return pa.nulls(len(arr), pa.float64())
     return arr.cast(pa.float64())
