@@ -113,7 +113,7 @@ def _as_float64(arr: pa.Array) -> pa.Array:
         arr = arr.view(pa.int32())
     elif pa.types.is_null(t):
         return pa.nulls(len(arr), pa.float64())
-    return arr.cast(pa.float64())
+    return arr.cast(pa.float64(), safe=False)  # bigint -> double may round, as Java
 
 
 def _double_type_of(t: T.DataType) -> T.DataType:
@@ -180,7 +180,8 @@ class _Sorted:
 
 def _cont(s: _Sorted, p: float) -> np.ndarray:
     """Spark's ``Percentile`` (``percentile_cont``): linear interpolation between the values at
-    positions ``floor`` and ``ceil`` of ``(n - 1) * p``."""
+    positions ``floor`` and ``ceil`` of ``(n - 1) * p``, as ``lower + (position - floor) *
+    (higher - lower)`` (Spark's rounding; NaN between -Infinity and a number)."""
     position = (s.total - 1).astype(np.float64) * p
     lower = np.floor(position)
     higher = np.ceil(position)
@@ -189,7 +190,7 @@ def _cont(s: _Sorted, p: float) -> np.ndarray:
     vl = s.v[il] if len(s.v) else np.zeros(len(il))
     vh = s.v[ih] if len(s.v) else np.zeros(len(ih))
     with np.errstate(invalid="ignore"):
-        mixed = (higher - position) * vl + (position - lower) * vh
+        mixed = vl + (position - lower) * (vh - vl)
     same = (higher == lower) | (il == ih) | (vl == vh)
     return np.where(same, vl, mixed)
 
