@@ -188,6 +188,10 @@ INTERPOLATION = ("SELECT k, percentile(x, 0.3D), percentile(x, 0.7D), percentile
                  " percentile_cont(0.3D) WITHIN GROUP (ORDER BY x DESC)"
                  " FROM VALUES (1, 0.1D), (1, 0.7D), (2, 0.1D), (2, 1.1D), (3, 0.1D), (3, 2.9D),"
                  " (3, 0.13D) AS u(k, x) GROUP BY k")
+SIGNED_ZERO = ("SELECT percentile(d, array(0.1D, 1.0D)), median(d), percentile(d, 0.5D),"
+               " percentile_disc(0.5) WITHIN GROUP (ORDER BY d),"
+               " percentile_cont(0.5) WITHIN GROUP (ORDER BY d DESC)"
+               " FROM VALUES (0.0D), (-0.0D), (1.5D), (-0.0D), (0.0D) AS u(d)")
 QUERIES.update({name: _SV + q for name, q in SPECIAL_QUERIES.items()})
 
 
@@ -259,12 +263,14 @@ def test_errors_match_spark(name, spark_view, ember_session):
     assert isinstance(got, Failed) and got.cls == want.cls, f"{q}\nspark: {want}\nember: {got}"
 
 
-def test_interpolation_bits(spark, ember_session):
-    """``percentile`` interpolates as ``lower + f * (higher - lower)``, to the last bit."""
-    want = sql_outcome(spark.sql, INTERPOLATION, is_spark=True, normalize=False)
-    got = sql_outcome(ember_session.sql, INTERPOLATION, is_spark=False, normalize=False)
+@pytest.mark.parametrize("q", [INTERPOLATION, SIGNED_ZERO])
+def test_exact_bits(q, spark, ember_session):
+    """Doubles to the last bit and sign (``repr``): ``percentile`` interpolates as ``lower + f *
+    (higher - lower)``; ``-0.0`` sorts before ``0.0`` (Spark's Double.compare)."""
+    want = sql_outcome(spark.sql, q, is_spark=True, normalize=False)
+    got = sql_outcome(ember_session.sql, q, is_spark=False, normalize=False)
     assert not isinstance(want, Failed), want
-    assert got == want, f"spark: {want}\nember: {got}"
+    assert repr(got) == repr(want), f"{q}\nspark: {want}\nember: {got}"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -154,7 +154,10 @@ class _Sorted:
 
     def __init__(self, values: np.ndarray, counts: np.ndarray, grp: np.ndarray, n_groups: int,
                  reverse: bool = False):
-        order = np.lexsort((values, grp))
+        # -0.0 before 0.0, ascending and descending (Spark's ordering ties them, and its hash
+        # map of the distinct values holds -0.0 first)
+        first = np.signbit(values) if reverse else ~np.signbit(values)
+        order = np.lexsort((first, values, grp))
         if reverse:
             # the same groups, values descending (NaN, which sorts last, first)
             pos = np.empty(len(order), dtype=np.int64)
