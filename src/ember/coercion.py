@@ -59,7 +59,7 @@ from ember.expressions import arithmetic as A, conditional as C, predicates as P
 
 __all__ = [
     "find_tightest_common_type", "find_wider_type_for_two", "find_wider_type", "decimal_for_integral",
-    "decimal_for_type", "widen_decimals", "adjust_precision_scale", "decimal_add_type",
+    "decimal_for_type", "coerce_all", "widen_decimals", "adjust_precision_scale", "decimal_add_type",
     "decimal_multiply_type", "decimal_divide_type", "decimal_remainder_type", "can_cast",
     "can_implicit_cast", "implicit_cast", "coerce_binary_operands", "coerce_expression",
     "string_promotion_type",
@@ -473,8 +473,10 @@ def _literal_decimal(e: Literal) -> T.DecimalType:
     return T.DecimalType(max(len(str(abs(int(e.value)))), 1), 0)
 
 
-def _coerce_all(items: Sequence[Expression], *, string_promotion: bool = True,
-                legacy: bool = False) -> tuple[Expression, ...] | None:
+def coerce_all(items: Sequence[Expression], *, string_promotion: bool = True,
+               legacy: bool = False) -> tuple[Expression, ...] | None:
+    """``items`` cast to their wider common type (Spark's ``findWiderCommonType``); None when
+    they have none."""
     wider = find_wider_type([i.data_type for i in items], string_promotion=string_promotion,
                             legacy=legacy)
     if wider is None:
@@ -524,7 +526,7 @@ def coerce_expression(e: Expression, legacy: bool = False) -> Expression:
                 return e.copy(child=_cast_to(e.child, T.BOOLEAN))
             return e
         case P.In():
-            items = _coerce_all((e.value,) + tuple(e.items), legacy=legacy)
+            items = coerce_all((e.value,) + tuple(e.items), legacy=legacy)
             if items is None:
                 return e
             return _rebuild(e, value=items[0], items=items[1:])
@@ -536,7 +538,7 @@ def coerce_expression(e: Expression, legacy: bool = False) -> Expression:
             return _rebuild(e, left=left, right=right)
         case C.CaseWhen():
             branches = tuple(e.values) + ((e.else_value,) if e.else_value is not None else ())
-            coerced = _coerce_all(branches, legacy=legacy)
+            coerced = coerce_all(branches, legacy=legacy)
             # A bare ``WHEN NULL`` stays VOID: Spark rejects it (CaseWhen's own type check),
             # while ``IF(NULL, ...)`` below is accepted.
             if coerced is None:
@@ -545,7 +547,7 @@ def coerce_expression(e: Expression, legacy: bool = False) -> Expression:
             else_value = coerced[-1] if e.else_value is not None else None
             return _rebuild(e, values=values, else_value=else_value)
         case C.If():
-            coerced = _coerce_all((e.true_value, e.false_value), legacy=legacy)
+            coerced = coerce_all((e.true_value, e.false_value), legacy=legacy)
             pred = e.predicate
             if isinstance(pred.data_type, T.NullType):
                 pred = _cast_to(pred, T.BOOLEAN)
@@ -553,10 +555,10 @@ def coerce_expression(e: Expression, legacy: bool = False) -> Expression:
                 return _rebuild(e, predicate=pred)
             return _rebuild(e, predicate=pred, true_value=coerced[0], false_value=coerced[1])
         case C.Coalesce():
-            coerced = _coerce_all(e.items, legacy=legacy)
+            coerced = coerce_all(e.items, legacy=legacy)
             return e if coerced is None else _rebuild(e, items=coerced)
         case C.Greatest() | C.Least():
-            coerced = _coerce_all(e.items, string_promotion=False)
+            coerced = coerce_all(e.items, string_promotion=False)
             return e if coerced is None else _rebuild(e, items=coerced)
         case _:
             arguments_hook = getattr(e, "coerce_arguments", None)  # aggregate functions

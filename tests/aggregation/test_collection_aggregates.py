@@ -6,7 +6,9 @@ Every query runs on PySpark and on Ember (both runtimes; batch size 2 too, see `
 a view whose rows come from three UNION ALL branches, so that the input has several partitions
 and the aggregates run as Partial -> Exchange -> Final.  Column names, types, nullability and
 rows must be Spark's; ``collect_set`` arrays are compared sorted (their element order is Spark's
-hash set's), as Spark's own tests do.
+hash set's), as Spark's own tests do.  ``SPECIAL_QUERIES`` add NaN, infinities and ``-0.0`` in
+struct and array ordering keys (min_by / max_by / min / max), DATE / TIMESTAMP percentile_approx
+and interpolation next to infinities.
 """
 
 from __future__ import annotations
@@ -134,6 +136,65 @@ ERRORS: dict[str, str] = {
 }
 
 
+_NAN, _INF = "CAST('NaN' AS DOUBLE)", "CAST('inf' AS DOUBLE)"
+_SV_PARTS = [
+    f"SELECT * FROM VALUES (1, {_NAN}, 'a', 1), (1, -0.0D, 'c', 20), (2, {_NAN}, 'a', -5)"
+    " AS t(k, d, s, x)",
+    f"SELECT * FROM VALUES (1, {_INF}, 'c', 3), (1, 2.0D, 'a', NULL), (2, {_INF}, 'c', 7),"
+    " (3, NULL, 'z', 0) AS t(k, d, s, x)",
+    f"SELECT * FROM VALUES (1, -0.0D, 'b', 4), (3, CAST('-inf' AS DOUBLE), 'y', 2), (3, 0.0D, 'x', -1),"
+    " (4, NULL, NULL, NULL) AS t(k, d, s, x)",
+]
+#: the same three-branch shape as ``t``, with NaN, infinities and -0.0 in ``d``
+_SV = "WITH sv AS (" + " UNION ALL ".join(_SV_PARTS) + ") "
+
+#: ordering with NaN / infinities / -0.0 inside struct and array keys (Spark's
+#: PhysicalStructType / PhysicalArrayType orderings: NaN above every double, -0.0 = 0.0, NULL
+#: elements first, a prefix first), percentile_approx of DATE / TIMESTAMP, interpolation with
+#: infinities (NaN between -Infinity and a number)
+SPECIAL_QUERIES = {
+    "by_struct_key": "SELECT k, min_by(s, named_struct('o', d, 'v', s)),"
+                     " max_by(s, named_struct('o', d, 'v', s)), min_by(x, named_struct('o', d)),"
+                     " max_by(x, named_struct('a', named_struct('o', d), 'v', s)) FROM sv GROUP BY k",
+    "extremum_struct": "SELECT k, min(named_struct('o', d, 'v', s)), max(named_struct('o', d, 'v', s)),"
+                       " min(named_struct('o', CAST(d AS FLOAT))), max(named_struct('o', CAST(d AS FLOAT)))"
+                       " FROM sv GROUP BY k",
+    "extremum_array": "SELECT k, min(array(d)), max(array(d, 1.0D)),"
+                      " min(CASE WHEN s > 'b' THEN array(d) ELSE array(d, d) END),"
+                      " max(CASE WHEN s > 'b' THEN array(s) WHEN s = 'a' THEN array() ELSE array(s, s) END),"
+                      " min(array(NULL, s)), max(array(s, NULL)) FROM sv GROUP BY k",
+    "by_array_key": "SELECT k, min_by(s, array(d, d)), max_by(s, array(named_struct('x', d))),"
+                    " min(CASE WHEN s = 'c' THEN NULL ELSE array(array(d), array(d)) END)"
+                    " FROM sv GROUP BY k",
+    "percentile_approx_date": "SELECT k, percentile_approx(date_add(DATE'2024-01-01', x), 0.5),"
+                              " percentile_approx(date_add(DATE'1960-01-01', x), array(0.1D, 0.9D), 100)"
+                              " FROM sv GROUP BY k",
+    "percentile_approx_timestamp": "SELECT k, percentile_approx(TIMESTAMP'2024-01-01 00:00:00'"
+                                   " + x * INTERVAL '1' HOUR, 0.5), percentile_approx(TIMESTAMP"
+                                   "'1969-12-31 23:59:59' + x * INTERVAL '1' SECOND, array(0.0D, 1.0D))"
+                                   " FROM sv GROUP BY k",
+    "percentile_approx_date_global": "SELECT percentile_approx(date_add(DATE'2024-01-01', x), 0.5)"
+                                     " FROM sv",
+    "percentile_infinities": "SELECT k, percentile(d, 0.1), percentile(d, array(0.0D, 0.5D, 1.0D)),"
+                             " percentile_cont(0.3) WITHIN GROUP (ORDER BY d DESC), median(d)"
+                             " FROM sv WHERE d IS NULL OR d < CAST('NaN' AS DOUBLE) GROUP BY k",
+    "percentile_bigint": "SELECT percentile(x, 0.3) FROM VALUES (1L), (9223372036854775807L),"
+                         " (-9223372036854775807L) AS u(x)",
+}
+
+#: interpolations whose last bit tells ``lower + f * (higher - lower)`` (Spark's) from
+#: ``(1 - f) * lower + f * higher``: compared unnormalized
+INTERPOLATION = ("SELECT k, percentile(x, 0.3D), percentile(x, 0.7D), percentile(x, 0.9D),"
+                 " percentile_cont(0.3D) WITHIN GROUP (ORDER BY x DESC)"
+                 " FROM VALUES (1, 0.1D), (1, 0.7D), (2, 0.1D), (2, 1.1D), (3, 0.1D), (3, 2.9D),"
+                 " (3, 0.13D) AS u(k, x) GROUP BY k")
+SIGNED_ZERO = ("SELECT percentile(d, array(0.1D, 1.0D)), median(d), percentile(d, 0.5D),"
+               " percentile_disc(0.5) WITHIN GROUP (ORDER BY d),"
+               " percentile_cont(0.5) WITHIN GROUP (ORDER BY d DESC)"
+               " FROM VALUES (0.0D), (-0.0D), (1.5D), (-0.0D), (0.0D) AS u(d)")
+QUERIES.update({name: _SV + q for name, q in SPECIAL_QUERIES.items()})
+
+
 def _sorted_sets(outcome, prefixes=("collect_set(", "collect_list(DISTINCT")):
     """``collect_set`` and ``collect_list(DISTINCT ...)`` arrays (columns named with one of
     ``prefixes``) sorted: Spark's element order is its hash set's, or its distinct rewrite's."""
@@ -200,6 +261,16 @@ def test_errors_match_spark(name, spark_view, ember_session):
     got = sql_outcome(ember_session.sql, q, is_spark=False)
     assert isinstance(want, Failed), want
     assert isinstance(got, Failed) and got.cls == want.cls, f"{q}\nspark: {want}\nember: {got}"
+
+
+@pytest.mark.parametrize("q", [INTERPOLATION, SIGNED_ZERO])
+def test_exact_bits(q, spark, ember_session):
+    """Doubles to the last bit and sign (``repr``): ``percentile`` interpolates as ``lower + f *
+    (higher - lower)``; ``-0.0`` sorts before ``0.0`` (Spark's Double.compare)."""
+    want = sql_outcome(spark.sql, q, is_spark=True, normalize=False)
+    got = sql_outcome(ember_session.sql, q, is_spark=False, normalize=False)
+    assert not isinstance(want, Failed), want
+    assert repr(got) == repr(want), f"{q}\nspark: {want}\nember: {got}"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -120,7 +120,8 @@ class AnalyticsGen(QueryGen):
             return f"{self.r.choice(['bool_and', 'bool_or', 'every', 'some', 'any'])}({pred})"
         if kind == "by":
             fn = self.r.choice(["max_by", "min_by"])
-            return f"{fn}({qual}{c}, named_struct('o', {y}, 'v', {qual}{c}))"
+            key = self.r.choice([f"named_struct('o', {y}, 'v', {qual}{c})", f"array({y}, {x})"])
+            return f"{fn}({qual}{c}, {key})"
         if kind == "coll" and window:
             # in frame order (the caller gives it a total order); collect_set's order is Spark's hash order
             return f"{self.r.choice(['collect_list', 'array_agg'])}({qual}{c})"
@@ -137,10 +138,14 @@ class AnalyticsGen(QueryGen):
                                   f"size({fn}({distinct}{qual}{c}){OVER})"])
         if kind == "pct":
             p = self.r.choice(["0.5", "0.25", "0.0", "1.0", "0.9"])
+            # array(0.1, 0.5) as users write it: decimals of different precisions widened
+            # to one type (and doubles with a D suffix); DATE columns for percentile_approx
+            approx = f"{qual}dt" if "dt" in cols and self.r.random() < 0.3 else x
             return self.r.choice([f"percentile({x}, {p})", f"median({x})",
+                                  f"percentile({x}, array(0.1, {p}))",
                                   f"percentile({x}, array(0.1D, {p}D))",
-                                  f"percentile_approx({x}, {p})",
-                                  f"percentile_approx({x}, array({p}D, 0.75D), 1000)"])
+                                  f"percentile_approx({approx}, {p})",
+                                  f"percentile_approx({approx}, array({p}, 0.75), 1000)"])
         if kind == "acd" and not window:
             return f"abs(approx_count_distinct({qual}{c}) - count(DISTINCT {qual}{c})) <= 1"
         if window:  # approx_count_distinct / listagg: not compared over windows

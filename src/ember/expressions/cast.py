@@ -315,6 +315,13 @@ def cast_array(arr: pa.Array, from_t: T.DataType, to_t: T.DataType, ansi: bool =
                              legacy=legacy)
                   for i, (f, g) in enumerate(zip(from_t.fields, to_t.fields))]
         return pa.StructArray.from_arrays(fields, fields=list(at), mask=pc.is_null(arr))
+    if isinstance(to_t, T.ArrayType) and isinstance(from_t, T.ArrayType):
+        # the element cast runs once over all the lists' values (the offsets keep their rows)
+        values = cast_array(arr.values, from_t.element_type, to_t.element_type, ansi, time_zone,
+                            legacy=legacy)
+        offsets = arr.offsets
+        return pa.LargeListArray.from_arrays(offsets.cast(pa.int64()), values, type=at,
+                                             mask=pc.is_null(arr))
     raise _unsupported(from_t, to_t)
 
 

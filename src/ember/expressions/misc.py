@@ -29,7 +29,7 @@ from ember.expressions.common import (
     TypeCheckFailure, sql_type, to_array, unexpected_input_type, eval_null_intolerant,
 )
 from ember.trees import node
-from ember.coercion import implicit_cast
+from ember.coercion import coerce_all, implicit_cast
 from ember.expressions.arithmetic import UnaryMinus
 from ember.expressions.subquery import OuterReference
 
@@ -375,6 +375,15 @@ class CreateArray(Expression):
     @property
     def nullable(self) -> bool:
         return False
+
+    def coerce_arguments(self, legacy: bool) -> Expression:
+        """The elements cast to their wider common type (Spark's FunctionArgumentConversion:
+        ``findWiderCommonType``, so ``array(0, 0.75)`` is ``array<decimal(12,2)>``); unchanged
+        when there is none (then :meth:`check_input_types` reports DATA_DIFF_TYPES)."""
+        items = coerce_all(self.items, legacy=legacy)
+        if items is None or all(a is b for a, b in zip(items, self.items)):
+            return self
+        return self.copy(items=items)
 
     def check_input_types(self) -> str | None:
         types = [i.data_type for i in self.items if not isinstance(i.data_type, T.NullType)]

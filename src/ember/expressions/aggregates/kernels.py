@@ -37,7 +37,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ember import types as T
-from ember.errors import ArithmeticError_, UnsupportedError
+from ember.errors import ArithmeticError_
 from ember.expressions.common import to_mask
 
 
@@ -474,7 +474,7 @@ def _ranks(arr: pa.Array) -> np.ndarray:
     if pa.types.is_struct(t):
         return _struct_ranks(arr)
     if pa.types.is_large_list(t) or pa.types.is_list(t):
-        raise UnsupportedError(f"min/max over {t} values is not supported yet")
+        return _list_ranks(arr)
     r = pc.rank(arr, sort_keys="ascending", tiebreaker="dense")
     return r.to_numpy(zero_copy_only=False).astype(np.int64)
 
@@ -493,28 +493,56 @@ def _flatten_for_order(arr: pa.Array, out: list[pa.Array]) -> None:
 
 
 def _struct_ranks(arr: pa.Array) -> np.ndarray:
-    """Dense ranks of struct values: sorted by their flattened columns, equal where every column
-    is (NULL equal to NULL; floats by :func:`_ranks`, so every NaN is equal and ``-0.0`` is
-    ``0.0``)."""
+    """Dense ranks of struct values: ordered by their flattened columns (NULLs first), equal
+    where every column is (NULL equal to NULL; floats by :func:`_ranks`, so every NaN is equal
+    and above every number, and ``-0.0`` is ``0.0``, as Spark's struct ordering)."""
     cols: list[pa.Array] = []
     _flatten_for_order(arr, cols)
-    table = pa.table({f"c{i}": c for i, c in enumerate(cols)})
-    perm = pc.sort_indices(
-        table, sort_keys=[(f"c{i}", "ascending", "at_start") for i in range(len(cols))],
-    ).to_numpy(zero_copy_only=False)
     n = len(arr)
-    step = np.zeros(max(n - 1, 0), dtype=bool)
+    keys = []
     for c in cols:
         if pa.types.is_null(c.type):
             continue  # every value NULL: splits no tie
-        code = _ranks(c)
-        if c.null_count:
-            code = np.where(_valid(c), code, -1)
-        sc = code[perm]
-        step |= sc[1:] != sc[:-1]
-    dense_sorted = np.cumsum(np.r_[0, step.astype(np.int64)]) if n else np.zeros(0, np.int64)
+        code = _ranks(c) + 1
+        keys.append(np.where(_valid(c), code, 0) if c.null_count else code)
+    if not keys or not n:
+        return np.zeros(n, dtype=np.int64)
+    perm = np.lexsort(keys[::-1])
+    step = np.zeros(n - 1, dtype=bool)
+    for k in keys:
+        sk = k[perm]
+        step |= sk[1:] != sk[:-1]
     ranks = np.empty(n, dtype=np.int64)
-    ranks[perm] = dense_sorted
+    ranks[perm] = np.cumsum(np.r_[0, step.astype(np.int64)])
+    return ranks
+
+
+def _list_ranks(arr: pa.Array) -> np.ndarray:
+    """Dense ranks of array values in Spark's array order: element by element (a NULL element
+    first, elements by :func:`_ranks`), a list that is a prefix of another first.  The lists
+    are laid out as a (rows x longest list) matrix of element codes, 0 past a list's end."""
+    n = len(arr)
+    if not n:
+        return np.zeros(0, dtype=np.int64)
+    lengths = np.asarray(pc.fill_null(pc.list_value_length(arr), 0)
+                         .to_numpy(zero_copy_only=False), dtype=np.int64)
+    width = int(lengths.max())
+    if not width:
+        return np.zeros(n, dtype=np.int64)
+    values = pc.list_flatten(arr)  # the non-NULL lists' elements, in row order
+    codes = np.zeros(len(values), dtype=np.int64) if pa.types.is_null(values.type) else \
+        _ranks(values) + 2
+    if values.null_count:
+        codes = np.where(_valid(values), codes, 1)
+    rows = np.repeat(np.arange(n), lengths)
+    starts = np.cumsum(lengths) - lengths
+    matrix = np.zeros((n, width), dtype=np.int64)
+    matrix[rows, np.arange(len(rows)) - starts[rows]] = codes
+    perm = np.lexsort(matrix.T[::-1])
+    sm = matrix[perm]
+    step = (sm[1:] != sm[:-1]).any(axis=1)
+    ranks = np.empty(n, dtype=np.int64)
+    ranks[perm] = np.cumsum(np.r_[0, step.astype(np.int64)])
     return ranks
 
 

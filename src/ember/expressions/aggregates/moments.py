@@ -132,9 +132,35 @@ def _deviations(x: np.ndarray, mean: tuple[np.ndarray, np.ndarray], g: np.ndarra
     return (x - mean[0][g]) - mean[1][g]
 
 
+def _update_overflows(x: np.ndarray, g: np.ndarray, n_groups: int) -> np.ndarray:
+    """Per group, whether Spark's row-by-row update (``delta = x - avg``, in row order) meets a
+    ``delta`` beyond the double range: its ``m2 += delta * (delta - delta / n)`` is then
+    ``inf * (inf - inf)``, NaN for good.  Tested on the running means of ``x / len(x)`` (no
+    overflow; the rounding matters only at the range's very edge)."""
+    bad = np.zeros(n_groups, dtype=bool)
+    finite = x[np.isfinite(x)]
+    if len(x) < 2 or not len(finite) or np.abs(finite).max() < np.finfo(np.float64).max / 2:
+        return bad  # every difference of two values is finite
+    scale = float(len(x))
+    order = np.argsort(g, kind="stable")
+    gs, xs = g[order], x[order] / scale
+    with np.errstate(all="ignore"):
+        cum = np.cumsum(xs)
+        start = np.r_[True, gs[1:] != gs[:-1]]
+        first = np.flatnonzero(start)
+        base = np.repeat(cum[first] - xs[first], np.diff(np.r_[first, len(xs)]))
+        k = np.arange(len(xs)) - np.repeat(first, np.diff(np.r_[first, len(xs)]))
+        before = cum - xs - base  # the sum of the group's earlier rows (scaled)
+        delta = xs - before / np.where(k > 0, k, 1)
+        hit = (k > 0) & np.isinf(delta * scale) & np.isfinite(xs)
+    bad[gs[hit]] = True
+    return bad
+
+
 def moment_buffers(x: np.ndarray, g: np.ndarray, n_groups: int, order: int
                    ) -> list[np.ndarray]:
-    """``[n, avg, m2, m3, m4]`` (up to ``order``) of the values ``x`` per group ``g``."""
+    """``[n, avg, m2, m3, m4]`` (up to ``order``) of the values ``x`` per group ``g``; the
+    moments NaN where Spark's update overflows (:func:`_update_overflows`)."""
     n = np.bincount(g, minlength=n_groups).astype(np.float64)
     mean = group_means(x, g, n, n_groups)
     with np.errstate(all="ignore"):
@@ -145,6 +171,9 @@ def moment_buffers(x: np.ndarray, g: np.ndarray, n_groups: int, order: int
             out.append(_sum(d2 * d, g, n_groups))
         if order >= 4:
             out.append(_sum(d2 * d2, g, n_groups))
+    overflow = _update_overflows(x, g, n_groups)
+    if overflow.any():
+        out[2:] = [np.where(overflow, np.nan, m) for m in out[2:]]
     return out
 
 
@@ -177,6 +206,9 @@ def comoment_buffers(x: np.ndarray, y: np.ndarray, g: np.ndarray, n_groups: int,
         out = [n, mx[0], my[0], _sum(dx * dy, g, n_groups)]
         if with_variances:
             out += [_sum(dx * dx, g, n_groups), _sum(dy * dy, g, n_groups)]
+    overflow = _update_overflows(x, g, n_groups) | _update_overflows(y, g, n_groups)
+    if overflow.any():
+        out[3:] = [np.where(overflow, np.nan, m) for m in out[3:]]
     return out
 
 

@@ -104,14 +104,16 @@ def _check_numeric_or_interval(index: int, e: Expression) -> str | None:
 
 
 def _as_float64(arr: pa.Array) -> pa.Array:
-    """Values as doubles (Spark's ``toDoubleValue``): numbers and intervals (months /
-    microseconds)."""
+    """Values as doubles (Spark's ``toDoubleValue``): numbers, intervals (months /
+    microseconds), dates (days) and timestamps (microseconds)."""
     t = arr.type
-    if pa.types.is_duration(t):
+    if pa.types.is_duration(t) or pa.types.is_timestamp(t):
         arr = arr.view(pa.int64())
+    elif pa.types.is_date32(t):
+        arr = arr.view(pa.int32())
     elif pa.types.is_null(t):
         return pa.nulls(len(arr), pa.float64())
-    return arr.cast(pa.float64())
+    return arr.cast(pa.float64(), safe=False)  # bigint -> double may round, as Java
 
 
 def _double_type_of(t: T.DataType) -> T.DataType:
@@ -152,7 +154,10 @@ class _Sorted:
 
     def __init__(self, values: np.ndarray, counts: np.ndarray, grp: np.ndarray, n_groups: int,
                  reverse: bool = False):
-        order = np.lexsort((values, grp))
+        # -0.0 before 0.0, ascending and descending (Spark's ordering ties them, and its hash
+        # map of the distinct values holds -0.0 first)
+        first = np.signbit(values) if reverse else ~np.signbit(values)
+        order = np.lexsort((first, values, grp))
         if reverse:
             # the same groups, values descending (NaN, which sorts last, first)
             pos = np.empty(len(order), dtype=np.int64)
@@ -178,7 +183,8 @@ class _Sorted:
 
 def _cont(s: _Sorted, p: float) -> np.ndarray:
     """Spark's ``Percentile`` (``percentile_cont``): linear interpolation between the values at
-    positions ``floor`` and ``ceil`` of ``(n - 1) * p``."""
+    positions ``floor`` and ``ceil`` of ``(n - 1) * p``, as ``lower + (position - floor) *
+    (higher - lower)`` (Spark's rounding; NaN between -Infinity and a number)."""
     position = (s.total - 1).astype(np.float64) * p
     lower = np.floor(position)
     higher = np.ceil(position)
@@ -187,7 +193,7 @@ def _cont(s: _Sorted, p: float) -> np.ndarray:
     vl = s.v[il] if len(s.v) else np.zeros(len(il))
     vh = s.v[ih] if len(s.v) else np.zeros(len(ih))
     with np.errstate(invalid="ignore"):
-        mixed = (higher - position) * vl + (position - lower) * vh
+        mixed = vl + (position - lower) * (vh - vl)
     same = (higher == lower) | (il == ih) | (vl == vh)
     return np.where(same, vl, mixed)
 
