@@ -24,7 +24,7 @@ own process (process group), so a run longer than ``--timeout`` seconds is kille
 and the engine restarts for the next query.  Per query: the best time of ``--repeat`` runs per
 engine and whether Ember's answers equal Spark native's (``bench.tpch.compare.diff``); at the
 end the geometric means over the queries both engines of a pair finished, and the ratios
-Ember local / DuckDB and Ember on Spark / Spark native (issue 20's targets: at most 3x and 1.2x).
+Ember local / DuckDB and Ember on Spark / Spark native (the targets: at most 3x and 1.2x).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ sqlglot arg the AST builder does not read is refused) is ``tests/sql/test_clause
 
 Refused for now: TABLESAMPLE PERCENT / BUCKET (Spark's sampler is seeded per partition, not
 reproducible here; ``n ROWS`` is Spark's Limit and works),
-LATERAL VIEW, TRANSFORM and grouping analytics (issue 20).
+LATERAL VIEW and TRANSFORM.
 """
 
 from __future__ import annotations
