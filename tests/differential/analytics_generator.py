@@ -39,7 +39,7 @@ FEATURES = ("windows", "grouping", "aggregates")
 OPTIONS = ("arrays",)
 
 #: The features merged into main: the default of :func:`enabled_features`.
-ENABLED_FEATURES: frozenset[str] = frozenset()
+ENABLED_FEATURES: frozenset[str] = frozenset(FEATURES)
 
 
 def enabled_features() -> frozenset[str]:
