@@ -3,7 +3,8 @@
 Run it with ``python examples/pipeline.py``. It writes three seeded Parquet files (customers,
 products, a few thousand orders) to a temporary directory, registers them with
 ``CREATE TEMP VIEW ... USING parquet``, then answers the same questions with SQL and with the
-PySpark-style DataFrame API, printing each result with ``show()``.
+PySpark-style DataFrame API (joins, aggregates, subqueries, ROLLUP subtotals, window functions),
+printing each result with ``show()``.
 
 ``python examples/pipeline.py --runtime spark [--master URL]`` runs the same pipeline on Apache
 Spark: Ember plans each query, and a SparkSession (``local[2]`` unless ``--master`` names a
@@ -139,6 +140,32 @@ def main(argv: list[str] | None = None) -> None:
                .agg(F.sum("quantity").alias("units"))
                .orderBy(F.col("units").desc(), "category")
                .show(5))
+
+        print("Revenue by region and category with subtotals (ROLLUP, grouping_id()):")
+        spark.sql("""
+            SELECT c.region, p.category, round(sum(o.quantity * p.price), 2) AS revenue,
+                   grouping_id() AS level
+            FROM orders o
+            JOIN customers c ON o.customer_id = c.customer_id
+            JOIN products p  ON o.product_id = p.product_id
+            GROUP BY ROLLUP(c.region, p.category)
+            HAVING grouping_id() > 0
+            ORDER BY level, c.region
+        """).show()
+
+        print("Each region's best customers and their share (window functions):")
+        spark.sql("""
+            SELECT region, name, spent,
+                   rank() OVER (PARTITION BY region ORDER BY spent DESC)        AS rank,
+                   round(100 * spent / sum(spent) OVER (PARTITION BY region), 2) AS pct_of_region
+            FROM (SELECT c.region, c.name, round(sum(o.quantity * p.price), 2) AS spent
+                  FROM orders o
+                  JOIN customers c ON o.customer_id = c.customer_id
+                  JOIN products p  ON o.product_id = p.product_id
+                  GROUP BY c.region, c.name)
+            QUALIFY rank <= 2
+            ORDER BY region, rank, name
+        """).show()
         print(f"(generated {N_ORDERS} orders, seed {SEED})")
 
 
