@@ -43,6 +43,7 @@ import pyarrow.compute as pc
 
 from ember.errors import UnsupportedError
 from ember.execution.kernels.batches import plain_array
+from ember.expressions.aggregates.kernels import list_order_ranks
 
 __all__ = ["sort_indices", "order_words"]
 
@@ -216,7 +217,12 @@ def _expand_key(arr: pa.Array, ascending: bool, nulls_first: bool, out: list) ->
         for f in fields:
             _expand_key(f, ascending, ascending, out)
         return
-    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_map(t):
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        # Spark's array order (element by element, a prefix first): dense ranks of the column,
+        # comparable within one call, as every sort and merge step ranks its whole input
+        out.append(_Word(_dense(list_order_ranks(arr).astype(_U64)), desc))
+        return
+    if pa.types.is_map(t):
         raise UnsupportedError(f"Sorting by values of type {t} is not supported yet")
     if pa.types.is_floating(t):
         out.append(_Word(_dense(_float_codes(arr)), desc))

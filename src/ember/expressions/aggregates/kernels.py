@@ -474,7 +474,7 @@ def _ranks(arr: pa.Array) -> np.ndarray:
     if pa.types.is_struct(t):
         return _struct_ranks(arr)
     if pa.types.is_large_list(t) or pa.types.is_list(t):
-        return _list_ranks(arr)
+        return list_order_ranks(arr)
     r = pc.rank(arr, sort_keys="ascending", tiebreaker="dense")
     return r.to_numpy(zero_copy_only=False).astype(np.int64)
 
@@ -517,7 +517,7 @@ def _struct_ranks(arr: pa.Array) -> np.ndarray:
     return ranks
 
 
-def _list_ranks(arr: pa.Array) -> np.ndarray:
+def list_order_ranks(arr: pa.Array) -> np.ndarray:
     """Dense ranks of array values in Spark's array order: element by element (a NULL element
     first, elements by :func:`_ranks`), a list that is a prefix of another first.  The lists
     are laid out as a (rows x longest list) matrix of element codes, 0 past a list's end."""
