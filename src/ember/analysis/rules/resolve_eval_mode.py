@@ -44,10 +44,19 @@ def resolve_eval_mode(plan: LogicalPlan, ctx) -> LogicalPlan:
     if ctx.conf.ansi:
         return plan
 
-    def fix(e: Expression) -> Expression | None:
-        if isinstance(e, SubqueryExpression):
-            new_plan = resolve_eval_mode(e.plan, ctx)
-            return e if new_plan is e.plan else e.with_plan(new_plan)
-        return e.to_legacy_mode() if e.ansi_mode else None
+    def fix(e: Expression) -> Expression:
+        """``e`` bottom-up in legacy mode; a node the analyzer marked as an implicit cast keeps
+        the mark on its replacement, so generated names still omit it."""
+        kids = e.children
+        new_kids = tuple(fix(k) for k in kids)
+        n = e if all(a is b for a, b in zip(kids, new_kids)) else e.with_children(new_kids)
+        if isinstance(n, SubqueryExpression):
+            new_plan = resolve_eval_mode(n.plan, ctx)
+            n = n if new_plan is n.plan else n.with_plan(new_plan)
+        elif n.ansi_mode:
+            n = n.to_legacy_mode()
+        if n is not e and id(e) in ctx.implicit_casts:
+            ctx.mark_implicit(n)
+        return n
 
-    return plan.transform_up(lambda p: p.transform_expressions(fix))
+    return plan.transform_up(lambda p: p.map_expressions(fix))
