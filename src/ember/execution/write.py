@@ -61,6 +61,8 @@ _PARQUET_CODECS = {"none": ("none", ""), "uncompressed": ("none", ""),
 #: text codecs (CSV, JSON, text): option value -> file-name extension
 _TEXT_CODECS = {"none": "", "uncompressed": "", "gzip": ".gz", "bzip2": ".bz2",
                 "deflate": ".deflate", "zstd": ".zst"}
+#: what univocity trims from unquoted values (characters up to the space)
+_WHITESPACE = "".join(chr(c) for c in range(33))
 _EXTENSIONS = {"parquet": ".parquet", "csv": ".csv", "json": ".json", "text": ".txt"}
 
 
@@ -476,8 +478,9 @@ class _CsvEncoder(_LineEncoder):
             self.sep = "\t"
         self.quote = o.get("quote", '"')
         self.escape = o.get("escape", "\\")
+        self.escape_escape = o.get("chartoescapequoteescaping", self.escape)
         self.null_value = o.get("nullvalue", "")
-        self.empty_value = o.get("emptyvalue", self.quote * 2 if self.quote else "")
+        self.empty_value = o.get("emptyvalue", '""')
         self.quote_all = o.get("quoteall", "false").lower() == "true"
         self.escape_quotes = o.get("escapequotes", "true").lower() == "true"
         self.trim_leading = o.get("ignoreleadingwhitespace", "true").lower() == "true"
@@ -491,21 +494,32 @@ class _CsvEncoder(_LineEncoder):
         return (self.sep.join(cells.to_pylist()) + self.line_sep).encode()
 
     def _quoted(self, text: pa.Array) -> pa.Array:
+        """String cells: trimmed, '' as ``emptyValue``; quoted (the quote and escape characters
+        inside escaped) when they hold the separator, a line break or (``escapeQuotes``) the
+        quote, or always with ``quoteAll``."""
         if self.trim_leading:
-            text = pc.utf8_ltrim(text, characters="".join(chr(c) for c in range(33)))
+            text = pc.utf8_ltrim(text, characters=_WHITESPACE)
         if self.trim_trailing:
-            text = pc.utf8_rtrim(text, characters="".join(chr(c) for c in range(33)))
-        if not self.quote:
-            return text
+            text = pc.utf8_rtrim(text, characters=_WHITESPACE)
+        empty = pc.equal(text, "")
+        if self.line_sep != "\n":  # univocity writes a value's line breaks as the separator
+            text = pc.replace_substring(text, "\n", self.line_sep)
         q = self.quote
-        escaped = pc.replace_substring(text, q, self.escape + q) if self.escape_quotes else text
+        if not q:
+            return pc.if_else(empty, _str(self.empty_value), text)
+        escaped = text
+        if self.escape and self.escape != q:
+            escaped = pc.replace_substring(escaped, self.escape, self.escape_escape + self.escape)
+        if self.escape_quotes:
+            escaped = pc.replace_substring(escaped, q, self.escape + q)
         if self.quote_all:
-            return _wrap(escaped, q, q)
-        needs = pc.or_(pc.or_(pc.match_substring(text, self.sep),
-                              pc.match_substring(text, q)),
+            return _wrap(pc.if_else(empty, _str(self.empty_value), escaped), q, q)
+        needs = pc.or_(pc.match_substring(text, self.sep),
                        pc.or_(pc.match_substring(text, "\n"), pc.match_substring(text, "\r")))
+        if self.escape_quotes:
+            needs = pc.or_(needs, pc.match_substring(text, q))
         out = pc.if_else(needs, _wrap(escaped, q, q), text)
-        return pc.if_else(pc.equal(text, ""), _str(self.empty_value), out)
+        return pc.if_else(empty, _str(self.empty_value), out)
 
     def encode(self, batch: pa.RecordBatch) -> pa.Array:
         cells = []
@@ -515,7 +529,9 @@ class _CsvEncoder(_LineEncoder):
                 text = self._quoted(text)
             elif self.quote_all:
                 text = _wrap(text, self.quote, self.quote)
-            cells.append(pc.fill_null(text, _str(self.null_value)))
+            null = _wrap(pa.array([self.null_value], pa.large_string()), self.quote,
+                         self.quote)[0] if self.quote_all else _str(self.null_value)
+            cells.append(pc.fill_null(text, null))
         if not cells:
             return pa.repeat(_str(""), batch.num_rows)
         return _join(cells, self.sep)
