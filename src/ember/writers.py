@@ -86,7 +86,7 @@ class DataFrameWriter:
         if path is None:
             path = next((v for k, v in self._options.items() if k.lower() == "path"), None)
         if path is None:
-            raise AnalysisError("'path' is not specified.", error_class="_LEGACY_ERROR_TEMP_1139")
+            raise AnalysisError("'path' is not specified.", error_class="_LEGACY_ERROR_TEMP_2047")
         session = self._df.sparkSession
         fmt = (self._format or session.sql_conf.get(DEFAULT_DATA_SOURCE)).lower()
         insert_into_path(self._df, str(path), fmt, self._mode, self._options,
@@ -135,16 +135,16 @@ def _partition_attrs(query: Any, names: list[str], case_sensitive: bool) -> tupl
     for name in names:
         key = name if case_sensitive else name.lower()
         if key in seen:
-            raise AnalysisError(f"Found duplicate column(s) in the partition schema: `{name}`.",
-                                error_class="COLUMN_ALREADY_EXISTS",
-                                parameters={"columnName": f"`{name}`"})
+            raise AnalysisError(f"The column `{key}` already exists. Choose another name or "
+                                "rename the existing column.", error_class="COLUMN_ALREADY_EXISTS",
+                                parameters={"columnName": f"`{key}`"})
         seen.add(key)
         found = [a for a in query.output
                  if (a.name if case_sensitive else a.name.lower()) == key]
         if not found:
             schema = ",".join(f"{a.name}:{a.data_type.simple_string()}" for a in query.output)
             raise AnalysisError(f"Partition column `{name}` not found in schema struct<{schema}>.",
-                                error_class="_LEGACY_ERROR_TEMP_1150",
+                                error_class="_LEGACY_ERROR_TEMP_1155",
                                 parameters={"partColumn": name})
         out.append(found[0])
     if out and len(out) == len(query.output):
@@ -168,7 +168,12 @@ def path_write_command(df: "DataFrame", path: str, fmt: str, mode: SaveMode | st
     plan, the partition columns resolved against it, the options as Spark shows them."""
     mode = SaveMode.parse(mode)
     if fmt not in WRITE_FORMATS:
-        raise UnsupportedError(f"Ember writes {', '.join(WRITE_FORMATS)} files, not {fmt}.")
+        if fmt in ("orc", "avro", "xml"):
+            raise UnsupportedError(f"Ember writes {', '.join(WRITE_FORMATS)} files, not {fmt}.")
+        raise AnalysisError(
+            f"Failed to find the data source: {fmt}. Make sure the provider name is correct and "
+            "the package is properly registered and compatible with your Spark version.",
+            error_class="DATA_SOURCE_NOT_FOUND", parameters={"provider": fmt})
     session = df.sparkSession
     conf = session.sql_conf
     query = df._qe.analyzed

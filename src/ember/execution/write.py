@@ -122,61 +122,65 @@ class WriteJob:
         return f"part-{task:05d}-{self.job_id}{sep}c{counter:03d}{ext}"
 
 
+#: the codecs Spark 4.3 lists as available, in its order (some Ember cannot write)
+_SPARK_PARQUET_CODECS = ("brotli", "uncompressed", "lzo", "snappy", "lz4_raw", "none", "zstd",
+                         "lz4", "gzip")
+_SPARK_TEXT_CODECS = ("bzip2", "deflate", "uncompressed", "snappy", "none", "lz4", "gzip")
+
+
 def _parquet_codec(name: str) -> tuple[str, str]:
     found = _PARQUET_CODECS.get(name.lower())
     if found is None:
-        raise _codec_error(name, sorted(_PARQUET_CODECS))
+        raise _codec_error(name, _SPARK_PARQUET_CODECS)
     return found
 
 
 def _text_codec(name: str | None) -> str:
     key = (name or "none").lower()
     if key not in _TEXT_CODECS:
-        raise _codec_error(name or "", sorted(_TEXT_CODECS))
+        raise _codec_error(name or "", _SPARK_TEXT_CODECS)
     return key
 
 
-def _codec_error(name: str, available: list[str]) -> Exception:
+def _codec_error(name: str, spark_codecs: tuple[str, ...]) -> Exception:
+    if name.lower() in spark_codecs:
+        return UnsupportedError(f"Ember cannot write files compressed with {name}.")
+    listed = ", ".join(spark_codecs)
     return AnalysisError(
-        f"The codec [{name}] is not available. Available codecs are "
-        f"{', '.join(available)}.", error_class="CODEC_NOT_AVAILABLE.WITH_AVAILABLE_CODECS_SUGGESTION",
-        parameters={"codecName": name, "availableCodecs": ", ".join(available)})
+        f"The codec {name} is not available. Available codecs are {listed}.",
+        error_class="CODEC_NOT_AVAILABLE.WITH_AVAILABLE_CODECS_SUGGESTION",
+        parameters={"codecName": name, "availableCodecs": listed})
+
+
+def _type_error(fmt: str, name: str, t: T.DataType) -> AnalysisError:
+    shown = f"\"{t.simple_string().upper()}\""
+    return AnalysisError(
+        f"The {fmt} datasource doesn't support the column `{name}` of the type {shown}.",
+        error_class="UNSUPPORTED_DATA_TYPE_FOR_DATASOURCE",
+        parameters={"columnName": f"`{name}`", "columnType": shown, "format": fmt})
 
 
 def check_writable(file_format: str, names: tuple[str, ...], types: tuple[T.DataType, ...],
                    options: dict[str, str]) -> None:
-    """Spark's checks before a write: the format's supported types
-    (``UNSUPPORTED_DATA_TYPE_FOR_DATASOURCE``), text's single string column, known codecs."""
+    """Spark's checks before a write (``DataSourceUtils.verifySchema``, then the format's
+    own): each column's type (``UNSUPPORTED_DATA_TYPE_FOR_DATASOURCE``), text's single
+    column, known codecs (``CODEC_NOT_AVAILABLE``)."""
     fmt = file_format.lower()
     codec = options.get("compression", options.get("codec"))
+    for n, t in zip(names, types):
+        if fmt == "csv" and isinstance(t, (T.ArrayType, T.StructType)):
+            raise _type_error("CSV", n, t)
+        if fmt == "text" and not isinstance(t, T.StringType):
+            raise _type_error("Text", n, t)
+    if fmt == "text" and len(types) != 1:
+        raise AnalysisError(f"Text data source supports only a single column, and you have "
+                            f"{len(types)} columns.", error_class="_LEGACY_ERROR_TEMP_1290",
+                            parameters={"numCols": str(len(types))})
     if fmt == "parquet":
         if codec is not None:
             _parquet_codec(codec)
-    elif fmt in ("csv", "json", "text"):
+    else:
         _text_codec(codec)
-    if fmt == "csv":
-        for n, t in zip(names, types):
-            if isinstance(t, (T.ArrayType, T.StructType)) or getattr(t, "type_name", "") in (
-                    "map", "variant"):
-                raise AnalysisError(
-                    f"The CSV datasource doesn't support the column `{n}` of the type "
-                    f"\"{t.simple_string().upper()}\".",
-                    error_class="UNSUPPORTED_DATA_TYPE_FOR_DATASOURCE",
-                    parameters={"columnName": f"`{n}`", "columnType":
-                                f"\"{t.simple_string().upper()}\"", "format": "CSV"})
-    if fmt == "text":
-        if len(types) != 1:
-            raise AnalysisError(
-                f"Text data source supports only a single column, and you have "
-                f"{len(types)} columns.", error_class="_LEGACY_ERROR_TEMP_1192", parameters={"numCols": str(len(types))})
-        if not isinstance(types[0], T.StringType):
-            raise AnalysisError(
-                f"The Text datasource doesn't support the column `{names[0]}` of the type "
-                f"\"{types[0].simple_string().upper()}\".",
-                error_class="UNSUPPORTED_DATA_TYPE_FOR_DATASOURCE",
-                parameters={"columnName": f"`{names[0]}`",
-                            "columnType": f"\"{types[0].simple_string().upper()}\"",
-                            "format": "Text"})
 
 
 # -- one task ---------------------------------------------------------------------------------
@@ -626,10 +630,6 @@ class _TextEncoder(_LineEncoder):
 
 _ENCODERS = {"parquet": _ParquetEncoder, "csv": _CsvEncoder, "json": _JsonEncoder,
              "text": _TextEncoder}
-
-
-def unsupported_format(fmt: str) -> Exception:
-    return UnsupportedError(f"Ember writes parquet, csv, json and text files, not {fmt}.")
 
 
 
