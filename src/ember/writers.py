@@ -193,6 +193,7 @@ def path_write_command(df: "DataFrame", path: str, fmt: str, mode: SaveMode | st
     overwrite_mode = opts.get("partitionoverwritemode", conf.get(PARTITION_OVERWRITE_MODE))
     dynamic = (mode is SaveMode.OVERWRITE and bool(parts)
                and str(overwrite_mode).upper() == "DYNAMIC")
+    target = path if "://" in path else os.path.abspath(os.path.expanduser(path))
     return InsertIntoHadoopFsRelationCommand(
-        os.path.abspath(os.path.expanduser(path)), (), False, parts, fmt, tuple(shown), query,
+        target, (), False, parts, fmt, tuple(shown), query,
         mode, None, tuple(a.name for a in query.output), dynamic)

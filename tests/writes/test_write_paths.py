@@ -221,3 +221,42 @@ def test_round_trip_through_ember(spark, tmp_path, runtime):
     expected = [(1, "a b/c=d%"), (2, None), (3, None), (4, "x")]
     assert sorted(_rows(spark.read.parquet(path).select("id", "part"))) == expected
     assert sorted(_rows(session.read.parquet(path).select("id", "part"))) == expected
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_static_partition_overwrite_command(spark, tmp_path, runtime):
+    """The command with a static partition (``INSERT OVERWRITE ... PARTITION (p=1)``, which SQL
+    inserts build) replaces only that partition's files, as Spark's insert into a table over
+    the same layout does."""
+    from ember.plans.logical.writes import InsertIntoHadoopFsRelationCommand, SaveMode
+
+    session = new_session(runtime=runtime)
+    ours, theirs = str(tmp_path / "ember"), str(tmp_path / "spark")
+    first = "SELECT id AS a, CAST(id % 3 AS INT) AS p FROM range(9)"
+    session.sql(first).write.partitionBy("p").parquet(ours)
+    spark.sql(first).write.partitionBy("p").parquet(theirs)
+    query = session.sql("SELECT id + 100 AS a, 1 AS p FROM range(2)")._qe.analyzed
+    p = query.output[1]
+    cmd = InsertIntoHadoopFsRelationCommand(
+        ours, (("p", "1"),), False, (p,), "parquet", (("path", ours),), query,
+        SaveMode.OVERWRITE, None, ("a", "p"))
+    QueryExecution(session, cmd).execute_write()
+    spark.sql(f"CREATE TABLE w_static (a BIGINT, p INT) USING parquet PARTITIONED BY (p) "
+              f"LOCATION '{theirs}'")
+    try:
+        spark.sql("ALTER TABLE w_static RECOVER PARTITIONS")
+        spark.sql("INSERT OVERWRITE w_static PARTITION (p=1) SELECT id + 100 FROM range(2)")
+    finally:
+        spark.sql("DROP TABLE w_static")
+    assert _rows(spark.read.parquet(ours)) == _rows(spark.read.parquet(theirs))
+
+
+def test_uri_paths_go_through_spark(spark, tmp_path):
+    """On the Spark runtime a URI target is written by Spark with its own save mode."""
+    session = new_session(runtime="spark")
+    uri = "file://" + str(tmp_path / "u")
+    session.sql("SELECT id AS a FROM range(3)").write.parquet(uri)
+    session.sql("SELECT id AS a FROM range(2)").write.mode("append").parquet(uri)
+    assert _rows(spark.read.parquet(uri)) == [(0,), (0,), (1,), (1,), (2,)]
+    with pytest.raises(Exception, match="PATH_ALREADY_EXISTS"):
+        session.sql("SELECT id AS a FROM range(2)").write.parquet(uri)

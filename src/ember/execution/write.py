@@ -78,9 +78,11 @@ def escape_path_name(s: str) -> str:
 
 def partition_directory(names: Iterable[str], values: Iterable[str | None]) -> str:
     """``a=1/b=x%2Fy``: one level per partition column (NULL and '' as Hive's default)."""
-    return "/".join(f"{escape_path_name(n)}="
-                    f"{HIVE_NULL if v is None or v == '' else escape_path_name(v)}"
-                    for n, v in zip(names, values))
+    return "/".join(_segment(n, v) for n, v in zip(names, values))
+
+
+def _segment(name: str, value: str | None) -> str:
+    return f"{escape_path_name(name)}={HIVE_NULL if not value else escape_path_name(value)}"
 
 
 # -- the job --------------------------------------------------------------------------------
@@ -259,9 +261,7 @@ def _split_by_directory(job: WriteJob, batch: pa.RecordBatch
             col, dt, T.STRING, ansi=False, time_zone=job.time_zone)
         text = text.cast(pa.large_string())
         uniq = pc.unique(text)
-        escaped = pa.array([f"{escape_path_name(name)}="
-                            f"{HIVE_NULL if v is None or v == '' else escape_path_name(v)}"
-                            for v in uniq.to_pylist()], pa.large_string())
+        escaped = pa.array([_segment(name, v) for v in uniq.to_pylist()], pa.large_string())
         segments.append(pc.take(escaped, pc.index_in(text, uniq)))
     dirs = segments[0] if len(segments) == 1 else pc.binary_join_element_wise(
         *segments, pa.scalar("/", pa.large_string()))
