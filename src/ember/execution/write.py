@@ -44,12 +44,14 @@ from ember.conf import JSON_IGNORE_NULL_FIELDS, MAX_RECORDS_PER_FILE, PARQUET_CO
 from ember.errors import AnalysisError, UnsupportedError
 from ember.execution.scan import HIVE_NULL
 from ember.expressions.cast import _local_naive, cast_array
-from ember.expressions.datetime import _format_token, _pattern_tokens
+from ember.expressions.datetime import _STRFTIME_TOKENS, _format_token, _pattern_tokens
 
 __all__ = ["WriteJob", "write_task", "escape_path_name", "partition_directory",
            "check_writable", "WRITE_FORMATS", "DEFAULT_TIMESTAMP_FORMAT"]
 
 WRITE_FORMATS = ("parquet", "csv", "json", "text")
+#: Arrow bytes a Parquet writer buffers before it writes them as one row group
+ROW_GROUP_BYTES = 64 << 20
 DEFAULT_TIMESTAMP_FORMAT = "yyyy-MM-dd'T'HH:mm:ss.SSSXXX"
 DEFAULT_DATE_FORMAT = "yyyy-MM-dd"
 
@@ -316,11 +318,26 @@ class _ParquetEncoder:
         self.schema = _nullable_schema(job)
         self.writer = pq.ParquetWriter(path, self.schema, compression=codec,
                                        store_decimal_as_integer=True)
+        self.pending: list[pa.RecordBatch] = []
+        self.pending_bytes = 0
 
     def write(self, batch: pa.RecordBatch) -> None:
-        self.writer.write_batch(pa.RecordBatch.from_arrays(batch.columns, schema=self.schema))
+        """Batches are buffered into row groups of up to :data:`ROW_GROUP_BYTES` (an input
+        batch per row group would make small, slow-to-read groups)."""
+        self.pending.append(pa.RecordBatch.from_arrays(batch.columns, schema=self.schema))
+        self.pending_bytes += batch.nbytes
+        if self.pending_bytes >= ROW_GROUP_BYTES:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self.pending:
+            table = pa.Table.from_batches(self.pending, schema=self.schema)
+            self.writer.write_table(table, row_group_size=max(1, table.num_rows))
+        self.pending = []
+        self.pending_bytes = 0
 
     def close(self) -> None:
+        self._flush()
         self.writer.close()
 
 
@@ -430,27 +447,68 @@ def format_datetime(arr: pa.Array, dt: T.DataType, pattern: str, time_zone: str)
     offset = (us - pc.fill_null(utc.cast(pa.int64()), 0).to_numpy(zero_copy_only=False)
               ) // 1_000_000
     parts = []
+    run = ""  # consecutive fields strftime prints as Spark does, formatted in one call
     for tok in _pattern_tokens(pattern):
-        if tok[0] in "XZx" and not tok.startswith("'"):
+        if tok.startswith("'"):
+            run += tok[1:].replace("%", "%%")
+            continue
+        if tok in _STRFTIME_TOKENS:
+            run += _STRFTIME_TOKENS[tok]
+            continue
+        if run:
+            parts.append(_strftime(local_s, run))
+            run = ""
+        if tok[0] in "XZx":
             parts.append(_offsets(offset, tok))
         else:
             parts.append(_format_token(tok, local_s, frac_us).cast(pa.large_string()))
+    if run:
+        parts.append(_strftime(local_s, run))
     out = parts[0] if len(parts) == 1 else pc.binary_join_element_wise(*parts, _str(""))
     return pc.if_else(pc.is_valid(arr), out, pa.scalar(None, pa.large_string()))
 
 
+#: strftime formats Arrow's (much faster) cast to string prints, up to a character: the ISO
+#: layouts "YYYY-MM-DD HH:MM:SS" / "YYYY-MM-DD" (the 'T' put in place)
+_ISO_PREFIXES = {"%Y-%m-%d %H:%M:%S": None, "%Y-%m-%dT%H:%M:%S": "T", "%Y-%m-%d": None}
+
+
+def _strftime(local_s: pa.Array, fmt: str) -> pa.Array:
+    """``local_s`` (timestamp[s]) formatted with ``fmt``."""
+    for prefix, sep in _ISO_PREFIXES.items():
+        rest = fmt[len(prefix):]
+        if fmt.startswith(prefix) and "%" not in rest.replace("%%", ""):
+            text = local_s.cast(pa.string()).cast(pa.large_string())
+            if prefix == "%Y-%m-%d":
+                text = pc.utf8_slice_codeunits(text, 0, 10)
+            elif sep:
+                text = pc.utf8_replace_slice(text, 10, 11, sep)
+            if rest:
+                text = pc.binary_join_element_wise(text, _str(rest.replace("%%", "%")), _str(""))
+            return text
+    return pc.strftime(local_s, format=fmt).cast(pa.large_string())
+
+
 def _offsets(offset_s: np.ndarray, tok: str) -> pa.Array:
-    sign = np.where(offset_s < 0, "-", "+")
-    a = np.abs(offset_s)
-    hh = np.char.zfill((a // 3600).astype(str), 2)
-    mm = np.char.zfill((a % 3600 // 60).astype(str), 2)
-    colon = ":" if len(tok) >= 3 or tok[0] == "Z" and len(tok) == 5 else ""
-    text = np.char.add(np.char.add(np.char.add(sign, hh), colon), mm)
-    if tok[0] == "X":
-        if len(tok) == 1:
-            text = np.char.add(sign, hh)
-        text = np.where(offset_s == 0, "Z", text)
-    return pa.array(text.tolist(), pa.large_string())
+    """Zone offsets (seconds) as pattern letter ``tok`` prints them; formatted once per
+    distinct offset (a zone has few)."""
+    if not len(offset_s) or offset_s.min() == offset_s.max():  # one offset (UTC): no search
+        distinct, index = offset_s[:1], np.zeros(len(offset_s), dtype=np.int64)
+    else:
+        distinct, index = np.unique(offset_s, return_inverse=True)
+    texts = []
+    for off in distinct.tolist():
+        sign = "-" if off < 0 else "+"
+        hh, mm = divmod(abs(off) // 60, 60)
+        if tok[0] == "X" and off == 0:
+            texts.append("Z")
+        elif tok in ("X", "x"):
+            texts.append(f"{sign}{hh:02d}" + (f"{mm:02d}" if mm else ""))
+        elif tok in ("XX", "xx", "Z", "ZZ", "ZZZ"):
+            texts.append(f"{sign}{hh:02d}{mm:02d}")
+        else:
+            texts.append(f"{sign}{hh:02d}:{mm:02d}")
+    return pc.take(pa.array(texts, pa.large_string()), pa.array(index.reshape(-1)))
 
 
 def _text_values(job: WriteJob, arr: pa.Array, dt: T.DataType, opts: dict[str, str]
