@@ -61,9 +61,13 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("fmt,query,options", CASES, ids=[f"{c[0]}-{i}" for i, c in
-                                                         enumerate(CASES)])
-@pytest.mark.parametrize("zone", ["UTC", "America/Los_Angeles"])
+#: the cases also run in a zone with daylight saving time (offsets other than Z)
+ZONED = [CASES[0], CASES[5]]
+
+
+@pytest.mark.parametrize("fmt,query,options,zone", [(*c, "UTC") for c in CASES] + [
+    (*c, "America/Los_Angeles") for c in ZONED], ids=[f"{c[0]}-{i}" for i, c in enumerate(
+        CASES)] + [f"{c[0]}-zoned-{i}" for i, c in enumerate(ZONED)])
 def test_file_bytes_equal_spark(spark, tmp_path, fmt, query, options, zone):
     session = new_session({"spark.sql.session.timeZone": zone})
     ours, theirs = str(tmp_path / "ember"), str(tmp_path / "spark")
@@ -106,3 +110,23 @@ def test_max_records_per_file(spark, tmp_path):
         assert [f.split(".")[1] for f in files] == ["c000", "c001", "c002"]
     assert sorted(spark.read.parquet(path).collect()) == sorted(
         spark.sql("SELECT id, CAST(id % 2 AS INT) AS p FROM range(10)").collect())
+
+
+@pytest.mark.parametrize("fmt,options,partitioned", [
+    ("parquet", {}, False), ("csv", {"header": "true"}, False), ("json", {}, False),
+    ("parquet", {}, True)])
+def test_empty_results_as_spark(spark, tmp_path, fmt, options, partitioned):
+    """An empty result writes one empty file (a CSV header, a Parquet schema) -- none when
+    partitioned -- and _SUCCESS, as Spark does."""
+    session = new_session()
+    ours, theirs = str(tmp_path / "ember"), str(tmp_path / "spark")
+    query = "SELECT id, 'x' AS p FROM range(3) WHERE id > 5"
+    for frame, path in ((session.sql(query), ours), (spark.sql(query), theirs)):
+        writer = frame.write.format(fmt).options(**options)
+        (writer.partitionBy("p") if partitioned else writer).save(path)
+    visible = [sorted(f for f in os.listdir(p) if not f.startswith(".")) for p in (ours, theirs)]
+    assert [len(v) for v in visible] == [len(visible[1])] * 2
+    if not partitioned and fmt != "parquet":
+        assert _content(_only_file(ours)) == _content(_only_file(theirs))
+    if fmt == "parquet" and not partitioned:
+        assert spark.read.parquet(ours).schema == spark.read.parquet(theirs).schema

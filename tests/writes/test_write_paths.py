@@ -71,25 +71,30 @@ def test_ember_writes_spark_reads(spark, tmp_path, runtime, fmt, partitioned):
         assert {f.split("/")[0] for f in files} == {"p=0", "p=1", "p=2"}
 
 
-@pytest.mark.parametrize("runtime", RUNTIMES)
-def test_save_modes_against_spark(spark, tmp_path, runtime):
+@pytest.mark.parametrize("runtime,fmt", [("local", "parquet"), ("spark", "parquet"),
+                                         ("local", "csv"), ("spark", "json")])
+def test_save_modes_against_spark(spark, tmp_path, runtime, fmt):
     """error / ignore / append / overwrite on an existing path: the rows Spark reads after each
     equal those after the same sequence of PySpark writes."""
     session = new_session(runtime=runtime)
     ours, theirs = str(tmp_path / "ember"), str(tmp_path / "spark")
     first = "SELECT id AS a FROM range(3)"
     second = "SELECT id + 10 AS a FROM range(2)"
-    session.sql(first).write.parquet(ours)
-    spark.sql(first).write.parquet(theirs)
+    session.sql(first).write.format(fmt).save(ours)
+    spark.sql(first).write.format(fmt).save(theirs)
     with pytest.raises(AnalysisError) as err:
-        session.sql(second).write.parquet(ours)
+        session.sql(second).write.format(fmt).save(ours)
     assert err.value.error_class == "PATH_ALREADY_EXISTS"
     with pytest.raises(Exception, match="PATH_ALREADY_EXISTS"):
-        spark.sql(second).write.parquet(theirs)
+        spark.sql(second).write.format(fmt).save(theirs)
+
+    def read(path):
+        return _rows(spark.read.format(fmt).schema("a BIGINT").load(path))
+
     for mode in ("ignore", "append", "overwrite", "append"):
-        session.sql(second).write.mode(mode).parquet(ours)
-        spark.sql(second).write.mode(mode).parquet(theirs)
-        assert _rows(spark.read.parquet(ours)) == _rows(spark.read.parquet(theirs)), mode
+        session.sql(second).write.mode(mode).format(fmt).save(ours)
+        spark.sql(second).write.mode(mode).format(fmt).save(theirs)
+        assert read(ours) == read(theirs), mode
 
 
 def test_explain_matches_spark(spark, tmp_path):

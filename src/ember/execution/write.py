@@ -185,6 +185,9 @@ def check_writable(file_format: str, names: tuple[str, ...], types: tuple[T.Data
             _parquet_codec(codec)
     else:
         _text_codec(codec)
+        encoding = options.get("encoding", options.get("charset", "UTF-8"))
+        if encoding.upper().replace("-", "") != "UTF8":
+            raise UnsupportedError(f"Ember writes {fmt} files in UTF-8 only (not {encoding}).")
 
 
 # -- one task ---------------------------------------------------------------------------------
