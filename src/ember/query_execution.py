@@ -179,23 +179,25 @@ class QueryExecution:
             # a file system only the cluster sees: Spark's own commit protocol and save mode
             write_with_spark(self.session.spark_session, self.session.sql_conf, cmd,
                              write.child, cmd.output_path, str(cmd.mode))
-            return JobOutcome([], 0)
+            return JobOutcome([], None)
 
-        def run(directory: str, job_id: str) -> None:
+        def run(directory: str, job_id: str) -> int | None:
             if self.session.runtime == "spark":
                 # imported here so that pyspark loads only when the Spark runtime runs
                 from ember.runtime.spark.writes import write_with_spark
 
                 write_with_spark(self.session.spark_session, self.session.sql_conf, cmd,
                                  write.child, directory)
-                return
+                return None
             job = make_job(cmd, write.child.output, directory, job_id, self.conf)
             with LocalRuntime(self.session.sql_conf, logical_links=self._links) as rt:
-                rt.collect(write.copy(job=job))
+                stats = rt.collect(write.copy(job=job))
                 self.run_metrics = rt.metrics
+            return sum(stats.column("num_rows").to_pylist())
 
         return run_write_job(cmd.output_path, str(cmd.mode), run, static_prefix=static_prefix,
-                             dynamic_overwrite=cmd.dynamic_partition_overwrite)
+                             dynamic_overwrite=cmd.dynamic_partition_overwrite,
+                             if_partition_not_exists=cmd.if_partition_not_exists)
 
     # -- EXPLAIN ------------------------------------------------------------------------------
     def _stages(self) -> str:

@@ -245,12 +245,19 @@ def test_static_partition_overwrite_command(spark, tmp_path, runtime):
     cmd = InsertIntoHadoopFsRelationCommand(
         ours, (("p", "1"),), False, (p,), "parquet", (("path", ours),), query,
         SaveMode.OVERWRITE, None, ("a", "p"))
-    QueryExecution(session, cmd).execute_write()
+    outcome = QueryExecution(session, cmd).execute_write()
+    assert outcome.num_rows == (2 if runtime == "local" else None)
+    # IF NOT EXISTS: the partition exists, nothing is written
+    again = cmd.copy(if_partition_not_exists=True, query=session.sql(
+        "SELECT id + 200 AS a, 1 AS p FROM range(2)")._qe.analyzed)
+    assert QueryExecution(session, again).execute_write() is None
     spark.sql(f"CREATE TABLE w_static (a BIGINT, p INT) USING parquet PARTITIONED BY (p) "
               f"LOCATION '{theirs}'")
     try:
         spark.sql("ALTER TABLE w_static RECOVER PARTITIONS")
         spark.sql("INSERT OVERWRITE w_static PARTITION (p=1) SELECT id + 100 FROM range(2)")
+        spark.sql("INSERT OVERWRITE w_static PARTITION (p=1) IF NOT EXISTS "
+                  "SELECT id + 200 FROM range(2)")
     finally:
         spark.sql("DROP TABLE w_static")
     assert _rows(spark.read.parquet(ours)) == _rows(spark.read.parquet(theirs))

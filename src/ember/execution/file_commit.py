@@ -185,10 +185,11 @@ def _roll_forward(target: str, staging: str, entries: dict) -> None:
 
 @dataclass
 class JobOutcome:
-    """What a committed job wrote: files (relative to the target) and rows."""
+    """What a committed job wrote: files (relative to the target) and rows (None: not counted,
+    when Spark's writer wrote them)."""
 
     files: list[str]
-    num_rows: int
+    num_rows: int | None
 
 
 class FileCommit:
@@ -278,15 +279,20 @@ class FileCommit:
             self._lock = None
 
 
-def run_write_job(target: str, mode: str, write: Callable[[str, str], None], *,
+def run_write_job(target: str, mode: str, write: Callable[[str, str], int | None], *,
                   static_prefix: str = "", dynamic_overwrite: bool = False,
+                  if_partition_not_exists: bool = False,
                   job_id: str | None = None) -> JobOutcome | None:
     """Spark's ``InsertIntoHadoopFsRelationCommand.run`` for a local directory: recover
     ``target``, apply the save ``mode`` (``ErrorIfExists`` / ``Append`` / ``Overwrite`` /
-    ``Ignore``), run ``write(directory, job_id)`` (the tasks), commit.  None when nothing was
-    written (``Ignore`` on an existing path)."""
+    ``Ignore``), run ``write(directory, job_id)`` (the tasks; it returns the rows written), commit.  None when nothing was
+    written (``Ignore`` on an existing path; ``if_partition_not_exists`` -- ``INSERT OVERWRITE
+    ... PARTITION (...) IF NOT EXISTS`` -- when the static partition ``static_prefix`` exists)."""
     recover(target)
     exists = os.path.exists(target)
+    if if_partition_not_exists and static_prefix and os.path.isdir(
+            os.path.join(target, static_prefix)):
+        return None
     if exists and mode == "ErrorIfExists":
         raise AnalysisError(f"[PATH_ALREADY_EXISTS] Path {_qualified(target)} already exists. "
                             "Set mode as \"overwrite\" to overwrite the existing path.",
@@ -301,7 +307,7 @@ def run_write_job(target: str, mode: str, write: Callable[[str, str], None], *,
     job = FileCommit(target, job_id)
     directory = job.setup()
     try:
-        write(directory, job.job_id)
+        rows = write(directory, job.job_id)
         staged = job.staged_files()
         if mode != "Overwrite":
             delete: list[str] = []
@@ -313,7 +319,7 @@ def run_write_job(target: str, mode: str, write: Callable[[str, str], None], *,
     except BaseException:
         job.abort()
         raise
-    return JobOutcome(files, 0)
+    return JobOutcome(files, rows)
 
 
 def _qualified(path: str) -> str:
