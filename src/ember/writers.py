@@ -21,6 +21,7 @@ from ember.execution.write import WRITE_FORMATS, check_writable
 from ember.plans.logical.writes import (PARTITION_COLUMNS_OPTION, InsertIntoHadoopFsRelationCommand,
                                         SaveMode, partition_columns_option)
 from ember.query_execution import QueryExecution
+from ember.streaming.sinks.file import uri_to_path
 
 if TYPE_CHECKING:  # pragma: no cover
     from ember.dataframe import DataFrame
@@ -127,6 +128,16 @@ class DataFrameWriter:
         self.save(path, "text", None, None, compression=compression, lineSep=lineSep)
 
 
+def _target_path(path: str) -> str:
+    """The absolute local directory of ``path`` (a ``file:`` URI too); another URI
+    (``hdfs://``, ``s3a://``) as it is, for the Spark runtime."""
+    if path.startswith("file:"):
+        return os.path.abspath(uri_to_path(path))
+    if "://" in path:
+        return path
+    return os.path.abspath(os.path.expanduser(path))
+
+
 def _partition_attrs(query: Any, names: list[str], case_sensitive: bool) -> tuple[Any, ...]:
     """``partitionBy``'s names resolved against ``query``'s output (Spark's
     ``PartitioningUtils.validatePartitionColumn``)."""
@@ -193,7 +204,7 @@ def path_write_command(df: "DataFrame", path: str, fmt: str, mode: SaveMode | st
     overwrite_mode = opts.get("partitionoverwritemode", conf.get(PARTITION_OVERWRITE_MODE))
     dynamic = (mode is SaveMode.OVERWRITE and bool(parts)
                and str(overwrite_mode).upper() == "DYNAMIC")
-    target = path if "://" in path else os.path.abspath(os.path.expanduser(path))
+    target = _target_path(path)
     return InsertIntoHadoopFsRelationCommand(
         target, (), False, parts, fmt, tuple(shown), query,
         mode, None, tuple(a.name for a in query.output), dynamic)

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from ember.errors import AnalysisError
+from ember.errors import AnalysisError, UnsupportedError
 from ember.query_execution import QueryExecution
 from ember.writers import path_write_command
 from tests.conformance.ember_adapter import RUNTIMES, new_session
@@ -263,12 +263,17 @@ def test_static_partition_overwrite_command(spark, tmp_path, runtime):
     assert _rows(spark.read.parquet(ours)) == _rows(spark.read.parquet(theirs))
 
 
-def test_uri_paths_go_through_spark(spark, tmp_path):
-    """On the Spark runtime a URI target is written by Spark with its own save mode."""
-    session = new_session(runtime="spark")
-    uri = "file://" + str(tmp_path / "u")
-    session.sql("SELECT id AS a FROM range(3)").write.parquet(uri)
-    session.sql("SELECT id AS a FROM range(2)").write.mode("append").parquet(uri)
-    assert _rows(spark.read.parquet(uri)) == [(0,), (0,), (1,), (1,), (2,)]
-    with pytest.raises(Exception, match="PATH_ALREADY_EXISTS"):
-        session.sql("SELECT id AS a FROM range(2)").write.parquet(uri)
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_file_uris_are_local_paths(spark, tmp_path, runtime):
+    """A ``file:`` URI names the local directory (written with Ember's commit on both
+    runtimes); the local runtime refuses other schemes."""
+    session = new_session(runtime=runtime)
+    path = tmp_path / "u"
+    session.sql("SELECT id AS a FROM range(3)").write.parquet("file://" + str(path))
+    session.sql("SELECT id AS a FROM range(2)").write.mode("append").parquet("file:" + str(path))
+    assert _rows(spark.read.parquet(str(path))) == [(0,), (0,), (1,), (1,), (2,)]
+    with pytest.raises(AnalysisError, match="PATH_ALREADY_EXISTS"):
+        session.sql("SELECT id AS a FROM range(2)").write.parquet("file://" + str(path))
+    if runtime == "local":
+        with pytest.raises(UnsupportedError, match="hdfs://"):
+            session.sql("SELECT 1 AS a").write.parquet("hdfs://nowhere/x")
