@@ -14,9 +14,11 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
+from ember import types as T
 from ember.conf import CASE_SENSITIVE, DEFAULT_DATA_SOURCE, PARTITION_OVERWRITE_MODE
 from ember.errors import AnalysisError, UnsupportedError
 from ember.execution.file_commit import JobOutcome
+from ember.expressions.common import sql_type
 from ember.execution.write import WRITE_FORMATS, check_writable
 from ember.plans.logical.writes import (PARTITION_COLUMNS_OPTION, InsertIntoHadoopFsRelationCommand,
                                         SaveMode, partition_columns_option)
@@ -157,6 +159,11 @@ def _partition_attrs(query: Any, names: list[str], case_sensitive: bool) -> tupl
             raise AnalysisError(f"Partition column `{name}` not found in schema struct<{schema}>.",
                                 error_class="_LEGACY_ERROR_TEMP_1155",
                                 parameters={"partColumn": name})
+        if isinstance(found[0].data_type, (T.ArrayType, T.StructType)):
+            shown = sql_type(found[0].data_type)
+            raise AnalysisError(f"Cannot use {shown} for partition column.",
+                                error_class="INVALID_PARTITION_COLUMN_DATA_TYPE",
+                                parameters={"type": shown})
         out.append(found[0])
     if out and len(out) == len(query.output):
         raise AnalysisError("Cannot use all columns for partition columns.",

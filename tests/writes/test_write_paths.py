@@ -146,6 +146,8 @@ ERRORS = {
         "a").parquet(p),
     "duplicate partition column": lambda s, p: s.sql("SELECT 1 AS a, 2 AS b").write.partitionBy(
         "a", "A").parquet(p),
+    "array partition column": lambda s, p: s.sql("SELECT 1 AS a, array(1) AS q").write.partitionBy(
+        "q").parquet(p),
     "csv array": lambda s, p: s.sql("SELECT 1 AS a, array(1) AS arr").write.csv(p),
     "text int": lambda s, p: s.sql("SELECT 1 AS a").write.text(p),
     "text two columns": lambda s, p: s.sql("SELECT 'a' AS x, 'b' AS y").write.text(p),

@@ -44,6 +44,7 @@ from ember.conf import JSON_IGNORE_NULL_FIELDS, MAX_RECORDS_PER_FILE, PARQUET_CO
 from ember.errors import AnalysisError, UnsupportedError
 from ember.execution.scan import HIVE_NULL
 from ember.expressions.cast import _local_naive, cast_array
+from ember.expressions.common import sql_type
 from ember.expressions.datetime import _STRFTIME_TOKENS, _format_token, _pattern_tokens
 
 __all__ = ["WriteJob", "write_task", "escape_path_name", "partition_directory",
@@ -157,7 +158,7 @@ def _codec_error(name: str, spark_codecs: tuple[str, ...]) -> Exception:
 
 
 def _type_error(fmt: str, name: str, t: T.DataType) -> AnalysisError:
-    shown = f"\"{t.simple_string().upper()}\""
+    shown = sql_type(t)
     return AnalysisError(
         f"The {fmt} datasource doesn't support the column `{name}` of the type {shown}.",
         error_class="UNSUPPORTED_DATA_TYPE_FOR_DATASOURCE",
