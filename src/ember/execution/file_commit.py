@@ -43,6 +43,8 @@ __all__ = ["FileCommit", "recover", "run_write_job", "STAGING_PREFIX", "SUCCESS_
            "JobOutcome"]
 
 STAGING_PREFIX = ".ember-staging-"
+#: a staging directory while its lock is taken (left alone by recovery)
+_SETUP_PREFIX = ".ember-setup-"
 SUCCESS_FILE = "_SUCCESS"
 _JOURNAL = "journal"
 _LOCK = ".lock"
@@ -91,6 +93,8 @@ def recover(target: str) -> None:
     prefix = _sibling_prefix(target)
     if os.path.isdir(parent):
         for name in os.listdir(parent):
+            if name.startswith(prefix.replace(STAGING_PREFIX, _SETUP_PREFIX)):
+                _drop_dead_setup(os.path.join(parent, name))
             if name.startswith(prefix):
                 staging = os.path.join(parent, name)
                 lock = _try_lock(os.path.join(staging, _LOCK))
@@ -101,6 +105,8 @@ def recover(target: str) -> None:
     if not os.path.isdir(target):
         return
     for name in os.listdir(target):
+        if name.startswith(_SETUP_PREFIX):
+            _drop_dead_setup(os.path.join(target, name))
         if not name.startswith(STAGING_PREFIX):
             continue
         staging = os.path.join(target, name)
@@ -120,6 +126,17 @@ def recover(target: str) -> None:
                 lock.close()
 
 
+def _drop_dead_setup(path: str) -> None:
+    """Delete a job's directory killed during setup (its lock file made, the lock free); one
+    without a lock file may be a job setting up now: left alone."""
+    if not os.path.exists(os.path.join(path, _LOCK)):
+        return
+    lock = _try_lock(os.path.join(path, _LOCK))
+    if lock is not None:
+        shutil.rmtree(path, ignore_errors=True)
+        lock.close()
+
+
 def _visible_files(root: str, under: str = "") -> list[str]:
     """Every file below ``root/under`` (relative to ``root``), staging directories excepted."""
     out: list[str] = []
@@ -128,7 +145,7 @@ def _visible_files(root: str, under: str = "") -> list[str]:
         return out
     for dirpath, dirs, files in os.walk(start):
         if dirpath == root:
-            dirs[:] = [d for d in dirs if not d.startswith(STAGING_PREFIX)]
+            dirs[:] = [d for d in dirs if not d.startswith((STAGING_PREFIX, _SETUP_PREFIX))]
         rel = os.path.relpath(dirpath, root)
         for f in files:
             out.append(f if rel == "." else os.path.join(rel, f))
@@ -217,11 +234,16 @@ class FileCommit:
         return os.path.join(self.staging, _DATA)
 
     def setup(self) -> str:
-        """Create the staging directory, holding its lock; returns :attr:`data_dir`."""
+        """Create the staging directory, holding its lock; returns :attr:`data_dir`.  It is
+        made under a name :func:`recover` never touches and renamed once its lock is held, so
+        a recovery running meanwhile cannot take a live job's directory for a dead one."""
         if self.new_target:
             os.makedirs(os.path.dirname(self.target), exist_ok=True)
-        os.makedirs(self.staging)
-        self._lock = _try_lock(os.path.join(self.staging, _LOCK))
+        pending = os.path.join(os.path.dirname(self.staging), os.path.basename(
+            self.staging).replace(STAGING_PREFIX, _SETUP_PREFIX))
+        os.makedirs(pending)
+        self._lock = _try_lock(os.path.join(pending, _LOCK))
+        os.rename(pending, self.staging)
         _step("setup")
         return self.data_dir
 
