@@ -29,6 +29,7 @@ from ember.runtime.local.explain import explain_analyzed
 from ember.execution.file_commit import JobOutcome, run_write_job
 from ember.execution.write import make_job, partition_directory
 from ember.optimizer.rules.v1_writes import V1Writes
+from ember.physical.writes import DataWritingCommandExec
 from ember.plans.logical.writes import InsertIntoHadoopFsRelationCommand
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -208,8 +209,11 @@ class QueryExecution:
         from ember.runtime.spark.stages import describe_stages
 
         sc = self.session.spark_session.sparkContext
-        return "\n\n" + describe_stages(self.executed_plan, self.session.sql_conf,
-                                         sc.defaultParallelism)
+        plan, title = self.executed_plan, "collect the result"
+        if isinstance(plan, DataWritingCommandExec):  # Spark's writer runs the query's stages
+            plan, title = plan.child.child, "write files"
+        return "\n\n" + describe_stages(plan, self.session.sql_conf, sc.defaultParallelism,
+                                         title)
 
     def explain_string(self, mode: ExplainMode | str = "simple") -> str:
         """EXPLAIN text.

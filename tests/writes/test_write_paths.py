@@ -307,3 +307,15 @@ def test_table_write_explain_matches_spark(spark, tmp_path):
             ("a", "p"))
         ours = QueryExecution(session, cmd).explain_string().splitlines()[1]
         assert re.sub(r"#\d+L?", "#", ours) == re.sub(r"#\d+L?", "#", theirs)
+
+
+def test_spark_runtime_explain_names_the_writer(spark, tmp_path):
+    """On the Spark runtime, EXPLAIN's stages end in Spark's file writer (not a collect)."""
+    session = new_session(runtime="spark")
+    cmd = path_write_command(session.sql(QUERY), str(tmp_path / "x"), "parquet", "error", {},
+                             ["p"])
+    text = QueryExecution(session, cmd).explain_string()
+    stages = text.split("== Spark Stages ==\n")[1]
+    assert stages.startswith("Job 0 (write files)")
+    assert stages.rstrip().endswith("-> Spark's file writer")
+    assert "collect" not in stages
