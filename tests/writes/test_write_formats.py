@@ -56,6 +56,8 @@ CASES = [
     ("json", NESTED, {"ignoreNullFields": "false"}),
     ("json", VALUES, {"compression": "gzip"}),
     ("csv", VALUES, {"compression": "gzip", "header": "true"}),
+    ("csv", "SELECT 1 AS a, INTERVAL 1 DAY AS d, INTERVAL '1-2' YEAR TO MONTH AS ym", {}),
+    ("json", "SELECT 1 AS a, INTERVAL '3 04:05:06' DAY TO SECOND AS d, NULL AS n", {}),
     ("text", "SELECT s FROM ({}) ORDER BY id".format(VALUES.replace("SELECT *", "SELECT *", 1)),
      {}),
 ]

@@ -148,6 +148,7 @@ ERRORS = {
         "a", "A").parquet(p),
     "array partition column": lambda s, p: s.sql("SELECT 1 AS a, array(1) AS q").write.partitionBy(
         "q").parquet(p),
+    "csv void": lambda s, p: s.sql("SELECT 1 AS a, NULL AS n").write.csv(p),
     "csv array": lambda s, p: s.sql("SELECT 1 AS a, array(1) AS arr").write.csv(p),
     "text int": lambda s, p: s.sql("SELECT 1 AS a").write.text(p),
     "text two columns": lambda s, p: s.sql("SELECT 'a' AS x, 'b' AS y").write.text(p),

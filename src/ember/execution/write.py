@@ -173,7 +173,7 @@ def check_writable(file_format: str, names: tuple[str, ...], types: tuple[T.Data
     fmt = file_format.lower()
     codec = options.get("compression", options.get("codec"))
     for n, t in zip(names, types):
-        if fmt == "csv" and isinstance(t, (T.ArrayType, T.StructType)):
+        if fmt == "csv" and isinstance(t, (T.ArrayType, T.StructType, T.NullType)):
             raise _type_error("CSV", n, t)
         if fmt == "text" and not isinstance(t, T.StringType):
             raise _type_error("Text", n, t)
@@ -680,7 +680,10 @@ class _JsonEncoder(_LineEncoder):
             columns = [arr.field(i) for i in range(len(dt.fields))]
             return self._object(columns, [(f.name, f.data_type) for f in dt.fields], len(arr),
                                 pc.is_valid(arr))
-        return _text_values(self.job, arr, dt, self.opts)
+        text = _text_values(self.job, arr, dt, self.opts)
+        if isinstance(dt, (T.NumericType, T.BooleanType, T.NullType)):
+            return text
+        return json_string(text)  # intervals: their SQL text, as a string
 
 
 class _TextEncoder(_LineEncoder):
