@@ -54,15 +54,12 @@ from ember.expressions import predicates as Pr
 from ember.expressions.base import AttributeReference, Literal
 from ember.expressions.cast import cast_array
 from ember.expressions.predicates import IsNotNull
+from ember.execution.file_index import (HIVE_NULL, PARTITION_OPTION, FileSplit, partition_columns,
+                                        partition_values, read_lines)
+from ember.execution.json_source import read_json
 
 __all__ = ["scan_file_relation", "read_csv_strings", "partition_values", "PARTITION_OPTION",
            "HIVE_NULL"]
-
-#: FileRelation option listing the Hive partition columns (comma-separated), set by the reader.
-PARTITION_OPTION = "__partition_columns"
-#: The directory value Hive (and Spark) write for a NULL partition value.
-HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
-
 
 def _options(options: Sequence[tuple[str, str]] | dict) -> dict[str, str]:
     items = options.items() if isinstance(options, dict) else options
@@ -236,22 +233,32 @@ def _scan_csv(rel, opts: dict[str, str], time_zone: str) -> pa.Table:
     return out
 
 
+def _scan_csv_partitioned(rel, opts: dict[str, str], time_zone: str) -> pa.Table:
+    """``_scan_csv`` of ``rel``'s data columns, with its partition columns (file by file)."""
+    parts = {a.id for a in partition_columns(rel)}
+    if not parts:
+        return _scan_csv(rel, opts, time_zone)
+    schema = schema_of(rel.attrs)
+    names = [a.name for a in rel.attrs if a.id in parts]
+    tables = []
+    for p in rel.paths:
+        t = _scan_csv(rel.copy(attrs=tuple(a for a in rel.attrs if a.id not in parts),
+                               paths=(p,)), opts, time_zone)
+        vals = partition_values(p, names)
+        cols, k = [], 0
+        for a in rel.attrs:
+            if a.id in parts:
+                cols.append(_partition_column(a, vals.get(a.name.lower()), t.num_rows, time_zone))
+            else:
+                cols.append(t.column(k))
+                k += 1
+        tables.append(pa.Table.from_arrays([c.cast(f.type) for c, f in zip(cols, schema)],
+                                           schema=schema))
+    return pa.concat_tables(tables) if tables else schema.empty_table()
+
+
 # ---------------------------------------------------------------------------------------------
 # Parquet
-
-
-def partition_values(path: str, names: Sequence[str]) -> dict[str, str | None]:
-    """The ``key=value`` directory components of ``path`` for the partition columns ``names``
-    (``__HIVE_DEFAULT_PARTITION__`` -> None; values are URL-unescaped)."""
-    from urllib.parse import unquote
-
-    wanted = {n.lower() for n in names}
-    out: dict[str, str | None] = {}
-    for part in os.path.dirname(path).split(os.sep):
-        k, sep, v = part.partition("=")
-        if sep and k.lower() in wanted:
-            out[k.lower()] = None if v == HIVE_NULL else unquote(v)
-    return out
 
 
 def _scan_parquet(rel, opts: dict[str, str], time_zone: str) -> pa.Table:
@@ -279,8 +286,9 @@ def _scan_parquet(rel, opts: dict[str, str], time_zone: str) -> pa.Table:
             continue
         col = table.column(i)
         if a.name.lower() in {n.lower() for n in part_cols}:
-            col = cast_array(col.combine_chunks(), T.STRING, a.data_type, ansi=False,
-                             time_zone=time_zone)
+            col = pa.nulls(table.num_rows, target) if isinstance(a.data_type, T.NullType) \
+                else cast_array(col.combine_chunks(), T.STRING, a.data_type, ansi=False,
+                                time_zone=time_zone)
         elif col.type != target:
             col = col.cast(target)
         cols.append(col)
@@ -290,8 +298,65 @@ def _scan_parquet(rel, opts: dict[str, str], time_zone: str) -> pa.Table:
     return pa.Table.from_arrays(cols, schema=schema)
 
 
-def scan_file_relation(rel, batch_size: int, time_zone: str = "UTC") -> Iterator[pa.RecordBatch]:
-    """Batches of a ``FileRelation`` with columns cast to its attributes' Arrow types."""
+def _partition_column(a, value: str | None, n: int, time_zone: str) -> pa.Array:
+    """The constant column of the partition column ``a`` (``value``: its directory value)."""
+    raw = pa.array([value], pa.large_string())
+    if isinstance(a.data_type, T.NullType):
+        one = pa.nulls(1, pa.null())
+    elif isinstance(a.data_type, T.StringType):
+        one = raw
+    else:
+        one = cast_array(raw, T.STRING, a.data_type, ansi=False, time_zone=time_zone)
+    return pa.repeat(one.cast(a.data_type.to_arrow())[0], n) if n else \
+        pa.array([], a.data_type.to_arrow())
+
+
+def multi_line(rel) -> bool:
+    """Whether ``rel``'s files are read whole (``multiLine``), not splittable by lines."""
+    return _flag(_options(rel.options), "multiLine")
+
+
+def _scan_json(rel, opts: dict[str, str], time_zone: str,
+               splits: Sequence[FileSplit] | None = None) -> pa.Table:
+    """``rel``'s JSON files (or ``splits`` of them) with their partition columns."""
+    parts = {a.id for a in partition_columns(rel)}
+    data_attrs = [a for a in rel.attrs if a.id not in parts]
+    whole = _flag(opts, "multiLine")
+    units = splits if splits is not None else [FileSplit(p, 0, -1) for p in rel.paths]
+    schema = schema_of(rel.attrs)
+    tables = []
+    for u in units:
+        data = None if whole or u.length < 0 else read_lines(u)
+        t = read_json(u.path, data_attrs, opts, time_zone, data=data)
+        n = t.num_rows
+        if parts:
+            vals = partition_values(u.path, [a.name for a in rel.attrs if a.id in parts])
+            cols, k = [], 0
+            for a in rel.attrs:
+                if a.id in parts:
+                    cols.append(_partition_column(a, vals.get(a.name.lower()), n, time_zone))
+                else:
+                    cols.append(t.column(k))
+                    k += 1
+        else:
+            cols = list(t.columns)
+        if not cols:
+            tables.append(pa.table({"_": pa.nulls(n)}).drop(["_"]))
+            continue
+        tables.append(pa.Table.from_arrays([conform(c, f.type) if isinstance(c, pa.Array)
+                                            else c.cast(f.type) for c, f in zip(cols, schema)],
+                                           schema=schema))
+    if not tables:
+        return schema.empty_table()
+    if not rel.attrs:
+        return pa.table({"_": pa.nulls(sum(t.num_rows for t in tables))}).drop(["_"])
+    return pa.concat_tables(tables)
+
+
+def scan_file_relation(rel, batch_size: int, time_zone: str = "UTC",
+                       splits: Sequence[FileSplit] | None = None) -> Iterator[pa.RecordBatch]:
+    """Batches of a ``FileRelation`` with columns cast to its attributes' Arrow types
+    (``splits``: only these byte ranges of its files, for a splittable format)."""
     opts = _options(rel.options)
     schema = schema_of(rel.attrs)
     fmt = rel.format.lower()
@@ -299,7 +364,9 @@ def scan_file_relation(rel, batch_size: int, time_zone: str = "UTC") -> Iterator
         if fmt == "parquet":
             table = _scan_parquet(rel, opts, time_zone)
         elif fmt == "csv":
-            table = _scan_csv(rel, opts, time_zone)
+            table = _scan_csv_partitioned(rel, opts, time_zone)
+        elif fmt == "json":
+            table = _scan_json(rel, opts, time_zone, splits)
         else:
             raise UnsupportedError(f"Data source {rel.format} is not supported")
     except FileNotFoundError as e:

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from ember.conf import (SESSION_TIME_ZONE, SPARK_ARROW_BATCH_ROWS, SPARK_ARROW_LARGE_VAR_TYPES,
+from ember.conf import (FILES_MAX_PARTITION_BYTES, FILES_MIN_PARTITION_NUM, FILES_OPEN_COST,
+                        SESSION_TIME_ZONE, SPARK_ARROW_BATCH_ROWS, SPARK_ARROW_LARGE_VAR_TYPES,
                         SPARK_ARROW_MAX_RECORDS_PER_BATCH)
 from ember.execution.kernels.batches import schema_of, conform_batch, make_batch, one_row_no_columns
 from ember.expressions.base import AttributeReference, Expression, Literal
@@ -31,6 +32,7 @@ from ember.physical.nodes import (FileSourceScanExec, LocalTableScanExec, RangeE
                                   SparkDataFrameScanExec)
 from ember.runtime.spark import worker
 from ember import types as T
+from ember.execution.file_index import select_files
 from ember.execution.scan import PARTITION_OPTION
 from ember.expressions import predicates as P
 from ember.runtime.local.operators.basic import local_scan_bounds
@@ -88,7 +90,14 @@ def file_scan(rt: SparkRuntime, node: FileSourceScanExec, batch_rows_set: bool =
     """Spark's reader for the relation's format, paths and options, reading the scan's
     columns with the pushed filters Spark SQL can express (``batch_rows_set``: the caller
     holds :func:`batch_rows` already, see :func:`file_scans`)."""
-    df = _loaded(rt.spark, node.relation)
+    rel = node.relation
+    if node.partition_filters:  # only the files of the partitions the filters select
+        rel = rel.copy(paths=select_files(rel, node.partition_filters,
+                                          str(rt.conf.get(SESSION_TIME_ZONE))))
+        if not rel.paths:
+            return rt.sc.parallelize([], 1)
+    _files_conf(rt)
+    df = _loaded(rt.spark, rel)
     pushed = [sql for sql in map(filter_sql, node.data_filters) if sql is not None]
     if pushed:  # one Filter: each DataFrame call is a round of analysis in the JVM
         df = df.where(" AND ".join(pushed))
@@ -104,6 +113,15 @@ def file_scan(rt: SparkRuntime, node: FileSourceScanExec, batch_rows_set: bool =
     return dataframe_blobs(df.selectExpr(*exprs), schema_of(node.output),
                            None if batch_rows_set else int(rt.conf.get(SPARK_ARROW_BATCH_ROWS)),
                            unscaled)
+
+
+def _files_conf(rt: SparkRuntime) -> None:
+    """Spark's session set to Ember's split sizing keys (``spark.sql.files.*``), which Spark's
+    ``FilePartition`` reads when the scan's RDD is made."""
+    for entry in (FILES_MAX_PARTITION_BYTES, FILES_OPEN_COST, FILES_MIN_PARTITION_NUM):
+        value = rt.conf.get(entry)
+        if value is not None and entry.read_spark(rt.spark) != value:
+            rt.spark.conf.set(entry.key, str(value))
 
 
 def file_scans(rt: SparkRuntime, nodes: list[FileSourceScanExec]) -> list[Any]:

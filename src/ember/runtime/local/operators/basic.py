@@ -41,7 +41,8 @@ from ember.physical.nodes import (
 from ember.physical.partitioning import SinglePartition
 from ember.runtime.local.registry import PartitionFn, operator
 from ember.errors import ExecutionError
-from ember.execution import scan
+from ember.conf import FILES_MAX_PARTITION_BYTES, FILES_MIN_PARTITION_NUM, FILES_OPEN_COST
+from ember.execution import file_index, scan
 from ember.expressions.base import and_all, split_conjuncts
 from ember.runtime.local.pruning import placeholder, output_mask
 
@@ -110,6 +111,9 @@ def run_file_scan(node: FileSourceScanExec, rt: RunContext) -> list[PartitionFn]
 
     rel = node.relation
     schema = schema_of(node.output)
+    if node.partition_filters:
+        rel = rel.copy(paths=file_index.select_files(rel, node.partition_filters,
+                                                     rt.ctx.time_zone))
     if scan.parquet_scan_supported(rel):
         cache = rt.scan_cache
         planned = cache.planned(node) if cache is not None else None
@@ -140,6 +144,23 @@ def run_file_scan(node: FileSourceScanExec, rt: RunContext) -> list[PartitionFn]
 
         return run
 
+    if rel.format == "json" and rel.paths:
+        conf = rt.ctx.conf
+        splits = file_index.file_splits(
+            rel.paths, not scan.multi_line(rel), conf.get(FILES_MAX_PARTITION_BYTES),
+            conf.get(FILES_OPEN_COST), conf.get(FILES_MIN_PARTITION_NUM) or rt.parallelism)
+
+        def split_part(group) -> PartitionFn:
+            def run() -> Iterator[pa.RecordBatch]:
+                for b in scan.scan_file_relation(rel, rt.ctx.batch_size, rt.ctx.time_zone,
+                                                 group):
+                    if pos != list(range(len(ids))):
+                        b = make_batch([b.column(i) for i in pos], schema, b.num_rows)
+                    yield b
+
+            return run
+
+        return [split_part(g) for g in splits]
     if len(rel.paths) <= 1:
         return [part(rel)]
     return [part(rel.copy(paths=(p,))) for p in paths]
