@@ -481,6 +481,9 @@ COLUMN_NAME_OF_CORRUPT_RECORD = _entry(
 PARTITION_TYPE_INFERENCE = _entry(
     "spark.sql.sources.partitionColumnTypeInference.enabled", True, _bool,
     "Infer the types of partition columns from their directory values (else strings).")
+RUN_SQL_ON_FILES = _entry(
+    "spark.sql.runSQLOnFiles", True, _bool,
+    "Allow format.`path` in FROM to read the files at path (parquet, csv, json).")
 FILES_MAX_PARTITION_BYTES = _entry(
     "spark.sql.files.maxPartitionBytes", 128 << 20, _bytes,
     "The most bytes of files packed into one scan partition (Spark's FilePartition).")

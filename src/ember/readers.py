@@ -25,6 +25,7 @@ from ember.dataframe import DataFrame
 from ember.errors import AnalysisError, UnsupportedError
 from ember.expressions.base import AttributeReference
 from ember.plans.logical.nodes import FileRelation
+from ember.analysis.rules.resolve_sql_on_file import register_file_source
 from ember.conf import COLUMN_NAME_OF_CORRUPT_RECORD, PARTITION_TYPE_INFERENCE
 from ember.execution.file_index import BASE_PATH_OPTION, discover_partitions
 from ember.execution.json_source import check_corrupt_column, infer_json_schema
@@ -259,9 +260,11 @@ def file_relation(fmt: str, paths: Sequence[str] | str,
                                 PARTITION_TYPE_INFERENCE.read(conf)) if files else []
     if schema is not None:
         cols = [(f.name, f.data_type) for f in schema.fields]
-        if parts:  # the user schema's types of the partition columns it names
-            given = {n.lower() for n, _ in cols}
-            cols += [p for p in parts if p[0].lower() not in given]
+        if parts:  # partition columns last, with the user schema's types where it names them
+            given = {n.lower(): (n, t) for n, t in cols}
+            names = {n.lower() for n, _ in parts}
+            cols = [c for c in cols if c[0].lower() not in names] + \
+                [given.get(n.lower(), (n, t)) for n, t in parts]
     else:
         cols = infer_file_schema(fmt, files, opts)
         if parts:
@@ -273,6 +276,9 @@ def file_relation(fmt: str, paths: Sequence[str] | str,
     if fmt == "json":
         check_corrupt_column(attrs, opts)
     return FileRelation(attrs, fmt, files, tuple(sorted(opts.items())))
+
+
+register_file_source(file_relation)
 
 
 def _schema_of(schema: Any) -> T.StructType:

@@ -33,6 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ember import types as T
+from ember.coercion import find_wider_type_for_two
 from ember.errors import AnalysisError
 from ember.expressions.base import Expression, and_all
 from ember.expressions.cast import cast_array
@@ -104,29 +105,11 @@ def _value_type(v: str | None) -> T.DataType:
 
 
 def _wider(t1: T.DataType, t2: T.DataType) -> T.DataType:
-    """Spark's ``findWiderTypeForPartitionColumn``."""
-    if t1 == t2:
-        return t1
-    if isinstance(t1, T.NullType):
-        return t2
-    if isinstance(t2, T.NullType):
-        return t1
-    ints = (T.IntegerType, T.LongType)
-    if isinstance(t1, ints) and isinstance(t2, ints):
-        return T.LONG
-    if isinstance(t1, (T.DoubleType, T.DecimalType)) and isinstance(t2, (T.DoubleType,
-                                                                         T.DecimalType)):
-        return T.STRING if T.DOUBLE in (t1, t2) else T.DecimalType(
-            max(t1.precision, t2.precision), 0)
-    if T.DOUBLE in (t1, t2) and (isinstance(t1, ints) or isinstance(t2, ints)):
-        return T.DOUBLE
-    dec = t1 if isinstance(t1, T.DecimalType) else t2 if isinstance(t2, T.DecimalType) else None
-    if dec is not None and (isinstance(t1, ints) or isinstance(t2, ints)):
-        other = t2 if dec is t1 else t1
-        return T.DecimalType(max(dec.precision, 20 if isinstance(other, T.LongType) else 10), 0)
-    if {type(t1), type(t2)} == {T.DateType, T.TimestampType}:
-        return T.TIMESTAMP
-    return T.STRING
+    """Spark's ``findWiderTypeForPartitionColumn``: a double with a decimal is a string, else
+    the wider type without string promotion, else a string."""
+    if {type(t1), type(t2)} == {T.DoubleType, T.DecimalType}:
+        return T.STRING
+    return find_wider_type_for_two(t1, t2, string_promotion=False, legacy=True) or T.STRING
 
 
 def discover_partitions(paths: Sequence[str], files: Sequence[str], base_path: str | None = None,

@@ -39,6 +39,7 @@ import decimal
 import io
 import json
 import math
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -47,6 +48,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pajson
 
 from ember import types as T
+from ember.coercion import decimal_for_integral, find_tightest_common_type
 from ember.errors import AnalysisError, ExecutionError
 from ember.expressions.cast import cast_array
 
@@ -111,6 +113,34 @@ def _dump(v: Any) -> str:
         return "[" + ",".join(_dump(x) for x in v) + "]"
     return "{" + ",".join(json.dumps(k, ensure_ascii=False) + ":" + _dump(x)
                           for k, x in v.items()) + "}"
+
+
+_DECODER = json.JSONDecoder()
+_WS = re.compile(r"[ \t\n\r]*")
+
+
+def _raw_field(text: str, name: str) -> str | None:
+    """The text of the top-level field ``name`` of the JSON object ``text`` as written (Spark
+    reads a nested value into a string column as its input text), or None."""
+    try:
+        pos = _WS.match(text, 0).end()
+        if text[pos] != "{":
+            return None
+        pos += 1
+        while True:
+            pos = _WS.match(text, pos).end()
+            key, pos = _DECODER.raw_decode(text, pos)
+            pos = _WS.match(text, pos).end() + 1  # past ':'
+            start = _WS.match(text, pos).end()
+            _value, pos = _DECODER.raw_decode(text, start)
+            if key == name:
+                return text[start:pos]
+            pos = _WS.match(text, pos).end()
+            if text[pos] != ",":
+                return None
+            pos += 1
+    except (ValueError, IndexError):
+        return None
 
 
 class _Malformed(Exception):
@@ -198,27 +228,18 @@ def _is_timestamp(s: str) -> bool:
     return a.is_valid()[0].as_py() and any(c in s for c in "T :")
 
 
-def _decimal_of(t: T.DataType) -> T.DecimalType | None:
-    if isinstance(t, T.DecimalType):
-        return t
-    return {T.LongType: T.DecimalType(20, 0), T.IntegerType: T.DecimalType(10, 0),
-            T.ShortType: T.DecimalType(5, 0), T.ByteType: T.DecimalType(3, 0)}.get(type(t))
-
-
 def compatible_type(t1: T.DataType, t2: T.DataType) -> T.DataType:
-    """Spark's ``JsonInferSchema.compatibleType``."""
-    if t1 == t2:
-        return t1
-    if isinstance(t1, T.NullType):
-        return t2
-    if isinstance(t2, T.NullType):
-        return t1
-    num = (T.LongType, T.DoubleType, T.DecimalType)
-    if isinstance(t1, num) and isinstance(t2, num):
+    """Spark's ``JsonInferSchema.compatibleType``: the tightest common type, else decimals
+    widened (``double`` beyond 38 digits, or with a double), structs merged field by field,
+    arrays by element, and ``string`` for anything else."""
+    t = find_tightest_common_type(t1, t2, legacy=True)
+    if t is not None:
+        return t
+    if isinstance(t1, T.DecimalType) or isinstance(t2, T.DecimalType):
         if isinstance(t1, T.DoubleType) or isinstance(t2, T.DoubleType):
             return T.DOUBLE
-        d1, d2 = _decimal_of(t1), _decimal_of(t2)
-        if d1 is not None and d2 is not None:
+        if all(isinstance(x, T.DecimalType) or x.is_integral for x in (t1, t2)):
+            d1, d2 = decimal_for_integral(t1), decimal_for_integral(t2)
             scale = max(d1.scale, d2.scale)
             rng = max(d1.precision - d1.scale, d2.precision - d2.scale)
             return T.DOUBLE if rng + scale > 38 else T.DecimalType(rng + scale, scale)
@@ -484,6 +505,7 @@ def _python_read(data: bytes, fields: list[tuple[str, T.DataType]], o: JsonOptio
     records' text."""
     failed = [False]
     convs = [(n, _converter(t, failed)) for n, t in fields]
+    as_text = {n for n, t in fields if isinstance(t, T.StringType)}
     rows: list[list[Any]] = []
     bad: list[bool] = []
     texts: list[str | None] = []
@@ -504,6 +526,11 @@ def _python_read(data: bytes, fields: list[tuple[str, T.DataType]], o: JsonOptio
                 if x is None:
                     row.append(None)
                     continue
+                if n in as_text and isinstance(x, (dict, list)) and r is v:
+                    raw = _raw_field(text, n)
+                    if raw is not None:
+                        row.append(raw)
+                        continue
                 try:
                     row.append(c(x))
                 except _Bad:

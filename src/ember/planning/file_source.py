@@ -75,7 +75,9 @@ def file_source_strategy(plan: L.LogicalPlan,
     required = set()
     for e in (list(projects) if projects is not None else list(rel.output)) + rest:
         required |= e.references
-    output = tuple(a for a in rel.attrs if a.id in required)
+    # Spark's readDataColumns ++ partitionColumns: every partition column is read
+    output = tuple(a for a in rel.attrs if a.id in required and a.id not in parts) + \
+        tuple(a for a in rel.attrs if a.id in parts)
     data_filters = tuple(c for c in rest if c.deterministic and not (c.references & parts))
     node: P.SparkPlan = P.FileSourceScanExec(rel, output, data_filters, partition_filters)
     if link is not None:
