@@ -78,6 +78,7 @@ def data_dir(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> str:
     df.coalesce(2).write.json(os.path.join(d, "pyspark_nested"))
     df.drop("arr", "st").repartition(2).write.partitionBy("k", "s") \
         .json(os.path.join(d, "pyspark_part"))
+    df.select("id", "name", "k").write.partitionBy("k").parquet(os.path.join(d, "parquet_part"))
     return d
 
 
@@ -169,6 +170,11 @@ def c_pruned_to_nothing(s, d):
 
 
 @case
+def c_parquet_partitioned_pruned(s, d):
+    return s.read.parquet(_p(d, "parquet_part")).where("k <=> 1 OR k IS NULL").where("id > 3")
+
+
+@case
 def c_csv_partitioned(s, d):
     return s.read.csv(_p(d, "csvpart"), header=True, inferSchema=True).where("k = 2")
 
@@ -202,7 +208,8 @@ def spark_outcomes(spark: Any, data_dir: str) -> dict[str, Any]:
 #: one case per feature Ember wires through: schema, pruning, SQL on files); the rest run there
 #: with EMBER_FULL_SOURCES=1
 SPARK_RUNTIME_SAMPLE = {"awkward_schema_permissive", "awkward_infer", "pruned_query",
-                        "pruned_to_nothing", "typed_partitions", "sql_on_json_file"}
+                        "pruned_to_nothing", "typed_partitions", "sql_on_json_file",
+                        "parquet_partitioned_pruned", "csv_partitioned"}
 
 
 @pytest.mark.parametrize("runtime", RUNTIMES)
@@ -317,3 +324,38 @@ def test_split_sizing_matches_spark(spark: Any, data_dir: str, conf: dict[str, s
     assert len(parts) == expected_parts
     ember = new_session(conf, "local")
     assert sorted(map(repr, ember.read.json(path).collect())) == expected_rows
+
+
+@pytest.mark.parametrize("fmt", ["json", "parquet"])
+def test_local_scan_partitions_follow_the_split_keys(tmp_path, fmt: str) -> None:
+    """On the local runtime ``spark.sql.files.maxPartitionBytes`` / ``openCostInBytes`` cut a
+    scan into more partitions, and the rows stay the same."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ember.physical.nodes import FileSourceScanExec
+    from ember.runtime.local.runtime import LocalRuntime
+
+    path = str(tmp_path / f"data.{fmt}")
+    table = pa.table({"id": pa.array(range(4000), pa.int64()),
+                      "s": [f"value-{i}" for i in range(4000)]})
+    if fmt == "json":
+        with open(path, "w") as f:
+            f.writelines('{"id":%d,"s":"value-%d"}\n' % (i, i) for i in range(4000))
+    else:
+        pq.write_table(table, path, row_group_size=250)
+
+    def scan(conf: dict[str, str]) -> tuple[int, list[int]]:
+        session = new_session(conf, "local")
+        df = session.read.format(fmt).load(path)
+        node = df._qe.executed_plan.find(lambda n: isinstance(n, FileSourceScanExec))
+        rt = LocalRuntime(session.sql_conf, parallelism=2)
+        parts = rt.execute(node)
+        ids = sorted(i for p in parts for b in p() for i in b.column(0).to_pylist())
+        return len(parts), ids
+
+    default_parts, default_ids = scan({})
+    small_parts, small_ids = scan({"spark.sql.files.maxPartitionBytes": "8000",
+                                   "spark.sql.files.openCostInBytes": "1000"})
+    assert default_ids == small_ids == list(range(4000))
+    assert small_parts > default_parts, (small_parts, default_parts)

@@ -632,11 +632,13 @@ def parquet_scan_supported(rel) -> bool:
         and bool(rel.paths)
 
 
-def plan_parquet_splits(rel, attrs, data_filters, parallelism: int
+def plan_parquet_splits(rel, attrs, data_filters, parallelism: int,
+                        max_bytes: int = MAX_SPLIT_BYTES, min_bytes: int = MIN_SPLIT_BYTES
                         ) -> tuple[list[ParquetSplit], Any]:
     """The splits reading ``attrs`` of ``rel``: row groups whose statistics may satisfy
     ``data_filters``, grouped into about ``2 * parallelism`` contiguous splits (at least
-    ``MIN_SPLIT_BYTES``, at most ``MAX_SPLIT_BYTES`` each).  Also returns the per-path row
+    ``min_bytes``, at most ``max_bytes`` each: ``spark.sql.files.openCostInBytes`` and
+    ``maxPartitionBytes``).  Also returns the per-path row
     filter (a ``pyarrow.compute.Expression`` or None) :func:`read_parquet_split` applies, and
     under ``EXACT_KEY`` the data filters every path's row filter applies exactly (a Filter above
     the scan need not evaluate those again), and under ``MASK_KEY`` ``{path: the same row filter
@@ -697,7 +699,7 @@ def plan_parquet_splits(rel, attrs, data_filters, parallelism: int
     filters[EXACT_KEY] = tuple(data_filters[i] for i in sorted(exact or ()))
     filters[MASK_KEY] = masks
     total = sum(u[3] for u in units)
-    target = min(MAX_SPLIT_BYTES, max(MIN_SPLIT_BYTES, -(-total // max(1, 2 * parallelism))))
+    target = min(max_bytes, max(min_bytes, -(-total // max(1, 2 * parallelism))))
     splits: list[ParquetSplit] = []
     cur: ParquetSplit | None = None
     held = 0

@@ -118,7 +118,8 @@ def run_file_scan(node: FileSourceScanExec, rt: RunContext) -> list[PartitionFn]
         cache = rt.scan_cache
         planned = cache.planned(node) if cache is not None else None
         splits, filters = planned if planned is not None else scan.plan_parquet_splits(
-            rel, node.output, node.data_filters, rt.parallelism)
+            rel, node.output, node.data_filters, rt.parallelism,
+            rt.ctx.conf.get(FILES_MAX_PARTITION_BYTES), rt.ctx.conf.get(FILES_OPEN_COST))
         attrs = node.output
         rt.scan_exact_filters[node] = filters[scan.EXACT_KEY]
 
