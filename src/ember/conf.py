@@ -481,6 +481,10 @@ COLUMN_NAME_OF_CORRUPT_RECORD = _entry(
 PARTITION_TYPE_INFERENCE = _entry(
     "spark.sql.sources.partitionColumnTypeInference.enabled", True, _bool,
     "Infer the types of partition columns from their directory values (else strings).")
+DYNAMIC_PARTITION_PRUNING = _entry(
+    "spark.sql.optimizer.dynamicPartitionPruning.enabled", True, _bool,
+    "Prune a file scan's partitions by a broadcast hash join's build-side keys (Spark's "
+    "PartitionPruning; as with Spark's default reuseBroadcastOnly, only under a broadcast join).")
 RUN_SQL_ON_FILES = _entry(
     "spark.sql.runSQLOnFiles", True, _bool,
     "Allow format.`path` in FROM to read the files at path (parquet, csv, json).")

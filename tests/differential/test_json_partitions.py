@@ -20,7 +20,7 @@ from typing import Any, Callable
 import pytest
 
 from tests.conformance.ember_adapter import RUNTIMES, new_session
-from tests.differential.test_sources import compare, outcome
+from tests.differential.test_sources import _p, compare, outcome
 
 pytestmark = [pytest.mark.spark, pytest.mark.differential]
 
@@ -88,10 +88,6 @@ CASES: dict[str, Callable[[Any, str], Any]] = {}
 def case(fn: Callable[[Any, str], Any]) -> Callable[[Any, str], Any]:
     CASES[fn.__name__.removeprefix("c_")] = fn
     return fn
-
-
-def _p(d: str, name: str) -> str:
-    return os.path.join(d, name)
 
 
 def _json(name: str, schema: str | None = None, **opts: Any) -> Callable[[Any, str], Any]:
@@ -230,7 +226,7 @@ def test_json_and_partitions(spark_outcomes: dict[str, Any], data_dir: str, name
 
 def _scan_line(text: str) -> str:
     line = next(ln for ln in text.splitlines() if "FileScan" in ln)
-    return re.sub(r"#\d+L?", "#", line)
+    return re.sub(r"#\d+L?", "#", line)  # expression ids (dynamicpruning#12 included)
 
 
 def _plan_shape(text: str) -> list[str]:
@@ -359,3 +355,85 @@ def test_local_scan_partitions_follow_the_split_keys(tmp_path, fmt: str) -> None
                                    "spark.sql.files.openCostInBytes": "1000"})
     assert default_ids == small_ids == list(range(4000))
     assert small_parts > default_parts, (small_parts, default_parts)
+
+
+# -- dynamic partition pruning -------------------------------------------------------------------
+
+_DIM = ("CREATE OR REPLACE TEMP VIEW dim AS SELECT * FROM VALUES "
+        + ", ".join(f"({i}L, 'n{i}')" for i in range(4)) + " AS t(kid, name)")
+_DPP_QUERIES = [
+    "SELECT f.id, f.k, d.name FROM fact f JOIN dim d ON f.k = d.kid WHERE d.name IN ('n1', 'n2')",
+    "SELECT f.id, f.s FROM fact f LEFT SEMI JOIN dim d ON f.k = d.kid AND d.name = 'n0'",
+]
+
+
+@pytest.fixture(scope="module")
+def dpp_expected(spark: Any, data_dir: str) -> list[tuple[list[str], list[tuple]]]:
+    session = spark.newSession()
+    session.conf.set("spark.sql.autoBroadcastJoinThreshold", "100000")
+    session.sql(_DIM)
+    session.read.json(_p(data_dir, "pyspark_part")).createOrReplaceTempView("fact")
+    out = []
+    for q in _DPP_QUERIES:
+        df = session.sql(q)
+        scan = _scan_line(spark._jvm.PythonSQLUtils.explainString(df._jdf.queryExecution(),
+                                                                  "simple"))
+        out.append((scan, sorted(map(repr, df.collect()))))
+    return out
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+@pytest.mark.parametrize("q", range(len(_DPP_QUERIES)))
+def test_dynamic_partition_pruning(dpp_expected, data_dir: str, runtime: str, q: int,
+                                   monkeypatch) -> None:
+    """A broadcast join's build keys prune the partitioned scan of its stream side: EXPLAIN
+    shows Spark's ``dynamicpruningexpression`` partition filter, the rows are Spark's, and only
+    the directories of the build keys (k = 0, 1, 2) are read."""
+    from ember.runtime.spark import sources
+
+    opened: list[str] = []
+    if runtime == "local":
+        from ember.execution import scan
+
+        real = scan.read_json
+        monkeypatch.setattr(scan, "read_json",
+                            lambda path, *a, **k: opened.append(path) or real(path, *a, **k))
+    else:
+        real_load = sources._load
+        monkeypatch.setattr(sources, "_load",
+                            lambda spark, rel: opened.extend(rel.paths) or real_load(spark, rel))
+    session = new_session({"spark.sql.autoBroadcastJoinThreshold": "100000"}, runtime)
+    session.sql(_DIM)
+    session.read.json(_p(data_dir, "pyspark_part")).createOrReplaceTempView("fact")
+    df = session.sql(_DPP_QUERIES[q])
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        df.explain()
+    spark_scan, spark_rows = dpp_expected[q]
+    ember_scan = _scan_line(buf.getvalue())
+    assert "dynamicpruningexpression" in spark_scan
+    assert _field(ember_scan, "PartitionFilters") == _field(spark_scan, "PartitionFilters")
+    assert sorted(map(repr, df.collect())) == spark_rows
+    fact = [p for p in opened if "pyspark_part" in p]
+    assert fact and all(re.search(r"/k=[0-2]/", p) for p in fact), fact
+
+
+def test_dynamic_partition_pruning_can_be_disabled(spark: Any, data_dir: str) -> None:
+    key = "spark.sql.optimizer.dynamicPartitionPruning.enabled"
+    conf = {"spark.sql.autoBroadcastJoinThreshold": "100000", key: "false"}
+    session = spark.newSession()
+    for k, v in conf.items():
+        session.conf.set(k, v)
+    session.sql(_DIM)
+    session.read.json(_p(data_dir, "pyspark_part")).createOrReplaceTempView("fact")
+    spark_scan = _scan_line(spark._jvm.PythonSQLUtils.explainString(
+        session.sql(_DPP_QUERIES[0])._jdf.queryExecution(), "simple"))
+    ember = new_session(conf, "local")
+    ember.sql(_DIM)
+    ember.read.json(_p(data_dir, "pyspark_part")).createOrReplaceTempView("fact")
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        ember.sql(_DPP_QUERIES[0]).explain()
+    assert _field(_scan_line(buf.getvalue()), "PartitionFilters") == \
+        _field(spark_scan, "PartitionFilters")
+    assert "dynamicpruning" not in spark_scan

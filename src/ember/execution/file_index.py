@@ -158,6 +158,19 @@ def partition_columns(rel: Any) -> tuple[Any, ...]:
     return rel.partition_attrs
 
 
+def pruning_values(f: Any, table: pa.Table) -> pa.Array:
+    """The distinct non-NULL build keys of the dynamic pruning filter ``f`` in ``table`` (the
+    rows of its broadcast)."""
+    key = f.build.mode.keys[f.key_index]
+    batch = table.combine_chunks().to_batches()
+    if not batch:
+        return pa.array([], f.child.data_type.to_arrow())
+    col = prepare(key, f.build.child.output).eval(batch[0])
+    if isinstance(col, pa.Scalar):
+        col = pa.array([col.as_py()] * table.num_rows, col.type)
+    return pc.unique(col.drop_null())
+
+
 def partition_values(path: str, names: Sequence[str]) -> dict[str, str | None]:
     """The ``key=value`` directory components of ``path`` for the partition columns ``names``
     (``__HIVE_DEFAULT_PARTITION__`` -> None; values are URL-unescaped)."""
@@ -188,24 +201,30 @@ def partition_table(dirs: Sequence[str], attrs: Sequence[Any], time_zone: str) -
         pa.RecordBatch.from_pydict({})
 
 
-def select_files(rel: Any, filters: Sequence[Expression], time_zone: str = "UTC"
-                 ) -> tuple[str, ...]:
+def select_files(rel: Any, filters: Sequence[Expression], time_zone: str = "UTC",
+                 among: Sequence[tuple[Any, pa.Array]] = ()) -> tuple[str, ...]:
     """The files of ``rel`` in the partitions where every one of ``filters`` (predicates over
-    its partition columns only) is TRUE."""
-    if not filters or not rel.paths:
+    its partition columns only) is TRUE and each expression of ``among`` (over partition
+    columns, with its values: resolved dynamic pruning filters) is one of its values."""
+    if not (filters or among) or not rel.paths:
         return rel.paths
     attrs = partition_columns(rel)
     dirs = list(dict.fromkeys(os.path.dirname(p) for p in rel.paths))
     batch = partition_table(dirs, attrs, time_zone)
-    bound = prepare(and_all(list(filters)), attrs)
-    res = bound.eval(batch)
-    if isinstance(res, pa.Scalar):
-        return rel.paths if res.is_valid and res.as_py() else ()
-    if isinstance(res, pa.ChunkedArray):
-        res = res.combine_chunks()
-    if pa.types.is_null(res.type):
-        return ()
-    keep = {d for d, k in zip(dirs, pc.fill_null(res, False).to_pylist()) if k}
+    mask = pa.array([True] * len(dirs))
+    if filters:
+        res = prepare(and_all(list(filters)), attrs).eval(batch)
+        if isinstance(res, pa.Scalar):
+            res = pa.array([res.as_py()] * len(dirs), pa.bool_())
+        if isinstance(res, pa.ChunkedArray):
+            res = res.combine_chunks()
+        mask = pc.fill_null(res.cast(pa.bool_()), False)
+    for key, values in among:
+        col = prepare(key, attrs).eval(batch)
+        if isinstance(col, pa.Scalar):
+            col = pa.array([col.as_py()] * len(dirs), col.type)
+        mask = pc.and_(mask, pc.fill_null(pc.is_in(col, value_set=values.cast(col.type)), False))
+    keep = {d for d, k in zip(dirs, mask.to_pylist()) if k}
     return tuple(p for p in rel.paths if os.path.dirname(p) in keep)
 
 

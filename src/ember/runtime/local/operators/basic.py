@@ -43,6 +43,7 @@ from ember.runtime.local.registry import PartitionFn, operator
 from ember.errors import ExecutionError
 from ember.conf import FILES_MAX_PARTITION_BYTES, FILES_MIN_PARTITION_NUM, FILES_OPEN_COST
 from ember.execution import file_index, scan
+from ember.physical.dynamic_pruning import DynamicPruningExpression
 from ember.expressions.base import and_all, split_conjuncts
 from ember.runtime.local.pruning import placeholder, output_mask
 
@@ -112,8 +113,11 @@ def run_file_scan(node: FileSourceScanExec, rt: RunContext) -> list[PartitionFn]
     rel = node.relation
     schema = schema_of(node.output)
     if node.partition_filters:
-        rel = rel.copy(paths=file_index.select_files(rel, node.partition_filters,
-                                                     rt.ctx.time_zone))
+        static = [f for f in node.partition_filters
+                  if not isinstance(f, DynamicPruningExpression)]
+        among = [(f.child, file_index.pruning_values(f, rt.broadcast(f.build).table))
+                 for f in node.partition_filters if isinstance(f, DynamicPruningExpression)]
+        rel = rel.copy(paths=file_index.select_files(rel, static, rt.ctx.time_zone, among))
     if scan.parquet_scan_supported(rel):
         cache = rt.scan_cache
         planned = cache.planned(node) if cache is not None else None
