@@ -4,11 +4,14 @@ Both build a :class:`~ember.plans.logical.nodes.FileRelation` whose attributes c
 schema: Parquet's own schema, or for CSV the header (``header``, else ``_c0``, ``_c1`` ...) and,
 with ``inferSchema``, types inferred from the data the way Spark does for the common cases
 (``int`` when every value fits 32 bits, else ``bigint``; ``double``; ``boolean``; ``date``;
-``timestamp``; ``string`` otherwise). The executor (``ember.execution.scan``) reads the files and
-casts the columns to those types.
+``timestamp``; ``string`` otherwise); for JSON, Spark's ``JsonInferSchema``
+(``ember.execution.json_source``). Hive-style ``key=value`` directories add typed partition
+columns (``ember.execution.file_index``). The executor (``ember.execution.scan``) reads the files
+and casts the columns to those types.
 
 >>> df = session.read.csv("people.csv", header=True, inferSchema=True)   # doctest: +SKIP
 >>> df = session.read.format("parquet").load("orders/")                  # doctest: +SKIP
+>>> df = session.read.json("events/", primitivesAsString=True)           # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from ember.analysis.rules.resolve_sql_on_file import register_file_source
 from ember.conf import COLUMN_NAME_OF_CORRUPT_RECORD, PARTITION_TYPE_INFERENCE
 from ember.execution.file_index import BASE_PATH_OPTION, discover_partitions
 from ember.execution.json_source import check_corrupt_column, infer_json_schema
-from ember.execution.scan import read_csv_strings, HIVE_NULL, PARTITION_OPTION
+from ember.execution.scan import read_csv_strings, PARTITION_OPTION
 from ember.expressions.cast import cast_array
 from ember.streaming.sinks.file import committed_files
 

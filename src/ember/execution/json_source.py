@@ -52,7 +52,8 @@ from ember.coercion import decimal_for_integral, find_tightest_common_type
 from ember.errors import AnalysisError, ExecutionError
 from ember.expressions.cast import cast_array
 
-__all__ = ["infer_json_schema", "read_json", "corrupt_column_name", "JsonOptions"]
+__all__ = ["infer_json_schema", "read_json", "check_corrupt_column", "compatible_type",
+           "JsonOptions"]
 
 
 class JsonOptions:
@@ -75,10 +76,6 @@ class JsonOptions:
     @property
     def default_inference(self) -> bool:
         return not (self.primitives_as_string or self.prefers_decimal or self.infer_timestamp)
-
-
-def corrupt_column_name(opts: dict[str, str], default: str = "_corrupt_record") -> str:
-    return JsonOptions(opts, default).corrupt
 
 
 # -- JSON values with their token kind ---------------------------------------------------------
@@ -437,7 +434,7 @@ def _converter(t: T.DataType, failed: list[bool]) -> Callable[[Any], Any]:
     if isinstance(t, (T.DoubleType, T.FloatType)):
         def conv_float(v):
             if isinstance(v, (_Int, _Float)):
-                return _SPECIAL.get(v, None) if v in _SPECIAL else float(v)
+                return _SPECIAL[v] if v in _SPECIAL else float(v)
             if type(v) is str and v in _SPECIAL:
                 return _SPECIAL[v]
             raise _Bad

@@ -1,4 +1,7 @@
-"""Reading file relations (Parquet, CSV) into record batches typed like the relation's attributes.
+"""Reading file relations (Parquet, CSV, JSON) into record batches typed like the relation's
+attributes. JSON is read by ``ember.execution.json_source`` (split by lines as
+``ember.execution.file_index.file_splits`` cuts the files); the partition columns of every format
+come from the files' ``key=value`` directories (``ember.execution.file_index``).
 
 CSV follows Spark's DataFrameReader options (case-insensitive names): ``header`` (default false;
 without it columns are ``_c0``, ``_c1`` ...), ``sep``/``delimiter`` (``,``), ``quote`` (``"``;
