@@ -437,3 +437,30 @@ def test_dynamic_partition_pruning_can_be_disabled(spark: Any, data_dir: str) ->
     assert _field(_scan_line(buf.getvalue()), "PartitionFilters") == \
         _field(spark_scan, "PartitionFilters")
     assert "dynamicpruning" not in spark_scan
+
+
+def test_spark_runtime_scan_splits_follow_the_session(spark: Any, data_dir: str) -> None:
+    """On the Spark runtime the scan's RDD has the partitions Spark's FilePartition gives under
+    the Ember session's ``spark.sql.files.*`` keys (pushed to Spark's session before a run)."""
+    from ember.physical.nodes import FileSourceScanExec
+    from ember.runtime.spark import SparkRuntime, sources
+    from ember.runtime.spark.session import push_conf
+
+    path = _p(data_dir, "pyspark_nested")
+    conf = {"spark.sql.files.maxPartitionBytes": "300", "spark.sql.files.openCostInBytes": "10"}
+    oracle = spark.newSession()
+    for k, v in conf.items():
+        oracle.conf.set(k, v)
+    expected = oracle.read.json(path).rdd.getNumPartitions()
+    session = new_session(conf, "spark")
+    node = session.read.json(path)._qe.executed_plan.find(
+        lambda n: isinstance(n, FileSourceScanExec))
+    try:
+        push_conf(session.spark_session, session.sql_conf)
+        with SparkRuntime(session.spark_session, session.sql_conf) as rt:
+            assert sources.file_scan(rt, node).getNumPartitions() == expected > 2
+    finally:  # the oracle session is shared: give it back its defaults
+        pushed = getattr(session.spark_session, "_ember_pushed", {})
+        for k in conf:
+            session.spark_session.conf.unset(k)
+            pushed.pop(k, None)

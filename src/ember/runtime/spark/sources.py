@@ -23,8 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from ember.conf import (FILES_MAX_PARTITION_BYTES, FILES_MIN_PARTITION_NUM, FILES_OPEN_COST,
-                        SESSION_TIME_ZONE, SPARK_ARROW_BATCH_ROWS, SPARK_ARROW_LARGE_VAR_TYPES,
+from ember.conf import (SESSION_TIME_ZONE, SPARK_ARROW_BATCH_ROWS, SPARK_ARROW_LARGE_VAR_TYPES,
                         SPARK_ARROW_MAX_RECORDS_PER_BATCH)
 from ember.execution.kernels.batches import schema_of, conform_batch, make_batch, one_row_no_columns
 from ember.expressions.base import AttributeReference, Expression, Literal
@@ -105,7 +104,6 @@ def file_scan(rt: SparkRuntime, node: FileSourceScanExec, batch_rows_set: bool =
                                           among))
         if not rel.paths:
             return rt.sc.parallelize([], 1)
-    _files_conf(rt)
     df = _loaded(rt.spark, rel)
     pushed = [sql for sql in map(filter_sql, node.data_filters) if sql is not None]
     if pushed:  # one Filter: each DataFrame call is a round of analysis in the JVM
@@ -122,15 +120,6 @@ def file_scan(rt: SparkRuntime, node: FileSourceScanExec, batch_rows_set: bool =
     return dataframe_blobs(df.selectExpr(*exprs), schema_of(node.output),
                            None if batch_rows_set else int(rt.conf.get(SPARK_ARROW_BATCH_ROWS)),
                            unscaled)
-
-
-def _files_conf(rt: SparkRuntime) -> None:
-    """Spark's session set to Ember's split sizing keys (``spark.sql.files.*``), which Spark's
-    ``FilePartition`` reads when the scan's RDD is made."""
-    for entry in (FILES_MAX_PARTITION_BYTES, FILES_OPEN_COST, FILES_MIN_PARTITION_NUM):
-        value = rt.conf.get(entry)
-        if value is not None and entry.read_spark(rt.spark) != value:
-            rt.spark.conf.set(entry.key, str(value))
 
 
 def file_scans(rt: SparkRuntime, nodes: list[FileSourceScanExec]) -> list[Any]:
