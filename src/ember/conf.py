@@ -495,6 +495,31 @@ STREAM_JOIN_STATE_INSERT_TIMES = _entry(
     "the state time-to-live); the micro-batch engine pins it per checkpoint (unset: whether a "
     "time-to-live is set).")
 
+# -- file sources (ember.execution.file_index, ember.execution.json_source) --
+COLUMN_NAME_OF_CORRUPT_RECORD = _entry(
+    "spark.sql.columnNameOfCorruptRecord", "_corrupt_record", str,
+    "The column of malformed JSON records' text (the reader's columnNameOfCorruptRecord "
+    "option overrides it).")
+PARTITION_TYPE_INFERENCE = _entry(
+    "spark.sql.sources.partitionColumnTypeInference.enabled", True, _bool,
+    "Infer the types of partition columns from their directory values (else strings).")
+DYNAMIC_PARTITION_PRUNING = _entry(
+    "spark.sql.optimizer.dynamicPartitionPruning.enabled", True, _bool,
+    "Prune a file scan's partitions by a broadcast hash join's build-side keys (Spark's "
+    "PartitionPruning; as with Spark's default reuseBroadcastOnly, only under a broadcast join).")
+RUN_SQL_ON_FILES = _entry(
+    "spark.sql.runSQLOnFiles", True, _bool,
+    "Allow format.`path` in FROM to read the files at path (parquet, csv, json).")
+FILES_MAX_PARTITION_BYTES = _entry(
+    "spark.sql.files.maxPartitionBytes", 128 << 20, _bytes,
+    "The most bytes of files packed into one scan partition (Spark's FilePartition).")
+FILES_OPEN_COST = _entry(
+    "spark.sql.files.openCostInBytes", 4 << 20, _bytes,
+    "The estimated cost of opening a file, in bytes scanned (Spark's FilePartition).")
+FILES_MIN_PARTITION_NUM = _entry(
+    "spark.sql.files.minPartitionNum", None, int,
+    "The suggested least number of scan partitions (unset: the default parallelism).")
+
 #: Prefixes of Spark's settings that must be given before the SparkContext starts (the Spark
 #: runtime passes them to the session builder, never to a running session's conf).
 SPARK_STATIC_PREFIXES: tuple[str, ...] = (

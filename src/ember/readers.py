@@ -4,11 +4,14 @@ Both build a :class:`~ember.plans.logical.nodes.FileRelation` whose attributes c
 schema: Parquet's own schema, or for CSV the header (``header``, else ``_c0``, ``_c1`` ...) and,
 with ``inferSchema``, types inferred from the data the way Spark does for the common cases
 (``int`` when every value fits 32 bits, else ``bigint``; ``double``; ``boolean``; ``date``;
-``timestamp``; ``string`` otherwise). The executor (``ember.execution.scan``) reads the files and
-casts the columns to those types.
+``timestamp``; ``string`` otherwise); for JSON, Spark's ``JsonInferSchema``
+(``ember.execution.json_source``). Hive-style ``key=value`` directories add typed partition
+columns (``ember.execution.file_index``). The executor (``ember.execution.scan``) reads the files
+and casts the columns to those types.
 
 >>> df = session.read.csv("people.csv", header=True, inferSchema=True)   # doctest: +SKIP
 >>> df = session.read.format("parquet").load("orders/")                  # doctest: +SKIP
+>>> df = session.read.json("events/", primitivesAsString=True)           # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -25,7 +28,11 @@ from ember.dataframe import DataFrame
 from ember.errors import AnalysisError, UnsupportedError
 from ember.expressions.base import AttributeReference
 from ember.plans.logical.nodes import FileRelation
-from ember.execution.scan import read_csv_strings, HIVE_NULL, PARTITION_OPTION
+from ember.analysis.rules.resolve_sql_on_file import register_file_source
+from ember.conf import COLUMN_NAME_OF_CORRUPT_RECORD, PARTITION_TYPE_INFERENCE
+from ember.execution.file_index import BASE_PATH_OPTION, discover_partitions
+from ember.execution.json_source import check_corrupt_column, infer_json_schema
+from ember.execution.scan import read_csv_strings, PARTITION_OPTION
 from ember.expressions.cast import cast_array
 from ember.streaming.sinks.file import committed_files
 from ember.execution.file_commit import recover
@@ -35,7 +42,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["DataFrameReader", "file_relation", "infer_file_schema", "expand_paths"]
 
-_FORMATS = ("parquet", "csv")
+_FORMATS = ("parquet", "csv", "json")
 
 
 def _opt_str(v: Any) -> str:
@@ -188,47 +195,9 @@ def _csv_schema(paths: Sequence[str], opts: dict[str, str]) -> list[tuple[str, T
 
 
 def _partition_schema(roots: Sequence[str], files: Sequence[str]) -> list[tuple[str, T.DataType]]:
-    """Partition columns of ``files`` under the directories ``roots``: the ``key=value``
-    directory names between a root and each file (Spark's partition discovery; types inferred
-    as int, bigint, double, date or string)."""
-    import pyarrow.compute as pc
-
-
-    dirs = [os.path.abspath(os.path.expanduser(str(r))) for r in roots]
-    dirs = [d for d in dirs if os.path.isdir(d)]
-    if not dirs:
-        return []
-    keys: list[str] | None = None
-    values: dict[str, list[str | None]] = {}
-    for f in files:
-        root = next((d for d in dirs if os.path.abspath(f).startswith(d + os.sep)), None)
-        if root is None:
-            return []
-        parts = os.path.relpath(os.path.dirname(os.path.abspath(f)), root).split(os.sep)
-        kv = [p.partition("=") for p in parts if p != "."]
-        if any(not sep or not k for k, sep, _ in kv):
-            if kv:
-                return []
-        these = [k for k, _, _ in kv]
-        if keys is None:
-            keys = these
-        elif [k.lower() for k in keys] != [k.lower() for k in these]:
-            raise AnalysisError(
-                f"Conflicting partition column names detected: {keys} and {these}.",
-                error_class="CONFLICTING_PARTITION_COLUMN_NAMES",
-                parameters={"names": f"{keys}, {these}"},
-            )
-        for k, _, v in kv:
-            values.setdefault(k.lower(), []).append(None if v == HIVE_NULL else v)
-    out = []
-    for k in keys or []:
-        vals = pa.array(values[k.lower()], pa.string())
-        types = _value_types(pc.unique(vals.drop_null()))
-        types = {T.STRING if isinstance(t, (T.BooleanType, T.TimestampType)) else t
-                 for t in types}
-        t = _merge_csv_types(types)
-        out.append((k, T.DOUBLE if isinstance(t, T.DecimalType) else t))
-    return out
+    """Partition columns of ``files`` under the directories ``roots`` (see
+    ``ember.execution.file_index.discover_partitions``)."""
+    return discover_partitions(roots, files)
 
 
 def infer_file_schema(fmt: str, paths: Sequence[str],
@@ -244,8 +213,10 @@ def infer_file_schema(fmt: str, paths: Sequence[str],
         return [(f.name, T.from_arrow(f.type)) for f in schema]
     if fmt == "csv":
         return _csv_schema(paths, opts)
+    if fmt == "json":
+        return infer_json_schema(paths, opts)
     raise UnsupportedError(
-        f"The data source '{fmt}' is not supported by Ember (supported: parquet, csv).",
+        f"The data source '{fmt}' is not supported by Ember (supported: parquet, csv, json).",
         error_class="DATA_SOURCE_NOT_FOUND",
         parameters={"provider": fmt},
     )
@@ -263,15 +234,19 @@ def _sink_output_files(paths: Sequence[str]) -> tuple[str, ...] | None:
 
 def file_relation(fmt: str, paths: Sequence[str] | str,
                   options: Sequence[tuple[str, str]] | dict[str, Any] = (),
-                  schema: T.StructType | None = None) -> FileRelation:
+                  schema: T.StructType | None = None, conf: Any = None) -> FileRelation:
     """A ``FileRelation`` over ``paths`` with attributes from ``schema`` (a user-specified
-    schema, as ``DataFrameReader.schema``) or else from the files' schema. Every attribute is
-    nullable, as Spark reports for file sources."""
+    schema, as ``DataFrameReader.schema``) or else from the files' schema, followed by the
+    partition columns of Hive-style ``key=value`` directories (``ember.execution.file_index``;
+    a partition column that is also a data column keeps the data column's place, as in
+    Spark's ``HadoopFsRelation``). Every attribute is nullable, as Spark reports for file
+    sources. ``conf``: the session's ``SQLConf`` (partition type inference, the default
+    corrupt-record column name)."""
 
     fmt = fmt.lower()
     if fmt not in _FORMATS:
         raise UnsupportedError(
-            f"The data source '{fmt}' is not supported by Ember (supported: parquet, csv).",
+            f"The data source '{fmt}' is not supported by Ember (supported: parquet, csv, json).",
             error_class="DATA_SOURCE_NOT_FOUND",
             parameters={"provider": fmt},
         )
@@ -284,18 +259,31 @@ def file_relation(fmt: str, paths: Sequence[str] | str,
         files = expand_paths(paths, fmt, must_exist=schema is None)
     elif not files and schema is None:
         expand_paths((), fmt)  # UNABLE_TO_INFER_SCHEMA, as for an empty directory
-    parts = _partition_schema(paths, files) if fmt == "parquet" and files else []
+    if fmt == "json" and "columnnameofcorruptrecord" not in opts:
+        opts["columnnameofcorruptrecord"] = COLUMN_NAME_OF_CORRUPT_RECORD.read(conf)
+    parts = discover_partitions(paths, files, opts.get(BASE_PATH_OPTION),
+                                PARTITION_TYPE_INFERENCE.read(conf)) if files else []
     if schema is not None:
         cols = [(f.name, f.data_type) for f in schema.fields]
+        if parts:  # partition columns last, with the user schema's types where it names them
+            given = {n.lower(): (n, t) for n, t in cols}
+            names = {n.lower() for n, _ in parts}
+            cols = [c for c in cols if c[0].lower() not in names] + \
+                [given.get(n.lower(), (n, t)) for n, t in parts]
     else:
         cols = infer_file_schema(fmt, files, opts)
         if parts:
-            lower = {n.lower() for n, _ in parts}
-            cols = [c for c in cols if c[0].lower() not in lower] + parts
+            typed = {n.lower(): (n, t) for n, t in parts}
+            cols = [typed.pop(c[0].lower(), c) for c in cols] + list(typed.values())
     if parts:
         opts[PARTITION_OPTION.lower()] = ",".join(n for n, _ in parts)
     attrs = tuple(AttributeReference(n, t, True) for n, t in cols)
+    if fmt == "json":
+        check_corrupt_column(attrs, opts)
     return FileRelation(attrs, fmt, files, tuple(sorted(opts.items())))
+
+
+register_file_source(file_relation)
 
 
 def _schema_of(schema: Any) -> T.StructType:
@@ -362,11 +350,19 @@ class DataFrameReader:
         paths = [path] if isinstance(path, str) else list(path)
 
         return DataFrame(self._session, file_relation(self._format, paths, self._options,
-                                                      self._schema))
+                                                      self._schema, self._session.sql_conf))
 
     def parquet(self, *paths: str, **options: Any) -> "DataFrame":
         """Read Parquet files or directories."""
         return self.format("parquet").load(list(paths), **options)
+
+    def json(self, path: str | list[str], schema: Any = None, **options: Any) -> "DataFrame":
+        """Read JSON Lines files (``multiLine=True``: one JSON value per file), the schema
+        inferred as Spark's ``JsonInferSchema`` unless given (``ember.execution.json_source``)."""
+        if schema is not None:
+            self.schema(schema)
+        self.options(**options)
+        return self.format("json").load(path)
 
     def csv(self, path: str | list[str], schema: Any = None, sep: str | None = None,
             header: bool | str | None = None, inferSchema: bool | str | None = None,  # noqa: N803

@@ -278,7 +278,7 @@ class Session:
                     )
                 path_list = [p.strip() for p in paths.split(",")] if "paths" in dict(options) \
                     else [paths]
-                rel = file_relation(provider, path_list, opts)
+                rel = file_relation(provider, path_list, opts, conf=self.sql_conf)
                 self.session_catalog.create_temp_view(name, rel, replace)
                 return self._command_result(plan, [])
             case DropView(name=name, if_exists=if_exists):

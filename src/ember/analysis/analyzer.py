@@ -70,6 +70,7 @@ from ember.analysis.rules.resolve_ordinals import resolve_ordinals
 from ember.analysis.rules.resolve_pivot import resolve_pivot
 from ember.analysis.rules.resolve_references import resolve_references
 from ember.analysis.rules.resolve_relations import resolve_relations
+from ember.analysis.rules.resolve_sql_on_file import resolve_sql_on_file
 from ember.analysis.rules.resolve_table_valued_functions import (
     resolve_table_valued_functions,
 )
@@ -126,6 +127,7 @@ def _batches() -> tuple[Batch, ...]:
             100,
             (
                 ("WindowsSubstitution", windows_substitution),
+                ("ResolveSQLOnFile", resolve_sql_on_file),
                 ("ResolveRelations", resolve_relations),
                 ("ResolveInlineTables", resolve_inline_tables),
                 ("ResolveTableValuedFunctions", resolve_table_valued_functions),

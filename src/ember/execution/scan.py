@@ -1,4 +1,7 @@
-"""Reading file relations (Parquet, CSV) into record batches typed like the relation's attributes.
+"""Reading file relations (Parquet, CSV, JSON) into record batches typed like the relation's
+attributes. JSON is read by ``ember.execution.json_source`` (split by lines as
+``ember.execution.file_index.file_splits`` cuts the files); the partition columns of every format
+come from the files' ``key=value`` directories (``ember.execution.file_index``).
 
 CSV follows Spark's DataFrameReader options (case-insensitive names): ``header`` (default false;
 without it columns are ``_c0``, ``_c1`` ...), ``sep``/``delimiter`` (``,``), ``quote`` (``"``;
@@ -54,15 +57,12 @@ from ember.expressions import predicates as Pr
 from ember.expressions.base import AttributeReference, Literal
 from ember.expressions.cast import cast_array
 from ember.expressions.predicates import IsNotNull
+from ember.execution.file_index import (HIVE_NULL, PARTITION_OPTION, FileSplit, partition_columns,
+                                        partition_values, read_lines)
+from ember.execution.json_source import read_json
 
 __all__ = ["scan_file_relation", "read_csv_strings", "partition_values", "PARTITION_OPTION",
            "HIVE_NULL"]
-
-#: FileRelation option listing the Hive partition columns (comma-separated), set by the reader.
-PARTITION_OPTION = "__partition_columns"
-#: The directory value Hive (and Spark) write for a NULL partition value.
-HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
-
 
 def _options(options: Sequence[tuple[str, str]] | dict) -> dict[str, str]:
     items = options.items() if isinstance(options, dict) else options
@@ -236,22 +236,32 @@ def _scan_csv(rel, opts: dict[str, str], time_zone: str) -> pa.Table:
     return out
 
 
+def _scan_csv_partitioned(rel, opts: dict[str, str], time_zone: str) -> pa.Table:
+    """``_scan_csv`` of ``rel``'s data columns, with its partition columns (file by file)."""
+    parts = {a.id for a in partition_columns(rel)}
+    if not parts:
+        return _scan_csv(rel, opts, time_zone)
+    schema = schema_of(rel.attrs)
+    names = [a.name for a in rel.attrs if a.id in parts]
+    tables = []
+    for p in rel.paths:
+        t = _scan_csv(rel.copy(attrs=tuple(a for a in rel.attrs if a.id not in parts),
+                               paths=(p,)), opts, time_zone)
+        vals = partition_values(p, names)
+        cols, k = [], 0
+        for a in rel.attrs:
+            if a.id in parts:
+                cols.append(_partition_column(a, vals.get(a.name.lower()), t.num_rows, time_zone))
+            else:
+                cols.append(t.column(k))
+                k += 1
+        tables.append(pa.Table.from_arrays([c.cast(f.type) for c, f in zip(cols, schema)],
+                                           schema=schema))
+    return pa.concat_tables(tables) if tables else schema.empty_table()
+
+
 # ---------------------------------------------------------------------------------------------
 # Parquet
-
-
-def partition_values(path: str, names: Sequence[str]) -> dict[str, str | None]:
-    """The ``key=value`` directory components of ``path`` for the partition columns ``names``
-    (``__HIVE_DEFAULT_PARTITION__`` -> None; values are URL-unescaped)."""
-    from urllib.parse import unquote
-
-    wanted = {n.lower() for n in names}
-    out: dict[str, str | None] = {}
-    for part in os.path.dirname(path).split(os.sep):
-        k, sep, v = part.partition("=")
-        if sep and k.lower() in wanted:
-            out[k.lower()] = None if v == HIVE_NULL else unquote(v)
-    return out
 
 
 def _scan_parquet(rel, opts: dict[str, str], time_zone: str) -> pa.Table:
@@ -279,8 +289,9 @@ def _scan_parquet(rel, opts: dict[str, str], time_zone: str) -> pa.Table:
             continue
         col = table.column(i)
         if a.name.lower() in {n.lower() for n in part_cols}:
-            col = cast_array(col.combine_chunks(), T.STRING, a.data_type, ansi=False,
-                             time_zone=time_zone)
+            col = pa.nulls(table.num_rows, target) if isinstance(a.data_type, T.NullType) \
+                else cast_array(col.combine_chunks(), T.STRING, a.data_type, ansi=False,
+                                time_zone=time_zone)
         elif col.type != target:
             col = col.cast(target)
         cols.append(col)
@@ -290,8 +301,65 @@ def _scan_parquet(rel, opts: dict[str, str], time_zone: str) -> pa.Table:
     return pa.Table.from_arrays(cols, schema=schema)
 
 
-def scan_file_relation(rel, batch_size: int, time_zone: str = "UTC") -> Iterator[pa.RecordBatch]:
-    """Batches of a ``FileRelation`` with columns cast to its attributes' Arrow types."""
+def _partition_column(a, value: str | None, n: int, time_zone: str) -> pa.Array:
+    """The constant column of the partition column ``a`` (``value``: its directory value)."""
+    raw = pa.array([value], pa.large_string())
+    if isinstance(a.data_type, T.NullType):
+        one = pa.nulls(1, pa.null())
+    elif isinstance(a.data_type, T.StringType):
+        one = raw
+    else:
+        one = cast_array(raw, T.STRING, a.data_type, ansi=False, time_zone=time_zone)
+    return pa.repeat(one.cast(a.data_type.to_arrow())[0], n) if n else \
+        pa.array([], a.data_type.to_arrow())
+
+
+def multi_line(rel) -> bool:
+    """Whether ``rel``'s files are read whole (``multiLine``), not splittable by lines."""
+    return _flag(_options(rel.options), "multiLine")
+
+
+def _scan_json(rel, opts: dict[str, str], time_zone: str,
+               splits: Sequence[FileSplit] | None = None) -> pa.Table:
+    """``rel``'s JSON files (or ``splits`` of them) with their partition columns."""
+    parts = {a.id for a in partition_columns(rel)}
+    data_attrs = [a for a in rel.attrs if a.id not in parts]
+    whole = _flag(opts, "multiLine")
+    units = splits if splits is not None else [FileSplit(p, 0, -1) for p in rel.paths]
+    schema = schema_of(rel.attrs)
+    tables = []
+    for u in units:
+        data = None if whole or u.length < 0 else read_lines(u)
+        t = read_json(u.path, data_attrs, opts, time_zone, data=data)
+        n = t.num_rows
+        if parts:
+            vals = partition_values(u.path, [a.name for a in rel.attrs if a.id in parts])
+            cols, k = [], 0
+            for a in rel.attrs:
+                if a.id in parts:
+                    cols.append(_partition_column(a, vals.get(a.name.lower()), n, time_zone))
+                else:
+                    cols.append(t.column(k))
+                    k += 1
+        else:
+            cols = list(t.columns)
+        if not cols:
+            tables.append(pa.table({"_": pa.nulls(n)}).drop(["_"]))
+            continue
+        tables.append(pa.Table.from_arrays([conform(c, f.type) if isinstance(c, pa.Array)
+                                            else c.cast(f.type) for c, f in zip(cols, schema)],
+                                           schema=schema))
+    if not tables:
+        return schema.empty_table()
+    if not rel.attrs:
+        return pa.table({"_": pa.nulls(sum(t.num_rows for t in tables))}).drop(["_"])
+    return pa.concat_tables(tables)
+
+
+def scan_file_relation(rel, batch_size: int, time_zone: str = "UTC",
+                       splits: Sequence[FileSplit] | None = None) -> Iterator[pa.RecordBatch]:
+    """Batches of a ``FileRelation`` with columns cast to its attributes' Arrow types
+    (``splits``: only these byte ranges of its files, for a splittable format)."""
     opts = _options(rel.options)
     schema = schema_of(rel.attrs)
     fmt = rel.format.lower()
@@ -299,7 +367,9 @@ def scan_file_relation(rel, batch_size: int, time_zone: str = "UTC") -> Iterator
         if fmt == "parquet":
             table = _scan_parquet(rel, opts, time_zone)
         elif fmt == "csv":
-            table = _scan_csv(rel, opts, time_zone)
+            table = _scan_csv_partitioned(rel, opts, time_zone)
+        elif fmt == "json":
+            table = _scan_json(rel, opts, time_zone, splits)
         else:
             raise UnsupportedError(f"Data source {rel.format} is not supported")
     except FileNotFoundError as e:
@@ -565,11 +635,13 @@ def parquet_scan_supported(rel) -> bool:
         and bool(rel.paths)
 
 
-def plan_parquet_splits(rel, attrs, data_filters, parallelism: int
+def plan_parquet_splits(rel, attrs, data_filters, parallelism: int,
+                        max_bytes: int = MAX_SPLIT_BYTES, min_bytes: int = MIN_SPLIT_BYTES
                         ) -> tuple[list[ParquetSplit], Any]:
     """The splits reading ``attrs`` of ``rel``: row groups whose statistics may satisfy
     ``data_filters``, grouped into about ``2 * parallelism`` contiguous splits (at least
-    ``MIN_SPLIT_BYTES``, at most ``MAX_SPLIT_BYTES`` each).  Also returns the per-path row
+    ``min_bytes``, at most ``max_bytes`` each: ``spark.sql.files.openCostInBytes`` and
+    ``maxPartitionBytes``).  Also returns the per-path row
     filter (a ``pyarrow.compute.Expression`` or None) :func:`read_parquet_split` applies, and
     under ``EXACT_KEY`` the data filters every path's row filter applies exactly (a Filter above
     the scan need not evaluate those again), and under ``MASK_KEY`` ``{path: the same row filter
@@ -630,7 +702,7 @@ def plan_parquet_splits(rel, attrs, data_filters, parallelism: int
     filters[EXACT_KEY] = tuple(data_filters[i] for i in sorted(exact or ()))
     filters[MASK_KEY] = masks
     total = sum(u[3] for u in units)
-    target = min(MAX_SPLIT_BYTES, max(MIN_SPLIT_BYTES, -(-total // max(1, 2 * parallelism))))
+    target = min(max_bytes, max(min_bytes, -(-total // max(1, 2 * parallelism))))
     splits: list[ParquetSplit] = []
     cur: ParquetSplit | None = None
     held = 0

@@ -262,6 +262,9 @@ class FileSourceScanExec(LeafExecNode):
     relation: FileRelation
     output: tuple[AttributeReference, ...] = field()  # type: ignore[assignment]
     data_filters: tuple[Expression, ...] = ()
+    #: predicates over the relation's partition columns only: the runtimes read only the files
+    #: of the partition directories where they hold (``ember.execution.file_index``)
+    partition_filters: tuple[Expression, ...] = ()
 
     @property
     def node_name(self) -> str:
@@ -284,11 +287,16 @@ class FileSourceScanExec(LeafExecNode):
         fmt = {"parquet": "Parquet", "csv": "CSV", "json": "JSON", "orc": "ORC"}.get(
             self.relation.format, self.relation.format)
         paths = len(self.relation.paths)
-        schema = ",".join(f"{a.name}:{a.data_type.simple_string()}" for a in self.output)
-        return (f"FileScan {self.relation.format} {_list_compact(self.output)} Batched: true, "
+        parts = {a.id for a in self.relation.partition_attrs}
+        schema = ",".join(f"{a.name}:{a.data_type.simple_string()}" for a in self.output
+                          if a.id not in parts)
+        batched = "false" if self.relation.format in ("csv", "json") else "true"
+        return (f"FileScan {self.relation.format} {_list_compact(self.output)} "
+                f"Batched: {batched}, "
                 f"DataFilters: {_list(self.data_filters)}, Format: {fmt}, "
                 f"Location: InMemoryFileIndex({paths} paths)"
-                f"[{', '.join(self.relation.paths)}], PartitionFilters: [], "
+                f"[{', '.join(self.relation.paths)}], "
+                f"PartitionFilters: {_list(self.partition_filters)}, "
                 f"ReadSchema: struct<{schema}>")
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ember.expressions.base import Expression, split_conjuncts
+from ember.expressions.base import Expression, and_all, split_conjuncts
 from ember.physical import nodes as P
 from ember.plans.logical import nodes as L
 from ember.expressions.subquery import SubqueryExpression
@@ -64,9 +64,22 @@ def file_source_strategy(plan: L.LogicalPlan,
     required: set[int] = set()
     for e in exprs:
         required |= e.references
-    output = tuple(a for a in rel.attrs if a.id in required)
-    data_filters = tuple(c for c in split_conjuncts(cond) if c.deterministic)
-    node: P.SparkPlan = P.FileSourceScanExec(rel, output, data_filters)
+    parts = {a.id for a in rel.partition_attrs}
+    conjuncts = split_conjuncts(cond)
+    # Spark's partitionKeyFilters: deterministic conjuncts over partition columns only; they
+    # select directories and are not evaluated again above the scan
+    partition_filters = tuple(c for c in conjuncts if c.deterministic and c.references
+                              and c.references <= parts)
+    rest = [c for c in conjuncts if not any(c is f for f in partition_filters)]
+    cond = and_all(rest) if partition_filters else cond
+    required = set()
+    for e in (list(projects) if projects is not None else list(rel.output)) + rest:
+        required |= e.references
+    # Spark's readDataColumns ++ partitionColumns: every partition column is read
+    output = tuple(a for a in rel.attrs if a.id in required and a.id not in parts) + \
+        tuple(a for a in rel.attrs if a.id in parts)
+    data_filters = tuple(c for c in rest if c.deterministic and not (c.references & parts))
+    node: P.SparkPlan = P.FileSourceScanExec(rel, output, data_filters, partition_filters)
     if link is not None:
         link(node, rel)
     if cond is not None:

@@ -27,6 +27,7 @@ from ember.planning.ensure_requirements import ensure_requirements
 from ember.planning.file_source import file_source_strategy
 from ember.planning.join_selection import JoinSelection, SizeOf
 from ember.planning.reuse_exchange import reuse_exchange
+from ember.planning.partition_pruning import partition_pruning
 from ember.planning.streaming import streaming_operators
 from ember.planning.window import remove_redundant_window_group_limits, window_operators
 from ember.planning.writes import write_operators
@@ -95,7 +96,7 @@ def plan_query(optimized: LogicalPlan, conf: SQLConf, *, size_of: SizeOf | None 
     ``plan_stats(plan, conf).size_in_bytes``."""
     physical = QueryPlanner(conf, size_of).plan(optimized)
     prepared = remove_redundant_window_group_limits(ensure_requirements(physical, conf))
-    return reuse_exchange(prepared, conf)
+    return partition_pruning(reuse_exchange(prepared, conf), conf)
 
 
 def plan_query_with_links(optimized: LogicalPlan, conf: SQLConf, *,
@@ -116,7 +117,7 @@ def plan_query_with_links(optimized: LogicalPlan, conf: SQLConf, *,
     links = dict(planner.links)
     prepared = remove_redundant_window_group_limits(ensure_requirements(physical, conf, links),
                                                     links)
-    final = reuse_exchange(prepared, conf, links)
+    final = partition_pruning(reuse_exchange(prepared, conf, links), conf, links)
     out: dict[int, LogicalPlan] = {}
     stack = [final]
     while stack:

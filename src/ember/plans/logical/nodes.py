@@ -289,9 +289,13 @@ class LocalRelation(LeafNode):
         return f"LocalRelation {_attrs_str(self.attrs)}" if self.attrs else "LocalRelation"
 
 
+#: FileRelation option listing the Hive partition columns (comma-separated), set by the reader.
+PARTITION_OPTION = "__partition_columns"
+
+
 @node
 class FileRelation(LeafNode):
-    """A Parquet or CSV source (Spark's ``Relation [cols] parquet``)."""
+    """A Parquet, CSV or JSON source (Spark's ``Relation [cols] parquet``)."""
 
     attrs: tuple[AttributeReference, ...]
     format: str
@@ -300,6 +304,15 @@ class FileRelation(LeafNode):
 
     def _compute_output(self) -> tuple[AttributeReference, ...]:
         return self.attrs
+
+    @property
+    def partition_attrs(self) -> tuple[AttributeReference, ...]:
+        """The attributes that are Hive partition columns (named by ``PARTITION_OPTION``)."""
+        names: set[str] = set()
+        for k, v in self.options:
+            if k.lower() == PARTITION_OPTION:
+                names = {n.lower() for n in v.split(",") if n}
+        return tuple(a for a in self.attrs if a.name.lower() in names)
 
     def simple_string(self) -> str:
         return f"Relation {_attrs_str_compact(self.attrs)} {self.format}"

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ember.conf import FILES_MAX_PARTITION_BYTES, FILES_OPEN_COST
 from ember.runtime.local.memory import MemoryManager
 from ember.runtime.local.node_state import NodeState
 from ember.execution import scan
@@ -92,8 +93,9 @@ class ScanCache:
         schemas: dict[str, pa.Schema] = {}
         for nid, n in nodes.items():
             try:
-                planned = scan.plan_parquet_splits(n.relation, n.output, n.data_filters,
-                                                   rt.parallelism)
+                planned = scan.plan_parquet_splits(
+                    n.relation, n.output, n.data_filters, rt.parallelism,
+                    rt.ctx.conf.get(FILES_MAX_PARTITION_BYTES), rt.ctx.conf.get(FILES_OPEN_COST))
                 keys = []
                 for sp in planned[0]:
                     if sp.path not in schemas:

@@ -683,6 +683,12 @@ class SparkRuntime:
             for _ in pool.map(self._broadcast, unique):
                 pass
 
+    def broadcast_table(self, node: BroadcastExchangeExec) -> pa.Table | None:
+        """The rows of the broadcast ``node`` (built now if it is not yet), for the dynamic
+        partition pruning of a scan (:func:`.sources.file_scan`)."""
+        self._broadcast(node)
+        return self._broadcast_tables.get(node)
+
     def _broadcast(self, node: BroadcastExchangeExec) -> Any:
         """The Spark broadcast variable of ``node``'s rows (collected once per run, also when
         several threads ask for it)."""

@@ -31,6 +31,8 @@ from ember.physical.nodes import (FileSourceScanExec, LocalTableScanExec, RangeE
                                   SparkDataFrameScanExec)
 from ember.runtime.spark import worker
 from ember import types as T
+from ember.execution.file_index import pruning_values, select_files
+from ember.physical.dynamic_pruning import DynamicPruningExpression
 from ember.execution.scan import PARTITION_OPTION
 from ember.expressions import predicates as P
 from ember.runtime.local.operators.basic import local_scan_bounds
@@ -88,7 +90,21 @@ def file_scan(rt: SparkRuntime, node: FileSourceScanExec, batch_rows_set: bool =
     """Spark's reader for the relation's format, paths and options, reading the scan's
     columns with the pushed filters Spark SQL can express (``batch_rows_set``: the caller
     holds :func:`batch_rows` already, see :func:`file_scans`)."""
-    df = _loaded(rt.spark, node.relation)
+    rel = node.relation
+    if node.partition_filters:  # only the files of the partitions the filters select
+        static = [f for f in node.partition_filters
+                  if not isinstance(f, DynamicPruningExpression)]
+        among = []
+        for f in node.partition_filters:  # dynamic pruning: once the broadcast is built
+            table = rt.broadcast_table(f.build) if isinstance(f, DynamicPruningExpression) \
+                else None
+            if table is not None:
+                among.append((f.child, pruning_values(f, table)))
+        rel = rel.copy(paths=select_files(rel, static, str(rt.conf.get(SESSION_TIME_ZONE)),
+                                          among))
+        if not rel.paths:
+            return rt.sc.parallelize([], 1)
+    df = _loaded(rt.spark, rel)
     pushed = [sql for sql in map(filter_sql, node.data_filters) if sql is not None]
     if pushed:  # one Filter: each DataFrame call is a round of analysis in the JVM
         df = df.where(" AND ".join(pushed))

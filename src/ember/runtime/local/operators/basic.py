@@ -41,7 +41,9 @@ from ember.physical.nodes import (
 from ember.physical.partitioning import SinglePartition
 from ember.runtime.local.registry import PartitionFn, operator
 from ember.errors import ExecutionError
-from ember.execution import scan
+from ember.conf import FILES_MAX_PARTITION_BYTES, FILES_MIN_PARTITION_NUM, FILES_OPEN_COST
+from ember.execution import file_index, scan
+from ember.physical.dynamic_pruning import DynamicPruningExpression
 from ember.expressions.base import and_all, split_conjuncts
 from ember.runtime.local.pruning import placeholder, output_mask
 
@@ -110,11 +112,18 @@ def run_file_scan(node: FileSourceScanExec, rt: RunContext) -> list[PartitionFn]
 
     rel = node.relation
     schema = schema_of(node.output)
+    if node.partition_filters:
+        static = [f for f in node.partition_filters
+                  if not isinstance(f, DynamicPruningExpression)]
+        among = [(f.child, file_index.pruning_values(f, rt.broadcast(f.build).table))
+                 for f in node.partition_filters if isinstance(f, DynamicPruningExpression)]
+        rel = rel.copy(paths=file_index.select_files(rel, static, rt.ctx.time_zone, among))
     if scan.parquet_scan_supported(rel):
         cache = rt.scan_cache
         planned = cache.planned(node) if cache is not None else None
         splits, filters = planned if planned is not None else scan.plan_parquet_splits(
-            rel, node.output, node.data_filters, rt.parallelism)
+            rel, node.output, node.data_filters, rt.parallelism,
+            rt.ctx.conf.get(FILES_MAX_PARTITION_BYTES), rt.ctx.conf.get(FILES_OPEN_COST))
         attrs = node.output
         rt.scan_exact_filters[node] = filters[scan.EXACT_KEY]
 
@@ -140,6 +149,23 @@ def run_file_scan(node: FileSourceScanExec, rt: RunContext) -> list[PartitionFn]
 
         return run
 
+    if rel.format == "json" and rel.paths:
+        conf = rt.ctx.conf
+        splits = file_index.file_splits(
+            rel.paths, not scan.multi_line(rel), conf.get(FILES_MAX_PARTITION_BYTES),
+            conf.get(FILES_OPEN_COST), conf.get(FILES_MIN_PARTITION_NUM) or rt.parallelism)
+
+        def split_part(group) -> PartitionFn:
+            def run() -> Iterator[pa.RecordBatch]:
+                for b in scan.scan_file_relation(rel, rt.ctx.batch_size, rt.ctx.time_zone,
+                                                 group):
+                    if pos != list(range(len(ids))):
+                        b = make_batch([b.column(i) for i in pos], schema, b.num_rows)
+                    yield b
+
+            return run
+
+        return [split_part(g) for g in splits]
     if len(rel.paths) <= 1:
         return [part(rel)]
     return [part(rel.copy(paths=(p,))) for p in paths]

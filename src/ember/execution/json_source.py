@@ -1,0 +1,628 @@
+"""JSON sources (Spark's ``JsonFileFormat``): JSON Lines files (or, with ``multiLine``, one JSON
+value per file), schema inference as Spark's ``JsonInferSchema`` and conversion to the relation's
+types as Spark's ``JacksonParser``.
+
+Options (case-insensitive names, Spark's ``JSONOptions``): ``primitivesAsString`` (every scalar
+inferred as a string), ``prefersDecimal`` (floating-point numbers inferred as decimals when they
+fit), ``inferTimestamp`` (strings that parse as timestamps inferred as timestamps; off by
+default, as in Spark), ``multiLine``, ``mode`` (``PERMISSIVE`` / ``DROPMALFORMED`` /
+``FAILFAST``), ``columnNameOfCorruptRecord`` (``spark.sql.columnNameOfCorruptRecord``,
+``_corrupt_record``) and ``dropFieldIfAllNull``.
+
+Inference follows ``JsonInferSchema``: integers are ``bigint`` (``decimal(p,0)`` beyond it, then
+``double``), other numbers ``double``, objects structs with their fields sorted by name, arrays
+arrays of the merged element type; conflicting types merge by ``compatibleType`` (numbers widen,
+structs merge field by field, anything else becomes ``string``); NULL-only fields become
+``string`` and empty structs are dropped. A line that is not a JSON object (or an array of
+objects, each a row) is a malformed record: under ``PERMISSIVE`` it adds the corrupt-record
+column, under ``DROPMALFORMED`` it is skipped, under ``FAILFAST`` inference fails.
+
+Reading converts each value to its column's type as ``JacksonParser`` does: a value that does not
+convert (``1.5`` for a ``bigint``, ``"x"`` for a ``boolean``) makes the record malformed, the
+field NULL and the other fields kept (Spark's partial results); a string column receives a
+number's or a nested value's JSON text.
+
+Vectorized path: a file is parsed by ``pyarrow.json`` (inference with Arrow's own type inference
+mapped onto Spark's, reading with the relation's schema as Arrow's explicit schema); only a file
+that path cannot take with Spark's semantics (malformed lines, type conflicts, integers beyond
+``bigint``, ``multiLine``, the non-default inference options) is parsed line by line with Python's
+``json`` module, which implements the rules above in full.
+
+Known differences from Spark: single-quoted strings and names (Jackson's ``allowSingleQuotes``)
+are malformed records here; dates and timestamps are converted with CAST's rules rather than the
+``dateFormat`` / ``timestampFormat`` patterns.
+"""
+
+from __future__ import annotations
+
+import decimal
+import io
+import json
+import math
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pajson
+
+from ember import types as T
+from ember.coercion import decimal_for_integral, find_tightest_common_type
+from ember.errors import AnalysisError, ExecutionError
+from ember.expressions.cast import cast_array
+
+__all__ = ["infer_json_schema", "read_json", "check_corrupt_column", "compatible_type",
+           "JsonOptions"]
+
+
+class JsonOptions:
+    """The JSON options of a relation (Spark's ``JSONOptions``), from its lower-cased options."""
+
+    def __init__(self, opts: dict[str, str], default_corrupt: str = "_corrupt_record") -> None:
+        def flag(k: str) -> bool:
+            return opts.get(k.lower(), "false").strip().lower() == "true"
+
+        self.primitives_as_string = flag("primitivesAsString")
+        self.prefers_decimal = flag("prefersDecimal")
+        self.infer_timestamp = flag("inferTimestamp")
+        self.multi_line = flag("multiLine")
+        self.drop_field_if_all_null = flag("dropFieldIfAllNull")
+        self.mode = opts.get("mode", "PERMISSIVE").upper()
+        if self.mode not in ("PERMISSIVE", "DROPMALFORMED", "FAILFAST"):
+            self.mode = "PERMISSIVE"  # Spark's ParseMode.fromString falls back likewise
+        self.corrupt = opts.get("columnnameofcorruptrecord", default_corrupt)
+
+    @property
+    def default_inference(self) -> bool:
+        return not (self.primitives_as_string or self.prefers_decimal or self.infer_timestamp)
+
+
+# -- JSON values with their token kind ---------------------------------------------------------
+
+
+class _Int(str):
+    """A JSON integer token (its text)."""
+
+
+class _Float(str):
+    """A JSON floating-point token (its text; also NaN / Infinity)."""
+
+
+def _loads(text: str) -> Any:
+    return json.loads(text, parse_int=_Int, parse_float=_Float, parse_constant=_Float,
+                      object_pairs_hook=dict)
+
+
+def _dump(v: Any) -> str:
+    """A value's JSON text as Jackson's generator writes it (compact; numbers as written)."""
+    if v is None:
+        return "null"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if isinstance(v, (_Int, _Float)):
+        return str(v)
+    if isinstance(v, str):
+        return json.dumps(v, ensure_ascii=False)
+    if isinstance(v, list):
+        return "[" + ",".join(_dump(x) for x in v) + "]"
+    return "{" + ",".join(json.dumps(k, ensure_ascii=False) + ":" + _dump(x)
+                          for k, x in v.items()) + "}"
+
+
+_DECODER = json.JSONDecoder()
+_WS = re.compile(r"[ \t\n\r]*")
+
+
+def _raw_field(text: str, name: str) -> str | None:
+    """The text of the top-level field ``name`` of the JSON object ``text`` as written (Spark
+    reads a nested value into a string column as its input text), or None."""
+    try:
+        pos = _WS.match(text, 0).end()
+        if text[pos] != "{":
+            return None
+        pos += 1
+        while True:
+            pos = _WS.match(text, pos).end()
+            key, pos = _DECODER.raw_decode(text, pos)
+            pos = _WS.match(text, pos).end() + 1  # past ':'
+            start = _WS.match(text, pos).end()
+            _value, pos = _DECODER.raw_decode(text, start)
+            if key == name:
+                return text[start:pos]
+            pos = _WS.match(text, pos).end()
+            if text[pos] != ",":
+                return None
+            pos += 1
+    except (ValueError, IndexError):
+        return None
+
+
+class _Malformed(Exception):
+    pass
+
+
+def _records(text: str, multi_line: bool) -> list[tuple[str, Any]]:
+    """(record text, parsed value or a ``_Malformed``) of each non-blank record of ``text``."""
+    if multi_line:
+        chunks = [text] if text.strip() else []
+    else:
+        chunks = [ln for ln in text.split("\n") if ln.strip()]
+    out = []
+    for c in chunks:
+        c = c[:-1] if c.endswith("\r") else c
+        try:
+            out.append((c, _loads(c)))
+        except ValueError as e:
+            out.append((c, _Malformed(str(e))))
+    return out
+
+
+# -- inference (JsonInferSchema) -----------------------------------------------------------------
+
+_LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _decimal_type(d: decimal.Decimal) -> T.DataType:
+    """Spark's type of a BigDecimal: ``decimal(max(precision, scale), scale)``, or ``double``
+    when that exceeds 38 digits."""
+    sign, digits, exp = d.as_tuple()
+    scale = -exp if isinstance(exp, int) else 0
+    prec = len(digits)
+    if scale < 0:  # 1E+3: Spark's BigDecimal has negative scale -> disallowed; as a long-ish
+        prec, scale = prec - scale, 0
+    p = max(prec, scale)
+    if p > 38:
+        return T.DOUBLE
+    return T.DecimalType(max(p, 1), scale)
+
+
+def _infer_value(v: Any, o: JsonOptions) -> T.DataType:
+    if v is None:
+        return T.NullType()
+    if isinstance(v, bool):
+        return T.STRING if o.primitives_as_string else T.BOOLEAN
+    if isinstance(v, _Int):
+        if o.primitives_as_string:
+            return T.STRING
+        n = int(v)
+        if _LONG_MIN <= n <= _LONG_MAX:
+            return T.LONG
+        return _decimal_type(decimal.Decimal(v))
+    if isinstance(v, _Float):
+        if o.primitives_as_string:
+            return T.STRING
+        if o.prefers_decimal:
+            d = decimal.Decimal(v)
+            if not d.is_finite():
+                raise _Malformed(v)
+            return _decimal_type(d)
+        return T.DOUBLE
+    if isinstance(v, str):
+        if o.prefers_decimal:
+            try:
+                d = decimal.Decimal(v)
+                if d.is_finite() and v.strip() == v:
+                    return _decimal_type(d)
+            except decimal.InvalidOperation:
+                pass
+        if o.infer_timestamp and _is_timestamp(v):
+            return T.TIMESTAMP
+        return T.STRING
+    if isinstance(v, list):
+        t: T.DataType = T.NullType()
+        for x in v:
+            t = compatible_type(t, _infer_value(x, o))
+        return T.ArrayType(t)
+    fields = sorted(((k, _infer_value(x, o)) for k, x in v.items()), key=lambda f: f[0])
+    return T.StructType(tuple(T.StructField(k, t) for k, t in fields))
+
+
+def _is_timestamp(s: str) -> bool:
+    a = cast_array(pa.array([s], pa.large_string()), T.STRING, T.TIMESTAMP, ansi=False)
+    return a.is_valid()[0].as_py() and any(c in s for c in "T :")
+
+
+def compatible_type(t1: T.DataType, t2: T.DataType) -> T.DataType:
+    """Spark's ``JsonInferSchema.compatibleType``: the tightest common type, else decimals
+    widened (``double`` beyond 38 digits, or with a double), structs merged field by field,
+    arrays by element, and ``string`` for anything else."""
+    t = find_tightest_common_type(t1, t2, legacy=True)
+    if t is not None:
+        return t
+    if isinstance(t1, T.DecimalType) or isinstance(t2, T.DecimalType):
+        if isinstance(t1, T.DoubleType) or isinstance(t2, T.DoubleType):
+            return T.DOUBLE
+        if all(isinstance(x, T.DecimalType) or x.is_integral for x in (t1, t2)):
+            d1, d2 = decimal_for_integral(t1), decimal_for_integral(t2)
+            scale = max(d1.scale, d2.scale)
+            rng = max(d1.precision - d1.scale, d2.precision - d2.scale)
+            return T.DOUBLE if rng + scale > 38 else T.DecimalType(rng + scale, scale)
+    if isinstance(t1, T.StructType) and isinstance(t2, T.StructType):
+        merged: dict[str, T.DataType] = {f.name: f.data_type for f in t1.fields}
+        for f in t2.fields:
+            merged[f.name] = compatible_type(merged[f.name], f.data_type) \
+                if f.name in merged else f.data_type
+        return T.StructType(tuple(T.StructField(k, merged[k]) for k in sorted(merged)))
+    if isinstance(t1, T.ArrayType) and isinstance(t2, T.ArrayType):
+        return T.ArrayType(compatible_type(t1.element_type, t2.element_type))
+    return T.STRING
+
+
+def _canonical(t: T.DataType, o: JsonOptions) -> T.DataType | None:
+    """Spark's ``canonicalizeType``: NULL -> string (None with ``dropFieldIfAllNull``), empty
+    structs dropped."""
+    if isinstance(t, T.NullType):
+        return None if o.drop_field_if_all_null else T.STRING
+    if isinstance(t, T.ArrayType):
+        e = _canonical(t.element_type, o)
+        return None if e is None else T.ArrayType(e)
+    if isinstance(t, T.StructType):
+        fields = []
+        for f in t.fields:
+            c = _canonical(f.data_type, o)
+            if c is not None:
+                fields.append(T.StructField(f.name, c))
+        return T.StructType(tuple(fields)) if fields else None
+    return t
+
+
+def _corrupt_struct(o: JsonOptions) -> T.StructType:
+    return T.StructType((T.StructField(o.corrupt, T.STRING),))
+
+
+def _failfast_inference(o: JsonOptions) -> ExecutionError:
+    return ExecutionError(
+        "[MALFORMED_RECORD_IN_PARSING.WITHOUT_SUGGESTION] Malformed records are detected in "
+        f"record parsing: {o.corrupt}.\nParse Mode: FAILFAST. To process malformed records as "
+        "null result, try setting the option 'mode' as 'PERMISSIVE'.",
+        error_class="MALFORMED_RECORD_IN_PARSING.WITHOUT_SUGGESTION",
+        parameters={"badRecord": o.corrupt, "failFastMode": "FAILFAST"})
+
+
+def _root_type(v: Any, o: JsonOptions) -> T.DataType | None:
+    """The type a record contributes to the root (``compatibleRootType``): a struct, the
+    corrupt-record struct, or None (skipped)."""
+    if isinstance(v, _Malformed):
+        t = None
+    else:
+        try:
+            t = _infer_value(v, o)
+        except _Malformed:
+            t = None
+        if isinstance(t, T.ArrayType):
+            t = t.element_type
+            if isinstance(t, T.NullType):
+                return None  # an empty array: no row
+        if not isinstance(t, T.StructType):
+            t = None
+    if t is None:
+        if o.mode == "FAILFAST":
+            raise _failfast_inference(o)
+        return _corrupt_struct(o) if o.mode == "PERMISSIVE" else None
+    return t
+
+
+def _python_file_type(path: str, o: JsonOptions) -> T.DataType:
+    t: T.DataType = T.NullType()
+    for _text, v in _records(_read_text(path), o.multi_line):
+        r = _root_type(v, o)
+        if r is not None:
+            t = compatible_type(t, r)
+    return t
+
+
+def _arrow_type(t: pa.DataType) -> T.DataType | None:
+    """Spark's inferred type of a column Arrow inferred, or None when Arrow's inference cannot
+    be mapped exactly (the file is then inferred line by line)."""
+    if pa.types.is_null(t):
+        return T.NullType()
+    if pa.types.is_boolean(t):
+        return T.BOOLEAN
+    if pa.types.is_int64(t):
+        return T.LONG
+    if pa.types.is_float64(t):
+        return T.DOUBLE
+    if pa.types.is_string(t) or pa.types.is_timestamp(t):  # Arrow infers ISO strings as times
+        return T.STRING
+    if pa.types.is_struct(t):
+        fields = []
+        for f in sorted(t, key=lambda f: f.name):
+            ft = _arrow_type(f.type)
+            if ft is None:
+                return None
+            fields.append(T.StructField(f.name, ft))
+        return T.StructType(tuple(fields))
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        e = _arrow_type(t.value_type)
+        return None if e is None else T.ArrayType(e)
+    return None
+
+
+def _big_integers(col: pa.ChunkedArray | pa.Array) -> bool:
+    """Whether a float64 column Arrow inferred may hold integers beyond ``bigint`` (Arrow reads
+    them as doubles; Spark infers ``decimal(p,0)``)."""
+    if pa.types.is_float64(col.type):
+        big = pc.greater_equal(pc.abs(col), float(1 << 63))
+        return bool(pc.any(big).as_py())
+    if pa.types.is_struct(col.type):
+        arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+        return any(_big_integers(arr.field(i)) for i in range(arr.type.num_fields))
+    if pa.types.is_list(col.type) or pa.types.is_large_list(col.type):
+        arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+        return _big_integers(arr.flatten())
+    return False
+
+
+def _read_text(path: str) -> str:
+    with open(path, "rb") as f:
+        return f.read().decode("utf-8", errors="replace")
+
+
+def _arrow_table(source: str | bytes, schema: pa.Schema | None = None) -> pa.Table | None:
+    """``source`` (a path or the bytes of some lines) parsed by ``pyarrow.json`` (with
+    ``schema`` as the explicit schema, other fields ignored), or None when Arrow rejects it."""
+    parse = pajson.ParseOptions(explicit_schema=schema,
+                                unexpected_field_behavior="ignore" if schema is not None
+                                else "infer")
+    try:
+        src = io.BytesIO(source) if isinstance(source, bytes) else source
+        return pajson.read_json(src, parse_options=parse,
+                                read_options=pajson.ReadOptions(block_size=1 << 24))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        return None
+
+
+def _file_type(path: str, o: JsonOptions) -> T.DataType:
+    if o.default_inference and not o.multi_line:
+        table = _arrow_table(path)
+        if table is not None and not any(_big_integers(c) for c in table.columns):
+            t = _arrow_type(pa.struct(list(table.schema)))
+            if t is not None:
+                return t if table.num_rows else T.NullType()
+    return _python_file_type(path, o)
+
+
+def infer_json_schema(paths: Sequence[str], opts: dict[str, str],
+                      default_corrupt: str = "_corrupt_record") -> list[tuple[str, T.DataType]]:
+    """Spark's inferred schema of the JSON files ``paths`` (``JsonInferSchema.infer``)."""
+    o = JsonOptions(opts, default_corrupt)
+    t: T.DataType = T.NullType()
+    for p in paths:
+        t = compatible_type(t, _file_type(p, o))
+    c = _canonical(t, o) if isinstance(t, T.StructType) else None
+    if not isinstance(c, T.StructType):
+        return []
+    return [(f.name, f.data_type) for f in c.fields]
+
+
+# -- reading (JacksonParser) ------------------------------------------------------------------
+
+
+class _Bad(Exception):
+    """A value that does not convert to its field's type."""
+
+
+_SPECIAL = {"NaN": math.nan, "Infinity": math.inf, "+Infinity": math.inf, "-Infinity": -math.inf,
+            "INF": math.inf, "+INF": math.inf, "-INF": -math.inf}
+
+
+def _converter(t: T.DataType, failed: list[bool]) -> Callable[[Any], Any]:
+    """A function from a parsed JSON value (never None) to the Python value of type ``t``;
+    raises ``_Bad`` when it does not convert.  A struct's field that does not convert is NULL
+    and sets ``failed[0]`` (Spark's partial results)."""
+    if isinstance(t, T.StringType):
+        return lambda v: v if type(v) is str else _dump(v)
+    if isinstance(t, T.BooleanType):
+        def conv_bool(v):
+            if isinstance(v, bool):
+                return v
+            raise _Bad
+        return conv_bool
+    if isinstance(t, (T.LongType, T.IntegerType, T.ShortType, T.ByteType)):
+        lo, hi = t.min_value, t.max_value
+
+        def conv_int(v):
+            if isinstance(v, _Int):
+                n = int(v)
+                if lo <= n <= hi:
+                    return n
+            raise _Bad
+        return conv_int
+    if isinstance(t, (T.DoubleType, T.FloatType)):
+        def conv_float(v):
+            if isinstance(v, (_Int, _Float)):
+                return _SPECIAL[v] if v in _SPECIAL else float(v)
+            if type(v) is str and v in _SPECIAL:
+                return _SPECIAL[v]
+            raise _Bad
+        return conv_float
+    if isinstance(t, T.DecimalType):
+        q = decimal.Decimal(1).scaleb(-t.scale)
+
+        def conv_dec(v):
+            if isinstance(v, (_Int, _Float)) or (type(v) is str and v):
+                try:
+                    d = decimal.Decimal(v).quantize(q, rounding=decimal.ROUND_HALF_UP,
+                                                    context=decimal.Context(prec=80))
+                except (decimal.InvalidOperation, ValueError):
+                    raise _Bad from None
+                if d.is_finite() and len(d.as_tuple().digits) <= t.precision:
+                    return d
+            raise _Bad
+        return conv_dec
+    if isinstance(t, T.StructType):
+        convs = [(f.name, _converter(f.data_type, failed)) for f in t.fields]
+
+        def conv_struct(v):
+            if not isinstance(v, dict):
+                raise _Bad
+            out = {}
+            for n, c in convs:
+                x = v.get(n)
+                try:
+                    out[n] = None if x is None else c(x)
+                except _Bad:
+                    out[n] = None
+                    failed[0] = True
+            return out
+        return conv_struct
+    if isinstance(t, T.ArrayType):
+        ce = _converter(t.element_type, failed)
+
+        def conv_array(v):
+            if not isinstance(v, list):
+                raise _Bad
+            return [None if x is None else ce(x) for x in v]
+        return conv_array
+    if isinstance(t, (T.DateType, T.TimestampType)):
+        # read as text, converted by CAST afterwards (``_text_typed``)
+        def conv_text(v):
+            if type(v) is str:
+                return v
+            raise _Bad
+        return conv_text
+    return lambda v: _dump(v)
+
+
+def _text_typed(t: T.DataType) -> bool:
+    return isinstance(t, (T.DateType, T.TimestampType))
+
+
+def _arrow_read_type(t: T.DataType) -> pa.DataType:
+    """The Arrow type the readers produce for a column of type ``t`` before the final cast."""
+    return pa.large_string() if _text_typed(t) else t.to_arrow()
+
+
+def _python_read(data: bytes, fields: list[tuple[str, T.DataType]], o: JsonOptions
+                 ) -> tuple[list[pa.Array], pa.Array, pa.Array]:
+    """Columns of ``fields`` read line by line, with the boolean ``bad`` flags and the corrupt
+    records' text."""
+    failed = [False]
+    convs = [(n, _converter(t, failed)) for n, t in fields]
+    as_text = {n for n, t in fields if isinstance(t, T.StringType)}
+    rows: list[list[Any]] = []
+    bad: list[bool] = []
+    texts: list[str | None] = []
+    for text, v in _records(data.decode("utf-8", errors="replace"), o.multi_line):
+        recs = v if isinstance(v, list) else [v]
+        if isinstance(v, list) and not v:
+            continue
+        if isinstance(v, _Malformed) or not all(isinstance(r, dict) for r in recs):
+            rows.append([None] * len(convs))
+            bad.append(True)
+            texts.append(text)
+            continue
+        for r in recs:
+            row = []
+            failed[0] = False
+            for n, c in convs:
+                x = r.get(n)
+                if x is None:
+                    row.append(None)
+                    continue
+                if n in as_text and isinstance(x, (dict, list)) and r is v:
+                    raw = _raw_field(text, n)
+                    if raw is not None:
+                        row.append(raw)
+                        continue
+                try:
+                    row.append(c(x))
+                except _Bad:
+                    row.append(None)
+                    failed[0] = True
+            rows.append(row)
+            bad.append(failed[0])
+            texts.append(text if failed[0] else None)
+    cols = [pa.array([r[i] for r in rows], _arrow_read_type(t)) for i, (_, t) in enumerate(fields)]
+    return cols, pa.array(bad, pa.bool_()), pa.array(texts, pa.large_string())
+
+
+def _arrow_read(data: bytes, fields: list[tuple[str, T.DataType]]) -> list[pa.Array] | None:
+    """Columns of ``fields`` read by ``pyarrow.json`` with them as the explicit schema, or None
+    when Arrow cannot read the file so (a value that does not convert, a malformed line ...)."""
+    if not fields or not data.strip():
+        return None
+    schema = pa.schema([pa.field(n, _list_types(_arrow_read_type(t))) for n, t in fields])
+    table = _arrow_table(data, schema)
+    if table is None:
+        return None
+    return [table.column(i).combine_chunks().cast(_arrow_read_type(t))
+            for i, (_, t) in enumerate(fields)]
+
+
+def _list_types(t: pa.DataType) -> pa.DataType:
+    """``t`` with ``list`` for ``large_list`` (``pyarrow.json`` converts to the former only)."""
+    if pa.types.is_large_list(t) or pa.types.is_list(t):
+        return pa.list_(_list_types(t.value_type))
+    if pa.types.is_struct(t):
+        return pa.struct([pa.field(f.name, _list_types(f.type)) for f in t])
+    return t
+
+
+def read_json(path: str, attrs: Sequence[Any], opts: dict[str, str], time_zone: str,
+              default_corrupt: str = "_corrupt_record", data: bytes | None = None) -> pa.Table:
+    """The file ``path`` (or ``data``, some of its lines) read as the columns ``attrs`` (the
+    relation's data columns), with ``mode`` and the corrupt-record column applied."""
+    o = JsonOptions(opts, default_corrupt)
+    if data is None:
+        with open(path, "rb") as f:
+            data = f.read()
+    corrupt_pos = next((i for i, a in enumerate(attrs)
+                        if a.name == o.corrupt and isinstance(a.data_type, T.StringType)), None)
+    fields = [(a.name, a.data_type) for i, a in enumerate(attrs) if i != corrupt_pos]
+    cols = None if o.multi_line else _arrow_read(data, fields)
+    if cols is not None:
+        n = len(cols[0])
+        bad = texts = None
+    else:
+        cols, bad, texts = _python_read(data, fields, o)
+        n = len(bad)
+    out, k = [], 0
+    for i, a in enumerate(attrs):
+        if i == corrupt_pos:
+            out.append(texts if texts is not None else pa.nulls(n, pa.large_string()))
+            continue
+        col = cols[k]
+        k += 1
+        if _text_typed(a.data_type):
+            typed = cast_array(col, T.STRING, a.data_type, ansi=False, time_zone=time_zone)
+            failed = pc.and_(col.is_valid(), typed.is_null())
+            if pc.any(failed).as_py():
+                if bad is None:  # Arrow read it: every other value converted
+                    bad = pa.nulls(n, pa.bool_()).fill_null(False)
+                    texts = pa.nulls(n, pa.large_string())
+                bad = pc.or_(bad, failed)
+            col = typed
+        out.append(col)
+    if bad is not None and pc.any(bad).as_py():
+        if o.mode == "FAILFAST":
+            raise ExecutionError(
+                f"Encountered error while reading file {path}. "
+                "[MALFORMED_RECORD_IN_PARSING.WITHOUT_SUGGESTION] Malformed records are detected "
+                "in record parsing. Parse Mode: FAILFAST. To process malformed records as null "
+                "result, try setting the option 'mode' as 'PERMISSIVE'.",
+                error_class="FAILED_READ_FILE.NO_HINT", parameters={"path": path})
+        if o.mode == "DROPMALFORMED":
+            keep = pc.invert(bad)
+            out = [c.filter(keep) for c in out]
+            n = len(out[0]) if out else int(pc.sum(keep.cast(pa.int64())).as_py() or 0)
+    if not out:
+        return pa.table({"_": pa.nulls(n)}).drop(["_"])
+    return pa.Table.from_arrays(out, names=[f"c{i}" for i in range(len(out))])
+
+
+def check_corrupt_column(attrs: Sequence[Any], opts: dict[str, str],
+                         default_corrupt: str = "_corrupt_record") -> None:
+    """Spark's ``ExprUtils.verifyColumnNameOfCorruptRecord``: the corrupt-record column of a
+    user schema must be a nullable string."""
+    o = JsonOptions(opts, default_corrupt)
+    for a in attrs:
+        if a.name == o.corrupt and not isinstance(a.data_type, T.StringType):
+            raise AnalysisError(
+                "The field for corrupt records must be string type and nullable",
+                error_class="INVALID_CORRUPT_RECORD_TYPE",
+                parameters={"columnName": f"`{o.corrupt}`", "actualType": a.data_type.sql()
+                            if hasattr(a.data_type, "sql") else a.data_type.simple_string()})
