@@ -17,6 +17,13 @@ after construction; ``copy`` / ``with_children`` build new nodes, which start wi
 ``copy`` calls the constructor directly with the cached field names (what ``dataclasses.replace``
 does, without re-reading the fields).  :func:`transform_up_memo` / :func:`transform_down_memo`
 (end of the module) let pure rewrites skip subtrees they already left unchanged.
+
+Tree patterns (Spark's ``TreePatternBits``): ``node.contains(C1, C2, ...)`` tells whether an
+instance of one of the classes occurs in the subtree without walking it after the first time.
+Every node class gets a bit on first use; a node's ``tree_bits`` is its class's bit or-ed with
+its children's (and, for plans, its expressions', see ``QueryPlan.own_pattern_bits``), kept in
+the node's ``_bits`` slot.  Rules use it to skip trees that hold none of the node kinds they
+rewrite.
 """
 
 from __future__ import annotations
@@ -114,12 +121,41 @@ def _rebuild_node(cls: type, values: tuple[Any, ...]) -> Any:
     return obj
 
 
+#: ``{node class: its tree-pattern bit}``, allocated on first use.
+_CLASS_BITS: dict[type, int] = {}
+#: ``{tuple of classes: or of the bits of every allocated class that is a subclass of one}``;
+#: cleared whenever a class gets a bit.
+_MASKS: dict[tuple[type, ...], int] = {}
+
+
+def class_bit(cls: type) -> int:
+    """The tree-pattern bit of node class ``cls``."""
+    bit = _CLASS_BITS.get(cls)
+    if bit is None:
+        bit = _CLASS_BITS[cls] = 1 << len(_CLASS_BITS)
+        _MASKS.clear()
+    return bit
+
+
+def pattern_mask(classes: tuple[type, ...]) -> int:
+    """The bits of the node classes that are subclasses of one of ``classes`` (among those that
+    have a bit: a tree's ``tree_bits`` allocates the bits of every class in it)."""
+    mask = _MASKS.get(classes)
+    if mask is None:
+        mask = 0
+        for c, b in _CLASS_BITS.items():
+            if issubclass(c, classes):
+                mask |= b
+        _MASKS[classes] = mask
+    return mask
+
+
 class TreeNode:
     """Base of all tree nodes.  Subclasses set ``child_base`` to the type of their children."""
 
     # _kids: the cached ``children`` tuple; _fixed: bitmask of pure rewrites known to leave this
-    # subtree unchanged (see transform_up_memo).
-    __slots__ = ("_hash", "_kids", "_fixed")
+    # subtree unchanged (see transform_up_memo); _bits: ``tree_bits``.
+    __slots__ = ("_hash", "_kids", "_fixed", "_bits")
     child_base: ClassVar[type]
 
     # -- construction -------------------------------------------------------------------------
@@ -195,6 +231,31 @@ class TreeNode:
             elif isinstance(value, tuple) and any(isinstance(v, base) for v in value):
                 changes[n] = tuple(next(it) if isinstance(v, base) else v for v in value)
         return _replace(self, changes)  # type: ignore[no-any-return]
+
+    # -- tree patterns (Spark's TreePatternBits) ----------------------------------------------
+    @property
+    def tree_bits(self) -> int:
+        """The pattern bits of every node class in this subtree (see the module docstring)."""
+        try:
+            return self._bits  # type: ignore[no-any-return]
+        except AttributeError:
+            pass
+        bits = class_bit(type(self)) | self.own_pattern_bits()
+        for k in self.children:
+            bits |= k.tree_bits
+        object.__setattr__(self, "_bits", bits)
+        return bits
+
+    def own_pattern_bits(self) -> int:
+        """Bits of trees held by this node that are not its children (a plan's expressions)."""
+        return 0
+
+    def contains(self, *classes: type) -> bool:
+        """Whether an instance of one of ``classes`` occurs in this subtree: the same answer as
+        ``self.exists(lambda n: isinstance(n, classes))`` (for a plan, also over the
+        expressions of its nodes), in constant time after the first call."""
+        bits = self.tree_bits  # first: allocates the bits of the classes in the tree
+        return bool(bits & pattern_mask(classes))
 
     # -- traversal ----------------------------------------------------------------------------
     def transform_down(self, rule: Callable[[Any], Any]) -> Self:

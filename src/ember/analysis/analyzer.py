@@ -32,7 +32,8 @@ Fast path: each ``_run_batches`` call gives the context a fresh ``run_memo``; th
 everything but a few unresolved shapes alone walk the plan with
 :func:`ember.analysis.rules._util.transform_up_in_run`, which skips subtrees the same rule left
 unchanged earlier in that run (the fixed-point loop re-runs every rule until nothing changes).
-The memo is dropped when the run ends.
+The memo is dropped when the run ends.  Rules listed in ``RULE_PATTERNS`` are skipped on plans
+holding none of the node kinds they rewrite.
 """
 
 from __future__ import annotations
@@ -42,13 +43,22 @@ from dataclasses import dataclass, field
 
 from ember.conf import ANALYZER_EXCLUDED_RULES, SQLConf
 from ember.errors import EmberError, InternalError
-from ember.expressions.base import AttributeReference
+from ember.expressions.base import AttributeReference, UnresolvedOrdinal
+from ember.expressions.subquery import SubqueryExpression
+from ember.expressions.windows import WindowExpression, WindowSpecDefinition
 from ember.plans.logical.nodes import (
     Command,
     CreateViewCommand,
     DescribeRelation,
     ExplainCommand,
+    Join,
     LogicalPlan,
+    Pivot,
+    UnresolvedInlineTable,
+    UnresolvedRelation,
+    UnresolvedTableValuedFunction,
+    Unpivot,
+    WithWindowDefinition,
 )
 from ember.analysis.checks import check_analysis
 from ember.analysis.resolution import remove_temp_resolved_columns
@@ -117,6 +127,26 @@ class Batch:
     name: str
     max_iterations: int
     rules: tuple[tuple[str, Rule], ...]
+
+
+#: ``{rule name: node classes}`` for the rules that rewrite only nodes of those classes (or
+#: nodes holding such expressions): a rule is not run on a plan that holds none of them
+#: anywhere, subquery plans included (Spark's rule pruning by tree patterns; see
+#: ``ember.trees``).
+RULE_PATTERNS: dict[str, tuple[type, ...]] = {
+    "WindowsSubstitution": (WithWindowDefinition,),
+    "ResolveRelations": (UnresolvedRelation,),
+    "ResolveInlineTables": (UnresolvedInlineTable,),
+    "ResolveTableValuedFunctions": (UnresolvedTableValuedFunction,),
+    "ResolveOrdinals": (UnresolvedOrdinal,),
+    "ResolvePivot": (Pivot,),
+    "ResolveUnpivot": (Unpivot,),
+    "ResolveSubquery": (SubqueryExpression,),
+    "ResolveWindowOrder": (WindowExpression,),
+    "ResolveWindowFrame": (WindowExpression,),
+    "ResolveNaturalAndUsingJoin": (Join,),
+    "WindowFrameCoercion": (WindowSpecDefinition,),
+}
 
 
 def _batches() -> tuple[Batch, ...]:
@@ -223,6 +253,9 @@ class Analyzer:
                 before = plan
                 for name, rule in batch.rules:
                     if name in excluded:
+                        continue
+                    patterns = RULE_PATTERNS.get(name)
+                    if patterns is not None and not plan.contains_anywhere(*patterns):
                         continue
                     try:
                         plan = rule(plan, ctx)

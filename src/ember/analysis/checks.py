@@ -177,6 +177,8 @@ def _check_windows(e: Expression, ctx) -> None:
     (``MISSING_WINDOW_SPECIFICATION``), DISTINCT over a window
     (``DISTINCT_WINDOW_FUNCTION_UNSUPPORTED``), a function that is neither an aggregate nor a
     window function over a window (``UNSUPPORTED_EXPR_FOR_WINDOW``)."""
+    if not e.contains(WindowExpression, WindowFunction):
+        return  # nothing below to check
 
     def visit(x: Expression) -> None:
         for c in x.children:

@@ -294,7 +294,7 @@ def remove_temp_resolved_columns(plan: LogicalPlan, ctx: Any = None) -> LogicalP
         return None
 
     def rule(p: LogicalPlan) -> LogicalPlan:
-        if not any(e.exists(lambda x: isinstance(x, TempResolvedColumn)) for e in p.expressions()):
+        if not any(e.contains(TempResolvedColumn) for e in p.expressions()):
             return p
         return p.map_expressions(lambda e: e.transform_up(fix))
 

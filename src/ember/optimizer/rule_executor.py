@@ -12,6 +12,9 @@ when an outer join becomes inner) and raises ``InternalError`` naming the
 rule otherwise; an exception escaping a rule that is not an :class:`~ember.errors.EmberError` is
 reported the same way.
 
+A rule whose ``patterns`` names node classes is skipped on a plan holding none of them (Spark's
+rule pruning by tree patterns, see ``ember.trees``).
+
 Rules listed in ``spark.sql.optimizer.excludedRules`` (simple or fully qualified names,
 comma-separated) are skipped unless the rule is marked ``excludable = False`` (Spark's
 "non-excludable" rules that correctness depends on).
@@ -63,6 +66,10 @@ class Rule:
     rule_name: ClassVar[str] = ""
     #: False for rules that correctness depends on (never skipped by ``excludedRules``).
     excludable: ClassVar[bool] = True
+    #: The node classes the rule rewrites (Spark's ``transformWithPruning`` condition on tree
+    #: patterns): when set, the executor does not run the rule on a plan that holds none of
+    #: them anywhere, subquery plans included (``LogicalPlan.contains_anywhere``).
+    patterns: ClassVar[tuple[type, ...]] = ()
 
     def apply(self, plan: "LogicalPlan", conf: "SQLConf") -> "LogicalPlan":  # pragma: no cover
         raise NotImplementedError
@@ -217,6 +224,10 @@ class RuleExecutor:
     def _apply(rule: Rule, batch: str, plan: "LogicalPlan", conf: "SQLConf",
                metrics: RuleMetrics | None, changes: PlanChangeLog | None) -> "LogicalPlan":
         start = time.perf_counter_ns()
+        if rule.patterns and not plan.contains_anywhere(*rule.patterns):
+            if metrics is not None:
+                metrics.record(rule.rule_name, time.perf_counter_ns() - start, False)
+            return plan
         try:
             result = rule.apply(plan, conf)
         except EmberError:

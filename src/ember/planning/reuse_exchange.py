@@ -62,7 +62,10 @@ def reuse_exchange(plan: SparkPlan, conf: SQLConf,
     the exchange it replaces."""
     if not conf.get(EXCHANGE_REUSE_ENABLED):
         return plan
-    seen: dict[Any, SparkPlan] = {}
+    # Exchanges by a cheap key that equal canonical forms share (the class and the output's
+    # data types), each with its reuse key computed on demand: canonical forms are computed only
+    # for exchanges that meet another of the same shape (most meet none).
+    seen: dict[Any, list[list[Any]]] = {}
 
     def relink(old: SparkPlan, new: SparkPlan) -> None:
         if links is None or new is old:
@@ -78,17 +81,28 @@ def reuse_exchange(plan: SparkPlan, conf: SQLConf,
             new = n.with_children(tuple(walk(c) for c in kids))
             relink(n, new)
         if isinstance(new, ShuffleExchangeExec | BroadcastExchangeExec):
+            shape = (type(new), tuple(a.data_type for a in new.output))
+            earlier = seen.get(shape)
+            if earlier is None:
+                seen[shape] = [[new, _UNSET]]
+                return new
             key = _reuse_key(new)
             if key is None:
                 return new
-            first = seen.setdefault(key, new)
-            if first is not new:
-                reused = ReusedExchangeExec(new.output, first)
-                relink(n, reused)
-                return reused
+            for entry in earlier:
+                if entry[1] is _UNSET:
+                    entry[1] = _reuse_key(entry[0])
+                if entry[1] is not None and entry[1] == key:
+                    reused = ReusedExchangeExec(new.output, entry[0])
+                    relink(n, reused)
+                    return reused
+            earlier.append([new, key])
         return new
 
     return walk(plan)
+
+
+_UNSET = object()
 
 
 def _reuse_key(plan: SparkPlan) -> Any:

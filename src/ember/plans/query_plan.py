@@ -50,6 +50,14 @@ class QueryPlan(TreeNode):
     def output(self) -> tuple[AttributeReference, ...]:
         raise NotImplementedError
 
+    def own_pattern_bits(self) -> int:
+        """A plan's tree-pattern bits (``TreeNode.tree_bits``) take in its expressions', as
+        Spark's ``QueryPlan`` does (not the plans of subquery expressions)."""
+        bits = 0
+        for e in self.expressions():
+            bits |= e.tree_bits
+        return bits
+
     @property
     def canonicalized(self) -> Self:
         """This plan in canonical form (Spark's ``QueryPlan.canonicalized``)."""

@@ -41,7 +41,7 @@ from ember.plans.logical.nodes import (
 
 def has_window(e: Expression) -> bool:
     """Whether ``e`` holds a window expression."""
-    return e.exists(lambda x: isinstance(x, WindowExpression))
+    return e.contains(WindowExpression)
 
 
 def _not_allowed(clause: str) -> AnalysisError:

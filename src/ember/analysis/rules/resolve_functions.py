@@ -80,7 +80,7 @@ def resolve_functions_in(e: Expression, ctx) -> Expression:
 
 
 def _has_fn(e: Expression) -> bool:
-    return e.exists(lambda x: isinstance(x, UnresolvedFunction))
+    return e.contains(UnresolvedFunction)
 
 
 def _legacy_count_alias(e: Expression, ctx) -> Expression | None:

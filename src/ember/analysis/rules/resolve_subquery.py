@@ -100,7 +100,7 @@ def resolve_subquery(plan: LogicalPlan, ctx) -> LogicalPlan:
         return e.transform_up(rule)
 
     def has_sub(e: Expression) -> bool:
-        return e.exists(lambda x: isinstance(x, SubqueryExpression))
+        return e.contains(SubqueryExpression)
 
     def node_rule(p: LogicalPlan) -> LogicalPlan:
         if not any(has_sub(e) for e in p.expressions()):

@@ -71,7 +71,7 @@ def resolve_window_frame(plan: LogicalPlan, ctx) -> LogicalPlan:
     """``plan`` with every window frame specified or checked (see module doc)."""
 
     def rule(p: LogicalPlan) -> LogicalPlan:
-        if not any(e.exists(lambda x: isinstance(x, WindowExpression)) for e in p.expressions()):
+        if not any(e.contains(WindowExpression) for e in p.expressions()):
             return p
         return p.map_expressions(lambda e: e.transform_up(_rule))
 

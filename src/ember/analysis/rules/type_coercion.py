@@ -53,9 +53,9 @@ def _mark_new_casts(old: Expression, new: Expression, ctx) -> None:
     )
 
 
-def _coerce_expr(e: Expression, ctx) -> Expression:
-    loss = bool(ctx.conf.get(DECIMAL_ALLOW_PRECISION_LOSS))
-    legacy = not ctx.conf.ansi
+def _coerce_expr(e: Expression, ctx, settings: tuple[bool, bool] | None = None) -> Expression:
+    """``e`` with implicit casts; ``settings``: ``_settings(ctx)`` when the caller has it."""
+    loss, legacy = _settings(ctx) if settings is None else settings
 
     def rule(x: Expression) -> Expression:
         if isinstance(x, InSubquery):
@@ -69,6 +69,11 @@ def _coerce_expr(e: Expression, ctx) -> Expression:
     new = transform_up_memo(e, rule, _COERCE_BITS[loss, legacy])
     _mark_new_casts(e, new, ctx)
     return new
+
+
+def _settings(ctx) -> tuple[bool, bool]:
+    """(``spark.sql.decimalOperations.allowPrecisionLoss``, ANSI off) under ``ctx``."""
+    return bool(ctx.conf.get(DECIMAL_ALLOW_PRECISION_LOSS)), not ctx.conf.ansi
 
 
 #: The expression rewrite of TypeCoercion, for rules that must match coerced expressions.
@@ -161,8 +166,9 @@ def type_coercion(plan: LogicalPlan, ctx) -> LogicalPlan:
                 return p if new is None else widened(p, p.copy(left=new[0], right=new[1]))
             case _:
                 pass
-        return p.map_expressions(lambda e: _coerce_expr(e, ctx))
+        return p.map_expressions(lambda e: _coerce_expr(e, ctx, settings))
 
+    settings = _settings(ctx)  # read once per run of the rule, not per expression
     return plan.transform_up(rule)
 
 

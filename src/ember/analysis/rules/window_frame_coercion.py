@@ -46,8 +46,7 @@ def window_frame_coercion(plan: LogicalPlan, ctx) -> LogicalPlan:
                 return None
 
     def plan_rule(p: LogicalPlan) -> LogicalPlan:
-        if not any(e.exists(lambda x: isinstance(x, WindowSpecDefinition))
-                   for e in p.expressions()):
+        if not any(e.contains(WindowSpecDefinition) for e in p.expressions()):
             return p
         return p.map_expressions(lambda e: e.transform_up(rule))
 

@@ -70,6 +70,7 @@ class CheckCartesianProducts(Rule):
     """See the module docstring."""
 
     rule_name = "CheckCartesianProducts"
+    patterns = (Join,)
 
     def apply(self, plan: LogicalPlan, conf: SQLConf) -> LogicalPlan:
         if conf.get(CROSS_JOINS_ENABLED):

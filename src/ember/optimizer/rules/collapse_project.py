@@ -262,8 +262,7 @@ def _clean_list(items: tuple[Expression, ...], excluded: frozenset[int]) -> tupl
 
 
 def _remove(plan: LogicalPlan, excluded: frozenset[int]) -> LogicalPlan:
-    if plan.find(lambda p: any(e.find(lambda x: isinstance(x, Alias)) is not None
-                               for e in p.expressions())) is None:
+    if not plan.contains(Alias):
         return plan
     match plan:
         case Join(left=left, right=right, condition=cond):

@@ -50,6 +50,7 @@ class CollapseWindow(Rule):
     """See the module docstring."""
 
     rule_name = "CollapseWindow"
+    patterns = (Window,)
 
     def apply(self, plan: LogicalPlan, conf: SQLConf) -> LogicalPlan:
         return plan.transform_up(_collapse)

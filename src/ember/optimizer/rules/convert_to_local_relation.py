@@ -76,6 +76,7 @@ class ConvertToLocalRelation(Rule):
     """See the module docstring."""
 
     rule_name = "ConvertToLocalRelation"
+    patterns = (LocalRelation,)
 
     def apply(self, plan: LogicalPlan, conf: SQLConf) -> LogicalPlan:
         return plan.transform_down(lambda p: _convert(p, conf))

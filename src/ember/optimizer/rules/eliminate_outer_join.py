@@ -127,6 +127,7 @@ class EliminateOuterJoin(Rule):
     """See the module docstring."""
 
     rule_name = "EliminateOuterJoin"
+    patterns = (Join,)
 
     def apply(self, plan: LogicalPlan, conf: SQLConf) -> LogicalPlan:
         return plan.transform_down(lambda p: _eliminate(p, conf))

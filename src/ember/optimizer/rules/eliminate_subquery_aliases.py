@@ -75,6 +75,7 @@ class EliminateSubqueryAliases(Rule):
     """See the module docstring."""
 
     rule_name = "EliminateSubqueryAliases"
+    patterns = (SubqueryAlias, View,)
     excludable = False
 
     def apply(self, plan: LogicalPlan, conf: SQLConf) -> LogicalPlan:
@@ -130,6 +131,7 @@ class EliminateResolvedHint(Rule):
     """See the module docstring."""
 
     rule_name = "EliminateResolvedHint"
+    patterns = (ResolvedHint,)
     excludable = False
 
     def apply(self, plan: LogicalPlan, conf: SQLConf) -> LogicalPlan:

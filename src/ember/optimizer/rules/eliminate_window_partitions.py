@@ -44,6 +44,7 @@ class EliminateWindowPartitions(Rule):
     """See the module docstring."""
 
     rule_name = "EliminateWindowPartitions"
+    patterns = (Window,)
 
     def apply(self, plan: LogicalPlan, conf: SQLConf) -> LogicalPlan:
         return plan.transform_down(_rule)

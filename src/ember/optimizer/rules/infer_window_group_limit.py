@@ -124,6 +124,7 @@ class InferWindowGroupLimit(Rule):
     """See the module docstring."""
 
     rule_name = "InferWindowGroupLimit"
+    patterns = (Window,)
 
     def apply(self, plan: LogicalPlan, conf: SQLConf) -> LogicalPlan:
         return infer_window_group_limit(plan, conf)

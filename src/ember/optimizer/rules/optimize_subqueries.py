@@ -76,6 +76,7 @@ class OptimizeSubqueries(Rule):
     """
 
     rule_name = "OptimizeSubqueries"
+    patterns = (SubqueryExpression,)
 
     def apply(self, plan: LogicalPlan, conf: "SQLConf") -> LogicalPlan:
         return optimize_subqueries(plan, conf)

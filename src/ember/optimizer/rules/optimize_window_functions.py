@@ -45,11 +45,11 @@ class OptimizeWindowFunctions(Rule):
     """See the module docstring."""
 
     rule_name = "OptimizeWindowFunctions"
+    patterns = (WindowExpression,)
 
     def apply(self, plan: LogicalPlan, conf: SQLConf) -> LogicalPlan:
         def node(p: LogicalPlan) -> LogicalPlan:
-            if not any(e.exists(lambda x: isinstance(x, WindowExpression))
-                       for e in p.expressions()):
+            if not any(e.contains(WindowExpression) for e in p.expressions()):
                 return p
             return p.map_expressions(lambda e: e.transform_up(_rule))
 

@@ -131,6 +131,7 @@ class PropagateEmptyRelation(Rule):
     """See the module docstring."""
 
     rule_name = "PropagateEmptyRelation"
+    patterns = (LocalRelation,)
 
     def apply(self, plan: LogicalPlan, conf: SQLConf) -> LogicalPlan:
         return plan.transform_up(_propagate)

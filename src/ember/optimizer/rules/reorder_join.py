@@ -130,6 +130,7 @@ class ReorderJoin(Rule):
     """Spark's ``ReorderJoin`` (see the module docstring)."""
 
     rule_name = "ReorderJoin"
+    patterns = (Join,)
 
     def apply(self, plan: LogicalPlan, conf: "SQLConf") -> LogicalPlan:
         if plan.find(lambda n: isinstance(n, Join) and isinstance(n.join_type, JoinType)

@@ -75,6 +75,7 @@ class ReplaceDistinctWithAggregate(_ReplaceRule):
     """See the module docstring."""
 
     rule_name = "ReplaceDistinctWithAggregate"
+    patterns = (Distinct,)
     rewrite = staticmethod(replace_distinct_with_aggregate)
 
 
@@ -82,6 +83,7 @@ class ReplaceIntersectWithSemiJoin(_ReplaceRule):
     """See the module docstring."""
 
     rule_name = "ReplaceIntersectWithSemiJoin"
+    patterns = (Intersect,)
     rewrite = staticmethod(replace_intersect_with_semi_join)
 
 
@@ -89,4 +91,5 @@ class ReplaceExceptWithAntiJoin(_ReplaceRule):
     """See the module docstring."""
 
     rule_name = "ReplaceExceptWithAntiJoin"
+    patterns = (Except,)
     rewrite = staticmethod(replace_except_with_anti_join)

@@ -86,6 +86,7 @@ class RewriteDistinctAggregates(Rule):
     """
 
     rule_name = "RewriteDistinctAggregates"
+    patterns = (Aggregate,)
     excludable = False
 
     def apply(self, plan: LogicalPlan, conf: object) -> LogicalPlan:

@@ -148,6 +148,7 @@ class RewriteCorrelatedScalarSubquery(Rule):
     """
 
     rule_name = "RewriteCorrelatedScalarSubquery"
+    patterns = (SubqueryExpression,)
     excludable = False
 
     def apply(self, plan: LogicalPlan, conf: object) -> LogicalPlan:
@@ -167,6 +168,7 @@ class RewritePredicateSubquery(Rule):
     """
 
     rule_name = "RewritePredicateSubquery"
+    patterns = (SubqueryExpression,)
     excludable = False
 
     def apply(self, plan: LogicalPlan, conf: object) -> LogicalPlan:
@@ -198,12 +200,12 @@ _SCALARS_BIT = rewrite_bit("RewriteCorrelatedScalarSubquery")
 
 def contains_subquery(e: Expression) -> bool:
     """Whether ``e`` holds a subquery expression (scalar, EXISTS or IN) anywhere."""
-    return e.find(lambda x: isinstance(x, SubqueryExpression)) is not None
+    return e.contains(SubqueryExpression)
 
 
 def contains_scalar_subquery(e: Expression) -> bool:
     """Whether ``e`` holds a scalar subquery (outside the plans of other subqueries)."""
-    return e.find(lambda x: isinstance(x, ScalarSubquery)) is not None
+    return e.contains(ScalarSubquery)
 
 
 def _rewrite_node(p: LogicalPlan, scalars_only: bool = False) -> LogicalPlan:

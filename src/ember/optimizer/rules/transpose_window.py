@@ -49,6 +49,7 @@ class TransposeWindow(Rule):
     """See the module docstring."""
 
     rule_name = "TransposeWindow"
+    patterns = (Window,)
 
     def apply(self, plan: LogicalPlan, conf: SQLConf) -> LogicalPlan:
         return plan.transform_up(_transpose)

@@ -162,6 +162,16 @@ class LogicalPlan(QueryPlan):
     def inner_children(self) -> tuple[TreeNode, ...]:
         return tuple(self.subqueries())
 
+    def contains_anywhere(self, *classes: type) -> bool:
+        """``contains(*classes)``, also inside the plans of subquery expressions (at any
+        depth): whether a rule rewriting those node kinds can find anything to rewrite."""
+        if self.contains(*classes):
+            return True
+        if not self.contains(SubqueryExpression):
+            return False
+        return any(sub.contains_anywhere(*classes)
+                   for p in self.collect(lambda p: p.subqueries() or None) for sub in p)
+
     def state_prefix(self) -> str:
         """Catalyst marks unresolved nodes with a leading ``'`` in plan trees."""
         return "" if self.resolved else "'"
