@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import os
 import traceback
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
+import pytest
 
 from tests.conformance.normalize import describe_diff, normalize_table, rows_equal
 
@@ -45,6 +47,23 @@ class Outcome:
 #: The runtimes every conformance and differential test runs on: Ember's local runtime, and
 #: Ember's physical plans executed on the test run's SparkSession (``ember.runtime.spark``).
 RUNTIMES = ("local", "spark")
+
+#: ``EMBER_SPARK_RUNTIME=all`` runs every case of the sampled differential sweeps on the Spark
+#: runtime too (see :func:`runtime_cases`).
+SPARK_RUNTIME_ALL = os.environ.get("EMBER_SPARK_RUNTIME") == "all"
+
+
+def runtime_cases(indices: Iterable[int], on_spark: Callable[[int], bool],
+                  prefix: str) -> list[Any]:
+    """``pytest.param(index, runtime)`` for a random sweep: every index on the local runtime, and
+    the indices ``on_spark`` picks on the Spark runtime (all of them with
+    ``EMBER_SPARK_RUNTIME=all``).  The Spark runtime runs the local runtime's operators inside
+    Spark tasks, so a deterministic sample covers what it adds (exchanges, stages, broadcasts,
+    task serialization) while the local runtime carries every case's semantics.  Ids are
+    ``<prefix><index:04d>-<runtime>``, so ``-k <prefix>0042`` selects both runtimes of a case."""
+    return [pytest.param(i, rt, id=f"{prefix}{i:04d}-{rt}")
+            for i in indices for rt in RUNTIMES
+            if rt == "local" or SPARK_RUNTIME_ALL or on_spark(i)]
 
 
 def new_session(conf: dict[str, str] | None = None, runtime: str = "local") -> Any:

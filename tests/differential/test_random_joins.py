@@ -20,6 +20,8 @@ golden-test rule says the query is ordered), or the same error class.
   :data:`CONF_SWITCHES`: keys Ember implements that change results, types or plans), set alike on
   Spark and on every Ember session of the scenario (before the variant's own settings); a
   failure prints them.
+* Runtimes: every query on the local runtime, every other one on the Spark runtime (all with
+  ``EMBER_SPARK_RUNTIME=all``); Spark's outcome is computed once for both.
 * Harness self-check: ``EMBER_TEST_BACKEND=spark`` runs the "Ember" side on Spark too.
 """
 
@@ -34,8 +36,8 @@ from typing import Any
 
 import pytest
 
-from tests.conformance.ember_adapter import (RUNTIMES, check_outcome, new_session,
-                                            register_table, run_sql)
+from tests.conformance.ember_adapter import (check_outcome, new_session, register_table,
+                                            run_sql, runtime_cases)
 from tests.conformance.generate import run_statement
 from tests.conformance.normalize import rows_equal
 from tests.differential.generator import (VIEW_SQL, for_ember, make_query, make_scenario,
@@ -146,13 +148,27 @@ def ember_session_for(scenario: int, variant: str = "default", runtime: str = "l
     return _ember_sessions[key]
 
 
+def _on_spark(index: int) -> bool:
+    """The Spark runtime's sample: every other query (all with ``EMBER_SPARK_RUNTIME=all``)."""
+    return index % 2 == 0
+
+
+_expected: dict[tuple[int, tuple], Any] = {}  # Spark's outcome per (query, conf): both runtimes
+
+
+def _spark_outcome(spark: Any, index: int, conf: tuple = ()) -> Any:
+    if (index, conf) not in _expected:
+        scenario, sql = make_query(SEED, index)
+        _expected[(index, conf)] = run_statement(spark_session_for(spark, scenario, conf), sql)
+    return _expected[(index, conf)]
+
+
 @pytest.mark.spark
 @pytest.mark.differential
-@pytest.mark.parametrize("runtime", RUNTIMES)
-@pytest.mark.parametrize("index", range(N_QUERIES), ids=[f"q{i:04d}" for i in range(N_QUERIES)])
+@pytest.mark.parametrize(("index", "runtime"), runtime_cases(range(N_QUERIES), _on_spark, "q"))
 def test_random_query(spark: Any, index: int, runtime: str) -> None:
     scenario, sql = make_query(SEED, index)
-    expected = run_statement(spark_session_for(spark, scenario), sql)
+    expected = _spark_outcome(spark, index)
     for variant in VARIANTS if runtime == "local" else SPARK_VARIANTS:
         actual = run_sql(ember_session_for(scenario, variant, runtime), sql)
         problem = check_outcome(expected, actual, strict_zero_sign=False)
@@ -180,11 +196,10 @@ ANSI_OFF_INDICES = [i for i in range(N_QUERIES)
                     if os.environ.get("EMBER_DIFF_ANSI_OFF") == "all" or i % 5 == 0]
 @pytest.mark.spark
 @pytest.mark.differential
-@pytest.mark.parametrize("runtime", RUNTIMES)
-@pytest.mark.parametrize("index", ANSI_OFF_INDICES, ids=[f"q{i:04d}" for i in ANSI_OFF_INDICES])
+@pytest.mark.parametrize(("index", "runtime"), runtime_cases(ANSI_OFF_INDICES, _on_spark, "q"))
 def test_random_query_ansi_off(spark: Any, index: int, runtime: str) -> None:
     scenario, sql = make_query(SEED, index)
-    expected = run_statement(spark_session_for(spark, scenario, ANSI_OFF), sql)
+    expected = _spark_outcome(spark, index, ANSI_OFF)
     actual = run_sql(ember_session_for(scenario, "default", runtime, ANSI_OFF), sql)
     problem = check_outcome(expected, actual, strict_zero_sign=False)
     if problem is not None and _only_one_row_zero_sign(expected, actual):
