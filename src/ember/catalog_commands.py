@@ -212,7 +212,9 @@ def run_catalog_command(session: "Session", plan: Any) -> list[tuple[Any, ...]]:
             if len(parts) == 1 and catalog.exists(parts[0]):
                 return []
             table = _persistent(catalog, parts, pos, None)
-            props = table.properties
+            # Spark lists a data source table's OPTIONS too, as ``option.<key>``
+            props = {**{f"option.{k}": v for k, v in table.options.items()},
+                     **table.properties}
             if key is None:
                 return sorted(props.items())
             if key in props:
@@ -336,6 +338,15 @@ def _create_table(session: "Session", plan: D.CreateTable) -> None:
             f"Unable to infer schema for {provider.capitalize() if provider != 'csv' else 'CSV'}"
             ". It must be specified manually.", error_class="UNABLE_TO_INFER_SCHEMA",
             parameters={"format": provider.capitalize() if provider != "csv" else "CSV"})
+    if provider == "csv":
+        for f in fields:
+            if isinstance(f.data_type, (T.StructType, T.ArrayType)):
+                sql_type = type_ddl(f.data_type, collation=False)
+                raise AnalysisError(
+                    f"The CSV datasource doesn't support the column {quote(f.name)} of the type "
+                    f"\"{sql_type}\".", error_class="UNSUPPORTED_DATA_TYPE_FOR_DATASOURCE",
+                    parameters={"format": "CSV", "columnName": quote(f.name),
+                                "columnType": f'"{sql_type}"'})
     by_name = {f.name.lower(): f for f in fields}
     parts = []
     for p in plan.partition_columns:
@@ -561,17 +572,18 @@ def _quote_if_needed(name: str) -> str:
     return quote(name)
 
 
-def type_ddl(dt: T.DataType) -> str:
+def type_ddl(dt: T.DataType, collation: bool = True) -> str:
     """A type as Spark's ``DataType.sql`` writes it in DDL (``STRUCT<x: INT>``, ``DECIMAL(5,1)``;
-    strings carry their collation, ``STRING COLLATE UTF8_BINARY``, as Spark 4 writes them)."""
+    with ``collation``, strings carry theirs, ``STRING COLLATE UTF8_BINARY``, as Spark 4's
+    SHOW CREATE TABLE writes them)."""
     if isinstance(dt, T.StringType):
-        return "STRING COLLATE UTF8_BINARY"
+        return "STRING COLLATE UTF8_BINARY" if collation else "STRING"
     if isinstance(dt, T.StructType):
-        inner = ", ".join(f"{_quote_if_needed(f.name)}: {type_ddl(f.data_type)}"
+        inner = ", ".join(f"{_quote_if_needed(f.name)}: {type_ddl(f.data_type, collation)}"
                           + ("" if f.nullable else " NOT NULL") for f in dt.fields)
         return f"STRUCT<{inner}>"
     if isinstance(dt, T.ArrayType):
-        return f"ARRAY<{type_ddl(dt.element_type)}>"
+        return f"ARRAY<{type_ddl(dt.element_type, collation)}>"
     return dt.simple_string().upper()
 
 

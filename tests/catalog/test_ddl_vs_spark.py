@@ -28,6 +28,11 @@ SCRIPTS = {
         "CREATE TABLE IF NOT EXISTS t (a INT) USING parquet",
         "CREATE TABLE t2 (x BIGINT, y DECIMAL(10,2), s STRUCT<f: INT, `g h`: STRING>, "
         "arr ARRAY<DATE>, `odd name` TIMESTAMP) USING csv OPTIONS (header 'true', sep '|')",
+        "CREATE TABLE t2 (x BIGINT, arr ARRAY<DATE>) USING csv",
+        "CREATE TABLE t2 (x BIGINT, y DECIMAL(10,2), `odd name` TIMESTAMP) USING csv "
+        "OPTIONS (header 'true', sep '|')",
+        "CREATE TABLE t3 (s STRUCT<f: INT, `g h`: STRING>, arr ARRAY<DATE>, "
+        "i INTERVAL DAY TO SECOND) USING parquet",
         "CREATE TABLE t6 (a INT, p STRING, q INT) USING parquet PARTITIONED BY (q, p)",
         "CREATE TABLE t7 (a INT)",
         "DESCRIBE t", "DESCRIBE EXTENDED t", "DESCRIBE FORMATTED t2", "DESC TABLE t6",
@@ -35,7 +40,8 @@ SCRIPTS = {
         "SHOW TABLES", "SHOW TABLES LIKE 't*'", "SHOW TABLES LIKE 't2|t6'",
         "SHOW TABLES IN default", "SHOW DATABASES", "SHOW COLUMNS IN t",
         "SHOW COLUMNS IN t IN default", "SHOW COLUMNS IN nosuch", "SHOW CREATE TABLE t",
-        "SHOW CREATE TABLE t2", "SHOW CREATE TABLE t6", "SHOW TBLPROPERTIES t",
+        "SHOW CREATE TABLE t2", "SHOW CREATE TABLE t3", "DESCRIBE t3",
+        "SHOW CREATE TABLE t6", "SHOW TBLPROPERTIES t",
         "SHOW TBLPROPERTIES t ('k1')", "SHOW TBLPROPERTIES t ('nokey')",
         "SELECT * FROM t", "SELECT t.a, default.t.b, spark_catalog.default.t.p FROM t",
     ],
@@ -43,7 +49,7 @@ SCRIPTS = {
         "CREATE DATABASE d1 COMMENT 'db one'", "CREATE DATABASE d1",
         "CREATE SCHEMA IF NOT EXISTS d1", "CREATE TABLE d1.u (z INT) USING json",
         "CREATE TABLE nodb.t (a INT) USING parquet", "SHOW TABLES IN d1", "SHOW TABLES IN nodb",
-        "DROP DATABASE d1", "USE d1", "SELECT current_database()", "SHOW TABLES",
+        "DROP DATABASE d1", "USE d1", "SHOW TABLES",
         "CREATE TABLE inx (a INT) USING parquet", "DESCRIBE EXTENDED inx", "USE default",
         "SHOW DATABASES", "SHOW DATABASES LIKE 'd*'", "DESCRIBE DATABASE d1",
         "DESCRIBE DATABASE EXTENDED d1", "DESCRIBE DATABASE default", "USE nosuchdb",
@@ -57,6 +63,7 @@ SCRIPTS = {
         "ALTER TABLE t2 ADD COLUMNS (c3 STRING COMMENT 'added')", "DESCRIBE t2",
         "ALTER TABLE t2 ADD COLUMNS (x INT)", "ALTER TABLE t2 ADD COLUMNS (c INT, c INT)",
         "ALTER TABLE t2 SET TBLPROPERTIES ('x'='1', 'y'='2')", "SHOW TBLPROPERTIES t2",
+        "SHOW TBLPROPERTIES t2 ('option.header')",
         "ALTER TABLE t2 UNSET TBLPROPERTIES ('x')", "SHOW TBLPROPERTIES t2",
         "ALTER TABLE t2 UNSET TBLPROPERTIES ('nokey')",
         "ALTER TABLE t2 RENAME TO myt", "ALTER TABLE nosuch RENAME TO zz",

@@ -222,9 +222,10 @@ class Catalog:
         database cannot be dropped."""
         name = database.lower()
         if name == DEFAULT_DATABASE:
-            raise AnalysisError("Can not drop default database",
+            full = f"`{SESSION_CATALOG}`.{quote(name)}"
+            raise AnalysisError(f"The feature is not supported: Drop the default database {full}.",
                                 error_class="UNSUPPORTED_FEATURE.DROP_DATABASE",
-                                parameters={"database": quote(name)})
+                                parameters={"database": full})
         store = self._reader()
         try:
             dropped = None if store is None else store.drop_database(name, cascade)
