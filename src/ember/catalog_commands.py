@@ -47,7 +47,7 @@ from ember.sql import parse_query
 if TYPE_CHECKING:  # pragma: no cover
     from ember.session import Session
 
-__all__ = ["run_catalog_command", "table_resolver", "describe_table_rows", "show_create_table",
+__all__ = ["run_catalog_command", "table_resolver", "register_in_spark", "refresh_in_spark", "describe_table_rows", "show_create_table",
            "type_ddl", "CATALOG_COMMANDS"]
 
 #: the providers a table may use
@@ -123,7 +123,7 @@ def run_catalog_command(session: "Session", plan: Any) -> list[tuple[Any, ...]]:
             return []
         case D.CreateDatabase(name=name, if_not_exists=ine, location=loc, comment=comment,
                               properties=props):
-            location = os.path.abspath(loc) if loc else catalog.default_database_location(name)
+            location = local_path(loc) if loc else catalog.default_database_location(name)
             catalog.create_database(CatalogDatabase(name, location, comment, dict(props)), ine)
             _spark_sql(session, f"CREATE DATABASE IF NOT EXISTS {quote(name.lower())}")
             return []
@@ -332,9 +332,7 @@ def _create_table(session: "Session", plan: D.CreateTable) -> None:
     provider = (plan.provider or "parquet").lower()
     full = f"`{SESSION_CATALOG}`.{quote(database)}.{quote(name)}"
     check_provider(provider)
-    location = os.path.abspath(os.path.expanduser(plan.location)) if plan.location else None
-    if location is not None and location.startswith("file:"):
-        location = location[len("file:"):]
+    location = local_path(plan.location) if plan.location else None
     options = dict(plan.options)
     comments: dict[str, str] = {}
     defaults: dict[str, str] = {}
@@ -410,6 +408,20 @@ def _bucket_spec(spec, fields, full: str):  # noqa: ANN001,ANN202 - CreateTable.
             names.append(by_name[c.lower()])
         resolved.append(tuple(names))
     return (spec[0], resolved[0], resolved[1])
+
+
+def local_path(location: str) -> str:
+    """A LOCATION as an absolute local path: ``file:/x``, ``file:///x`` and ``/x`` are the same;
+    a relative path is relative to the working directory; other schemes are refused."""
+    if location.startswith("file://"):
+        location = location[len("file://"):]
+    elif location.startswith("file:"):
+        location = location[len("file:"):]
+    elif re.match(r"^[A-Za-z][\w+.-]*://", location):
+        raise UnsupportedError(
+            f"The location {location!r} is not a local path: Ember's tables live on the local "
+            "file system (file:)", error_class="UNSUPPORTED_FEATURE")
+    return os.path.abspath(os.path.expanduser(location))
 
 
 def check_provider(provider: str) -> None:
@@ -979,6 +991,18 @@ def register_in_spark(session: "Session", table: CatalogTable) -> None:
     _spark_sql(session, spark_create_statement(table))
     if table.partition_columns:
         _spark_sql(session, f"MSCK REPAIR TABLE {quote(table.database)}.{quote(table.name)}")
+
+
+def refresh_in_spark(session: "Session", table: CatalogTable) -> None:
+    """After Ember changed ``table``'s files: Spark lists them (and its partitions) again."""
+    if session.spark_session is None or table.is_view:
+        return
+    name = f"{quote(table.database)}.{quote(table.name)}"
+    if not session.spark_session.catalog.tableExists(f"{table.database}.{table.name}"):
+        register_in_spark(session, table)
+    elif table.partition_columns:
+        _spark_sql(session, f"MSCK REPAIR TABLE {name}")
+    _spark_sql(session, f"REFRESH TABLE {name}")
 
 
 def _spark_drop(session: "Session", table: CatalogTable) -> None:
