@@ -22,6 +22,7 @@ import os
 import re
 import shutil
 import time
+import warnings
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -984,13 +985,18 @@ def spark_create_statement(table: CatalogTable) -> str:
 
 
 def register_in_spark(session: "Session", table: CatalogTable) -> None:
-    """Make ``table`` known to the session's SparkSession (Spark runtime only)."""
+    """Make ``table`` known to the session's SparkSession (Spark runtime only). A table Spark
+    cannot register (a type it cannot store in that format) stays Ember's, with a warning."""
     if session.spark_session is None or table.is_view:
         return
-    _spark_sql(session, f"CREATE DATABASE IF NOT EXISTS {quote(table.database)}")
-    _spark_sql(session, spark_create_statement(table))
-    if table.partition_columns:
-        _spark_sql(session, f"MSCK REPAIR TABLE {quote(table.database)}.{quote(table.name)}")
+    try:
+        _spark_sql(session, f"CREATE DATABASE IF NOT EXISTS {quote(table.database)}")
+        _spark_sql(session, spark_create_statement(table))
+        if table.partition_columns:
+            _spark_sql(session, f"MSCK REPAIR TABLE {quote(table.database)}.{quote(table.name)}")
+    except Exception as e:  # noqa: BLE001 - any Spark error: the Ember table is unaffected
+        warnings.warn(f"The table {table.quoted_name()} is not registered in the SparkSession's "
+                      f"catalog: {str(e).splitlines()[0]}", stacklevel=2)
 
 
 def refresh_in_spark(session: "Session", table: CatalogTable) -> None:
