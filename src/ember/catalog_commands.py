@@ -48,7 +48,8 @@ from ember.sql import parse_query
 if TYPE_CHECKING:  # pragma: no cover
     from ember.session import Session
 
-__all__ = ["run_catalog_command", "table_resolver", "register_in_spark", "refresh_in_spark", "describe_table_rows", "show_create_table",
+__all__ = ["run_catalog_command", "table_resolver", "register_in_spark", "refresh_in_spark",
+           "describe_table_rows", "show_create_table",
            "type_ddl", "CATALOG_COMMANDS"]
 
 #: the providers a table may use
@@ -71,10 +72,6 @@ def _search_path(catalog: Catalog, builtin: bool = False, session: bool = True) 
 
 def _origin(pos: tuple[int, int] | None) -> Origin | None:
     return None if pos is None else Origin(line=pos[0], start_position=pos[1])
-
-
-def _quoted(parts: tuple[str, ...]) -> str:
-    return ".".join(quote(p) for p in parts)
 
 
 # -- relations of persistent tables and views ---------------------------------------------------
@@ -854,6 +851,16 @@ def _props_block(props: Mapping[str, str]) -> str:
     return ",\n".join(f"  {_sql_string(k)} = {_sql_string(v)}" for k, v in sorted(props.items()))
 
 
+def _source_clauses(table: CatalogTable, quote_name) -> str:  # noqa: ANN001 - str -> str
+    """``USING ... [OPTIONS (...)] [PARTITIONED BY (...)]`` of a table's DDL."""
+    out = f"USING {table.provider}\n"
+    if table.options:
+        out += f"OPTIONS (\n{_props_block(table.options)})\n"
+    if table.partition_columns:
+        out += f"PARTITIONED BY ({', '.join(map(quote_name, table.partition_columns))})\n"
+    return out
+
+
 def show_create_table(table: CatalogTable) -> str:
     """Spark's ``ShowCreateTableCommand`` text of a data source table or a view."""
     if table.is_view:
@@ -873,11 +880,7 @@ def show_create_table(table: CatalogTable) -> str:
         + (f" COMMENT {_sql_string(comments[f.name])}" if f.name in comments else "")
         for f in table.schema.fields)
     out = (f"CREATE TABLE {SESSION_CATALOG}.{table.database}.{_quote_if_needed(table.name)} "
-           f"(\n{cols})\nUSING {table.provider}\n")
-    if table.options:
-        out += f"OPTIONS (\n{_props_block(table.options)})\n"
-    if table.partition_columns:
-        out += f"PARTITIONED BY ({', '.join(map(_quote_if_needed, table.partition_columns))})\n"
+           f"(\n{cols})\n" + _source_clauses(table, _quote_if_needed))
     if table.bucket_spec is not None:
         n, cols, sort = table.bucket_spec
         out += f"CLUSTERED BY ({', '.join(map(_quote_if_needed, cols))})\n"
@@ -976,11 +979,7 @@ def spark_create_statement(table: CatalogTable) -> str:
     cols = ",\n".join(f"  {quote(f.name)} {type_ddl(f.data_type)}".replace(
         " COLLATE UTF8_BINARY", "") for f in table.schema.fields)
     out = (f"CREATE TABLE IF NOT EXISTS {quote(table.database)}.{quote(table.name)} (\n{cols})\n"
-           f"USING {table.provider}\n")
-    if table.options:
-        out += f"OPTIONS (\n{_props_block(table.options)})\n"
-    if table.partition_columns:
-        out += f"PARTITIONED BY ({', '.join(map(quote, table.partition_columns))})\n"
+           + _source_clauses(table, quote))
     return out + f"LOCATION {_sql_string(_uri(table.location))}\n"
 
 
