@@ -84,10 +84,10 @@ def table_resolver(session: "Session"):  # noqa: ANN201 - Callable[[CatalogTable
     def resolve(table: CatalogTable) -> LogicalPlan:
         if table.is_view:
             return _view_plan(session, table)
-        if table.location and not os.path.exists(table.location):
-            os.makedirs(table.location, exist_ok=True)  # as Spark, an absent directory is empty
-        return file_relation(table.provider or "parquet", [table.location or ""],
-                             dict(table.options), table.schema)
+        # as for Spark's catalog tables, a directory that does not exist (yet) holds no rows
+        paths = [table.location] if table.location and os.path.exists(table.location) else []
+        return file_relation(table.provider or "parquet", paths, dict(table.options),
+                             table.schema)
 
     return resolve
 
@@ -330,13 +330,19 @@ def _create_table(session: "Session", plan: D.CreateTable) -> None:
     provider = (plan.provider or "parquet").lower()
     full = f"`{SESSION_CATALOG}`.{quote(database)}.{quote(name)}"
     check_provider(provider)
+    existing = catalog.get_table((database, name))
+    if existing is not None and not plan.replace:
+        if plan.if_not_exists:
+            return
+        raise table_already_exists(existing.copy(table_type=MANAGED))
     location = local_path(plan.location) if plan.location else None
     options = dict(plan.options)
     comments: dict[str, str] = {}
     defaults: dict[str, str] = {}
     if plan.columns is not None:
         _check_duplicates([c.name for c in plan.columns])
-        fields = [T.StructField(c.name, c.data_type, c.nullable) for c in plan.columns]
+        # a data source table's columns are all nullable (Spark's ``schema.asNullable``)
+        fields = [T.StructField(c.name, _as_nullable(c.data_type), True) for c in plan.columns]
         comments = {c.name: c.comment for c in plan.columns if c.comment is not None}
         defaults = {c.name: c.default for c in plan.columns if c.default is not None}
     elif location is not None:
@@ -380,10 +386,18 @@ def _create_table(session: "Session", plan: D.CreateTable) -> None:
         if old is not None and old.location != table.location:
             _delete_managed_files(old)
     else:
-        if plan.if_not_exists and catalog.get_table((database, name)) is not None:
-            return
         catalog.create_table(table, plan.if_not_exists)
     _spark_replace(session, table)
+
+
+def _as_nullable(dt: T.DataType) -> T.DataType:
+    """Spark's ``DataType.asNullable``: nested fields and elements nullable too."""
+    if isinstance(dt, T.StructType):
+        return T.StructType(tuple(T.StructField(f.name, _as_nullable(f.data_type), True)
+                                  for f in dt.fields))
+    if isinstance(dt, T.ArrayType):
+        return T.ArrayType(_as_nullable(dt.element_type), True)
+    return dt
 
 
 def _bucket_spec(spec, fields, full: str):  # noqa: ANN001,ANN202 - CreateTable.bucket_spec

@@ -34,7 +34,7 @@ SCRIPTS = {
         "CREATE TABLE t3 (s STRUCT<f: INT, `g h`: STRING>, arr ARRAY<DATE>, "
         "i INTERVAL DAY TO SECOND) USING parquet",
         "CREATE TABLE t6 (a INT, p STRING, q INT) USING parquet PARTITIONED BY (q, p)",
-        "CREATE TABLE t7 (a INT)",
+        "CREATE TABLE t7 (a INT NOT NULL, s STRUCT<x: INT NOT NULL>)", "SHOW CREATE TABLE t7",
         "DESCRIBE t", "DESCRIBE EXTENDED t", "DESCRIBE FORMATTED t2", "DESC TABLE t6",
         "DESCRIBE EXTENDED t7", "DESC t a", "DESC EXTENDED t a", "DESC t nosuchcol",
         "SHOW TABLES", "SHOW TABLES LIKE 't*'", "SHOW TABLES LIKE 't2|t6'",
@@ -195,10 +195,21 @@ CATALOG_CALLS = [
     ("setCurrentDatabase", ("d1",)), ("currentDatabase", ()), ("listTables", ()),
     ("setCurrentDatabase", ("default",)), ("dropTempView", ("tv",)), ("dropTempView", ("tv",)),
     ("getTable", ("nope",)), ("getDatabase", ("nope",)), ("setCurrentDatabase", ("nope",)),
+    ("createTable", ("ct", None, "csv", "SCHEMA", "made by createTable")),
+    ("getTable", ("ct",)), ("listColumns", ("ct",)), ("createTable", ("ct",)),
 ]
 
 
+def _schema(spark_side: bool):
+    """The ``schema`` argument of createTable: PySpark's StructType on both sides (Ember
+    converts it)."""
+    from pyspark.sql.types import IntegerType, StringType, StructField, StructType
+
+    return StructType([StructField("k", IntegerType()), StructField("s", StringType(), False)])
+
+
 def _call(catalog, name, args, replacements):
+    args = tuple(_schema(True) if a == "SCHEMA" else a for a in args)
     try:
         out = getattr(catalog, name)(*args)
     except Exception as e:  # noqa: BLE001 - an error is an outcome: its class
@@ -207,6 +218,8 @@ def _call(catalog, name, args, replacements):
         return [_replace(repr(tuple(x)), replacements) for x in out]
     if isinstance(out, tuple):
         return _replace(repr(tuple(out)), replacements)
+    if hasattr(out, "columns"):  # createTable's DataFrame
+        return out.columns
     return out
 
 
