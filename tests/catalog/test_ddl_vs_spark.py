@@ -51,7 +51,7 @@ SCRIPTS = {
         "CREATE TABLE nodb.t (a INT) USING parquet", "SHOW TABLES IN d1", "SHOW TABLES IN nodb",
         "DROP DATABASE d1", "USE d1", "SHOW TABLES", "SELECT * FROM nosuch",
         "CREATE TABLE inx (a INT) USING parquet", "DESCRIBE EXTENDED inx", "USE default",
-        "SHOW DATABASES", "SHOW DATABASES LIKE 'd*'", "DESCRIBE DATABASE d1",
+        "SHOW DATABASES", "SHOW DATABASES LIKE 'd*'", "SHOW TABLES IN spark_catalog.d1", "DESCRIBE DATABASE d1",
         "DESCRIBE DATABASE EXTENDED d1", "DESCRIBE DATABASE default", "USE nosuchdb",
         "DROP DATABASE nosuchdb", "DROP DATABASE IF EXISTS nosuchdb", "DROP DATABASE default",
         "DROP DATABASE d1 CASCADE", "SHOW DATABASES",
@@ -83,6 +83,8 @@ SCRIPTS = {
         "CREATE OR REPLACE VIEW pv (c1, c2) AS SELECT b, a FROM base", "DESCRIBE pv",
         "SELECT * FROM pv", "CREATE VIEW IF NOT EXISTS pv AS SELECT 1 AS x", "SHOW TABLES",
         "DROP VIEW base", "DROP TABLE pv", "SHOW TABLES", "DROP VIEW IF EXISTS nosuch",
+        "CREATE TEMPORARY VIEW tv2 AS SELECT 1 AS x", "CREATE VIEW bad AS SELECT * FROM tv2",
+        "CREATE VIEW bad AS SELECT x FROM (SELECT * FROM tv2)",
     ],
 }
 
