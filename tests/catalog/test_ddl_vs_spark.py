@@ -11,7 +11,6 @@ directories, the owner.
 from __future__ import annotations
 
 import re
-import tempfile
 
 import pytest
 
@@ -202,7 +201,7 @@ CATALOG_CALLS = [
 ]
 
 
-def _schema(spark_side: bool):
+def _schema():
     """The ``schema`` argument of createTable: PySpark's StructType on both sides (Ember
     converts it)."""
     from pyspark.sql.types import IntegerType, StringType, StructField, StructType
@@ -211,7 +210,7 @@ def _schema(spark_side: bool):
 
 
 def _call(catalog, name, args, replacements):
-    args = tuple(_schema(True) if a == "SCHEMA" else a for a in args)
+    args = tuple(_schema() if a == "SCHEMA" else a for a in args)
     try:
         out = getattr(catalog, name)(*args)
     except Exception as e:  # noqa: BLE001 - an error is an outcome: its class
