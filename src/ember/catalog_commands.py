@@ -133,8 +133,14 @@ def run_catalog_command(session: "Session", plan: Any) -> list[tuple[Any, ...]]:
             _spark_sql(session, f"CREATE DATABASE IF NOT EXISTS {quote(name.lower())}")
             return []
         case D.DropDatabase(name=name, if_exists=ie, cascade=cascade):
+            db = catalog.get_database(name)
             for t in catalog.drop_database(name, ie, cascade):
                 _delete_managed_files(t)
+            if db is not None and db.location != catalog.warehouse:
+                try:  # the database's directory goes when nothing else is left in it
+                    os.rmdir(db.location)
+                except OSError:
+                    pass
             _spark_sql(session, f"DROP DATABASE IF EXISTS {quote(name.lower())} CASCADE")
             return []
         case D.UseDatabase(name_parts=parts):
