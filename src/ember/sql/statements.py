@@ -16,8 +16,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from ember.errors import Origin, ParseError
+from ember.errors import Origin, ParseError, UnsupportedError
+from ember.plans.logical import ddl as D
 from ember.plans.logical import nodes as L
+from ember import types as T
+from ember.sql.ddl import parse_columns, try_parse_ddl, try_parse_describe_partition
 
 __all__ = ["try_parse_command"]
 
@@ -36,6 +39,11 @@ _USING = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 _AS = re.compile(r"AS\b", re.IGNORECASE)
+_VIEW_CLAUSE = re.compile(
+    r"(?:COMMENT\s+(?P<comment>'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")"
+    r"|TBLPROPERTIES\s*\((?P<props>(?:[^()'\"]|'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")*)\))\s*",
+    re.IGNORECASE | re.DOTALL,
+)
 _DROP_VIEW = re.compile(
     rf"^\s*DROP\s+VIEW\s+(?P<ie>IF\s+EXISTS\s+)?(?P<name>{_NAME})\s*$", re.IGNORECASE | re.DOTALL
 )
@@ -98,6 +106,8 @@ def try_parse_command(
     """The command for statement ``text`` (comments blanked, same length as ``original``), or
     None when it is not one of the commands handled here.  ``parse_query`` parses a padded query
     text."""
+    if (ddl := try_parse_ddl(original, text, parse_query)) is not None:
+        return ddl
     if m := _SET.match(text):
         rest = m.group("rest").strip()
         if not rest:
@@ -121,18 +131,33 @@ def try_parse_command(
         replace = bool(m.group("replace"))
         temporary = bool(m.group("temp")) or bool(m.group("global"))
         tail_start = m.end()
+        comment, props = None, ()
+        while c := _VIEW_CLAUSE.match(text, tail_start):
+            if c.group("comment") is not None:
+                comment = _unquote_string(c.group("comment"))
+            else:
+                props = tuple((_unquote_string(o.group("key")), _unquote_string(o.group("value")))
+                              for o in _OPTION.finditer(c.group("props")))
+            tail_start = c.end()
         tail = text[tail_start:]
         if u := _USING.match(tail):
             options = tuple(
                 (_unquote_string(o.group("key")), _unquote_string(o.group("value")))
                 for o in _OPTION.finditer(u.group("options") or "")
             )
-            return L.CreateTempViewUsing(name, u.group("provider").lower(), options, replace)
+            schema = None
+            if cols_raw and re.search(r"\w\s+\w", cols_raw):  # (name type, ...)
+                schema = T.StructType(tuple(
+                    T.StructField(c.name, c.data_type, c.nullable)
+                    for c in parse_columns(original, m.start("cols"))))
+            return L.CreateTempViewUsing(name, u.group("provider").lower(), options, replace,
+                                         schema)
         if a := _AS.match(tail):
             q_start = tail_start + a.end()
             query = parse_query(_blank(original[:q_start]) + original[q_start:])
             return L.CreateViewCommand(name, query, cols, replace, temporary,
-                                       bool(m.group("ine")))
+                                       bool(m.group("ine")), original[q_start:], comment, props,
+                                       bool(m.group("global")))
         near = tail.split()[0] if tail.split() else None
         raise _syntax_error(original, tail_start, near)
 
@@ -167,6 +192,30 @@ def try_parse_command(
             query = parse_query(_blank(original[:q_start]) + original[q_start:])
             return L.DescribeRelation(query, extended)
         name = rest.strip()
+        if json_tail := re.search(r"\s+AS\s+JSON\s*$", name, re.IGNORECASE):
+            name = name[:json_tail.start()]
+            if re.fullmatch(rf"(?P<name>{_NAME})\s+(?P<col>{_NAME})", name):
+                raise ParseError(
+                    "The feature is not supported: DESC TABLE COLUMN AS JSON not supported for "
+                    "individual columns.", error_class="UNSUPPORTED_FEATURE.DESC_TABLE_COLUMN_JSON",
+                    origin=Origin(1, 0, sql_text=original))
+            if not extended:
+                raise ParseError(
+                    "DESCRIBE TABLE ... AS JSON only supported when [EXTENDED|FORMATTED] is "
+                    "specified. For example: DESCRIBE EXTENDED t AS JSON is supported but "
+                    "DESCRIBE t AS JSON is not.", error_class="DESCRIBE_JSON_NOT_EXTENDED",
+                    parameters={"tableName": name}, origin=Origin(1, 0, sql_text=original))
+            raise UnsupportedError("DESCRIBE ... AS JSON is not supported yet",
+                                   error_class="UNSUPPORTED_FEATURE")
+        if (part := try_parse_describe_partition(original, text, m.end(), extended)) is not None:
+            return part
+        if col := re.fullmatch(rf"(?P<name>{_NAME})\s+(?P<col>{_NAME})", name):
+            line = original.count("\n", 0, m.end()) + 1
+            col_pos = m.end() - (original.rfind("\n", 0, m.end()) + 1)
+            return D.DescribeColumn(
+                tuple(_unquote_ident(p) for p in re.findall(_IDENT, col.group("name"))),
+                tuple(_unquote_ident(p) for p in re.findall(_IDENT, col.group("col"))),
+                extended, (line, col_pos))
         if not re.fullmatch(_NAME, name):
             raise _syntax_error(original, m.end(), name.split()[0] if name else None)
         parts = tuple(_unquote_ident(p) for p in re.findall(_IDENT, name))

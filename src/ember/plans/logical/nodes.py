@@ -1100,6 +1100,12 @@ class CreateViewCommand(Command):
     replace: bool = False
     temporary: bool = True
     if_not_exists: bool = False
+    #: a persistent view's SQL text (the query after AS), its COMMENT and TBLPROPERTIES
+    query_text: str | None = field(default=None, compare=False)
+    comment: str | None = None
+    properties: tuple[tuple[str, str], ...] = ()
+    #: ``CREATE GLOBAL TEMP VIEW``: a view of the ``global_temp`` database
+    global_temp: bool = False
 
     def simple_string(self) -> str:
         return f"CreateViewCommand `{self.name}`, {self.replace}, {self.temporary}"
@@ -1113,6 +1119,8 @@ class CreateTempViewUsing(Command):
     provider: str
     options: tuple[tuple[str, str], ...]
     replace: bool = False
+    #: ``CREATE TEMP VIEW v (cols) USING ...``: the user's schema
+    schema: T.StructType | None = None
 
     def simple_string(self) -> str:
         return f"CreateTempViewUsing [tableIdent:`{self.name}`] replace:{self.replace}, provider:{self.provider}"
