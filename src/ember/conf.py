@@ -168,6 +168,23 @@ def _state_ttl(key: str) -> Callable[[Any], int | None]:
     return parse
 
 
+def _options(key: str, options: tuple[str, ...]) -> Callable[[Any], str]:
+    """A parser accepting one of ``options`` in any case (Spark's ``checkValues`` on an
+    upper-cased enumeration value)."""
+
+    def parse(v: Any) -> str:
+        value = str(v).upper()
+        if value not in options:
+            listed = ", ".join(options)
+            raise AnalysisError(
+                f"The value '{v}' in the config \"{key}\" is invalid. It should be one of "
+                f"'{listed}'.", error_class="INVALID_CONF_VALUE.OUT_OF_RANGE_OF_OPTIONS",
+                parameters={"confName": key, "confValue": str(v), "confOptions": listed})
+        return value
+
+    return parse
+
+
 def _entry(key: str, default: Any, parse: Callable[[Any], Any], doc: str) -> ConfEntry:
     assert key not in _ENTRIES, f"{key} is registered twice"
     e = ConfEntry(key, default, parse, doc, _TYPE_NAMES.get(parse, "string"))
@@ -472,6 +489,13 @@ STREAM_JOIN_STATE_INSERT_TIMES = _entry(
     "Internal: whether a stream-stream join's state stores rows' insertion times (needed by "
     "the state time-to-live); the micro-batch engine pins it per checkpoint (unset: whether a "
     "time-to-live is set).")
+
+STORE_ASSIGNMENT_POLICY = _entry(
+    "spark.sql.storeAssignmentPolicy", "ANSI",
+    _options("spark.sql.storeAssignmentPolicy", ("ANSI", "LEGACY", "STRICT")),
+    "How INSERT and saveAsTable convert values to a table column's type: ANSI casts only "
+    "between reasonable types and fails on overflow, LEGACY casts anything as a non-ANSI cast "
+    "does, STRICT allows only casts that cannot lose information.")
 
 #: Prefixes of Spark's settings that must be given before the SparkContext starts (the Spark
 #: runtime passes them to the session builder, never to a running session's conf).

@@ -31,6 +31,7 @@ from ember.sql.ast_builder import AstBuilder
 from ember.sql.datatypes import convert_data_type
 from ember.sql.dialect import EmberSpark, EmberSparkLegacySetops
 from ember.sql.splitter import strip_comments
+from ember.sql.insert_statement import try_parse_insert
 from ember.sql.statements import try_parse_command
 
 __all__ = ["parse_statement", "parse_query", "parse_expression", "parse_data_type"]
@@ -150,6 +151,13 @@ def parse_statement(text: str, *, legacy_setops_precedence: bool = False,
     """
     body = _strip_semicolons(text)
     blanked = strip_comments(body)
+    insert = try_parse_insert(
+        body, blanked,
+        lambda q: parse_query(q, legacy_setops_precedence=legacy_setops_precedence,
+                              time_zone=time_zone),
+    )
+    if insert is not None:
+        return insert
     command = try_parse_command(
         body, blanked,
         lambda q: parse_query(q, legacy_setops_precedence=legacy_setops_precedence,
