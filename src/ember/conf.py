@@ -364,6 +364,28 @@ ANALYZER_EXCLUDED_RULES = _entry("ember.analyzer.excludedRules", "", str,
                                  "Comma-separated analyzer rules to skip (for debugging).")
 DEFAULT_DATA_SOURCE = _entry("spark.sql.sources.default", "parquet", str,
                              "The data source format of a read or stream without format().")
+
+
+def _overwrite_mode(v: Any) -> str:
+    mode = str(v).upper()
+    if mode not in ("STATIC", "DYNAMIC"):
+        raise ValueError(f"spark.sql.sources.partitionOverwriteMode must be STATIC or DYNAMIC, "
+                         f"not {v}")
+    return mode
+
+
+PARTITION_OVERWRITE_MODE = _entry(
+    "spark.sql.sources.partitionOverwriteMode", "STATIC", _overwrite_mode,
+    "What an overwrite of a partitioned directory or table replaces: STATIC, every partition "
+    "matching the PARTITION clause (all of them without one); DYNAMIC, only the partitions "
+    "the written rows fall into.")
+MAX_RECORDS_PER_FILE = _entry("spark.sql.files.maxRecordsPerFile", 0, int,
+                              "Rows per written file at most (0: no limit).")
+PARQUET_COMPRESSION = _entry("spark.sql.parquet.compression.codec", "snappy", str,
+                             "The codec of written Parquet files (none, uncompressed, snappy, "
+                             "gzip, zstd, lz4raw).")
+JSON_IGNORE_NULL_FIELDS = _entry("spark.sql.jsonGenerator.ignoreNullFields", True, _bool,
+                                 "Whether written JSON objects leave out NULL fields.")
 # Optimizer rules
 COLLAPSE_PROJECT_ALWAYS_INLINE = _entry(
     "spark.sql.optimizer.collapseProjectAlwaysInline", False, _bool,

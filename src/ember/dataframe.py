@@ -59,6 +59,7 @@ from ember.expressions.intervals import python_interval_string
 from ember.expressions.predicates import And, EqualNullSafe, EqualTo
 from ember.sql import parse_expression
 from ember.streaming.api import DataStreamWriter
+from ember.writers import DataFrameWriter
 from ember.streaming.watermarks import delay_ms, interval_string, parse_interval
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -268,6 +269,12 @@ class DataFrame:
         if mode is None:
             mode = "extended" if extended else "simple"
         print(self._qe.explain_string(mode))
+
+    @property
+    def write(self) -> DataFrameWriter:
+        """The writer saving this DataFrame's rows as files (:class:`ember.writers.DataFrameWriter`:
+        ``df.write.mode("overwrite").partitionBy("day").parquet(path)``)."""
+        return DataFrameWriter(self)
 
     # -- streaming ----------------------------------------------------------------------------
     @property

@@ -26,6 +26,11 @@ from ember.optimizer.rule_executor import RuleMetrics, PlanChangeLog
 from ember.planning import plan_query_with_links
 from ember.runtime.local import LocalRuntime
 from ember.runtime.local.explain import explain_analyzed
+from ember.execution.file_commit import JobOutcome, run_write_job
+from ember.execution.write import make_job
+from ember.optimizer.rules.v1_writes import V1Writes
+from ember.physical.writes import WriteFilesExec
+from ember.plans.logical.writes import InsertIntoHadoopFsRelationCommand
 
 if TYPE_CHECKING:  # pragma: no cover
     from ember.conf import SQLConf
@@ -83,7 +88,13 @@ class QueryExecution:
         if self._optimized is None:
             conf = self.conf
             executor = Optimizer() if conf.get(OPTIMIZER_ENABLED) else MinimalOptimizer()
-            self._optimized = executor.execute(self.analyzed, conf, metrics=self.rule_metrics)
+            analyzed = self.analyzed
+            if isinstance(analyzed, InsertIntoHadoopFsRelationCommand):
+                # a write optimizes its query as any query, then V1Writes wraps it
+                query = executor.execute(analyzed.query, conf, metrics=self.rule_metrics)
+                self._optimized = V1Writes()(analyzed.copy(query=query), conf)
+            else:
+                self._optimized = executor.execute(analyzed, conf, metrics=self.rule_metrics)
         return self._optimized
 
     def rule_changes(self) -> list:
@@ -147,6 +158,33 @@ class QueryExecution:
             columns.append(col if col.type == f.type else col.cast(f.type))
         return pa.Table.from_arrays(columns, schema=pa.schema(
             [pa.field(f.name, f.type) for f in fields]))
+
+    def execute_write(self) -> JobOutcome | None:
+        """Run a write command (``InsertIntoHadoopFsRelationCommand``): the save mode's checks,
+        the write tasks on the session's runtime, and the commit
+        (:func:`ember.execution.file_commit.run_write_job`).  None when the mode skipped it."""
+        cmd = self.analyzed
+        if not isinstance(cmd, InsertIntoHadoopFsRelationCommand):
+            raise InternalError(f"{cmd.node_name} is not a write command")
+        plan = self.executed_plan
+        write = plan.child
+        static_prefix = "/".join(f"{k}={v}" for k, v in cmd.static_partitions)
+
+        def run(directory: str, job_id: str) -> None:
+            if self.session.runtime == "spark":
+                # imported here so that pyspark loads only when the Spark runtime runs
+                from ember.runtime.spark.writes import write_with_spark
+
+                write_with_spark(self.session.spark_session, self.session.sql_conf, cmd,
+                                 write.child, directory)
+                return
+            job = make_job(cmd, write.child.output, directory, job_id, self.conf)
+            with LocalRuntime(self.session.sql_conf, logical_links=self._links) as rt:
+                rt.collect(write.copy(job=job))
+                self.run_metrics = rt.metrics
+
+        return run_write_job(cmd.output_path, str(cmd.mode), run, static_prefix=static_prefix,
+                             dynamic_overwrite=cmd.dynamic_partition_overwrite)
 
     # -- EXPLAIN ------------------------------------------------------------------------------
     def _stages(self) -> str:

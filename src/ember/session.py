@@ -31,6 +31,7 @@ from ember.dataframe import DataFrame
 from ember.errors import AnalysisError, UnsupportedError
 from ember.execution.auto_statistics import AutoStatistics
 from ember.expressions.base import AttributeReference
+from ember.plans.logical.writes import InsertIntoHadoopFsRelationCommand
 from ember.plans.logical.nodes import (
     Command, CreateTempViewUsing, CreateViewCommand, DescribeRelation, AnalyzeTableCommand,
     DropView, ExplainCommand, LocalRelation, Range, SetCommand, UnresolvedRelation,
@@ -295,7 +296,8 @@ class Session:
                 self.sql_conf.set(key, value)
                 return self._command_result(plan, [(key, value)])
             case ExplainCommand(query=query, mode=mode):
-                if isinstance(query, Command):
+                if isinstance(query, Command) and not isinstance(
+                        query, InsertIntoHadoopFsRelationCommand):
                     text = "== Physical Plan ==\nExecutedCommand\n   +- " + query.simple_string() \
                         + "\n"
                 else:

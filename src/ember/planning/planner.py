@@ -29,6 +29,7 @@ from ember.planning.join_selection import JoinSelection, SizeOf
 from ember.planning.reuse_exchange import reuse_exchange
 from ember.planning.streaming import streaming_operators
 from ember.planning.window import remove_redundant_window_group_limits, window_operators
+from ember.planning.writes import write_operators
 from ember.plans.logical.nodes import Aggregate, LogicalPlan
 
 
@@ -69,6 +70,8 @@ class QueryPlanner:
 
     def plan_later(self, plan: LogicalPlan) -> SparkPlan:
         p = streaming_operators(plan, self.plan_later)
+        if p is None:
+            p = write_operators(plan, self.plan_later)
         if p is None:
             p = self.join_selection.plan(plan, self.plan_later)
         if p is None and isinstance(plan, Aggregate):

@@ -1,0 +1,642 @@
+"""File writers: one write task's rows as Parquet, CSV, JSON Lines or text files, laid out as
+Spark's ``FileFormatWriter`` lays them out.
+
+Layout (checked against PySpark 4.3)::
+
+    <dir>/part-00000-<job uuid>-c000.snappy.parquet          unpartitioned: "-c000"
+    <dir>/p=1/q=a%2Fb/part-00003-<job uuid>.c000.csv.gz      partitioned: ".c000", one
+                                                             directory level per column
+    <dir>/p=__HIVE_DEFAULT_PARTITION__/...                   NULL (and '') partition values
+
+``part-NNNNN`` is the task (input partition) number, ``cNNN`` the task's file counter within one
+directory (a new file every ``maxRecordsPerFile`` rows), then the codec's and the format's
+extensions.  Partition values are the values cast to strings (Spark's ``Cast`` in the session time
+zone), escaped as Spark's ``ExternalCatalogUtils.escapePathName``; partition columns are left out
+of the files.  Task 0 of an unpartitioned write writes a file even when it has no rows (so an
+empty result keeps its schema); other empty tasks write nothing.
+
+Encodings are vectorized over Arrow: CSV and JSON rows are built column by column with Arrow's
+string kernels (nested JSON values through their list offsets), never a Python loop per row; a
+file is written batch by batch (bounded memory).  Values are formatted as Spark's
+``UnivocityGenerator`` (CSV) and ``JacksonGenerator`` (JSON) write them: Java's
+``Double.toString``, plain decimals, timestamps in ``timestampFormat`` (default
+``yyyy-MM-dd'T'HH:mm:ss.SSSXXX``) in the session time zone, NULL fields left out of JSON
+objects unless ``ignoreNullFields`` is false.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import os
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from ember import types as T
+from ember.conf import JSON_IGNORE_NULL_FIELDS, MAX_RECORDS_PER_FILE, PARQUET_COMPRESSION
+from ember.errors import AnalysisError, UnsupportedError
+from ember.execution.scan import HIVE_NULL
+from ember.expressions.cast import _local_naive, cast_array
+from ember.expressions.datetime import _format_token, _pattern_tokens
+
+__all__ = ["WriteJob", "write_task", "escape_path_name", "partition_directory",
+           "check_writable", "WRITE_FORMATS", "DEFAULT_TIMESTAMP_FORMAT"]
+
+WRITE_FORMATS = ("parquet", "csv", "json", "text")
+DEFAULT_TIMESTAMP_FORMAT = "yyyy-MM-dd'T'HH:mm:ss.SSSXXX"
+DEFAULT_DATE_FORMAT = "yyyy-MM-dd"
+
+#: Parquet codecs: option value -> (pyarrow codec, file-name extension)
+_PARQUET_CODECS = {"none": ("none", ""), "uncompressed": ("none", ""),
+                   "snappy": ("snappy", ".snappy"), "gzip": ("gzip", ".gz"),
+                   "zstd": ("zstd", ".zstd"), "lz4raw": ("lz4", ".lz4raw"),
+                   "lz4_raw": ("lz4", ".lz4raw")}
+#: text codecs (CSV, JSON, text): option value -> file-name extension
+_TEXT_CODECS = {"none": "", "uncompressed": "", "gzip": ".gz", "bzip2": ".bz2",
+                "deflate": ".deflate", "zstd": ".zst"}
+_EXTENSIONS = {"parquet": ".parquet", "csv": ".csv", "json": ".json", "text": ".txt"}
+
+
+# -- partition directories (Spark's ExternalCatalogUtils.escapePathName) -----------------------
+
+_ESCAPED = set('"#%\'*/:=?\\\x7f{[]^') | {chr(c) for c in range(1, 32)}
+
+
+def escape_path_name(s: str) -> str:
+    """Spark's ``escapePathName``: the characters a path segment cannot hold as ``%XX``."""
+    return "".join(f"%{ord(c):02X}" if c in _ESCAPED else c for c in s)
+
+
+def partition_directory(names: Iterable[str], values: Iterable[str | None]) -> str:
+    """``a=1/b=x%2Fy``: one level per partition column (NULL and '' as Hive's default)."""
+    return "/".join(f"{escape_path_name(n)}="
+                    f"{HIVE_NULL if v is None or v == '' else escape_path_name(v)}"
+                    for n, v in zip(names, values))
+
+
+# -- the job --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class WriteJob:
+    """What every task of one write needs: the format and its options (lower-case keys), the
+    directory tasks write into, the job's id (in every file name), which input columns are data
+    and which name directories, the session time zone and the rows per file (0: no limit)."""
+
+    job_id: str
+    directory: str
+    file_format: str
+    options: tuple[tuple[str, str], ...]
+    data_columns: tuple[int, ...]
+    data_names: tuple[str, ...]
+    data_types: tuple[T.DataType, ...]
+    partition_columns: tuple[int, ...] = ()
+    partition_names: tuple[str, ...] = ()
+    partition_types: tuple[T.DataType, ...] = ()
+    time_zone: str = "UTC"
+    max_records_per_file: int = 0
+    default_parquet_codec: str = "snappy"
+    ignore_null_fields: bool = True
+
+    @property
+    def option_map(self) -> dict[str, str]:
+        return dict(self.options)
+
+    def file_name(self, task: int, counter: int) -> str:
+        opts = self.option_map
+        fmt = self.file_format
+        codec = opts.get("compression", opts.get("codec"))
+        if fmt == "parquet":
+            ext = _parquet_codec(codec or self.default_parquet_codec)[1] + ".parquet"
+        else:
+            ext = _EXTENSIONS[fmt] + _TEXT_CODECS[_text_codec(codec)]
+        sep = "." if self.partition_columns else "-"
+        return f"part-{task:05d}-{self.job_id}{sep}c{counter:03d}{ext}"
+
+
+def _parquet_codec(name: str) -> tuple[str, str]:
+    found = _PARQUET_CODECS.get(name.lower())
+    if found is None:
+        raise _codec_error(name, sorted(_PARQUET_CODECS))
+    return found
+
+
+def _text_codec(name: str | None) -> str:
+    key = (name or "none").lower()
+    if key not in _TEXT_CODECS:
+        raise _codec_error(name or "", sorted(_TEXT_CODECS))
+    return key
+
+
+def _codec_error(name: str, available: list[str]) -> Exception:
+    return AnalysisError(
+        f"The codec [{name}] is not available. Available codecs are "
+        f"{', '.join(available)}.", error_class="CODEC_NOT_AVAILABLE.WITH_AVAILABLE_CODECS_SUGGESTION",
+        parameters={"codecName": name, "availableCodecs": ", ".join(available)})
+
+
+def check_writable(file_format: str, names: tuple[str, ...], types: tuple[T.DataType, ...],
+                   options: dict[str, str]) -> None:
+    """Spark's checks before a write: the format's supported types
+    (``UNSUPPORTED_DATA_TYPE_FOR_DATASOURCE``), text's single string column, known codecs."""
+    fmt = file_format.lower()
+    codec = options.get("compression", options.get("codec"))
+    if fmt == "parquet":
+        if codec is not None:
+            _parquet_codec(codec)
+    elif fmt in ("csv", "json", "text"):
+        _text_codec(codec)
+    if fmt == "csv":
+        for n, t in zip(names, types):
+            if isinstance(t, (T.ArrayType, T.StructType)) or getattr(t, "type_name", "") in (
+                    "map", "variant"):
+                raise AnalysisError(
+                    f"The CSV datasource doesn't support the column `{n}` of the type "
+                    f"\"{t.simple_string().upper()}\".",
+                    error_class="UNSUPPORTED_DATA_TYPE_FOR_DATASOURCE",
+                    parameters={"columnName": f"`{n}`", "columnType":
+                                f"\"{t.simple_string().upper()}\"", "format": "CSV"})
+    if fmt == "text":
+        if len(types) != 1:
+            raise AnalysisError(
+                f"Text data source supports only a single column, and you have "
+                f"{len(types)} columns.", error_class="_LEGACY_ERROR_TEMP_1192", parameters={"numCols": str(len(types))})
+        if not isinstance(types[0], T.StringType):
+            raise AnalysisError(
+                f"The Text datasource doesn't support the column `{names[0]}` of the type "
+                f"\"{types[0].simple_string().upper()}\".",
+                error_class="UNSUPPORTED_DATA_TYPE_FOR_DATASOURCE",
+                parameters={"columnName": f"`{names[0]}`",
+                            "columnType": f"\"{types[0].simple_string().upper()}\"",
+                            "format": "Text"})
+
+
+# -- one task ---------------------------------------------------------------------------------
+
+def write_task(job: WriteJob, task: int, batches: Iterable[pa.RecordBatch]) -> pa.RecordBatch:
+    """Write one task's ``batches`` under ``job.directory``; one row per file written:
+    ``(path relative to the directory, rows)``."""
+    files: dict[str, _OpenFile] = {}
+    done: list[tuple[str, int]] = []
+    counters: dict[str, int] = {}
+    current: str | None = None
+    try:
+        for batch in batches:
+            if not batch.num_rows:
+                continue
+            for sub, rows in _split_by_directory(job, batch):
+                if job.partition_columns and sub != current and current in files:
+                    # input sorted by the partition columns: the previous directory is done
+                    done.append(files.pop(current).close())
+                current = sub
+                _write_rows(job, task, sub, rows, files, done, counters)
+        if not files and not done and not job.partition_columns and task == 0:
+            f = _open(job, task, "", counters)
+            files[""] = f
+        for f in files.values():
+            done.append(f.close())
+        files.clear()
+    finally:
+        for f in files.values():
+            f.abort()
+    return pa.record_batch([pa.array([d[0] for d in done], pa.large_string()),
+                            pa.array([d[1] for d in done], pa.int64())],
+                           names=["file", "num_rows"])
+
+
+def _write_rows(job: WriteJob, task: int, sub: str, rows: pa.RecordBatch,
+                files: dict[str, "_OpenFile"], done: list[tuple[str, int]],
+                counters: dict[str, int]) -> None:
+    limit = job.max_records_per_file
+    start = 0
+    while start < rows.num_rows:
+        f = files.get(sub)
+        if f is None:
+            f = files[sub] = _open(job, task, sub, counters)
+        take = rows.num_rows - start
+        if limit > 0:
+            take = min(take, limit - f.rows)
+        f.write(rows.slice(start, take))
+        start += take
+        if limit > 0 and f.rows >= limit:
+            done.append(files.pop(sub).close())
+
+
+def _open(job: WriteJob, task: int, sub: str, counters: dict[str, int]) -> "_OpenFile":
+    n = counters.get(sub, 0)
+    counters[sub] = n + 1
+    rel = os.path.join(sub, job.file_name(task, n)) if sub else job.file_name(task, n)
+    path = os.path.join(job.directory, rel)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    return _OpenFile(rel, _ENCODERS[job.file_format](job, path))
+
+
+def _split_by_directory(job: WriteJob, batch: pa.RecordBatch
+                        ) -> Iterator[tuple[str, pa.RecordBatch]]:
+    """The batch's data columns per partition directory (one piece when unpartitioned); a
+    Python step per distinct directory, not per row."""
+    data = pa.RecordBatch.from_arrays([batch.column(i) for i in job.data_columns],
+                                      names=list(job.data_names))
+    if not job.partition_columns:
+        yield "", data
+        return
+    segments = []
+    for pos, name, dt in zip(job.partition_columns, job.partition_names, job.partition_types):
+        col = batch.column(pos)
+        text = col if isinstance(dt, T.StringType) else cast_array(
+            col, dt, T.STRING, ansi=False, time_zone=job.time_zone)
+        text = text.cast(pa.large_string())
+        uniq = pc.unique(text)
+        escaped = pa.array([f"{escape_path_name(name)}="
+                            f"{HIVE_NULL if v is None or v == '' else escape_path_name(v)}"
+                            for v in uniq.to_pylist()], pa.large_string())
+        segments.append(pc.take(escaped, pc.index_in(text, uniq)))
+    dirs = segments[0] if len(segments) == 1 else pc.binary_join_element_wise(
+        *segments, pa.scalar("/", pa.large_string()))
+    encoded = pc.dictionary_encode(dirs)
+    indices = encoded.indices.to_numpy(zero_copy_only=False)
+    # runs of one directory, in input order (input sorted by the partition columns: one run each)
+    starts = np.flatnonzero(np.r_[True, indices[1:] != indices[:-1]])
+    ends = np.r_[starts[1:], len(indices)]
+    names = encoded.dictionary.to_pylist()
+    if len(starts) <= len(names):
+        for s, e in zip(starts, ends):
+            yield names[indices[s]], data.slice(s, e - s)
+        return
+    for i, name in enumerate(names):
+        yield name, data.filter(pa.array(indices == i))
+
+
+@dataclass
+class _OpenFile:
+    rel: str
+    encoder: Any
+    rows: int = 0
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        self.encoder.write(batch)
+        self.rows += batch.num_rows
+
+    def close(self) -> tuple[str, int]:
+        self.encoder.close()
+        return self.rel, self.rows
+
+    def abort(self) -> None:
+        try:
+            self.encoder.close()
+        except Exception:  # noqa: BLE001 - the task failed already; its files are discarded
+            pass
+
+
+# -- encoders -------------------------------------------------------------------------------
+
+def _nullable_schema(job: WriteJob) -> pa.Schema:
+    """Spark writes every column as nullable."""
+    return pa.schema([pa.field(n, t.to_arrow(), nullable=True)
+                      for n, t in zip(job.data_names, job.data_types)])
+
+
+class _ParquetEncoder:
+    def __init__(self, job: WriteJob, path: str) -> None:
+        opts = job.option_map
+        codec = _parquet_codec(opts.get("compression", opts.get("codec",
+                                                                  job.default_parquet_codec)))[0]
+        self.schema = _nullable_schema(job)
+        self.writer = pq.ParquetWriter(path, self.schema, compression=codec,
+                                       store_decimal_as_integer=True)
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        self.writer.write_batch(pa.RecordBatch.from_arrays(batch.columns, schema=self.schema))
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+def _text_stream(path: str, codec: str) -> BinaryIO:
+    if codec == "gzip":
+        return gzip.open(path, "wb")  # type: ignore[return-value]
+    if codec == "bzip2":
+        return bz2.open(path, "wb")  # type: ignore[return-value]
+    if codec == "deflate":
+        return _DeflateStream(path)  # type: ignore[return-value]
+    if codec == "zstd":
+        return pa.CompressedOutputStream(path, "zstd")  # type: ignore[return-value]
+    return open(path, "wb")
+
+
+class _DeflateStream:
+    """Hadoop's ``DeflateCodec`` output: one zlib stream."""
+
+    def __init__(self, path: str) -> None:
+        self.f = open(path, "wb")
+        self.z = zlib.compressobj()
+
+    def write(self, data: bytes) -> None:
+        self.f.write(self.z.compress(data))
+
+    def close(self) -> None:
+        self.f.write(self.z.flush())
+        self.f.close()
+
+
+def _concat(lines: pa.Array) -> bytes:
+    """The values of a string array without nulls, back to back."""
+    arr = lines.cast(pa.large_string())
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int64)[arr.offset:arr.offset + len(arr) + 1]
+    data = arr.buffers()[2]
+    if data is None or not len(arr):
+        return b""
+    return data.to_pybytes()[offsets[0]:offsets[-1]]
+
+
+class _LineEncoder:
+    """CSV / JSON / text: one line per row, optionally compressed."""
+
+    def __init__(self, job: WriteJob, path: str) -> None:
+        opts = job.option_map
+        self.job = job
+        self.opts = opts
+        self.line_sep = opts.get("linesep", "\n")
+        self.out = _text_stream(path, _text_codec(opts.get("compression", opts.get("codec"))))
+        self.started = False
+
+    def header(self) -> bytes:
+        return b""
+
+    def encode(self, batch: pa.RecordBatch) -> pa.Array:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        if not self.started:
+            self.out.write(self.header())
+            self.started = True
+        if not batch.num_rows:
+            return
+        lines = self.encode(batch)
+        lines = pc.binary_join_element_wise(
+            lines, pa.scalar(self.line_sep, pa.large_string()),
+            pa.scalar("", pa.large_string()))
+        self.out.write(_concat(lines))
+
+    def close(self) -> None:
+        if not self.started:
+            self.out.write(self.header())
+        self.out.close()
+
+
+def _str(value: str) -> pa.Scalar:
+    return pa.scalar(value, pa.large_string())
+
+
+def _join(parts: list[pa.Array], sep: str, skip_nulls: bool = False) -> pa.Array:
+    if len(parts) == 1:
+        return parts[0]
+    return pc.binary_join_element_wise(*parts, _str(sep),
+                                       null_handling="skip" if skip_nulls else "emit_null")
+
+
+def _wrap(arr: pa.Array, left: str, right: str) -> pa.Array:
+    return pc.binary_join_element_wise(_str(left), arr, _str(right), _str(""))
+
+
+def format_datetime(arr: pa.Array, dt: T.DataType, pattern: str, time_zone: str) -> pa.Array:
+    """Dates / timestamps as strings in a Spark datetime ``pattern`` (timestamps in
+    ``time_zone``; ``X`` / ``XXX`` / ``Z`` print the zone offset, ``XXX`` as ``Z`` for UTC)."""
+    if isinstance(dt, T.DateType):
+        utc = arr.cast(pa.timestamp("us"))
+        local = utc
+    else:
+        local = _local_naive(arr, time_zone)
+        utc = arr.cast(pa.timestamp("us"))
+    us = pc.fill_null(local.cast(pa.int64()), 0).to_numpy(zero_copy_only=False)
+    secs, frac = np.divmod(us, 1_000_000)
+    valid = pc.is_valid(arr).to_numpy(zero_copy_only=False)
+    local_s = pa.array(secs, mask=~valid).cast(pa.timestamp("s"))
+    frac_us = pa.array(frac, mask=~valid)
+    offset = (us - pc.fill_null(utc.cast(pa.int64()), 0).to_numpy(zero_copy_only=False)
+              ) // 1_000_000
+    parts = []
+    for tok in _pattern_tokens(pattern):
+        if tok[0] in "XZx" and not tok.startswith("'"):
+            parts.append(_offsets(offset, tok))
+        else:
+            parts.append(_format_token(tok, local_s, frac_us).cast(pa.large_string()))
+    out = parts[0] if len(parts) == 1 else pc.binary_join_element_wise(*parts, _str(""))
+    return pc.if_else(pc.is_valid(arr), out, pa.scalar(None, pa.large_string()))
+
+
+def _offsets(offset_s: np.ndarray, tok: str) -> pa.Array:
+    sign = np.where(offset_s < 0, "-", "+")
+    a = np.abs(offset_s)
+    hh = np.char.zfill((a // 3600).astype(str), 2)
+    mm = np.char.zfill((a % 3600 // 60).astype(str), 2)
+    colon = ":" if len(tok) >= 3 or tok[0] == "Z" and len(tok) == 5 else ""
+    text = np.char.add(np.char.add(np.char.add(sign, hh), colon), mm)
+    if tok[0] == "X":
+        if len(tok) == 1:
+            text = np.char.add(sign, hh)
+        text = np.where(offset_s == 0, "Z", text)
+    return pa.array(text.tolist(), pa.large_string())
+
+
+def _text_values(job: WriteJob, arr: pa.Array, dt: T.DataType, opts: dict[str, str]
+                 ) -> pa.Array:
+    """Scalar values as CSV / JSON text (before quoting), NULL stays NULL."""
+    if isinstance(dt, T.TimestampType):
+        return format_datetime(arr, dt, opts.get("timestampformat", DEFAULT_TIMESTAMP_FORMAT),
+                               job.time_zone)
+    if isinstance(dt, T.DateType):
+        return format_datetime(arr, dt, opts.get("dateformat", DEFAULT_DATE_FORMAT),
+                               job.time_zone)
+    if isinstance(dt, T.StringType):
+        return arr.cast(pa.large_string())
+    return cast_array(arr, dt, T.STRING, ansi=False, time_zone=job.time_zone
+                      ).cast(pa.large_string())
+
+
+class _CsvEncoder(_LineEncoder):
+    """Spark's CSV writer (univocity): ``sep``, ``quote``, ``escape``, ``nullValue`` (''),
+    ``emptyValue`` (``""``), ``quoteAll``, ``escapeQuotes``, ``header``, leading and trailing
+    whitespace trimmed from unquoted values (``ignoreLeadingWhiteSpace`` /
+    ``ignoreTrailingWhiteSpace``, true when writing)."""
+
+    def __init__(self, job: WriteJob, path: str) -> None:
+        super().__init__(job, path)
+        o = self.opts
+        self.sep = o.get("sep", o.get("delimiter", ","))
+        if self.sep == "\\t":
+            self.sep = "\t"
+        self.quote = o.get("quote", '"')
+        self.escape = o.get("escape", "\\")
+        self.null_value = o.get("nullvalue", "")
+        self.empty_value = o.get("emptyvalue", self.quote * 2 if self.quote else "")
+        self.quote_all = o.get("quoteall", "false").lower() == "true"
+        self.escape_quotes = o.get("escapequotes", "true").lower() == "true"
+        self.trim_leading = o.get("ignoreleadingwhitespace", "true").lower() == "true"
+        self.trim_trailing = o.get("ignoretrailingwhitespace", "true").lower() == "true"
+
+    def header(self) -> bytes:
+        if self.opts.get("header", "false").lower() != "true":
+            return b""
+        names = pa.array(list(self.job.data_names), pa.large_string())
+        cells = self._quoted(names)
+        return (self.sep.join(cells.to_pylist()) + self.line_sep).encode()
+
+    def _quoted(self, text: pa.Array) -> pa.Array:
+        if self.trim_leading:
+            text = pc.utf8_ltrim(text, characters="".join(chr(c) for c in range(33)))
+        if self.trim_trailing:
+            text = pc.utf8_rtrim(text, characters="".join(chr(c) for c in range(33)))
+        if not self.quote:
+            return text
+        q = self.quote
+        escaped = pc.replace_substring(text, q, self.escape + q) if self.escape_quotes else text
+        if self.quote_all:
+            return _wrap(escaped, q, q)
+        needs = pc.or_(pc.or_(pc.match_substring(text, self.sep),
+                              pc.match_substring(text, q)),
+                       pc.or_(pc.match_substring(text, "\n"), pc.match_substring(text, "\r")))
+        out = pc.if_else(needs, _wrap(escaped, q, q), text)
+        return pc.if_else(pc.equal(text, ""), _str(self.empty_value), out)
+
+    def encode(self, batch: pa.RecordBatch) -> pa.Array:
+        cells = []
+        for arr, dt in zip(batch.columns, self.job.data_types):
+            text = _text_values(self.job, arr, dt, self.opts)
+            if isinstance(dt, T.StringType):
+                text = self._quoted(text)
+            elif self.quote_all:
+                text = _wrap(text, self.quote, self.quote)
+            cells.append(pc.fill_null(text, _str(self.null_value)))
+        if not cells:
+            return pa.repeat(_str(""), batch.num_rows)
+        return _join(cells, self.sep)
+
+
+# JSON (Jackson's escapes: the named ones, other control characters as \u00XX)
+_JSON_NAMED = (("\\", "\\\\"), ('"', '\\"'), ("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t"),
+               ("\b", "\\b"), ("\f", "\\f"))
+_JSON_OTHER = tuple(chr(c) for c in range(32) if chr(c) not in "\n\r\t\b\f")
+
+
+def json_string(arr: pa.Array) -> pa.Array:
+    """Strings as JSON string literals (quoted, escaped as Jackson escapes them)."""
+    text = arr.cast(pa.large_string())
+    for raw, esc in _JSON_NAMED:
+        text = pc.replace_substring(text, raw, esc)
+    if pc.any(pc.match_substring_regex(text, "[\\x00-\\x1f]")).as_py():
+        for c in _JSON_OTHER:
+            text = pc.replace_substring(text, c, f"\\u{ord(c):04x}")
+    return _wrap(text, '"', '"')
+
+
+class _JsonEncoder(_LineEncoder):
+    """Spark's JSON Lines writer (``JacksonGenerator``)."""
+
+    def __init__(self, job: WriteJob, path: str) -> None:
+        super().__init__(job, path)
+        flag = self.opts.get("ignorenullfields")
+        self.ignore_nulls = job.ignore_null_fields if flag is None else flag.lower() == "true"
+
+    def encode(self, batch: pa.RecordBatch) -> pa.Array:
+        fields = list(zip(self.job.data_names, self.job.data_types))
+        return self._object(list(batch.columns), fields, batch.num_rows, None)
+
+    def _object(self, columns: list[pa.Array], fields: list[tuple[str, T.DataType]], n: int,
+                valid: pa.Array | None) -> pa.Array:
+        frags = []
+        for arr, (name, dt) in zip(columns, fields):
+            value = self._value(arr, dt)
+            if not self.ignore_nulls:
+                value = pc.fill_null(value, _str("null"))
+            key = json_string(pa.array([name], pa.large_string()))[0].as_py() + ":"
+            frags.append(pc.binary_join_element_wise(_str(key), value, _str("")))
+        if not frags:
+            body = pa.repeat(_str(""), n)
+        else:
+            body = _join(frags, ",", skip_nulls=True)
+            body = pc.fill_null(body, _str(""))
+        out = _wrap(body, "{", "}")
+        if valid is not None:
+            out = pc.if_else(valid, out, pa.scalar(None, pa.large_string()))
+        return out
+
+    def _value(self, arr: pa.Array, dt: T.DataType) -> pa.Array:
+        """Each value's JSON text; NULL stays NULL."""
+        if isinstance(arr, pa.ChunkedArray):
+            arr = arr.combine_chunks()
+        if isinstance(dt, T.StringType):
+            return json_string(arr)
+        if isinstance(dt, (T.TimestampType, T.DateType)):
+            return json_string(_text_values(self.job, arr, dt, self.opts))
+        if isinstance(dt, T.BinaryType):
+            import base64  # noqa: PLC0415 - only binary columns need it
+            return json_string(pa.array(
+                [None if v is None else base64.b64encode(v).decode() for v in arr.to_pylist()],
+                pa.large_string()))
+        if isinstance(dt, (T.FloatType, T.DoubleType)):
+            text = _text_values(self.job, arr, dt, self.opts)
+            special = pc.is_in(text, pa.array(["NaN", "Infinity", "-Infinity"],
+                                               pa.large_string()))
+            return pc.if_else(special, _wrap(text, '"', '"'), text)
+        if isinstance(dt, T.ArrayType):
+            values = self._value(arr.values, dt.element_type)
+            values = pc.fill_null(values, _str("null"))
+            lists = pa.LargeListArray.from_arrays(
+                pc.cast(arr.offsets, pa.int64()), values, mask=pc.invert(pc.is_valid(arr)))
+            joined = pc.binary_join(lists, _str(","))
+            return _wrap(joined, "[", "]")
+        if isinstance(dt, T.StructType):
+            columns = [arr.field(i) for i in range(len(dt.fields))]
+            return self._object(columns, [(f.name, f.data_type) for f in dt.fields], len(arr),
+                                pc.is_valid(arr))
+        return _text_values(self.job, arr, dt, self.opts)
+
+
+class _TextEncoder(_LineEncoder):
+    """Spark's text writer: the one string column, a NULL as an empty line."""
+
+    def encode(self, batch: pa.RecordBatch) -> pa.Array:
+        return pc.fill_null(batch.column(0).cast(pa.large_string()), _str(""))
+
+
+_ENCODERS = {"parquet": _ParquetEncoder, "csv": _CsvEncoder, "json": _JsonEncoder,
+             "text": _TextEncoder}
+
+
+def unsupported_format(fmt: str) -> Exception:
+    return UnsupportedError(f"Ember writes parquet, csv, json and text files, not {fmt}.")
+
+
+
+def make_job(cmd: Any, input_attrs: tuple[Any, ...], directory: str, job_id: str,
+             conf: Any) -> WriteJob:
+    """The :class:`WriteJob` of an ``InsertIntoHadoopFsRelationCommand`` whose tasks read rows
+    of ``input_attrs`` (the planned query's output) and write under ``directory``."""
+    opts = cmd.option_map
+    names = list(cmd.column_names)
+    part_ids = {a.id for a in cmd.partition_columns}
+    positions = {a.id: i for i, a in enumerate(input_attrs)}
+    data = [i for i, a in enumerate(input_attrs) if a.id not in part_ids]
+    parts = [positions[a.id] for a in cmd.partition_columns]
+    limit = opts.get("maxrecordsperfile")
+    return WriteJob(
+        job_id=job_id, directory=directory, file_format=cmd.file_format,
+        options=tuple((k, v) for k, v in opts.items()),
+        data_columns=tuple(data), data_names=tuple(names[i] for i in data),
+        data_types=tuple(input_attrs[i].data_type for i in data),
+        partition_columns=tuple(parts), partition_names=tuple(names[i] for i in parts),
+        partition_types=tuple(input_attrs[i].data_type for i in parts),
+        time_zone=conf.time_zone,
+        max_records_per_file=int(limit) if limit is not None else int(
+            conf.get(MAX_RECORDS_PER_FILE)),
+        default_parquet_codec=str(conf.get(PARQUET_COMPRESSION)),
+        ignore_null_fields=bool(conf.get(JSON_IGNORE_NULL_FIELDS)))
