@@ -344,6 +344,30 @@ EXCHANGE_REUSE_ENABLED = _entry(
     "spark.sql.exchange.reuse", True, _bool,
     "Identical exchanges of one plan run once: the later ones become ReusedExchange.")
 
+
+def _catalog_implementation(v: Any) -> str:
+    value = str(v).strip().lower()
+    if value not in ("hive", "in-memory"):
+        raise ValueError(f"spark.sql.catalogImplementation must be 'hive' or 'in-memory', not "
+                         f"{v!r}")
+    return value
+
+
+WAREHOUSE_DIR = _entry(
+    "spark.sql.warehouse.dir", "spark-warehouse", str,
+    "Static: the directory of the managed databases and tables (relative to the working "
+    "directory at session start, then kept absolute); the persistent catalog's metadata lives "
+    "in it too.")
+CATALOG_IMPLEMENTATION = _entry(
+    "spark.sql.catalogImplementation", "hive", _catalog_implementation,
+    "Static: 'hive' (Ember's default, unlike Spark's 'in-memory'): databases, tables and views "
+    "persist in the warehouse (Ember's own SQLite metastore there, not a Hive metastore), so the "
+    "next session sees them; 'in-memory': their metadata lives and dies with the session (as "
+    "Spark without Hive support), the managed tables' files still go to the warehouse.")
+#: keys fixed when a session starts (Spark's static SQL configuration)
+STATIC_KEYS: frozenset[str] = frozenset({WAREHOUSE_DIR.key, CATALOG_IMPLEMENTATION.key})
+
+
 STREAM_JOIN_STATE_TTL_LEFT = _entry(
     "ember.streaming.join.stateTtl.left", None,
     _state_ttl("ember.streaming.join.stateTtl.left"),
@@ -529,7 +553,7 @@ SPARK_STATIC_PREFIXES: tuple[str, ...] = (
 
 #: Spark SQL keys Ember does not read but accepts without a warning: the Spark runtime hands
 #: them to Spark's session builder, which reads them.
-IMPLEMENTED_ELSEWHERE: frozenset[str] = frozenset({"spark.sql.warehouse.dir"})
+IMPLEMENTED_ELSEWHERE: frozenset[str] = frozenset()
 
 
 class UnimplementedConfWarning(UserWarning):

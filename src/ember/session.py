@@ -15,6 +15,7 @@ EXPLAIN, DESCRIBE) run at once and return their result rows, queries return a la
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import re
 import threading
 from collections.abc import Iterable, Sequence
@@ -26,7 +27,14 @@ import pyarrow as pa
 from ember import types as T
 from ember.analysis.catalog import Catalog
 from ember.analyze_table import analyze_table
-from ember.conf import SETOPS_PRECEDENCE_LEGACY, SQLConf
+from ember.catalog_api import CatalogAPI
+from ember.catalog_commands import (
+    CATALOG_COMMANDS, create_persistent_view, describe_relation_rows, drop_view,
+    run_catalog_command, table_resolver,
+)
+from ember.conf import (
+    CATALOG_IMPLEMENTATION, SETOPS_PRECEDENCE_LEGACY, STATIC_KEYS, WAREHOUSE_DIR, SQLConf,
+)
 from ember.dataframe import DataFrame
 from ember.errors import AnalysisError, UnsupportedError
 from ember.execution.auto_statistics import AutoStatistics
@@ -45,6 +53,9 @@ from ember.sql import parse_statement, parse_data_type
 from ember.streaming.api import DataStreamReader, StreamingQueryManager
 
 __all__ = ["Session", "RuntimeConfig", "SessionCatalogAPI"]
+
+#: ``session.catalog``'s class (PySpark's ``Catalog``), in :mod:`ember.catalog_api`
+SessionCatalogAPI = CatalogAPI
 
 _active_lock = threading.Lock()
 _active: "Session | None" = None
@@ -66,6 +77,7 @@ class RuntimeConfig:
         self._conf = conf
 
     def set(self, key: str, value: Any) -> None:
+        check_static(key)
         self._conf.set(key, value)
 
     def get(self, key: str, default: Any = None) -> Any:
@@ -84,40 +96,12 @@ class RuntimeConfig:
         return True
 
 
-class Table(tuple):
-    """One entry of ``catalog.listTables()`` (PySpark's ``Table`` namedtuple subset)."""
-
-    __slots__ = ()
-
-    def __new__(cls, name: str, is_temporary: bool) -> "Table":
-        return tuple.__new__(cls, (name, None, None, "TEMPORARY" if is_temporary else "VIEW",
-                                   is_temporary))
-
-    name = property(lambda self: self[0])
-    catalog = property(lambda self: self[1])
-    description = property(lambda self: self[2])
-    tableType = property(lambda self: self[3])  # noqa: N815
-    isTemporary = property(lambda self: self[4])  # noqa: N815
-
-    def __repr__(self) -> str:
-        return (f"Table(name={self.name!r}, catalog=None, namespace=[], description=None, "
-                f"tableType={self.tableType!r}, isTemporary={self.isTemporary})")
-
-
-class SessionCatalogAPI:
-    """``session.catalog``: a minimal PySpark ``Catalog`` over the session's view catalog."""
-
-    def __init__(self, catalog: Catalog) -> None:
-        self._catalog = catalog
-
-    def listTables(self, dbName: str | None = None) -> list[Table]:  # noqa: N802,N803
-        return [Table(n, True) for n in self._catalog.list_views()]
-
-    def tableExists(self, tableName: str, dbName: str | None = None) -> bool:  # noqa: N802,N803
-        return self._catalog.exists(tableName)
-
-    def dropTempView(self, viewName: str) -> bool:  # noqa: N802,N803
-        return self._catalog.drop_temp_view(viewName, if_exists=True)
+def check_static(key: str) -> None:
+    """Spark's ``CANNOT_MODIFY_STATIC_CONFIG``: a static key is fixed once the session runs."""
+    if key in STATIC_KEYS:
+        raise AnalysisError(
+            f'Cannot modify the value of the static Spark config: "{key}".',
+            error_class="CANNOT_MODIFY_STATIC_CONFIG", parameters={"key": f'"{key}"'})
 
 
 class Builder:
@@ -145,7 +129,10 @@ class Builder:
         return self
 
     def enableHiveSupport(self) -> "Builder":  # noqa: N802
-        raise UnsupportedError("Hive support is not available in Ember")
+        """A persistent catalog (``spark.sql.catalogImplementation=hive``, Ember's default):
+        Ember's own metastore in the warehouse, not a Hive metastore."""
+        self._options[CATALOG_IMPLEMENTATION.key] = "hive"
+        return self
 
     def getOrCreate(self) -> "Session":  # noqa: N802
         """The active session with this builder's options applied, or a new one."""
@@ -184,16 +171,21 @@ class Session:
         #: ``"local"`` (in process) or ``"spark"`` (plans run on a SparkSession)
         self.runtime = runtime
         self.sql_conf = SQLConf(conf)
+        # Spark's static SharedState settings: the warehouse resolved once, at session start
+        warehouse = os.path.abspath(os.path.expanduser(self.sql_conf.get(WAREHOUSE_DIR)))
         self._spark: Any = None
         if runtime == "spark":
             # imported here so that pyspark loads only when the Spark runtime runs
             from ember.runtime.spark.session import attach
 
             self._spark = attach(self.sql_conf, master, spark)
-        self.session_catalog = Catalog(AutoStatistics())
+        self.session_catalog = Catalog(
+            AutoStatistics(), warehouse=warehouse,
+            persistent=self.sql_conf.get(CATALOG_IMPLEMENTATION) == "hive",
+            resolver=table_resolver(self))
         self.sql_conf.table_statistics = self.session_catalog.table_statistics
         self.conf = RuntimeConfig(self.sql_conf)
-        self.catalog = SessionCatalogAPI(self.session_catalog)
+        self.catalog = CatalogAPI(self)
         with _active_lock:
             _active = self
 
@@ -225,9 +217,13 @@ class Session:
         self.stop()
 
     def newSession(self) -> "Session":  # noqa: N802
+        """A session with its own configuration and temporary views, on the same warehouse
+        (and, with the Spark runtime, the same SparkSession)."""
+        static = {WAREHOUSE_DIR.key: self.session_catalog.warehouse,
+                  CATALOG_IMPLEMENTATION.key: self.sql_conf.get_string(CATALOG_IMPLEMENTATION.key)}
         if self.runtime == "spark":
-            return Session(runtime="spark", spark=self._spark)
-        return Session()
+            return Session(static, runtime="spark", spark=self._spark)
+        return Session(static)
 
     @property
     def version(self) -> str:
@@ -252,12 +248,17 @@ class Session:
             sqlQuery, legacy_setops_precedence=bool(self.sql_conf.get(SETOPS_PRECEDENCE_LEGACY)),
             time_zone=self.sql_conf.time_zone,
         )
+        if isinstance(plan, CATALOG_COMMANDS):
+            return self._command_result(plan, run_catalog_command(self, plan))
         if isinstance(plan, Command):
             return self._run_command(plan)
         return DataFrame(self, plan)
 
     def _run_command(self, plan: Command) -> DataFrame:
         match plan:
+            case CreateViewCommand(temporary=False):
+                create_persistent_view(self, plan)
+                return self._command_result(plan, [])
             case CreateViewCommand(name=name, query=query, user_columns=cols, replace=replace,
                                    temporary=temporary, if_not_exists=if_not_exists):
                 analyzed = QueryExecution(self, query).analyzed
@@ -281,8 +282,8 @@ class Session:
                 rel = file_relation(provider, path_list, opts)
                 self.session_catalog.create_temp_view(name, rel, replace)
                 return self._command_result(plan, [])
-            case DropView(name=name, if_exists=if_exists):
-                self.session_catalog.drop_temp_view(name, if_exists)
+            case DropView():
+                drop_view(self, plan)
                 return self._command_result(plan, [])
             case SetCommand(verbose=True):
                 return self._command_result(plan, self.sql_conf.describe())
@@ -293,6 +294,7 @@ class Session:
                 v = self.sql_conf.get_string(key)
                 return self._command_result(plan, [(key, "<undefined>" if v is None else v)])
             case SetCommand(key=key, value=value):
+                check_static(key)
                 self.sql_conf.set(key, value)
                 return self._command_result(plan, [(key, value)])
             case ExplainCommand(query=query, mode=mode):
@@ -308,10 +310,8 @@ class Session:
                 analyze_table(self, parts, no_scan=no_scan, columns=columns,
                               all_columns=all_columns)
                 return self._command_result(plan, [])
-            case DescribeRelation(query=query):
-                out = QueryExecution(self, query).analyzed.output
-                rows = [(a.name, a.data_type.simple_string(), None) for a in out]
-                return self._command_result(plan, rows)
+            case DescribeRelation():
+                return self._command_result(plan, describe_relation_rows(self, plan))
             case _:
                 raise UnsupportedError(f"The command {plan.node_name} is not supported yet")
 
@@ -346,7 +346,7 @@ class Session:
             return manager
 
     def table(self, tableName: str) -> DataFrame:  # noqa: N803
-        """The temporary view ``tableName`` as a DataFrame."""
+        """The temporary view, or persistent table or view, ``tableName`` as a DataFrame."""
 
         return DataFrame(self, UnresolvedRelation(parse_column_name(tableName)))
 

@@ -7,7 +7,10 @@ conformance runner and the differential tests.
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 import traceback
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,6 +50,14 @@ class Outcome:
 RUNTIMES = ("local", "spark")
 
 
+def fresh_warehouse() -> dict[str, str]:
+    """A session's configuration with a new empty warehouse directory (removed at exit), so a
+    file's persistent tables and views never meet another file's, nor the working tree."""
+    warehouse = tempfile.mkdtemp(prefix="ember-warehouse-")
+    atexit.register(shutil.rmtree, warehouse, True)
+    return {"spark.sql.warehouse.dir": warehouse}
+
+
 def new_session(conf: dict[str, str] | None = None, runtime: str = "local") -> Any:
     """A fresh Ember session on ``runtime`` with ``conf`` applied (``session.conf.set(k, v)``).
     The Spark runtime attaches to the run's one SparkSession (:mod:`tests.spark_session`).
@@ -61,11 +72,11 @@ def new_session(conf: dict[str, str] | None = None, runtime: str = "local") -> A
         import ember
         from tests.spark_session import get_spark
 
-        session = ember.Session(runtime="spark", spark=get_spark())
+        session = ember.Session(fresh_warehouse(), runtime="spark", spark=get_spark())
     else:
         import ember
 
-        session = ember.Session()
+        session = ember.Session(fresh_warehouse())
     for k, v in (conf or {}).items():
         session.conf.set(k, v)
     return session

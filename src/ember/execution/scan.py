@@ -295,6 +295,8 @@ def scan_file_relation(rel, batch_size: int, time_zone: str = "UTC") -> Iterator
     opts = _options(rel.options)
     schema = schema_of(rel.attrs)
     fmt = rel.format.lower()
+    if not rel.paths:  # an empty table's directory: no rows
+        return
     try:
         if fmt == "parquet":
             table = _scan_parquet(rel, opts, time_zone)

@@ -17,7 +17,9 @@ import re
 from collections.abc import Callable
 
 from ember.errors import Origin, ParseError
+from ember.plans.logical import ddl as D
 from ember.plans.logical import nodes as L
+from ember.sql.ddl import try_parse_ddl
 
 __all__ = ["try_parse_command"]
 
@@ -36,6 +38,11 @@ _USING = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 _AS = re.compile(r"AS\b", re.IGNORECASE)
+_VIEW_CLAUSE = re.compile(
+    r"(?:COMMENT\s+(?P<comment>'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")"
+    r"|TBLPROPERTIES\s*\((?P<props>(?:[^()'\"]|'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")*)\))\s*",
+    re.IGNORECASE | re.DOTALL,
+)
 _DROP_VIEW = re.compile(
     rf"^\s*DROP\s+VIEW\s+(?P<ie>IF\s+EXISTS\s+)?(?P<name>{_NAME})\s*$", re.IGNORECASE | re.DOTALL
 )
@@ -98,6 +105,8 @@ def try_parse_command(
     """The command for statement ``text`` (comments blanked, same length as ``original``), or
     None when it is not one of the commands handled here.  ``parse_query`` parses a padded query
     text."""
+    if (ddl := try_parse_ddl(original, text, parse_query)) is not None:
+        return ddl
     if m := _SET.match(text):
         rest = m.group("rest").strip()
         if not rest:
@@ -121,6 +130,14 @@ def try_parse_command(
         replace = bool(m.group("replace"))
         temporary = bool(m.group("temp")) or bool(m.group("global"))
         tail_start = m.end()
+        comment, props = None, ()
+        while c := _VIEW_CLAUSE.match(text, tail_start):
+            if c.group("comment") is not None:
+                comment = _unquote_string(c.group("comment"))
+            else:
+                props = tuple((_unquote_string(o.group("key")), _unquote_string(o.group("value")))
+                              for o in _OPTION.finditer(c.group("props")))
+            tail_start = c.end()
         tail = text[tail_start:]
         if u := _USING.match(tail):
             options = tuple(
@@ -132,7 +149,7 @@ def try_parse_command(
             q_start = tail_start + a.end()
             query = parse_query(_blank(original[:q_start]) + original[q_start:])
             return L.CreateViewCommand(name, query, cols, replace, temporary,
-                                       bool(m.group("ine")))
+                                       bool(m.group("ine")), original[q_start:], comment, props)
         near = tail.split()[0] if tail.split() else None
         raise _syntax_error(original, tail_start, near)
 
@@ -167,6 +184,13 @@ def try_parse_command(
             query = parse_query(_blank(original[:q_start]) + original[q_start:])
             return L.DescribeRelation(query, extended)
         name = rest.strip()
+        if col := re.fullmatch(rf"(?P<name>{_NAME})\s+(?P<col>{_NAME})", name):
+            line = original.count("\n", 0, m.end()) + 1
+            col_pos = m.end() - (original.rfind("\n", 0, m.end()) + 1)
+            return D.DescribeColumn(
+                tuple(_unquote_ident(p) for p in re.findall(_IDENT, col.group("name"))),
+                tuple(_unquote_ident(p) for p in re.findall(_IDENT, col.group("col"))),
+                extended, (line, col_pos))
         if not re.fullmatch(_NAME, name):
             raise _syntax_error(original, m.end(), name.split()[0] if name else None)
         parts = tuple(_unquote_ident(p) for p in re.findall(_IDENT, name))

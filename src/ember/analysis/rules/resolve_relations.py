@@ -23,8 +23,10 @@ def resolve_relations(plan: LogicalPlan, ctx) -> LogicalPlan:
                 found = ctx.catalog.try_lookup(parts)
                 if found is None:
                     raise table_not_found(parts, to_origin(origin))
-                if isinstance(found, SubqueryAlias) and not ctx.case_sensitive:
-                    # Spark names the relation as referenced, lower-cased (``testdata.a``)
+                if isinstance(found, SubqueryAlias) and len(found.identifier) == 1 \
+                        and not ctx.case_sensitive:
+                    # Spark names a temporary view as referenced, lower-cased (``testdata.a``);
+                    # a persistent table by its identifier (``spark_catalog.default.t``)
                     found = found.copy(identifier=(parts[-1].lower(),))
                 return found
             case _:

@@ -1077,6 +1077,10 @@ class CreateViewCommand(Command):
     replace: bool = False
     temporary: bool = True
     if_not_exists: bool = False
+    #: a persistent view's SQL text (the query after AS), its COMMENT and TBLPROPERTIES
+    query_text: str | None = field(default=None, compare=False)
+    comment: str | None = None
+    properties: tuple[tuple[str, str], ...] = ()
 
     def simple_string(self) -> str:
         return f"CreateViewCommand `{self.name}`, {self.replace}, {self.temporary}"

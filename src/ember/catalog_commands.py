@@ -1,0 +1,721 @@
+"""Running the catalog commands (DDL) of :mod:`ember.plans.logical.ddl` on a session, and the
+session's relations of persistent tables and views.
+
+Spark's commands (``CreateDataSourceTableCommand``, ``DropTableCommand``,
+``TruncateTableCommand``, ``AlterTableRenameCommand``, ``AlterTableAddColumnsCommand``,
+``ShowTablesCommand``, ``DescribeTableCommand``, ``ShowCreateTableCommand`` ...) with their
+result rows and error classes.  The catalog (:mod:`ember.analysis.catalog`) owns the metadata;
+this module also moves what belongs to a managed table's metadata on disk: a dropped or
+truncated managed table's files are deleted, an external table's kept.
+
+On the Spark runtime, every table Ember creates is also registered in the SparkSession's catalog
+(as a table over the same directory), so Spark SQL reads it under the same name.
+
+>>> session.sql("CREATE TABLE t (a INT COMMENT 'the a') USING parquet")   # doctest: +SKIP
+>>> session.sql("DESCRIBE t").collect()                                   # doctest: +SKIP
+[Row(col_name='a', data_type='int', comment='the a')]
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ember import types as T
+from ember.analysis.catalog import (
+    Catalog, matches_pattern, schema_not_found, table_already_exists, table_not_found,
+    with_user_columns,
+)
+from ember.analysis.catalog_model import (
+    EXTERNAL, MANAGED, SESSION_CATALOG, VIEW, CatalogDatabase, CatalogTable, quote,
+)
+from ember.errors import AnalysisError, Origin, UnsupportedError
+from ember.expressions.base import Alias
+from ember.plans.logical import ddl as D
+from ember.plans.logical.nodes import (
+    CreateViewCommand, DescribeRelation, DropView, LogicalPlan, Project, SubqueryAlias,
+    UnresolvedRelation, View,
+)
+from ember.query_execution import QueryExecution
+from ember.readers import file_relation
+from ember.sql import parse_query
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ember.session import Session
+
+__all__ = ["run_catalog_command", "table_resolver", "describe_table_rows", "show_create_table",
+           "type_ddl", "CATALOG_COMMANDS"]
+
+#: the providers a table may use
+PROVIDERS = ("parquet", "csv", "json")
+
+#: the commands :func:`run_catalog_command` runs
+CATALOG_COMMANDS = (D.CreateTable, D.CreateDatabase, D.DropDatabase, D.UseDatabase, D.DropTable,
+                    D.TruncateTable, D.RenameTable, D.AddColumns, D.SetTableProperties,
+                    D.UnsetTableProperties, D.ShowTables, D.ShowDatabases, D.ShowColumns,
+                    D.ShowCreateTable, D.ShowTableProperties, D.DescribeDatabase,
+                    D.DescribeColumn)
+
+
+def _search_path(catalog: Catalog, builtin: bool = False, session: bool = True) -> str:
+    parts = (["`system`.`builtin`"] if builtin else []) + (["`system`.`session`"] if session
+                                                          else [])
+    parts.append(f"`{SESSION_CATALOG}`.{quote(catalog.current_database())}")
+    return "[" + ", ".join(parts) + "]"
+
+
+def _origin(pos: tuple[int, int] | None) -> Origin | None:
+    return None if pos is None else Origin(line=pos[0], start_position=pos[1])
+
+
+def _quoted(parts: tuple[str, ...]) -> str:
+    return ".".join(quote(p) for p in parts)
+
+
+# -- relations of persistent tables and views ---------------------------------------------------
+
+
+def table_resolver(session: "Session"):  # noqa: ANN201 - Callable[[CatalogTable], LogicalPlan]
+    """The catalog's ``resolver`` for ``session``: a table's relation over its files (its
+    schema and partition columns), a view's text parsed and analyzed in the view's database."""
+
+    def resolve(table: CatalogTable) -> LogicalPlan:
+        if table.is_view:
+            return _view_plan(session, table)
+        if table.location and not os.path.exists(table.location):
+            os.makedirs(table.location, exist_ok=True)  # as Spark, an absent directory is empty
+        return file_relation(table.provider or "parquet", [table.location or ""],
+                             dict(table.options), table.schema)
+
+    return resolve
+
+
+def _view_plan(session: "Session", table: CatalogTable) -> LogicalPlan:
+    """Spark's ``View``: the view's text analyzed now (as of the current tables), its columns
+    named as when the view was created."""
+    catalog = session.session_catalog
+    previous = catalog.current_database()
+    catalog._current_database = table.view_database or table.database
+    try:
+        analyzed = QueryExecution(session, parse_query(table.view_text or "")).analyzed
+    finally:
+        catalog._current_database = previous
+    out = analyzed.output
+    names = [f.name for f in table.schema.fields]
+    if len(out) == len(names) and any(a.name != n for a, n in zip(out, names)):
+        analyzed = Project(tuple(Alias(a, n) for a, n in zip(out, names)), analyzed)
+    return View(".".join(table.qualified_name).replace(".", "`.`"), analyzed)
+
+
+# -- the commands -----------------------------------------------------------------------------
+
+
+def run_catalog_command(session: "Session", plan: Any) -> list[tuple[Any, ...]]:
+    """Run a catalog command; its result rows (``plan.output``'s columns)."""
+    catalog = session.session_catalog
+    match plan:
+        case D.CreateTable():
+            _create_table(session, plan)
+            return []
+        case D.CreateDatabase(name=name, if_not_exists=ine, location=loc, comment=comment,
+                              properties=props):
+            location = os.path.abspath(loc) if loc else catalog.default_database_location(name)
+            catalog.create_database(CatalogDatabase(name, location, comment, dict(props)), ine)
+            _spark_sql(session, f"CREATE DATABASE IF NOT EXISTS {quote(name.lower())}")
+            return []
+        case D.DropDatabase(name=name, if_exists=ie, cascade=cascade):
+            for t in catalog.drop_database(name, ie, cascade):
+                _delete_managed_files(t)
+            _spark_sql(session, f"DROP DATABASE IF EXISTS {quote(name.lower())} CASCADE")
+            return []
+        case D.UseDatabase(name_parts=parts):
+            db = parts[-1] if len(parts) == 2 and parts[0].lower() == SESSION_CATALOG else \
+                ".".join(parts)
+            catalog.set_current_database(db)
+            return []
+        case D.DropTable(name_parts=parts, if_exists=ie):
+            if len(parts) == 1 and catalog.exists(parts[0]):
+                catalog.drop_temp_view(parts[0])
+                return []
+            dropped = catalog.drop_table(parts, True)
+            if dropped is None:
+                if ie:
+                    return []
+                db, name = catalog.qualify(parts)
+                raise table_not_found((SESSION_CATALOG, db, name),
+                                      search_path=_search_path(catalog, session=False))
+            _delete_managed_files(dropped)
+            _spark_drop(session, dropped)
+            return []
+        case D.TruncateTable(name_parts=parts, origin=pos):
+            table = _table_not_view(catalog, parts, pos, "TRUNCATE TABLE")
+            if table.table_type == EXTERNAL:
+                raise AnalysisError(
+                    "Operation not allowed: TRUNCATE TABLE on external tables: "
+                    f"{table.quoted_name()}.", error_class="CANNOT_TRUNCATE_EXTERNAL_TABLE",
+                    parameters={"tableName": table.quoted_name()})
+            _delete_contents(table.location)
+            return []
+        case D.RenameTable():
+            _rename(session, plan)
+            return []
+        case D.AddColumns(name_parts=parts, columns=cols, origin=pos):
+            table = _table_not_view(catalog, parts, pos, "ALTER TABLE ... ADD COLUMNS")
+            _check_duplicates([f.name for f in table.schema.fields] + [c.name for c in cols])
+            data = list(table.data_schema.fields) + [
+                T.StructField(c.name, c.data_type, c.nullable) for c in cols]
+            parts_fields = [f for f in table.schema.fields if f not in table.data_schema.fields]
+            comments = dict(table.column_comments)
+            comments.update({c.name: c.comment for c in cols if c.comment is not None})
+            new = table.copy(schema=T.StructType(tuple(data + parts_fields)),
+                             column_comments=comments)
+            catalog.alter_table(new)
+            _spark_replace(session, new)
+            return []
+        case D.SetTableProperties(name_parts=parts, properties=props, is_view=is_view,
+                                  origin=pos):
+            table = _persistent(catalog, parts, pos, "ALTER TABLE ... SET TBLPROPERTIES",
+                                view=is_view)
+            catalog.alter_table(table.copy(properties={**table.properties, **dict(props)}))
+            return []
+        case D.UnsetTableProperties(name_parts=parts, keys=keys, is_view=is_view, origin=pos):
+            table = _persistent(catalog, parts, pos, "ALTER TABLE ... UNSET TBLPROPERTIES",
+                                view=is_view)
+            props = {k: v for k, v in table.properties.items() if k not in keys}
+            catalog.alter_table(table.copy(properties=props))
+            return []
+        case D.ShowTables(database=db, pattern=pattern):
+            database = None if db is None else ".".join(db)
+            rows = [(t.database, t.name, False) for t in catalog.glob_tables(database, pattern)]
+            rows += [("", v, True) for v in catalog.list_views() if matches_pattern(v, pattern)]
+            return rows
+        case D.ShowDatabases(pattern=pattern):
+            return [(d.name,) for d in catalog.list_databases() if matches_pattern(d.name,
+                                                                                   pattern)]
+        case D.ShowColumns(name_parts=parts, database=db, origin=pos):
+            if db is not None:
+                parts = (db,) + parts[-1:]
+            return [(n,) for n in _column_names(session, parts, pos)]
+        case D.ShowCreateTable(name_parts=parts, origin=pos):
+            if len(parts) == 1 and catalog.exists(parts[0]):
+                raise AnalysisError(
+                    f"'SHOW CREATE TABLE' expects a permanent view but {quote(parts[0])} is a "
+                    "temp view.", error_class="EXPECT_PERMANENT_VIEW_NOT_TEMP",
+                    parameters={"viewName": quote(parts[0]),
+                                "operation": "'SHOW CREATE TABLE'"}, origin=_origin(pos))
+            return [(show_create_table(_persistent(catalog, parts, pos, None)),)]
+        case D.ShowTableProperties(name_parts=parts, key=key, origin=pos):
+            if len(parts) == 1 and catalog.exists(parts[0]):
+                return []
+            table = _persistent(catalog, parts, pos, None)
+            props = table.properties
+            if key is None:
+                return sorted(props.items())
+            if key in props:
+                return [(key, props[key])]
+            name = ".".join(table.qualified_name)
+            return [(key, f"Table {name} does not have property: {key}")]
+        case D.DescribeDatabase(name=name, extended=extended):
+            db = catalog.get_database(name)
+            if db is None:
+                raise schema_not_found(name.lower())
+            rows = [("Catalog Name", SESSION_CATALOG), ("Namespace Name", db.name),
+                    ("Comment", db.comment or ""), ("Location", _uri(db.location)),
+                    ("Owner", _owner())]
+            if extended:
+                rows.append(("Properties", "" if not db.properties else "(" + ", ".join(
+                    f"({k},{v})" for k, v in sorted(db.properties.items())) + ")"))
+            return rows
+        case D.DescribeColumn():
+            return _describe_column(session, plan)
+    raise UnsupportedError(f"The command {type(plan).__name__} is not supported yet")
+
+
+def _owner() -> str:
+    try:
+        import getpass
+
+        return getpass.getuser()
+    except Exception:  # noqa: BLE001 - no user name in this environment
+        return ""
+
+
+def _uri(path: str | None) -> str:
+    return "" if path is None else "file:" + path
+
+
+def _check_duplicates(names: list[str]) -> None:
+    seen: set[str] = set()
+    for n in names:
+        if n.lower() in seen:
+            raise AnalysisError(
+                f"The column {quote(n.lower())} already exists. Choose another name or rename "
+                "the existing column.", error_class="COLUMN_ALREADY_EXISTS",
+                parameters={"columnName": quote(n.lower())})
+        seen.add(n.lower())
+
+
+def _persistent(catalog: Catalog, parts: tuple[str, ...], pos: tuple[int, int] | None,
+                operation: str | None, *, view: bool | None = None) -> CatalogTable:
+    """The persistent table or view ``parts``; ``TABLE_OR_VIEW_NOT_FOUND`` (at ``pos``)."""
+    table = catalog.get_table(parts)
+    if table is None:
+        raise table_not_found(parts, _origin(pos), search_path=_search_path(catalog))
+    if view is True and not table.is_view:
+        raise AnalysisError(
+            f"{operation} expects a view. {table.quoted_name()} is a table. Please use "
+            f"{operation.replace('VIEW', 'TABLE')} instead.",  # type: ignore[union-attr]
+            error_class="EXPECT_VIEW_NOT_TABLE.USE_ALTER_TABLE",
+            parameters={"tableName": table.quoted_name(), "operation": operation or ""},
+            origin=_origin(pos))
+    return table
+
+
+def _table_not_view(catalog: Catalog, parts: tuple[str, ...], pos: tuple[int, int] | None,
+                    operation: str) -> CatalogTable:
+    """The persistent *table* ``parts`` (Spark's ``UnresolvedTable``): a view raises
+    ``EXPECT_TABLE_NOT_VIEW.NO_ALTERNATIVE``."""
+    is_temp = len(parts) == 1 and catalog.exists(parts[0])
+    table = None if is_temp else catalog.get_table(parts)
+    if is_temp or (table is not None and table.is_view):
+        name = quote(parts[0]) if is_temp else table.quoted_name()  # type: ignore[union-attr]
+        raise AnalysisError(
+            f"'{operation}' expects a table but {name} is a view. ",
+            error_class="EXPECT_TABLE_NOT_VIEW.NO_ALTERNATIVE",
+            parameters={"viewName": name, "operation": f"'{operation}'"}, origin=_origin(pos))
+    if table is None:
+        raise table_not_found(parts, _origin(pos), search_path=_search_path(catalog))
+    return table
+
+
+def _column_names(session: "Session", parts: tuple[str, ...],
+                  pos: tuple[int, int] | None) -> list[str]:
+    catalog = session.session_catalog
+    if len(parts) == 1 and catalog.exists(parts[0]):
+        return [a.name for a in catalog.lookup(parts).output]
+    return [f.name for f in _persistent(catalog, parts, pos, None).schema.fields]
+
+
+# -- CREATE TABLE -------------------------------------------------------------------------------
+
+
+def _create_table(session: "Session", plan: D.CreateTable) -> None:
+    catalog = session.session_catalog
+    if plan.query is not None:
+        raise UnsupportedError("CREATE TABLE ... AS SELECT is not supported yet",
+                               error_class="UNSUPPORTED_FEATURE")
+    database, name = catalog.qualify(plan.name_parts)
+    database, name = database.lower(), name.lower()
+    if not catalog.database_exists(database):
+        raise schema_not_found(database)
+    provider = (plan.provider or "parquet").lower()
+    full = f"`{SESSION_CATALOG}`.{quote(database)}.{quote(name)}"
+    if provider not in PROVIDERS:
+        raise AnalysisError(
+            f"Failed to find the data source: {provider}. Make sure the provider name is "
+            "correct and the package is properly registered and compatible with your Spark "
+            "version.", error_class="DATA_SOURCE_NOT_FOUND", parameters={"provider": provider})
+    location = os.path.abspath(os.path.expanduser(plan.location)) if plan.location else None
+    if location is not None and location.startswith("file:"):
+        location = location[len("file:"):]
+    options = dict(plan.options)
+    comments: dict[str, str] = {}
+    if plan.columns is not None:
+        _check_duplicates([c.name for c in plan.columns])
+        fields = [T.StructField(c.name, c.data_type, c.nullable) for c in plan.columns]
+        comments = {c.name: c.comment for c in plan.columns if c.comment is not None}
+    elif location is not None:
+        rel = file_relation(provider, [location], options)
+        fields = [T.StructField(a.name, a.data_type, True) for a in rel.attrs]
+    else:
+        raise AnalysisError(
+            f"Unable to infer schema for {provider.capitalize() if provider != 'csv' else 'CSV'}"
+            ". It must be specified manually.", error_class="UNABLE_TO_INFER_SCHEMA",
+            parameters={"format": provider.capitalize() if provider != "csv" else "CSV"})
+    by_name = {f.name.lower(): f for f in fields}
+    parts = []
+    for p in plan.partition_columns:
+        f = by_name.get(p.lower())
+        if f is None:
+            cols = ", ".join(quote(x.name) for x in fields)
+            raise AnalysisError(
+                f"partition column {quote(p)} is not defined in table {full}, defined table "
+                f"columns are: {cols}.", error_class="COLUMN_NOT_DEFINED_IN_TABLE",
+                parameters={"colType": "partition", "colName": quote(p), "tableName": full,
+                            "tableCols": cols})
+        parts.append(f)
+    data = [f for f in fields if f not in parts]
+    table = CatalogTable(
+        database, name, EXTERNAL if location is not None else MANAGED, provider,
+        T.StructType(tuple(data + parts)), tuple(f.name for f in parts),
+        location or catalog.default_location(database, name), options,
+        dict(plan.properties), plan.comment, column_comments=comments)
+    if plan.replace:
+        old = catalog.replace_table(table)
+        if old is not None and old.location != table.location:
+            _delete_managed_files(old)
+    else:
+        if plan.if_not_exists and catalog.get_table((database, name)) is not None:
+            return
+        catalog.create_table(table, plan.if_not_exists)
+    _spark_replace(session, table)
+
+
+def _delete_managed_files(table: CatalogTable) -> None:
+    """Delete a managed table's directory (a dropped managed table's data goes with it)."""
+    if table.table_type == MANAGED and table.location and os.path.isdir(table.location):
+        shutil.rmtree(table.location, ignore_errors=True)
+
+
+def _delete_contents(location: str | None) -> None:
+    """TRUNCATE: delete every file and directory inside ``location``."""
+    if not location or not os.path.isdir(location):
+        return
+    for entry in os.scandir(location):
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            os.unlink(entry.path)
+
+
+def _rename(session: "Session", plan: D.RenameTable) -> None:
+    catalog = session.session_catalog
+    parts, new = plan.name_parts, plan.new_name_parts
+    if len(parts) == 1 and catalog.exists(parts[0]):
+        if len(new) > 1:
+            raise AnalysisError(
+                f"RENAME TEMPORARY VIEW from '{parts[0]}' to '{'.'.join(new)}': cannot specify "
+                "database name 'default' in the destination table",
+                error_class="_LEGACY_ERROR_TEMP_1074")
+        if catalog.exists(new[0]):
+            raise AnalysisError(
+                f"Cannot create the temporary view {quote(new[0])} because it already exists.",
+                error_class="TEMP_TABLE_OR_VIEW_ALREADY_EXISTS",
+                parameters={"relationName": quote(new[0])})
+        plan_ = catalog.get_plan(parts[0])
+        catalog.drop_temp_view(parts[0])
+        catalog.create_temp_view(new[0], plan_)
+        return
+    table = catalog.get_table(parts)
+    if table is None:
+        raise table_not_found(parts, _origin(plan.origin), search_path=_search_path(catalog))
+    if table.is_view != plan.is_view:
+        if plan.is_view:
+            raise AnalysisError(
+                f"'ALTER VIEW ... RENAME TO' expects a view. {table.quoted_name()} is a table. "
+                "Please use ALTER TABLE instead.", error_class="EXPECT_VIEW_NOT_TABLE.USE_ALTER_TABLE",
+                parameters={"tableName": table.quoted_name(),
+                            "operation": "ALTER VIEW ... RENAME TO"}, origin=_origin(plan.origin))
+        raise AnalysisError(
+            f"'ALTER TABLE ... RENAME TO' expects a table. {table.quoted_name()} is a view. "
+            "Please use ALTER VIEW instead.", error_class="EXPECT_TABLE_NOT_VIEW.USE_ALTER_VIEW",
+            parameters={"viewName": table.quoted_name(),
+                        "operation": "ALTER TABLE ... RENAME TO"}, origin=_origin(plan.origin))
+    if len(new) > 1 and catalog.qualify(new)[0] != table.database:
+        raise AnalysisError(
+            f"RENAME TABLE source and destination databases do not match: "
+            f"'{table.database}' != '{catalog.qualify(new)[0]}'.",
+            error_class="_LEGACY_ERROR_TEMP_1073",
+            parameters={"db": table.database, "newDb": catalog.qualify(new)[0]})
+    target = catalog.get_table((table.database, new[-1]))
+    if target is not None:
+        raise AnalysisError(
+            f"Cannot create table or view {quote(table.database)}.{quote(new[-1].lower())} "
+            "because it already exists.\nChoose a different name, drop or replace the existing "
+            "object, or add the IF NOT EXISTS clause to tolerate pre-existing objects.",
+            error_class="TABLE_OR_VIEW_ALREADY_EXISTS",
+            parameters={"relationName": f"{quote(table.database)}.{quote(new[-1].lower())}"})
+    renamed = catalog.rename_table(parts, new[-1])
+    _spark_drop(session, table)
+    _spark_replace(session, renamed)
+
+
+# -- DESCRIBE -----------------------------------------------------------------------------------
+
+
+def _created(t: float) -> str:
+    """Java's ``Date.toString`` (``Sat Nov 28 10:38:28 UTC 2026``) in the local time zone."""
+    return time.strftime("%a %b %d %H:%M:%S %Z %Y", time.localtime(t))
+
+
+def _bracketed(props: Mapping[str, str]) -> str:
+    return "[" + ", ".join(f"{k}={v}" for k, v in sorted(props.items())) + "]"
+
+
+def describe_table_rows(table: CatalogTable, extended: bool) -> list[tuple[Any, ...]]:
+    """``DESCRIBE [EXTENDED] t`` of a persistent table or view (Spark's
+    ``DescribeTableCommand``): the columns, the partition columns, and with ``extended`` the
+    ``# Detailed Table Information`` section."""
+    comments = table.column_comments
+    rows: list[tuple[Any, ...]] = [(f.name, f.data_type.simple_string(), comments.get(f.name))
+                                   for f in table.schema.fields]
+    if table.partition_columns:
+        rows += [("# Partition Information", "", ""), ("# col_name", "data_type", "comment")]
+        by_name = {f.name.lower(): f for f in table.schema.fields}
+        for p in table.partition_columns:
+            f = by_name[p.lower()]
+            rows.append((f.name, f.data_type.simple_string(), comments.get(f.name)))
+    if not extended:
+        return rows
+    rows += [("", "", ""), ("# Detailed Table Information", "", ""),
+             ("Catalog", SESSION_CATALOG, ""), ("Database", table.database, ""),
+             ("Table", table.name, ""), ("Created Time", _created(table.created_time), ""),
+             ("Last Access", "UNKNOWN", ""), ("Created By", f"Ember {_version()}", ""),
+             ("Type", table.table_type, "")]
+    if table.provider:
+        rows.append(("Provider", table.provider, ""))
+    if table.comment is not None:
+        rows.append(("Comment", table.comment, ""))
+    if table.is_view:
+        cols = ", ".join(quote(f.name) for f in table.schema.fields)
+        rows += [("View Text", table.view_text, ""), ("View Original Text", table.view_text, ""),
+                 ("View Schema Mode", "COMPENSATION", ""),
+                 ("View Catalog and Namespace",
+                  f"{SESSION_CATALOG}.{table.view_database or table.database}", ""),
+                 ("View Query Output Columns", f"[{cols}]", "")]
+    if table.properties:
+        rows.append(("Table Properties", _bracketed(table.properties), ""))
+    if table.location:
+        rows.append(("Location", _uri(table.location), ""))
+    if table.options:
+        rows.append(("Storage Properties", _bracketed(table.options), ""))
+    if table.partition_columns:
+        rows.append(("Partition Provider", "Catalog", ""))
+    return rows
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ember")
+    except PackageNotFoundError:  # run from a source tree
+        return "0+unknown"
+
+
+def describe_relation_rows(session: "Session", plan: DescribeRelation) -> list[tuple[Any, ...]]:
+    """``DESCRIBE [TABLE] [EXTENDED] name`` / ``DESCRIBE QUERY q``: a persistent table's rows
+    (:func:`describe_table_rows`), else the analyzed query's columns."""
+    catalog = session.session_catalog
+    query = plan.query
+    if isinstance(query, UnresolvedRelation):
+        parts = query.name_parts
+        if not (len(parts) == 1 and catalog.exists(parts[0])):
+            try:
+                table = catalog.get_table(parts)
+            except AnalysisError:
+                table = None
+            if table is not None:
+                return describe_table_rows(table, plan.extended)
+    out = QueryExecution(session, query).analyzed.output
+    return [(a.name, a.data_type.simple_string(), None) for a in out]
+
+
+def _describe_column(session: "Session", plan: D.DescribeColumn) -> list[tuple[Any, ...]]:
+    catalog = session.session_catalog
+    parts = plan.name_parts
+    table = None
+    if not (len(parts) == 1 and catalog.exists(parts[0])):
+        table = catalog.get_table(parts)
+    if table is not None:
+        fields = {f.name.lower(): f for f in table.schema.fields}
+        comments = table.column_comments
+    else:
+        out = catalog.lookup(parts).output if len(parts) == 1 and catalog.exists(parts[0]) \
+            else None
+        if out is None:
+            raise table_not_found(parts, _origin(plan.origin),
+                                  search_path=_search_path(catalog, builtin=True))
+        fields = {a.name.lower(): T.StructField(a.name, a.data_type, a.nullable) for a in out}
+        comments = {}
+    col = ".".join(plan.column)
+    f = fields.get(col.lower())
+    if f is None:
+        raise AnalysisError(
+            f"The column {quote(col)} cannot be found. Verify the spelling and correctness of "
+            "the column name according to the SQL config \"spark.sql.caseSensitive\".",
+            error_class="COLUMN_NOT_FOUND", parameters={"colName": quote(col),
+                                                        "caseSensitiveConfig":
+                                                        '"spark.sql.caseSensitive"'})
+    rows = [("col_name", f.name), ("data_type", f.data_type.simple_string()),
+            ("comment", comments.get(f.name, "NULL"))]
+    if plan.extended:
+        rows += [(k, "NULL") for k in ("min", "max", "num_nulls", "distinct_count",
+                                       "avg_col_len", "max_col_len", "histogram")]
+    return rows
+
+
+# -- SHOW CREATE TABLE --------------------------------------------------------------------------
+
+_PLAIN = re.compile(r"[A-Za-z0-9_]+")
+
+
+def _quote_if_needed(name: str) -> str:
+    """Spark's ``QuotingUtils.quoteIfNeeded``."""
+    if _PLAIN.fullmatch(name) and not name.isdigit():
+        return name
+    return quote(name)
+
+
+def type_ddl(dt: T.DataType) -> str:
+    """A type as Spark's ``DataType.sql`` writes it in DDL (``STRUCT<x: INT>``, ``DECIMAL(5,1)``;
+    strings carry their collation, ``STRING COLLATE UTF8_BINARY``, as Spark 4 writes them)."""
+    if isinstance(dt, T.StringType):
+        return "STRING COLLATE UTF8_BINARY"
+    if isinstance(dt, T.StructType):
+        inner = ", ".join(f"{_quote_if_needed(f.name)}: {type_ddl(f.data_type)}"
+                          + ("" if f.nullable else " NOT NULL") for f in dt.fields)
+        return f"STRUCT<{inner}>"
+    if isinstance(dt, T.ArrayType):
+        return f"ARRAY<{type_ddl(dt.element_type)}>"
+    return dt.simple_string().upper()
+
+
+def _sql_string(s: str) -> str:
+    return "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _props_block(props: Mapping[str, str]) -> str:
+    return ",\n".join(f"  {_sql_string(k)} = {_sql_string(v)}" for k, v in sorted(props.items()))
+
+
+def show_create_table(table: CatalogTable) -> str:
+    """Spark's ``ShowCreateTableCommand`` text of a data source table or a view."""
+    if table.is_view:
+        cols = ",\n".join(f"  {_quote_if_needed(f.name)}" for f in table.schema.fields)
+        out = f"CREATE VIEW {table.database}.{_quote_if_needed(table.name)} (\n{cols})\n"
+        if table.comment is not None:
+            out += f"COMMENT {_sql_string(table.comment)}\n"
+        if table.properties:
+            out += f"TBLPROPERTIES (\n{_props_block(table.properties)})\n"
+        return out + f"WITH SCHEMA COMPENSATION\nAS {table.view_text}\n"
+    comments = table.column_comments
+    cols = ",\n".join(
+        f"  {_quote_if_needed(f.name)} {type_ddl(f.data_type)}"
+        + ("" if f.nullable else " NOT NULL")
+        + (f" COMMENT {_sql_string(comments[f.name])}" if f.name in comments else "")
+        for f in table.schema.fields)
+    out = (f"CREATE TABLE {SESSION_CATALOG}.{table.database}.{_quote_if_needed(table.name)} "
+           f"(\n{cols})\nUSING {table.provider}\n")
+    if table.options:
+        out += f"OPTIONS (\n{_props_block(table.options)})\n"
+    if table.partition_columns:
+        out += f"PARTITIONED BY ({', '.join(map(_quote_if_needed, table.partition_columns))})\n"
+    if table.comment is not None:
+        out += f"COMMENT {_sql_string(table.comment)}\n"
+    if table.table_type == EXTERNAL:
+        out += f"LOCATION {_sql_string(_uri(table.location))}\n"
+    if table.properties:
+        out += f"TBLPROPERTIES (\n{_props_block(table.properties)})\n"
+    return out
+
+
+# -- persistent views -------------------------------------------------------------------------
+
+
+def create_persistent_view(session: "Session", plan: CreateViewCommand) -> None:
+    """``CREATE [OR REPLACE] VIEW [IF NOT EXISTS] v [(cols)] AS q``: the text is stored and
+    re-analyzed at each use (Spark's persistent ``CreateViewCommand``)."""
+    catalog = session.session_catalog
+    parts = tuple(plan.name.split("."))
+    database, name = catalog.qualify(parts)
+    database, name = database.lower(), name.lower()
+    if not catalog.database_exists(database):
+        raise schema_not_found(database)
+    analyzed = QueryExecution(session, plan.query).analyzed
+    names = list(plan.user_columns) if plan.user_columns else [a.name for a in analyzed.output]
+    if len(names) != len(analyzed.output):
+        with_user_columns(name, analyzed, tuple(names))  # raises the arity error
+    schema = T.StructType(tuple(T.StructField(n, a.data_type, a.nullable)
+                                for n, a in zip(names, analyzed.output)))
+    table = CatalogTable(database, name, VIEW, None, schema, (), None, {},
+                         dict(plan.properties), plan.comment, (plan.query_text or "").strip(),
+                         view_database=catalog.current_database())
+    existing = catalog.get_table((database, name))
+    if existing is not None:
+        if plan.if_not_exists:
+            return
+        if not plan.replace:
+            raise table_already_exists(table.copy(table_type=MANAGED))
+        if not existing.is_view:
+            raise AnalysisError(
+                f"{existing.quoted_name()} is not a view.",
+                error_class="EXPECT_VIEW_NOT_TABLE.NO_ALTERNATIVE",
+                parameters={"tableName": existing.quoted_name(), "operation": "CREATE VIEW"})
+        catalog.replace_table(table)
+        return
+    catalog.create_table(table)
+
+
+def drop_view(session: "Session", plan: DropView) -> None:
+    """``DROP VIEW [IF EXISTS] v``: a temporary view, else a persistent view
+    (``WRONG_COMMAND_FOR_OBJECT_TYPE`` for a table)."""
+    catalog = session.session_catalog
+    parts = tuple(plan.name.split("."))
+    if len(parts) == 1 and catalog.exists(parts[0]):
+        catalog.drop_temp_view(parts[0])
+        return
+    table = catalog.get_table(parts)
+    if table is None:
+        if plan.if_exists:
+            return
+        raise table_not_found(parts)
+    if not table.is_view:
+        name = ".".join(table.qualified_name)
+        raise AnalysisError(
+            f"The operation DROP VIEW requires a VIEW or METRIC_VIEW. But {name} is a "
+            f"{table.table_type}. Use DROP TABLE instead.",
+            error_class="WRONG_COMMAND_FOR_OBJECT_TYPE",
+            parameters={"operation": "DROP VIEW", "requiredType": "VIEW or METRIC_VIEW",
+                        "objectName": name, "foundType": table.table_type,
+                        "alternative": "DROP TABLE"})
+    catalog.drop_table(parts)
+
+
+# -- the Spark runtime's catalog --------------------------------------------------------------
+
+
+def _spark_sql(session: "Session", text: str) -> None:
+    spark = session.spark_session
+    if spark is not None:
+        spark.sql(text)
+
+
+def spark_create_statement(table: CatalogTable) -> str:
+    """``CREATE TABLE IF NOT EXISTS`` registering ``table`` in a SparkSession's catalog over
+    the same directory (LOCATION given, so Spark never deletes Ember's files)."""
+    cols = ",\n".join(f"  {quote(f.name)} {type_ddl(f.data_type)}".replace(
+        " COLLATE UTF8_BINARY", "") for f in table.schema.fields)
+    out = (f"CREATE TABLE IF NOT EXISTS {quote(table.database)}.{quote(table.name)} (\n{cols})\n"
+           f"USING {table.provider}\n")
+    if table.options:
+        out += f"OPTIONS (\n{_props_block(table.options)})\n"
+    if table.partition_columns:
+        out += f"PARTITIONED BY ({', '.join(map(quote, table.partition_columns))})\n"
+    return out + f"LOCATION {_sql_string(_uri(table.location))}\n"
+
+
+def register_in_spark(session: "Session", table: CatalogTable) -> None:
+    """Make ``table`` known to the session's SparkSession (Spark runtime only)."""
+    if session.spark_session is None or table.is_view:
+        return
+    _spark_sql(session, f"CREATE DATABASE IF NOT EXISTS {quote(table.database)}")
+    _spark_sql(session, spark_create_statement(table))
+    if table.partition_columns:
+        _spark_sql(session, f"MSCK REPAIR TABLE {quote(table.database)}.{quote(table.name)}")
+
+
+def _spark_drop(session: "Session", table: CatalogTable) -> None:
+    if session.spark_session is None or table.is_view:
+        return
+    # Spark sees Ember's tables as external (LOCATION given): dropping keeps the files
+    _spark_sql(session, f"DROP TABLE IF EXISTS {quote(table.database)}.{quote(table.name)}")
+
+
+def _spark_replace(session: "Session", table: CatalogTable) -> None:
+    _spark_drop(session, table)
+    register_in_spark(session, table)
