@@ -542,6 +542,10 @@ STORE_ASSIGNMENT_POLICY = _entry(
     "How INSERT and saveAsTable convert values to a table column's type: ANSI casts only "
     "between reasonable types and fails on overflow, LEGACY casts anything as a non-ANSI cast "
     "does, STRICT allows only casts that cannot lose information.")
+ALLOW_NON_EMPTY_LOCATION_IN_CTAS = _entry(
+    "spark.sql.legacy.allowNonEmptyLocationInCTAS", False, _bool,
+    "Legacy: CREATE TABLE ... LOCATION ... AS SELECT may write into a directory that holds "
+    "files (they are overwritten).")
 
 #: Prefixes of Spark's settings that must be given before the SparkContext starts (the Spark
 #: runtime passes them to the session builder, never to a running session's conf).

@@ -37,16 +37,20 @@ from typing import Any
 
 from ember import types as T
 from ember.coercion import decimal_for_integral
-from ember.conf import STORE_ASSIGNMENT_POLICY, SQLConf
-from ember.errors import AnalysisError, UnsupportedError
+from ember.conf import PARTITION_OVERWRITE_MODE, STORE_ASSIGNMENT_POLICY, SQLConf
+from ember.errors import AnalysisError, Origin, UnsupportedError
 from ember.expressions.base import Alias, AttributeReference, Expression, Literal
 from ember.expressions.cast import Cast, CheckOverflowInTableInsert
 from ember.expressions.common import sql_type
-from ember.plans.logical.nodes import LogicalPlan, Project
+from ember.plans.logical.insert import InsertIntoStatement
+from ember.plans.logical.nodes import FileRelation, LogicalPlan, Project
+from ember.plans.logical.writes import (InsertIntoHadoopFsRelationCommand, SaveMode,
+                                        qualified_path)
+from ember.analysis.catalog import table_not_found
 from ember.analysis.resolution import quote, quote_parts, unresolved_column_error
 
 __all__ = ["PreparedInsert", "prepare_insert", "resolve_output_columns", "can_up_cast",
-           "can_ansi_store_assign"]
+           "can_ansi_store_assign", "insert_command", "table_write_command"]
 
 _NUMERIC_PRECEDENCE = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType,
                        T.DoubleType)
@@ -437,3 +441,74 @@ def prepare_insert(table: Any, query: LogicalPlan, conf: SQLConf, *,
         resolved = Project(tuple(out[:n_data]) + tuple(values) + tuple(out[n_data:]), resolved)
     ordered_static = tuple((p, static[p]) for p in part_cols if p in static)
     return PreparedInsert(resolved, ordered_static, part_cols)
+
+
+# ---------------------------------------------------------------------------------------------
+# The INSERT statement -> the write engine's command (Spark's DataSourceAnalysis)
+
+
+def _expect_table(name: str) -> AnalysisError:
+    return AnalysisError(
+        f"'INSERT' expects a table but {name} is a view. ",
+        error_class="EXPECT_TABLE_NOT_VIEW.NO_ALTERNATIVE",
+        parameters={"viewName": name, "operation": "INSERT"})
+
+
+def _reads_location(plan: LogicalPlan, location: str) -> bool:
+    """Whether ``plan`` reads files under ``location`` (Spark's ``verifyNotReadPath``)."""
+    root = location.rstrip("/")
+    for p in plan.collect(lambda n: n if isinstance(n, FileRelation) else None):
+        for path in p.paths:
+            path = path[len("file:"):] if path.startswith("file:") else path
+            if path.rstrip("/") == root or path.startswith(root + "/"):
+                return True
+    return False
+
+
+def insert_command(stmt: InsertIntoStatement, query: LogicalPlan, catalog: Any,
+                   conf: SQLConf) -> InsertIntoHadoopFsRelationCommand:
+    """The write command of ``INSERT ... query`` (``query`` analyzed) into the catalog table
+    ``stmt`` names: ``TABLE_OR_VIEW_NOT_FOUND``, ``EXPECT_TABLE_NOT_VIEW`` for a view, the
+    store assignment of :func:`prepare_insert`, and ``UNSUPPORTED_OVERWRITE.TABLE`` when an
+    overwrite reads the table it replaces."""
+    parts = stmt.name_parts
+    origin = None if stmt.origin is None else Origin(*stmt.origin)
+    if len(parts) == 1 and catalog.exists(parts[0]):
+        raise _expect_table(quote(parts[0]))
+    table = catalog.get_table(parts)
+    if table is None:
+        raise table_not_found(parts, origin)
+    if table.is_view:
+        raise _expect_table(table.quoted_name())
+    prepared = prepare_insert(table, query, conf, partition_spec=stmt.partition_spec,
+                              user_columns=stmt.user_specified_cols, by_name=stmt.by_name,
+                              origin=origin)
+    return table_write_command(table, prepared, conf, overwrite=stmt.overwrite,
+                               if_partition_not_exists=stmt.if_partition_not_exists)
+
+
+def table_write_command(table: Any, prepared: PreparedInsert, conf: SQLConf, *,
+                        overwrite: bool, if_partition_not_exists: bool = False
+                        ) -> InsertIntoHadoopFsRelationCommand:
+    """``InsertIntoHadoopFsRelationCommand`` writing ``prepared`` into ``table``'s directory:
+    mode Overwrite or Append; an overwrite with dynamic partition columns replaces only the
+    partitions written when ``spark.sql.sources.partitionOverwriteMode`` (or the table's
+    ``partitionOverwriteMode`` option) is DYNAMIC."""
+    location = table.location
+    if overwrite and _reads_location(prepared.query, location):
+        raise AnalysisError(
+            "Can't overwrite the target that is also being read from. The target table is "
+            f"{table.quoted_name()}.", error_class="UNSUPPORTED_OVERWRITE.TABLE",
+            parameters={"table": table.quoted_name()})
+    out = prepared.query.output
+    key = {p.lower() for p in prepared.partition_columns}
+    part_attrs = tuple(a for a in out if a.name.lower() in key)
+    options = {k.lower(): v for k, v in table.options.items()}
+    mode_name = options.get("partitionoverwritemode", conf.get(PARTITION_OVERWRITE_MODE))
+    dynamic = (overwrite and str(mode_name).upper() == "DYNAMIC"
+               and len(prepared.static_partitions) < len(part_attrs))
+    shown = tuple(table.options.items()) + (("path", qualified_path(location)),)
+    return InsertIntoHadoopFsRelationCommand(
+        location, prepared.static_partitions, if_partition_not_exists, part_attrs,
+        table.provider, shown, prepared.query, SaveMode.OVERWRITE if overwrite else SaveMode.APPEND,
+        table, tuple(f.name for f in table.schema.fields), dynamic)

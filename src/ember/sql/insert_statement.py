@@ -20,12 +20,15 @@ from collections.abc import Callable
 
 from ember.errors import Origin, ParseError, UnsupportedError
 from ember.plans.logical.insert import InsertIntoStatement
-from ember.plans.logical.nodes import LogicalPlan
+from ember.plans.logical.nodes import ExplainCommand, LogicalPlan
 
 __all__ = ["try_parse_insert"]
 
 _IDENT = r"(?:`(?:[^`]|``)+`|[A-Za-z_0-9]+)"
 _NAME = rf"{_IDENT}(?:\s*\.\s*{_IDENT})*"
+_EXPLAIN = re.compile(
+    r"^\s*EXPLAIN\s+(?:(?P<mode>EXTENDED|FORMATTED|CODEGEN|COST|LOGICAL|RULES|ANALYZE)\s+)?"
+    r"(?=INSERT\b)", re.IGNORECASE)
 _HEADER = re.compile(
     rf"^\s*INSERT\s+(?P<kind>INTO|OVERWRITE)\s+(?:TABLE\s+)?(?P<name>{_NAME})\s*",
     re.IGNORECASE | re.DOTALL,
@@ -114,9 +117,14 @@ def _close_paren(text: str, open_pos: int) -> int:
 
 def try_parse_insert(
     original: str, text: str, parse_query: Callable[[str], LogicalPlan]
-) -> InsertIntoStatement | None:
+) -> InsertIntoStatement | ExplainCommand | None:
     """The ``InsertIntoStatement`` of ``text`` (comments blanked, same length as ``original``),
-    or None when the statement is not an INSERT.  ``parse_query`` parses a padded query text."""
+    or None when the statement is not an INSERT; ``EXPLAIN [mode] INSERT ...`` gives the
+    ``ExplainCommand`` of one.  ``parse_query`` parses a padded query text."""
+    if e := _EXPLAIN.match(text):
+        pad = "".join(ch if ch == "\n" else " " for ch in original[:e.end()])
+        stmt = try_parse_insert(pad + original[e.end():], pad + text[e.end():], parse_query)
+        return ExplainCommand(stmt, (e.group("mode") or "simple").lower())
     m = _HEADER.match(text)
     if m is None:
         if re.match(r"^\s*INSERT\b", text, re.IGNORECASE):
