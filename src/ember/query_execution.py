@@ -19,7 +19,7 @@ import pyarrow as pa
 from ember.plans.logical.nodes import LogicalPlan
 from ember.analysis.analyzer import Analyzer
 from ember.conf import OPTIMIZER_ENABLED
-from ember.errors import AnalysisError, InternalError
+from ember.errors import AnalysisError, InternalError, UnsupportedError
 from ember.explain import format_rule_changes
 from ember.optimizer.optimizer import MinimalOptimizer, Optimizer
 from ember.optimizer.rule_executor import RuleMetrics, PlanChangeLog
@@ -27,9 +27,9 @@ from ember.planning import plan_query_with_links
 from ember.runtime.local import LocalRuntime
 from ember.runtime.local.explain import explain_analyzed
 from ember.execution.file_commit import JobOutcome, run_write_job
-from ember.execution.write import make_job
+from ember.execution.write import make_job, partition_directory
 from ember.optimizer.rules.v1_writes import V1Writes
-from ember.physical.writes import WriteFilesExec
+from ember.physical.writes import DataWritingCommandExec
 from ember.plans.logical.writes import InsertIntoHadoopFsRelationCommand
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -168,23 +168,37 @@ class QueryExecution:
             raise InternalError(f"{cmd.node_name} is not a write command")
         plan = self.executed_plan
         write = plan.child
-        static_prefix = "/".join(f"{k}={v}" for k, v in cmd.static_partitions)
+        static_prefix = partition_directory([k for k, _ in cmd.static_partitions],
+                                            [v for _, v in cmd.static_partitions])
+        if "://" in cmd.output_path:
+            if self.session.runtime != "spark":
+                raise UnsupportedError(f"The local runtime writes local paths only, not "
+                                       f"{cmd.output_path} (the Spark runtime writes URIs).")
+            # imported here so that pyspark loads only when the Spark runtime runs
+            from ember.runtime.spark.writes import write_with_spark
 
-        def run(directory: str, job_id: str) -> None:
+            # a file system only the cluster sees: Spark's own commit protocol and save mode
+            write_with_spark(self.session.spark_session, self.session.sql_conf, cmd,
+                             write.child, cmd.output_path, str(cmd.mode))
+            return JobOutcome([], None)
+
+        def run(directory: str, job_id: str) -> int | None:
             if self.session.runtime == "spark":
                 # imported here so that pyspark loads only when the Spark runtime runs
                 from ember.runtime.spark.writes import write_with_spark
 
                 write_with_spark(self.session.spark_session, self.session.sql_conf, cmd,
                                  write.child, directory)
-                return
+                return None
             job = make_job(cmd, write.child.output, directory, job_id, self.conf)
             with LocalRuntime(self.session.sql_conf, logical_links=self._links) as rt:
-                rt.collect(write.copy(job=job))
+                stats = rt.collect(write.copy(job=job))
                 self.run_metrics = rt.metrics
+            return sum(stats.column("num_rows").to_pylist())
 
         return run_write_job(cmd.output_path, str(cmd.mode), run, static_prefix=static_prefix,
-                             dynamic_overwrite=cmd.dynamic_partition_overwrite)
+                             dynamic_overwrite=cmd.dynamic_partition_overwrite,
+                             if_partition_not_exists=cmd.if_partition_not_exists)
 
     # -- EXPLAIN ------------------------------------------------------------------------------
     def _stages(self) -> str:
@@ -195,8 +209,11 @@ class QueryExecution:
         from ember.runtime.spark.stages import describe_stages
 
         sc = self.session.spark_session.sparkContext
-        return "\n\n" + describe_stages(self.executed_plan, self.session.sql_conf,
-                                         sc.defaultParallelism)
+        plan, title = self.executed_plan, "collect the result"
+        if isinstance(plan, DataWritingCommandExec):  # Spark's writer runs the query's stages
+            plan, title = plan.child.child, "write files"
+        return "\n\n" + describe_stages(plan, self.session.sql_conf, sc.defaultParallelism,
+                                         title)
 
     def explain_string(self, mode: ExplainMode | str = "simple") -> str:
         """EXPLAIN text.

@@ -28,6 +28,7 @@ from ember.plans.logical.nodes import FileRelation
 from ember.execution.scan import read_csv_strings, HIVE_NULL, PARTITION_OPTION
 from ember.expressions.cast import cast_array
 from ember.streaming.sinks.file import committed_files
+from ember.execution.file_commit import recover
 
 if TYPE_CHECKING:  # pragma: no cover
     from ember.session import Session
@@ -59,6 +60,7 @@ def expand_paths(paths: Sequence[str], fmt: str, must_exist: bool = True) -> tup
     out: list[str] = []
     for p in paths:
         p = os.path.expanduser(str(p))
+        recover(p)  # finish or undo a write whose process died (ember.execution.file_commit)
         if os.path.isdir(p):
             files = []
             for root, dirs, names in os.walk(p):

@@ -14,13 +14,16 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
+from ember import types as T
 from ember.conf import CASE_SENSITIVE, DEFAULT_DATA_SOURCE, PARTITION_OVERWRITE_MODE
 from ember.errors import AnalysisError, UnsupportedError
 from ember.execution.file_commit import JobOutcome
+from ember.expressions.common import sql_type
 from ember.execution.write import WRITE_FORMATS, check_writable
 from ember.plans.logical.writes import (PARTITION_COLUMNS_OPTION, InsertIntoHadoopFsRelationCommand,
                                         SaveMode, partition_columns_option)
 from ember.query_execution import QueryExecution
+from ember.streaming.sinks.file import uri_to_path
 from ember.table_writes import insert_into, save_as_table
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -87,7 +90,7 @@ class DataFrameWriter:
         if path is None:
             path = next((v for k, v in self._options.items() if k.lower() == "path"), None)
         if path is None:
-            raise AnalysisError("'path' is not specified.", error_class="_LEGACY_ERROR_TEMP_1139")
+            raise AnalysisError("'path' is not specified.", error_class="_LEGACY_ERROR_TEMP_2047")
         session = self._df.sparkSession
         fmt = (self._format or session.sql_conf.get(DEFAULT_DATA_SOURCE)).lower()
         insert_into_path(self._df, str(path), fmt, self._mode, self._options,
@@ -148,6 +151,16 @@ class DataFrameWriter:
         self.save(path, "text", None, None, compression=compression, lineSep=lineSep)
 
 
+def _target_path(path: str) -> str:
+    """The absolute local directory of ``path`` (a ``file:`` URI too); another URI
+    (``hdfs://``, ``s3a://``) as it is, for the Spark runtime."""
+    if path.startswith("file:"):
+        return os.path.abspath(uri_to_path(path))
+    if "://" in path:
+        return path
+    return os.path.abspath(os.path.expanduser(path))
+
+
 def _partition_attrs(query: Any, names: list[str], case_sensitive: bool) -> tuple[Any, ...]:
     """``partitionBy``'s names resolved against ``query``'s output (Spark's
     ``PartitioningUtils.validatePartitionColumn``)."""
@@ -156,17 +169,22 @@ def _partition_attrs(query: Any, names: list[str], case_sensitive: bool) -> tupl
     for name in names:
         key = name if case_sensitive else name.lower()
         if key in seen:
-            raise AnalysisError(f"Found duplicate column(s) in the partition schema: `{name}`.",
-                                error_class="COLUMN_ALREADY_EXISTS",
-                                parameters={"columnName": f"`{name}`"})
+            raise AnalysisError(f"The column `{key}` already exists. Choose another name or "
+                                "rename the existing column.", error_class="COLUMN_ALREADY_EXISTS",
+                                parameters={"columnName": f"`{key}`"})
         seen.add(key)
         found = [a for a in query.output
                  if (a.name if case_sensitive else a.name.lower()) == key]
         if not found:
             schema = ",".join(f"{a.name}:{a.data_type.simple_string()}" for a in query.output)
             raise AnalysisError(f"Partition column `{name}` not found in schema struct<{schema}>.",
-                                error_class="_LEGACY_ERROR_TEMP_1150",
+                                error_class="_LEGACY_ERROR_TEMP_1155",
                                 parameters={"partColumn": name})
+        if isinstance(found[0].data_type, (T.ArrayType, T.StructType)):
+            shown = sql_type(found[0].data_type)
+            raise AnalysisError(f"Cannot use {shown} for partition column.",
+                                error_class="INVALID_PARTITION_COLUMN_DATA_TYPE",
+                                parameters={"type": shown})
         out.append(found[0])
     if out and len(out) == len(query.output):
         raise AnalysisError("Cannot use all columns for partition columns.",
@@ -189,7 +207,12 @@ def path_write_command(df: "DataFrame", path: str, fmt: str, mode: SaveMode | st
     plan, the partition columns resolved against it, the options as Spark shows them."""
     mode = SaveMode.parse(mode)
     if fmt not in WRITE_FORMATS:
-        raise UnsupportedError(f"Ember writes {', '.join(WRITE_FORMATS)} files, not {fmt}.")
+        if fmt in ("orc", "avro", "xml"):
+            raise UnsupportedError(f"Ember writes {', '.join(WRITE_FORMATS)} files, not {fmt}.")
+        raise AnalysisError(
+            f"Failed to find the data source: {fmt}. Make sure the provider name is correct and "
+            "the package is properly registered and compatible with your Spark version.",
+            error_class="DATA_SOURCE_NOT_FOUND", parameters={"provider": fmt})
     session = df.sparkSession
     conf = session.sql_conf
     query = df._qe.analyzed
@@ -209,6 +232,7 @@ def path_write_command(df: "DataFrame", path: str, fmt: str, mode: SaveMode | st
     overwrite_mode = opts.get("partitionoverwritemode", conf.get(PARTITION_OVERWRITE_MODE))
     dynamic = (mode is SaveMode.OVERWRITE and bool(parts)
                and str(overwrite_mode).upper() == "DYNAMIC")
+    target = _target_path(path)
     return InsertIntoHadoopFsRelationCommand(
-        os.path.abspath(os.path.expanduser(path)), (), False, parts, fmt, tuple(shown), query,
+        target, (), False, parts, fmt, tuple(shown), query,
         mode, None, tuple(a.name for a in query.output), dynamic)

@@ -43,6 +43,8 @@ __all__ = ["FileCommit", "recover", "run_write_job", "STAGING_PREFIX", "SUCCESS_
            "JobOutcome"]
 
 STAGING_PREFIX = ".ember-staging-"
+#: a staging directory while its lock is taken (left alone by recovery)
+_SETUP_PREFIX = ".ember-setup-"
 SUCCESS_FILE = "_SUCCESS"
 _JOURNAL = "journal"
 _LOCK = ".lock"
@@ -91,6 +93,8 @@ def recover(target: str) -> None:
     prefix = _sibling_prefix(target)
     if os.path.isdir(parent):
         for name in os.listdir(parent):
+            if name.startswith(prefix.replace(STAGING_PREFIX, _SETUP_PREFIX)):
+                _drop_dead_setup(os.path.join(parent, name))
             if name.startswith(prefix):
                 staging = os.path.join(parent, name)
                 lock = _try_lock(os.path.join(staging, _LOCK))
@@ -101,6 +105,8 @@ def recover(target: str) -> None:
     if not os.path.isdir(target):
         return
     for name in os.listdir(target):
+        if name.startswith(_SETUP_PREFIX):
+            _drop_dead_setup(os.path.join(target, name))
         if not name.startswith(STAGING_PREFIX):
             continue
         staging = os.path.join(target, name)
@@ -120,6 +126,17 @@ def recover(target: str) -> None:
                 lock.close()
 
 
+def _drop_dead_setup(path: str) -> None:
+    """Delete a job's directory killed during setup (its lock file made, the lock free); one
+    without a lock file may be a job setting up now: left alone."""
+    if not os.path.exists(os.path.join(path, _LOCK)):
+        return
+    lock = _try_lock(os.path.join(path, _LOCK))
+    if lock is not None:
+        shutil.rmtree(path, ignore_errors=True)
+        lock.close()
+
+
 def _visible_files(root: str, under: str = "") -> list[str]:
     """Every file below ``root/under`` (relative to ``root``), staging directories excepted."""
     out: list[str] = []
@@ -128,7 +145,7 @@ def _visible_files(root: str, under: str = "") -> list[str]:
         return out
     for dirpath, dirs, files in os.walk(start):
         if dirpath == root:
-            dirs[:] = [d for d in dirs if not d.startswith(STAGING_PREFIX)]
+            dirs[:] = [d for d in dirs if not d.startswith((STAGING_PREFIX, _SETUP_PREFIX))]
         rel = os.path.relpath(dirpath, root)
         for f in files:
             out.append(f if rel == "." else os.path.join(rel, f))
@@ -185,10 +202,11 @@ def _roll_forward(target: str, staging: str, entries: dict) -> None:
 
 @dataclass
 class JobOutcome:
-    """What a committed job wrote: files (relative to the target) and rows."""
+    """What a committed job wrote: files (relative to the target) and rows (None: not counted,
+    when Spark's writer wrote them)."""
 
     files: list[str]
-    num_rows: int
+    num_rows: int | None
 
 
 class FileCommit:
@@ -216,11 +234,16 @@ class FileCommit:
         return os.path.join(self.staging, _DATA)
 
     def setup(self) -> str:
-        """Create the staging directory, holding its lock; returns :attr:`data_dir`."""
+        """Create the staging directory, holding its lock; returns :attr:`data_dir`.  It is
+        made under a name :func:`recover` never touches and renamed once its lock is held, so
+        a recovery running meanwhile cannot take a live job's directory for a dead one."""
         if self.new_target:
             os.makedirs(os.path.dirname(self.target), exist_ok=True)
-        os.makedirs(self.staging)
-        self._lock = _try_lock(os.path.join(self.staging, _LOCK))
+        pending = os.path.join(os.path.dirname(self.staging), os.path.basename(
+            self.staging).replace(STAGING_PREFIX, _SETUP_PREFIX))
+        os.makedirs(pending)
+        self._lock = _try_lock(os.path.join(pending, _LOCK))
+        os.rename(pending, self.staging)
         _step("setup")
         return self.data_dir
 
@@ -278,15 +301,20 @@ class FileCommit:
             self._lock = None
 
 
-def run_write_job(target: str, mode: str, write: Callable[[str, str], None], *,
+def run_write_job(target: str, mode: str, write: Callable[[str, str], int | None], *,
                   static_prefix: str = "", dynamic_overwrite: bool = False,
+                  if_partition_not_exists: bool = False,
                   job_id: str | None = None) -> JobOutcome | None:
     """Spark's ``InsertIntoHadoopFsRelationCommand.run`` for a local directory: recover
     ``target``, apply the save ``mode`` (``ErrorIfExists`` / ``Append`` / ``Overwrite`` /
-    ``Ignore``), run ``write(directory, job_id)`` (the tasks), commit.  None when nothing was
-    written (``Ignore`` on an existing path)."""
+    ``Ignore``), run ``write(directory, job_id)`` (the tasks; it returns the rows written), commit.  None when nothing was
+    written (``Ignore`` on an existing path; ``if_partition_not_exists`` -- ``INSERT OVERWRITE
+    ... PARTITION (...) IF NOT EXISTS`` -- when the static partition ``static_prefix`` exists)."""
     recover(target)
     exists = os.path.exists(target)
+    if if_partition_not_exists and static_prefix and os.path.isdir(
+            os.path.join(target, static_prefix)):
+        return None
     if exists and mode == "ErrorIfExists":
         raise AnalysisError(f"[PATH_ALREADY_EXISTS] Path {_qualified(target)} already exists. "
                             "Set mode as \"overwrite\" to overwrite the existing path.",
@@ -301,7 +329,7 @@ def run_write_job(target: str, mode: str, write: Callable[[str, str], None], *,
     job = FileCommit(target, job_id)
     directory = job.setup()
     try:
-        write(directory, job.job_id)
+        rows = write(directory, job.job_id)
         staged = job.staged_files()
         if mode != "Overwrite":
             delete: list[str] = []
@@ -313,7 +341,7 @@ def run_write_job(target: str, mode: str, write: Callable[[str, str], None], *,
     except BaseException:
         job.abort()
         raise
-    return JobOutcome(files, 0)
+    return JobOutcome(files, rows)
 
 
 def _qualified(path: str) -> str:

@@ -44,12 +44,15 @@ from ember.conf import JSON_IGNORE_NULL_FIELDS, MAX_RECORDS_PER_FILE, PARQUET_CO
 from ember.errors import AnalysisError, UnsupportedError
 from ember.execution.scan import HIVE_NULL
 from ember.expressions.cast import _local_naive, cast_array
-from ember.expressions.datetime import _format_token, _pattern_tokens
+from ember.expressions.common import sql_type
+from ember.expressions.datetime import _STRFTIME_TOKENS, _format_token, _pattern_tokens
 
 __all__ = ["WriteJob", "write_task", "escape_path_name", "partition_directory",
            "check_writable", "WRITE_FORMATS", "DEFAULT_TIMESTAMP_FORMAT"]
 
 WRITE_FORMATS = ("parquet", "csv", "json", "text")
+#: Arrow bytes a Parquet writer buffers before it writes them as one row group
+ROW_GROUP_BYTES = 64 << 20
 DEFAULT_TIMESTAMP_FORMAT = "yyyy-MM-dd'T'HH:mm:ss.SSSXXX"
 DEFAULT_DATE_FORMAT = "yyyy-MM-dd"
 
@@ -61,6 +64,8 @@ _PARQUET_CODECS = {"none": ("none", ""), "uncompressed": ("none", ""),
 #: text codecs (CSV, JSON, text): option value -> file-name extension
 _TEXT_CODECS = {"none": "", "uncompressed": "", "gzip": ".gz", "bzip2": ".bz2",
                 "deflate": ".deflate", "zstd": ".zst"}
+#: what univocity trims from unquoted values (characters up to the space)
+_WHITESPACE = "".join(chr(c) for c in range(33))
 _EXTENSIONS = {"parquet": ".parquet", "csv": ".csv", "json": ".json", "text": ".txt"}
 
 
@@ -76,9 +81,11 @@ def escape_path_name(s: str) -> str:
 
 def partition_directory(names: Iterable[str], values: Iterable[str | None]) -> str:
     """``a=1/b=x%2Fy``: one level per partition column (NULL and '' as Hive's default)."""
-    return "/".join(f"{escape_path_name(n)}="
-                    f"{HIVE_NULL if v is None or v == '' else escape_path_name(v)}"
-                    for n, v in zip(names, values))
+    return "/".join(_segment(n, v) for n, v in zip(names, values))
+
+
+def _segment(name: str, value: str | None) -> str:
+    return f"{escape_path_name(name)}={HIVE_NULL if not value else escape_path_name(value)}"
 
 
 # -- the job --------------------------------------------------------------------------------
@@ -120,61 +127,68 @@ class WriteJob:
         return f"part-{task:05d}-{self.job_id}{sep}c{counter:03d}{ext}"
 
 
+#: the codecs Spark 4.3 lists as available, in its order (some Ember cannot write)
+_SPARK_PARQUET_CODECS = ("brotli", "uncompressed", "lzo", "snappy", "lz4_raw", "none", "zstd",
+                         "lz4", "gzip")
+_SPARK_TEXT_CODECS = ("bzip2", "deflate", "uncompressed", "snappy", "none", "lz4", "gzip")
+
+
 def _parquet_codec(name: str) -> tuple[str, str]:
     found = _PARQUET_CODECS.get(name.lower())
     if found is None:
-        raise _codec_error(name, sorted(_PARQUET_CODECS))
+        raise _codec_error(name, _SPARK_PARQUET_CODECS)
     return found
 
 
 def _text_codec(name: str | None) -> str:
     key = (name or "none").lower()
     if key not in _TEXT_CODECS:
-        raise _codec_error(name or "", sorted(_TEXT_CODECS))
+        raise _codec_error(name or "", _SPARK_TEXT_CODECS)
     return key
 
 
-def _codec_error(name: str, available: list[str]) -> Exception:
+def _codec_error(name: str, spark_codecs: tuple[str, ...]) -> Exception:
+    if name.lower() in spark_codecs:
+        return UnsupportedError(f"Ember cannot write files compressed with {name}.")
+    listed = ", ".join(spark_codecs)
     return AnalysisError(
-        f"The codec [{name}] is not available. Available codecs are "
-        f"{', '.join(available)}.", error_class="CODEC_NOT_AVAILABLE.WITH_AVAILABLE_CODECS_SUGGESTION",
-        parameters={"codecName": name, "availableCodecs": ", ".join(available)})
+        f"The codec {name} is not available. Available codecs are {listed}.",
+        error_class="CODEC_NOT_AVAILABLE.WITH_AVAILABLE_CODECS_SUGGESTION",
+        parameters={"codecName": name, "availableCodecs": listed})
+
+
+def _type_error(fmt: str, name: str, t: T.DataType) -> AnalysisError:
+    shown = sql_type(t)
+    return AnalysisError(
+        f"The {fmt} datasource doesn't support the column `{name}` of the type {shown}.",
+        error_class="UNSUPPORTED_DATA_TYPE_FOR_DATASOURCE",
+        parameters={"columnName": f"`{name}`", "columnType": shown, "format": fmt})
 
 
 def check_writable(file_format: str, names: tuple[str, ...], types: tuple[T.DataType, ...],
                    options: dict[str, str]) -> None:
-    """Spark's checks before a write: the format's supported types
-    (``UNSUPPORTED_DATA_TYPE_FOR_DATASOURCE``), text's single string column, known codecs."""
+    """Spark's checks before a write (``DataSourceUtils.verifySchema``, then the format's
+    own): each column's type (``UNSUPPORTED_DATA_TYPE_FOR_DATASOURCE``), text's single
+    column, known codecs (``CODEC_NOT_AVAILABLE``)."""
     fmt = file_format.lower()
     codec = options.get("compression", options.get("codec"))
+    for n, t in zip(names, types):
+        if fmt == "csv" and isinstance(t, (T.ArrayType, T.StructType, T.NullType)):
+            raise _type_error("CSV", n, t)
+        if fmt == "text" and not isinstance(t, T.StringType):
+            raise _type_error("Text", n, t)
+    if fmt == "text" and len(types) != 1:
+        raise AnalysisError(f"Text data source supports only a single column, and you have "
+                            f"{len(types)} columns.", error_class="_LEGACY_ERROR_TEMP_1290",
+                            parameters={"numCols": str(len(types))})
     if fmt == "parquet":
         if codec is not None:
             _parquet_codec(codec)
-    elif fmt in ("csv", "json", "text"):
+    else:
         _text_codec(codec)
-    if fmt == "csv":
-        for n, t in zip(names, types):
-            if isinstance(t, (T.ArrayType, T.StructType)) or getattr(t, "type_name", "") in (
-                    "map", "variant"):
-                raise AnalysisError(
-                    f"The CSV datasource doesn't support the column `{n}` of the type "
-                    f"\"{t.simple_string().upper()}\".",
-                    error_class="UNSUPPORTED_DATA_TYPE_FOR_DATASOURCE",
-                    parameters={"columnName": f"`{n}`", "columnType":
-                                f"\"{t.simple_string().upper()}\"", "format": "CSV"})
-    if fmt == "text":
-        if len(types) != 1:
-            raise AnalysisError(
-                f"Text data source supports only a single column, and you have "
-                f"{len(types)} columns.", error_class="_LEGACY_ERROR_TEMP_1192", parameters={"numCols": str(len(types))})
-        if not isinstance(types[0], T.StringType):
-            raise AnalysisError(
-                f"The Text datasource doesn't support the column `{names[0]}` of the type "
-                f"\"{types[0].simple_string().upper()}\".",
-                error_class="UNSUPPORTED_DATA_TYPE_FOR_DATASOURCE",
-                parameters={"columnName": f"`{names[0]}`",
-                            "columnType": f"\"{types[0].simple_string().upper()}\"",
-                            "format": "Text"})
+        encoding = options.get("encoding", options.get("charset", "UTF-8"))
+        if encoding.upper().replace("-", "") != "UTF8":
+            raise UnsupportedError(f"Ember writes {fmt} files in UTF-8 only (not {encoding}).")
 
 
 # -- one task ---------------------------------------------------------------------------------
@@ -253,9 +267,7 @@ def _split_by_directory(job: WriteJob, batch: pa.RecordBatch
             col, dt, T.STRING, ansi=False, time_zone=job.time_zone)
         text = text.cast(pa.large_string())
         uniq = pc.unique(text)
-        escaped = pa.array([f"{escape_path_name(name)}="
-                            f"{HIVE_NULL if v is None or v == '' else escape_path_name(v)}"
-                            for v in uniq.to_pylist()], pa.large_string())
+        escaped = pa.array([_segment(name, v) for v in uniq.to_pylist()], pa.large_string())
         segments.append(pc.take(escaped, pc.index_in(text, uniq)))
     dirs = segments[0] if len(segments) == 1 else pc.binary_join_element_wise(
         *segments, pa.scalar("/", pa.large_string()))
@@ -310,11 +322,26 @@ class _ParquetEncoder:
         self.schema = _nullable_schema(job)
         self.writer = pq.ParquetWriter(path, self.schema, compression=codec,
                                        store_decimal_as_integer=True)
+        self.pending: list[pa.RecordBatch] = []
+        self.pending_bytes = 0
 
     def write(self, batch: pa.RecordBatch) -> None:
-        self.writer.write_batch(pa.RecordBatch.from_arrays(batch.columns, schema=self.schema))
+        """Batches are buffered into row groups of up to :data:`ROW_GROUP_BYTES` (an input
+        batch per row group would make small, slow-to-read groups)."""
+        self.pending.append(pa.RecordBatch.from_arrays(batch.columns, schema=self.schema))
+        self.pending_bytes += batch.nbytes
+        if self.pending_bytes >= ROW_GROUP_BYTES:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self.pending:
+            table = pa.Table.from_batches(self.pending, schema=self.schema)
+            self.writer.write_table(table, row_group_size=max(1, table.num_rows))
+        self.pending = []
+        self.pending_bytes = 0
 
     def close(self) -> None:
+        self._flush()
         self.writer.close()
 
 
@@ -424,27 +451,68 @@ def format_datetime(arr: pa.Array, dt: T.DataType, pattern: str, time_zone: str)
     offset = (us - pc.fill_null(utc.cast(pa.int64()), 0).to_numpy(zero_copy_only=False)
               ) // 1_000_000
     parts = []
+    run = ""  # consecutive fields strftime prints as Spark does, formatted in one call
     for tok in _pattern_tokens(pattern):
-        if tok[0] in "XZx" and not tok.startswith("'"):
+        if tok.startswith("'"):
+            run += tok[1:].replace("%", "%%")
+            continue
+        if tok in _STRFTIME_TOKENS:
+            run += _STRFTIME_TOKENS[tok]
+            continue
+        if run:
+            parts.append(_strftime(local_s, run))
+            run = ""
+        if tok[0] in "XZx":
             parts.append(_offsets(offset, tok))
         else:
             parts.append(_format_token(tok, local_s, frac_us).cast(pa.large_string()))
+    if run:
+        parts.append(_strftime(local_s, run))
     out = parts[0] if len(parts) == 1 else pc.binary_join_element_wise(*parts, _str(""))
     return pc.if_else(pc.is_valid(arr), out, pa.scalar(None, pa.large_string()))
 
 
+#: strftime formats Arrow's (much faster) cast to string prints, up to a character: the ISO
+#: layouts "YYYY-MM-DD HH:MM:SS" / "YYYY-MM-DD" (the 'T' put in place)
+_ISO_PREFIXES = {"%Y-%m-%d %H:%M:%S": None, "%Y-%m-%dT%H:%M:%S": "T", "%Y-%m-%d": None}
+
+
+def _strftime(local_s: pa.Array, fmt: str) -> pa.Array:
+    """``local_s`` (timestamp[s]) formatted with ``fmt``."""
+    for prefix, sep in _ISO_PREFIXES.items():
+        rest = fmt[len(prefix):]
+        if fmt.startswith(prefix) and "%" not in rest.replace("%%", ""):
+            text = local_s.cast(pa.string()).cast(pa.large_string())
+            if prefix == "%Y-%m-%d":
+                text = pc.utf8_slice_codeunits(text, 0, 10)
+            elif sep:
+                text = pc.utf8_replace_slice(text, 10, 11, sep)
+            if rest:
+                text = pc.binary_join_element_wise(text, _str(rest.replace("%%", "%")), _str(""))
+            return text
+    return pc.strftime(local_s, format=fmt).cast(pa.large_string())
+
+
 def _offsets(offset_s: np.ndarray, tok: str) -> pa.Array:
-    sign = np.where(offset_s < 0, "-", "+")
-    a = np.abs(offset_s)
-    hh = np.char.zfill((a // 3600).astype(str), 2)
-    mm = np.char.zfill((a % 3600 // 60).astype(str), 2)
-    colon = ":" if len(tok) >= 3 or tok[0] == "Z" and len(tok) == 5 else ""
-    text = np.char.add(np.char.add(np.char.add(sign, hh), colon), mm)
-    if tok[0] == "X":
-        if len(tok) == 1:
-            text = np.char.add(sign, hh)
-        text = np.where(offset_s == 0, "Z", text)
-    return pa.array(text.tolist(), pa.large_string())
+    """Zone offsets (seconds) as pattern letter ``tok`` prints them; formatted once per
+    distinct offset (a zone has few)."""
+    if not len(offset_s) or offset_s.min() == offset_s.max():  # one offset (UTC): no search
+        distinct, index = offset_s[:1], np.zeros(len(offset_s), dtype=np.int64)
+    else:
+        distinct, index = np.unique(offset_s, return_inverse=True)
+    texts = []
+    for off in distinct.tolist():
+        sign = "-" if off < 0 else "+"
+        hh, mm = divmod(abs(off) // 60, 60)
+        if tok[0] == "X" and off == 0:
+            texts.append("Z")
+        elif tok in ("X", "x"):
+            texts.append(f"{sign}{hh:02d}" + (f"{mm:02d}" if mm else ""))
+        elif tok in ("XX", "xx", "Z", "ZZ", "ZZZ"):
+            texts.append(f"{sign}{hh:02d}{mm:02d}")
+        else:
+            texts.append(f"{sign}{hh:02d}:{mm:02d}")
+    return pc.take(pa.array(texts, pa.large_string()), pa.array(index.reshape(-1)))
 
 
 def _text_values(job: WriteJob, arr: pa.Array, dt: T.DataType, opts: dict[str, str]
@@ -476,8 +544,9 @@ class _CsvEncoder(_LineEncoder):
             self.sep = "\t"
         self.quote = o.get("quote", '"')
         self.escape = o.get("escape", "\\")
+        self.escape_escape = o.get("chartoescapequoteescaping", self.escape)
         self.null_value = o.get("nullvalue", "")
-        self.empty_value = o.get("emptyvalue", self.quote * 2 if self.quote else "")
+        self.empty_value = o.get("emptyvalue", '""')
         self.quote_all = o.get("quoteall", "false").lower() == "true"
         self.escape_quotes = o.get("escapequotes", "true").lower() == "true"
         self.trim_leading = o.get("ignoreleadingwhitespace", "true").lower() == "true"
@@ -491,21 +560,32 @@ class _CsvEncoder(_LineEncoder):
         return (self.sep.join(cells.to_pylist()) + self.line_sep).encode()
 
     def _quoted(self, text: pa.Array) -> pa.Array:
+        """String cells: trimmed, '' as ``emptyValue``; quoted (the quote and escape characters
+        inside escaped) when they hold the separator, a line break or (``escapeQuotes``) the
+        quote, or always with ``quoteAll``."""
         if self.trim_leading:
-            text = pc.utf8_ltrim(text, characters="".join(chr(c) for c in range(33)))
+            text = pc.utf8_ltrim(text, characters=_WHITESPACE)
         if self.trim_trailing:
-            text = pc.utf8_rtrim(text, characters="".join(chr(c) for c in range(33)))
-        if not self.quote:
-            return text
+            text = pc.utf8_rtrim(text, characters=_WHITESPACE)
+        empty = pc.equal(text, "")
+        if self.line_sep != "\n":  # univocity writes a value's line breaks as the separator
+            text = pc.replace_substring(text, "\n", self.line_sep)
         q = self.quote
-        escaped = pc.replace_substring(text, q, self.escape + q) if self.escape_quotes else text
+        if not q:
+            return pc.if_else(empty, _str(self.empty_value), text)
+        escaped = text
+        if self.escape and self.escape != q:
+            escaped = pc.replace_substring(escaped, self.escape, self.escape_escape + self.escape)
+        if self.escape_quotes:
+            escaped = pc.replace_substring(escaped, q, self.escape + q)
         if self.quote_all:
-            return _wrap(escaped, q, q)
-        needs = pc.or_(pc.or_(pc.match_substring(text, self.sep),
-                              pc.match_substring(text, q)),
+            return _wrap(pc.if_else(empty, _str(self.empty_value), escaped), q, q)
+        needs = pc.or_(pc.match_substring(text, self.sep),
                        pc.or_(pc.match_substring(text, "\n"), pc.match_substring(text, "\r")))
+        if self.escape_quotes:
+            needs = pc.or_(needs, pc.match_substring(text, q))
         out = pc.if_else(needs, _wrap(escaped, q, q), text)
-        return pc.if_else(pc.equal(text, ""), _str(self.empty_value), out)
+        return pc.if_else(empty, _str(self.empty_value), out)
 
     def encode(self, batch: pa.RecordBatch) -> pa.Array:
         cells = []
@@ -515,7 +595,9 @@ class _CsvEncoder(_LineEncoder):
                 text = self._quoted(text)
             elif self.quote_all:
                 text = _wrap(text, self.quote, self.quote)
-            cells.append(pc.fill_null(text, _str(self.null_value)))
+            null = _wrap(pa.array([self.null_value], pa.large_string()), self.quote,
+                         self.quote)[0] if self.quote_all else _str(self.null_value)
+            cells.append(pc.fill_null(text, null))
         if not cells:
             return pa.repeat(_str(""), batch.num_rows)
         return _join(cells, self.sep)
@@ -598,7 +680,10 @@ class _JsonEncoder(_LineEncoder):
             columns = [arr.field(i) for i in range(len(dt.fields))]
             return self._object(columns, [(f.name, f.data_type) for f in dt.fields], len(arr),
                                 pc.is_valid(arr))
-        return _text_values(self.job, arr, dt, self.opts)
+        text = _text_values(self.job, arr, dt, self.opts)
+        if isinstance(dt, (T.NumericType, T.BooleanType, T.NullType)):
+            return text
+        return json_string(text)  # intervals: their SQL text, as a string
 
 
 class _TextEncoder(_LineEncoder):
@@ -610,10 +695,6 @@ class _TextEncoder(_LineEncoder):
 
 _ENCODERS = {"parquet": _ParquetEncoder, "csv": _CsvEncoder, "json": _JsonEncoder,
              "text": _TextEncoder}
-
-
-def unsupported_format(fmt: str) -> Exception:
-    return UnsupportedError(f"Ember writes parquet, csv, json and text files, not {fmt}.")
 
 
 

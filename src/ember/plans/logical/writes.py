@@ -140,7 +140,9 @@ class InsertIntoHadoopFsRelationCommand(Command):
         table = self.catalog_table
         if table is not None:
             parts.append(f"`spark_catalog`.`{table.database}`.`{table.name}`")
-            parts.append("org.apache.spark.sql.execution.datasources.CatalogFileIndex("
+            # Spark indexes a partitioned table's files through the catalog
+            index = "CatalogFileIndex" if table.partition_columns else "InMemoryFileIndex"
+            parts.append(f"org.apache.spark.sql.execution.datasources.{index}("
                          f"{qualified_path(table.location or self.output_path)})")
         parts.append("[" + ", ".join(self.column_names) + "]")
         return f"{self.node_name} {', '.join(parts)}"

@@ -68,7 +68,9 @@ class _Describer:
     def job(self, root: SparkPlan, title: str) -> None:
         job = _Job(title)
         stage = self.stage(root, "result", job)
-        stage.sink = "collect" if title.startswith("collect") else "collect to the driver"
+        stage.sink = ("collect" if title.startswith("collect") else
+                      "Spark's file writer" if title.startswith("write") else
+                      "collect to the driver")
         self.jobs.append(job)
 
     def stage(self, root: SparkPlan, kind: str, job: _Job) -> _Stage:
@@ -206,12 +208,15 @@ def _file_splits(paths: tuple[str, ...], parallelism: int) -> int:
     return max(1, sum(math.ceil((s + open_cost) / split) for s in sizes) if sizes else 1)
 
 
-def describe_stages(plan: SparkPlan, conf: Any, parallelism: int) -> str:
-    """The ``== Spark Stages ==`` section of EXPLAIN for ``plan`` on the Spark runtime."""
+def describe_stages(plan: SparkPlan, conf: Any, parallelism: int,
+                    title: str = "collect the result") -> str:
+    """The ``== Spark Stages ==`` section of EXPLAIN for ``plan`` on the Spark runtime
+    (``title``: what its result job does; ``write files`` for the query of a write, whose last
+    stage feeds Spark's file writer)."""
 
     plan = prepare_for_spark(plan)
     d = _Describer(task_counts(plan, conf, parallelism), reused_exchanges(plan), parallelism)
-    d.job(plan, "collect the result")
+    d.job(plan, title)
     lines = ["== Spark Stages =="]
     for i, job in enumerate(d.jobs):
         lines.append(f"Job {i} ({job.title})")

@@ -37,9 +37,10 @@ class _Renamed:
 
 
 def write_with_spark(spark: Any, conf: SQLConf, cmd: Any, plan: SparkPlan,
-                     directory: str) -> None:
+                     directory: str, mode: str = "ErrorIfExists") -> None:
     """Write ``plan``'s rows (the command's query, planned) under ``directory`` with Spark's
-    writer for ``cmd``'s format, options and partition columns."""
+    writer for ``cmd``'s format, options and partition columns (``mode``: Spark's save mode;
+    a staging directory is new, so the default)."""
     push_conf(spark, conf)
     names = list(cmd.column_names)
     attrs = [_Renamed(n, a) for n, a in zip(names, plan.output)]
@@ -57,6 +58,6 @@ def write_with_spark(spark: Any, conf: SQLConf, cmd: Any, plan: SparkPlan,
         if cmd.partition_columns:
             writer = writer.partitionBy(*[by_id[a.id] for a in cmd.partition_columns])
         with task_errors("writing files"):
-            writer.mode("errorifexists").save(directory)
+            writer.mode(mode.lower()).save(directory)
     finally:
         rt.close()

@@ -49,6 +49,8 @@ from ember.errors import AnalysisError, ExecutionError, UnsupportedError
 from ember.streaming.crash import crash_point
 from ember import types as T
 from ember.expressions.cast import cast_array
+from ember.execution.scan import HIVE_NULL
+from ember.execution.write import escape_path_name
 
 if TYPE_CHECKING:  # pragma: no cover
     from ember.session import Session
@@ -230,16 +232,6 @@ def committed_files(path: str) -> list[str] | None:
         return None
     return [uri_to_path(e["path"]) for e in FileStreamSinkLog(meta).all_files()
             if not e.get("isDir")]
-
-
-# -- partition directory names (Spark's ExternalCatalogUtils.escapePathName) -------------------
-
-_ESCAPED = set('"#%\'*/:=?\\\x7f{[]^') | {chr(c) for c in range(1, 32)}
-HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
-
-
-def escape_path_name(s: str) -> str:
-    return "".join(f"%{ord(c):02X}" if c in _ESCAPED else c for c in s)
 
 
 def _partition_strings(col: pa.ChunkedArray | pa.Array, time_zone: str) -> list[str | None]:
