@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ember.analysis.catalog import matches_pattern, schema_not_found, table_not_found
 from ember.analysis.catalog_model import SESSION_CATALOG, CatalogDatabase, CatalogTable
-from ember.catalog_commands import run_catalog_command
+from ember.catalog_commands import refresh_in_spark, run_catalog_command
 from ember.column import parse_column_name
 from ember.errors import AnalysisError
 from ember.plans.logical import ddl as D
@@ -193,9 +193,16 @@ class CatalogAPI:
     createExternalTable = createTable  # noqa: N815
 
     def refreshTable(self, tableName: str) -> None:  # noqa: N802,N803
-        """Nothing is cached: files are listed at each query. Checks the table exists."""
+        """Ember lists a table's files at each query, so there is nothing to refresh in
+        Ember; on the Spark runtime, the table's entry in the SparkSession's catalog is
+        re-registered (its files and partitions listed again). Checks the table exists."""
+        parts = self._parts(tableName)
         if not self.tableExists(tableName):
-            raise table_not_found(self._parts(tableName), search_path=self._search_path())
+            raise table_not_found(parts, search_path=self._search_path())
+        if not (len(parts) == 1 and self._catalog.exists(parts[0])):
+            table = self._catalog.get_table(parts)
+            if table is not None and not table.is_view:
+                refresh_in_spark(self._session, table)
 
     def refreshByPath(self, path: str) -> None:  # noqa: N802
         return None

@@ -22,12 +22,13 @@ import os
 import re
 import shutil
 import time
+import warnings
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ember import types as T
 from ember.analysis.catalog import (
-    Catalog, matches_pattern, schema_not_found, table_already_exists, table_not_found,
+    GLOBAL_TEMP_DATABASE, Catalog, matches_pattern, schema_not_found, table_already_exists, table_not_found,
     with_user_columns,
 )
 from ember.analysis.catalog_model import (
@@ -47,7 +48,8 @@ from ember.sql import parse_query
 if TYPE_CHECKING:  # pragma: no cover
     from ember.session import Session
 
-__all__ = ["run_catalog_command", "table_resolver", "describe_table_rows", "show_create_table",
+__all__ = ["run_catalog_command", "table_resolver", "register_in_spark", "refresh_in_spark",
+           "describe_table_rows", "show_create_table",
            "type_ddl", "CATALOG_COMMANDS"]
 
 #: the providers a table may use
@@ -58,7 +60,7 @@ CATALOG_COMMANDS = (D.CreateTable, D.CreateDatabase, D.DropDatabase, D.UseDataba
                     D.TruncateTable, D.RenameTable, D.AddColumns, D.SetTableProperties,
                     D.UnsetTableProperties, D.ShowTables, D.ShowDatabases, D.ShowColumns,
                     D.ShowCreateTable, D.ShowTableProperties, D.DescribeDatabase,
-                    D.DescribeColumn)
+                    D.DescribeColumn, D.AddPartitions, D.DescribePartition)
 
 
 def _search_path(catalog: Catalog, builtin: bool = False, session: bool = True) -> str:
@@ -72,10 +74,6 @@ def _origin(pos: tuple[int, int] | None) -> Origin | None:
     return None if pos is None else Origin(line=pos[0], start_position=pos[1])
 
 
-def _quoted(parts: tuple[str, ...]) -> str:
-    return ".".join(quote(p) for p in parts)
-
-
 # -- relations of persistent tables and views ---------------------------------------------------
 
 
@@ -86,10 +84,10 @@ def table_resolver(session: "Session"):  # noqa: ANN201 - Callable[[CatalogTable
     def resolve(table: CatalogTable) -> LogicalPlan:
         if table.is_view:
             return _view_plan(session, table)
-        if table.location and not os.path.exists(table.location):
-            os.makedirs(table.location, exist_ok=True)  # as Spark, an absent directory is empty
-        return file_relation(table.provider or "parquet", [table.location or ""],
-                             dict(table.options), table.schema)
+        # as for Spark's catalog tables, a directory that does not exist (yet) holds no rows
+        paths = [table.location] if table.location and os.path.exists(table.location) else []
+        return file_relation(table.provider or "parquet", paths, dict(table.options),
+                             table.schema)
 
     return resolve
 
@@ -123,7 +121,7 @@ def run_catalog_command(session: "Session", plan: Any) -> list[tuple[Any, ...]]:
             return []
         case D.CreateDatabase(name=name, if_not_exists=ine, location=loc, comment=comment,
                               properties=props):
-            location = os.path.abspath(loc) if loc else catalog.default_database_location(name)
+            location = local_path(loc) if loc else catalog.default_database_location(name)
             catalog.create_database(CatalogDatabase(name, location, comment, dict(props)), ine)
             _spark_sql(session, f"CREATE DATABASE IF NOT EXISTS {quote(name.lower())}")
             return []
@@ -171,8 +169,10 @@ def run_catalog_command(session: "Session", plan: Any) -> list[tuple[Any, ...]]:
             parts_fields = [f for f in table.schema.fields if f not in table.data_schema.fields]
             comments = dict(table.column_comments)
             comments.update({c.name: c.comment for c in cols if c.comment is not None})
+            defaults = dict(table.column_defaults)
+            defaults.update({c.name: c.default for c in cols if c.default is not None})
             new = table.copy(schema=T.StructType(tuple(data + parts_fields)),
-                             column_comments=comments)
+                             column_comments=comments, column_defaults=defaults)
             catalog.alter_table(new)
             _spark_replace(session, new)
             return []
@@ -180,19 +180,32 @@ def run_catalog_command(session: "Session", plan: Any) -> list[tuple[Any, ...]]:
                                   origin=pos):
             table = _persistent(catalog, parts, pos, "ALTER TABLE ... SET TBLPROPERTIES",
                                 view=is_view)
-            catalog.alter_table(table.copy(properties={**table.properties, **dict(props)}))
+            props = {**table.properties, **dict(props)}
+            # the ``comment`` property is the table's comment (Spark's AlterTableSetProperties)
+            comment = props.pop("comment", table.comment)
+            catalog.alter_table(table.copy(properties=props, comment=comment))
             return []
         case D.UnsetTableProperties(name_parts=parts, keys=keys, is_view=is_view, origin=pos):
             table = _persistent(catalog, parts, pos, "ALTER TABLE ... UNSET TBLPROPERTIES",
                                 view=is_view)
             props = {k: v for k, v in table.properties.items() if k not in keys}
-            catalog.alter_table(table.copy(properties=props))
+            comment = None if "comment" in keys else table.comment
+            catalog.alter_table(table.copy(properties=props, comment=comment))
             return []
-        case D.ShowTables(database=db, pattern=pattern):
+        case D.ShowTables(database=db, pattern=pattern, extended=False):
             database = None if db is None else ".".join(db)
             rows = [(t.database, t.name, False) for t in catalog.glob_tables(database, pattern)]
             rows += [("", v, True) for v in catalog.list_views() if matches_pattern(v, pattern)]
             return rows
+        case D.ShowTables():
+            return _show_table_extended(session, plan)
+        case D.AddPartitions(name_parts=parts, specs=specs, origin=pos):
+            table = _table_not_view(catalog, parts, pos, "ALTER TABLE ... ADD PARTITION")
+            for spec in specs:
+                os.makedirs(_partition_location(table, _check_spec(table, spec)), exist_ok=True)
+            return []
+        case D.DescribePartition():
+            return _describe_partition(session, plan)
         case D.ShowDatabases(pattern=pattern):
             return [(d.name,) for d in catalog.list_databases() if matches_pattern(d.name,
                                                                                    pattern)]
@@ -212,7 +225,9 @@ def run_catalog_command(session: "Session", plan: Any) -> list[tuple[Any, ...]]:
             if len(parts) == 1 and catalog.exists(parts[0]):
                 return []
             table = _persistent(catalog, parts, pos, None)
-            props = table.properties
+            # Spark lists a data source table's OPTIONS too, as ``option.<key>``
+            props = {**{f"option.{k}": v for k, v in table.options.items()},
+                     **table.properties}
             if key is None:
                 return sorted(props.items())
             if key in props:
@@ -314,20 +329,22 @@ def _create_table(session: "Session", plan: D.CreateTable) -> None:
         raise schema_not_found(database)
     provider = (plan.provider or "parquet").lower()
     full = f"`{SESSION_CATALOG}`.{quote(database)}.{quote(name)}"
-    if provider not in PROVIDERS:
-        raise AnalysisError(
-            f"Failed to find the data source: {provider}. Make sure the provider name is "
-            "correct and the package is properly registered and compatible with your Spark "
-            "version.", error_class="DATA_SOURCE_NOT_FOUND", parameters={"provider": provider})
-    location = os.path.abspath(os.path.expanduser(plan.location)) if plan.location else None
-    if location is not None and location.startswith("file:"):
-        location = location[len("file:"):]
+    check_provider(provider)
+    existing = catalog.get_table((database, name))
+    if existing is not None and not plan.replace:
+        if plan.if_not_exists:
+            return
+        raise table_already_exists(existing.copy(table_type=MANAGED))
+    location = local_path(plan.location) if plan.location else None
     options = dict(plan.options)
     comments: dict[str, str] = {}
+    defaults: dict[str, str] = {}
     if plan.columns is not None:
         _check_duplicates([c.name for c in plan.columns])
-        fields = [T.StructField(c.name, c.data_type, c.nullable) for c in plan.columns]
+        # a data source table's columns are all nullable (Spark's ``schema.asNullable``)
+        fields = [T.StructField(c.name, _as_nullable(c.data_type), True) for c in plan.columns]
         comments = {c.name: c.comment for c in plan.columns if c.comment is not None}
+        defaults = {c.name: c.default for c in plan.columns if c.default is not None}
     elif location is not None:
         rel = file_relation(provider, [location], options)
         fields = [T.StructField(a.name, a.data_type, True) for a in rel.attrs]
@@ -336,6 +353,15 @@ def _create_table(session: "Session", plan: D.CreateTable) -> None:
             f"Unable to infer schema for {provider.capitalize() if provider != 'csv' else 'CSV'}"
             ". It must be specified manually.", error_class="UNABLE_TO_INFER_SCHEMA",
             parameters={"format": provider.capitalize() if provider != "csv" else "CSV"})
+    if provider == "csv":
+        for f in fields:
+            if isinstance(f.data_type, (T.StructType, T.ArrayType)):
+                sql_type = type_ddl(f.data_type, collation=False)
+                raise AnalysisError(
+                    f"The CSV datasource doesn't support the column {quote(f.name)} of the type "
+                    f"\"{sql_type}\".", error_class="UNSUPPORTED_DATA_TYPE_FOR_DATASOURCE",
+                    parameters={"format": "CSV", "columnName": quote(f.name),
+                                "columnType": f'"{sql_type}"'})
     by_name = {f.name.lower(): f for f in fields}
     parts = []
     for p in plan.partition_columns:
@@ -353,16 +379,70 @@ def _create_table(session: "Session", plan: D.CreateTable) -> None:
         database, name, EXTERNAL if location is not None else MANAGED, provider,
         T.StructType(tuple(data + parts)), tuple(f.name for f in parts),
         location or catalog.default_location(database, name), options,
-        dict(plan.properties), plan.comment, column_comments=comments)
+        dict(plan.properties), plan.comment, column_comments=comments,
+        bucket_spec=_bucket_spec(plan.bucket_spec, fields, full), column_defaults=defaults)
     if plan.replace:
         old = catalog.replace_table(table)
         if old is not None and old.location != table.location:
             _delete_managed_files(old)
     else:
-        if plan.if_not_exists and catalog.get_table((database, name)) is not None:
-            return
         catalog.create_table(table, plan.if_not_exists)
     _spark_replace(session, table)
+
+
+def _as_nullable(dt: T.DataType) -> T.DataType:
+    """Spark's ``DataType.asNullable``: nested fields and elements nullable too."""
+    if isinstance(dt, T.StructType):
+        return T.StructType(tuple(T.StructField(f.name, _as_nullable(f.data_type), True)
+                                  for f in dt.fields))
+    if isinstance(dt, T.ArrayType):
+        return T.ArrayType(_as_nullable(dt.element_type), True)
+    return dt
+
+
+def _bucket_spec(spec, fields, full: str):  # noqa: ANN001,ANN202 - CreateTable.bucket_spec
+    """The bucket spec with the columns' names as in the table (Spark's
+    ``COLUMN_NOT_DEFINED_IN_TABLE`` for an unknown one)."""
+    if spec is None:
+        return None
+    by_name = {f.name.lower(): f.name for f in fields}
+    resolved = []
+    for kind, cols in (("bucket", spec[1]), ("sort", spec[2])):
+        names = []
+        for c in cols:
+            if c.lower() not in by_name:
+                table_cols = ", ".join(quote(f.name) for f in fields)
+                raise AnalysisError(
+                    f"{kind} column {quote(c)} is not defined in table {full}, defined table "
+                    f"columns are: {table_cols}.", error_class="COLUMN_NOT_DEFINED_IN_TABLE",
+                    parameters={"colType": kind, "colName": quote(c), "tableName": full,
+                                "tableCols": table_cols})
+            names.append(by_name[c.lower()])
+        resolved.append(tuple(names))
+    return (spec[0], resolved[0], resolved[1])
+
+
+def local_path(location: str) -> str:
+    """A LOCATION as an absolute local path: ``file:/x``, ``file:///x`` and ``/x`` are the same;
+    a relative path is relative to the working directory; other schemes are refused."""
+    if location.startswith("file://"):
+        location = location[len("file://"):]
+    elif location.startswith("file:"):
+        location = location[len("file:"):]
+    elif re.match(r"^[A-Za-z][\w+.-]*://", location):
+        raise UnsupportedError(
+            f"The location {location!r} is not a local path: Ember's tables live on the local "
+            "file system (file:)", error_class="UNSUPPORTED_FEATURE")
+    return os.path.abspath(os.path.expanduser(location))
+
+
+def check_provider(provider: str) -> None:
+    """Spark's ``DATA_SOURCE_NOT_FOUND`` for a data source Ember does not have."""
+    if provider.lower() not in PROVIDERS:
+        raise AnalysisError(
+            f"Failed to find the data source: {provider}. Make sure the provider name is "
+            "correct and the package is properly registered and compatible with your Spark "
+            "version.", error_class="DATA_SOURCE_NOT_FOUND", parameters={"provider": provider})
 
 
 def _delete_managed_files(table: CatalogTable) -> None:
@@ -446,10 +526,66 @@ def _bracketed(props: Mapping[str, str]) -> str:
     return "[" + ", ".join(f"{k}={v}" for k, v in sorted(props.items())) + "]"
 
 
-def describe_table_rows(table: CatalogTable, extended: bool) -> list[tuple[Any, ...]]:
-    """``DESCRIBE [EXTENDED] t`` of a persistent table or view (Spark's
-    ``DescribeTableCommand``): the columns, the partition columns, and with ``extended`` the
-    ``# Detailed Table Information`` section."""
+#: Spark's ``spark.redaction.regex``: option and property values of such keys are not shown
+_REDACTED_KEY = re.compile(r"(?i)secret|password|token|access[.]?key")
+_REDACTED = "*********(redacted)"
+
+
+def _redacted(props: Mapping[str, str]) -> dict[str, str]:
+    return {k: _REDACTED if _REDACTED_KEY.search(k) else v for k, v in props.items()}
+
+
+def _bucket_items(table: CatalogTable) -> list[tuple[str, str]]:
+    if table.bucket_spec is None:
+        return []
+    n, cols, sort = table.bucket_spec
+    items = [("Num Buckets", str(n)),
+             ("Bucket Columns", "[" + ", ".join(quote(c) for c in cols) + "]")]
+    if sort:
+        items.append(("Sort Columns", "[" + ", ".join(quote(c) for c in sort) + "]"))
+    return items
+
+
+def _storage_items(table: CatalogTable) -> list[tuple[str, str]]:
+    items = []
+    if table.location:
+        items.append(("Location", _uri(table.location)))
+    if table.options:
+        items.append(("Storage Properties", _bracketed(_redacted(table.options))))
+    return items
+
+
+def table_info_items(table: CatalogTable) -> list[tuple[str, str]]:
+    """Spark's ``CatalogTable.toLinkedHashMap``: the entries of DESCRIBE EXTENDED's
+    ``# Detailed Table Information`` section and of SHOW TABLE EXTENDED's ``information``."""
+    items = [("Catalog", SESSION_CATALOG), ("Database", table.database), ("Table", table.name),
+             ("Created Time", _created(table.created_time)), ("Last Access", "UNKNOWN"),
+             ("Created By", f"Ember {_version()}"), ("Type", table.table_type)]
+    if table.provider:
+        items.append(("Provider", table.provider))
+    items += _bucket_items(table)
+    if table.comment is not None:
+        items.append(("Comment", table.comment))
+    if table.is_view:
+        cols = ", ".join(quote(f.name) for f in table.schema.fields)
+        items += [("View Text", table.view_text or ""),
+                  ("View Original Text", table.view_text or ""),
+                  ("View Schema Mode", "COMPENSATION"),
+                  ("View Catalog and Namespace",
+                   f"{SESSION_CATALOG}.{table.view_database or table.database}"),
+                  ("View Query Output Columns", f"[{cols}]")]
+    if table.properties:
+        items.append(("Table Properties", _bracketed(_redacted(table.properties))))
+    items += _storage_items(table)
+    if table.partition_columns:
+        items += [("Partition Provider", "Catalog"),
+                  ("Partition Columns",
+                   "[" + ", ".join(quote(c) for c in table.partition_columns) + "]")]
+    return items
+
+
+def _column_rows(table: CatalogTable) -> list[tuple[Any, ...]]:
+    """DESCRIBE's columns, partition columns and column defaults."""
     comments = table.column_comments
     rows: list[tuple[Any, ...]] = [(f.name, f.data_type.simple_string(), comments.get(f.name))
                                    for f in table.schema.fields]
@@ -459,33 +595,178 @@ def describe_table_rows(table: CatalogTable, extended: bool) -> list[tuple[Any, 
         for p in table.partition_columns:
             f = by_name[p.lower()]
             rows.append((f.name, f.data_type.simple_string(), comments.get(f.name)))
+    if table.column_defaults:
+        rows += [("", "", ""), ("# Column Default Values", "", "")]
+        rows += [(f.name, f.data_type.simple_string(), table.column_defaults[f.name])
+                 for f in table.schema.fields if f.name in table.column_defaults]
+    return rows
+
+
+def describe_table_rows(table: CatalogTable, extended: bool) -> list[tuple[Any, ...]]:
+    """``DESCRIBE [EXTENDED] t`` of a persistent table or view (Spark's
+    ``DescribeTableCommand``): the columns, the partition columns, column defaults, and with
+    ``extended`` the ``# Detailed Table Information`` section."""
+    rows = _column_rows(table)
     if not extended:
         return rows
-    rows += [("", "", ""), ("# Detailed Table Information", "", ""),
-             ("Catalog", SESSION_CATALOG, ""), ("Database", table.database, ""),
-             ("Table", table.name, ""), ("Created Time", _created(table.created_time), ""),
-             ("Last Access", "UNKNOWN", ""), ("Created By", f"Ember {_version()}", ""),
-             ("Type", table.table_type, "")]
-    if table.provider:
-        rows.append(("Provider", table.provider, ""))
-    if table.comment is not None:
-        rows.append(("Comment", table.comment, ""))
-    if table.is_view:
-        cols = ", ".join(quote(f.name) for f in table.schema.fields)
-        rows += [("View Text", table.view_text, ""), ("View Original Text", table.view_text, ""),
-                 ("View Schema Mode", "COMPENSATION", ""),
-                 ("View Catalog and Namespace",
-                  f"{SESSION_CATALOG}.{table.view_database or table.database}", ""),
-                 ("View Query Output Columns", f"[{cols}]", "")]
-    if table.properties:
-        rows.append(("Table Properties", _bracketed(table.properties), ""))
-    if table.location:
-        rows.append(("Location", _uri(table.location), ""))
-    if table.options:
-        rows.append(("Storage Properties", _bracketed(table.options), ""))
-    if table.partition_columns:
-        rows.append(("Partition Provider", "Catalog", ""))
+    rows += [("", "", ""), ("# Detailed Table Information", "", "")]
+    return rows + [(k, v, "") for k, v in table_info_items(table) if k != "Partition Columns"]
+
+
+_TYPE_NAMES = {"int": "integer", "bigint": "long", "smallint": "short", "tinyint": "byte"}
+
+
+def _tree_lines(fields, prefix: str) -> list[str]:
+    """Spark's ``StructType.treeString`` lines below ``root``."""
+    out = []
+    for f in fields:
+        out += _tree_field(f.name, f.data_type, f"(nullable = {str(f.nullable).lower()})", prefix)
+    return out
+
+
+def _tree_field(name: str, dt: T.DataType, null_text: str, prefix: str) -> list[str]:
+    if isinstance(dt, T.StructType):
+        return [f"{prefix}-- {name}: struct {null_text}"] + _tree_lines(dt.fields,
+                                                                          prefix + "    |")
+    if isinstance(dt, T.ArrayType):
+        contains = str(getattr(dt, "contains_null", True)).lower()
+        return [f"{prefix}-- {name}: array {null_text}"] + _tree_field(
+            "element", dt.element_type, f"(containsNull = {contains})", prefix + "    |")
+    simple = dt.simple_string()
+    return [f"{prefix}-- {name}: {_TYPE_NAMES.get(simple, simple)} {null_text}"]
+
+
+def _schema_tree(fields) -> str:
+    return "root\n" + "".join(line + "\n" for line in _tree_lines(fields, " |"))
+
+
+def _show_table_extended(session: "Session", plan: D.ShowTables) -> list[tuple[Any, ...]]:
+    """``SHOW TABLE EXTENDED [IN db] LIKE 'pattern' [PARTITION (...)]`` (Spark's
+    ``ShowTablesCommand`` with ``isExtended``)."""
+    catalog = session.session_catalog
+    database = None if plan.database is None else ".".join(plan.database)
+    if plan.partition is not None:
+        table = catalog.get_table((database, plan.pattern) if database else (plan.pattern,))
+        if table is None:
+            raise table_not_found((plan.pattern or "",), search_path=_search_path(catalog))
+        spec = _check_spec(table, plan.partition)
+        _existing_partition(table, spec)
+        return [(table.database, table.name, False, _partition_info(table, spec))]
+    rows = []
+    for t in catalog.glob_tables(database, plan.pattern):
+        items = "".join(f"{k}: {v}\n" for k, v in table_info_items(t))
+        rows.append((t.database, t.name, False,
+                     items + "Schema: " + _schema_tree(t.schema.fields) + "\n"))
+    for v in catalog.list_views():
+        if matches_pattern(v, plan.pattern):
+            out = catalog.lookup((v,)).output
+            fields = [T.StructField(a.name, a.data_type, a.nullable) for a in out]
+            info = (f"Table: {v}\nCreated Time: {_created(time.time())}\nLast Access: UNKNOWN\n"
+                    f"Created By: Ember {_version()}\nType: VIEW\nView Schema Mode: BINDING\n"
+                    "Schema: " + _schema_tree(fields) + "\n")
+            rows.append(("", v, True, info))
     return rows
+
+
+# -- partitions (directories under the table's location) ---------------------------------------
+
+_ESCAPED = set('"#%\'*/:=?\\\x7f{[]^')
+
+
+def _escape_path_name(value: str) -> str:
+    """Hive's ``escapePathName`` (``ExternalCatalogUtils``): a partition value in a path."""
+    return "".join(f"%{ord(c):02X}" if c in _ESCAPED or ord(c) < 32 else c for c in value)
+
+
+def _check_spec(table: CatalogTable, spec: tuple[tuple[str, str], ...]) -> list[tuple[str, str]]:
+    """``spec`` in the table's partition column order (names as in the table); Spark's errors
+    for unknown or missing keys."""
+    by_name = {c.lower(): c for c in table.partition_columns}
+    unknown = [k for k, _ in spec if k.lower() not in by_name]
+    if unknown:
+        raise AnalysisError(
+            f"The partition(s) {', '.join(quote(k) for k in unknown)} cannot be found in table "
+            f"{table.quoted_name()}.\nVerify the partition specification and table name.\n"
+            "To tolerate the error on drop use ALTER TABLE \u2026 DROP IF EXISTS PARTITION.",
+            error_class="PARTITIONS_NOT_FOUND",
+            parameters={"partitionList": ", ".join(quote(k) for k in unknown),
+                        "tableName": table.quoted_name()})
+    given = {k.lower(): v for k, v in spec}
+    if set(given) != set(by_name):
+        raise AnalysisError(
+            f"Partition spec is invalid. The spec ({', '.join(k for k, _ in spec)}) must match "
+            f"the partition spec ({', '.join(table.partition_columns)}) defined in table "
+            f"'{table.quoted_name()}'.", error_class="_LEGACY_ERROR_TEMP_1232",
+            parameters={"specKeys": ", ".join(k for k, _ in spec),
+                        "partitionColumnNames": ", ".join(table.partition_columns),
+                        "tableName": table.quoted_name()})
+    return [(c, given[c.lower()]) for c in table.partition_columns]
+
+
+def _partition_location(table: CatalogTable, spec: list[tuple[str, str]]) -> str:
+    return os.path.join(table.location or "", *(f"{_escape_path_name(k)}="
+                                                 f"{_escape_path_name(v)}" for k, v in spec))
+
+
+def _existing_partition(table: CatalogTable, spec: list[tuple[str, str]]) -> str:
+    """The partition's directory; ``PARTITIONS_NOT_FOUND`` when there is none."""
+    path = _partition_location(table, spec)
+    if not os.path.isdir(path):
+        text = "PARTITION (" + ", ".join(f"{quote(k)} = {v}" for k, v in spec) + ")"
+        name = f"{quote(table.database)}.{quote(table.name)}"
+        raise AnalysisError(
+            f"The partition(s) {text} cannot be found in table {name}.\nVerify the partition "
+            "specification and table name.\nTo tolerate the error on drop use ALTER TABLE "
+            "\u2026 DROP IF EXISTS PARTITION.", error_class="PARTITIONS_NOT_FOUND",
+            parameters={"partitionList": text, "tableName": name})
+    return path
+
+
+def _partition_items(table: CatalogTable, spec: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    path = _existing_partition(table, spec)
+    items = [("Partition Values", "[" + ", ".join(f"{k}={v}" for k, v in spec) + "]"),
+             ("Location", _uri(path))]
+    if table.options:
+        items.append(("Storage Properties", _bracketed(_redacted(table.options))))
+    return items + [("Created Time", _created(os.path.getmtime(path))),
+                    ("Last Access", "UNKNOWN")]
+
+
+def _partition_info(table: CatalogTable, spec: list[tuple[str, str]]) -> str:
+    return "".join(f"{k}: {v}\n" for k, v in _partition_items(table, spec))
+
+
+def _describe_partition(session: "Session", plan: D.DescribePartition) -> list[tuple[Any, ...]]:
+    """``DESCRIBE [EXTENDED] t PARTITION (...)`` (Spark's ``DescribeTableCommand`` with a
+    partition spec)."""
+    catalog = session.session_catalog
+    parts = plan.name_parts
+    if len(parts) == 1 and catalog.exists(parts[0]):
+        raise AnalysisError(
+            f"The operation DESC PARTITION is not allowed on the TEMPORARY VIEW: "
+            f"{quote(parts[0])}.", error_class="FORBIDDEN_OPERATION",
+            parameters={"statement": "DESC PARTITION", "objectType": "TEMPORARY VIEW",
+                        "objectName": quote(parts[0])})
+    table = catalog.get_table(parts)
+    if table is None:
+        raise table_not_found(parts, _origin(plan.origin),
+                              search_path=_search_path(catalog, builtin=True))
+    if table.is_view:
+        raise AnalysisError(
+            f"The operation DESC PARTITION is not allowed on the VIEW: {quote(table.name)}.",
+            error_class="FORBIDDEN_OPERATION",
+            parameters={"statement": "DESC PARTITION", "objectType": "VIEW",
+                        "objectName": quote(table.name)})
+    spec = _check_spec(table, plan.spec)
+    _existing_partition(table, spec)
+    rows = _column_rows(table)
+    if not plan.extended:
+        return rows
+    rows += [("", "", ""), ("# Detailed Partition Information", "", ""),
+             ("Database", table.database, ""), ("Table", table.name, "")]
+    rows += [(k, v, "") for k, v in _partition_items(table, spec)]
+    rows += [("", "", ""), ("# Storage Information", "", "")]
+    return rows + [(k, v, "") for k, v in _bucket_items(table) + _storage_items(table)]
 
 
 def _version() -> str:
@@ -561,17 +842,18 @@ def _quote_if_needed(name: str) -> str:
     return quote(name)
 
 
-def type_ddl(dt: T.DataType) -> str:
+def type_ddl(dt: T.DataType, collation: bool = True) -> str:
     """A type as Spark's ``DataType.sql`` writes it in DDL (``STRUCT<x: INT>``, ``DECIMAL(5,1)``;
-    strings carry their collation, ``STRING COLLATE UTF8_BINARY``, as Spark 4 writes them)."""
+    with ``collation``, strings carry theirs, ``STRING COLLATE UTF8_BINARY``, as Spark 4's
+    SHOW CREATE TABLE writes them)."""
     if isinstance(dt, T.StringType):
-        return "STRING COLLATE UTF8_BINARY"
+        return "STRING COLLATE UTF8_BINARY" if collation else "STRING"
     if isinstance(dt, T.StructType):
-        inner = ", ".join(f"{_quote_if_needed(f.name)}: {type_ddl(f.data_type)}"
+        inner = ", ".join(f"{_quote_if_needed(f.name)}: {type_ddl(f.data_type, collation)}"
                           + ("" if f.nullable else " NOT NULL") for f in dt.fields)
         return f"STRUCT<{inner}>"
     if isinstance(dt, T.ArrayType):
-        return f"ARRAY<{type_ddl(dt.element_type)}>"
+        return f"ARRAY<{type_ddl(dt.element_type, collation)}>"
     return dt.simple_string().upper()
 
 
@@ -581,6 +863,16 @@ def _sql_string(s: str) -> str:
 
 def _props_block(props: Mapping[str, str]) -> str:
     return ",\n".join(f"  {_sql_string(k)} = {_sql_string(v)}" for k, v in sorted(props.items()))
+
+
+def _source_clauses(table: CatalogTable, quote_name) -> str:  # noqa: ANN001 - str -> str
+    """``USING ... [OPTIONS (...)] [PARTITIONED BY (...)]`` of a table's DDL."""
+    out = f"USING {table.provider}\n"
+    if table.options:
+        out += f"OPTIONS (\n{_props_block(table.options)})\n"
+    if table.partition_columns:
+        out += f"PARTITIONED BY ({', '.join(map(quote_name, table.partition_columns))})\n"
+    return out
 
 
 def show_create_table(table: CatalogTable) -> str:
@@ -597,14 +889,18 @@ def show_create_table(table: CatalogTable) -> str:
     cols = ",\n".join(
         f"  {_quote_if_needed(f.name)} {type_ddl(f.data_type)}"
         + ("" if f.nullable else " NOT NULL")
+        + (f" DEFAULT {table.column_defaults[f.name]}" if f.name in table.column_defaults
+           else "")
         + (f" COMMENT {_sql_string(comments[f.name])}" if f.name in comments else "")
         for f in table.schema.fields)
     out = (f"CREATE TABLE {SESSION_CATALOG}.{table.database}.{_quote_if_needed(table.name)} "
-           f"(\n{cols})\nUSING {table.provider}\n")
-    if table.options:
-        out += f"OPTIONS (\n{_props_block(table.options)})\n"
-    if table.partition_columns:
-        out += f"PARTITIONED BY ({', '.join(map(_quote_if_needed, table.partition_columns))})\n"
+           f"(\n{cols})\n" + _source_clauses(table, _quote_if_needed))
+    if table.bucket_spec is not None:
+        n, cols, sort = table.bucket_spec
+        out += f"CLUSTERED BY ({', '.join(map(_quote_if_needed, cols))})\n"
+        if sort:
+            out += f"SORTED BY ({', '.join(map(_quote_if_needed, sort))})\n"
+        out += f"INTO {n} BUCKETS\n"
     if table.comment is not None:
         out += f"COMMENT {_sql_string(table.comment)}\n"
     if table.table_type == EXTERNAL:
@@ -659,11 +955,17 @@ def drop_view(session: "Session", plan: DropView) -> None:
     if len(parts) == 1 and catalog.exists(parts[0]):
         catalog.drop_temp_view(parts[0])
         return
+    if len(parts) == 2 and parts[0].lower() == GLOBAL_TEMP_DATABASE:
+        if not catalog.drop_global_temp_view(parts[1]) and not plan.if_exists:
+            raise table_not_found(parts, search_path=_search_path(catalog, session=False))
+        return
     table = catalog.get_table(parts)
     if table is None:
         if plan.if_exists:
             return
-        raise table_not_found(parts)
+        db, name = catalog.qualify(parts)
+        raise table_not_found((SESSION_CATALOG, db, name),
+                              search_path=_search_path(catalog, session=False))
     if not table.is_view:
         name = ".".join(table.qualified_name)
         raise AnalysisError(
@@ -691,22 +993,35 @@ def spark_create_statement(table: CatalogTable) -> str:
     cols = ",\n".join(f"  {quote(f.name)} {type_ddl(f.data_type)}".replace(
         " COLLATE UTF8_BINARY", "") for f in table.schema.fields)
     out = (f"CREATE TABLE IF NOT EXISTS {quote(table.database)}.{quote(table.name)} (\n{cols})\n"
-           f"USING {table.provider}\n")
-    if table.options:
-        out += f"OPTIONS (\n{_props_block(table.options)})\n"
-    if table.partition_columns:
-        out += f"PARTITIONED BY ({', '.join(map(quote, table.partition_columns))})\n"
+           + _source_clauses(table, quote))
     return out + f"LOCATION {_sql_string(_uri(table.location))}\n"
 
 
 def register_in_spark(session: "Session", table: CatalogTable) -> None:
-    """Make ``table`` known to the session's SparkSession (Spark runtime only)."""
+    """Make ``table`` known to the session's SparkSession (Spark runtime only). A table Spark
+    cannot register (a type it cannot store in that format) stays Ember's, with a warning."""
     if session.spark_session is None or table.is_view:
         return
-    _spark_sql(session, f"CREATE DATABASE IF NOT EXISTS {quote(table.database)}")
-    _spark_sql(session, spark_create_statement(table))
-    if table.partition_columns:
-        _spark_sql(session, f"MSCK REPAIR TABLE {quote(table.database)}.{quote(table.name)}")
+    try:
+        _spark_sql(session, f"CREATE DATABASE IF NOT EXISTS {quote(table.database)}")
+        _spark_sql(session, spark_create_statement(table))
+        if table.partition_columns:
+            _spark_sql(session, f"MSCK REPAIR TABLE {quote(table.database)}.{quote(table.name)}")
+    except Exception as e:  # noqa: BLE001 - any Spark error: the Ember table is unaffected
+        warnings.warn(f"The table {table.quoted_name()} is not registered in the SparkSession's "
+                      f"catalog: {str(e).splitlines()[0]}", stacklevel=2)
+
+
+def refresh_in_spark(session: "Session", table: CatalogTable) -> None:
+    """After Ember changed ``table``'s files: Spark lists them (and its partitions) again."""
+    if session.spark_session is None or table.is_view:
+        return
+    name = f"{quote(table.database)}.{quote(table.name)}"
+    if not session.spark_session.catalog.tableExists(f"{table.database}.{table.name}"):
+        register_in_spark(session, table)
+    elif table.partition_columns:
+        _spark_sql(session, f"MSCK REPAIR TABLE {name}")
+    _spark_sql(session, f"REFRESH TABLE {name}")
 
 
 def _spark_drop(session: "Session", table: CatalogTable) -> None:

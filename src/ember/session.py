@@ -29,7 +29,7 @@ from ember.analysis.catalog import Catalog
 from ember.analyze_table import analyze_table
 from ember.catalog_api import CatalogAPI
 from ember.catalog_commands import (
-    CATALOG_COMMANDS, create_persistent_view, describe_relation_rows, drop_view,
+    CATALOG_COMMANDS, check_provider, create_persistent_view, describe_relation_rows, drop_view,
     run_catalog_command, table_resolver,
 )
 from ember.conf import (
@@ -269,6 +269,11 @@ class Session:
             case CreateViewCommand(temporary=False):
                 create_persistent_view(self, plan)
                 return self._command_result(plan, [])
+            case CreateViewCommand(global_temp=True):
+                analyzed = QueryExecution(self, plan.query).analyzed
+                self.session_catalog.create_global_temp_view(
+                    plan.name, analyzed, plan.replace, plan.user_columns, plan.if_not_exists)
+                return self._command_result(plan, [])
             case CreateViewCommand(name=name, query=query, user_columns=cols, replace=replace,
                                    temporary=temporary, if_not_exists=if_not_exists):
                 analyzed = QueryExecution(self, query).analyzed
@@ -278,18 +283,19 @@ class Session:
                 )
                 return self._command_result(plan, [])
             case CreateTempViewUsing(name=name, provider=provider, options=options,
-                                     replace=replace):
+                                     replace=replace, schema=schema):
                 opts = {k.lower(): v for k, v in options}
                 paths = opts.pop("path", None) or opts.pop("paths", None)
-                if paths is None:
+                check_provider(provider)
+                if paths is None and schema is None:
                     raise AnalysisError(
                         f"Unable to infer schema for {provider}: no 'path' option was given.",
                         error_class="UNABLE_TO_INFER_SCHEMA",
                         parameters={"format": provider},
                     )
-                path_list = [p.strip() for p in paths.split(",")] if "paths" in dict(options) \
-                    else [paths]
-                rel = file_relation(provider, path_list, opts)
+                path_list = [] if paths is None else [p.strip() for p in paths.split(",")] \
+                    if "paths" in dict(options) else [paths]
+                rel = file_relation(provider, path_list, opts, schema)
                 self.session_catalog.create_temp_view(name, rel, replace)
                 return self._command_result(plan, [])
             case DropView():

@@ -28,14 +28,20 @@ SCRIPTS = {
         "CREATE TABLE IF NOT EXISTS t (a INT) USING parquet",
         "CREATE TABLE t2 (x BIGINT, y DECIMAL(10,2), s STRUCT<f: INT, `g h`: STRING>, "
         "arr ARRAY<DATE>, `odd name` TIMESTAMP) USING csv OPTIONS (header 'true', sep '|')",
+        "CREATE TABLE t2 (x BIGINT, arr ARRAY<DATE>) USING csv",
+        "CREATE TABLE t2 (x BIGINT, y DECIMAL(10,2), `odd name` TIMESTAMP) USING csv "
+        "OPTIONS (header 'true', sep '|')",
+        "CREATE TABLE t3 (s STRUCT<f: INT, `g h`: STRING>, arr ARRAY<DATE>, "
+        "i INTERVAL DAY TO SECOND) USING parquet",
         "CREATE TABLE t6 (a INT, p STRING, q INT) USING parquet PARTITIONED BY (q, p)",
-        "CREATE TABLE t7 (a INT)",
+        "CREATE TABLE t7 (a INT NOT NULL, s STRUCT<x: INT NOT NULL>)", "SHOW CREATE TABLE t7",
         "DESCRIBE t", "DESCRIBE EXTENDED t", "DESCRIBE FORMATTED t2", "DESC TABLE t6",
         "DESCRIBE EXTENDED t7", "DESC t a", "DESC EXTENDED t a", "DESC t nosuchcol",
         "SHOW TABLES", "SHOW TABLES LIKE 't*'", "SHOW TABLES LIKE 't2|t6'",
         "SHOW TABLES IN default", "SHOW DATABASES", "SHOW COLUMNS IN t",
         "SHOW COLUMNS IN t IN default", "SHOW COLUMNS IN nosuch", "SHOW CREATE TABLE t",
-        "SHOW CREATE TABLE t2", "SHOW CREATE TABLE t6", "SHOW TBLPROPERTIES t",
+        "SHOW CREATE TABLE t2", "SHOW CREATE TABLE t3", "DESCRIBE t3",
+        "SHOW CREATE TABLE t6", "SHOW TBLPROPERTIES t",
         "SHOW TBLPROPERTIES t ('k1')", "SHOW TBLPROPERTIES t ('nokey')",
         "SELECT * FROM t", "SELECT t.a, default.t.b, spark_catalog.default.t.p FROM t",
     ],
@@ -43,7 +49,7 @@ SCRIPTS = {
         "CREATE DATABASE d1 COMMENT 'db one'", "CREATE DATABASE d1",
         "CREATE SCHEMA IF NOT EXISTS d1", "CREATE TABLE d1.u (z INT) USING json",
         "CREATE TABLE nodb.t (a INT) USING parquet", "SHOW TABLES IN d1", "SHOW TABLES IN nodb",
-        "DROP DATABASE d1", "USE d1", "SELECT current_database()", "SHOW TABLES",
+        "DROP DATABASE d1", "USE d1", "SHOW TABLES", "SELECT * FROM nosuch",
         "CREATE TABLE inx (a INT) USING parquet", "DESCRIBE EXTENDED inx", "USE default",
         "SHOW DATABASES", "SHOW DATABASES LIKE 'd*'", "DESCRIBE DATABASE d1",
         "DESCRIBE DATABASE EXTENDED d1", "DESCRIBE DATABASE default", "USE nosuchdb",
@@ -57,6 +63,7 @@ SCRIPTS = {
         "ALTER TABLE t2 ADD COLUMNS (c3 STRING COMMENT 'added')", "DESCRIBE t2",
         "ALTER TABLE t2 ADD COLUMNS (x INT)", "ALTER TABLE t2 ADD COLUMNS (c INT, c INT)",
         "ALTER TABLE t2 SET TBLPROPERTIES ('x'='1', 'y'='2')", "SHOW TBLPROPERTIES t2",
+        "SHOW TBLPROPERTIES t2 ('option.header')",
         "ALTER TABLE t2 UNSET TBLPROPERTIES ('x')", "SHOW TBLPROPERTIES t2",
         "ALTER TABLE t2 UNSET TBLPROPERTIES ('nokey')",
         "ALTER TABLE t2 RENAME TO myt", "ALTER TABLE nosuch RENAME TO zz",
@@ -150,6 +157,7 @@ def _cleanup(spark):
 def test_ddl_matches_spark(spark, name, tmp_path):
     statements = SCRIPTS[name]
     s = spark.newSession()
+    _cleanup(s)  # tables another test may have left in the shared Spark catalog
     try:
         expected = run_spark(s, statements)
     finally:
@@ -165,3 +173,68 @@ def test_ddl_matches_spark(spark, name, tmp_path):
             if not want["position"]:
                 got = {**got, "position": want["position"]}
         assert got == want, f"{name}: {q}"
+
+
+CATALOG_SETUP = [
+    "CREATE DATABASE d1 COMMENT 'db one'",
+    "CREATE TABLE t (a INT COMMENT 'the a', b STRING, p INT) USING parquet PARTITIONED BY (p) "
+    "COMMENT 'tbl comment'",
+    "CREATE TABLE d1.u (z DECIMAL(5,2)) USING csv",
+    "CREATE VIEW v AS SELECT a FROM t",
+    "CREATE TEMPORARY VIEW tv AS SELECT 1 AS one",
+]
+
+CATALOG_CALLS = [
+    ("currentDatabase", ()), ("currentCatalog", ()), ("listDatabases", ()),
+    ("listDatabases", ("d*",)), ("getDatabase", ("d1",)), ("databaseExists", ("d1",)),
+    ("databaseExists", ("nope",)), ("listTables", ()), ("listTables", ("d1",)),
+    ("listTables", ("default", "t*")), ("listColumns", ("t",)), ("listColumns", ("u", "d1")),
+    ("listColumns", ("tv",)), ("getTable", ("t",)), ("getTable", ("d1.u",)), ("getTable", ("v",)),
+    ("getTable", ("tv",)), ("tableExists", ("t",)), ("tableExists", ("u", "d1")),
+    ("tableExists", ("d1.u",)), ("tableExists", ("nope",)), ("tableExists", ("tv",)),
+    ("setCurrentDatabase", ("d1",)), ("currentDatabase", ()), ("listTables", ()),
+    ("setCurrentDatabase", ("default",)), ("dropTempView", ("tv",)), ("dropTempView", ("tv",)),
+    ("getTable", ("nope",)), ("getDatabase", ("nope",)), ("setCurrentDatabase", ("nope",)),
+    ("createTable", ("ct", None, "csv", "SCHEMA", "made by createTable")),
+    ("getTable", ("ct",)), ("listColumns", ("ct",)), ("createTable", ("ct",)),
+]
+
+
+def _schema(spark_side: bool):
+    """The ``schema`` argument of createTable: PySpark's StructType on both sides (Ember
+    converts it)."""
+    from pyspark.sql.types import IntegerType, StringType, StructField, StructType
+
+    return StructType([StructField("k", IntegerType()), StructField("s", StringType(), False)])
+
+
+def _call(catalog, name, args, replacements):
+    args = tuple(_schema(True) if a == "SCHEMA" else a for a in args)
+    try:
+        out = getattr(catalog, name)(*args)
+    except Exception as e:  # noqa: BLE001 - an error is an outcome: its class
+        return ("error", getattr(e, "error_class", None) or e.getCondition())
+    if isinstance(out, list):
+        return [_replace(repr(tuple(x)), replacements) for x in out]
+    if isinstance(out, tuple):
+        return _replace(repr(tuple(out)), replacements)
+    if hasattr(out, "columns"):  # createTable's DataFrame
+        return out.columns
+    return out
+
+
+def test_spark_catalog_api_matches_pyspark(spark, tmp_path):
+    s = spark.newSession()
+    _cleanup(s)
+    spark_wh = s.conf.get("spark.sql.warehouse.dir").rstrip("/")
+    try:
+        run_spark(s, CATALOG_SETUP)
+        expected = [_call(s.catalog, n, a, [(spark_wh, "<wh>")]) for n, a in CATALOG_CALLS]
+    finally:
+        _cleanup(s)
+    session = ember.Session({"spark.sql.warehouse.dir": str(tmp_path)})
+    run_ember(session, CATALOG_SETUP)
+    actual = [_call(session.catalog, n, a, [("file:" + str(tmp_path), "<wh>")])
+              for n, a in CATALOG_CALLS]
+    for (n, a), want, got in zip(CATALOG_CALLS, expected, actual):
+        assert got == want, f"catalog.{n}{a}"

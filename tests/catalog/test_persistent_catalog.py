@@ -124,6 +124,16 @@ def test_managed_files_follow_drop_truncate_and_rename(tmp_path):
     assert e.value.error_class == "LOCATION_ALREADY_EXISTS"
 
 
+@pytest.mark.parametrize("create", [
+    "CREATE TABLE t (a INT, b STRING) USING parquet",
+    "CREATE TABLE t (a INT, b STRING) USING csv LOCATION '{w}/absent'"])
+def test_a_table_without_files_reads_no_rows_and_creates_nothing(tmp_path, create):
+    s = session(tmp_path)
+    s.sql(create.format(w=tmp_path))
+    assert rows(s, "SELECT count(*), max(a) FROM t") == [(0, None)]
+    assert not os.path.exists(tmp_path / "absent")
+
+
 def test_temp_views_shadow_persistent_tables(tmp_path):
     s = session(tmp_path)
     s.sql("CREATE TABLE t (a INT) USING parquet")

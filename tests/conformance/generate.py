@@ -23,6 +23,7 @@ Output: ``tests/conformance/golden/<relative path>.json`` (checked in).
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -96,6 +97,10 @@ def run_statement(session: Any, sql: str) -> dict[str, Any]:
             rows = [[] for _ in df.collect()]
     except PySparkException as e:
         return {"command": False, "error": _error_record(e)}
+    except Exception as e:  # noqa: BLE001 - a JVM error PySpark does not convert
+        if type(e).__name__ != "Py4JJavaError":
+            raise
+        return {"command": False, "error": _java_error_record(e)}
     return {
         "command": command,
         "ordered": ordered,
@@ -111,6 +116,19 @@ def _error_record(e: Any) -> dict[str, Any]:
         "error_class": e.getCondition(),
         "sqlstate": e.getSqlState(),
         "message_parameters": dict(sorted(params.items())),
+        "message": message,
+    }
+
+
+def _java_error_record(e: Any) -> dict[str, Any]:
+    """A JVM exception PySpark leaves unconverted (e.g. ``SparkClassNotFoundException`` for
+    DATA_SOURCE_NOT_FOUND): its error class and SQLSTATE from its message."""
+    message = str(e.java_exception.getMessage())
+    m = re.match(r"\[([A-Z_.]+)\] (.*?)(?: SQLSTATE: (\w+))?$", message, re.S)
+    return {
+        "error_class": m.group(1) if m else None,
+        "sqlstate": m.group(3) if m else None,
+        "message_parameters": {},
         "message": message,
     }
 

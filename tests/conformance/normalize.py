@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as _dt
 import decimal
 import math
+import re
 from typing import Any, Iterable
 
 import pyarrow as pa
@@ -116,6 +117,27 @@ def values_equal(a: Any, b: Any, *, rel_tol: float = 1e-9, strict_zero_sign: boo
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
     return a == b
+
+
+#: DESCRIBE / SHOW TABLE EXTENDED entries whose values depend on the run (when, by which engine,
+#: in which warehouse): masked on both sides, as Spark's ``SQLQueryTestHelper.replaceNotIncludedMsg``
+#: masks them in its own golden files.
+NOT_INCLUDED_KEYS = ("Created Time", "Created By", "Last Access", "Location", "Owner",
+                     "Partition Parameters")
+NOT_INCLUDED = "[not included in comparison]"
+_NOT_INCLUDED_LINE = re.compile(rf"^({'|'.join(NOT_INCLUDED_KEYS)}): .*$", re.M)
+
+
+def mask_not_included(rows: list[list[Any]]) -> list[list[Any]]:
+    """``rows`` with the run-dependent values of :data:`NOT_INCLUDED_KEYS` masked: the value
+    next to such a key in the first column, and ``Key: value`` lines inside text cells."""
+    out = []
+    for r in rows:
+        if len(r) >= 2 and r[0] in NOT_INCLUDED_KEYS:
+            r = [r[0], NOT_INCLUDED, *r[2:]]
+        out.append([_NOT_INCLUDED_LINE.sub(lambda m: f"{m.group(1)}: {NOT_INCLUDED}", v)
+                    if isinstance(v, str) and "\n" in v else v for v in r])
+    return out
 
 
 def rows_equal(expected: list[list[Any]], actual: list[list[Any]], *, ordered: bool,

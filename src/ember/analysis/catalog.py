@@ -44,6 +44,12 @@ from ember.analysis.catalog_model import (
 from ember.analysis.metastore import METASTORE_FILE, Metastore
 
 _DEFAULT_PREFIXES = ((), ("default",), ("spark_catalog", "default"))
+#: the database of global temporary views (Spark's ``spark.sql.globalTempDatabase``)
+GLOBAL_TEMP_DATABASE = "global_temp"
+#: global temporary views: shared by the sessions of the process, as Spark's
+#: ``GlobalTempViewManager`` by the sessions of an application
+_GLOBAL_VIEWS: dict[str, "_Entry"] = {}
+_GLOBAL_LOCK = threading.Lock()
 
 
 @dataclass(slots=True)
@@ -117,6 +123,30 @@ class Catalog:
         if user_columns is not None:
             plan = with_user_columns(name, plan, tuple(user_columns))
         self._views[key] = _Entry(name, plan, temporary)
+
+    def create_global_temp_view(self, name: str, plan: LogicalPlan, replace: bool = False,
+                                user_columns: tuple[str, ...] | None = None,
+                                if_not_exists: bool = False) -> None:
+        """``CREATE GLOBAL TEMP VIEW``: a view named ``global_temp.name``."""
+        key = name.lower()
+        with _GLOBAL_LOCK:
+            if key in _GLOBAL_VIEWS and not replace:
+                if if_not_exists:
+                    return
+                full = f"{quote(GLOBAL_TEMP_DATABASE)}.{quote(name)}"
+                raise AnalysisError(
+                    f"Cannot create the temporary view {full} because it already exists.\n"
+                    "Choose a different name, drop or replace the existing view,  or add the IF "
+                    "NOT EXISTS clause to tolerate pre-existing views.",
+                    error_class="TEMP_TABLE_OR_VIEW_ALREADY_EXISTS",
+                    parameters={"relationName": full})
+            if user_columns is not None:
+                plan = with_user_columns(name, plan, tuple(user_columns))
+            _GLOBAL_VIEWS[key] = _Entry(name, plan, True)
+
+    def drop_global_temp_view(self, name: str) -> bool:
+        with _GLOBAL_LOCK:
+            return _GLOBAL_VIEWS.pop(name.lower(), None) is not None
 
     def register_relation(self, name: str, plan: LogicalPlan, replace: bool = True) -> None:
         """Register a resolved relation (e.g. a ``FileRelation``) under ``name``."""
@@ -222,9 +252,10 @@ class Catalog:
         database cannot be dropped."""
         name = database.lower()
         if name == DEFAULT_DATABASE:
-            raise AnalysisError("Can not drop default database",
+            full = f"`{SESSION_CATALOG}`.{quote(name)}"
+            raise AnalysisError(f"The feature is not supported: Drop the default database {full}.",
                                 error_class="UNSUPPORTED_FEATURE.DROP_DATABASE",
-                                parameters={"database": quote(name)})
+                                parameters={"database": full})
         store = self._reader()
         try:
             dropped = None if store is None else store.drop_database(name, cascade)
@@ -397,6 +428,12 @@ class Catalog:
             return None
         if len(parts) == 1 and parts[0].lower() in self._views:
             return self._view_relation(parts)
+        if len(parts) == 2 and parts[0].lower() == GLOBAL_TEMP_DATABASE:
+            e = _GLOBAL_VIEWS.get(parts[1].lower())
+            if e is None:
+                return None
+            return SubqueryAlias((GLOBAL_TEMP_DATABASE, e.name),
+                                 View(f"{GLOBAL_TEMP_DATABASE}`.`{e.name}", fresh_copy(e.plan)))
         if len(parts) <= 3:
             try:
                 table = self.get_table(parts)

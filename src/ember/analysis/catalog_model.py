@@ -31,6 +31,7 @@ DEFAULT_DATABASE = "default"
 SESSION_CATALOG = "spark_catalog"
 
 _COMMENT_KEY = b"comment"
+_DEFAULT_KEY = b"default"
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,10 @@ class CatalogTable:
     #: creation time, seconds since the epoch (``Created Time`` in DESCRIBE EXTENDED)
     created_time: float = field(default_factory=time.time)
     view_database: str | None = None
+    #: ``CLUSTERED BY (cols) [SORTED BY (cols)] INTO n BUCKETS``: (n, cols, sort cols)
+    bucket_spec: tuple[int, tuple[str, ...], tuple[str, ...]] | None = None
+    #: a column's ``DEFAULT`` expression, as written
+    column_defaults: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def is_view(self) -> bool:
@@ -95,23 +100,30 @@ def quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def schema_to_bytes(schema: T.StructType, comments: Mapping[str, str] | None = None) -> bytes:
-    """``schema`` (and column comments) as Arrow IPC schema bytes."""
-    comments = comments or {}
+def schema_to_bytes(schema: T.StructType, comments: Mapping[str, str] | None = None,
+                    defaults: Mapping[str, str] | None = None) -> bytes:
+    """``schema`` (with column comments and defaults) as Arrow IPC schema bytes."""
+    comments, defaults = comments or {}, defaults or {}
     fields = []
     for f in schema.fields:
-        c = comments.get(f.name)
-        meta = {_COMMENT_KEY: c.encode()} if c is not None else None
-        fields.append(pa.field(f.name, f.data_type.to_arrow(), f.nullable, metadata=meta))
+        meta = {}
+        if f.name in comments:
+            meta[_COMMENT_KEY] = comments[f.name].encode()
+        if f.name in defaults:
+            meta[_DEFAULT_KEY] = defaults[f.name].encode()
+        fields.append(pa.field(f.name, f.data_type.to_arrow(), f.nullable, metadata=meta or None))
     return pa.schema(fields).serialize().to_pybytes()
 
 
-def schema_from_bytes(data: bytes) -> tuple[T.StructType, dict[str, str]]:
-    """The inverse of :func:`schema_to_bytes`: the schema and the column comments."""
+def schema_from_bytes(data: bytes) -> tuple[T.StructType, dict[str, str], dict[str, str]]:
+    """The inverse of :func:`schema_to_bytes`: the schema, column comments and defaults."""
     arrow = pa.ipc.read_schema(pa.py_buffer(data))
-    fields, comments = [], {}
+    fields, comments, defaults = [], {}, {}
     for f in arrow:
         fields.append(T.StructField(f.name, T.from_arrow(f.type), f.nullable))
-        if f.metadata and _COMMENT_KEY in f.metadata:
-            comments[f.name] = f.metadata[_COMMENT_KEY].decode()
-    return T.StructType(tuple(fields)), comments
+        meta = f.metadata or {}
+        if _COMMENT_KEY in meta:
+            comments[f.name] = meta[_COMMENT_KEY].decode()
+        if _DEFAULT_KEY in meta:
+            defaults[f.name] = meta[_DEFAULT_KEY].decode()
+    return T.StructType(tuple(fields)), comments, defaults

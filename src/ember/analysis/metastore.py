@@ -50,12 +50,12 @@ _SCHEMA = (
     "name TEXT NOT NULL, table_type TEXT NOT NULL, provider TEXT, schema BLOB NOT NULL, "
     "partition_columns TEXT NOT NULL, location TEXT, options TEXT NOT NULL, "
     "properties TEXT NOT NULL, comment TEXT, view_text TEXT, view_database TEXT, "
-    "created_time REAL NOT NULL, PRIMARY KEY (database, key))",
+    "created_time REAL NOT NULL, extra TEXT NOT NULL, PRIMARY KEY (database, key))",
 )
 
 _COLUMNS = ("database", "key", "name", "table_type", "provider", "schema", "partition_columns",
             "location", "options", "properties", "comment", "view_text", "view_database",
-            "created_time")
+            "created_time", "extra")
 
 
 class MetastoreFormatError(RuntimeError):
@@ -220,15 +220,19 @@ def _database(row: tuple) -> CatalogDatabase:
 
 def _row(t: CatalogTable) -> tuple:
     return (t.database, t.name.lower(), t.name, t.table_type, t.provider,
-            schema_to_bytes(t.schema, t.column_comments), json.dumps(list(t.partition_columns)),
-            t.location, json.dumps(dict(t.options)), json.dumps(dict(t.properties)), t.comment,
-            t.view_text, t.view_database, t.created_time)
+            schema_to_bytes(t.schema, t.column_comments, t.column_defaults),
+            json.dumps(list(t.partition_columns)), t.location, json.dumps(dict(t.options)),
+            json.dumps(dict(t.properties)), t.comment, t.view_text, t.view_database,
+            t.created_time, json.dumps({"bucket_spec": t.bucket_spec}))
 
 
 def _table(row: tuple) -> CatalogTable:
     (database, _key, name, table_type, provider, schema, parts, location, options, props,
-     comment, view_text, view_database, created) = row
-    struct, comments = schema_from_bytes(schema)
+     comment, view_text, view_database, created, extra) = row
+    struct, comments, defaults = schema_from_bytes(schema)
+    bucket = json.loads(extra).get("bucket_spec")
     return CatalogTable(database, name, table_type, provider, struct, tuple(json.loads(parts)),
                         location, json.loads(options), json.loads(props), comment, view_text,
-                        comments, created, view_database)
+                        comments, created, view_database,
+                        None if bucket is None else (bucket[0], tuple(bucket[1]),
+                                                     tuple(bucket[2])), defaults)

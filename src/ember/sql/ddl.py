@@ -31,7 +31,7 @@ from ember.plans.logical import nodes as L
 from ember.sql.datatypes import convert_data_type
 from ember.sql.dialect import EmberSpark
 
-__all__ = ["try_parse_ddl"]
+__all__ = ["try_parse_ddl", "try_parse_describe_partition", "parse_columns"]
 
 _TOKEN = re.compile(
     r"(?P<ws>\s+)|(?P<qident>`(?:[^`]|``)*`)|(?P<str>'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")"
@@ -40,8 +40,8 @@ _TOKEN = re.compile(
 _STARTS = re.compile(
     r"^\s*(?:CREATE\s+(?:OR\s+REPLACE\s+)?(?:EXTERNAL\s+)?TABLE\b"
     r"|CREATE\s+(?:DATABASE|SCHEMA|NAMESPACE)\b|DROP\s+(?:TABLE|DATABASE|SCHEMA|NAMESPACE)\b"
-    r"|USE\b|TRUNCATE\b|ALTER\s+(?:TABLE|VIEW)\b"
-    r"|SHOW\s+(?:TABLES|DATABASES|SCHEMAS|NAMESPACES|COLUMNS|CREATE|TBLPROPERTIES)\b"
+    r"|USE\b|TRUNCATE\b|ALTER\s+(?:TABLE|VIEW|DATABASE|SCHEMA|NAMESPACE)\b"
+    r"|SHOW\s+(?:TABLES|TABLE|DATABASES|SCHEMAS|NAMESPACES|COLUMNS|CREATE|TBLPROPERTIES)\b"
     r"|(?:DESC|DESCRIBE)\s+(?:DATABASE|SCHEMA|NAMESPACE)\b)", re.IGNORECASE)
 
 
@@ -256,19 +256,45 @@ class _Parser:
         name = self.ident()
         self.accept_op(":")
         dt = self.data_type()
-        nullable, comment = True, None
+        nullable, comment, default = True, None, None
         while True:
             if self.accept_kws("NOT", "NULL"):
                 nullable = False
             elif self.accept_kw("COMMENT"):
                 comment = self.string()
-            elif self.at_kw("DEFAULT", "GENERATED", "COLLATE", "PRIMARY"):
+            elif self.accept_kw("DEFAULT"):
+                default = self.default_text()
+            elif self.at_kw("GENERATED", "COLLATE", "PRIMARY"):
                 raise UnsupportedError(
                     f"The column option {self.peek().text.upper()} is not supported yet",
                     error_class="UNSUPPORTED_FEATURE")
             else:
                 break
-        return D.ColumnDefinition(name, dt, nullable, comment)
+        return D.ColumnDefinition(name, dt, nullable, comment, default)
+
+    def default_text(self) -> str:
+        """A ``DEFAULT`` expression's text as written: up to the next top-level ``,``, ``)``,
+        ``COMMENT`` or ``NOT NULL``."""
+        start = self.peek()
+        if start is None:
+            raise self.error()
+        depth, j = 0, self.i
+        while j < len(self.toks):
+            t = self.toks[j]
+            if t.kind == "op" and t.text == "(":
+                depth += 1
+            elif t.kind == "op" and t.text == ")":
+                if depth == 0:
+                    break
+                depth -= 1
+            elif depth == 0 and (t.kind == "op" and t.text == "," or t.kw("COMMENT", "NOT")):
+                break
+            j += 1
+        if j == self.i:
+            raise self.error()
+        last = self.toks[j - 1]
+        self.i = j
+        return self.original[start.start:last.start + len(last.text)]
 
     def columns(self) -> tuple[D.ColumnDefinition, ...]:
         self.expect_op("(")
@@ -350,6 +376,7 @@ class _Parser:
         partitions: tuple[str, ...] = ()
         location = comment = None
         properties: tuple[tuple[str, str], ...] = ()
+        bucket_spec = None
         seen: set[str] = set()
         while True:
             t = self.peek()
@@ -366,7 +393,19 @@ class _Parser:
                 clause, comment = "COMMENT", self.string()
             elif self.accept_kw("TBLPROPERTIES"):
                 clause, properties = "TBLPROPERTIES", self.property_list()
-            elif t.kw("CLUSTERED", "CLUSTER", "SORTED", "STORED", "ROW", "SKEWED"):
+            elif self.accept_kws("CLUSTERED", "BY"):
+                clause, bucket_cols = "CLUSTERED BY", self.ident_list()
+                sort_cols: tuple[str, ...] = ()
+                if self.accept_kws("SORTED", "BY"):
+                    sort_cols = self.sort_list()
+                self.expect_kw("INTO")
+                n = self.peek()
+                if n is None or not n.text.isdigit():
+                    raise self.error()
+                self.i += 1
+                self.expect_kw("BUCKETS")
+                bucket_spec = (int(n.text), bucket_cols, sort_cols)
+            elif t.kw("CLUSTER", "SORTED", "STORED", "ROW", "SKEWED"):
                 raise UnsupportedError(f"CREATE TABLE ... {t.text.upper()} is not supported yet",
                                        error_class="UNSUPPORTED_FEATURE")
             else:
@@ -392,7 +431,48 @@ class _Parser:
                 parameters={"message": "CREATE EXTERNAL TABLE must be accompanied by LOCATION"},
                 origin=Origin(1, 0, sql_text=self.original))
         return D.CreateTable(parts, columns, provider, options, partitions, location, comment,
-                             properties, ine, replace, external, query, pos)
+                             properties, ine, replace, external, query, pos, bucket_spec)
+
+    def sort_list(self) -> tuple[str, ...]:
+        self.expect_op("(")
+        out = []
+        while True:
+            out.append(self.ident())
+            if self.at_kw("DESC"):
+                raise UnsupportedError("SORTED BY ... DESC is not supported",
+                                       error_class="UNSUPPORTED_FEATURE")
+            self.accept_kw("ASC")
+            if not self.accept_op(","):
+                break
+        self.expect_op(")")
+        return tuple(out)
+
+    def partition_spec(self) -> tuple[tuple[str, str], ...]:
+        """``PARTITION (k = v, ...)`` (the PARTITION keyword already read): values as strings."""
+        self.expect_op("(")
+        out = []
+        while True:
+            key_tok = self.peek()
+            key = self.ident()
+            if not self.accept_op("="):
+                raise ParseError(
+                    f"Invalid SQL syntax: Partition key {quote_ident(key)} must set value.",
+                    error_class="INVALID_SQL_SYNTAX.EMPTY_PARTITION_VALUE",
+                    parameters={"partKey": quote_ident(key)},
+                    origin=Origin(1, 0, sql_text=self.original))
+            t = self.peek()
+            if t is None:
+                raise self.error()
+            if t.kind == "ident" and self.peek(1) is not None and self.peek(1).kind == "str" \
+                    and t.kw("TIMESTAMP", "DATE", "TIMESTAMP_NTZ", "TIMESTAMP_LTZ"):
+                self.i += 1
+            value = self.property_value()
+            out.append((key, value))
+            del key_tok
+            if not self.accept_op(","):
+                break
+        self.expect_op(")")
+        return tuple(out)
 
     def _query_in_parens(self) -> bool:
         t = self.peek(1)
@@ -411,11 +491,26 @@ class _Parser:
             elif self.accept_kw("WITH"):
                 self.expect_kw("DBPROPERTIES", "PROPERTIES")
                 properties = self.property_list()
+            elif self.at_kw("DEFAULT"):
+                raise self.schema_collation()
             else:
                 raise self.error()
         return D.CreateDatabase(".".join(parts), ine, location, comment, properties)
 
+    def schema_collation(self) -> ParseError:
+        return ParseError("The feature is not supported: Default collation for the specified "
+                          "schema.", error_class="UNSUPPORTED_FEATURE.SCHEMA_LEVEL_COLLATIONS",
+                          origin=Origin(1, 0, sql_text=self.original))
+
     def alter(self) -> L.Command:
+        if self.accept_kw("DATABASE", "SCHEMA", "NAMESPACE"):
+            self.name()
+            if self.at_kw("DEFAULT"):
+                raise self.schema_collation()
+            t = self.peek()
+            raise UnsupportedError(
+                f"ALTER SCHEMA ... {t.text.upper() if t else ''} is not supported yet",
+                error_class="UNSUPPORTED_FEATURE")
         is_view = self.accept_kw("VIEW")
         if not is_view:
             self.expect_kw("TABLE")
@@ -424,6 +519,20 @@ class _Parser:
             new, _ = self.name()
             self.end()
             return D.RenameTable(parts, new, is_view, pos)
+        if not is_view and self.at_kw("ADD") and (
+                self.peek(1) is not None and self.peek(1).kw("PARTITION", "IF")):
+            self.i += 1
+            ine = self.accept_kws("IF", "NOT", "EXISTS")
+            specs = []
+            while self.accept_kw("PARTITION"):
+                specs.append(self.partition_spec())
+                if self.at_kw("LOCATION"):
+                    raise UnsupportedError("ADD PARTITION ... LOCATION is not supported yet",
+                                           error_class="UNSUPPORTED_FEATURE")
+            if not specs:
+                raise self.error()
+            self.end()
+            return D.AddPartitions(parts, tuple(specs), ine, pos)
         if not is_view and self.accept_kw("ADD"):
             self.expect_kw("COLUMN", "COLUMNS")
             if self.at_op("("):
@@ -450,6 +559,16 @@ class _Parser:
             "supported yet", error_class="UNSUPPORTED_FEATURE")
 
     def show(self) -> L.Command:
+        if self.accept_kw("TABLE"):
+            self.expect_kw("EXTENDED")
+            db = None
+            if self.accept_kw("FROM", "IN"):
+                db, _ = self.name()
+            self.expect_kw("LIKE")
+            pattern = self.string()
+            spec = self.partition_spec() if self.accept_kw("PARTITION") else None
+            self.end()
+            return D.ShowTables(db, pattern, True, spec)
         if self.accept_kw("TABLES"):
             db = None
             if self.accept_kw("FROM", "IN"):
@@ -490,6 +609,32 @@ class _Parser:
         pattern = self.string()
         self.end()
         return pattern
+
+
+def parse_columns(original: str, start: int) -> tuple[D.ColumnDefinition, ...]:
+    """The column definitions ``(name type, ...)`` starting at offset ``start``."""
+    return _Parser(original, _blank(original[:start]) + original[start:],
+                   lambda q: None).columns()
+
+
+def quote_ident(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def try_parse_describe_partition(original: str, text: str, start: int,
+                                 extended: bool) -> L.Command | None:
+    """``DESC [TABLE] [EXTENDED] name PARTITION (...)`` (``start``: the offset of the name)."""
+    if not re.search(r"\bPARTITION\s*\(", text[start:], re.IGNORECASE):
+        return None
+    p = _Parser(original, _blank(text[:start]) + text[start:], lambda q: None)
+    parts, pos = p.name()
+    p.expect_kw("PARTITION")
+    spec = p.partition_spec()
+    if p.at_kw("AS"):
+        raise UnsupportedError("DESCRIBE ... AS JSON is not supported yet",
+                               error_class="UNSUPPORTED_FEATURE")
+    p.end()
+    return D.DescribePartition(parts, spec, extended, pos)
 
 
 def _blank(text: str) -> str:

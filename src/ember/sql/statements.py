@@ -16,10 +16,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from ember.errors import Origin, ParseError
+from ember.errors import Origin, ParseError, UnsupportedError
 from ember.plans.logical import ddl as D
 from ember.plans.logical import nodes as L
-from ember.sql.ddl import try_parse_ddl
+from ember import types as T
+from ember.sql.ddl import parse_columns, try_parse_ddl, try_parse_describe_partition
 
 __all__ = ["try_parse_command"]
 
@@ -144,12 +145,19 @@ def try_parse_command(
                 (_unquote_string(o.group("key")), _unquote_string(o.group("value")))
                 for o in _OPTION.finditer(u.group("options") or "")
             )
-            return L.CreateTempViewUsing(name, u.group("provider").lower(), options, replace)
+            schema = None
+            if cols_raw and re.search(r"\w\s+\w", cols_raw):  # (name type, ...)
+                schema = T.StructType(tuple(
+                    T.StructField(c.name, c.data_type, c.nullable)
+                    for c in parse_columns(original, m.start("cols"))))
+            return L.CreateTempViewUsing(name, u.group("provider").lower(), options, replace,
+                                         schema)
         if a := _AS.match(tail):
             q_start = tail_start + a.end()
             query = parse_query(_blank(original[:q_start]) + original[q_start:])
             return L.CreateViewCommand(name, query, cols, replace, temporary,
-                                       bool(m.group("ine")), original[q_start:], comment, props)
+                                       bool(m.group("ine")), original[q_start:], comment, props,
+                                       bool(m.group("global")))
         near = tail.split()[0] if tail.split() else None
         raise _syntax_error(original, tail_start, near)
 
@@ -184,6 +192,23 @@ def try_parse_command(
             query = parse_query(_blank(original[:q_start]) + original[q_start:])
             return L.DescribeRelation(query, extended)
         name = rest.strip()
+        if json_tail := re.search(r"\s+AS\s+JSON\s*$", name, re.IGNORECASE):
+            name = name[:json_tail.start()]
+            if re.fullmatch(rf"(?P<name>{_NAME})\s+(?P<col>{_NAME})", name):
+                raise ParseError(
+                    "The feature is not supported: DESC TABLE COLUMN AS JSON not supported for "
+                    "individual columns.", error_class="UNSUPPORTED_FEATURE.DESC_TABLE_COLUMN_JSON",
+                    origin=Origin(1, 0, sql_text=original))
+            if not extended:
+                raise ParseError(
+                    "DESCRIBE TABLE ... AS JSON only supported when [EXTENDED|FORMATTED] is "
+                    "specified. For example: DESCRIBE EXTENDED t AS JSON is supported but "
+                    "DESCRIBE t AS JSON is not.", error_class="DESCRIBE_JSON_NOT_EXTENDED",
+                    parameters={"tableName": name}, origin=Origin(1, 0, sql_text=original))
+            raise UnsupportedError("DESCRIBE ... AS JSON is not supported yet",
+                                   error_class="UNSUPPORTED_FEATURE")
+        if (part := try_parse_describe_partition(original, text, m.end(), extended)) is not None:
+            return part
         if col := re.fullmatch(rf"(?P<name>{_NAME})\s+(?P<col>{_NAME})", name):
             line = original.count("\n", 0, m.end()) + 1
             col_pos = m.end() - (original.rfind("\n", 0, m.end()) + 1)

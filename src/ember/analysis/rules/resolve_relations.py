@@ -22,7 +22,11 @@ def resolve_relations(plan: LogicalPlan, ctx) -> LogicalPlan:
             case UnresolvedRelation(name_parts=parts, origin=origin):
                 found = ctx.catalog.try_lookup(parts)
                 if found is None:
-                    raise table_not_found(parts, to_origin(origin))
+                    current = getattr(ctx.catalog, "current_database", None)
+                    path = None if current is None else (
+                        "[`system`.`builtin`, `system`.`session`, "
+                        f"`spark_catalog`.`{current()}`]")
+                    raise table_not_found(parts, to_origin(origin), search_path=path)
                 if isinstance(found, SubqueryAlias) and len(found.identifier) == 1 \
                         and not ctx.case_sensitive:
                     # Spark names a temporary view as referenced, lower-cased (``testdata.a``);

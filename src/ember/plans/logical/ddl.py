@@ -20,7 +20,8 @@ __all__ = [
     "ColumnDefinition", "CreateTable", "CreateDatabase", "DropDatabase", "UseDatabase",
     "DropTable", "TruncateTable", "RenameTable", "AddColumns", "SetTableProperties",
     "UnsetTableProperties", "ShowTables", "ShowDatabases", "ShowColumns", "ShowCreateTable",
-    "ShowTableProperties", "DescribeDatabase", "DescribeColumn",
+    "ShowTableProperties", "DescribeDatabase", "DescribeColumn", "AddPartitions",
+    "DescribePartition",
 ]
 
 _Pairs = tuple[tuple[str, str], ...]
@@ -38,6 +39,8 @@ class ColumnDefinition:
     data_type: T.DataType
     nullable: bool = True
     comment: str | None = None
+    #: the ``DEFAULT`` expression as written
+    default: str | None = None
 
 
 @node
@@ -60,6 +63,8 @@ class CreateTable(Command):
     external: bool = False
     query: LogicalPlan | None = None
     origin: tuple[int, int] | None = field(default=None, compare=False)
+    #: ``CLUSTERED BY (cols) [SORTED BY (cols)] INTO n BUCKETS``
+    bucket_spec: tuple[int, tuple[str, ...], tuple[str, ...]] | None = None
 
     def simple_string(self) -> str:
         return f"CreateTable {'.'.join(self.name_parts)}, {self.if_not_exists}"
@@ -151,15 +156,29 @@ class UnsetTableProperties(Command):
 
 
 @node
+class AddPartitions(Command):
+    """``ALTER TABLE name ADD [IF NOT EXISTS] PARTITION (k = v, ...) ...``."""
+
+    name_parts: tuple[str, ...]
+    specs: tuple[_Pairs, ...]
+    if_not_exists: bool = False
+    origin: tuple[int, int] | None = field(default=None, compare=False)
+
+
+@node
 class ShowTables(Command):
-    """``SHOW TABLES [FROM|IN db] [[LIKE] 'pattern']``."""
+    """``SHOW TABLES [FROM|IN db] [[LIKE] 'pattern']``; ``extended``: ``SHOW TABLE EXTENDED
+    [FROM|IN db] LIKE 'pattern' [PARTITION (...)]`` (a fourth column, ``information``)."""
 
     database: tuple[str, ...] | None = None
     pattern: str | None = None
+    extended: bool = False
+    partition: _Pairs | None = None
 
     def _compute_output(self) -> tuple[AttributeReference, ...]:
-        return (_str("namespace"), _str("tableName"),
-                AttributeReference("isTemporary", T.BOOLEAN, False))
+        out = (_str("namespace"), _str("tableName"),
+               AttributeReference("isTemporary", T.BOOLEAN, False))
+        return out + (_str("information"),) if self.extended else out
 
 
 @node
@@ -217,6 +236,19 @@ class DescribeDatabase(Command):
 
     def _compute_output(self) -> tuple[AttributeReference, ...]:
         return (_str("info_name"), _str("info_value"))
+
+
+@node
+class DescribePartition(Command):
+    """``DESCRIBE [TABLE] [EXTENDED] name PARTITION (k = v, ...)``."""
+
+    name_parts: tuple[str, ...]
+    spec: _Pairs
+    extended: bool = False
+    origin: tuple[int, int] | None = field(default=None, compare=False)
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return (_str("col_name"), _str("data_type"), _str("comment", True))
 
 
 @node

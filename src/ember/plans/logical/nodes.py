@@ -1081,6 +1081,8 @@ class CreateViewCommand(Command):
     query_text: str | None = field(default=None, compare=False)
     comment: str | None = None
     properties: tuple[tuple[str, str], ...] = ()
+    #: ``CREATE GLOBAL TEMP VIEW``: a view of the ``global_temp`` database
+    global_temp: bool = False
 
     def simple_string(self) -> str:
         return f"CreateViewCommand `{self.name}`, {self.replace}, {self.temporary}"
@@ -1094,6 +1096,8 @@ class CreateTempViewUsing(Command):
     provider: str
     options: tuple[tuple[str, str], ...]
     replace: bool = False
+    #: ``CREATE TEMP VIEW v (cols) USING ...``: the user's schema
+    schema: T.StructType | None = None
 
     def simple_string(self) -> str:
         return f"CreateTempViewUsing [tableIdent:`{self.name}`] replace:{self.replace}, provider:{self.provider}"
