@@ -72,13 +72,18 @@ def _not_supported(full: str, operation: str) -> AnalysisError:
         parameters={"tableName": full, "operation": operation})
 
 
+def _catalog_commands():  # noqa: ANN202 - the module ember.catalog_commands
+    """``ember.catalog_commands`` (its table registration in Spark and CREATE TABLE checks).
+    It imports the readers, which import the DataFrame, which imports this module (df.write,
+    df.writeTo): imported at first use to break that cycle."""
+    import ember.catalog_commands as commands  # noqa: PLC0415
+
+    return commands
+
+
 def _register_in_spark(session: "Session", table: CatalogTable) -> None:
     """Make the table written known to the session's SparkSession (Spark runtime only)."""
-    # ember.catalog_commands imports the readers, which import the DataFrame, which imports
-    # this module (df.write / df.writeTo): imported here to break that cycle
-    from ember.catalog_commands import register_in_spark  # noqa: PLC0415
-
-    register_in_spark(session, table)
+    _catalog_commands().register_in_spark(session, table)
 
 
 # -- INSERT ------------------------------------------------------------------------------------
@@ -159,23 +164,11 @@ def _new_table(session: "Session", parts: tuple[str, str], query: LogicalPlan,
             error_class="DATA_SOURCE_NOT_FOUND", parameters={"provider": fmt})
     out = query.output
     _check_columns([a.name for a in out], case_sensitive)
-    key = (lambda s: s) if case_sensitive else str.lower
     fields = [T.StructField(a.name, a.data_type, True) for a in out]
-    parts_fields = []
-    for p in partition_by:
-        f = next((f for f in fields if key(f.name) == key(p)), None)
-        if f is None:
-            cols = ", ".join(quote(x.name) for x in fields)
-            raise AnalysisError(
-                f"partition column {quote(p)} is not defined in table {full}, defined table "
-                f"columns are: {cols}.", error_class="COLUMN_NOT_DEFINED_IN_TABLE",
-                parameters={"colType": "partition", "colName": quote(p), "tableName": full,
-                            "tableCols": cols})
-        parts_fields.append(f)
+    data, parts_fields = _catalog_commands().split_partition_fields(fields, partition_by, full)
     if parts_fields and len(parts_fields) == len(fields):
         raise AnalysisError("Cannot use all columns for partition columns.",
                             error_class="ALL_PARTITION_COLUMNS_NOT_ALLOWED")
-    data = [f for f in fields if f not in parts_fields]
     if location is not None:
         location = location[len("file:"):] if location.startswith("file:") else location
         location = os.path.abspath(os.path.expanduser(location))
