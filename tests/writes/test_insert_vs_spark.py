@@ -306,3 +306,32 @@ def _call(call: Any, df: Any) -> str | None:
         cond = getattr(e, "getCondition", None)
         return cond() if cond is not None else getattr(e, "error_class", type(e).__name__)
     return None
+
+
+@pytest.mark.parametrize("runtime", [rt for rt in RUNTIMES if rt == "local"
+                                     or os.environ.get("EMBER_WRITES_ALL") == "1"])
+def test_failed_ctas_leaves_no_table(runtime: str, tmp_path: Any) -> None:
+    """A CREATE TABLE AS SELECT (or saveAsTable) whose query fails leaves neither metadata nor
+    files: managed, and external at a new LOCATION (on the Spark runtime, whose failing tasks
+    take a minute, with ``EMBER_WRITES_ALL=1``)."""
+    session = new_session({}, runtime)
+    warehouse = session.session_catalog.warehouse
+    external = str(tmp_path / "ext")
+    statements = [
+        "CREATE TABLE bad1 USING parquet PARTITIONED BY (p) AS "
+        "SELECT id AS a, id % 2 AS p, CAST(IF(id = 3, 'x', '1') AS INT) AS c FROM range(5)",
+        f"CREATE TABLE bad2 USING csv LOCATION '{external}' AS SELECT 1 / 0 AS a",
+    ]
+    for sql in statements:
+        outcome = run_sql(session, sql)
+        assert outcome.error_class in ("CAST_INVALID_INPUT", "DIVIDE_BY_ZERO"), sql
+    df = session.sql("SELECT CAST('y' AS INT) AS a")
+    with pytest.raises(Exception):
+        df.write.saveAsTable("bad3")
+    for name in ("bad1", "bad2", "bad3"):
+        assert session.session_catalog.get_table((name,)) is None
+        assert not os.path.exists(os.path.join(warehouse, name))
+    assert not os.path.exists(external)
+    # the names are free again
+    session.sql("CREATE TABLE bad1 USING parquet AS SELECT 1 AS a")
+    assert session.sql("SELECT * FROM bad1").collect()[0].a == 1
