@@ -70,6 +70,13 @@ def _search_path(catalog: Catalog, builtin: bool = False, session: bool = True) 
     return "[" + ", ".join(parts) + "]"
 
 
+def _database_name(parts: tuple[str, ...]) -> str:
+    """A namespace as written (``db`` or ``spark_catalog.db``): the database's name."""
+    if len(parts) == 2 and parts[0].lower() == SESSION_CATALOG:
+        return parts[1]
+    return ".".join(parts)
+
+
 def _origin(pos: tuple[int, int] | None) -> Origin | None:
     return None if pos is None else Origin(line=pos[0], start_position=pos[1])
 
@@ -126,14 +133,18 @@ def run_catalog_command(session: "Session", plan: Any) -> list[tuple[Any, ...]]:
             _spark_sql(session, f"CREATE DATABASE IF NOT EXISTS {quote(name.lower())}")
             return []
         case D.DropDatabase(name=name, if_exists=ie, cascade=cascade):
+            db = catalog.get_database(name)
             for t in catalog.drop_database(name, ie, cascade):
                 _delete_managed_files(t)
+            if db is not None and db.location != catalog.warehouse:
+                try:  # the database's directory goes when nothing else is left in it
+                    os.rmdir(db.location)
+                except OSError:
+                    pass
             _spark_sql(session, f"DROP DATABASE IF EXISTS {quote(name.lower())} CASCADE")
             return []
         case D.UseDatabase(name_parts=parts):
-            db = parts[-1] if len(parts) == 2 and parts[0].lower() == SESSION_CATALOG else \
-                ".".join(parts)
-            catalog.set_current_database(db)
+            catalog.set_current_database(_database_name(parts))
             return []
         case D.DropTable(name_parts=parts, if_exists=ie):
             if len(parts) == 1 and catalog.exists(parts[0]):
@@ -193,7 +204,7 @@ def run_catalog_command(session: "Session", plan: Any) -> list[tuple[Any, ...]]:
             catalog.alter_table(table.copy(properties=props, comment=comment))
             return []
         case D.ShowTables(database=db, pattern=pattern, extended=False):
-            database = None if db is None else ".".join(db)
+            database = None if db is None else _database_name(db)
             rows = [(t.database, t.name, False) for t in catalog.glob_tables(database, pattern)]
             rows += [("", v, True) for v in catalog.list_views() if matches_pattern(v, pattern)]
             return rows
@@ -651,7 +662,7 @@ def _show_table_extended(session: "Session", plan: D.ShowTables) -> list[tuple[A
     """``SHOW TABLE EXTENDED [IN db] LIKE 'pattern' [PARTITION (...)]`` (Spark's
     ``ShowTablesCommand`` with ``isExtended``)."""
     catalog = session.session_catalog
-    database = None if plan.database is None else ".".join(plan.database)
+    database = None if plan.database is None else _database_name(plan.database)
     if plan.partition is not None:
         table = catalog.get_table((database, plan.pattern) if database else (plan.pattern,))
         if table is None:
@@ -930,6 +941,7 @@ def create_persistent_view(session: "Session", plan: CreateViewCommand) -> None:
     if not catalog.database_exists(database):
         raise schema_not_found(database)
     analyzed = QueryExecution(session, plan.query).analyzed
+    _check_no_temp_objects(analyzed, database, name)
     names = list(plan.user_columns) if plan.user_columns else [a.name for a in analyzed.output]
     if len(names) != len(analyzed.output):
         with_user_columns(name, analyzed, tuple(names))  # raises the arity error
@@ -952,6 +964,23 @@ def create_persistent_view(session: "Session", plan: CreateViewCommand) -> None:
         catalog.replace_table(table)
         return
     catalog.create_table(table)
+
+
+def _check_no_temp_objects(analyzed: LogicalPlan, database: str, name: str) -> None:
+    """Spark's ``INVALID_TEMP_OBJ_REFERENCE``: a persistent view cannot read a temporary view
+    (the next session would not have it)."""
+    node = analyzed.find(lambda p: isinstance(p, SubqueryAlias) and isinstance(p.child, View)
+                         and len(p.identifier) == 1)
+    if node is not None:
+        temp = quote(node.identifier[0])
+        full = f"`{SESSION_CATALOG}`.{quote(database)}.{quote(name)}"
+        raise AnalysisError(
+            f"Cannot create the persistent object {full} of the type VIEW because it references "
+            f"to the temporary object {temp} of the type VIEW. Please make the temporary object "
+            f"{temp} persistent, or make the persistent object {full} temporary.",
+            error_class="INVALID_TEMP_OBJ_REFERENCE",
+            parameters={"obj": "VIEW", "objName": full, "tempObj": "VIEW",
+                        "tempObjName": temp})
 
 
 def drop_view(session: "Session", plan: DropView) -> None:

@@ -49,6 +49,10 @@ def test_a_table_created_in_one_session_is_there_in_the_next(tmp_path):
     assert rows(s2, "SELECT * FROM sales.recent") == []
     s2.sql("DROP TABLE sales.orders")
     assert rows(session(tmp_path), "SHOW TABLES IN sales") == [("sales", "recent", False)]
+    s2.sql("CREATE TABLE sales.more (a INT) USING parquet")
+    s2.sql("DROP DATABASE sales CASCADE")
+    assert not os.path.exists(tmp_path / "sales.db")
+    assert rows(session(tmp_path), "SHOW DATABASES") == [("default",)]
 
 
 def test_catalog_api_contract_persists(tmp_path):

@@ -452,7 +452,6 @@ class _Parser:
         self.expect_op("(")
         out = []
         while True:
-            key_tok = self.peek()
             key = self.ident()
             if not self.accept_op("="):
                 raise ParseError(
@@ -468,7 +467,6 @@ class _Parser:
                 self.i += 1
             value = self.property_value()
             out.append((key, value))
-            del key_tok
             if not self.accept_op(","):
                 break
         self.expect_op(")")
