@@ -22,7 +22,7 @@ in step:
   Spark's errors, and so they do here.
 
 On the Spark runtime each table written is also registered in the SparkSession's catalog over
-the same directory (``ember.catalog_commands.register_in_spark``), so Spark SQL reads it.
+the same directory (``ember.catalog_commands.refresh_in_spark``), so Spark SQL reads it.
 """
 
 from __future__ import annotations
@@ -81,32 +81,22 @@ def _catalog_commands():  # noqa: ANN202 - the module ember.catalog_commands
     return commands
 
 
-def _register_in_spark(session: "Session", table: CatalogTable) -> None:
-    """Make the table written known to the session's SparkSession (Spark runtime only)."""
-    _catalog_commands().register_in_spark(session, table)
+def _refresh_in_spark(session: "Session", table: CatalogTable) -> None:
+    """Make the table written, and its new files, known to the session's SparkSession (Spark
+    runtime only)."""
+    _catalog_commands().refresh_in_spark(session, table)
 
 
 # -- INSERT ------------------------------------------------------------------------------------
 
 
-def _partition_exists(location: str, static: Sequence[tuple[str, str | None]]) -> bool:
-    """Whether the fully static partition ``static`` holds files (Spark asks the catalog's
-    partitions; Ember's tables keep them only as ``k=v`` directories)."""
-    path = os.path.join(location, *(f"{k}={v}" for k, v in static))
-    return os.path.isdir(path) and any(not n.startswith((".", "_")) for n in os.listdir(path))
-
-
 def run_insert(session: "Session", stmt: InsertIntoStatement) -> None:
     """Run ``INSERT ...``: the analyzed write command (``INSERT OVERWRITE ... PARTITION (...)
-    IF NOT EXISTS`` does nothing when the partition exists), then its table registered in
-    Spark."""
+    IF NOT EXISTS`` does nothing when the partition exists), then Spark's view of the table
+    refreshed."""
     qe = QueryExecution(session, stmt)
-    cmd = qe.analyzed
-    if cmd.if_partition_not_exists and _partition_exists(cmd.output_path,
-                                                         cmd.static_partitions):
-        return
     qe.execute_write()
-    _register_in_spark(session, cmd.catalog_table)
+    _refresh_in_spark(session, qe.analyzed.catalog_table)
 
 
 # -- CREATE TABLE AS SELECT --------------------------------------------------------------------
@@ -209,7 +199,7 @@ def _create_with_rows(session: "Session", parts: tuple[str, str], query: Logical
         if (table.table_type == MANAGED or not existed) and os.path.isdir(table.location):
             shutil.rmtree(table.location, ignore_errors=True)
         raise
-    _register_in_spark(session, table)
+    _refresh_in_spark(session, table)
     return table
 
 
@@ -289,7 +279,7 @@ def _append(session: "Session", table: CatalogTable, query: LogicalPlan, fmt: st
     prepared = prepare_insert(table, query, session.sql_conf, by_name=True)
     QueryExecution(session, table_write_command(table, prepared, session.sql_conf,
                                                 overwrite=False)).execute_write()
-    _register_in_spark(session, table)
+    _refresh_in_spark(session, table)
 
 
 def insert_into(df: "DataFrame", name: str, overwrite: bool,
