@@ -116,6 +116,8 @@ SCENARIOS: dict[str, tuple[str, ...]] = {
         "CREATE TABLE ins9 USING parquet PARTITIONED BY (a) AS SELECT 1 AS a",
         "CREATE TABLE ins9 USING parquet PARTITIONED BY (z) AS SELECT 1 AS a",
         "CREATE OR REPLACE TABLE ins4 USING parquet AS SELECT 3 AS a",
+        "REPLACE TABLE ins4 USING parquet AS SELECT 3 AS a",
+        "REPLACE TABLE ins_nosuch USING parquet AS SELECT 3 AS a",
         "CREATE TABLE ins10 USING csv OPTIONS (header 'true') AS SELECT 1 AS a, 'x,y' AS b",
         "INSERT INTO ins10 VALUES (2, NULL)",
         "SELECT * FROM ins10",

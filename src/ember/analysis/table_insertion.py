@@ -115,7 +115,8 @@ def can_up_cast(f: T.DataType, t: T.DataType) -> bool:
                 and can_up_cast(f.element_type, t.element_type))
     if isinstance(f, T.StructType) and isinstance(t, T.StructType):
         return len(f.fields) == len(t.fields) and all(
-            _resolvable_nullability(a.nullable, b.nullable) and can_up_cast(a.data_type, b.data_type)
+            _resolvable_nullability(a.nullable, b.nullable)
+            and can_up_cast(a.data_type, b.data_type)
             for a, b in zip(f.fields, t.fields))
     if isinstance(f, T.DayTimeIntervalType) and isinstance(t, T.DayTimeIntervalType):
         return True
