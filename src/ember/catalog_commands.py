@@ -329,6 +329,25 @@ def _column_names(session: "Session", parts: tuple[str, ...],
 # -- CREATE TABLE -------------------------------------------------------------------------------
 
 
+def split_partition_fields(fields: list[T.StructField], partition_columns: Any, full: str
+                           ) -> tuple[list[T.StructField], list[T.StructField]]:
+    """A new table's data columns and its partition columns (in PARTITIONED BY order);
+    ``COLUMN_NOT_DEFINED_IN_TABLE`` for a partition column the table does not have."""
+    by_name = {f.name.lower(): f for f in fields}
+    parts = []
+    for p in partition_columns:
+        f = by_name.get(p.lower())
+        if f is None:
+            cols = ", ".join(quote(x.name) for x in fields)
+            raise AnalysisError(
+                f"partition column {quote(p)} is not defined in table {full}, defined table "
+                f"columns are: {cols}.", error_class="COLUMN_NOT_DEFINED_IN_TABLE",
+                parameters={"colType": "partition", "colName": quote(p), "tableName": full,
+                            "tableCols": cols})
+        parts.append(f)
+    return [f for f in fields if f not in parts], parts
+
+
 def _create_table(session: "Session", plan: D.CreateTable) -> None:
     catalog = session.session_catalog
     if plan.query is not None:
@@ -373,19 +392,7 @@ def _create_table(session: "Session", plan: D.CreateTable) -> None:
                     f"\"{sql_type}\".", error_class="UNSUPPORTED_DATA_TYPE_FOR_DATASOURCE",
                     parameters={"format": "CSV", "columnName": quote(f.name),
                                 "columnType": f'"{sql_type}"'})
-    by_name = {f.name.lower(): f for f in fields}
-    parts = []
-    for p in plan.partition_columns:
-        f = by_name.get(p.lower())
-        if f is None:
-            cols = ", ".join(quote(x.name) for x in fields)
-            raise AnalysisError(
-                f"partition column {quote(p)} is not defined in table {full}, defined table "
-                f"columns are: {cols}.", error_class="COLUMN_NOT_DEFINED_IN_TABLE",
-                parameters={"colType": "partition", "colName": quote(p), "tableName": full,
-                            "tableCols": cols})
-        parts.append(f)
-    data = [f for f in fields if f not in parts]
+    data, parts = split_partition_fields(fields, plan.partition_columns, full)
     table = CatalogTable(
         database, name, EXTERNAL if location is not None else MANAGED, provider,
         T.StructType(tuple(data + parts)), tuple(f.name for f in parts),

@@ -168,6 +168,23 @@ def _state_ttl(key: str) -> Callable[[Any], int | None]:
     return parse
 
 
+def _options(key: str, options: tuple[str, ...]) -> Callable[[Any], str]:
+    """A parser accepting one of ``options`` in any case (Spark's ``checkValues`` on an
+    upper-cased enumeration value)."""
+
+    def parse(v: Any) -> str:
+        value = str(v).upper()
+        if value not in options:
+            listed = ", ".join(options)
+            raise AnalysisError(
+                f"The value '{v}' in the config \"{key}\" is invalid. It should be one of "
+                f"'{listed}'.", error_class="INVALID_CONF_VALUE.OUT_OF_RANGE_OF_OPTIONS",
+                parameters={"confName": key, "confValue": str(v), "confOptions": listed})
+        return value
+
+    return parse
+
+
 def _entry(key: str, default: Any, parse: Callable[[Any], Any], doc: str) -> ConfEntry:
     assert key not in _ENTRIES, f"{key} is registered twice"
     e = ConfEntry(key, default, parse, doc, _TYPE_NAMES.get(parse, "string"))
@@ -543,6 +560,16 @@ FILES_OPEN_COST = _entry(
 FILES_MIN_PARTITION_NUM = _entry(
     "spark.sql.files.minPartitionNum", None, int,
     "The suggested least number of scan partitions (unset: the default parallelism).")
+STORE_ASSIGNMENT_POLICY = _entry(
+    "spark.sql.storeAssignmentPolicy", "ANSI",
+    _options("spark.sql.storeAssignmentPolicy", ("ANSI", "LEGACY", "STRICT")),
+    "How INSERT and saveAsTable convert values to a table column's type: ANSI casts only "
+    "between reasonable types and fails on overflow, LEGACY casts anything as a non-ANSI cast "
+    "does, STRICT allows only casts that cannot lose information.")
+ALLOW_NON_EMPTY_LOCATION_IN_CTAS = _entry(
+    "spark.sql.legacy.allowNonEmptyLocationInCTAS", False, _bool,
+    "Legacy: CREATE TABLE ... LOCATION ... AS SELECT may write into a directory that holds "
+    "files (they are overwritten).")
 
 #: Prefixes of Spark's settings that must be given before the SparkContext starts (the Spark
 #: runtime passes them to the session builder, never to a running session's conf).

@@ -60,6 +60,7 @@ from ember.expressions.predicates import And, EqualNullSafe, EqualTo
 from ember.sql import parse_expression
 from ember.streaming.api import DataStreamWriter
 from ember.writers import DataFrameWriter
+from ember.table_writes import DataFrameWriterV2
 from ember.streaming.watermarks import delay_ms, interval_string, parse_interval
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -275,6 +276,10 @@ class DataFrame:
         """The writer saving this DataFrame's rows as files (:class:`ember.writers.DataFrameWriter`:
         ``df.write.mode("overwrite").partitionBy("day").parquet(path)``)."""
         return DataFrameWriter(self)
+
+    def writeTo(self, table: str) -> DataFrameWriterV2:  # noqa: N802
+        """PySpark's ``df.writeTo(table)`` (:class:`ember.table_writes.DataFrameWriterV2`)."""
+        return DataFrameWriterV2(self, table)
 
     # -- streaming ----------------------------------------------------------------------------
     @property

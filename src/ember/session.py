@@ -42,7 +42,7 @@ from ember.expressions.base import AttributeReference
 from ember.plans.logical.writes import InsertIntoHadoopFsRelationCommand
 from ember.plans.logical.nodes import (
     Command, CreateTempViewUsing, CreateViewCommand, DescribeRelation, AnalyzeTableCommand,
-    DropView, ExplainCommand, LocalRelation, Range, SetCommand, UnresolvedRelation,
+    DropView, ExplainCommand, LocalRelation, LogicalPlan, Range, SetCommand, UnresolvedRelation,
     SparkDataFrameRelation,
 )
 from ember.query_execution import QueryExecution
@@ -50,6 +50,9 @@ from ember.readers import DataFrameReader, file_relation
 from ember.row import Row
 from ember.column import parse_column_name
 from ember.sql import parse_statement, parse_data_type
+from ember.table_writes import create_table_as_select, run_insert
+from ember.plans.logical.ddl import CreateTable
+from ember.plans.logical.insert import InsertIntoStatement
 from ember.streaming.api import DataStreamReader, StreamingQueryManager
 
 __all__ = ["Session", "RuntimeConfig", "SessionCatalogAPI"]
@@ -248,7 +251,8 @@ class Session:
             sqlQuery, legacy_setops_precedence=bool(self.sql_conf.get(SETOPS_PRECEDENCE_LEGACY)),
             time_zone=self.sql_conf.time_zone,
         )
-        if isinstance(plan, CATALOG_COMMANDS):
+        if isinstance(plan, CATALOG_COMMANDS) and not (
+                isinstance(plan, CreateTable) and plan.query is not None):  # CTAS: a write
             return self._command_result(plan, run_catalog_command(self, plan))
         if isinstance(plan, Command):
             return self._run_command(plan)
@@ -256,6 +260,12 @@ class Session:
 
     def _run_command(self, plan: Command) -> DataFrame:
         match plan:
+            case InsertIntoStatement():
+                run_insert(self, plan)
+                return self._command_result(plan, [])
+            case CreateTable(query=LogicalPlan()):
+                create_table_as_select(self, plan)
+                return self._command_result(plan, [])
             case CreateViewCommand(temporary=False):
                 create_persistent_view(self, plan)
                 return self._command_result(plan, [])
@@ -308,7 +318,7 @@ class Session:
                 return self._command_result(plan, [(key, value)])
             case ExplainCommand(query=query, mode=mode):
                 if isinstance(query, Command) and not isinstance(
-                        query, InsertIntoHadoopFsRelationCommand):
+                        query, (InsertIntoHadoopFsRelationCommand, InsertIntoStatement)):
                     text = "== Physical Plan ==\nExecutedCommand\n   +- " + query.simple_string() \
                         + "\n"
                 else:

@@ -24,6 +24,7 @@ from ember.plans.logical.writes import (PARTITION_COLUMNS_OPTION, InsertIntoHado
                                         SaveMode, partition_columns_option)
 from ember.query_execution import QueryExecution
 from ember.streaming.sinks.file import uri_to_path
+from ember.table_writes import insert_into, save_as_table
 
 if TYPE_CHECKING:  # pragma: no cover
     from ember.dataframe import DataFrame
@@ -124,6 +125,26 @@ class DataFrameWriter:
                   ignoreTrailingWhiteSpace=ignoreTrailingWhiteSpace,
                   charToEscapeQuoteEscaping=charToEscapeQuoteEscaping, encoding=encoding,
                   emptyValue=emptyValue, lineSep=lineSep)
+
+    def saveAsTable(self, name: str, format: str | None = None,  # noqa: N802,A002
+                    mode: str | None = None, partitionBy: Any = None,  # noqa: N803
+                    **options: Any) -> None:
+        """Write the rows into catalog table ``name`` (:func:`ember.table_writes.save_as_table`)."""
+        if format is not None:
+            self.format(format)
+        self.mode(mode)
+        if partitionBy is not None:
+            self.partitionBy(partitionBy)
+        self._set_options(**options)
+        save_as_table(self._df, name, self._format, self._mode, self._options,
+                      self._partition_by)
+
+    def insertInto(self, tableName: str, overwrite: bool | None = None) -> None:  # noqa: N802,N803
+        """``INSERT [OVERWRITE]`` the rows into ``tableName`` by position
+        (:func:`ember.table_writes.insert_into`); ``overwrite`` None: the writer's mode."""
+        if overwrite is None:
+            overwrite = self._mode is SaveMode.OVERWRITE
+        insert_into(self._df, tableName, overwrite, self._partition_by)
 
     def text(self, path: str, compression: str | None = None,
              lineSep: str | None = None) -> None:  # noqa: N803

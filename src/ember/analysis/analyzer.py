@@ -60,7 +60,9 @@ from ember.plans.logical.nodes import (
     Unpivot,
     WithWindowDefinition,
 )
+from ember.plans.logical.insert import InsertIntoStatement
 from ember.analysis.checks import check_analysis
+from ember.analysis.table_insertion import insert_command
 from ember.analysis.resolution import remove_temp_resolved_columns
 from ember.analysis.rules.add_metadata_columns import add_metadata_columns
 from ember.analysis.rules.cte_substitution import cte_substitution
@@ -212,6 +214,8 @@ class Analyzer:
                 return plan.copy(query=self.analyze(q))
             case DescribeRelation(query=q):
                 return plan.copy(query=self.analyze(q))
+            case InsertIntoStatement(query=q):
+                return insert_command(plan, self.analyze(q), self.catalog, self.conf)
             case Command():
                 return plan
             case _:

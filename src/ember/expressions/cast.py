@@ -49,7 +49,7 @@ from ember.trees import node
 from ember.coercion import can_cast
 from ember.expressions.intervals import parse_interval_strings, truncate_interval, format_intervals
 
-__all__ = ["Cast", "cast_array", "format_double", "java_double_str"]
+__all__ = ["Cast", "CheckOverflowInTableInsert", "cast_array", "format_double", "java_double_str"]
 
 
 @node
@@ -127,6 +127,48 @@ class Cast(Expression):
 
     def sql(self) -> str:
         return f"CAST({self.child.sql()} AS {self.to_type.simple_string().upper()})"
+
+
+
+@node
+class CheckOverflowInTableInsert(Expression):
+    """An insert's ANSI cast into a table column (Spark's ``CheckOverflowInTableInsert``): an
+    overflow (``CAST_OVERFLOW``) becomes ``CAST_OVERFLOW_IN_TABLE_INSERT`` naming the column,
+    since the store-assignment policy, not ANSI mode, decides the behaviour.  Prints as its
+    cast."""
+
+    child: Cast
+    column_name: str
+
+    @property
+    def data_type(self) -> T.DataType:
+        return self.child.data_type
+
+    @property
+    def nullable(self) -> bool:
+        return self.child.nullable
+
+    def eval(self, batch: pa.RecordBatch) -> pa.Array:
+        try:
+            return self.child.eval(batch)
+        except CastError as e:
+            if e.error_class != "CAST_OVERFLOW":
+                raise
+            src, dst = sql_type(self.child.child.data_type), sql_type(self.child.to_type)
+            raise ArithmeticError_(
+                f"Fail to assign a value of {src} type to the {dst} type column or variable "
+                f"{self.column_name} due to an overflow. Use `try_cast` on the input value to "
+                "tolerate overflow and return NULL instead.",
+                error_class="CAST_OVERFLOW_IN_TABLE_INSERT",
+                parameters={"sourceType": src, "targetType": dst,
+                            "columnName": self.column_name},
+            ) from e
+
+    def simple_string(self) -> str:
+        return self.child.simple_string()
+
+    def sql(self) -> str:
+        return self.child.sql()
 
 
 def _legacy_can_cast(f: T.DataType, t: T.DataType) -> bool:

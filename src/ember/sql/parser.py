@@ -31,6 +31,7 @@ from ember.sql.ast_builder import AstBuilder
 from ember.sql.datatypes import convert_data_type
 from ember.sql.dialect import EmberSpark, EmberSparkLegacySetops
 from ember.sql.splitter import strip_comments
+from ember.sql.insert_statement import try_parse_insert
 from ember.sql.statements import try_parse_command
 
 __all__ = ["parse_statement", "parse_query", "parse_expression", "parse_data_type"]
@@ -76,6 +77,8 @@ def _translate(text: str, e: Exception) -> ParseError:
     return _syntax_error(text, len(lines), len(lines[-1]), None)
 
 
+_REPLACE_TABLE_AS = re.compile(r"\s*REPLACE\s+TABLE\b.*\bAS\s+(?:SELECT|WITH|VALUES|FROM|TABLE|\()",
+                               re.IGNORECASE | re.DOTALL)
 _STATEMENT_START = re.compile(r"\s*(SELECT|WITH|VALUES|FROM|TABLE)\b|\s*\(", re.IGNORECASE)
 
 
@@ -150,6 +153,19 @@ def parse_statement(text: str, *, legacy_setops_precedence: bool = False,
     """
     body = _strip_semicolons(text)
     blanked = strip_comments(body)
+    if _REPLACE_TABLE_AS.match(blanked):
+        # REPLACE TABLE ... AS query: CREATE OR REPLACE TABLE's plan (Spark's ReplaceTableAsSelect;
+        # its session catalog refuses both the same way, see ember.table_writes)
+        return parse_statement("CREATE OR " + body.lstrip(),
+                               legacy_setops_precedence=legacy_setops_precedence,
+                               time_zone=time_zone)
+    insert = try_parse_insert(
+        body, blanked,
+        lambda q: parse_query(q, legacy_setops_precedence=legacy_setops_precedence,
+                              time_zone=time_zone),
+    )
+    if insert is not None:
+        return insert
     command = try_parse_command(
         body, blanked,
         lambda q: parse_query(q, legacy_setops_precedence=legacy_setops_precedence,
