@@ -293,12 +293,9 @@ class Session:
                         error_class="UNABLE_TO_INFER_SCHEMA",
                         parameters={"format": provider},
                     )
-                path_list = [p.strip() for p in paths.split(",")] if "paths" in dict(options) \
-                    else [paths]
-                rel = file_relation(provider, path_list, opts, conf=self.sql_conf)
                 path_list = [] if paths is None else [p.strip() for p in paths.split(",")] \
                     if "paths" in dict(options) else [paths]
-                rel = file_relation(provider, path_list, opts, schema)
+                rel = file_relation(provider, path_list, opts, schema, conf=self.sql_conf)
                 self.session_catalog.create_temp_view(name, rel, replace)
                 return self._command_result(plan, [])
             case DropView():

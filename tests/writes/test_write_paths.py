@@ -254,7 +254,7 @@ def test_static_partition_overwrite_command(spark, tmp_path, runtime):
     again = cmd.copy(if_partition_not_exists=True, query=session.sql(
         "SELECT id + 200 AS a, 1 AS p FROM range(2)")._qe.analyzed)
     assert QueryExecution(session, again).execute_write() is None
-    spark.sql(f"CREATE TABLE w_static (a BIGINT, p INT) USING parquet PARTITIONED BY (p) "
+    spark.sql("CREATE TABLE w_static (a BIGINT, p INT) USING parquet PARTITIONED BY (p) "
               f"LOCATION '{theirs}'")
     try:
         spark.sql("ALTER TABLE w_static RECOVER PARTITIONS")
