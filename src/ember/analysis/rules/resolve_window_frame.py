@@ -31,6 +31,7 @@ from ember.expressions.windows import (
     rows_frame,
 )
 from ember.analysis.rules._util import transform_up_in_run
+from ember.analysis.rules.resolve_eval_mode import expression_in_eval_mode
 from ember.plans.logical.nodes import LogicalPlan
 
 
@@ -41,12 +42,15 @@ def default_frame(ordered: bool) -> SpecifiedWindowFrame:
     return rows_frame(UnboundedPreceding(), UnboundedFollowing())
 
 
-def _rule(e: Expression) -> Expression | None:
+def _rule(e: Expression, ctx) -> Expression | None:
     if not isinstance(e, WindowExpression) or not isinstance(e.window_spec, WindowSpecDefinition):
         return None
     wf, spec = e.window_function, e.window_spec
     frame = spec.frame_specification
-    required = wf.frame if isinstance(wf, WindowFunction) else UnspecifiedFrame()
+    # In the session's evaluation mode: with ANSI off, ResolveEvalMode has already switched the
+    # frame stored in the spec (lag's negated offset) to legacy arithmetic.
+    required = expression_in_eval_mode(wf.frame, ctx) if isinstance(wf, WindowFunction) \
+        else UnspecifiedFrame()
     if isinstance(frame, SpecifiedWindowFrame):
         if isinstance(wf, FrameLessOffsetWindowFunction) and required != frame:
             raise AnalysisError(f"Cannot specify window frame for {wf.pretty_name} function.",
@@ -73,6 +77,6 @@ def resolve_window_frame(plan: LogicalPlan, ctx) -> LogicalPlan:
     def rule(p: LogicalPlan) -> LogicalPlan:
         if not any(e.contains(WindowExpression) for e in p.expressions()):
             return p
-        return p.map_expressions(lambda e: e.transform_up(_rule))
+        return p.map_expressions(lambda e: e.transform_up(lambda x: _rule(x, ctx)))
 
     return transform_up_in_run(plan, rule, ctx, "ResolveWindowFrame")
