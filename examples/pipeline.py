@@ -4,7 +4,8 @@ Run it with ``python examples/pipeline.py``. It writes three seeded Parquet file
 products, a few thousand orders) to a temporary directory, registers them with
 ``CREATE TEMP VIEW ... USING parquet``, then answers the same questions with SQL and with the
 PySpark-style DataFrame API (joins, aggregates, subqueries, ROLLUP subtotals, window functions),
-printing each result with ``show()``.
+printing each result with ``show()``, and ends by saving monthly revenue with ``saveAsTable`` as a
+table partitioned by region (in a warehouse inside the temporary directory) and querying it back.
 
 ``python examples/pipeline.py --runtime spark [--master URL]`` runs the same pipeline on Apache
 Spark: Ember plans each query, and a SparkSession (``local[2]`` unless ``--master`` names a
@@ -77,11 +78,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--runtime", choices=("local", "spark"), default="local")
     ap.add_argument("--master", default=None, help="Spark master URL (with --runtime spark)")
     args = ap.parse_args(argv)
-    spark = ember.Session(runtime=args.runtime, master=args.master)
-    if args.runtime == "spark":
-        print(f"Running on Apache Spark {spark.spark_session.version} "
-              f"(master {spark.spark_session.sparkContext.master})\n")
     with tempfile.TemporaryDirectory(prefix="ember-pipeline-") as tmp:
+        warehouse = os.path.join(tmp, "warehouse")
+        spark = ember.Session({"spark.sql.warehouse.dir": warehouse},
+                              runtime=args.runtime, master=args.master)
+        if args.runtime == "spark":
+            print(f"Running on Apache Spark {spark.spark_session.version} "
+                  f"(master {spark.spark_session.sparkContext.master})\n")
         paths = generate(tmp)
         for name, path in paths.items():
             spark.sql(f"CREATE TEMP VIEW {name} USING parquet OPTIONS (path '{path}')")
@@ -165,6 +168,25 @@ def main(argv: list[str] | None = None) -> None:
                   GROUP BY c.region, c.name)
             QUALIFY rank <= 2
             ORDER BY region, rank, name
+        """).show()
+
+        print("Monthly revenue saved as a table partitioned by region, then read back:")
+        (orders.join(customers, "customer_id")
+               .join(products, "product_id")
+               .withColumn("month", F.month("ordered_at"))
+               .groupBy("region", "month")
+               .agg(F.round(F.sum(line_total), 2).alias("revenue"))
+               .write.mode("overwrite").partitionBy("region").saveAsTable("monthly_revenue"))
+        table_dir = os.path.join(warehouse, "monthly_revenue")
+        print("  partition directories:", ", ".join(
+            sorted(d for d in os.listdir(table_dir) if not d.startswith(("_", ".")))))
+        spark.sql("""
+            SELECT region, count(*) AS months, round(sum(revenue), 2) AS revenue,
+                   max_by(month, revenue) AS best_month
+            FROM monthly_revenue
+            WHERE region IN ('north', 'west')
+            GROUP BY region
+            ORDER BY region
         """).show()
         print(f"(generated {N_ORDERS} orders, seed {SEED})")
 
