@@ -20,6 +20,7 @@ import math
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,22 +46,30 @@ for line in sys.stdin:
 """
 
 
-def _worker(src: str, data: str) -> subprocess.Popen:
+def _worker(src: str, data: str, script: str = _WORKER) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, str(ROOT)])}
-    return subprocess.Popen([sys.executable, "-c", _WORKER, data], stdin=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, "-c", script, data], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env)
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None, *, script: str = _WORKER,
+         queries: Sequence[int] = QUERIES, data: str = "/tmp/tpch_sf1",
+         description: str | None = None) -> int:
+    """Compare ``--old`` with ``--new``; ``script``: the worker's code (reads query numbers on
+    stdin, prints each one's seconds), ``queries`` / ``data``: the defaults of ``--queries`` /
+    ``--data`` (bench.tpcds.versions runs TPC-DS with these)."""
+    ap = argparse.ArgumentParser(description=description or __doc__.splitlines()[0])
     ap.add_argument("--old", required=True, help="the old tree's src directory")
     ap.add_argument("--new", default=str(ROOT / "src"), help="the new tree's src directory")
-    ap.add_argument("--data", default="/tmp/tpch_sf1", help="directory of the TPC-H Parquet files")
-    ap.add_argument("--queries", default=",".join(map(str, QUERIES)))
+    ap.add_argument("--data", default=data, help="directory of the Parquet files")
+    ap.add_argument("--queries", default=",".join(map(str, queries)))
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args(argv)
     queries = [int(q) for q in args.queries.split(",")]
-    procs = {"old": _worker(args.old, args.data), "new": _worker(args.new, args.data)}
+    print(f"load average at the start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}",
+          flush=True)
+    procs = {"old": _worker(args.old, args.data, script),
+             "new": _worker(args.new, args.data, script)}
 
     def run(which: str, q: int) -> float:
         p = procs[which]
@@ -74,14 +83,18 @@ def main(argv: list[str] | None = None) -> int:
     logs = {"old": 0.0, "new": 0.0}
     try:
         for q in queries:
-            best = {"old": math.inf, "new": math.inf}
+            times: dict[str, list[float]] = {"old": [], "new": []}
             for i in range(args.repeat):
                 for which in (("old", "new") if i % 2 == 0 else ("new", "old")):
-                    best[which] = min(best[which], run(which, q))
+                    times[which].append(run(which, q))
+            best = {k: min(v) for k, v in times.items()}
             for which in logs:
                 logs[which] += math.log(best[which])
+            # spread: the slowest run over the best, per tree
+            spread = {k: max(v) / min(v) for k, v in times.items()}
             print(f"Q{q:02d}  old {best['old']:.3f}s  new {best['new']:.3f}s  "
-                  f"new/old {best['new'] / best['old']:.2f}", flush=True)
+                  f"new/old {best['new'] / best['old']:.2f}  "
+                  f"(spread old {spread['old']:.2f} new {spread['new']:.2f})", flush=True)
     finally:
         for p in procs.values():
             p.stdin.close()
@@ -89,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     g = {k: math.exp(v / len(queries)) for k, v in logs.items()}
     print(f"geomean over {len(queries)} queries: old {g['old']:.3f}s, new {g['new']:.3f}s, "
           f"new/old {g['new'] / g['old']:.3f}")
+    print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 
 

@@ -43,6 +43,7 @@ from ember.runtime.local.registry import PartitionFn, operator
 from ember.errors import ExecutionError
 from ember.execution import scan
 from ember.expressions.base import and_all, split_conjuncts
+from ember.runtime.local import runtime_filters
 from ember.runtime.local.pruning import placeholder, output_mask
 
 if TYPE_CHECKING:
@@ -117,13 +118,15 @@ def run_file_scan(node: FileSourceScanExec, rt: RunContext) -> list[PartitionFn]
             rel, node.output, node.data_filters, rt.parallelism)
         attrs = node.output
         rt.scan_exact_filters[node] = filters[scan.EXACT_KEY]
+        splits, runtime_masks = runtime_filters.prune_splits(rt, node, splits)
 
         masks = filters.get(scan.MASK_KEY) or {}
 
         def split_part(sp) -> PartitionFn:
             fetch = cache.fetcher(node, sp) if cache is not None else None
             return lambda: scan.read_parquet_split(sp, attrs, filters.get(sp.path),
-                                                   rt.ctx.batch_size, fetch, masks.get(sp.path))
+                                                   rt.ctx.batch_size, fetch, masks.get(sp.path),
+                                                   runtime_masks.get(sp.path))
 
         return [split_part(sp) for sp in splits] or [lambda: iter(())]
 
