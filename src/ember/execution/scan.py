@@ -636,13 +636,16 @@ def plan_parquet_splits(rel, attrs, data_filters, parallelism: int
     return split_units(units, parallelism), filters
 
 
-def split_units(units: Sequence[tuple[str, int, int, int]], parallelism: int
-                ) -> list[ParquetSplit]:
+def split_units(units: Sequence[tuple[str, int, int, int]], parallelism: int,
+                count: int | None = None) -> list[ParquetSplit]:
     """Row groups ``(path, row group, rows, bytes)`` grouped into about ``2 * parallelism``
     contiguous splits of one file each (at least ``MIN_SPLIT_BYTES``, at most
-    ``MAX_SPLIT_BYTES`` each)."""
+    ``MAX_SPLIT_BYTES`` each), or into about ``count`` splits of equal bytes when given."""
     total = sum(u[3] for u in units)
-    target = min(MAX_SPLIT_BYTES, max(MIN_SPLIT_BYTES, -(-total // max(1, 2 * parallelism))))
+    if count is not None:
+        target = max(1, -(-total // max(1, count)))
+    else:
+        target = min(MAX_SPLIT_BYTES, max(MIN_SPLIT_BYTES, -(-total // max(1, 2 * parallelism))))
     splits: list[ParquetSplit] = []
     cur: ParquetSplit | None = None
     held = 0

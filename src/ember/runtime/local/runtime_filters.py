@@ -16,7 +16,7 @@ The filter's values are the build side's distinct non-NULL keys, taken from the 
 broadcast when the scan's partitions are made (:func:`prune_splits`, called by the scan's
 operator): the broadcast is built at that moment, before the join would build it (nested stages
 run inline, :mod:`.scheduler`), so that the scan can plan its splits over the row groups it
-keeps -- as many balanced partitions as without the filter.  The scan then
+keeps -- as many partitions as without the filter, of equal size.  The scan then
 
 - skips every row group whose Parquet min/max statistics of the column lie outside
   ``[min, max]`` of the build keys (TPC-DS fact tables are stored in date order, so a join with
@@ -164,7 +164,8 @@ Resolved = list[tuple[str, tuple[int, int, pa.Array | None]]]
 def prune_splits(rt: RunContext, scan: FileSourceScanExec, splits: list[ParquetSplit]
                  ) -> tuple[list[ParquetSplit], dict[str, Callable[[pa.Table], pa.Array | None]]]:
     """``splits`` of ``scan`` without the row groups its registered filters prune, regrouped
-    into balanced splits (``split_units``), and the row mask per file (module docstring).  The
+    into as many splits of equal bytes (``split_units``), and the row mask per file (module
+    docstring).  The
     run's ``ScanCache`` learns which row groups the scan skips.  Resolving the filters builds
     their broadcasts now, before the scan's partitions are made."""
     flts = filters_of(rt, scan)
@@ -200,7 +201,8 @@ def prune_splits(rt: RunContext, scan: FileSourceScanExec, splits: list[ParquetS
     if not skipped:
         return splits, masks
     rt.metrics.node(scan).add(runtime_filtered_row_groups=skipped)
-    return split_units(units, rt.parallelism), masks
+    # as many splits as planned: the rows left are as spread over the cores as before
+    return split_units(units, rt.parallelism, count=len(splits)), masks
 
 
 def keeps_row_group(md: Any, g: int, resolved: Resolved) -> bool:
