@@ -5,11 +5,12 @@ and the min/max pruning its scans do with them).
 When a ``BroadcastHashJoinExec`` runs (:func:`register`, before its stream side is executed),
 each join key pair ``(build column, stream column)`` of the same integer type whose stream column
 is a column of a ``FileSourceScanExec`` reached through row-preserving operators (filters,
-projects passing the column on, sorts, exchanges, the stream sides of other broadcast hash joins:
+projects passing the column on, sorts, the stream sides of other broadcast hash joins:
 :func:`scan_of`) registers a :class:`RuntimeFilter` for that scan.  Only joins whose stream-side
 rows without a match never reach the output qualify (Inner, LeftSemi, ...:
-``JoinType.keeps_unmatched`` is False for the stream side), and only scans nothing else reads
-(:func:`shared_nodes`).  Such a row -- a key outside the build keys, or NULL -- only leads to rows
+``JoinType.keeps_unmatched`` is False for the stream side) with a selective build side
+(:func:`selective`: a whole dimension table would keep every row), and only scans nothing else
+reads (:func:`shared_nodes`).  Such a row -- a key outside the build keys, or NULL -- only leads to rows
 the join drops, since every operator on the path handles each row on its own.
 
 The filter's values are the build side's distinct non-NULL keys, taken from the materialized
@@ -22,10 +23,10 @@ keeps -- as many partitions as without the filter, of equal size.  The scan then
   ``[min, max]`` of the build keys (TPC-DS fact tables are stored in date order, so a join with
   a few dates reads a few row groups), telling the run's ``ScanCache`` that it will not read
   them, and groups the others into splits (``split_units``);
-- drops the rows outside ``[min, max]``, and, when the build keys are few
-  (``MAX_IN_VALUES``) and do not fill their range, the rows whose key is not among them -- on
-  the fetched Arrow columns, before dictionary strings are decoded and before any operator above
-  sees them.
+- drops the rows outside ``[min, max]`` (unless the statistics show every row inside), and,
+  when the build keys are few (``MAX_IN_VALUES``) and do not fill their range, the rows whose
+  key is not among them -- on the fetched Arrow columns, before dictionary strings are decoded
+  and before any operator above sees them.
 
 ``ENABLED`` (module flag) turns the filters off for same-process comparisons and tests.  The
 scan's metrics count ``runtime_filtered_row_groups``.
@@ -44,6 +45,8 @@ import pyarrow.parquet as pq
 
 from ember.execution.scan import ParquetSplit, file_columns_of, split_units
 from ember.expressions.base import AttributeReference
+from ember.expressions.predicate_helper import split_conjunctive_predicates
+from ember.expressions.predicates import IsNotNull
 from ember.physical.nodes import (BroadcastExchangeExec, BroadcastHashJoinExec, BuildSide,
                                   FileSourceScanExec, FilterExec, ProjectExec, ReusedExchangeExec,
                                   ShuffleExchangeExec, SortExec, SparkPlan)
@@ -125,7 +128,7 @@ def register(node: BroadcastHashJoinExec, rt: RunContext) -> None:
         return
     build = node.build_plan
     exchange = build.child if isinstance(build, ReusedExchangeExec) else build
-    if not isinstance(exchange, BroadcastExchangeExec):
+    if not isinstance(exchange, BroadcastExchangeExec) or not selective(exchange.child):
         return
     ids = [a.id for a in build.output]
     if node.build_side is BuildSide.RIGHT:
@@ -138,7 +141,9 @@ def register(node: BroadcastHashJoinExec, rt: RunContext) -> None:
                 and bk.id in ids and bk.data_type == sk.data_type
                 and pa.types.is_integer(sk.data_type.to_arrow())):
             continue
-        scan = scan_of(node.streamed_plan, sk.id, shared)
+        # not through exchanges: their map stages may run before the join (adaptive
+        # conversion), and the scan's partitions would then be made before the filter
+        scan = scan_of(node.streamed_plan, sk.id, shared, exchanges=False)
         if scan is None:
             continue
         name = next(a.name for a in scan.output if a.id == sk.id)
@@ -189,7 +194,8 @@ def prune_splits(rt: RunContext, scan: FileSourceScanExec, splits: list[ParquetS
             resolved.append((fc[0], r))
         keep = [] if resolved is None else [
             g for g in sp.row_groups if keeps_row_group(md, g, resolved)]
-        if resolved:
+        if resolved and not all(values is None and _inside(md, g, name, lo, hi)
+                                for name, (lo, hi, values) in resolved for g in keep):
             masks[sp.path] = row_mask(resolved)
         if len(keep) < len(sp.row_groups):
             gone = [g for g in sp.row_groups if g not in set(keep)]
@@ -227,6 +233,20 @@ def keeps_row_group(md: Any, g: int, resolved: Resolved) -> bool:
     return True
 
 
+def _inside(md: Any, g: int, name: str, lo: int, hi: int) -> bool:
+    """Whether every value of the file column ``name`` in row group ``g`` lies in
+    ``[lo, hi]`` by its statistics (then a range mask keeps every row there)."""
+    rg = md.row_group(g)
+    for j in range(rg.num_columns):
+        col = rg.column(j)
+        if col.path_in_schema == name:
+            st = col.statistics
+            return (st is not None and st.has_min_max and st.null_count == 0
+                    and isinstance(st.min, int) and isinstance(st.max, int)
+                    and lo <= st.min and st.max <= hi)
+    return False
+
+
 def row_mask(resolved: Resolved) -> Callable[[pa.Table], pa.Array | None]:
     """A function of a fetched table (file column names) giving the rows every filter keeps (a
     boolean array, NULL as false), or None when it keeps every row."""
@@ -256,6 +276,17 @@ def row_mask(resolved: Resolved) -> Callable[[pa.Table], pa.Array | None]:
 # Plan analysis (shared with the Spark runtime's dynamic filters)
 
 
+def selective(build: SparkPlan) -> bool:
+    """Whether the build side keeps only some of its input's keys: it filters on something
+    other than NOT NULL, or joins (otherwise, e.g. a whole dimension table, the filter would
+    keep every row it sees)."""
+
+    return build.find(lambda n: isinstance(n, BroadcastHashJoinExec) or (
+        isinstance(n, FilterExec) and not all(
+            isinstance(c, IsNotNull) for c in split_conjunctive_predicates(n.condition)))
+    ) is not None
+
+
 def shared_nodes(plan: SparkPlan) -> NodeSet:
     """The nodes more than one consumer reads: exchanges a ``ReusedExchangeExec`` reads again,
     and nodes (with their subtrees) found at several places of the tree."""
@@ -270,15 +301,19 @@ def shared_nodes(plan: SparkPlan) -> NodeSet:
     return NodeSet(n for n, count in seen.items() if count > 1)
 
 
-def scan_of(node: SparkPlan, attr_id: int, shared: NodeSet) -> FileSourceScanExec | None:
+def scan_of(node: SparkPlan, attr_id: int, shared: NodeSet, exchanges: bool = True
+            ) -> FileSourceScanExec | None:
     """The file scan producing column ``attr_id`` through row-preserving operators only, none
-    of them read by another consumer (``shared``)."""
+    of them read by another consumer (``shared``); through shuffle exchanges only with
+    ``exchanges``."""
     while True:
         if attr_id not in {a.id for a in node.output} or node in shared:
             return None
         match node:
             case FileSourceScanExec():
                 return node
+            case ShuffleExchangeExec() if not exchanges:
+                return None
             case FilterExec() | SortExec() | ShuffleExchangeExec():
                 node = node.child
             case ProjectExec(project_list=items):

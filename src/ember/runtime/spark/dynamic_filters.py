@@ -42,14 +42,12 @@ import pyarrow.compute as pc
 
 from ember.expressions.base import AttributeReference
 from ember.physical.nodes import (BroadcastExchangeExec, BroadcastHashJoinExec, BuildSide,
-                                  FileSourceScanExec, FilterExec, ReusedExchangeExec,
+                                  FileSourceScanExec, ReusedExchangeExec,
                                   ShuffledHashJoinExec, ShuffleExchangeExec,
                                   SortMergeJoinExec, SparkPlan)
 from ember.runtime.local.node_state import NodeSet, NodeState
-from ember.expressions.predicate_helper import split_conjunctive_predicates
-from ember.expressions.predicates import IsNotNull
 from ember.runtime.local.adaptive import _side_of
-from ember.runtime.local.runtime_filters import scan_of, shared_nodes
+from ember.runtime.local.runtime_filters import scan_of, selective as _selective, shared_nodes
 from ember.runtime.spark.coalesce import _path_bytes
 from ember.runtime.spark.worker import distinct_values
 
@@ -125,17 +123,6 @@ def _file_bytes(scan: FileSourceScanExec) -> float:
         return sum(_path_bytes(p) for p in scan.relation.paths)
     except OSError:
         return float("inf")
-
-
-def _selective(build: SparkPlan) -> bool:
-    """Whether the build side keeps only some of its input's keys: it filters on something
-    other than NOT NULL, or joins (otherwise, e.g. a whole dimension table, the filter would
-    keep every row it sees)."""
-
-    return build.find(lambda n: isinstance(n, BroadcastHashJoinExec) or (
-        isinstance(n, FilterExec) and not all(
-            isinstance(c, IsNotNull) for c in split_conjunctive_predicates(n.condition)))
-    ) is not None
 
 
 def shuffle_candidate_scans(plan: SparkPlan, min_scan_bytes: int) -> NodeSet:
