@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -284,22 +284,29 @@ def run_expand(node: ExpandExec, rt: RunContext) -> list[PartitionFn]:
     def part(fn: PartitionFn) -> PartitionFn:
         def run() -> Iterator[pa.RecordBatch]:
             bound = [[prepare(e, child.output) for e in p] for p in node.projections]
-            k = len(bound)
             for b in fn():
-                if k == 1 or b.num_rows <= 1:
-                    for p in bound:
-                        yield eval_projection(p, b, schema)
-                    continue
-                # Spark's ExpandExec emits every projection of a row before the next row
-                # (UNPIVOT's rows come out row by row): one take interleaves the projections.
-                out = pa.Table.from_batches([eval_projection(p, b, schema) for p in bound], schema)
-                n = b.num_rows
-                order = np.arange(n * k, dtype=np.int64).reshape(k, n).T.ravel()
-                yield out.take(pa.array(order)).combine_chunks().to_batches()[0]
+                yield from expand_batch(bound, b, schema)
 
         return run
 
     return [part(p) for p in rt.execute(child)]
+
+
+def expand_batch(bound: list[list[Any]], b: pa.RecordBatch, schema: pa.Schema
+                 ) -> Iterator[pa.RecordBatch]:
+    """The output rows of an ``ExpandExec`` (projections ``bound`` to its child) for the input
+    batch ``b``, typed by ``schema``."""
+    k = len(bound)
+    if k == 1 or b.num_rows <= 1:
+        for p in bound:
+            yield eval_projection(p, b, schema)
+        return
+    # Spark's ExpandExec emits every projection of a row before the next row
+    # (UNPIVOT's rows come out row by row): one take interleaves the projections.
+    out = pa.Table.from_batches([eval_projection(p, b, schema) for p in bound], schema)
+    n = b.num_rows
+    order = np.arange(n * k, dtype=np.int64).reshape(k, n).T.ravel()
+    yield out.take(pa.array(order)).combine_chunks().to_batches()[0]
 
 
 @operator(UnionExec)
