@@ -629,6 +629,10 @@ def _file_columns(schema: pa.Schema, attrs) -> dict[int, tuple[str, pa.DataType]
     return {a.id: by_lower[a.name.lower()] for a in attrs if a.name.lower() in by_lower}
 
 
+#: ``{attr id: (file column name, file type)}`` of the attributes found in a file's schema
+file_columns_of = _file_columns
+
+
 def parquet_scan_supported(rel) -> bool:
     """Whether :func:`plan_parquet_splits` can read ``rel`` (Parquet without Hive partition
     columns)."""
@@ -703,8 +707,20 @@ def plan_parquet_splits(rel, attrs, data_filters, parallelism: int,
         units.extend((path, g, r, b) for g, r, b in groups)
     filters[EXACT_KEY] = tuple(data_filters[i] for i in sorted(exact or ()))
     filters[MASK_KEY] = masks
+    return split_units(units, parallelism), filters
+
+
+def split_units(units: Sequence[tuple[str, int, int, int]], parallelism: int,
+                count: int | None = None) -> list[ParquetSplit]:
+    """Row groups ``(path, row group, rows, bytes)`` grouped into about ``2 * parallelism``
+    contiguous splits of one file each (at least ``MIN_SPLIT_BYTES``, at most
+    ``MAX_SPLIT_BYTES`` each), or into about ``count`` splits of equal bytes when given."""
     total = sum(u[3] for u in units)
     target = min(max_bytes, max(min_bytes, -(-total // max(1, 2 * parallelism))))
+    if count is not None:
+        target = max(1, -(-total // max(1, count)))
+    else:
+        target = min(MAX_SPLIT_BYTES, max(MIN_SPLIT_BYTES, -(-total // max(1, 2 * parallelism))))
     splits: list[ParquetSplit] = []
     cur: ParquetSplit | None = None
     held = 0
@@ -716,12 +732,13 @@ def plan_parquet_splits(rel, attrs, data_filters, parallelism: int,
         cur.row_groups.append(g)
         cur.num_rows += r
         held += b
-    return splits, filters
+    return splits
 
 
 def read_parquet_split(split: ParquetSplit, attrs, row_filter, batch_size: int,
                        fetch: Callable[[str, int, list[str]], pa.Table] | None = None,
-                       row_mask: Callable[[pa.Table], Any] | None = None
+                       row_mask: Callable[[pa.Table], Any] | None = None,
+                       runtime_mask: Callable[[pa.Table], Any] | None = None
                        ) -> Iterator[pa.RecordBatch]:
     """Batches of ``attrs`` (typed like the attributes) from ``split``'s row groups, rows
     failing ``row_filter`` (see :func:`to_arrow_filter`) already dropped.
@@ -729,7 +746,9 @@ def read_parquet_split(split: ParquetSplit, attrs, row_filter, batch_size: int,
     With ``fetch(path, row_group, file_columns) -> pa.Table`` (the run's shared decoded columns,
     ``ember.runtime.local.scan_cache``), the row groups are read one by one through it and the
     row filter applied to the fetched table (by ``row_mask``, the same filter as a kernel
-    function, when given); otherwise through the dataset API."""
+    function, when given); otherwise through the dataset API.  ``runtime_mask`` (a function of
+    the fetched file columns giving the rows to keep, or None for all; the local runtime's
+    runtime join filters) drops rows first."""
 
     schema = schema_of(attrs)
     size = max(1, batch_size)
@@ -748,10 +767,13 @@ def read_parquet_split(split: ParquetSplit, attrs, row_filter, batch_size: int,
         fetch = _file_fetch(split.path)
     if fetch is not None:
         batches = _fetched_batches(split, fetch, wanted, row_filter, row_mask, size,
-                                   frag.physical_schema)
+                                   frag.physical_schema, runtime_mask)
     else:
         batches = frag.to_batches(columns=wanted, filter=row_filter, batch_size=size,
                                   use_threads=True)
+        if runtime_mask is not None:
+            batches = (_masked(pa.Table.from_batches([b]), runtime_mask).combine_chunks()
+                       .to_batches()[0] if b.num_rows else b for b in batches)
     for b in batches:
         n = b.num_rows
         if not n:
@@ -836,8 +858,15 @@ def _file_fetch(path: str) -> Callable[[str, int, list[str]], pa.Table]:
     return lambda _p, g, cols: decode_row_group(f, g, cols, as_dict)
 
 
+def _masked(t: pa.Table, mask_of: Callable[[pa.Table], Any]) -> pa.Table:
+    """``t``'s rows ``mask_of(t)`` keeps (every row when it answers None)."""
+    m = mask_of(t)
+    return t if m is None else t.filter(m)
+
+
 def _fetched_batches(split: ParquetSplit, fetch, wanted: list[str], row_filter, row_mask,
-                     size: int, file_schema: pa.Schema | None = None
+                     size: int, file_schema: pa.Schema | None = None,
+                     runtime_mask: Callable[[pa.Table], Any] | None = None
                      ) -> Iterator[pa.RecordBatch]:
     """The split's row groups through ``fetch``, filtered and sliced.  On the main thread (a
     serial run, a one-task stage: a core is otherwise idle) the next row group is decoded and
@@ -849,6 +878,8 @@ def _fetched_batches(split: ParquetSplit, fetch, wanted: list[str], row_filter, 
 
     def load(g: int) -> pa.Table:
         t = fetch(split.path, g, wanted)
+        if runtime_mask is not None:
+            t = _masked(t, runtime_mask)
         if row_filter is not None:
             t = _filter_table(t, row_filter, row_mask, file_schema)
         # after the filter: only the surviving rows are decoded

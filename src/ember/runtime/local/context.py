@@ -36,6 +36,7 @@ from ember.runtime.local.metrics import RunMetrics
 from ember.runtime.local.node_state import NodeSet, NodeState
 from ember.runtime.local.progress import ProgressBar
 from ember.runtime.local.registry import PartitionFn
+from ember.runtime.local.runtime_filters import RuntimeFilters
 from ember.runtime.local.scheduler import default_parallelism
 
 if TYPE_CHECKING:
@@ -114,6 +115,8 @@ class RunContext(ABC):
         self.logical_links = logical_links
         #: data filters a Parquet scan applied exactly, per ``FileSourceScanExec``
         self.scan_exact_filters: NodeState[tuple[Any, ...]] = NodeState()
+        #: the runtime join filters registered per ``FileSourceScanExec`` (:mod:`.runtime_filters`)
+        self.runtime_filters = RuntimeFilters()
         #: the nodes whose partitioning / ordering is relied upon (set by ``collect`` when
         #: adaptive conversion is on; None: no adaptive conversion)
         self.relied_upon: tuple[NodeSet, NodeSet] | None = None

@@ -128,6 +128,15 @@ class ScanCache:
             return None
         return lambda path, g, cols: self.fetch(nid, path, g, cols)
 
+    def skip(self, node: Any, path: str, groups: list[int]) -> None:
+        """``node`` will not read row groups ``groups`` of ``path`` (a runtime filter pruned
+        them): the columns kept for it there are dropped once no other scan is to read them."""
+        nid = id(node)
+        drop = {(path, g) for g in groups}
+        with self._lock:
+            for k in [k for k in self._pending if (k[0], k[1]) in drop]:
+                self._taken(k, nid)
+
     # -- reading -------------------------------------------------------------------------------
     def fetch(self, nid: int, path: str, g: int, cols: list[str]) -> pa.Table:
         """Row group ``g`` of ``path`` as the file columns ``cols`` (in that order), shared

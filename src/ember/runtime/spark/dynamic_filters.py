@@ -42,13 +42,12 @@ import pyarrow.compute as pc
 
 from ember.expressions.base import AttributeReference
 from ember.physical.nodes import (BroadcastExchangeExec, BroadcastHashJoinExec, BuildSide,
-                                  FileSourceScanExec, FilterExec, ProjectExec, ReusedExchangeExec,
-                                  ShuffledHashJoinExec, ShuffleExchangeExec, SortExec,
+                                  FileSourceScanExec, ReusedExchangeExec,
+                                  ShuffledHashJoinExec, ShuffleExchangeExec,
                                   SortMergeJoinExec, SparkPlan)
 from ember.runtime.local.node_state import NodeSet, NodeState
-from ember.expressions.predicate_helper import split_conjunctive_predicates
-from ember.expressions.predicates import IsNotNull
 from ember.runtime.local.adaptive import _side_of
+from ember.runtime.local.runtime_filters import scan_of, selective as _selective, shared_nodes
 from ember.runtime.spark.coalesce import _path_bytes
 from ember.runtime.spark.worker import distinct_values
 
@@ -126,17 +125,6 @@ def _file_bytes(scan: FileSourceScanExec) -> float:
         return float("inf")
 
 
-def _selective(build: SparkPlan) -> bool:
-    """Whether the build side keeps only some of its input's keys: it filters on something
-    other than NOT NULL, or joins (otherwise, e.g. a whole dimension table, the filter would
-    keep every row it sees)."""
-
-    return build.find(lambda n: isinstance(n, BroadcastHashJoinExec) or (
-        isinstance(n, FilterExec) and not all(
-            isinstance(c, IsNotNull) for c in split_conjunctive_predicates(n.condition)))
-    ) is not None
-
-
 def shuffle_candidate_scans(plan: SparkPlan, min_scan_bytes: int) -> NodeSet:
     """The scans a measured side of a shuffled join may filter (:func:`shuffle_targets`
     of every such join, both sides taken as measured)."""
@@ -186,48 +174,13 @@ def _scan_column(node: SparkPlan, attr_id: int, shared: NodeSet, min_scan_bytes:
     """The file scan below ``node`` producing column ``attr_id`` through row-preserving
     operators (:func:`_scan_of`), of at least ``min_scan_bytes`` of files, and the column's
     name there (None: no such scan, or the name is ambiguous in it)."""
-    scan = _scan_of(node, attr_id, shared)
+    scan = scan_of(node, attr_id, shared)
     if scan is None or _file_bytes(scan) < min_scan_bytes:
         return None
     name = next(a.name for a in scan.output if a.id == attr_id)
     if [a.name.lower() for a in scan.output].count(name.lower()) != 1:
         return None
     return scan, name
-
-
-def shared_nodes(plan: SparkPlan) -> NodeSet:
-    """The nodes more than one consumer reads: exchanges a ``ReusedExchangeExec`` reads again,
-    and nodes (with their subtrees) found at several places of the tree."""
-    seen: NodeState[int] = NodeState()
-
-    def visit(n: SparkPlan) -> None:
-        seen[n] = seen.get(n, 0) + 1
-        if isinstance(n, ReusedExchangeExec):  # its exchange's subtree is read once more
-            n.child.foreach(visit)
-
-    plan.foreach(visit)
-    return NodeSet(n for n, count in seen.items() if count > 1)
-
-
-def _scan_of(node: SparkPlan, attr_id: int, shared: NodeSet) -> FileSourceScanExec | None:
-    """The file scan producing column ``attr_id`` through row-preserving operators only, none
-    of them read by another consumer (``shared``)."""
-    while True:
-        if attr_id not in {a.id for a in node.output} or node in shared:
-            return None
-        match node:
-            case FileSourceScanExec():
-                return node
-            case FilterExec() | SortExec() | ShuffleExchangeExec():
-                node = node.child
-            case ProjectExec(project_list=items):
-                if not any(isinstance(e, AttributeReference) and e.id == attr_id for e in items):
-                    return None  # computed here (an alias is a new column)
-                node = node.child
-            case BroadcastHashJoinExec(build_side=side, left=left, right=right):
-                node = left if side is BuildSide.RIGHT else right
-            case _:
-                return None
 
 
 def distinct_keys(parts: Sequence[pa.Array] | None, max_values: int) -> pa.Array | None:

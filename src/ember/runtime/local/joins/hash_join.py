@@ -91,6 +91,7 @@ from ember.runtime.local.joins.spill import (
     split_batch,
 )
 from ember.runtime.local.memory import MemoryManager, SpillDir, batch_bytes
+from ember.runtime.local import runtime_filters
 from ember.runtime.local.registry import PartitionFn, operator
 from ember.physical.partitioning import HashedRelationBroadcastMode
 
@@ -339,6 +340,7 @@ def run_broadcast_hash_join(node: BroadcastHashJoinExec, rt: RunContext) -> list
     if parts.build_left and node.join_type.is_left_existence:
         return _broadcast_left_existence(node, parts, rt)
     build_plan = node.build_plan
+    runtime_filters.register(node, rt)
     stream_parts = rt.execute(node.streamed_plan)
     metrics = NodeMetricsSink(rt, node)
     lock = threading.Lock()

@@ -63,8 +63,10 @@ from ember.expressions.aggregates import AggregateExpression
 from ember.expressions.aggregates.kernels import group_counts_scope
 from ember.expressions.base import AttributeReference, BoundReference, Expression
 from ember.expressions.common import to_array, to_mask
-from ember.physical.nodes import AggregateMode, HashAggregateExec, aggregate_result_attribute
+from ember.physical.nodes import (AggregateMode, ExpandExec, HashAggregateExec,
+                                  aggregate_result_attribute)
 from ember.runtime.local.operators.basic import chain
+from ember.runtime.local.operators.expand_aggregate import ExpandedBatch, ExpandGrouping
 from ember.runtime.local.registry import PartitionFn
 from ember.conf import PARTIAL_AGG_PASS_THROUGH, PARTIAL_AGG_PASS_THROUGH_RATIO
 
@@ -80,8 +82,17 @@ def run_hash_aggregate_modes(node: HashAggregateExec, rt: RunContext) -> list[Pa
     """The partitions of a non-COMPLETE ``node`` (one output partition per input partition)."""
     if node.mode is AggregateMode.COMPLETE and not node.aggregate_modes:
         raise InternalError("run_hash_aggregate_modes: COMPLETE aggregates run elsewhere")
-    parts = rt.execute(node.child)
     modes = node.modes
+    expand = None
+    if isinstance(node.child, ExpandExec) and node.mode is AggregateMode.PARTIAL and modes \
+            and all(m is AggregateMode.PARTIAL for m in modes):
+        expand = ExpandGrouping.of(node.child, [prepare(strip_alias(g), node.child.output)
+                                                for g in node.grouping_expressions])
+    if expand is not None:  # the Expand's input, grouped without materializing its output
+        parts = [_expanded(fn, expand, rt.metrics.node(node.child))
+                 for fn in rt.execute(node.child.child)]
+    else:
+        parts = rt.execute(node.child)
     if (not node.grouping_expressions and modes and all(m is AggregateMode.FINAL for m in modes)
             and len(parts) != 1):
         # a final global aggregate yields exactly one row: merge all partitions together
@@ -92,18 +103,31 @@ def run_hash_aggregate_modes(node: HashAggregateExec, rt: RunContext) -> list[Pa
 
     def part(fn: PartitionFn) -> PartitionFn:
         def run() -> Iterator[pa.RecordBatch]:
-            return aggregate_partition(node, fn(), ctx, metrics)
+            return aggregate_partition(node, fn(), ctx, metrics, expand)
 
         return run
 
     return [part(p) for p in parts]
 
 
+def _expanded(fn: PartitionFn, expand: ExpandGrouping, metrics) -> PartitionFn:
+    """The Expand's input batches of one partition, standing for its output rows (counted as the
+    Expand's output)."""
+    def run() -> Iterator[ExpandedBatch]:
+        for eb in expand.wrap(fn()):
+            metrics.add(output_rows=eb.num_rows)
+            yield eb
+
+    return run
+
+
 def aggregate_partition(node: HashAggregateExec, batches: Iterator[pa.RecordBatch],
-                        ctx: ExecContext, metrics=None) -> Iterator[pa.RecordBatch]:
+                        ctx: ExecContext, metrics=None, expand: ExpandGrouping | None = None
+                        ) -> Iterator[pa.RecordBatch]:
     """Run ``node`` (any mode but COMPLETE) over one partition's ``batches`` (typed like
     ``node.child.output``); ``metrics`` (the node's, optional) receives the extra counter
-    ``partial_pass_through_rows``."""
+    ``partial_pass_through_rows``.  With ``expand`` (the child Expand, compiled), ``batches``
+    are the Expand's input as :class:`ExpandedBatch` es (:mod:`.expand_aggregate`)."""
     child_attrs = node.child.output
     modes = node.modes
     aggs: list[AggregateExpression] = list(node.aggregate_expressions)  # type: ignore[arg-type]
@@ -141,8 +165,17 @@ def aggregate_partition(node: HashAggregateExec, batches: Iterator[pa.RecordBatc
 
     def aggregate_chunk(chunk: Iterator[pa.RecordBatch]
                         ) -> tuple[list[pa.Array], list[list[pa.Array]], int]:
-        key_cols, slot_cols, n_rows = read_inputs(chunk, bound_grouping, slots.items)
-        gids, n_groups, group_keys = assign_groups(key_cols, n_rows)
+        got = None
+        if expand is not None:
+            chunk = list(chunk)
+            got = expand.read(chunk, bound_grouping, slots.items)
+        if got is not None:
+            gids, n_groups, group_keys, slot_cols, n_rows = got
+        else:
+            if expand is not None:
+                chunk = expand.materialize(chunk)
+            key_cols, slot_cols, n_rows = read_inputs(chunk, bound_grouping, slots.items)
+            gids, n_groups, group_keys = assign_groups(key_cols, n_rows)
         buffers: list[list[pa.Array]] = []
         with group_counts_scope():
             for a, m, (cols, filt_slot) in zip(aggs, modes, plans):
@@ -159,7 +192,8 @@ def aggregate_partition(node: HashAggregateExec, batches: Iterator[pa.RecordBatc
     def pass_through_chunk(chunk: list[pa.RecordBatch]
                            ) -> tuple[list[pa.Array], list[list[pa.Array]], int]:
         """Every row its own group: the rows' keys and one buffer row per input row."""
-        key_cols, slot_cols, n_rows = read_inputs(iter(chunk), bound_grouping, slots.items)
+        rows = expand.materialize(chunk) if expand is not None else iter(chunk)
+        key_cols, slot_cols, n_rows = read_inputs(rows, bound_grouping, slots.items)
         gids = np.arange(n_rows, dtype=np.int64)
         buffers: list[list[pa.Array]] = []
         with group_counts_scope():

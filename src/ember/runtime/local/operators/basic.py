@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -45,6 +45,7 @@ from ember.conf import FILES_MAX_PARTITION_BYTES, FILES_MIN_PARTITION_NUM, FILES
 from ember.execution import file_index, scan
 from ember.physical.dynamic_pruning import DynamicPruningExpression
 from ember.expressions.base import and_all, split_conjuncts
+from ember.runtime.local import runtime_filters
 from ember.runtime.local.pruning import placeholder, output_mask
 
 if TYPE_CHECKING:
@@ -126,13 +127,15 @@ def run_file_scan(node: FileSourceScanExec, rt: RunContext) -> list[PartitionFn]
             rt.ctx.conf.get(FILES_MAX_PARTITION_BYTES), rt.ctx.conf.get(FILES_OPEN_COST))
         attrs = node.output
         rt.scan_exact_filters[node] = filters[scan.EXACT_KEY]
+        splits, runtime_masks = runtime_filters.prune_splits(rt, node, splits)
 
         masks = filters.get(scan.MASK_KEY) or {}
 
         def split_part(sp) -> PartitionFn:
             fetch = cache.fetcher(node, sp) if cache is not None else None
             return lambda: scan.read_parquet_split(sp, attrs, filters.get(sp.path),
-                                                   rt.ctx.batch_size, fetch, masks.get(sp.path))
+                                                   rt.ctx.batch_size, fetch, masks.get(sp.path),
+                                                   runtime_masks.get(sp.path))
 
         return [split_part(sp) for sp in splits] or [lambda: iter(())]
 
@@ -307,22 +310,29 @@ def run_expand(node: ExpandExec, rt: RunContext) -> list[PartitionFn]:
     def part(fn: PartitionFn) -> PartitionFn:
         def run() -> Iterator[pa.RecordBatch]:
             bound = [[prepare(e, child.output) for e in p] for p in node.projections]
-            k = len(bound)
             for b in fn():
-                if k == 1 or b.num_rows <= 1:
-                    for p in bound:
-                        yield eval_projection(p, b, schema)
-                    continue
-                # Spark's ExpandExec emits every projection of a row before the next row
-                # (UNPIVOT's rows come out row by row): one take interleaves the projections.
-                out = pa.Table.from_batches([eval_projection(p, b, schema) for p in bound], schema)
-                n = b.num_rows
-                order = np.arange(n * k, dtype=np.int64).reshape(k, n).T.ravel()
-                yield out.take(pa.array(order)).combine_chunks().to_batches()[0]
+                yield from expand_batch(bound, b, schema)
 
         return run
 
     return [part(p) for p in rt.execute(child)]
+
+
+def expand_batch(bound: list[list[Any]], b: pa.RecordBatch, schema: pa.Schema
+                 ) -> Iterator[pa.RecordBatch]:
+    """The output rows of an ``ExpandExec`` (projections ``bound`` to its child) for the input
+    batch ``b``, typed by ``schema``."""
+    k = len(bound)
+    if k == 1 or b.num_rows <= 1:
+        for p in bound:
+            yield eval_projection(p, b, schema)
+        return
+    # Spark's ExpandExec emits every projection of a row before the next row
+    # (UNPIVOT's rows come out row by row): one take interleaves the projections.
+    out = pa.Table.from_batches([eval_projection(p, b, schema) for p in bound], schema)
+    n = b.num_rows
+    order = np.arange(n * k, dtype=np.int64).reshape(k, n).T.ravel()
+    yield out.take(pa.array(order)).combine_chunks().to_batches()[0]
 
 
 @operator(UnionExec)
