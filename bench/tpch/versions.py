@@ -26,7 +26,6 @@ import math
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,7 +36,8 @@ import sys, time
 import ember
 suite, data, clock = sys.argv[1], sys.argv[2], sys.argv[3]
 now = time.process_time if clock == "cpu" else time.perf_counter
-es = ember.Session()
+# TPC-DS under bench.tpcds.run's memory budget
+es = ember.Session({"ember.execution.memoryBudget": "2g"} if suite == "tpcds" else {})
 if suite == "tpcds":
     from bench.tpcds import datagen
     datagen.register(es, datagen.paths_in(data))
@@ -64,19 +64,11 @@ def _worker(src: str, suite: str, data: str, clock: str) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, str(ROOT)])}
     return subprocess.Popen([sys.executable, "-c", _WORKER, suite, data, clock],
                             stdin=subprocess.PIPE,
-def _worker(src: str, data: str, script: str = _WORKER) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, str(ROOT)])}
-    return subprocess.Popen([sys.executable, "-c", script, data], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env)
 
 
-def main(argv: list[str] | None = None, *, script: str = _WORKER,
-         queries: Sequence[int] = QUERIES, data: str = "/tmp/tpch_sf1",
-         description: str | None = None) -> int:
-    """Compare ``--old`` with ``--new``; ``script``: the worker's code (reads query numbers on
-    stdin, prints each one's seconds), ``queries`` / ``data``: the defaults of ``--queries`` /
-    ``--data`` (bench.tpcds.versions runs TPC-DS with these)."""
-    ap = argparse.ArgumentParser(description=description or __doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--old", required=True, help="the old tree's src directory")
     ap.add_argument("--new", default=str(ROOT / "src"), help="the new tree's src directory")
     ap.add_argument("--suite", choices=("tpch", "tpcds"), default="tpch")
@@ -84,8 +76,6 @@ def main(argv: list[str] | None = None, *, script: str = _WORKER,
                     "/tmp/tpcds_sf001 with --suite tpcds)")
     ap.add_argument("--queries", help="comma-separated query numbers (default: TPC-H's 12 "
                     "join-heavy queries, or all 99 TPC-DS queries)")
-    ap.add_argument("--data", default=data, help="directory of the Parquet files")
-    ap.add_argument("--queries", default=",".join(map(str, queries)))
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                     help="wall time, or the worker's CPU time (all its threads): steadier on a "
@@ -101,11 +91,6 @@ def main(argv: list[str] | None = None, *, script: str = _WORKER,
     print(f"{args.suite} from {data}; {args.clock} time, best of {args.repeat} per version; "
           "load average "
           f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}", flush=True)
-    queries = [int(q) for q in args.queries.split(",")]
-    print(f"load average at the start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}",
-          flush=True)
-    procs = {"old": _worker(args.old, args.data, script),
-             "new": _worker(args.new, args.data, script)}
 
     def run(which: str, q: int) -> float:
         p = procs[which]
@@ -120,7 +105,7 @@ def main(argv: list[str] | None = None, *, script: str = _WORKER,
     round_logs = [0.0] * args.repeat  # per round: sum of log(new / old)
     try:
         for q in queries:
-            times: dict[str, list[float]] = {"old": [], "new": []}
+            best = {"old": math.inf, "new": math.inf}
             for i in range(args.repeat):
                 t = {}
                 for which in (("old", "new") if i % 2 == 0 else ("new", "old")):
@@ -131,15 +116,6 @@ def main(argv: list[str] | None = None, *, script: str = _WORKER,
                 logs[which] += math.log(best[which])
             print(f"Q{q:02d}  old {best['old']:.4f}s  new {best['new']:.4f}s  "
                   f"new/old {best['new'] / best['old']:.2f}", flush=True)
-                    times[which].append(run(which, q))
-            best = {k: min(v) for k, v in times.items()}
-            for which in logs:
-                logs[which] += math.log(best[which])
-            # spread: the slowest run over the best, per tree
-            spread = {k: max(v) / min(v) for k, v in times.items()}
-            print(f"Q{q:02d}  old {best['old']:.3f}s  new {best['new']:.3f}s  "
-                  f"new/old {best['new'] / best['old']:.2f}  "
-                  f"(spread old {spread['old']:.2f} new {spread['new']:.2f})", flush=True)
     finally:
         for p in procs.values():
             p.stdin.close()
@@ -151,9 +127,6 @@ def main(argv: list[str] | None = None, *, script: str = _WORKER,
           f"new/old {g['new'] / g['old']:.3f} (one round's new/old: {min(rounds):.3f} to "
           f"{max(rounds):.3f} over {args.repeat} rounds); load average {load[0]:.2f} "
           f"{load[1]:.2f} {load[2]:.2f}")
-    print(f"geomean over {len(queries)} queries: old {g['old']:.3f}s, new {g['new']:.3f}s, "
-          f"new/old {g['new'] / g['old']:.3f}")
-    print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 
 

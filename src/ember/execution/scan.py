@@ -707,20 +707,21 @@ def plan_parquet_splits(rel, attrs, data_filters, parallelism: int,
         units.extend((path, g, r, b) for g, r, b in groups)
     filters[EXACT_KEY] = tuple(data_filters[i] for i in sorted(exact or ()))
     filters[MASK_KEY] = masks
-    return split_units(units, parallelism), filters
+    return split_units(units, parallelism, max_bytes=max_bytes, min_bytes=min_bytes), filters
 
 
 def split_units(units: Sequence[tuple[str, int, int, int]], parallelism: int,
-                count: int | None = None) -> list[ParquetSplit]:
+                count: int | None = None, max_bytes: int = MAX_SPLIT_BYTES,
+                min_bytes: int = MIN_SPLIT_BYTES) -> list[ParquetSplit]:
     """Row groups ``(path, row group, rows, bytes)`` grouped into about ``2 * parallelism``
-    contiguous splits of one file each (at least ``MIN_SPLIT_BYTES``, at most
-    ``MAX_SPLIT_BYTES`` each), or into about ``count`` splits of equal bytes when given."""
+    contiguous splits of one file each (at least ``min_bytes``, at most ``max_bytes`` each:
+    ``spark.sql.files.openCostInBytes`` and ``maxPartitionBytes``), or into about ``count``
+    splits of equal bytes when given."""
     total = sum(u[3] for u in units)
-    target = min(max_bytes, max(min_bytes, -(-total // max(1, 2 * parallelism))))
     if count is not None:
         target = max(1, -(-total // max(1, count)))
     else:
-        target = min(MAX_SPLIT_BYTES, max(MIN_SPLIT_BYTES, -(-total // max(1, 2 * parallelism))))
+        target = min(max_bytes, max(min_bytes, -(-total // max(1, 2 * parallelism))))
     splits: list[ParquetSplit] = []
     cur: ParquetSplit | None = None
     held = 0
