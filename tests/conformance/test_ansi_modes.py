@@ -196,6 +196,14 @@ def test_ansi_off_div_by_zero_is_null_and_ansi_on_raises() -> None:
 
 _FULL = os.environ.get("EMBER_ANSI_OFF_FULL") == "1"
 _GOLDEN_FILES = golden_files() if _FULL else golden_files()[::5]
+_PERSISTENT_DDL = re.compile(
+    r"^\s*(?:CREATE|REPLACE)\s+(?:OR\s+REPLACE\s+)?(?:TABLE|DATABASE|SCHEMA|VIEW)\b",
+    re.IGNORECASE)
+
+
+def _creates_catalog_objects(doc: dict) -> bool:
+    """Whether a golden file creates persistent tables, databases or views."""
+    return any(_PERSISTENT_DDL.match(st["sql"]) for st in doc["statements"])
 
 
 @pytest.mark.parametrize("runtime", RUNTIMES)
@@ -205,6 +213,11 @@ def test_golden_statements_ansi_off(spark: Any, file: str, runtime: str) -> None
     ``spark.sql.ansi.enabled=false``: Ember's outcome must be Spark's (computed live).
     Statements in ``exclusions.toml`` are skipped, as in the conformance suite."""
     doc = load_golden(file)
+    if runtime == "spark" and _creates_catalog_objects(doc):
+        pytest.skip("the live oracle and Ember's Spark runtime would share the SparkSession's "
+                    "catalog, where Ember registers the tables it creates under the oracle's "
+                    "names (the conformance suite checks these files on both runtimes against "
+                    "stored goldens)")
     conf = dict(doc["config_sets"][0]) if doc["config_sets"] else {}
     conf[ANSI_KEY] = "false"
     oracle = spark.newSession()
