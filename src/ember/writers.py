@@ -77,16 +77,21 @@ class DataFrameWriter:
             if v is not None:
                 self.option(k, v)
 
+    def _apply(self, format: str | None, mode: str | None, partition_by: Any,  # noqa: A002
+               options: dict[str, Any]) -> None:
+        """The settings an action's arguments give (``save(path, format, mode, ...)``)."""
+        if format is not None:
+            self.format(format)
+        self.mode(mode)
+        if partition_by is not None:
+            self.partitionBy(partition_by)
+        self._set_options(**options)
+
     # -- actions -------------------------------------------------------------------------------
     def save(self, path: str | None = None, format: str | None = None,  # noqa: A002
              mode: str | None = None, partitionBy: Any = None,  # noqa: N803
              **options: Any) -> None:
-        if format is not None:
-            self.format(format)
-        self.mode(mode)
-        if partitionBy is not None:
-            self.partitionBy(partitionBy)
-        self._set_options(**options)
+        self._apply(format, mode, partitionBy, options)
         if path is None:
             path = next((v for k, v in self._options.items() if k.lower() == "path"), None)
         if path is None:
@@ -130,12 +135,7 @@ class DataFrameWriter:
                     mode: str | None = None, partitionBy: Any = None,  # noqa: N803
                     **options: Any) -> None:
         """Write the rows into catalog table ``name`` (:func:`ember.table_writes.save_as_table`)."""
-        if format is not None:
-            self.format(format)
-        self.mode(mode)
-        if partitionBy is not None:
-            self.partitionBy(partitionBy)
-        self._set_options(**options)
+        self._apply(format, mode, partitionBy, options)
         save_as_table(self._df, name, self._format, self._mode, self._options,
                       self._partition_by)
 
