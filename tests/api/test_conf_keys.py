@@ -79,23 +79,23 @@ def test_implemented_key_no_warning(fresh_warnings, caplog):
 
 def test_unimplemented_spark_key_warns_once_naming_it(fresh_warnings, caplog):
     s = ember.Session()
-    key = "spark.sql.files.maxPartitionBytes"
+    key = "spark.sql.orc.compression.codec"  # Ember has no ORC source
     assert key in SPARK_SQL_CONF_KEYS and key not in C._ENTRIES
     with caplog.at_level(logging.WARNING, logger="ember.conf"):
-        first = _set(s, key, "1m")
-        again = _set(s, key, "2m")
+        first = _set(s, key, "zlib")
+        again = _set(s, key, "lz4")
         s2 = ember.Session()
-        elsewhere = _set(s2, key, "3m")  # once per key, not per session
+        elsewhere = _set(s2, key, "zstd")  # once per key, not per session
     assert len(first) == 1 and key in str(first[0].message)
     assert "not implemented" in str(first[0].message)
     assert again == [] and elsewhere == []
     assert [r.getMessage() for r in caplog.records] == [str(first[0].message)]
-    assert s.conf.get(key) == "2m"  # stored, as Spark does
+    assert s.conf.get(key) == "lz4"  # stored, as Spark does
     # SQL SET takes the same path
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        s.sql("SET spark.sql.files.openCostInBytes=1m")
-    assert [str(w.message) for w in caught if "openCostInBytes" in str(w.message)]
+        s.sql("SET spark.sql.orc.filterPushdown=false")
+    assert [str(w.message) for w in caught if "orc.filterPushdown" in str(w.message)]
 
 
 def test_unknown_keys_are_accepted_silently(fresh_warnings, caplog):
