@@ -77,10 +77,14 @@ VARIANTS: dict[str, dict[str, str]] = {
 #: pieces, blobs), and the rest would only double the suite's Spark time.
 SPARK_VARIANTS = ("", "-noopt", "-smj", "-smj-bs2", "-shj", "-bhj")
 
-#: Files about windows, grouping analytics and aggregates (name prefixes), whose statements have
-#: (almost) no joins: the join-strategy variants would only run the same plans again.  They run
-#: :data:`JOIN_FREE_VARIANTS` locally and :data:`JOIN_FREE_SPARK_VARIANTS` on the Spark runtime.
-JOIN_FREE_FILES = ("window.sql", "group-analytics.sql", "grouping_set.sql", "ember/")
+#: Files about windows, grouping analytics, aggregates, the catalog and inserts (name prefixes),
+#: whose statements have (almost) no joins: the join-strategy variants would only run the same
+#: plans again.  They run :data:`JOIN_FREE_VARIANTS` locally and :data:`JOIN_FREE_SPARK_VARIANTS`
+#: on the Spark runtime.
+JOIN_FREE_FILES = ("window.sql", "group-analytics.sql", "grouping_set.sql", "ember/",
+                   "show-tables.sql", "describe.sql", "null-handling.sql",
+                   "decimalArithmeticOperations.sql", "postgreSQL/select_having.sql",
+                   "postgreSQL/insert.sql")
 JOIN_FREE_VARIANTS = ("", "-bs2", "-noopt")
 JOIN_FREE_SPARK_VARIANTS = ("", "-bs2")
 
