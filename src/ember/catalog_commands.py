@@ -18,12 +18,14 @@ On the Spark runtime, every table Ember creates is also registered in the SparkS
 
 from __future__ import annotations
 
+import getpass
 import os
 import re
 import shutil
 import time
 import warnings
 from collections.abc import Mapping
+from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 from ember import types as T
@@ -263,8 +265,6 @@ def run_catalog_command(session: "Session", plan: Any) -> list[tuple[Any, ...]]:
 
 def _owner() -> str:
     try:
-        import getpass
-
         return getpass.getuser()
     except Exception:  # noqa: BLE001 - no user name in this environment
         return ""
@@ -578,7 +578,7 @@ def table_info_items(table: CatalogTable) -> list[tuple[str, str]]:
     ``# Detailed Table Information`` section and of SHOW TABLE EXTENDED's ``information``."""
     items = [("Catalog", SESSION_CATALOG), ("Database", table.database), ("Table", table.name),
              ("Created Time", _created(table.created_time)), ("Last Access", "UNKNOWN"),
-             ("Created By", f"Ember {_version()}"), ("Type", table.table_type)]
+             ("Created By", f"Ember {ember_version()}"), ("Type", table.table_type)]
     if table.provider:
         items.append(("Provider", table.provider))
     items += _bucket_items(table)
@@ -680,7 +680,7 @@ def _show_table_extended(session: "Session", plan: D.ShowTables) -> list[tuple[A
             out = catalog.lookup((v,)).output
             fields = [T.StructField(a.name, a.data_type, a.nullable) for a in out]
             info = (f"Table: {v}\nCreated Time: {_created(time.time())}\nLast Access: UNKNOWN\n"
-                    f"Created By: Ember {_version()}\nType: VIEW\nView Schema Mode: BINDING\n"
+                    f"Created By: Ember {ember_version()}\nType: VIEW\nView Schema Mode: BINDING\n"
                     "Schema: " + _schema_tree(fields) + "\n")
             rows.append(("", v, True, info))
     return rows
@@ -787,9 +787,8 @@ def _describe_partition(session: "Session", plan: D.DescribePartition) -> list[t
     return rows + [(k, v, "") for k, v in _bucket_items(table) + _storage_items(table)]
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
+def ember_version() -> str:
+    """The installed Ember distribution's version (``0+unknown`` in a source tree)."""
     try:
         return version("ember")
     except PackageNotFoundError:  # run from a source tree

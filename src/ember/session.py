@@ -29,6 +29,7 @@ from ember.analysis.catalog import Catalog
 from ember.analyze_table import analyze_table
 from ember.catalog_api import CatalogAPI
 from ember.catalog_commands import (
+    ember_version,
     CATALOG_COMMANDS, check_provider, create_persistent_view, describe_relation_rows, drop_view,
     run_catalog_command, table_resolver,
 )
@@ -230,12 +231,7 @@ class Session:
 
     @property
     def version(self) -> str:
-        from importlib.metadata import version
-
-        try:
-            return version("ember")
-        except Exception:  # not installed as a distribution (e.g. run from a source tree)
-            return "0+unknown"
+        return ember_version()
 
     # -- SQL ----------------------------------------------------------------------------------
     def sql(self, sqlQuery: str, args: Any = None, **kwargs: Any) -> DataFrame:  # noqa: N803
