@@ -49,6 +49,8 @@ SCRIPTS = {
         "CREATE SCHEMA IF NOT EXISTS d1", "CREATE TABLE d1.u (z INT) USING json",
         "CREATE TABLE nodb.t (a INT) USING parquet", "SHOW TABLES IN d1", "SHOW TABLES IN nodb",
         "DROP DATABASE d1", "USE d1", "SHOW TABLES", "SELECT * FROM nosuch",
+        "SELECT current_database(), current_schema(), current_catalog(), "
+        "upper(current_database()) AS u", "SELECT current_schema(1)",
         "CREATE TABLE inx (a INT) USING parquet", "DESCRIBE EXTENDED inx", "USE default",
         "SHOW DATABASES", "SHOW DATABASES LIKE 'd*'", "SHOW TABLES IN spark_catalog.d1", "DESCRIBE DATABASE d1",
         "DESCRIBE DATABASE EXTENDED d1", "DESCRIBE DATABASE default", "USE nosuchdb",
