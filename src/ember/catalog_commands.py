@@ -19,6 +19,7 @@ On the Spark runtime, every table Ember creates is also registered in the SparkS
 from __future__ import annotations
 
 import getpass
+import json
 import os
 import re
 import shutil
@@ -54,6 +55,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ember.session import Session
 
 __all__ = ["run_catalog_command", "table_resolver", "register_in_spark", "refresh_in_spark",
+           "record_partition_parameters",
            "describe_table_rows", "show_create_table",
            "type_ddl", "CATALOG_COMMANDS"]
 
@@ -67,7 +69,7 @@ CATALOG_COMMANDS = (D.CreateTable, D.CreateDatabase, D.DropDatabase, D.UseDataba
                     D.ShowCreateTable, D.ShowTableProperties, D.DescribeDatabase,
                     D.DescribeColumn, D.AddPartitions, D.DescribePartition, D.ShowPartitions,
                     D.DropPartitions, D.RenamePartition, D.RecoverPartitions,
-                    D.SetTableLocation, D.AlterColumn)
+                    D.SetTableLocation, D.AlterColumn, D.DescribeTableJson)
 
 
 def _search_path(catalog: Catalog, builtin: bool = False, session: bool = True) -> str:
@@ -215,6 +217,8 @@ def run_catalog_command(session: "Session", plan: Any) -> list[tuple[Any, ...]]:
         case D.AlterColumn():
             _alter_column(session, plan)
             return []
+        case D.DescribeTableJson():
+            return [(_describe_json(session, plan),)]
         case D.RenameTable():
             _rename(session, plan)
             return []
@@ -807,17 +811,42 @@ def _partition_items(table: CatalogTable, spec: list[tuple[str, str]]) -> list[t
                     ("Last Access", "UNKNOWN")]
 
 
-def _partition_parameters(path: str) -> str | None:
-    """Spark's partition parameters (``numFiles``, ``totalSize``, ``transient_lastDdlTime``) of
-    the partition directory's data files (names starting with ``.`` or ``_`` are not data);
-    None for a partition without files (one ``ADD PARTITION`` made), which Spark shows
-    without them."""
-    files = [e for e in os.scandir(path) if e.is_file() and not e.name.startswith((".", "_"))]
-    if not files:
+#: The file, in a partition's directory, of the partition parameters Spark's catalog records
+#: when it discovers a partition's files (``numFiles``, ``totalSize``; the metastore adds
+#: ``transient_lastDdlTime``): after CREATE TABLE ... AS SELECT of a partitioned table, whose
+#: partitions Spark recovers from the files written. A partition an INSERT or ADD PARTITION
+#: made has none, as in Spark. (Hidden: readers skip names starting with ``.``.)
+PARTITION_PARAMETERS_FILE = ".ember-partition-parameters.json"
+
+
+def record_partition_parameters(table: CatalogTable) -> None:
+    """Record every partition's parameters now (Spark's ``AlterTableRecoverPartitionsCommand``
+    gathering fast statistics), as CREATE TABLE ... AS SELECT does."""
+    for rel in _partitions(table, None):
+        path = os.path.join(table.location or "", rel)
+        files = [e for e in os.scandir(path)
+                 if e.is_file() and not e.name.startswith((".", "_"))]
+        params = {"numFiles": str(len(files)),
+                  "totalSize": str(sum(e.stat().st_size for e in files)),
+                  "transient_lastDdlTime": str(int(time.time()))}
+        tmp = os.path.join(path, PARTITION_PARAMETERS_FILE + ".tmp")
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(params, f)
+        os.replace(tmp, os.path.join(path, PARTITION_PARAMETERS_FILE))
+
+
+def _partition_parameter_map(path: str) -> dict[str, str] | None:
+    try:
+        with open(os.path.join(path, PARTITION_PARAMETERS_FILE), encoding="utf-8") as f:
+            return dict(json.load(f))
+    except (OSError, ValueError):
         return None
-    return _bracketed({"numFiles": str(len(files)),
-                       "totalSize": str(sum(e.stat().st_size for e in files)),
-                       "transient_lastDdlTime": str(int(os.path.getmtime(path)))})
+
+
+def _partition_parameters(path: str) -> str | None:
+    """DESCRIBE's ``Partition Parameters`` value (None: the partition has none recorded)."""
+    params = _partition_parameter_map(path)
+    return None if params is None else _bracketed(params)
 
 
 def _partition_info(table: CatalogTable, spec: list[tuple[str, str]]) -> str:
@@ -1027,6 +1056,103 @@ def _alter_column(session: "Session", plan: D.AlterColumn) -> None:
     elif plan.default is not None:
         defaults[field.name] = plan.default
     catalog.alter_table(table.copy(column_comments=comments, column_defaults=defaults))
+
+
+def _type_json(dt: T.DataType) -> dict[str, Any]:
+    """A column type in Spark's DESCRIBE ... AS JSON (``{"name": "decimal", "precision": 10,
+    "scale": 2}``, strings with their collation)."""
+    if isinstance(dt, T.StringType):
+        return {"name": "string", "collation": "UTF8_BINARY"}
+    if isinstance(dt, T.DecimalType):
+        return {"name": "decimal", "precision": dt.precision, "scale": dt.scale}
+    if isinstance(dt, T.TimestampType):
+        return {"name": "timestamp_ltz"}
+    if isinstance(dt, T.ArrayType):
+        return {"name": "array", "element_type": _type_json(dt.element_type),
+                "element_nullable": dt.contains_null}
+    if isinstance(dt, T.StructType):
+        return {"name": "struct", "fields": [
+            {"name": f.name, "type": _type_json(f.data_type), "nullable": f.nullable}
+            for f in dt.fields]}
+    return {"name": dt.simple_string()}
+
+
+def _iso_time(t: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+
+
+def _describe_json(session: "Session", plan: D.DescribeTableJson) -> str:
+    """Spark's ``DescribeRelationJsonCommand`` of a persistent table (or one partition of it):
+    the identifier, the columns, then the partition's and the table's details, in Spark's key
+    order."""
+    catalog = session.session_catalog
+    parts = plan.name_parts
+    if len(parts) == 1 and catalog.exists(parts[0]):
+        raise UnsupportedError("DESCRIBE ... AS JSON of a temporary view is not supported yet",
+                               error_class="UNSUPPORTED_FEATURE")
+    table = catalog.get_table(parts)
+    if table is None:
+        raise table_not_found(parts, _origin(plan.origin),
+                              search_path=_search_path(catalog, builtin=True))
+    comments = table.column_comments
+    columns = []
+    for f in table.schema.fields:
+        col: dict[str, Any] = {"name": f.name, "type": _type_json(f.data_type),
+                               "nullable": f.nullable}
+        if f.name in comments:
+            col["comment"] = comments[f.name]
+        if f.name in table.column_defaults:
+            col["default"] = table.column_defaults[f.name]
+        columns.append(col)
+    out: dict[str, Any] = {"table_name": table.name, "catalog_name": SESSION_CATALOG,
+                           "namespace": [table.database], "schema_name": table.database,
+                           "columns": columns}
+    buckets: dict[str, Any] = {}
+    if table.bucket_spec is not None:
+        n, cols, sort = table.bucket_spec
+        buckets = {"num_buckets": n, "bucket_columns": list(cols), "sort_columns": list(sort)}
+    storage: dict[str, Any] = {}
+    if table.options:
+        storage["storage_properties"] = dict(sorted(_redacted(table.options).items()))
+    if plan.spec is not None:
+        spec = _check_spec(table, plan.spec)
+        path = _existing_partition(table, spec)
+        out["partition_values"] = {k: "null" if v is None else v for k, v in spec}
+        out["location"] = _uri(path)
+        out.update(storage)
+        params = _partition_parameter_map(path)
+        if params is not None:
+            out["partition_parameters"] = params
+        out.update({"created_time": _iso_time(os.path.getmtime(path)), "last_access": "UNKNOWN"})
+        out.update({"created_by": f"Ember {ember_version()}", "type": table.table_type})
+        if table.provider:
+            out["provider"] = table.provider
+        out.update(buckets)
+    else:
+        out.update(buckets)
+        if table.location:
+            out["location"] = _uri(table.location)
+        out.update(storage)
+        out.update({"created_time": _iso_time(table.created_time), "last_access": "UNKNOWN",
+                    "created_by": f"Ember {ember_version()}", "type": table.table_type})
+        if table.provider:
+            out["provider"] = table.provider
+    if table.comment is not None:
+        out["comment"] = table.comment
+    if table.is_view:
+        out.update({"view_text": table.view_text or "",
+                    "view_original_text": table.view_text or "",
+                    "view_schema_mode": "COMPENSATION",
+                    "view_catalog_and_namespace":
+                        f"{SESSION_CATALOG}.{table.view_database or table.database}",
+                    "view_query_output_columns": [f.name for f in table.schema.fields]})
+    if table.properties:
+        out["table_properties"] = dict(sorted(_redacted(table.properties).items()))
+    if table.partition_columns:
+        out.update({"partition_provider": "Catalog",
+                    "partition_columns": list(table.partition_columns)})
+    out["collation"] = "UTF8_BINARY"
+    return json.dumps(out, separators=(",", ":"), ensure_ascii=False)
 
 
 def ember_version() -> str:

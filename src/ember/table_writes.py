@@ -199,6 +199,8 @@ def _create_with_rows(session: "Session", parts: tuple[str, str], query: Logical
         if (table.table_type == MANAGED or not existed) and os.path.isdir(table.location):
             shutil.rmtree(table.location, ignore_errors=True)
         raise
+    if table.partition_columns:
+        _catalog_commands().record_partition_parameters(table)
     _refresh_in_spark(session, table)
     return table
 

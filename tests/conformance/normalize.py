@@ -126,6 +126,18 @@ NOT_INCLUDED_KEYS = ("Created Time", "Created By", "Last Access", "Location", "O
                      "Partition Parameters")
 NOT_INCLUDED = "[not included in comparison]"
 _NOT_INCLUDED_LINE = re.compile(rf"^({'|'.join(NOT_INCLUDED_KEYS)}): .*$", re.M)
+#: the same entries in DESCRIBE ... AS JSON's object
+_NOT_INCLUDED_JSON = re.compile(
+    r'"(location|created_time|created_by|last_access|owner|partition_parameters)":'
+    r'("(?:[^"\\]|\\.)*"|\{[^{}]*\})')
+
+
+def _mask_text(v: Any) -> Any:
+    if isinstance(v, str) and v.startswith('{"'):
+        return _NOT_INCLUDED_JSON.sub(lambda m: f'"{m.group(1)}":"{NOT_INCLUDED}"', v)
+    if isinstance(v, str) and "\n" in v:
+        return _NOT_INCLUDED_LINE.sub(lambda m: f"{m.group(1)}: {NOT_INCLUDED}", v)
+    return v
 
 
 def mask_not_included(rows: list[list[Any]]) -> list[list[Any]]:
@@ -135,8 +147,7 @@ def mask_not_included(rows: list[list[Any]]) -> list[list[Any]]:
     for r in rows:
         if len(r) >= 2 and r[0] in NOT_INCLUDED_KEYS:
             r = [r[0], NOT_INCLUDED, *r[2:]]
-        out.append([_NOT_INCLUDED_LINE.sub(lambda m: f"{m.group(1)}: {NOT_INCLUDED}", v)
-                    if isinstance(v, str) and "\n" in v else v for v in r])
+        out.append([_mask_text(v) for v in r])
     return out
 
 

@@ -706,9 +706,10 @@ def try_parse_describe_partition(original: str, text: str, start: int,
     parts, pos = p.name()
     p.expect_kw("PARTITION")
     spec = p.partition_spec()
-    if p.at_kw("AS"):
-        raise UnsupportedError("DESCRIBE ... AS JSON is not supported yet",
-                               error_class="UNSUPPORTED_FEATURE")
+    if p.accept_kw("AS"):  # the caller checked EXTENDED
+        p.expect_kw("JSON")
+        p.end()
+        return D.DescribeTableJson(parts, spec, pos)
     p.end()
     return D.DescribePartition(parts, spec, extended, pos)
 

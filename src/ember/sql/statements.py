@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from ember.errors import Origin, ParseError, UnsupportedError
+from ember.errors import Origin, ParseError
 from ember.plans.logical import ddl as D
 from ember.plans.logical import nodes as L
 from ember import types as T
@@ -202,11 +202,17 @@ def try_parse_command(
             if not extended:
                 raise ParseError(
                     "DESCRIBE TABLE ... AS JSON only supported when [EXTENDED|FORMATTED] is "
-                    "specified. For example: DESCRIBE EXTENDED t AS JSON is supported but "
-                    "DESCRIBE t AS JSON is not.", error_class="DESCRIBE_JSON_NOT_EXTENDED",
+                    f"specified.\nFor example: DESCRIBE EXTENDED {name} AS JSON is supported but "
+                    f"DESCRIBE {name} AS JSON is not.", error_class="DESCRIBE_JSON_NOT_EXTENDED",
                     parameters={"tableName": name}, origin=Origin(1, 0, sql_text=original))
-            raise UnsupportedError("DESCRIBE ... AS JSON is not supported yet",
-                                   error_class="UNSUPPORTED_FEATURE")
+            if (part := try_parse_describe_partition(original, text, m.end(), True)) is not None:
+                return part
+            if not re.fullmatch(_NAME, name):
+                raise _syntax_error(original, m.end(), name.split()[0] if name else None)
+            line = original.count("\n", 0, m.end()) + 1
+            col = m.end() - (original.rfind("\n", 0, m.end()) + 1)
+            return D.DescribeTableJson(tuple(_unquote_ident(p) for p in re.findall(_IDENT, name)),
+                                       None, (line, col))
         if (part := try_parse_describe_partition(original, text, m.end(), extended)) is not None:
             return part
         if col := re.fullmatch(rf"(?P<name>{_NAME})\s+(?P<col>{_NAME})", name):

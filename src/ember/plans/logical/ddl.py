@@ -22,7 +22,7 @@ __all__ = [
     "UnsetTableProperties", "ShowTables", "ShowDatabases", "ShowColumns", "ShowCreateTable",
     "ShowTableProperties", "DescribeDatabase", "DescribeColumn", "AddPartitions",
     "DescribePartition", "ShowPartitions", "DropPartitions", "RenamePartition",
-    "RecoverPartitions", "SetTableLocation", "AlterColumn",
+    "RecoverPartitions", "SetTableLocation", "AlterColumn", "DescribeTableJson",
 ]
 
 _Pairs = tuple[tuple[str, str], ...]
@@ -335,3 +335,16 @@ class AlterColumn(Command):
     default: str | None = None
     not_null: bool = False
     origin: tuple[int, int] | None = field(default=None, compare=False)
+
+
+@node
+class DescribeTableJson(Command):
+    """``DESCRIBE EXTENDED|FORMATTED name [PARTITION (...)] AS JSON`` (Spark's
+    ``DescribeRelationJsonCommand``): one row, the table's metadata as a JSON object."""
+
+    name_parts: tuple[str, ...]
+    spec: _Spec | None = None
+    origin: tuple[int, int] | None = field(default=None, compare=False)
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return (_str("json_metadata"),)
