@@ -49,6 +49,12 @@ FILES: dict[str, str] = {
     "multi/one.json": '{\n  "a": 1,\n  "b": {"c": [1, 2,\n 3]}\n}\n',
     "multi/many.json": '[\n{"a": 2, "b": {"c": []}},\n{"a": 3}\n]\n',
     "allnull/x.json": '{"a":1,"b":null,"c":[]}\n{"a":2,"b":null}\n',
+    # Jackson's quirks: two values on a line (the first is the record), trailing text,
+    # single quotes; dates and timestamps in other patterns than CAST's
+    "quirks/q.json": '{"a": 1, "d": "05/01/2024", "t": "05/01/2024 10:11"}\n'
+                     '{"a": 2}{"a": 3}\n'
+                     "{'a': 4, 'd': 'x\\'y', \"t\": 'say \"hi\"'}\n"
+                     '{"a": 5} {"a": 6}\n{"a": 7}x\n[{"a": 8}]{"a": 9}\n',
     "csvpart/k=1/x.csv": "a,b\n1,x\n2,y\n",
     "csvpart/k=2/x.csv": "a,b\n3,z\n",
     "mixedpart/v=1/x.json": '{"a":1}\n',
@@ -123,6 +129,15 @@ for _name, _args in {
     "times_schema": ("times", "t timestamp, u timestamp, v string", {}),
     "multiline": ("multi", None, {"multiLine": True}),
     "all_null_fields": ("allnull", None, {}),
+    "quirks_infer": ("quirks", None, {}),
+    "quirks_schema": ("quirks", "a bigint, d string, t string, _corrupt_record string", {}),
+    "quirks_no_single_quotes": ("quirks", "a bigint, d string, _corrupt_record string",
+                                {"allowSingleQuotes": False}),
+    "quirks_date_formats": ("quirks", "a bigint, d date, t timestamp",
+                            {"dateFormat": "dd/MM/yyyy", "timestampFormat": "dd/MM/yyyy HH:mm"}),
+    "quirks_default_date_formats": ("quirks", "a bigint, d date, t timestamp", {}),
+    "quirks_infer_timestamp_format": ("quirks", None, {"inferTimestamp": True,
+                                                       "timestampFormat": "dd/MM/yyyy HH:mm"}),
     "drop_field_if_all_null": ("allnull", None, {"dropFieldIfAllNull": True}),
     "pyspark_nested": ("pyspark_nested", None, {}),
     "pyspark_partitioned": ("pyspark_part", None, {}),

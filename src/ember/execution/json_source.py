@@ -28,9 +28,10 @@ that path cannot take with Spark's semantics (malformed lines, type conflicts, i
 ``bigint``, ``multiLine``, the non-default inference options) is parsed line by line with Python's
 ``json`` module, which implements the rules above in full.
 
-Known differences from Spark: single-quoted strings and names (Jackson's ``allowSingleQuotes``)
-are malformed records here; dates and timestamps are converted with CAST's rules rather than the
-``dateFormat`` / ``timestampFormat`` patterns.
+As Jackson under Spark, a record's first JSON value is read and anything after it on the line
+ignored, and single-quoted strings and names are accepted (``allowSingleQuotes``, on by
+default).  Dates and timestamps are parsed with the ``dateFormat`` / ``timestampFormat``
+patterns when given (also for ``inferTimestamp``), else with CAST's rules.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from ember import types as T
 from ember.coercion import decimal_for_integral, find_tightest_common_type
 from ember.errors import AnalysisError, ExecutionError
 from ember.expressions.cast import cast_array
+from ember.expressions.datetime import parse_with_pattern
 
 __all__ = ["infer_json_schema", "read_json", "check_corrupt_column", "compatible_type",
            "JsonOptions"]
@@ -72,6 +74,11 @@ class JsonOptions:
         if self.mode not in ("PERMISSIVE", "DROPMALFORMED", "FAILFAST"):
             self.mode = "PERMISSIVE"  # Spark's ParseMode.fromString falls back likewise
         self.corrupt = opts.get("columnnameofcorruptrecord", default_corrupt)
+        self.allow_single_quotes = opts.get("allowsinglequotes", "true").strip().lower() \
+            == "true"
+        #: ``dateFormat`` / ``timestampFormat``: Spark's patterns (None: CAST's parsing)
+        self.date_format = opts.get("dateformat")
+        self.timestamp_format = opts.get("timestampformat")
 
     @property
     def default_inference(self) -> bool:
@@ -89,9 +96,49 @@ class _Float(str):
     """A JSON floating-point token (its text; also NaN / Infinity)."""
 
 
-def _loads(text: str) -> Any:
-    return json.loads(text, parse_int=_Int, parse_float=_Float, parse_constant=_Float,
-                      object_pairs_hook=dict)
+_VALUE_DECODER = json.JSONDecoder(parse_int=_Int, parse_float=_Float, parse_constant=_Float,
+                                  object_pairs_hook=dict)
+
+
+def _loads(text: str, allow_single_quotes: bool = False) -> Any:
+    """The first JSON value of ``text`` (Jackson's parser, as Spark uses it, reads one value
+    from a record and ignores what follows it: ``{"a": 1}{"a": 2}`` is the row ``a = 1``);
+    with ``allow_single_quotes`` (Jackson's ``ALLOW_SINGLE_QUOTES``, on in Spark by default)
+    ``'...'`` strings and names too."""
+    start = _WS.match(text, 0).end()
+    try:
+        return _VALUE_DECODER.raw_decode(text, start)[0]
+    except ValueError:
+        if not allow_single_quotes or "'" not in text:
+            raise
+    return _VALUE_DECODER.raw_decode(_double_quoted(text), start)[0]
+
+
+def _double_quoted(text: str) -> str:
+    """``text`` with its single-quoted JSON strings written with double quotes (a ``"`` inside
+    one escaped, ``\\'`` unescaped)."""
+    out: list[str] = []
+    quote = None
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if quote is None:
+            if ch in "'\"":
+                quote = ch
+                out.append('"')
+            else:
+                out.append(ch)
+        elif ch == "\\" and i + 1 < len(text):
+            nxt = text[i + 1]
+            out.append(nxt if quote == "'" and nxt == "'" else ch + nxt)
+            i += 1
+        elif ch == quote:
+            quote = None
+            out.append('"')
+        else:
+            out.append('\\"' if ch == '"' else ch)
+        i += 1
+    return "".join(out)
 
 
 def _dump(v: Any) -> str:
@@ -144,7 +191,8 @@ class _Malformed(Exception):
     pass
 
 
-def _records(text: str, multi_line: bool) -> list[tuple[str, Any]]:
+def _records(text: str, multi_line: bool, allow_single_quotes: bool = True
+             ) -> list[tuple[str, Any]]:
     """(record text, parsed value or a ``_Malformed``) of each non-blank record of ``text``."""
     if multi_line:
         chunks = [text] if text.strip() else []
@@ -154,7 +202,7 @@ def _records(text: str, multi_line: bool) -> list[tuple[str, Any]]:
     for c in chunks:
         c = c[:-1] if c.endswith("\r") else c
         try:
-            out.append((c, _loads(c)))
+            out.append((c, _loads(c, allow_single_quotes)))
         except ValueError as e:
             out.append((c, _Malformed(str(e))))
     return out
@@ -208,7 +256,7 @@ def _infer_value(v: Any, o: JsonOptions) -> T.DataType:
                     return _decimal_type(d)
             except decimal.InvalidOperation:
                 pass
-        if o.infer_timestamp and _is_timestamp(v):
+        if o.infer_timestamp and _is_timestamp(v, o.timestamp_format):
             return T.TIMESTAMP
         return T.STRING
     if isinstance(v, list):
@@ -220,7 +268,9 @@ def _infer_value(v: Any, o: JsonOptions) -> T.DataType:
     return T.StructType(tuple(T.StructField(k, t) for k, t in fields))
 
 
-def _is_timestamp(s: str) -> bool:
+def _is_timestamp(s: str, pattern: str | None) -> bool:
+    if pattern is not None:
+        return parse_with_pattern(pa.array([s], pa.string()), pattern, False, "UTC")[0].is_valid
     a = cast_array(pa.array([s], pa.large_string()), T.STRING, T.TIMESTAMP, ansi=False)
     return a.is_valid()[0].as_py() and any(c in s for c in "T :")
 
@@ -307,7 +357,7 @@ def _root_type(v: Any, o: JsonOptions) -> T.DataType | None:
 
 def _python_file_type(path: str, o: JsonOptions) -> T.DataType:
     t: T.DataType = T.NullType()
-    for _text, v in _records(_read_text(path), o.multi_line):
+    for _text, v in _records(_read_text(path), o.multi_line, o.allow_single_quotes):
         r = _root_type(v, o)
         if r is not None:
             t = compatible_type(t, r)
@@ -361,23 +411,31 @@ def _read_text(path: str) -> str:
         return f.read().decode("utf-8", errors="replace")
 
 
-def _arrow_table(source: str | bytes, schema: pa.Schema | None = None) -> pa.Table | None:
-    """``source`` (a path or the bytes of some lines) parsed by ``pyarrow.json`` (with
-    ``schema`` as the explicit schema, other fields ignored), or None when Arrow rejects it."""
+_RECORD = re.compile(rb"[^\s][^\n]*")
+
+
+def _arrow_table(source: bytes, schema: pa.Schema | None = None) -> pa.Table | None:
+    """``source`` (the bytes of some lines) parsed by ``pyarrow.json`` (with ``schema`` as the
+    explicit schema, other fields ignored), or None when Arrow rejects it or reads another
+    number of rows than there are records (Arrow reads ``{"a": 1}{"a": 2}`` as two rows;
+    Spark reads the first value of a line)."""
     parse = pajson.ParseOptions(explicit_schema=schema,
                                 unexpected_field_behavior="ignore" if schema is not None
                                 else "infer")
     try:
-        src = io.BytesIO(source) if isinstance(source, bytes) else source
-        return pajson.read_json(src, parse_options=parse,
-                                read_options=pajson.ReadOptions(block_size=1 << 24))
+        table = pajson.read_json(io.BytesIO(source), parse_options=parse,
+                                 read_options=pajson.ReadOptions(block_size=1 << 24))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
         return None
+    if table.num_rows != sum(1 for _ in _RECORD.finditer(source)):
+        return None
+    return table
 
 
 def _file_type(path: str, o: JsonOptions) -> T.DataType:
     if o.default_inference and not o.multi_line:
-        table = _arrow_table(path)
+        with open(path, "rb") as f:
+            table = _arrow_table(f.read())
         if table is not None and not any(_big_integers(c) for c in table.columns):
             t = _arrow_type(pa.struct(list(table.schema)))
             if t is not None:
@@ -506,7 +564,8 @@ def _python_read(data: bytes, fields: list[tuple[str, T.DataType]], o: JsonOptio
     rows: list[list[Any]] = []
     bad: list[bool] = []
     texts: list[str | None] = []
-    for text, v in _records(data.decode("utf-8", errors="replace"), o.multi_line):
+    for text, v in _records(data.decode("utf-8", errors="replace"), o.multi_line,
+                            o.allow_single_quotes):
         recs = v if isinstance(v, list) else [v]
         if isinstance(v, list) and not v:
             continue
@@ -588,7 +647,11 @@ def read_json(path: str, attrs: Sequence[Any], opts: dict[str, str], time_zone: 
         col = cols[k]
         k += 1
         if _text_typed(a.data_type):
-            typed = cast_array(col, T.STRING, a.data_type, ansi=False, time_zone=time_zone)
+            pattern = o.date_format if isinstance(a.data_type, T.DateType) \
+                else o.timestamp_format
+            typed = (cast_array(col, T.STRING, a.data_type, ansi=False, time_zone=time_zone)
+                     if pattern is None else parse_with_pattern(
+                         col, pattern, isinstance(a.data_type, T.DateType), time_zone))
             failed = pc.and_(col.is_valid(), typed.is_null())
             if pc.any(failed).as_py():
                 if bad is None:  # Arrow read it: every other value converted

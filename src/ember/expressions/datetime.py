@@ -285,18 +285,26 @@ def _to_ts(to_date: bool):
         if not isinstance(fmt, Literal) or fmt.value is None:
             raise ExecutionError("to_date/to_timestamp needs a literal format",
                                  error_class="UNSUPPORTED_FEATURE")
-        strf = spark_pattern_to_strftime(fmt.value)
-        parsed = pc.strptime(src, format=strf, unit="us", error_is_null=True)
-        parsed = _strict(src, fmt.value, parsed)
-        bad = pc.and_(pc.is_valid(src), pc.is_null(parsed))
+        out = parse_with_pattern(src, fmt.value, to_date, tz)
+        bad = pc.and_(pc.is_valid(src), pc.is_null(out))
         if node.ansi and pc.any(bad).as_py():  # legacy: unparsable text is NULL
             i = pc.index(bad, True).as_py()
             raise _parse_error(src[i].as_py(), fmt.value)
-        if tz.upper() not in ("UTC", "Z", "GMT"):
-            parsed = pc.assume_timezone(parsed, timezone=tz)
-        ts = parsed.cast(pa.timestamp("us", tz="UTC"))
-        return _local_naive(ts, tz).cast(pa.date32()) if to_date else ts
+        return out
     return k
+
+
+def parse_with_pattern(src: pa.Array, pattern: str, to_date: bool, tz: str) -> pa.Array:
+    """Strings parsed with a Spark datetime ``pattern`` (strictly, as Spark's
+    ``DateTimeFormatter``) into dates or timestamps (local times in ``tz``); NULL where the
+    text does not parse."""
+    parsed = pc.strptime(src, format=spark_pattern_to_strftime(pattern), unit="us",
+                         error_is_null=True)
+    parsed = _strict(src, pattern, parsed)
+    if tz.upper() not in ("UTC", "Z", "GMT"):
+        parsed = pc.assume_timezone(parsed, timezone=tz)
+    ts = parsed.cast(pa.timestamp("us", tz="UTC"))
+    return _local_naive(ts, tz).cast(pa.date32()) if to_date else ts
 
 
 def _parse_default(src: pa.Array, to_date: bool, tz: str, ansi: bool = True) -> pa.Array:
