@@ -337,7 +337,7 @@ def test_split_sizing_matches_spark(spark: Any, data_dir: str, conf: dict[str, s
     assert sorted(map(repr, ember.read.json(path).collect())) == expected_rows
 
 
-@pytest.mark.parametrize("fmt", ["json", "parquet"])
+@pytest.mark.parametrize("fmt", ["json", "parquet", "csv"])
 def test_local_scan_partitions_follow_the_split_keys(tmp_path, fmt: str) -> None:
     """On the local runtime ``spark.sql.files.maxPartitionBytes`` / ``openCostInBytes`` cut a
     scan into more partitions, and the rows stay the same."""
@@ -353,12 +353,16 @@ def test_local_scan_partitions_follow_the_split_keys(tmp_path, fmt: str) -> None
     if fmt == "json":
         with open(path, "w") as f:
             f.writelines('{"id":%d,"s":"value-%d"}\n' % (i, i) for i in range(4000))
+    elif fmt == "csv":
+        with open(path, "w") as f:
+            f.write("id,s\n")
+            f.writelines("%d,value-%d\n" % (i, i) for i in range(4000))
     else:
         pq.write_table(table, path, row_group_size=250)
 
     def scan(conf: dict[str, str]) -> tuple[int, list[int]]:
         session = new_session(conf, "local")
-        df = session.read.format(fmt).load(path)
+        df = session.read.format(fmt).options(header=True, inferSchema=True).load(path)
         node = df._qe.executed_plan.find(lambda n: isinstance(n, FileSourceScanExec))
         rt = LocalRuntime(session.sql_conf, parallelism=2)
         parts = rt.execute(node)
@@ -452,6 +456,33 @@ def test_dynamic_partition_pruning_can_be_disabled(spark: Any, data_dir: str) ->
     assert _field(_scan_line(buf.getvalue()), "PartitionFilters") == \
         _field(spark_scan, "PartitionFilters")
     assert "dynamicpruning" not in spark_scan
+
+
+def test_csv_splits_match_spark(spark: Any, tmp_path: Any) -> None:
+    """CSV is split like JSON (Spark's ``FilePartition`` of line ranges; the header only in a
+    file's first split): Spark's number of scan partitions and its rows, on the local runtime
+    and in the Spark runtime's stage description."""
+    from ember.execution.file_index import file_splits
+    from ember.runtime.spark.stages import _file_splits
+
+    for name, n in (("a.csv", 700), ("b.csv", 90)):
+        with open(tmp_path / name, "w") as f:
+            f.write("id,s\n")
+            f.writelines('%d,"v,%d"\n' % (i, i) for i in range(n))
+    conf = {"spark.sql.files.maxPartitionBytes": "2000", "spark.sql.files.openCostInBytes": "100"}
+    oracle = spark.newSession()
+    for k, v in conf.items():
+        oracle.conf.set(k, v)
+    sdf = oracle.read.csv(str(tmp_path), header=True, schema="id int, s string")
+    files = sorted(str(p) for p in tmp_path.iterdir())
+    session = new_session(conf, "local")
+    parts = file_splits(files, True, 2000, 100, session.sql_conf.get(
+        "spark.sql.files.minPartitionNum") or 2)
+    assert len(parts) == sdf.rdd.getNumPartitions() > 2
+    assert _file_splits(tuple(files), 2, session.sql_conf) == len(parts)
+    got = session.read.csv(str(tmp_path), header=True, schema="id int, s string").collect()
+    assert sorted(map(tuple, got)) == sorted(map(tuple, sdf.collect()))
+    assert len(got) == 790
 
 
 def test_spark_runtime_scan_splits_follow_the_session(spark: Any, data_dir: str) -> None:

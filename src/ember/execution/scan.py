@@ -149,9 +149,12 @@ def _spark_nulls(col: pa.ChunkedArray | pa.Array, opts: dict[str, str]) -> pa.Ch
     return pc.if_else(pc.equal(col, null_value), pa.scalar(None, col.type), col)
 
 
-def read_csv_strings(paths: Sequence[str], opts: Sequence[tuple[str, str]] | dict
+def read_csv_strings(paths: Sequence[str], opts: Sequence[tuple[str, str]] | dict,
+                     splits: Sequence[FileSplit] | None = None
                      ) -> tuple[list[str], pa.Table, pa.ChunkedArray]:
-    """Read CSV files as string columns with Spark's null semantics.
+    """Read CSV files (or ``splits``: byte ranges of them, read by whole lines as Hadoop's
+    ``LineRecordReader`` does; the header is the first line of a file's first split) as string
+    columns with Spark's null semantics.
 
     Returns (column names, table of ``large_string`` columns, boolean ``malformed`` column: the
     record had a different number of fields than the first record of the first file). The
@@ -170,21 +173,36 @@ def read_csv_strings(paths: Sequence[str], opts: Sequence[tuple[str, str]] | dic
     names = _header_names(first) if header else [f"_c{i}" for i in range(width)]
     internal = [f"f{i}" for i in range(width)]
     tables, flags = [], []
-    for p in paths:
+    units = splits if splits is not None else [FileSplit(p, 0, -1) for p in paths]
+    for u in units:
         bad: list[str] = []
 
         def on_invalid(row, bad=bad) -> str:
             bad.append(row.text)
             return "skip"
 
-        if _first_record(p, opts) is None:
-            continue
-        read = pacsv.ReadOptions(column_names=internal, skip_rows=1 if header else 0)
+        if u.length < 0:
+            if _first_record(u.path, opts) is None:
+                continue
+            source: Any = u.path
+        else:
+            data = read_lines(u)
+            if not data.strip():
+                continue
+            source = io.BytesIO(data)
+        read = pacsv.ReadOptions(column_names=internal,
+                                 skip_rows=1 if header and u.start == 0 else 0)
         convert = pacsv.ConvertOptions(
             column_types={n: pa.large_string() for n in internal}, strings_can_be_null=True,
             null_values=[""], quoted_strings_can_be_null=False)
-        t = pacsv.read_csv(p, read_options=read, parse_options=_csv_parse_options(opts, on_invalid),
-                           convert_options=convert)
+        try:
+            t = pacsv.read_csv(source, read_options=read,
+                               parse_options=_csv_parse_options(opts, on_invalid),
+                               convert_options=convert)
+        except pa.ArrowInvalid as e:
+            if "Empty CSV file" in str(e):  # a split holding only the header
+                continue
+            raise
         tables.append(t)
         flags.append(pa.nulls(t.num_rows, pa.bool_()).fill_null(False))
         if bad:
@@ -204,8 +222,9 @@ def read_csv_strings(paths: Sequence[str], opts: Sequence[tuple[str, str]] | dic
     return names, out, pa.chunked_array(flags, pa.bool_())
 
 
-def _scan_csv(rel, opts: dict[str, str], time_zone: str) -> pa.Table:
-    _names, table, malformed = read_csv_strings(rel.paths, opts)
+def _scan_csv(rel, opts: dict[str, str], time_zone: str,
+              splits: Sequence[FileSplit] | None = None) -> pa.Table:
+    _names, table, malformed = read_csv_strings(rel.paths, opts, splits)
     mode = opts.get("mode", "PERMISSIVE").upper()
     cols = []
     bad = malformed.combine_chunks() if table.num_rows else pa.array([], pa.bool_())
@@ -236,17 +255,21 @@ def _scan_csv(rel, opts: dict[str, str], time_zone: str) -> pa.Table:
     return out
 
 
-def _scan_csv_partitioned(rel, opts: dict[str, str], time_zone: str) -> pa.Table:
-    """``_scan_csv`` of ``rel``'s data columns, with its partition columns (file by file)."""
+def _scan_csv_partitioned(rel, opts: dict[str, str], time_zone: str,
+                          splits: Sequence[FileSplit] | None = None) -> pa.Table:
+    """``_scan_csv`` of ``rel``'s data columns (or ``splits`` of its files), with its partition
+    columns (file by file)."""
     parts = {a.id for a in partition_columns(rel)}
     if not parts:
-        return _scan_csv(rel, opts, time_zone)
+        return _scan_csv(rel, opts, time_zone, splits)
     schema = schema_of(rel.attrs)
     names = [a.name for a in rel.attrs if a.id in parts]
     tables = []
-    for p in rel.paths:
+    units = splits if splits is not None else [FileSplit(p, 0, -1) for p in rel.paths]
+    for u in units:
+        p = u.path
         t = _scan_csv(rel.copy(attrs=tuple(a for a in rel.attrs if a.id not in parts),
-                               paths=(p,)), opts, time_zone)
+                               paths=(p,)), opts, time_zone, None if u.length < 0 else [u])
         vals = partition_values(p, names)
         cols, k = [], 0
         for a in rel.attrs:
@@ -369,7 +392,7 @@ def scan_file_relation(rel, batch_size: int, time_zone: str = "UTC",
         if fmt == "parquet":
             table = _scan_parquet(rel, opts, time_zone)
         elif fmt == "csv":
-            table = _scan_csv_partitioned(rel, opts, time_zone)
+            table = _scan_csv_partitioned(rel, opts, time_zone, splits)
         elif fmt == "json":
             table = _scan_json(rel, opts, time_zone, splits)
         else:

@@ -18,9 +18,13 @@ it reads::
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from ember.conf import FILES_MAX_PARTITION_BYTES, FILES_MIN_PARTITION_NUM, FILES_OPEN_COST
+from ember.execution.file_index import file_splits
+from ember.execution.scan import multi_line
 from ember.physical.nodes import (
     BroadcastExchangeExec, BroadcastNestedLoopJoinExec, CartesianProductExec, ReusedExchangeExec,
     ShuffleExchangeExec, SparkPlan, UnionExec, BuildSide, FileSourceScanExec, LocalTableScanExec,
@@ -32,7 +36,7 @@ from ember.runtime.spark.runtime import (
     cogrouped, global_nested_loop, unioned, cut_region, prepare_for_spark, reused_exchanges,
 )
 from ember.runtime.local.operators.basic import local_scan_bounds
-from ember.runtime.spark.coalesce import _path_bytes, task_counts
+from ember.runtime.spark.coalesce import task_counts
 
 __all__ = ["describe_stages"]
 
@@ -57,10 +61,12 @@ class _Job:
 
 
 class _Describer:
-    def __init__(self, task_counts: NodeState[int], reused: NodeSet, parallelism: int) -> None:
+    def __init__(self, task_counts: NodeState[int], reused: NodeSet, parallelism: int,
+                 conf: Any) -> None:
         self.tasks = task_counts
         self.reused = reused
         self.parallelism = parallelism
+        self.conf = conf
         self.jobs: list[_Job] = []
         self.next_stage = 0
         self.map_stage: NodeState[_Stage] = NodeState()  # per shuffle exchange
@@ -158,7 +164,7 @@ class _Describer:
                 return tasks
             case _:
                 st.ops.append(node.simple_string())
-                return _source_tasks(node, self.parallelism)
+                return _source_tasks(node, self.parallelism, self.conf)
 
 
 def _ops(plan: SparkPlan) -> list[str]:
@@ -180,7 +186,7 @@ def _ops(plan: SparkPlan) -> list[str]:
     return [", ".join(level) for level in reversed(levels) if level]
 
 
-def _source_tasks(node: SparkPlan, parallelism: int) -> int:
+def _source_tasks(node: SparkPlan, parallelism: int, conf: Any) -> int:
     match node:
         case RangeExec(num_slices=k):
             return max(1, k)
@@ -188,24 +194,21 @@ def _source_tasks(node: SparkPlan, parallelism: int) -> int:
 
             return len(local_scan_bounds(0 if data is None else data.num_rows, parallelism)) - 1
         case FileSourceScanExec(relation=rel):
-            return _file_splits(rel.paths, parallelism)
+            return _file_splits(rel.paths, parallelism, conf, not multi_line(rel))
     return 1  # a registered PySpark DataFrame: as many as its own plan has (not known here)
 
 
-def _file_splits(paths: tuple[str, ...], parallelism: int) -> int:
-    """About how many partitions Spark's file reader makes (its FilePartition split size:
-    128 MB at most, the total spread over the cores, 4 MB open cost per file)."""
-    import math
-
-
-    try:
-        sizes = [_path_bytes(p) for p in paths]
-    except OSError:
+def _file_splits(paths: tuple[str, ...], parallelism: int, conf: Any,
+                 splittable: bool = True) -> int:
+    """How many partitions Spark's file reader makes of local files (``FilePartition``:
+    ``spark.sql.files.maxPartitionBytes``, ``openCostInBytes``, ``minPartitionNum`` or the
+    cores); for files Ember cannot see, one per file."""
+    local = [p.removeprefix("file://").removeprefix("file:") for p in paths]
+    if any("://" in p or not os.path.isfile(p) for p in local):
         return max(1, len(paths))
-    open_cost = 4 << 20
-    total = sum(sizes) + open_cost * len(sizes)
-    split = min(128 << 20, max(open_cost, total // max(1, parallelism)))
-    return max(1, sum(math.ceil((s + open_cost) / split) for s in sizes) if sizes else 1)
+    return max(1, len(file_splits(local, splittable, conf.get(FILES_MAX_PARTITION_BYTES),
+                                  conf.get(FILES_OPEN_COST),
+                                  conf.get(FILES_MIN_PARTITION_NUM) or parallelism)))
 
 
 def describe_stages(plan: SparkPlan, conf: Any, parallelism: int,
@@ -215,7 +218,8 @@ def describe_stages(plan: SparkPlan, conf: Any, parallelism: int,
     stage feeds Spark's file writer)."""
 
     plan = prepare_for_spark(plan)
-    d = _Describer(task_counts(plan, conf, parallelism), reused_exchanges(plan), parallelism)
+    d = _Describer(task_counts(plan, conf, parallelism), reused_exchanges(plan), parallelism,
+                   conf)
     d.job(plan, title)
     lines = ["== Spark Stages =="]
     for i, job in enumerate(d.jobs):

@@ -105,7 +105,9 @@ def run_local_table_scan(node: LocalTableScanExec, rt: RunContext) -> list[Parti
 def run_file_scan(node: FileSourceScanExec, rt: RunContext) -> list[PartitionFn]:
     """Parquet: splits of row groups (``ember.execution.scan.plan_parquet_splits``), reading only
     ``node.output``'s columns and skipping row groups (and rows) that ``node.data_filters``
-    exclude; about two splits per core.  Other formats (and Hive-partitioned Parquet): one
+    exclude; about two splits per core.  JSON and CSV: Spark's file partitions (byte ranges of
+    lines, ``spark.sql.files.maxPartitionBytes`` / ``openCostInBytes`` / ``minPartitionNum``;
+    whole files with ``multiLine``).  Other formats (and Hive-partitioned Parquet): one
     partition per file, read whole by ``scan_file_relation``, then the output columns (by
     attribute id) selected.  A split holding columns other scans of the run also read goes
     through the run's ``ScanCache`` (``rt.scan_cache``, :mod:`ember.runtime.local.scan_cache`),
@@ -152,7 +154,7 @@ def run_file_scan(node: FileSourceScanExec, rt: RunContext) -> list[PartitionFn]
 
         return run
 
-    if rel.format == "json" and rel.paths:
+    if rel.format in ("json", "csv") and rel.paths:
         conf = rt.ctx.conf
         splits = file_index.file_splits(
             rel.paths, not scan.multi_line(rel), conf.get(FILES_MAX_PARTITION_BYTES),
