@@ -396,8 +396,24 @@ def split_partition_fields(fields: list[T.StructField], partition_columns: Any, 
     return [f for f in fields if f not in parts], parts
 
 
+def table_operation_not_supported(full: str, operation: str) -> AnalysisError:
+    """Spark's ``UNSUPPORTED_FEATURE.TABLE_OPERATION``: what its session catalog's data source
+    tables do not support (``REPLACE TABLE``, ``ALTER COLUMN ... SET NOT NULL`` ...)."""
+    return AnalysisError(
+        f"The feature is not supported: Table {full} does not support {operation}. Please "
+        "check the current catalog and namespace to make sure the qualified table name is "
+        "expected, and also check the catalog implementation which is configured by "
+        "\"spark.sql.catalog\".", error_class="UNSUPPORTED_FEATURE.TABLE_OPERATION",
+        parameters={"tableName": full, "operation": operation})
+
+
 def _create_table(session: "Session", plan: D.CreateTable) -> None:
     catalog = session.session_catalog
+    if plan.replace_only:
+        database, name = catalog.qualify(plan.name_parts)
+        raise table_operation_not_supported(
+            f"`{SESSION_CATALOG}`.{quote(database.lower())}.{quote(name.lower())}",
+            "REPLACE TABLE")
     if plan.query is not None:
         raise UnsupportedError("CREATE TABLE ... AS SELECT is not supported yet",
                                error_class="UNSUPPORTED_FEATURE")
@@ -1024,13 +1040,7 @@ def _alter_column(session: "Session", plan: D.AlterColumn) -> None:
         raise unresolved_column_error((plan.column,), attrs, (1, 0))
     full = table.quoted_name()
     if plan.not_null:
-        operation = "ALTER COLUMN ... SET NOT NULL"
-        raise AnalysisError(
-            f"The feature is not supported: Table {full} does not support {operation}. Please "
-            "check the current catalog and namespace to make sure the qualified table name is "
-            "expected, and also check the catalog implementation which is configured by "
-            "\"spark.sql.catalog\".", error_class="UNSUPPORTED_FEATURE.TABLE_OPERATION",
-            parameters={"tableName": full, "operation": operation})
+        raise table_operation_not_supported(full, "ALTER COLUMN ... SET NOT NULL")
     if field.name.lower() in {c.lower() for c in table.partition_columns}:
         raise AnalysisError(
             "ALTER TABLE (ALTER|CHANGE) COLUMN is not supported for partition columns, but "

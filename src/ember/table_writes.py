@@ -64,12 +64,7 @@ def _full_name(database: str, name: str) -> str:
 
 
 def _not_supported(full: str, operation: str) -> AnalysisError:
-    return AnalysisError(
-        f"The feature is not supported: Table {full} does not support {operation}. Please "
-        "check the current catalog and namespace to make sure the qualified table name is "
-        "expected, and also check the catalog implementation which is configured by "
-        "\"spark.sql.catalog\".", error_class="UNSUPPORTED_FEATURE.TABLE_OPERATION",
-        parameters={"tableName": full, "operation": operation})
+    return _catalog_commands().table_operation_not_supported(full, operation)
 
 
 def _catalog_commands():  # noqa: ANN202 - the module ember.catalog_commands

@@ -290,3 +290,29 @@ def test_spark_catalog_api_matches_pyspark(spark, tmp_path):
               for n, a in CATALOG_CALLS]
     for (n, a), want, got in zip(CATALOG_CALLS, expected, actual):
         assert got == want, f"catalog.{n}{a}"
+
+
+def test_replace_table_errors_match_spark(spark, tmp_path):
+    """``REPLACE TABLE``: Spark's session catalog refuses it (with or without AS), and a syntax
+    error in its query is reported where Spark reports it."""
+    s = spark.newSession()
+    session = ember.Session({"spark.sql.warehouse.dir": str(tmp_path)})
+    for q in ("  REPLACE TABLE r1 USING parquet AS SELECT )",
+              "REPLACE TABLE r1 USING parquet\nAS SELECT 1, )"):
+        with pytest.raises(Exception) as theirs:
+            s.sql(q)
+        with pytest.raises(EmberError) as ours:
+            session.sql(q)
+        line, pos = map(int, re.search(r"\(line (\d+), pos (\d+)\)", str(theirs.value)).groups())
+        assert ours.value.error_class == theirs.value.getCondition() == "PARSE_SYNTAX_ERROR"
+        assert (ours.value.origin.line, ours.value.origin.start_position) == (line, pos), q
+    s.sql("CREATE TABLE r1 (a INT) USING parquet")
+    session.sql("CREATE TABLE r1 (a INT) USING parquet")
+    try:
+        for q in ("REPLACE TABLE r1 (a INT) USING parquet",
+                  "REPLACE TABLE r1 USING parquet AS SELECT 1 AS a"):
+            want = run_spark(s, [q])[0]
+            got = run_ember(session, [q])[0]
+            assert got == want, q
+    finally:
+        s.sql("DROP TABLE IF EXISTS r1")

@@ -39,7 +39,7 @@ _TOKEN = re.compile(
     r"|(?P<word>[A-Za-z_0-9][A-Za-z_0-9]*)|(?P<op><>|<=|>=|!=|.)", re.DOTALL)
 
 _STARTS = re.compile(
-    r"^\s*(?:CREATE\s+(?:OR\s+REPLACE\s+)?(?:EXTERNAL\s+)?TABLE\b"
+    r"^\s*(?:CREATE\s+(?:OR\s+REPLACE\s+)?(?:EXTERNAL\s+)?TABLE\b|REPLACE\s+TABLE\b"
     r"|CREATE\s+(?:DATABASE|SCHEMA|NAMESPACE)\b|DROP\s+(?:TABLE|DATABASE|SCHEMA|NAMESPACE)\b"
     r"|USE\b|TRUNCATE\b|ALTER\s+(?:TABLE|VIEW|DATABASE|SCHEMA|NAMESPACE)\b|MSCK\b"
     r"|SHOW\s+(?:TABLES|TABLE|DATABASES|SCHEMAS|NAMESPACES|COLUMNS|CREATE|TBLPROPERTIES"
@@ -328,6 +328,8 @@ class _Parser:
                 return self.create_table(replace, external)
             self.expect_kw("DATABASE", "SCHEMA", "NAMESPACE")
             return self.create_database()
+        if self.accept_kws("REPLACE", "TABLE"):  # Spark's ReplaceTable[AsSelect]
+            return self.create_table(True, False).copy(replace_only=True)
         if self.accept_kw("DROP"):
             if self.accept_kw("TABLE"):
                 ie = self.accept_kws("IF", "EXISTS")

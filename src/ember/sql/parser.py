@@ -77,8 +77,6 @@ def _translate(text: str, e: Exception) -> ParseError:
     return _syntax_error(text, len(lines), len(lines[-1]), None)
 
 
-_REPLACE_TABLE_AS = re.compile(r"\s*REPLACE\s+TABLE\b.*\bAS\s+(?:SELECT|WITH|VALUES|FROM|TABLE|\()",
-                               re.IGNORECASE | re.DOTALL)
 _STATEMENT_START = re.compile(r"\s*(SELECT|WITH|VALUES|FROM|TABLE)\b|\s*\(", re.IGNORECASE)
 
 
@@ -153,12 +151,6 @@ def parse_statement(text: str, *, legacy_setops_precedence: bool = False,
     """
     body = _strip_semicolons(text)
     blanked = strip_comments(body)
-    if _REPLACE_TABLE_AS.match(blanked):
-        # REPLACE TABLE ... AS query: CREATE OR REPLACE TABLE's plan (Spark's ReplaceTableAsSelect;
-        # its session catalog refuses both the same way, see ember.table_writes)
-        return parse_statement("CREATE OR " + body.lstrip(),
-                               legacy_setops_precedence=legacy_setops_precedence,
-                               time_zone=time_zone)
     insert = try_parse_insert(
         body, blanked,
         lambda q: parse_query(q, legacy_setops_precedence=legacy_setops_precedence,

@@ -68,6 +68,8 @@ class CreateTable(Command):
     origin: tuple[int, int] | None = field(default=None, compare=False)
     #: ``CLUSTERED BY (cols) [SORTED BY (cols)] INTO n BUCKETS``
     bucket_spec: tuple[int, tuple[str, ...], tuple[str, ...]] | None = None
+    #: ``REPLACE TABLE`` (``replace`` without ``CREATE OR``)
+    replace_only: bool = False
 
     def simple_string(self) -> str:
         return f"CreateTable {'.'.join(self.name_parts)}, {self.if_not_exists}"
