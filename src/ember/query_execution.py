@@ -178,18 +178,17 @@ class QueryExecution:
             from ember.runtime.spark.writes import write_with_spark
 
             # a file system only the cluster sees: Spark's own commit protocol and save mode
-            write_with_spark(self.session.spark_session, self.session.sql_conf, cmd,
-                             write.child, cmd.output_path, str(cmd.mode))
-            return JobOutcome([], None)
+            rows = write_with_spark(self.session.spark_session, self.session.sql_conf, cmd,
+                                    write.child, cmd.output_path, str(cmd.mode))
+            return JobOutcome([], rows)
 
         def run(directory: str, job_id: str) -> int | None:
             if self.session.runtime == "spark":
                 # imported here so that pyspark loads only when the Spark runtime runs
                 from ember.runtime.spark.writes import write_with_spark
 
-                write_with_spark(self.session.spark_session, self.session.sql_conf, cmd,
-                                 write.child, directory)
-                return None
+                return write_with_spark(self.session.spark_session, self.session.sql_conf,
+                                        cmd, write.child, directory)
             job = make_job(cmd, write.child.output, directory, job_id, self.conf)
             with LocalRuntime(self.session.sql_conf, logical_links=self._links) as rt:
                 stats = rt.collect(write.copy(job=job))

@@ -249,7 +249,7 @@ def test_static_partition_overwrite_command(spark, tmp_path, runtime):
         ours, (("p", "1"),), False, (p,), "parquet", (("path", ours),), query,
         SaveMode.OVERWRITE, None, ("a", "p"))
     outcome = QueryExecution(session, cmd).execute_write()
-    assert outcome.num_rows == (2 if runtime == "local" else None)
+    assert outcome.num_rows == 2
     # IF NOT EXISTS: the partition exists, nothing is written
     again = cmd.copy(if_partition_not_exists=True, query=session.sql(
         "SELECT id + 200 AS a, 1 AS p FROM range(2)")._qe.analyzed)

@@ -36,11 +36,19 @@ class _Renamed:
         self.nullable = attr.nullable
 
 
+def _counted(schema: Any, rows: Any, batches: Any) -> Any:
+    """``worker.blobs_to_arrow``, adding each batch's rows to the accumulator ``rows`` (the
+    write job's tasks are its result tasks, whose updates Spark applies once)."""
+    for b in worker.blobs_to_arrow(schema, batches):
+        rows.add(b.num_rows)
+        yield b
+
+
 def write_with_spark(spark: Any, conf: SQLConf, cmd: Any, plan: SparkPlan,
-                     directory: str, mode: str = "ErrorIfExists") -> None:
+                     directory: str, mode: str = "ErrorIfExists") -> int:
     """Write ``plan``'s rows (the command's query, planned) under ``directory`` with Spark's
     writer for ``cmd``'s format, options and partition columns (``mode``: Spark's save mode;
-    a staging directory is new, so the default)."""
+    a staging directory is new, so the default); the number of rows written."""
     push_conf(spark, conf)
     names = list(cmd.column_names)
     attrs = [_Renamed(n, a) for n, a in zip(names, plan.output)]
@@ -50,7 +58,8 @@ def write_with_spark(spark: Any, conf: SQLConf, cmd: Any, plan: SparkPlan,
         rdd = rt.rdd(prepare_for_spark(plan))
         schema, arrow = _spark_arrow_schema(spark, ddl)
         blobs = spark.createDataFrame(rdd.map(_as_row), "b binary")
-        frame = blobs.mapInArrow(functools.partial(worker.blobs_to_arrow, arrow), schema)
+        rows = spark.sparkContext.accumulator(0)
+        frame = blobs.mapInArrow(functools.partial(_counted, arrow, rows), schema)
         options = {k: v for k, v in cmd.options
                    if k.lower() not in ("path", PARTITION_COLUMNS_OPTION)}
         by_id = {a.id: n for a, n in zip(plan.output, names)}
@@ -59,5 +68,6 @@ def write_with_spark(spark: Any, conf: SQLConf, cmd: Any, plan: SparkPlan,
             writer = writer.partitionBy(*[by_id[a.id] for a in cmd.partition_columns])
         with task_errors("writing files"):
             writer.mode(mode.lower()).save(directory)
+        return rows.value
     finally:
         rt.close()
