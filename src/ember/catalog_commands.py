@@ -48,7 +48,7 @@ from ember.plans.logical.nodes import (
     UnresolvedRelation, View,
 )
 from ember.query_execution import QueryExecution
-from ember.readers import file_relation
+from ember.file_relations import file_relation
 from ember.sql import parse_query
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -32,6 +32,7 @@ import shutil
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ember import catalog_commands
 from ember import types as T
 from ember.analysis.catalog import table_already_exists, table_not_found
 from ember.analysis.catalog_model import EXTERNAL, MANAGED, SESSION_CATALOG, CatalogTable, quote
@@ -64,22 +65,13 @@ def _full_name(database: str, name: str) -> str:
 
 
 def _not_supported(full: str, operation: str) -> AnalysisError:
-    return _catalog_commands().table_operation_not_supported(full, operation)
-
-
-def _catalog_commands():  # noqa: ANN202 - the module ember.catalog_commands
-    """``ember.catalog_commands`` (its table registration in Spark and CREATE TABLE checks).
-    It imports the readers, which import the DataFrame, which imports this module (df.write,
-    df.writeTo): imported at first use to break that cycle."""
-    import ember.catalog_commands as commands  # noqa: PLC0415
-
-    return commands
+    return catalog_commands.table_operation_not_supported(full, operation)
 
 
 def _refresh_in_spark(session: "Session", table: CatalogTable) -> None:
     """Make the table written, and its new files, known to the session's SparkSession (Spark
     runtime only)."""
-    _catalog_commands().refresh_in_spark(session, table)
+    catalog_commands.refresh_in_spark(session, table)
 
 
 # -- INSERT ------------------------------------------------------------------------------------
@@ -150,7 +142,7 @@ def _new_table(session: "Session", parts: tuple[str, str], query: LogicalPlan,
     out = query.output
     _check_columns([a.name for a in out], case_sensitive)
     fields = [T.StructField(a.name, a.data_type, True) for a in out]
-    data, parts_fields = _catalog_commands().split_partition_fields(fields, partition_by, full)
+    data, parts_fields = catalog_commands.split_partition_fields(fields, partition_by, full)
     if parts_fields and len(parts_fields) == len(fields):
         raise AnalysisError("Cannot use all columns for partition columns.",
                             error_class="ALL_PARTITION_COLUMNS_NOT_ALLOWED")
@@ -195,7 +187,7 @@ def _create_with_rows(session: "Session", parts: tuple[str, str], query: Logical
             shutil.rmtree(table.location, ignore_errors=True)
         raise
     if table.partition_columns:
-        _catalog_commands().record_partition_parameters(table)
+        catalog_commands.record_partition_parameters(table)
     _refresh_in_spark(session, table)
     return table
 

@@ -12,7 +12,7 @@ files left over are kept for the next batches instead of listing again, Spark's 
 compacted every ``spark.sql.streaming.fileSource.log.compactInterval`` batches as Spark's
 ``FileStreamSourceLog``). The offset is Spark's ``{"logOffset": n}``; ``get_batch(start, end)``
 reads the files of log batches ``start + 1 .. end`` with Ember's batch readers
-(``ember.readers.file_relation`` + ``ember.execution.scan``; JSON lines through ``pyarrow.json``). A
+(``ember.file_relations.file_relation`` + ``ember.execution.scan``; JSON lines through ``pyarrow.json``). A
 restarted source reloads the log, so files seen once are never re-read.
 
 Schema: required, as in Spark, unless ``spark.sql.streaming.schemaInference`` is true (then it is
@@ -43,7 +43,7 @@ from ember.streaming.sinks.file import (CompactibleFileStreamLog, committed_file
 from ember.streaming.sources.rate import time_string_as_ms
 from ember.execution.scan import PARTITION_OPTION, scan_file_relation
 from ember.expressions.cast import cast_array
-from ember.readers import file_relation, expand_paths, _partition_schema
+from ember.file_relations import file_relation, expand_paths, _partition_schema
 
 if TYPE_CHECKING:  # pragma: no cover
     from ember.session import Session
