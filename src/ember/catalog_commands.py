@@ -746,8 +746,24 @@ def _partition_items(table: CatalogTable, spec: list[tuple[str, str]]) -> list[t
              ("Location", _uri(path))]
     if table.options:
         items.append(("Storage Properties", _bracketed(_redacted(table.options))))
+    params = _partition_parameters(path)
+    if params is not None:
+        items.append(("Partition Parameters", params))
     return items + [("Created Time", _created(os.path.getmtime(path))),
                     ("Last Access", "UNKNOWN")]
+
+
+def _partition_parameters(path: str) -> str | None:
+    """Spark's partition parameters (``numFiles``, ``totalSize``, ``transient_lastDdlTime``) of
+    the partition directory's data files (names starting with ``.`` or ``_`` are not data);
+    None for a partition without files (one ``ADD PARTITION`` made), which Spark shows
+    without them."""
+    files = [e for e in os.scandir(path) if e.is_file() and not e.name.startswith((".", "_"))]
+    if not files:
+        return None
+    return _bracketed({"numFiles": str(len(files)),
+                       "totalSize": str(sum(e.stat().st_size for e in files)),
+                       "transient_lastDdlTime": str(int(os.path.getmtime(path)))})
 
 
 def _partition_info(table: CatalogTable, spec: list[tuple[str, str]]) -> str:
