@@ -312,6 +312,23 @@ def current_timestamp() -> Column:
     return Column(UnresolvedFunction("current_timestamp", ()))
 
 
+# -- the session's namespace (current_database, current_schema, current_catalog) --------------
+
+def current_database() -> Column:
+    return Column(UnresolvedFunction("current_database", ()))
+
+
+def current_schema() -> Column:
+    return Column(UnresolvedFunction("current_schema", ()))
+
+
+def current_catalog() -> Column:
+    return Column(UnresolvedFunction("current_catalog", ()))
+
+
+__all__ += ["current_database", "current_schema", "current_catalog"]
+
+
 # -- conditional / null handling ------------------------------------------------------------
 
 
