@@ -474,6 +474,11 @@ SPARK_CONSOLE_LOG = _entry(
     "lines, JVM warnings, executors' task-failure stack traces) to the terminal, as PySpark "
     "does. Off by default: it goes to ember-spark-<pid>.log in the temporary directory, and "
     "a failed task reaches the user once, as the Ember error it raised.")
+PYTHON_UDF_ARROW_ENABLED = _entry(
+    "spark.sql.execution.pythonUDF.arrow.enabled", True, _bool,
+    "udf() without useArrow creates an Arrow-optimized Python UDF (evaluated by "
+    "ArrowEvalPython, evalType 101) rather than a pickled one (BatchEvalPython); read from the "
+    "active session when the UDF is created, as PySpark does.")
 SPARK_TEST_KILL_WORKER_ONCE = _entry(
     "ember.spark.test.killWorkerOnce", None, str,
     "Testing, Spark runtime: a marker file path; the first task of partition 0 that finds no "
