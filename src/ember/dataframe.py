@@ -60,6 +60,9 @@ from ember.expressions.predicates import And, EqualNullSafe, EqualTo
 from ember.sql import parse_expression
 from ember.streaming.api import DataStreamWriter
 from ember.writers import DataFrameWriter
+from ember.expressions.python_udf import PythonEvalType, PythonUDF
+from ember.plans.logical.python import FlatMapGroupsInPandas, MapInPandas
+from ember.udf import to_return_type
 from ember.table_writes import DataFrameWriterV2
 from ember.streaming.watermarks import delay_ms, interval_string, parse_interval
 
@@ -698,6 +701,49 @@ _AGG_ALIASES = {"avg": "avg", "mean": "avg", "average": "avg", "sum": "sum", "mi
                 "last": "last", "count_if": "count_if"}
 
 
+
+# -- Python map functions (mapInPandas / mapInArrow / applyInPandas: ember.udf) --------------
+
+
+def _python_map_node(df: "DataFrame", func: Any, schema: Any, kind: int
+                     ) -> tuple[PythonUDF, tuple[AttributeReference, ...]]:
+    """The PythonUDF of a map function over ``df``'s columns, and its output attributes."""
+    out_type = to_return_type(schema)
+    if not isinstance(out_type, T.StructType):
+        raise AnalysisError(f"[NOT_STRUCT] The schema must be a struct type, got "
+                            f"{out_type.simple_string()}.", error_class="NOT_STRUCT")
+    name = getattr(func, "__name__", type(func).__name__)
+    call = PythonUDF(name, func, out_type, tuple(df._plan.output), kind)
+    attrs = tuple(AttributeReference(f.name, f.data_type, f.nullable) for f in out_type.fields)
+    return call, attrs
+
+
+def _map_in(df: "DataFrame", func: Any, schema: Any, is_arrow: bool, barrier: bool
+            ) -> "DataFrame":
+    kind = (PythonEvalType.SQL_MAP_ARROW_ITER_UDF if is_arrow
+            else PythonEvalType.SQL_MAP_PANDAS_ITER_UDF)
+    call, attrs = _python_map_node(df, func, schema, kind)
+    return df._new(MapInPandas(call, attrs, df._plan, is_arrow, barrier))
+
+
+def _map_in_pandas(self: "DataFrame", func: Any, schema: Any, barrier: bool = False,
+                   profile: Any = None) -> "DataFrame":
+    """PySpark's ``mapInPandas``: ``func`` maps an iterator of the partition's pandas
+    DataFrames to an iterator of pandas DataFrames of ``schema``."""
+    return _map_in(self, func, schema, False, barrier)
+
+
+def _map_in_arrow(self: "DataFrame", func: Any, schema: Any, barrier: bool = False,
+                  profile: Any = None) -> "DataFrame":
+    """PySpark's ``mapInArrow``: ``func`` maps an iterator of the partition's
+    ``pyarrow.RecordBatch`` es to an iterator of RecordBatches of ``schema``."""
+    return _map_in(self, func, schema, True, barrier)
+
+
+DataFrame.mapInPandas = _map_in_pandas  # type: ignore[attr-defined]
+DataFrame.mapInArrow = _map_in_arrow  # type: ignore[attr-defined]
+
+
 class GroupedData:
     """The result of ``DataFrame.groupBy``: call ``agg`` or a shortcut to get a DataFrame."""
 
@@ -1238,3 +1284,30 @@ def show_string(table: pa.Table, types: Sequence[T.DataType], num_rows: int, tru
     if has_more:
         out.append(f"only showing top {num_rows} {'row' if num_rows == 1 else 'rows'}")
     return "\n".join(out) + "\n"
+
+
+def _apply_in(g: GroupedData, func: Any, schema: Any, is_arrow: bool) -> DataFrame:
+    if g._pivot is not None or g._analytics is not None:
+        raise UnsupportedError("applyInPandas after pivot, rollup or cube is not supported.",
+                               error_class="UNSUPPORTED_FEATURE")
+    df = g._df
+    kind = (PythonEvalType.SQL_GROUPED_MAP_ARROW_UDF if is_arrow
+            else PythonEvalType.SQL_GROUPED_MAP_PANDAS_UDF)
+    call, attrs = _python_map_node(df, func, schema, kind)
+    return df._new(FlatMapGroupsInPandas(g._grouping, call, attrs, df._plan, is_arrow))
+
+
+def _apply_in_pandas(self: GroupedData, func: Any, schema: Any) -> DataFrame:
+    """PySpark's ``applyInPandas``: ``func`` maps each group (a pandas DataFrame of all the
+    columns; with two parameters, the group's key tuple first) to a pandas DataFrame of
+    ``schema``."""
+    return _apply_in(self, func, schema, False)
+
+
+def _apply_in_arrow(self: GroupedData, func: Any, schema: Any) -> DataFrame:
+    """PySpark's ``applyInArrow``: as ``applyInPandas`` over ``pyarrow.Table`` s."""
+    return _apply_in(self, func, schema, True)
+
+
+GroupedData.applyInPandas = _apply_in_pandas  # type: ignore[attr-defined]
+GroupedData.applyInArrow = _apply_in_arrow  # type: ignore[attr-defined]

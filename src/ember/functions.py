@@ -26,6 +26,7 @@ from ember.column import (
 from ember.expressions.base import Expression, Literal, UnresolvedFunction, UnresolvedStar
 from ember.expressions.time_window import TimeWindow, window_durations
 from ember.session import Session
+from ember import udf as _udf
 from ember.sql import parse_expression
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -42,6 +43,7 @@ __all__ = [
     "ifnull", "nvl", "regexp_extract", "regexp_replace", "rlike", "regexp_like", "ilike",
     "window", "grouping", "grouping_id", "row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag",
     "lead", "nth_value",
+    "udf", "pandas_udf", "PandasUDFType",
 ]
 
 def _call(name: str, *args: Any, is_distinct: bool = False, ignore_nulls: bool = False) -> Column:
@@ -796,3 +798,11 @@ __all__ += [
     "approx_percentile", "median", "mode", "approx_count_distinct", "listagg",
     "listagg_distinct", "string_agg", "string_agg_distinct",
 ]
+
+
+# -- user-defined functions (udf, pandas_udf: ember.udf) -------------------------------------
+
+udf = _udf.udf
+pandas_udf = _udf.pandas_udf
+PandasUDFType = _udf.PandasUDFType
+UserDefinedFunction = _udf.UserDefinedFunction

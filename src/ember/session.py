@@ -52,6 +52,7 @@ from ember.row import Row
 from ember.column import parse_column_name
 from ember.sql import parse_statement, parse_data_type
 from ember.table_writes import create_table_as_select, run_insert
+from ember.udf import UDFRegistration
 from ember.plans.logical.ddl import CreateTable
 from ember.plans.logical.insert import InsertIntoStatement
 from ember.streaming.api import DataStreamReader, StreamingQueryManager
@@ -190,6 +191,8 @@ class Session:
         self.sql_conf.table_statistics = self.session_catalog.table_statistics
         self.conf = RuntimeConfig(self.sql_conf)
         self.catalog = CatalogAPI(self)
+        #: ``spark.udf``: registers Python functions for SQL
+        self.udf = UDFRegistration(self)
         with _active_lock:
             _active = self
 
