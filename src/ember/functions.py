@@ -932,3 +932,10 @@ def date_part(field: Any, source: Any) -> Column:
 
 def extract(field: Any, source: Any) -> Column:
     return Column(UnresolvedFunction("extract", (to_expr(field), _col_or_name(source))))
+crc32 = _sql_function("crc32", "col")
+hash = _sql_function("hash", "*cols")
+md5 = _sql_function("md5", "col")
+sha = _sql_function("sha", "col")
+sha1 = _sql_function("sha1", "col")
+sha2 = _sql_function("sha2", "col numBits=")
+xxhash64 = _sql_function("xxhash64", "*cols")

@@ -73,10 +73,10 @@ for _reason, _names in {
     _SESSION: "current_catalog current_database current_schema current_path current_user "
               "session_user user",
     _TODO: "aes_decrypt aes_encrypt try_aes_decrypt assert_true raise_error bin conv hex "
-           "unhex convert_timezone crc32 date_diff date_from_unix_date datepart dayname "
+           "unhex convert_timezone date_diff date_from_unix_date datepart dayname "
            "equal_null format_number format_string printf from_base32 to_base32 "
-           "from_utc_timestamp to_utc_timestamp get_json_object hash xxhash64 md5 sha sha1 "
-           "sha2 hmac input_file_block_length input_file_block_start input_file_name "
+           "from_utc_timestamp to_utc_timestamp get_json_object hmac "
+           " input_file_block_length input_file_block_start input_file_name "
            "is_valid_utf8 make_valid_utf8 validate_utf8 try_validate_utf8 "
            "jaro_winkler_similarity json_array_length last_day levenshtein like "
            "localtimestamp make_date make_timestamp make_timestamp_ltz make_timestamp_ntz "

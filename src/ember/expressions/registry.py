@@ -10,6 +10,9 @@ them (``SQRT(a)``, ``FLOOR(d)``, ``POWER(2, 3)``) and Spark's added default argu
 Regex functions (``rlike``/``regexp_like``/``regexp``, ``regexp_extract``, ``regexp_replace``)
 live in :mod:`ember.expressions.regex`; ``ilike`` is ``lower(s) LIKE lower(p)``.
 
+Known difference: ``upper``/``initcap`` map each character to one character (Arrow's simple
+case mapping: ``upper('ß')`` is ``'ẞ'``; Java's full mapping gives ``'SS'``).
+
 Not covered: interval arithmetic (``date - interval '90' day``: use ``date_sub``), arrays beyond
 ``array(...)``.
 """
@@ -21,6 +24,7 @@ from collections.abc import Callable
 from ember import types as T
 from ember.errors import AnalysisError
 from ember.expressions import datetime as DT
+from ember.expressions import hashes as HF
 from ember.expressions import intervals as IV
 from ember.expressions import mathfuncs as MF
 from ember.expressions import regex as RX
@@ -238,7 +242,8 @@ def _scalar(key: str, display: str):
 
 for _name, (_key, _lo, _hi) in SF.STRING_FUNCTIONS.items():
     _BUILDERS[_name] = (_lo, _hi, _scalar(_key, ""))
-for _name, (_key, _disp, _lo, _hi) in {**MF.MATH_FUNCTIONS, **DT.DATETIME_FUNCTIONS}.items():
+for _name, (_key, _disp, _lo, _hi) in {**MF.MATH_FUNCTIONS, **DT.DATETIME_FUNCTIONS,
+                                       **HF.HASH_FUNCTIONS}.items():
     _BUILDERS[_name] = (_lo, _hi, _scalar(_key, _disp))
 
 

@@ -390,7 +390,8 @@ _spec("right", lambda t: (S, I), lambda t: S, _right)
 
 
 def _repeat(a, node, b):
-    n = pc.max_element_wise(a[1].cast(pa.int64()), pa.scalar(0, pa.int64()))
+    n = pc.max_element_wise(a[1].cast(pa.int64()), pa.scalar(0, pa.int64()),
+                            skip_nulls=False)
     return pc.binary_repeat(a[0].cast(pa.large_string()), n)
 
 
@@ -733,7 +734,10 @@ def _overlay(a, node, b):
     ln = np.where(ln < 0, r.nchars, ln)
     rows = np.arange(s.n, dtype=np.int64)
     head_end = s.byte_at(rows, np.maximum(pos - 1, 0))
-    tail_start = s.byte_at(rows, np.maximum(pos - 1 + ln, 0))
+    # the tail is ``substring(s, pos + len)``: a position below 1 counts from the end
+    tail = pos + ln
+    tail_start = s.byte_at(rows, np.where(tail > 0, tail - 1, np.where(
+        tail < 0, np.maximum(s.nchars + tail, 0), 0)))
     shift = len(s.data)
     buf = np.concatenate([s.data, r.data])
     prow = np.repeat(rows, 3)
