@@ -151,6 +151,12 @@ def family_query(family: str) -> str:
 #: them one by one, so a failure names its family
 QUERIES = {f: family_query(f) for f in FAMILIES} if SWEEP else {
     "all": f"SELECT k, {', '.join(e for f in FAMILIES.values() for e in f)} FROM t"}
+#: partition-dependent functions over inputs both engines split alike (``range`` with an explicit
+#: number of partitions): Spark's XORShiftRandom seeded with seed + partition index
+QUERIES["partitioned"] = (
+    "SELECT id, rand(7), randn(7), rand(-3L), random(0), randn(9223372036854775807L), "
+    "monotonically_increasing_id(), spark_partition_id(), uuid() IS NOT NULL "
+    f"FROM range(0, {3000 if SWEEP else 300}, 1, 3)")
 
 
 def _outcomes(session: Any, seed: int, is_spark: bool, ansi: bool,
@@ -207,3 +213,16 @@ def test_oracle_raises_the_expected_errors(spark_outcomes) -> None:
     assert all(isinstance(outcomes[f"error:{n}"], Failed) for n in ERRORS), {
         n: outcomes[f"error:{n}"] for n in ERRORS if not isinstance(outcomes[f"error:{n}"],
                                                                     Failed)}
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_uuid_values_are_distinct_version_4(runtime: str) -> None:
+    """``uuid()`` is random in both engines: distinct RFC 4122 version-4 strings."""
+    import re
+
+    session = new_session(runtime=runtime)
+    rows = session.sql("SELECT uuid() AS u FROM range(0, 2000, 1, 3)").collect()
+    values = [r[0] for r in rows]
+    assert len(set(values)) == 2000
+    pattern = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
+    assert all(pattern.match(v) for v in values), values[:3]

@@ -43,6 +43,7 @@ from ember.expressions.misc import (
     ScalarFunction,
     to_pretty_sql,
 )
+from ember.expressions import nondeterministic as ND
 from ember.expressions.try_eval import TryEval
 from ember.expressions.predicates import EqualNullSafe, EqualTo, IsNotNull, IsNull, Like
 
@@ -362,6 +363,32 @@ def _try_to_date(name, a):
 @_reg("typeof", 1, 1)
 def _typeof(name, a):
     return ScalarFunction(name, tuple(a), "typeof")
+
+
+@_reg("rand random randn", 0, 1)
+def _rand(name, a):
+    """``rand([seed])`` / ``randn([seed])``: the seed must be an INT or BIGINT literal (a random
+    one when left out, as Spark's ResolveRandomSeed draws)."""
+    if not a:
+        seed = ND.random_seed()
+    else:
+        lit = a[0]
+        if not isinstance(lit, Literal) or not isinstance(
+                lit.dtype, (T.IntegerType, T.LongType, T.NullType)):
+            raise AnalysisError(
+                f'The input seed of `{name}` must be a constant INT or BIGINT, not '
+                f'"{to_pretty_sql(lit)}".', error_class="DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE",
+                parameters={"sqlExpr": f'"{name}({to_pretty_sql(lit)})"', "paramIndex": "first",
+                            "requiredType": '("INT" or "BIGINT")',
+                            "inputSql": f'"{to_pretty_sql(lit)}"',
+                            "inputType": f'"{_type_of(lit).simple_string().upper()}"'})
+        seed = int(lit.value or 0)
+    return ND.Randn(seed) if name == "randn" else ND.Rand(seed)
+
+
+_BUILDERS["uuid"] = (0, 1, lambda n, a: ND.Uuid())  # a seed is accepted, not reproduced
+_BUILDERS["monotonically_increasing_id"] = (0, 0, lambda n, a: ND.MonotonicallyIncreasingID())
+_BUILDERS["spark_partition_id"] = (0, 0, lambda n, a: ND.SparkPartitionID())
 
 
 def lookup_function(name: str, args: tuple[Expression, ...]) -> Expression:
