@@ -1301,6 +1301,7 @@ class AstBuilder:
             exp.Trim: ("trim", ("this",)),
             exp.Ceil: ("ceil", ("this", "decimals")),
             exp.Floor: ("floor", ("this", "decimals")),
+            exp.Overlay: ("overlay", ("this", "expression", "from_", "for_")),
         }
         form = forms.get(type(node))
         if form is not None:
@@ -1340,6 +1341,7 @@ _B._DISPATCH = {
     exp.Between: _B._between,
     exp.In: _B._in,
     exp.Like: _B._like,
+    exp.BitwiseNot: lambda self, node: self.function_call("~", [node.this], node),
     exp.ILike: _B._ilike,
     exp.Escape: _B._escape,
     exp.Case: _B._case,

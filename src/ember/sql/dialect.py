@@ -42,7 +42,8 @@ _KEEP_FUNCTIONS: frozenset[str] = frozenset()
 # ``Quantile`` losing the frequency argument, ``listagg`` / ``string_agg`` -> ``GroupConcat``,
 # losing the name): plain calls, named and resolved by the registry.
 _PLAIN_CALLS: frozenset[str] = frozenset({"MAX_BY", "MIN_BY", "PERCENTILE", "PERCENTILE_APPROX",
-                                          "APPROX_PERCENTILE", "LISTAGG", "STRING_AGG"})
+                                          "APPROX_PERCENTILE", "LISTAGG", "STRING_AGG",
+                                          "CHAR", "CHR", "DECODE", "INITCAP"})
 
 
 def _merge_suffixed_numbers(tokens: list[Token], sql: str) -> list[Token]:
