@@ -53,6 +53,7 @@ from ember.row import Row, make_row
 from ember.conf import PIVOT_MAX_VALUES
 from ember.errors import UnsupportedError
 from ember.analysis.fresh import fresh_copy
+from ember.analysis.resolution import resolve_nested_name
 from ember.expressions.cast import Cast
 from ember.expressions.grouping import Cube, GroupingSets, Rollup
 from ember.expressions.intervals import python_interval_string
@@ -342,6 +343,17 @@ class DataFrame:
         if isinstance(item, str):
             if item == "*":
                 return Column(UnresolvedStar(()))
+            parts = parse_column_name(item)
+            if len(parts) > 1:
+                # ``df["s.a"]``: a column's struct field (Spark's LogicalPlan.resolve)
+                try:
+                    return Column(self._resolve(item))
+                except AnalysisError as e:
+                    nested = resolve_nested_name(parts, self._plan.output,
+                                                 self._session.sql_conf.case_sensitive)
+                    if nested is None:
+                        raise e
+                    return Column(nested)
             return Column(self._resolve(item))
         if isinstance(item, int):
             return Column(self._plan.output[item])
@@ -1133,6 +1145,9 @@ def _struct_to_row(v: Any, dt: T.DataType) -> Any:
                         tuple(f.name for f in dt.fields))
     if isinstance(dt, T.ArrayType) and _has_struct(dt.element_type):
         return [_struct_to_row(x, dt.element_type) for x in v]
+    if isinstance(dt, T.MapType):
+        # Arrow gives a map as a list of (key, value) pairs; PySpark gives a dict
+        return {_struct_to_row(k, dt.key_type): _struct_to_row(x, dt.value_type) for k, x in v}
     return v
 
 
@@ -1141,7 +1156,7 @@ def _has_struct(dt: T.DataType) -> bool:
         return True
     if isinstance(dt, T.ArrayType):
         return _has_struct(dt.element_type)
-    return False
+    return isinstance(dt, T.MapType)
 
 
 def python_local_time_zone() -> str:
@@ -1222,6 +1237,9 @@ def format_value(v: Any, dt: T.DataType, nested: bool = False) -> str:
         case T.StructType(fields=fields):
             return "{" + ", ".join(format_value(v.get(f.name), f.data_type, True)
                                    for f in fields) + "}"
+        case T.MapType(key_type=kt, value_type=vt):
+            return "{" + ", ".join(f"{format_value(k, kt, True)} -> {format_value(x, vt, True)}"
+                                   for k, x in v) + "}"
         case _:
             return str(v)
 
@@ -1248,7 +1266,7 @@ def show_string(table: pa.Table, types: Sequence[T.DataType], num_rows: int, tru
             return s[:truncate] if truncate < 4 else s[: truncate - 3] + "..."
         return s
 
-    header = [cut(n) for n in names]
+    header = [_escape(n) for n in names]  # Spark's getRows truncates the cells, not the names
     columns = [[cut(format_value(v, dt)) for v in col.to_pylist()]
                for col, dt in zip(table.columns, types)]
     rows = [list(r) for r in zip(*columns)] if columns else [[] for _ in range(table.num_rows)]

@@ -379,6 +379,10 @@ class CreateArray(Expression):
     def nullable(self) -> bool:
         return False
 
+    @property
+    def foldable(self) -> bool:
+        return all(i.foldable for i in self.items)  # ``array()`` too, as Catalyst's
+
     def coerce_arguments(self, legacy: bool) -> Expression:
         """The elements cast to their wider common type (Spark's FunctionArgumentConversion:
         ``findWiderCommonType``, so ``array(0, 0.75)`` is ``array<decimal(12,2)>``); unchanged

@@ -23,6 +23,7 @@ from collections.abc import Callable
 
 from ember import types as T
 from ember.errors import AnalysisError
+from ember.expressions import array_functions as AF
 from ember.expressions import datetime as DT
 from ember.expressions import hashes as HF
 from ember.expressions import intervals as IV
@@ -34,7 +35,11 @@ from ember.expressions.arithmetic import (
 )
 from ember.expressions.base import Expression, Literal, NamedExpression
 from ember.expressions.cast import Cast
+from ember.expressions.collections import (
+    CreateMap, ElementAt, GetArrayItem, MapFromArrays, MapKeys, MapValues, Size, extract_value,
+)
 from ember.expressions.conditional import CaseWhen, Coalesce, Greatest, If, Least
+from ember.expressions.generators import Explode, Inline, Stack
 from ember.expressions.grouping import Grouping, GroupingID
 from ember.expressions.misc import (
     CreateArray,
@@ -216,6 +221,73 @@ def _array(name, a):
     return CreateArray(tuple(a))
 
 
+# -- nested types: maps, element and field access, size --------------------------------------
+
+
+@_reg("map", 0, _ANY)
+def _map(name, a):
+    if len(a) % 2:
+        raise wrong_num_args(name, "2n (n > 0)", len(a))
+    return CreateMap(tuple(a[0::2]), tuple(a[1::2]))
+
+
+@_reg("map_from_arrays", 2, 2)
+def _map_from_arrays(name, a):
+    return MapFromArrays(a[0], a[1])
+
+
+@_reg("element_at try_element_at", 2, 2)
+def _element_at(name, a):
+    return ElementAt(a[0], a[1], ansi=name == "element_at", fn_name=name)
+
+
+@_reg("get", 2, 2)
+def _get(name, a):
+    """``get(array, index)``: ``array[index]`` returning NULL out of bounds (Spark's ``Get``)."""
+    return FunctionCall.of(name, a, GetArrayItem(a[0], a[1], ansi=False))
+
+
+@_reg("(extract_value)", 2, 2)
+def _extract_value(name, a):
+    """``child[key]`` / ``child.field`` on an expression (the parser's internal name)."""
+    return extract_value(a[0], a[1])
+
+
+@_reg("size cardinality", 1, 1)
+def _size(name, a):
+    return Size(a[0], fn_name=name)
+
+
+@_reg("explode explode_outer", 1, 1)
+def _explode(name, a):
+    return Explode(a[0], display=name)
+
+
+@_reg("posexplode posexplode_outer", 1, 1)
+def _posexplode(name, a):
+    return Explode(a[0], position=True, display=name)
+
+
+@_reg("inline inline_outer", 1, 1)
+def _inline(name, a):
+    return Inline(a[0], display=name)
+
+
+@_reg("stack", 2, _ANY)
+def _stack(name, a):
+    return Stack(tuple(a))
+
+
+@_reg("map_keys", 1, 1)
+def _map_keys(name, a):
+    return MapKeys(a[0])
+
+
+@_reg("map_values", 1, 1)
+def _map_values(name, a):
+    return MapValues(a[0])
+
+
 _CAST_FUNCTIONS = {
     "boolean": T.BOOLEAN, "tinyint": T.BYTE, "smallint": T.SHORT, "int": T.INT,
     "bigint": T.LONG, "float": T.FLOAT, "double": T.DOUBLE, "string": T.STRING,
@@ -243,6 +315,21 @@ def _scalar(key: str, display: str):
 
 for _name, (_key, _lo, _hi) in SF.STRING_FUNCTIONS.items():
     _BUILDERS[_name] = (_lo, _hi, _scalar(_key, ""))
+for _name, (_key, _lo, _hi) in AF.ARRAY_FUNCTIONS.items():
+    _BUILDERS[_name] = (_lo, _hi, _scalar(_key, ""))
+
+
+@_reg("split", 2, 3)
+def _split(name, a):
+    """``split(s, regex)`` shows Spark's default limit: ``split(s, ,, -1)``."""
+    return ScalarFunction(name, tuple(a) if len(a) == 3 else (*a, Literal(-1, T.INT)), "split")
+
+
+@_reg("arrays_zip", 1, _ANY)
+def _arrays_zip(name, a):
+    return ScalarFunction(name, tuple(a), "arrays_zip", (AF.zip_field_names(a),))
+
+
 for _name, (_key, _disp, _lo, _hi) in {**MF.MATH_FUNCTIONS, **DT.DATETIME_FUNCTIONS,
                                        **HF.HASH_FUNCTIONS}.items():
     _BUILDERS[_name] = (_lo, _hi, _scalar(_key, _disp))

@@ -76,6 +76,8 @@ def convert_data_type(dt: exp.DataType) -> T.DataType:
         return T.parse_type_name("decimal", tuple(params))
     if kind == _D.ARRAY:
         return T.ArrayType(convert_data_type(dt.expressions[0]))
+    if kind == _D.MAP:
+        return T.MapType(convert_data_type(dt.expressions[0]), convert_data_type(dt.expressions[1]))
     if kind == _D.STRUCT:
         fields = []
         for f in dt.expressions:

@@ -89,6 +89,8 @@ class EmberSpark(Spark):
         JOINS_HAVE_EQUAL_PRECEDENCE = False
 
         FUNCTIONS = {k: v for k, v in Spark.Parser.FUNCTIONS.items() if k in _KEEP_FUNCTIONS}
+        # Spark has no ``ARRAY[1, 2]`` constructor: ``array(1, 2)[0]`` is a subscript of a call
+        ARRAY_CONSTRUCTORS: t.ClassVar = {}
         # ``substr(s, 1, 2)`` stays a plain call so that it keeps its name (Spark's column name is
         # ``substr(s, 1, 2)``); ``SUBSTRING(s FROM 1 FOR 2)`` still needs its special form.
         FUNCTION_PARSERS = {k: v for k, v in Spark.Parser.FUNCTION_PARSERS.items()
