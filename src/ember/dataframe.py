@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from ember import types as T
 from ember.column import Column, column_from_name, literal_expr, parse_column_name, to_expr
-from ember.errors import AnalysisError
+from ember.errors import AnalysisError, ExecutionError
 from ember.formatting import java_double_str
 from ember.expressions.base import (
     Alias,
@@ -211,7 +211,9 @@ class DataFrame:
         """All result rows as :class:`~ember.row.Row` objects."""
         # PySpark's collect() builds naive datetimes in the Python process's local time zone
         # (TimestampType.fromInternal), whatever spark.sql.session.timeZone says.
-        return _table_to_rows(self.to_arrow(), python_local_time_zone())
+        table = self.to_arrow()
+        return self._qe.guard("execution",
+                              lambda: _table_to_rows(table, python_local_time_zone()))
 
     def toPandas(self) -> "pandas.DataFrame":  # noqa: N802
         """The result as a pandas DataFrame (timestamps as naive wall-clock session time)."""
@@ -1173,12 +1175,26 @@ def python_local_time_zone() -> str:
     return target.split("zoneinfo/", 1)[1] if "zoneinfo/" in target else "UTC"
 
 
+def _python_values(col: pa.ChunkedArray | pa.Array) -> list[Any]:
+    """``col.to_pylist()``; a date or timestamp beyond Python's years 1-9999 (Spark's range is
+    wider: ``date_add(DATE '9999-12-31', 1)`` is ``+10000-01-01``) fails with
+    ``DATETIME_OVERFLOW`` instead of Python's OverflowError."""
+    try:
+        return col.to_pylist()
+    except (OverflowError, ValueError) as e:
+        raise ExecutionError(
+            f"Datetime operation overflow: a {col.type} value outside Python's datetime range "
+            f"(years 1-9999) cannot be returned as a Python value ({e}).",
+            error_class="DATETIME_OVERFLOW",
+            parameters={"operation": f"converting a {col.type} value to Python"}) from e
+
+
 def _table_to_rows(table: pa.Table, time_zone: str) -> list[Row]:
     table = _localize_timestamps(table, time_zone)
     names = tuple(table.column_names)
     columns = []
     for f, col in zip(table.schema, table.columns):
-        values = col.to_pylist()
+        values = _python_values(col)
         dt = T.from_arrow(f.type)
         if _has_struct(dt):
             values = [_struct_to_row(v, dt) for v in values]
@@ -1267,7 +1283,7 @@ def show_string(table: pa.Table, types: Sequence[T.DataType], num_rows: int, tru
         return s
 
     header = [_escape(n) for n in names]  # Spark's getRows truncates the cells, not the names
-    columns = [[cut(format_value(v, dt)) for v in col.to_pylist()]
+    columns = [[cut(format_value(v, dt)) for v in _python_values(col)]
                for col, dt in zip(table.columns, types)]
     rows = [list(r) for r in zip(*columns)] if columns else [[] for _ in range(table.num_rows)]
     out: list[str] = []

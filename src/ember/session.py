@@ -38,6 +38,7 @@ from ember.conf import (
 )
 from ember.dataframe import DataFrame
 from ember.errors import AnalysisError, UnsupportedError
+from ember.guard import run_stage
 from ember.execution.auto_statistics import AutoStatistics
 from ember.expressions.base import AttributeReference
 from ember.plans.logical.writes import InsertIntoHadoopFsRelationCommand
@@ -245,7 +246,9 @@ class Session:
         """
         if args or kwargs:
             raise UnsupportedError("Parameterized SQL (args=...) is not supported yet")
+        return run_stage("statement", lambda: self._sql(sqlQuery), sqlQuery)
 
+    def _sql(self, sqlQuery: str) -> DataFrame:  # noqa: N803
         plan = parse_statement(
             sqlQuery, legacy_setops_precedence=bool(self.sql_conf.get(SETOPS_PRECEDENCE_LEGACY)),
             time_zone=self.sql_conf.time_zone,
@@ -255,7 +258,9 @@ class Session:
             return self._command_result(plan, run_catalog_command(self, plan))
         if isinstance(plan, Command):
             return self._run_command(plan)
-        return DataFrame(self, plan)
+        df = DataFrame(self, plan)
+        df._qe.sql_text = sqlQuery  # named by an internal error in a later action
+        return df
 
     def _run_command(self, plan: Command) -> DataFrame:
         match plan:

@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 from ember import types as T
 from ember.errors import ExecutionError, UnsupportedError
 from ember.expressions import utf8_kernels as K
+from ember.errors import ExecutionError
 from ember.expressions.base import Literal
 from ember.expressions.misc import FunctionSpec, ScalarFunction, register
 
@@ -121,6 +122,8 @@ def _pad(left: bool):
         okn, n = _lit(node, 1)
         okp, p = _lit(node, 2) if len(a) > 2 else (True, " ")
         if okn and okp and n is not None and p is not None and len(p) == 1 and n > 0:
+            # at most n one-character pads, each up to 4 bytes
+            _check_string_size(np.array([n * len(p.encode())]), "lpad" if left else "rpad")
             cut = pc.utf8_slice_codeunits(a[0], 0, n)
             fn = pc.utf8_lpad if left else pc.utf8_rpad
             return fn(cut, width=n, padding=p)
@@ -272,6 +275,23 @@ def _trim_columns(a, left: bool, right: bool) -> pa.Array:
     return K.slice_bytes(s, s.byte_at(rows, start), s.byte_at(rows, stop), valid)
 
 
+#: Spark's largest byte array (``ByteArrayMethods.MAX_ROUNDED_ARRAY_LENGTH``): no string value
+#: can be longer, in bytes.
+MAX_STRING_BYTES = 2**31 - 1 - 15
+
+
+def _check_string_size(row_bytes: np.ndarray, fn: str) -> None:
+    """Refuse, before allocating, a result string longer than Spark can hold (Spark fails
+    with an OutOfMemoryError in ``UTF8String.lpad``; Ember with its BufferHolder's class)."""
+    if len(row_bytes) and int(row_bytes.max()) > MAX_STRING_BYTES:
+        needed = int(row_bytes.max())
+        raise ExecutionError(
+            f"Cannot grow BufferHolder by size {needed} because the size after growing exceeds "
+            f"size limitation {MAX_STRING_BYTES} (the result of {fn}).",
+            error_class="_LEGACY_ERROR_TEMP_3199",
+            parameters={"neededSize": str(needed), "arrayMax": str(MAX_STRING_BYTES)})
+
+
 def _pad_columns(s_arr, n_arr, p_arr, left: bool) -> pa.Array:
     """``lpad``/``rpad(s, n, pad)``: cut to ``n`` characters or fill with ``pad`` repeated
     (nothing when ``pad`` is empty); ``n <= 0`` gives ``''``."""
@@ -284,6 +304,8 @@ def _pad_columns(s_arr, n_arr, p_arr, left: bool) -> pa.Array:
     fill = np.where(plen > 0, target - keep, 0)
     q = fill // np.maximum(plen, 1)
     r = fill % np.maximum(plen, 1)
+    _check_string_size(q * (p.ends - p.starts) + 4 * r + (s.ends - s.starts),
+                       "lpad" if left else "rpad")
     cnt = q + 2  # q whole copies of pad, one partial copy, the (cut) string
     total = int(cnt.sum())
     prow = np.repeat(rows, cnt)

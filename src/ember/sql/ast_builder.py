@@ -1028,6 +1028,34 @@ class AstBuilder:
 
         return build
 
+    def _logical(cls_name: str) -> Callable[["AstBuilder", exp.Expr], Expression]:  # type: ignore[misc]
+        """AND / OR as Spark's ``AstBuilder.visitLogicalBinary`` builds them: the operands of a
+        chain of the same operator (along its left spine, parentheses end it) combined as a
+        balanced tree, so ``a AND b AND c AND d`` is ``((a AND b) AND (c AND d))`` and 500 ANDed
+        predicates are 9 levels deep, not 500."""
+        def build(self: "AstBuilder", node: exp.Expr) -> Expression:
+            cls = getattr(_mods()[0], cls_name)
+            operands = [node.expression]
+            current = node.this
+            while type(current) is type(node):
+                self.mark_read(current)
+                operands.append(current.expression)
+                current = current.this
+            operands.append(current)
+            exprs = [self.expr(e) for e in reversed(operands)]
+
+            def reduce(low: int, high: int) -> Expression:
+                if low == high:
+                    return exprs[low]
+                if high - low == 1:
+                    return cls(exprs[low], exprs[high])
+                mid = low + (high - low) // 2
+                return cls(reduce(low, mid), reduce(mid + 1, high))
+
+            return reduce(0, len(exprs) - 1)
+
+        return build
+
     def _neq(self, node: exp.NEQ) -> Expression:
         P = _mods()[0]
         return P.Not(P.EqualTo(self.expr(node.this), self.expr(node.expression)))
@@ -1360,8 +1388,8 @@ _B._DISPATCH = {
     exp.Paren: _B._paren,
     exp.Tuple: _B._tuple,
     exp.Alias: _B._alias,
-    exp.And: _B._binary("And", 0),
-    exp.Or: _B._binary("Or", 0),
+    exp.And: _B._logical("And"),
+    exp.Or: _B._logical("Or"),
     exp.Not: _B._not,
     exp.EQ: _B._binary("EqualTo", 0),
     exp.NEQ: _B._neq,
