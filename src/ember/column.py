@@ -19,6 +19,7 @@ from ember.expressions.base import (
     Alias, Expression, Literal, SortOrder, UnresolvedAttribute, UnresolvedStar, UnresolvedFunction,
 )
 from ember.errors import AnalysisError
+from ember.pyspark_api import missing_attribute
 from ember.expressions.windows import UnspecifiedFrame, WindowExpression, WindowSpecDefinition
 from ember.sql import parse_data_type
 
@@ -298,6 +299,14 @@ class Column:
     def substr(self, startPos: Any, length: Any) -> "Column":  # noqa: N803
         return Column(_fn("substring", self._expr, to_expr(startPos), to_expr(length)))
 
+    def bitwiseAND(self, other: Any) -> "Column":  # noqa: N802
+        """``a & b``."""
+        return self._bin("BitwiseAnd", "bitwise", other)
+
+    def transform(self, f: Any) -> "Column":
+        """``f(self)``: a function of a Column applied to this one."""
+        return f(self)
+
     # -- naming, typing, ordering -------------------------------------------------------------
     def alias(self, *alias: str, **kwargs: Any) -> "Column":
         """``expr AS name``."""
@@ -386,8 +395,8 @@ class Column:
 
     def __getattr__(self, item: str) -> Any:
         # PySpark uses ``col.field`` for struct fields; Ember does not support nested access yet,
-        # and a silent AttributeError is clearer than a wrong expression.
-        raise AttributeError(f"'Column' object has no attribute '{item}'")
+        # and an AttributeError is clearer than a wrong expression.
+        raise missing_attribute("Column", "Column", item)
 
 
 def _expr_class(module: str, name: str) -> Any:

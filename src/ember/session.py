@@ -38,6 +38,7 @@ from ember.conf import (
 )
 from ember.dataframe import DataFrame
 from ember.errors import AnalysisError, UnsupportedError
+from ember.pyspark_api import missing_attribute
 from ember.execution.auto_statistics import AutoStatistics
 from ember.expressions.base import AttributeReference
 from ember.plans.logical.writes import InsertIntoHadoopFsRelationCommand
@@ -229,6 +230,11 @@ class Session:
             return Session(static, runtime="spark", spark=self._spark)
         return Session(static)
 
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise missing_attribute("SparkSession", "Session", name)
+
     @property
     def version(self) -> str:
         return ember_version()
@@ -356,6 +362,10 @@ class Session:
             if manager is None:
                 manager = self._streams = StreamingQueryManager(self)
             return manager
+
+    def emptyDataFrame(self, schema: Any) -> DataFrame:  # noqa: N802
+        """An empty DataFrame with ``schema`` (a DDL string or a StructType)."""
+        return self.createDataFrame([], schema)
 
     def table(self, tableName: str) -> DataFrame:  # noqa: N803
         """The temporary view, or persistent table or view, ``tableName`` as a DataFrame."""

@@ -1,0 +1,105 @@
+"""Differential test of the DataFrame, Column, GroupedData and Session methods added for
+PySpark parity (issue 22): each program runs unchanged on PySpark and on Ember (both runtimes)
+and the results must match, as in :mod:`tests.differential.test_dataframe_api`.  A program
+batches many checks into one result (a tuple of values), so the whole file costs the oracle a
+handful of jobs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.conformance.ember_adapter import RUNTIMES, new_session
+from tests.differential.test_dataframe_api import EMP, EMP_S, Prog, compare, outcome
+
+PROGRAMS: dict[str, Prog] = {}
+#: programs that also run on the Spark runtime: those whose plans differ there (exchanges,
+#: caches, samplers); the others only call the API, whose plans the local runtime covers
+ON_SPARK_RUNTIME: set[str] = set()
+
+
+def program(ordered: bool = False, spark_runtime: bool = False) -> Any:
+    def deco(fn: Any) -> Any:
+        name = fn.__name__.removeprefix("p_")
+        PROGRAMS[name] = Prog(name, fn, ordered)
+        if spark_runtime:
+            ON_SPARK_RUNTIME.add(name)
+        return fn
+    return deco
+
+
+def emp(s: Any) -> Any:
+    return s.createDataFrame(EMP, EMP_S)
+
+
+NA_S = "i int, l bigint, d double, f float, s string, b boolean, dec decimal(5,2)"
+NA = [
+    (1, 10, 1.5, 2.5, "x", True, 1.25),
+    (None, None, None, None, None, None, None),
+    (3, None, float("nan"), float("nan"), "", False, None),
+    (None, 40, 4.0, None, "y", None, 4.5),
+]
+
+
+def na(s: Any) -> Any:
+    from decimal import Decimal
+
+    return s.createDataFrame([r[:-1] + (None if r[-1] is None else Decimal(str(r[-1])),)
+                              for r in NA], NA_S)
+
+
+# -- simple methods ---------------------------------------------------------------------------
+
+
+@program()
+def p_simple_methods(s, F):
+    df = emp(s)
+    t = df.transform(lambda d, k: d.where(F.col("id") > k), 3)
+    other = emp(s)
+    return (t.orderBy("id").tail(2), t.tail(0), list(df.orderBy("id").toLocalIterator())[:3],
+            df.sameSemantics(df), df.sameSemantics(other), df.sameSemantics(df.where("id > 0")),
+            df.where("id > 1").sameSemantics(df.where("id > 1")),
+            df.where("id > 1").semanticHash() == df.where("id > 1").semanticHash(),
+            df.isLocal(), s.emptyDataFrame("a int, b string").count(),
+            s.emptyDataFrame("a int, b string").columns,
+            df.select(F.col("id").bitwiseAND(6).alias("x")).orderBy("x").collect(),
+            df.select(F.col("id").transform(lambda c: c + 1)).orderBy("(id + 1)").collect())
+
+
+@program()
+def p_drop_duplicates_within_watermark_on_batch(s, F):
+    return emp(s).dropDuplicatesWithinWatermark(["dept"]).count()
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def spark_outcomes(spark: Any) -> dict[str, Any]:
+    """Every program's PySpark outcome, on a few threads (see test_dataframe_api)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import pyspark.sql.functions as SF
+
+    session = spark.newSession()
+    session.conf.set("spark.sql.shuffle.partitions", "1")
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        names = sorted(PROGRAMS)
+        return dict(zip(names, pool.map(
+            lambda n: outcome(session, SF, PROGRAMS[n], True), names)))
+
+
+@pytest.mark.spark
+@pytest.mark.differential
+@pytest.mark.parametrize("name, runtime", [
+    pytest.param(n, rt, id=f"{n}-{rt}") for n in sorted(PROGRAMS) for rt in RUNTIMES
+    if rt == "local" or n in ON_SPARK_RUNTIME])
+def test_method(spark_outcomes: dict[str, Any], name: str, runtime: str) -> None:
+    import ember.functions as EF
+
+    session = new_session({}, runtime)
+    problem = compare(spark_outcomes[name], outcome(session, EF, PROGRAMS[name], False))
+    if problem is not None:
+        pytest.fail(f"program {name!r} ({runtime} runtime) differs from PySpark\n{problem}",
+                    pytrace=False)
