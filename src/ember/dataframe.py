@@ -55,6 +55,7 @@ from ember.row import Row, make_row
 from ember.conf import PIVOT_MAX_VALUES
 from ember.errors import UnsupportedError
 from ember.pyspark_api import missing_attribute
+from ember.dataframe_na import _NO_VALUE, DataFrameNaFunctions
 from ember.analysis.fresh import fresh_copy
 from ember.expressions.cast import Cast
 from ember.expressions.grouping import Cube, GroupingSets, Rollup
@@ -748,6 +749,25 @@ class DataFrame:
         """A hash equal for DataFrames with :meth:`sameSemantics` (Spark's ``semanticHash``;
         the numbers differ from Spark's)."""
         return self._plan.semantic_hash() & 0x7FFFFFFF
+
+    @property
+    def na(self) -> DataFrameNaFunctions:
+        """Missing-value functions (:class:`ember.dataframe_na.DataFrameNaFunctions`)."""
+        return DataFrameNaFunctions(self)
+
+    def dropna(self, how: str = "any", thresh: int | None = None,
+               subset: Any = None) -> "DataFrame":
+        """``df.na.drop``: rows with enough values that are neither NULL nor NaN."""
+        return self.na.drop(how, thresh, subset)
+
+    def fillna(self, value: Any, subset: Any = None) -> "DataFrame":
+        """``df.na.fill``: NULLs (and NaNs) replaced by ``value``."""
+        return self.na.fill(value, subset)
+
+    def replace(self, to_replace: Any, value: Any = _NO_VALUE,
+                subset: Any = None) -> "DataFrame":
+        """``df.na.replace``: values replaced (``df.replace({"a": "b"})``)."""
+        return self.na.replace(to_replace, value, subset)
 
     def dropDuplicatesWithinWatermark(self, subset: Sequence[str] | None = None  # noqa: N802
                                       ) -> "DataFrame":

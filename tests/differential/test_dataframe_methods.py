@@ -33,20 +33,24 @@ def emp(s: Any) -> Any:
     return s.createDataFrame(EMP, EMP_S)
 
 
-NA_S = "i int, l bigint, d double, f float, s string, b boolean, dec decimal(5,2)"
+NA_S = "k int, i int, l bigint, d double, f float, s string, b boolean, dec decimal(5,2)"
 NA = [
-    (1, 10, 1.5, 2.5, "x", True, 1.25),
-    (None, None, None, None, None, None, None),
-    (3, None, float("nan"), float("nan"), "", False, None),
-    (None, 40, 4.0, None, "y", None, 4.5),
+    (0, 1, 10, 1.5, 2.5, "x", True, "1.25"),
+    (1, None, None, None, None, None, None, None),
+    (2, 3, None, float("nan"), float("nan"), "", False, None),
+    (3, None, 40, 4.0, None, "y", None, "4.5"),
 ]
 
 
 def na(s: Any) -> Any:
     from decimal import Decimal
 
-    return s.createDataFrame([r[:-1] + (None if r[-1] is None else Decimal(str(r[-1])),)
+    return s.createDataFrame([r[:-1] + (None if r[-1] is None else Decimal(r[-1]),)
                               for r in NA], NA_S)
+
+
+def _rows(df: Any) -> Any:
+    return (df.dtypes, df.orderBy("k").collect())
 
 
 # -- simple methods ---------------------------------------------------------------------------
@@ -70,6 +74,61 @@ def p_simple_methods(s, F):
 @program()
 def p_drop_duplicates_within_watermark_on_batch(s, F):
     return emp(s).dropDuplicatesWithinWatermark(["dept"]).count()
+
+
+# -- na functions -----------------------------------------------------------------------------
+
+
+@program()
+def p_na_drop(s, F):
+    d = na(s)
+    return [_rows(x) for x in (
+        d.na.drop(), d.dropna("all", subset=["i", "l"]), d.dropna(thresh=5), d.dropna(subset="d"),
+        d.dropna(how=None, subset=("f", "s")), d.na.drop("any", 0), d.dropna(thresh=9))]
+
+
+@program()
+def p_na_fill(s, F):
+    d = na(s)
+    return [_rows(x) for x in (
+        d.na.fill(0), d.fillna(2.7), d.fillna("z"), d.fillna(True), d.fillna(1, subset=["i", "s"]),
+        d.fillna({"i": 9, "s": "w", "d": 0.5, "b": False, "dec": 1, "l": 2.5}),
+        d.fillna(-1, "f"), d.na.fill("q", ["s", "i"]))]
+
+
+@program()
+def p_na_replace(s, F):
+    d = na(s)
+    return [_rows(x) for x in (
+        d.na.replace(1, 100), d.replace([1.5, 4.0], [0.0, 9.0], "d"),
+        d.replace({"x": "X", "": None}), d.replace(True, False), d.replace(float("nan"), 0.0),
+        d.replace([3, 40], 7, ["i", "l", "s"]), d.replace({1.25: 2}), d.replace("x", "y", []),
+        d.replace(["x", "y"], None))]
+
+
+@program()
+def p_na_bad_how(s, F):
+    return na(s).dropna(how="some")
+
+
+@program()
+def p_na_bad_fill_value(s, F):
+    return na(s).fillna([1])
+
+
+@program()
+def p_na_mixed_replacement(s, F):
+    return na(s).replace({1: "a"})
+
+
+@program()
+def p_na_replace_needs_value(s, F):
+    return na(s).replace(1)
+
+
+@program()
+def p_na_unknown_subset_column(s, F):
+    return na(s).fillna(0, ["nope"])
 
 
 # ---------------------------------------------------------------------------------------------
