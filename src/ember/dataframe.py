@@ -56,6 +56,7 @@ from ember.conf import PIVOT_MAX_VALUES
 from ember.errors import UnsupportedError
 from ember.pyspark_api import missing_attribute
 from ember.dataframe_na import _NO_VALUE, DataFrameNaFunctions
+from ember.dataframe_stat import DataFrameStatFunctions, summary
 from ember.analysis.fresh import fresh_copy
 from ember.expressions.cast import Cast
 from ember.expressions.grouping import Cube, GroupingSets, Rollup
@@ -768,6 +769,44 @@ class DataFrame:
                 subset: Any = None) -> "DataFrame":
         """``df.na.replace``: values replaced (``df.replace({"a": "b"})``)."""
         return self.na.replace(to_replace, value, subset)
+
+    def describe(self, *cols: Any) -> "DataFrame":
+        """``count``, ``mean``, ``stddev``, ``min`` and ``max`` of the numeric and string
+        columns (of ``cols``, default all), as strings, one row per statistic."""
+        if len(cols) == 1 and isinstance(cols[0], list):
+            cols = tuple(cols[0])
+        df = self.select(*cols) if cols else self
+        return summary(df, ("count", "mean", "stddev", "min", "max"))
+
+    def summary(self, *statistics: str) -> "DataFrame":
+        """Statistics of the numeric and string columns, one row per statistic: ``count``,
+        ``mean``, ``stddev``, ``min``, ``max``, percentiles (``"25%"``), ``count_distinct``,
+        ``approx_count_distinct`` (default: count, mean, stddev, min, 25%, 50%, 75%, max)."""
+        if len(statistics) == 1 and isinstance(statistics[0], list):
+            statistics = tuple(statistics[0])
+        return summary(self, statistics)
+
+    @property
+    def stat(self) -> DataFrameStatFunctions:
+        """Statistics (:class:`ember.dataframe_stat.DataFrameStatFunctions`)."""
+        return DataFrameStatFunctions(self)
+
+    def corr(self, col1: str, col2: str, method: str | None = None) -> float | None:
+        """``df.stat.corr``: Pearson correlation of two numeric columns."""
+        return self.stat.corr(col1, col2, method)
+
+    def cov(self, col1: str, col2: str) -> float | None:
+        """``df.stat.cov``: sample covariance of two numeric columns."""
+        return self.stat.cov(col1, col2)
+
+    def crosstab(self, col1: str, col2: str) -> "DataFrame":
+        """``df.stat.crosstab``: a contingency table of two columns."""
+        return self.stat.crosstab(col1, col2)
+
+    def approxQuantile(self, col: Any, probabilities: Any,  # noqa: N802
+                       relativeError: float) -> list[Any]:  # noqa: N803
+        """``df.stat.approxQuantile``: quantiles of numeric columns."""
+        return self.stat.approxQuantile(col, probabilities, relativeError)
 
     def dropDuplicatesWithinWatermark(self, subset: Sequence[str] | None = None  # noqa: N802
                                       ) -> "DataFrame":

@@ -131,6 +131,48 @@ def p_na_unknown_subset_column(s, F):
     return na(s).fillna(0, ["nope"])
 
 
+# -- describe, summary, stat --------------------------------------------------------------------
+
+
+def _table(df: Any) -> Any:
+    return (df.columns, df.dtypes, sorted(tuple(r) for r in df.collect()))
+
+
+@program()
+def p_describe_summary(s, F):
+    df = emp(s)
+    from decimal import Decimal
+
+    mixed = s.createDataFrame([(1, 2.5, "b", True, None), (3, None, "a", False, Decimal(1))],
+                              "i smallint, d double, s string, b boolean, dec decimal(4,1)")
+    return [_table(x) for x in (
+        df.describe(), df.describe("name", "salary"), df.describe(["id"]), df.summary(),
+        df.summary("count", "min", "33.3%", "count_distinct", "approx_count_distinct", "max"),
+        df.select("name").summary("mean", "50%", "stddev"), mixed.describe(), mixed.summary(),
+        mixed.select("b").describe(), df.where("id > 100").describe())]
+
+
+@program()
+def p_summary_unknown_statistic(s, F):
+    return emp(s).summary("count", "median").collect()
+
+
+@program()
+def p_stat_functions(s, F):
+    df = emp(s)
+    return (df.corr("id", "salary"), df.stat.corr("salary", "id", "pearson"),
+            df.cov("id", "dept"), df.stat.cov("salary", "mgr"),
+            df.approxQuantile("salary", [0.0, 0.1, 0.5, 0.99, 1.0], 0.0),
+            df.approxQuantile(["id", "dept"], [0.25, 0.75], 0.1),
+            df.where("id > 100").approxQuantile("id", [0.5], 0.0),
+            _table(df.crosstab("name", "dept")), _table(df.stat.crosstab("dept", "mgr")))
+
+
+@program()
+def p_corr_spearman(s, F):
+    return emp(s).corr("id", "salary", "spearman")
+
+
 # ---------------------------------------------------------------------------------------------
 
 
