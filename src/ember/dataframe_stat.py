@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from ember import types as T
-from ember.errors import AnalysisError, ExecutionError
+from ember.errors import AnalysisError
 from ember.expressions.base import (
     Alias, AttributeReference, Expression, Literal, UnresolvedFunction,
 )
@@ -121,7 +121,7 @@ class DataFrameStatFunctions:
     >>> import ember
     >>> df = ember.Session().createDataFrame([(1, 2.0), (2, 4.0), (3, 6.5)], "a int, b double")
     >>> round(df.stat.corr("a", "b"), 4)
-    0.9986
+    0.9979
     """
 
     def __init__(self, df: "DataFrame") -> None:
@@ -180,9 +180,9 @@ class DataFrameStatFunctions:
         seconds = ["null" if v is None else v for v in counts.column(1).to_pylist()]
         header = sorted(set(seconds))
         if len(header) >= 10_000:
-            raise ExecutionError(
+            raise AnalysisError(
                 f"requirement failed: The number of distinct values for {col2}, can't exceed "
-                f"1e4. Currently {len(header)}", error_class="_LEGACY_ERROR_TEMP_3200")
+                f"1e4. Currently {len(header)}")
         index = {v: i for i, v in enumerate(header)}
         rows: dict[str, list[int]] = {}
         for x, y, n in zip(firsts, seconds, counts.column(2).to_pylist()):
@@ -209,12 +209,11 @@ class DataFrameStatFunctions:
                 parameters={"arg_name": "col", "arg_type": type(col).__name__})
         probs = [float(p) for p in probabilities]
         if any(not 0.0 <= p <= 1.0 for p in probs):
-            raise ExecutionError("requirement failed: percentile should be in the range "
-                                 "[0.0, 1.0]", error_class="_LEGACY_ERROR_TEMP_3205")
+            raise AnalysisError("requirement failed: percentile should be in the range "
+                                "[0.0, 1.0]")
         if relativeError < 0:
-            raise ExecutionError("requirement failed: Relative Error must be non-negative but "
-                                 f"got {float(relativeError)}",
-                                 error_class="_LEGACY_ERROR_TEMP_3206")
+            raise AnalysisError("requirement failed: Relative Error must be non-negative but "
+                                f"got {float(relativeError)}")
         attrs = self._numeric(names, "quantile")
         accuracy = 2147483647 if relativeError == 0 else max(1, min(
             2147483647, int(1.0 / relativeError)))
