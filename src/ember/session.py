@@ -39,13 +39,14 @@ from ember.conf import (
 from ember.dataframe import DataFrame
 from ember.errors import AnalysisError, UnsupportedError
 from ember.pyspark_api import missing_attribute
+from ember.sql_parameters import SQLStringFormatter, bind_parameters
 from ember.execution.auto_statistics import AutoStatistics
-from ember.expressions.base import AttributeReference
+from ember.expressions.base import Alias, AttributeReference
 from ember.plans.logical.writes import InsertIntoHadoopFsRelationCommand
 from ember.plans.logical.nodes import (
     Command, CreateTempViewUsing, CreateViewCommand, DescribeRelation, AnalyzeTableCommand,
     DropView, ExplainCommand, LocalRelation, LogicalPlan, Range, SetCommand, UnresolvedRelation,
-    SparkDataFrameRelation,
+    SparkDataFrameRelation, OneRowRelation, Project,
 )
 from ember.query_execution import QueryExecution
 from ember.readers import DataFrameReader, file_relation
@@ -246,8 +247,14 @@ class Session:
         >>> Session().sql("SELECT 1 + 1 AS two").first().two
         2
         """
-        if args or kwargs:
-            raise UnsupportedError("Parameterized SQL (args=...) is not supported yet")
+        if kwargs:  # PySpark's SQLStringFormatter: {df} a temporary view, {col} a column
+            formatter = SQLStringFormatter(self)
+            try:
+                return self.sql(formatter.format(sqlQuery, **kwargs), args)
+            finally:
+                formatter.clear()
+        if args is not None:
+            sqlQuery = bind_parameters(sqlQuery, args, self._parameter_sql)
 
         plan = parse_statement(
             sqlQuery, legacy_setops_precedence=bool(self.sql_conf.get(SETOPS_PRECEDENCE_LEGACY)),
@@ -259,6 +266,12 @@ class Session:
         if isinstance(plan, Command):
             return self._run_command(plan)
         return DataFrame(self, plan)
+
+    def _parameter_sql(self, value: Any) -> str:
+        """The SQL of a Column bound to a parameter marker (resolved, so functions print as
+        Spark prints them: ``array(1)``)."""
+        project = DataFrame(self, Project((Alias(value.expr, "v"),), OneRowRelation())).plan
+        return project.project_list[0].child.sql()
 
     def _run_command(self, plan: Command) -> DataFrame:
         match plan:

@@ -173,6 +173,47 @@ def p_corr_spearman(s, F):
     return emp(s).corr("id", "salary", "spearman")
 
 
+# -- spark.sql parameters and formatting ---------------------------------------------------------
+
+
+@program()
+def p_sql_args(s, F):
+    import datetime as dt
+    from decimal import Decimal
+
+    named = s.sql("SELECT :a, :b, :c, :d, :e, :f, :g, :h, :i, ':a' AS q -- :zz",
+                  args={"a": 1, "b": "x'y", "c": 1.5, "d": dt.date(2020, 1, 2),
+                        "e": dt.datetime(2020, 1, 2, 3, 4, 5), "f": Decimal("1.50"), "g": None,
+                        "h": True, "i": 2 ** 40})
+    positional = s.sql("SELECT ? + 1, ?, ? AS arr", args=[1, F.lit("z"), F.array(F.lit(1))])
+    t = emp(s)
+    formatted = s.sql("SELECT {c}, name FROM {t} WHERE {c} > :lo AND dept = {d}", t=t, c=t.id,
+                      d=10, args={"lo": 1})
+    twice = s.sql("SELECT count(*) FROM {t} a JOIN {t} b USING (id)", t=t)
+    return [_table(x) for x in (named, positional, formatted, twice)]
+
+
+@program()
+def p_sql_unbound_named(s, F):
+    return s.sql("SELECT :zz", args={"a": 1})
+
+
+@program()
+def p_sql_unbound_positional(s, F):
+    return s.sql("SELECT ?, ?", args=[1])
+
+
+@program()
+def p_sql_mixed_parameters(s, F):
+    return s.sql("SELECT :a, ?", args={"a": 1})
+
+
+@program()
+def p_sql_format_not_plain_column(s, F):
+    t = emp(s)
+    return s.sql("SELECT {c} FROM {t}", t=t, c=F.col("id") + 1)
+
+
 # ---------------------------------------------------------------------------------------------
 
 
