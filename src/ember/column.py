@@ -19,6 +19,7 @@ from ember.expressions.base import (
     Alias, Expression, Literal, SortOrder, UnresolvedAttribute, UnresolvedStar, UnresolvedFunction,
 )
 from ember.errors import AnalysisError
+from ember.pyspark_api import unsupported_method
 from ember.expressions.windows import UnspecifiedFrame, WindowExpression, WindowSpecDefinition
 from ember.sql import parse_data_type
 
@@ -298,6 +299,14 @@ class Column:
     def substr(self, startPos: Any, length: Any) -> "Column":  # noqa: N803
         return Column(_fn("substring", self._expr, to_expr(startPos), to_expr(length)))
 
+    def bitwiseAND(self, other: Any) -> "Column":  # noqa: N802
+        """``a & b``."""
+        return self._bin("BitwiseAnd", "bitwise", other)
+
+    def transform(self, f: Any) -> "Column":
+        """``f(self)``: a function of a Column applied to this one."""
+        return f(self)
+
     # -- naming, typing, ordering -------------------------------------------------------------
     def alias(self, *alias: str, **kwargs: Any) -> "Column":
         """``expr AS name``."""
@@ -388,6 +397,9 @@ class Column:
         # PySpark: ``col.field`` is ``col["field"]`` (names starting with ``_`` stay attributes)
         if item.startswith("_"):
             raise AttributeError(f"'Column' object has no attribute '{item}'")
+        error = unsupported_method("Column", item)
+        if error is not None:  # a PySpark Column method Ember leaves out, not a field
+            raise error
         return self[item]
 
     def __getitem__(self, key: Any) -> "Column":

@@ -16,6 +16,7 @@ Nothing runs until an action (``collect``, ``show``, ``to_arrow``, ``count`` ...
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import unicodedata
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal as TLiteral
@@ -45,13 +46,17 @@ from ember.plans.logical.join_type import (
     join_type_from_string,
 )
 from ember.plans.logical.nodes import (
-    Aggregate, Distinct, Except, Filter, Intersect, Join, Limit, LogicalPlan, Offset, Pivot,
+    Aggregate, Distinct, Except, FileRelation, Filter, Intersect, Join, Limit, LocalRelation,
+    LogicalPlan, Offset, Pivot,
     Project, ResolvedHint, Sort, SubqueryAlias, Union, UnresolvedHint, Unpivot, EventTimeWatermark,
 )
 from ember.query_execution import QueryExecution
 from ember.row import Row, make_row
 from ember.conf import PIVOT_MAX_VALUES
 from ember.errors import UnsupportedError
+from ember.pyspark_api import missing_attribute
+from ember.dataframe_na import _NO_VALUE, DataFrameNaFunctions
+from ember.dataframe_stat import DataFrameStatFunctions, summary
 from ember.analysis.fresh import fresh_copy
 from ember.analysis.resolution import resolve_nested_name
 from ember.expressions.cast import Cast
@@ -338,7 +343,18 @@ class DataFrame:
         """Register as view ``name``; ``TEMP_TABLE_OR_VIEW_ALREADY_EXISTS`` if it exists."""
         self._session.session_catalog.create_temp_view(name, self._plan, replace=False)
 
-    createOrReplaceGlobalTempView = createOrReplaceTempView  # noqa: N815
+    def createOrReplaceGlobalTempView(self, name: str) -> None:  # noqa: N802
+        """Register as global temporary view ``global_temp.name`` (replacing an existing one)."""
+        self._session.session_catalog.create_global_temp_view(name, self._plan, replace=True)
+
+    def createGlobalTempView(self, name: str) -> None:  # noqa: N802
+        """Register as global temporary view ``global_temp.name``, seen by every session;
+        ``TEMP_TABLE_OR_VIEW_ALREADY_EXISTS`` if it exists."""
+        self._session.session_catalog.create_global_temp_view(name, self._plan, replace=False)
+
+    def registerTempTable(self, name: str) -> None:  # noqa: N802
+        """PySpark's deprecated name of :meth:`createOrReplaceTempView`."""
+        self.createOrReplaceTempView(name)
 
     # -- columns ------------------------------------------------------------------------------
     def __getitem__(self, item: Any) -> Any:
@@ -370,7 +386,7 @@ class DataFrame:
             raise AttributeError(name)
         if any(self._eq_name(a.name, name) for a in self._plan.output):
             return self[name]
-        raise AttributeError(f"'DataFrame' object has no attribute '{name}'")
+        raise missing_attribute("DataFrame", "DataFrame", name)
 
     def __dir__(self) -> list[str]:
         return sorted(set(super().__dir__()) | {c for c in self.columns if c.isidentifier()})
@@ -705,6 +721,134 @@ class DataFrame:
     def exceptAll(self, other: "DataFrame") -> "DataFrame":  # noqa: N802
         return self._new(Except(self._plan, other._plan, True))
 
+    # -- PySpark's other methods --------------------------------------------------------------
+    def transform(self, func: Any, *args: Any, **kwargs: Any) -> "DataFrame":
+        """``func(self, *args, **kwargs)``, which must return a DataFrame (chains custom
+        transformations: ``df.transform(with_tax, rate=0.2)``)."""
+        result = func(self, *args, **kwargs)
+        assert isinstance(result, DataFrame), (
+            f"Func returned an instance of type [{type(result)}], should have been DataFrame.")
+        return result
+
+    def tail(self, num: int) -> list[Row]:
+        """The last ``num`` rows, in order (an action: the whole result is computed, as in
+        Spark's ``CollectTailExec``)."""
+        table = self.to_arrow()
+        return _table_to_rows(table.slice(max(0, table.num_rows - max(int(num), 0))),
+                              python_local_time_zone())
+
+    def toLocalIterator(self, prefetchPartitions: bool = False) -> Any:  # noqa: N802,N803
+        """An iterator over the result rows, one Arrow batch converted at a time."""
+        zone = python_local_time_zone()
+        for batch in self.to_arrow().to_batches():
+            yield from _table_to_rows(pa.Table.from_batches([batch]), zone)
+
+    def isLocal(self) -> bool:  # noqa: N802
+        """Whether ``collect`` needs no job: the plan is local data, as Spark's ``isLocal``
+        (a ``LocalRelation`` or a command's result; createDataFrame of Python rows is a
+        ``LogicalRDD`` in Spark, so not local)."""
+        return isinstance(self._plan, LocalRelation) and not self._plan.unknown_size
+
+    def inputFiles(self) -> list[str]:  # noqa: N802
+        """The files this DataFrame reads (Spark's ``inputFiles``: file URIs, sorted)."""
+        files: set[str] = set()
+        for rel in self._plan.collect(lambda n: n if isinstance(n, FileRelation) else None):
+            files.update(f if "://" in f else "file://" + os.path.abspath(f) for f in rel.paths)
+        return sorted(files)
+
+    def sameSemantics(self, other: "DataFrame") -> bool:  # noqa: N802
+        """Whether the two DataFrames compute the same rows (Spark's ``sameResult`` of the
+        canonicalized plans; local data must be the same data)."""
+        if not isinstance(other, DataFrame):
+            raise TypeError(f"other should be a DataFrame, got {type(other).__name__}")
+        return same_plan(self._plan, other._plan)
+
+    def semanticHash(self) -> int:  # noqa: N802
+        """A hash equal for DataFrames with :meth:`sameSemantics` (Spark's ``semanticHash``;
+        the numbers differ from Spark's)."""
+        return self._plan.semantic_hash() & 0x7FFFFFFF
+
+    @property
+    def na(self) -> DataFrameNaFunctions:
+        """Missing-value functions (:class:`ember.dataframe_na.DataFrameNaFunctions`)."""
+        return DataFrameNaFunctions(self)
+
+    def dropna(self, how: str = "any", thresh: int | None = None,
+               subset: Any = None) -> "DataFrame":
+        """``df.na.drop``: rows with enough values that are neither NULL nor NaN."""
+        return self.na.drop(how, thresh, subset)
+
+    def fillna(self, value: Any, subset: Any = None) -> "DataFrame":
+        """``df.na.fill``: NULLs (and NaNs) replaced by ``value``."""
+        return self.na.fill(value, subset)
+
+    def replace(self, to_replace: Any, value: Any = _NO_VALUE,
+                subset: Any = None) -> "DataFrame":
+        """``df.na.replace``: values replaced (``df.replace({"a": "b"})``)."""
+        return self.na.replace(to_replace, value, subset)
+
+    def describe(self, *cols: Any) -> "DataFrame":
+        """``count``, ``mean``, ``stddev``, ``min`` and ``max`` of the numeric and string
+        columns (of ``cols``, default all), as strings, one row per statistic."""
+        if len(cols) == 1 and isinstance(cols[0], list):
+            cols = tuple(cols[0])
+        df = self.select(*cols) if cols else self
+        return summary(df, ("count", "mean", "stddev", "min", "max"))
+
+    def summary(self, *statistics: str) -> "DataFrame":
+        """Statistics of the numeric and string columns, one row per statistic: ``count``,
+        ``mean``, ``stddev``, ``min``, ``max``, percentiles (``"25%"``), ``count_distinct``,
+        ``approx_count_distinct`` (default: count, mean, stddev, min, 25%, 50%, 75%, max)."""
+        if len(statistics) == 1 and isinstance(statistics[0], list):
+            statistics = tuple(statistics[0])
+        return summary(self, statistics)
+
+    @property
+    def stat(self) -> DataFrameStatFunctions:
+        """Statistics (:class:`ember.dataframe_stat.DataFrameStatFunctions`)."""
+        return DataFrameStatFunctions(self)
+
+    def corr(self, col1: str, col2: str, method: str | None = None) -> float | None:
+        """``df.stat.corr``: Pearson correlation of two numeric columns."""
+        return self.stat.corr(col1, col2, method)
+
+    def cov(self, col1: str, col2: str) -> float | None:
+        """``df.stat.cov``: sample covariance of two numeric columns."""
+        return self.stat.cov(col1, col2)
+
+    def crosstab(self, col1: str, col2: str) -> "DataFrame":
+        """``df.stat.crosstab``: a contingency table of two columns."""
+        return self.stat.crosstab(col1, col2)
+
+    def approxQuantile(self, col: Any, probabilities: Any,  # noqa: N802
+                       relativeError: float) -> list[Any]:  # noqa: N803
+        """``df.stat.approxQuantile``: quantiles of numeric columns."""
+        return self.stat.approxQuantile(col, probabilities, relativeError)
+
+    def dropDuplicatesWithinWatermark(self, subset: Sequence[str] | None = None  # noqa: N802
+                                      ) -> "DataFrame":
+        """Streaming deduplication within the watermark: not implemented for streams; on a
+        batch DataFrame Spark's ``_LEGACY_ERROR_TEMP_3102`` (raised here, not at the action)."""
+        if self._plan.is_streaming:
+            raise UnsupportedError("The feature is not supported: dropDuplicatesWithinWatermark "
+                                   "on a streaming DataFrame.",
+                                   error_class="UNSUPPORTED_FEATURE.PYSPARK_METHOD")
+        raise AnalysisError("dropDuplicatesWithinWatermark is not supported with batch "
+                            "DataFrames/DataSets;", error_class="_LEGACY_ERROR_TEMP_3102")
+
+
+def same_plan(a: LogicalPlan, b: LogicalPlan) -> bool:
+    """Spark's ``sameResult`` of two analyzed plans, where local data (a ``LocalRelation``, which
+    canonicalizes without its rows) must also be the same object."""
+    if not a.same_result(b):
+        return False
+
+    def local(p: LogicalPlan) -> list[int]:
+        return [id(r.data) for r in p.collect(
+            lambda n: n if isinstance(n, LocalRelation) else None)]
+
+    return local(a) == local(b)
+
 
 # ---------------------------------------------------------------------------------------------
 # GroupedData
@@ -771,6 +915,9 @@ class GroupedData:
         self._pivot = pivot
         #: ``rollup`` / ``cube``: Rollup or Cube; ``groupingSets``: the sets
         self._analytics = analytics
+
+    def __getattr__(self, name: str) -> Any:
+        raise missing_attribute("GroupedData", "GroupedData", name)
 
     def pivot(self, pivot_col: Any, values: Sequence[Any] | None = None) -> "GroupedData":
         """Pivot on ``pivot_col``: the aggregation that follows makes one column per value (per

@@ -39,13 +39,15 @@ from ember.conf import (
 from ember.dataframe import DataFrame
 from ember.errors import AnalysisError, UnsupportedError
 from ember.guard import run_stage
+from ember.pyspark_api import missing_attribute
+from ember.sql_parameters import SQLStringFormatter, bind_parameters
 from ember.execution.auto_statistics import AutoStatistics
-from ember.expressions.base import AttributeReference
+from ember.expressions.base import Alias, AttributeReference
 from ember.plans.logical.writes import InsertIntoHadoopFsRelationCommand
 from ember.plans.logical.nodes import (
     Command, CreateTempViewUsing, CreateViewCommand, DescribeRelation, AnalyzeTableCommand,
     DropView, ExplainCommand, LocalRelation, LogicalPlan, Range, SetCommand, UnresolvedRelation,
-    SparkDataFrameRelation,
+    SparkDataFrameRelation, OneRowRelation, Project,
 )
 from ember.query_execution import QueryExecution
 from ember.readers import DataFrameReader, file_relation
@@ -233,6 +235,11 @@ class Session:
             return Session(static, runtime="spark", spark=self._spark)
         return Session(static)
 
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise missing_attribute("SparkSession", "Session", name)
+
     @property
     def version(self) -> str:
         return ember_version()
@@ -244,8 +251,14 @@ class Session:
         >>> Session().sql("SELECT 1 + 1 AS two").first().two
         2
         """
-        if args or kwargs:
-            raise UnsupportedError("Parameterized SQL (args=...) is not supported yet")
+        if kwargs:  # PySpark's SQLStringFormatter: {df} a temporary view, {col} a column
+            formatter = SQLStringFormatter(self)
+            try:
+                return self.sql(formatter.format(sqlQuery, **kwargs), args)
+            finally:
+                formatter.clear()
+        if args is not None:
+            sqlQuery = bind_parameters(sqlQuery, args, self._parameter_sql)
         return run_stage("statement", lambda: self._sql(sqlQuery), sqlQuery)
 
     def _sql(self, sqlQuery: str) -> DataFrame:  # noqa: N803
@@ -261,6 +274,12 @@ class Session:
         df = DataFrame(self, plan)
         df._qe.sql_text = sqlQuery  # named by an internal error in a later action
         return df
+
+    def _parameter_sql(self, value: Any) -> str:
+        """The SQL of a Column bound to a parameter marker (resolved, so functions print as
+        Spark prints them: ``array(1)``)."""
+        project = DataFrame(self, Project((Alias(value.expr, "v"),), OneRowRelation())).plan
+        return project.project_list[0].child.sql()
 
     def _run_command(self, plan: Command) -> DataFrame:
         match plan:
@@ -364,6 +383,10 @@ class Session:
             if manager is None:
                 manager = self._streams = StreamingQueryManager(self)
             return manager
+
+    def emptyDataFrame(self, schema: Any) -> DataFrame:  # noqa: N802
+        """An empty DataFrame with ``schema`` (a DDL string or a StructType)."""
+        return self.createDataFrame([], schema)
 
     def table(self, tableName: str) -> DataFrame:  # noqa: N803
         """The temporary view, or persistent table or view, ``tableName`` as a DataFrame."""
