@@ -22,6 +22,7 @@ from ember import types as T
 from ember.dataframe import DataFrame
 from ember.errors import AnalysisError
 from ember.file_relations import expand_paths, file_relation, infer_file_schema, option_string
+from ember.pyspark_api import missing_attribute
 
 if TYPE_CHECKING:  # pragma: no cover
     from ember.session import Session
@@ -115,3 +116,10 @@ class DataFrameReader:
             self.schema(schema)
         self.options(sep=sep, header=header, inferSchema=inferSchema, **options)
         return self.format("csv").load(path)
+
+    def table(self, tableName: str) -> "DataFrame":  # noqa: N803
+        """The table or view ``tableName`` (PySpark's ``spark.read.table``, as ``spark.table``)."""
+        return self._session.table(tableName)
+
+    def __getattr__(self, name: str) -> Any:
+        raise missing_attribute("DataFrameReader", "DataFrameReader", name)

@@ -17,7 +17,9 @@ from ember.analysis.resolution import has_unresolved, to_origin
 from ember.analysis.rules._util import transform_up_in_run
 from ember.conf import ALLOW_PARAMETERLESS_COUNT
 from ember.errors import AnalysisError, EmberError
-from ember.expressions.base import Alias, Expression, Literal, UnresolvedAlias, UnresolvedFunction
+from ember.expressions.base import (
+    Alias, Expression, Literal, UnresolvedAlias, UnresolvedFunction, new_expr_id,
+)
 from ember.expressions.misc import FunctionCall
 from ember.plans.logical.nodes import LogicalPlan
 from ember.expressions.aggregates import First, Last, lookup_aggregate
@@ -41,6 +43,9 @@ def resolve_function_call(f: UnresolvedFunction, ctx) -> Expression:
     """The resolved expression for ``f`` (its arguments must be resolved)."""
     name = f.fn_name
     args = tuple(f.arguments)
+    python_udf = ctx.catalog.lookup_python_function(name)
+    if python_udf is not None:  # spark.udf.register: before the built-ins, as in Spark
+        return python_udf.copy(arguments=args, result_id=new_expr_id())
     try:
         if name.lower() in _CURRENT_NAMESPACE:
             if args:
