@@ -315,23 +315,6 @@ def current_timestamp() -> Column:
     return Column(UnresolvedFunction("current_timestamp", ()))
 
 
-# -- the session's namespace (current_database, current_schema, current_catalog) --------------
-
-def current_database() -> Column:
-    return Column(UnresolvedFunction("current_database", ()))
-
-
-def current_schema() -> Column:
-    return Column(UnresolvedFunction("current_schema", ()))
-
-
-def current_catalog() -> Column:
-    return Column(UnresolvedFunction("current_catalog", ()))
-
-
-__all__ += ["current_database", "current_schema", "current_catalog"]
-
-
 # -- conditional / null handling ------------------------------------------------------------
 
 
@@ -970,3 +953,9 @@ randn = _sql_function("randn", "seed=?")
 random = _sql_function("random", "seed=?")
 spark_partition_id = _sql_function("spark_partition_id", "")
 uuid = _sql_function("uuid", "seed=?")
+
+# -- the session's namespace (current_database, current_schema, current_catalog) --------------
+current_database = _sql_function("current_database", "")
+current_schema = _sql_function("current_schema", "")
+current_catalog = _sql_function("current_catalog", "")
+__all__ += ["current_database", "current_schema", "current_catalog"]

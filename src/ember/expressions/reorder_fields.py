@@ -66,7 +66,8 @@ def _reorder(arr: pa.Array, order: Any, to: pa.DataType) -> pa.Array:
 @node
 class ReorderStructFields(Expression):
     """``child``'s nested struct fields taken by name in the order ``order`` gives (see the
-    module docstring); a NULL struct or array stays NULL."""
+    module docstring); a NULL struct or array stays NULL (nullable, never folded: it only
+    feeds a write)."""
 
     child: Expression
     order: Any
@@ -74,14 +75,6 @@ class ReorderStructFields(Expression):
     @property
     def data_type(self) -> T.DataType:
         return reordered_type(self.child.data_type, self.order)
-
-    @property
-    def nullable(self) -> bool:
-        return self.child.nullable
-
-    @property
-    def foldable(self) -> bool:
-        return self.child.foldable
 
     def eval(self, batch: pa.RecordBatch) -> pa.Array:
         arr = to_array(self.child.eval(batch), batch.num_rows)
