@@ -569,8 +569,9 @@ def _densify_valid(codes: np.ndarray) -> tuple[np.ndarray, int, "_SortedKeys | _
             return out, max(table.card, 1), table
     uniq = _sorted_unique(codes[valid])
     out = np.full(len(codes), -1, dtype=np.int64)
-    out[valid] = np.searchsorted(uniq, codes[valid])
-    return out, max(len(uniq), 1), _SortedKeys(uniq)
+    keys = _SortedKeys(uniq)
+    out[valid] = keys.find(codes[valid])  # unsorted codes: builds the table probes reuse
+    return out, max(len(uniq), 1), keys
 
 
 def _stable_argsort(codes: np.ndarray, card: int) -> np.ndarray:
