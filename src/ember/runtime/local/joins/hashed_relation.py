@@ -19,7 +19,9 @@ probe side arrives later, batch by batch):
   ``_MAX_VISITS_PER_KEY`` slot visits a key).  The table builds faster and wins on randomly
   ordered probes, but join probes are often sorted (files stored in key order: TPC-H's
   ``l_orderkey``), where the binary search is cache-friendly and measured 8% less CPU over the
-  TPC-H join queries; so ``HASH_TABLE`` is off by default (tests run both paths);
+  TPC-H join queries; so ``HASH_TABLE`` is off by default (tests run both paths).  The sorted
+  keys (:class:`_SortedKeys`) keep the binary search for probe batches that arrive sorted and
+  answer the others from a hash table over the same keys, built on the first unsorted batch;
 - other primitive columns are dictionary-encoded; the probe side is looked up with
   ``pyarrow.compute.index_in`` against that dictionary;
 - structs and arrays keep one representative value per build code; a probe batch is encoded
