@@ -3,8 +3,8 @@
 - PARTIAL aggregation chunk by chunk, then a merge of the chunks' buffers
   (``aggregate_modes._chunked``), against one pass over the whole partition;
 - group ids of key codes that arrive sorted (runs) against the hash / direct-address numbering;
-- int64 decimal ``*``, ``+``, ``-`` (``decimals.int64_multiply`` / ``int64_add_sub``) against the
-  exact Python-int kernels, overflow errors included.
+- int64 decimal ``*``, ``+``, ``-``, ``/`` (``decimals.int64_multiply`` / ``int64_add_sub`` /
+  ``int64_divide``) against the exact Python-int kernels, overflow errors included.
 """
 
 from __future__ import annotations
@@ -133,6 +133,40 @@ def test_int64_decimal_kernels_match_exact(op):
             exact = D.rescale(a + b if op == "+" else a - b, sc, out.scale)
         ref = D.from_unscaled(exact, lvalid & rvalid, out)
         assert fast.equals(ref), (lp, ls, rp, rs, out)
+
+
+def test_int64_decimal_divide_matches_exact():
+    """``decimals.int64_divide`` (HALF_UP, scale shifts both ways, signs, NULLs) against the
+    exact Python-int path of ``Divide``."""
+    rng = random.Random(2)
+    cases = [(7, 2, 7, 2, T.DecimalType(18, 8)), (12, 2, 1, 0, T.DecimalType(16, 6)),
+             (9, 4, 9, 0, T.DecimalType(12, 2)), (5, 5, 9, 1, T.DecimalType(38, 6)),
+             (9, 0, 5, 4, T.DecimalType(20, 0))]
+    hits = 0
+    for lp, ls, rp, rs, out in cases:
+        lv = [None if rng.random() < 0.1 else rng.randint(-10**lp + 1, 10**lp - 1)
+              for _ in range(300)]
+        rv = [None if rng.random() < 0.1 else
+              rng.choice([rng.randint(-10**rp + 1, 10**rp - 1), 1, -1, 2, 3]) or 1
+              for _ in range(300)]
+        left = _dec([None if v is None else str(Decimal(v).scaleb(-ls)) for v in lv], lp, ls)
+        right = _dec([None if v is None else str(Decimal(v).scaleb(-rs)) for v in rv], rp, rs)
+        fast = D.int64_divide(left, right, out)
+        if fast is None:
+            continue
+        hits += 1
+        lu, lvalid = D.unscaled(left)
+        ru, rvalid = D.unscaled(right)
+        valid = lvalid & rvalid
+        shift = out.scale + rs - ls
+        num = lu * 10 ** shift if shift >= 0 else lu
+        den = ru if shift >= 0 else ru * 10 ** -shift
+        ref = D.from_unscaled(D.div_half_up(num, np.where(valid & (den != 0), den, 1)), valid,
+                              out)
+        assert fast.equals(ref), (lp, ls, rp, rs, out)
+    assert hits == len(cases)
+    # a quotient beyond the output precision: declined, so the exact path raises Spark's error
+    assert D.int64_divide(_dec(["9.99"], 3, 2), _dec(["0.01"], 3, 2), T.DecimalType(3, 1)) is None
 
 
 def test_int64_decimal_kernels_decline_overflow():

@@ -55,6 +55,7 @@ from ember.plans.logical.nodes import (
     LogicalPlan,
     Pivot,
     UnresolvedInlineTable,
+    UnresolvedQualify,
     UnresolvedRelation,
     UnresolvedTableValuedFunction,
     Unpivot,
@@ -148,6 +149,7 @@ RULE_PATTERNS: dict[str, tuple[type, ...]] = {
     "ResolveWindowOrder": (WindowExpression,),
     "ResolveWindowFrame": (WindowExpression,),
     "ResolveNaturalAndUsingJoin": (Join,),
+    "ExtractWindowExpressions": (WindowExpression, UnresolvedQualify),
     "WindowFrameCoercion": (WindowSpecDefinition,),
 }
 

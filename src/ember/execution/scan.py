@@ -35,6 +35,8 @@ cheaper than Arrow's direct decode and skips the cast of the rows the filter dro
 The row-group reads are also what the run's scan sharing (``ember.runtime.local.scan_cache``)
 plugs into through ``read_parquet_split``'s ``fetch``.  With ``ROW_GROUP_READS`` off, splits are
 read through the ``pyarrow.dataset`` API with the filter expression (the former path).
+A file's footer (schema, row-group statistics, dictionary columns) is read once per version of
+the file (:func:`parquet_footer`, keyed by path, modification time and size), not once per scan.
 """
 
 from __future__ import annotations

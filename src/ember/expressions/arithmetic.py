@@ -399,6 +399,9 @@ class Divide(BinaryArithmetic):
 
     def _eval_decimal(self, left, right, out):
         right = _check_zero(left, right, False, self.ansi)
+        fast = D.int64_divide(left, right, out)
+        if fast is not None:
+            return fast
         lv, rv, valid, ls, rs = _dec_operands(left, right)
         # q = l / r at scale out.scale: (lv * 10^(out.scale + rs - ls)) / rv, HALF_UP.
         shift = out.scale + rs - ls

@@ -169,6 +169,29 @@ def int64_add_sub(op: str, left: pa.Array, right: pa.Array,
     return _int64_result(lv + rv if op == "+" else lv - rv, drop, left, right, out)
 
 
+def int64_divide(left: pa.Array, right: pa.Array, out: T.DecimalType) -> pa.Array | None:
+    """``left / right`` as ``out`` (rounded HALF_UP, as :func:`div_half_up`) in int64
+    arithmetic when the operands' magnitudes prove that no intermediate overflows and every
+    result fits ``out``; None otherwise (callers take the exact Python-int path).  A zero divisor
+    gives 0 in its row: callers have already raised for it or made the row NULL."""
+    lv, rv = int64_unscaled(left), int64_unscaled(right)
+    if lv is None or rv is None or len(lv) != len(rv):
+        return None
+    shift = out.scale + right.type.scale - left.type.scale
+    if abs(shift) > 18:
+        return None
+    fn, fd = (10 ** shift, 1) if shift >= 0 else (1, 10 ** -shift)
+    bl, br = _bound(lv), _bound(rv)
+    if 2 * bl * fn + br * fd > _I64_MAX or 2 * br * fd > _I64_MAX:
+        return None
+    num = lv * fn if fn != 1 else lv
+    den = rv * fd if fd != 1 else rv
+    den = np.where(den == 0, 1, den)
+    a, b = np.abs(num), np.abs(den)
+    q = (2 * a + b) // (2 * b)
+    return _int64_result(np.where((num < 0) ^ (den < 0), -q, q), 0, left, right, out)
+
+
 def _bound(v: np.ndarray) -> int:
     return max(abs(int(v.max())), abs(int(v.min())))
 

@@ -74,14 +74,35 @@ def reuse_exchange(plan: SparkPlan, conf: SQLConf,
         if hit is not None and hit[0] is old:
             links[id(new)] = (new, hit[1])
 
+    # A structural signature of every walked node, by id (the entry keeps the node alive):
+    # node classes in tree shape over the canonical forms of the leaves.  Equal canonical forms
+    # have equal signatures (canonicalizing keeps each node's class and children; a reused
+    # exchange stands for the exchange it reads), so an exchange is canonicalized only when it
+    # meets another of the same signature -- the same tables read through the same operators.
+    sigs: dict[int, tuple[SparkPlan, int]] = {}  # id -> (node, kept alive; signature)
+
+    def signature(n: SparkPlan) -> int:
+        hit = sigs.get(id(n))
+        if hit is not None and hit[0] is n:
+            return hit[1]
+        if isinstance(n, ReusedExchangeExec):
+            sig = signature(n.child)
+        elif n.children:
+            sig = hash((type(n), tuple(signature(k) for k in n.children)))
+        else:
+            sig = hash(n.canonicalized)
+        sigs[id(n)] = (n, sig)
+        return sig
+
     def walk(n: SparkPlan) -> SparkPlan:
         kids = n.children
         new = n
         if kids:
             new = n.with_children(tuple(walk(c) for c in kids))
             relink(n, new)
+        sig = signature(new)
         if isinstance(new, ShuffleExchangeExec | BroadcastExchangeExec):
-            shape = (type(new), tuple(a.data_type for a in new.output))
+            shape = (type(new), tuple(a.data_type for a in new.output), sig)
             earlier = seen.get(shape)
             if earlier is None:
                 seen[shape] = [[new, _UNSET]]
@@ -95,6 +116,7 @@ def reuse_exchange(plan: SparkPlan, conf: SQLConf,
                 if entry[1] is not None and entry[1] == key:
                     reused = ReusedExchangeExec(new.output, entry[0])
                     relink(n, reused)
+                    sigs[id(reused)] = (reused, sig)
                     return reused
             earlier.append([new, key])
         return new

@@ -29,7 +29,8 @@ from ember.analysis.resolution import (
     trim_temp_resolved_columns,
 )
 from ember.analysis.rules.type_coercion import coerce_types
-from ember.analysis.rules._util import contains_aggregate, is_aggregate_expr
+from ember.analysis.rules._util import (contains_aggregate, is_aggregate_expr,
+                                        transform_up_in_run)
 from ember.analysis.rules.resolve_functions import resolve_functions_in
 from ember.analysis.rules.resolve_references import resolve_col_with_agg, resolve_expression
 from ember.expressions.base import Alias, AttributeReference, Expression
@@ -166,4 +167,4 @@ def resolve_aggregate_functions(plan: LogicalPlan, ctx) -> LogicalPlan:
             case _:
                 return p
 
-    return plan.transform_up(rule)
+    return transform_up_in_run(plan, rule, ctx, "ResolveAggregateFunctions")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from ember.analysis.resolution import auto_alias_name, has_unresolved
 from ember.analysis.window_checks import window_spec_pending
+from ember.analysis.rules._util import transform_up_in_run
 from ember.expressions.base import Alias, Expression, NamedExpression, UnresolvedAlias
 from ember.expressions.generators import Generator
 from ember.plans.logical.nodes import LogicalPlan
@@ -44,4 +45,4 @@ def resolve_aliases(plan: LogicalPlan, ctx) -> LogicalPlan:
         tz = ctx.conf.time_zone
         return p.map_expressions(lambda e: _alias(e, ctx.implicit_casts, tz) or e)
 
-    return plan.transform_up(rule)
+    return transform_up_in_run(plan, rule, ctx, "ResolveAliases")

@@ -44,7 +44,8 @@ from ember.analysis.resolution import (
     strip_alias,
     unresolved_column_error,
 )
-from ember.analysis.rules._util import contains_aggregate, is_aggregate_expr
+from ember.analysis.rules._util import (contains_aggregate, is_aggregate_expr,
+                                        transform_up_in_run)
 from ember.analysis.rules.resolve_aggregate_functions import resolve_with_aggregate
 from ember.analysis.rules.resolve_references import (
     child_attrs,
@@ -418,7 +419,8 @@ def resolve_grouping_analytics(plan: LogicalPlan, ctx) -> LogicalPlan:
                 return Project(child.output, new) if added else new
         return p
 
-    return plan.transform_down(rule).transform_up(rule_up)
+    return transform_up_in_run(plan.transform_down(rule), rule_up, ctx,
+                               "ResolveGroupingAnalytics")
 
 
 def _items_resolved(agg: Aggregate) -> bool:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from ember.analysis.resolution import equal_ignoring_aliases, has_unresolved, metadata_output
 from ember.analysis.rules.resolve_references import resolve_expression
+from ember.analysis.rules._util import transform_up_in_run
 from ember.expressions.base import AttributeReference, Expression
 from ember.plans.logical.nodes import (
     Aggregate,
@@ -98,4 +99,4 @@ def resolve_missing_references(plan: LogicalPlan, ctx) -> LogicalPlan:
             case _:
                 return p
 
-    return plan.transform_up(rule)
+    return transform_up_in_run(plan, rule, ctx, "ResolveMissingReferences")

@@ -14,6 +14,7 @@ attributes the subquery reads.
 from __future__ import annotations
 
 from ember.analysis.resolution import find_candidates
+from ember.analysis.rules._util import transform_up_in_run
 from ember.expressions.base import AttributeReference, Expression, UnresolvedAttribute
 from ember.expressions.subquery import OuterReference, SubqueryExpression
 from ember.plans.logical.nodes import Aggregate, LogicalPlan, UnresolvedHaving
@@ -114,4 +115,5 @@ def resolve_subquery(plan: LogicalPlan, ctx) -> LogicalPlan:
             outer = having_outer_scope(p.child, ctx.case_sensitive)
         return p.map_expressions(lambda e: fix(e, outer) if has_sub(e) else e)
 
-    return plan.transform_up(node_rule)
+    # the enclosing scopes (ctx.outer_scopes) are the same for the whole run
+    return transform_up_in_run(plan, node_rule, ctx, "ResolveSubquery")

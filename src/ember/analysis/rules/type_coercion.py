@@ -16,7 +16,8 @@ them, as Spark's ``toPrettySQL`` does.
 
 Fast path: the expression rewrite depends on the expression alone, so it runs through
 ``ember.trees.transform_up_memo``: expressions an earlier iteration of the Resolution batch left
-unchanged are not walked again.
+unchanged are not walked again; likewise plan subtrees
+(``ember.analysis.rules._util.transform_up_in_run``).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from ember.conf import DECIMAL_ALLOW_PRECISION_LOSS
 from ember.coercion import coerce_expression, find_wider_type
 from ember.expressions.cast import Cast
 from ember.expressions.subquery import InSubquery
+from ember.analysis.rules._util import transform_up_in_run
 
 # The rewrite also depends on allowPrecisionLoss and on the ANSI mode (Spark's or the legacy
 # coercion rules): one memo bit per combination keeps each pure.
@@ -169,7 +171,10 @@ def type_coercion(plan: LogicalPlan, ctx) -> LogicalPlan:
         return p.map_expressions(lambda e: _coerce_expr(e, ctx, settings))
 
     settings = _settings(ctx)  # read once per run of the rule, not per expression
-    return plan.transform_up(rule)
+    # A subtree left unchanged earlier in the run is skipped: its result depends on the subtree
+    # and the run's settings alone, and ``remapped`` holds ids that only the ancestors of a
+    # widened set operation read.
+    return transform_up_in_run(plan, rule, ctx, "TypeCoercion")
 
 
 __all__ = ["type_coercion", "widen_set_operation", "AttributeReference"]
