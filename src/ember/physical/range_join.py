@@ -1,0 +1,89 @@
+"""Range join conditions: a join condition with a lower and an upper bound between the sides.
+
+A condition such as ``a.x BETWEEN b.lo AND b.hi`` (point in interval), ``a.s <= b.e AND b.s <=
+a.e`` (interval overlap) or ``a.x >= b.t - 5 AND a.y <= b.t + 5`` (a band over different
+columns) has two conjuncts comparing the sides in opposite directions:
+
+- ``A``: ``l_small <= r_big`` (or ``<``), with ``l_small`` over the left side, ``r_big`` over the
+  right side;
+- ``B``: ``r_small <= l_big`` (or ``<``).
+
+:func:`range_condition` finds such a pair (the planner turns a
+``BroadcastNestedLoopJoin`` or ``CartesianProduct`` with one into a ``RangeJoin``,
+:class:`~ember.physical.nodes.RangeJoinExec`); the local runtime's sort-and-sweep
+(:mod:`ember.runtime.local.joins.range_join`) enumerates the pairs satisfying both conjuncts
+without comparing every pair.  All four expressions must be deterministic and of one type that
+orders as a number (integral, float, double, date, timestamp), so that their values compare in
+one sort order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ember import types as T
+from ember.expressions.base import AttributeReference, Expression, split_conjuncts
+from ember.expressions.predicates import (
+    GreaterThan,
+    GreaterThanOrEqual,
+    LessThan,
+    LessThanOrEqual,
+)
+
+__all__ = ["RangeCondition", "range_condition"]
+
+_ORDERED = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType, T.DoubleType,
+            T.DateType, T.TimestampType)
+
+
+@dataclass(frozen=True, slots=True)
+class RangeCondition:
+    """The two conjuncts of a range join: ``l_small <= r_big`` and ``r_small <= l_big`` (each
+    possibly strict; the full condition is evaluated on every candidate pair anyway)."""
+
+    l_small: Expression
+    r_big: Expression
+    r_small: Expression
+    l_big: Expression
+
+    def simple_string(self) -> str:
+        return (f"{self.l_small.simple_string()} <= {self.r_big.simple_string()}, "
+                f"{self.r_small.simple_string()} <= {self.l_big.simple_string()}")
+
+
+def _ordered(t: T.DataType) -> bool:
+    return isinstance(t, _ORDERED)
+
+
+def range_condition(condition: Expression | None, left: Sequence[AttributeReference],
+                    right: Sequence[AttributeReference]) -> RangeCondition | None:
+    """The range conjuncts of ``condition`` between ``left`` and ``right`` (None when it has no
+    lower and upper bound between the sides over one ordered type)."""
+    if condition is None:
+        return None
+    lids = {a.id for a in left}
+    rids = {a.id for a in right}
+    left_small: list[tuple[Expression, Expression]] = []   # (left expr, right expr)
+    right_small: list[tuple[Expression, Expression]] = []  # (right expr, left expr)
+    for c in split_conjuncts(condition):
+        if isinstance(c, (LessThan, LessThanOrEqual)):
+            small, big = c.left, c.right
+        elif isinstance(c, (GreaterThan, GreaterThanOrEqual)):
+            small, big = c.right, c.left
+        else:
+            continue
+        sr, br = small.references, big.references
+        if not (sr and br and small.deterministic and big.deterministic):
+            continue
+        if not _ordered(small.data_type) or small.data_type != big.data_type:
+            continue
+        if sr <= lids and br <= rids:
+            left_small.append((small, big))
+        elif sr <= rids and br <= lids:
+            right_small.append((small, big))
+    for ls, rb in left_small:
+        for rs, lb in right_small:
+            if ls.data_type == rs.data_type:
+                return RangeCondition(ls, rb, rs, lb)
+    return None
