@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from ember import types as T
 from ember.expressions.base import AttributeReference, Expression, split_conjuncts
 from ember.expressions.predicates import (
+    And,
     GreaterThan,
     GreaterThanOrEqual,
     LessThan,
@@ -39,13 +40,16 @@ _ORDERED = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType, T.D
 
 @dataclass(frozen=True, slots=True)
 class RangeCondition:
-    """The two conjuncts of a range join: ``l_small <= r_big`` and ``r_small <= l_big`` (each
-    possibly strict; the full condition is evaluated on every candidate pair anyway)."""
+    """The two conjuncts of a range join: ``l_small <= r_big`` (``<`` when ``a_strict``) and
+    ``r_small <= l_big`` (``<`` when ``b_strict``), and the other conjuncts (``residual``)."""
 
     l_small: Expression
     r_big: Expression
+    a_strict: bool
     r_small: Expression
     l_big: Expression
+    b_strict: bool
+    residual: Expression | None
 
     def simple_string(self) -> str:
         return (f"{self.l_small.simple_string()} <= {self.r_big.simple_string()}, "
@@ -64,9 +68,11 @@ def range_condition(condition: Expression | None, left: Sequence[AttributeRefere
         return None
     lids = {a.id for a in left}
     rids = {a.id for a in right}
-    left_small: list[tuple[Expression, Expression]] = []   # (left expr, right expr)
-    right_small: list[tuple[Expression, Expression]] = []  # (right expr, left expr)
-    for c in split_conjuncts(condition):
+    # (conjunct index, small expr, big expr, strict)
+    left_small: list[tuple[int, Expression, Expression, bool]] = []   # small over the left
+    right_small: list[tuple[int, Expression, Expression, bool]] = []  # small over the right
+    conjuncts = split_conjuncts(condition)
+    for i, c in enumerate(conjuncts):
         if isinstance(c, (LessThan, LessThanOrEqual)):
             small, big = c.left, c.right
         elif isinstance(c, (GreaterThan, GreaterThanOrEqual)):
@@ -78,12 +84,17 @@ def range_condition(condition: Expression | None, left: Sequence[AttributeRefere
             continue
         if not _ordered(small.data_type) or small.data_type != big.data_type:
             continue
+        strict = isinstance(c, (LessThan, GreaterThan))
         if sr <= lids and br <= rids:
-            left_small.append((small, big))
+            left_small.append((i, small, big, strict))
         elif sr <= rids and br <= lids:
-            right_small.append((small, big))
-    for ls, rb in left_small:
-        for rs, lb in right_small:
+            right_small.append((i, small, big, strict))
+    for ia, ls, rb, sa in left_small:
+        for ib, rs, lb, sb in right_small:
             if ls.data_type == rs.data_type:
-                return RangeCondition(ls, rb, rs, lb)
+                rest = [c for i, c in enumerate(conjuncts) if i not in (ia, ib)]
+                residual = rest[0] if rest else None
+                for c in rest[1:]:
+                    residual = And(residual, c)
+                return RangeCondition(ls, rb, sa, rs, lb, sb, residual)
     return None

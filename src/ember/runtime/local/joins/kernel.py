@@ -352,10 +352,12 @@ class JoinKernel:
             prev = max(prev, done)
 
     def process_pairs(self, stream: pa.RecordBatch,
-                      chunks: Iterable[tuple[np.ndarray, np.ndarray]]) -> Iterator[pa.RecordBatch]:
+                      chunks: Iterable[tuple[np.ndarray, np.ndarray]],
+                      residual: PairCondition | None) -> Iterator[pa.RecordBatch]:
         """As :meth:`process`, for candidate ``(stream rows, build rows)`` chunks in any order
-        (:mod:`.range_join`): the passing pairs as they come, then the unmatched stream rows
-        NULL-padded (or the semi / anti / existence rows of the stream side)."""
+        (:mod:`.range_join`) that satisfy the join condition but for ``residual`` (left ++
+        right; None: they all pass): the passing pairs as they come, then the unmatched stream
+        rows NULL-padded (or the semi / anti / existence rows of the stream side)."""
         n = stream.num_rows
         if n == 0:
             return
@@ -364,8 +366,9 @@ class JoinKernel:
             if self.stream_existence and self.build_matched is None:
                 keep = ~stream_matched[si]  # a decided stream row needs no more pairs
                 si, bi = si[keep], bi[keep]
-            m = self._mask(stream, si, bi)
-            if m is not None:
+            if residual is not None and len(si):
+                m = (residual.mask(stream, self.build, si, bi) if self.stream_is_left
+                     else residual.mask(self.build, stream, bi, si))
                 si, bi = si[m], bi[m]
             stream_matched[si] = True
             if self.build_matched is not None and len(bi):

@@ -19,10 +19,12 @@ to two sorted runs.)  The split uses one total order on both sides (numpy's, NaN
 Spark's comparisons), so the two sets never share a pair; the run ends that do not split are
 inclusive, a superset.  The candidates -- close to the matching pairs when the intervals are
 well-formed, ``lo <= hi`` -- are enumerated in bounded chunks
-(:meth:`~ember.runtime.local.joins.kernel.Candidates.chunks`) and the *whole* condition is
-evaluated on each (:meth:`~ember.runtime.local.joins.kernel.JoinKernel.process_pairs`), which
-also applies the join type: unmatched rows NULL-padded from matched bitmaps, semi / anti /
-existence decided from them.  A row with a NULL in its two range values matches nothing (its
+(:meth:`~ember.runtime.local.joins.kernel.Candidates.chunks`); the two range conjuncts are
+checked on each with numpy over the sorted values (as Spark compares: NaN largest, equal to
+itself), the other conjuncts evaluated as expressions on the survivors
+(:meth:`~ember.runtime.local.joins.kernel.JoinKernel.process_pairs`), which also applies the
+join type: unmatched rows NULL-padded from matched bitmaps, semi / anti / existence decided
+from them.  A row with a NULL in its two range values matches nothing (its
 comparisons are not TRUE).
 
 A stream partition is joined whole (its batches concatenated) with the build side.  When a range
@@ -39,6 +41,7 @@ import numpy as np
 import pyarrow as pa
 
 from ember.execution.kernels.batches import conform_batch
+from ember.execution.kernels.conditions import PairCondition
 from ember.execution.prepare import prepare
 from ember.expressions.base import AttributeReference
 from ember.expressions.common import to_array
@@ -55,6 +58,16 @@ def _values(expr: Any, batch: pa.RecordBatch) -> tuple[np.ndarray, np.ndarray]:
     if got is None:
         raise TypeError("not an ordered type")
     return got
+
+
+def _less(x: np.ndarray, y: np.ndarray, strict: bool) -> np.ndarray:
+    """``x < y`` / ``x <= y`` as Spark compares (NaN is the largest value and equals NaN)."""
+    if x.dtype.kind != "f":
+        return x < y if strict else x <= y
+    ynan = np.isnan(y)
+    if strict:
+        return (x < y) | (ynan & ~np.isnan(x))
+    return (x <= y) | ynan
 
 
 def _runs(keys: np.ndarray, valid: np.ndarray, lo_vals: np.ndarray, lo_side: str,
@@ -80,6 +93,10 @@ class RangeIndex:
         self.l_big = prepare(cond.l_big, left)
         self.r_small = prepare(cond.r_small, right)
         self.r_big = prepare(cond.r_big, right)
+        self.a_strict = cond.a_strict
+        self.b_strict = cond.b_strict
+        self.residual = (None if cond.residual is None
+                         else PairCondition(cond.residual, left, right))
 
     def _pairs(self, lb: pa.RecordBatch, rb: pa.RecordBatch, max_pairs: int
                ) -> Iterator[tuple[np.ndarray, np.ndarray]] | None:
@@ -100,13 +117,20 @@ class RangeIndex:
         # 2: per right row, left rows with l_small in (r_small, r_big]
         second = _runs(ls, l_ok, rs, "right", rg, r_ok)
 
+        a_strict, b_strict = self.a_strict, self.b_strict
+
+        def exact(li: np.ndarray, ri: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            """The pairs satisfying both range conjuncts (the values are not NULL)."""
+            ok = (_less(ls[li], rg[ri], a_strict) & _less(rs[ri], lg[li], b_strict))
+            return li[ok], ri[ok]
+
         def chunks() -> Iterator[tuple[np.ndarray, np.ndarray]]:
             for li, ri, _ in first.chunks(max_pairs):
                 if len(li):
-                    yield li, ri
+                    yield exact(li, ri)
             for ri, li, _ in second.chunks(max_pairs):
                 if len(ri):
-                    yield li, ri
+                    yield exact(li, ri)
 
         return chunks()
 
@@ -126,4 +150,4 @@ class RangeIndex:
                                                                   build.num_rows))
             return
         yield from kernel.process_pairs(
-            batch, pairs if stream_left else ((ri, li) for li, ri in pairs))
+            batch, pairs if stream_left else ((ri, li) for li, ri in pairs), self.residual)
