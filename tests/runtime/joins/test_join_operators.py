@@ -10,6 +10,7 @@ import pytest
 from ember.physical.nodes import BuildSide
 from ember.plans.logical.join_type import JoinType
 from ember.runtime.local.joins.nested_loop_join import pruning_of
+from ember.runtime.local.joins import range_join
 from ember.runtime.local.joins.range_join import RangeIndex
 from tests.runtime.joins.helpers import (
     EQUI_CONDITIONS,
@@ -86,9 +87,10 @@ def test_cartesian_product(jt, cond, batch_size):
 
 
 @pytest.mark.parametrize("jt,build", BNLJ, ids=lambda x: str(x))
-def test_range_join(jt, build):
+def test_range_join(jt, build, monkeypatch):
     """RangeJoinExec's sort-and-sweep, every join type and build side, each range condition
-    (batch size 2, splitting the candidate pairs into many chunks, for one of them)."""
+    (for one of them also at batch size 2 in slices of 5 stream rows: many chunks of candidate
+    pairs, many slices)."""
     s = sides()
     for cond in RANGE_CONDITIONS:
         join = logical_join(s, jt, condition(s, cond))
@@ -96,8 +98,12 @@ def test_range_join(jt, build):
         stream, built = (plan.right, plan.left) if build is L else (plan.left, plan.right)
         assert isinstance(pruning_of(plan, stream, built), RangeIndex)
         expected = reference(join)
-        for batch_size in (BATCH_SIZES if cond == "overlap" else (None,)):
-            actual, _ = run(plan, batch_size)
+        actual, _ = run(plan)
+        assert_same_rows(actual, expected)
+        if cond == "overlap":
+            with monkeypatch.context() as m:
+                m.setattr(range_join, "SLICE_ROWS", 5)
+                actual, _ = run(plan, 2)
             assert_same_rows(actual, expected)
 
 

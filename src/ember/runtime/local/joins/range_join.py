@@ -52,6 +52,10 @@ from ember.runtime.local.joins.kernel import Candidates, JoinKernel
 
 __all__ = ["RangeIndex"]
 
+#: stream rows joined at once (their candidate runs are computed together; the memory held is
+#: the slice, the build side and one chunk of pairs)
+SLICE_ROWS = 1 << 20
+
 
 def _values(expr: Any, batch: pa.RecordBatch) -> tuple[np.ndarray, np.ndarray]:
     got = _numeric(to_array(expr.eval(batch), batch.num_rows))
@@ -137,10 +141,23 @@ class RangeIndex:
     def join(self, kernel: JoinKernel, stream: Iterable[pa.RecordBatch],
              stream_schema: pa.Schema) -> Iterator[pa.RecordBatch]:
         """The join's rows for one stream partition against the kernel's build batch (the
-        kernel's build bitmap, if any, is updated)."""
-        batch = to_batch([conform_batch(b, stream_schema) for b in stream], stream_schema)
-        if not batch.num_rows:
-            return
+        kernel's build bitmap, if any, is updated), in slices of about ``SLICE_ROWS`` stream
+        rows (a stream row's result depends on the build side only)."""
+        pending: list[pa.RecordBatch] = []
+        rows = 0
+        for b in stream:
+            b = conform_batch(b, stream_schema)
+            if b.num_rows:
+                pending.append(b)
+                rows += b.num_rows
+            if rows >= SLICE_ROWS:
+                yield from self._join_slice(kernel, to_batch(pending, stream_schema))
+                pending, rows = [], 0
+        if rows:
+            yield from self._join_slice(kernel, to_batch(pending, stream_schema))
+
+    def _join_slice(self, kernel: JoinKernel, batch: pa.RecordBatch
+                    ) -> Iterator[pa.RecordBatch]:
         build = kernel.build
         stream_left = kernel.stream_is_left
         lb, rb = (batch, build) if stream_left else (build, batch)
