@@ -96,9 +96,9 @@ SPARK_RUNTIME_TAGS = ("point JOIN", "point FULL JOIN", "build left LEFT SEMI JOI
 def _query(n_points: int, n_intervals: int, seed: int, tags: tuple[str, ...] = ("",)
            ) -> tuple[str, int]:
     """The UNION ALL of the branches whose tag starts with one of ``tags``, and their number."""
-    branches = [b for b in _branches(_points(n_points, seed), _intervals(n_intervals, seed))
-                if b.split("'")[1].startswith(tags)]
-    return " UNION ALL ".join(branches), len(branches)
+    branches = [b for b in _branches("pa", "ib") if b.split("'")[1].startswith(tags)]
+    return (f"WITH pa AS {_points(n_points, seed)}, ib AS {_intervals(n_intervals, seed)} "
+            + " UNION ALL ".join(branches), len(branches))
 
 
 CASES = [(200, 40, 0)] + ([(2000, 300, 1), (600, 600, 2), (50, 3000, 3)] if SWEEP else [])
@@ -121,11 +121,12 @@ def test_range_joins_match_spark(spark_rows: dict, case: tuple[int, int, int],
     tags = SPARK_RUNTIME_TAGS if runtime == "spark" and not SWEEP else ("",)
     sql, branches = _query(*case, tags=tags)
     session = new_session(runtime=runtime)
-    plan = session.sql(sql)._qe.executed_plan.tree_string()
+    df = session.sql(sql)
+    plan = df._qe.executed_plan.tree_string()
     assert plan.count("RangeJoin [") == branches, plan
     expected = spark_rows[case]
     assert isinstance(expected, dict), expected
     expected = {**expected, "rows": [r for r in expected["rows"] if r[0].startswith(tags)]}
     assert len(expected["rows"]) > 300  # matches, padding and empty sides all occur
-    actual = sql_outcome(session.sql, sql, is_spark=False)
+    actual = sql_outcome(lambda _: df, sql, is_spark=False)
     assert actual == expected
