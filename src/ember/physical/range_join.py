@@ -12,9 +12,10 @@ columns) has two conjuncts comparing the sides in opposite directions:
 ``BroadcastNestedLoopJoin`` or ``CartesianProduct`` with one into a ``RangeJoin``,
 :class:`~ember.physical.nodes.RangeJoinExec`); the local runtime's sort-and-sweep
 (:mod:`ember.runtime.local.joins.range_join`) enumerates the pairs satisfying both conjuncts
-without comparing every pair.  All four expressions must be deterministic and of one type that
-orders as a number (integral, float, double, date, timestamp), so that their values compare in
-one sort order.
+without comparing every pair.  The four expressions must be deterministic and order as numbers
+(integral, float, double, date, timestamp), each conjunct over one type and the two conjuncts
+over comparable ones (integral with integral, float/double with float/double, else the same
+type), so that their values compare in one sort order.
 """
 
 from __future__ import annotations
@@ -23,13 +24,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ember import types as T
-from ember.expressions.base import AttributeReference, Expression, split_conjuncts
+from ember.expressions.base import AttributeReference, Expression, Literal, split_conjuncts
 from ember.expressions.predicates import (
     And,
+    BinaryComparison,
     GreaterThan,
     GreaterThanOrEqual,
+    IsNotNull,
+    IsNull,
     LessThan,
     LessThanOrEqual,
+    Not,
+    Or,
 )
 
 __all__ = ["RangeCondition", "range_condition"]
@@ -58,6 +64,25 @@ class RangeCondition:
 
 def _ordered(t: T.DataType) -> bool:
     return isinstance(t, _ORDERED)
+
+
+def _comparable(a: T.DataType, b: T.DataType) -> bool:
+    """Whether values of ``a`` and ``b`` compare as numbers of one kind (integral types all as
+    64-bit integers, float and double as doubles)."""
+    if a == b:
+        return True
+    if isinstance(a, T.IntegralType) and isinstance(b, T.IntegralType):
+        return True
+    return isinstance(a, (T.FloatType, T.DoubleType)) and isinstance(b, (T.FloatType,
+                                                                          T.DoubleType))
+
+
+_SAFE = (AttributeReference, Literal, BinaryComparison, And, Or, Not, IsNull, IsNotNull)
+
+
+def _cannot_fail(e: Expression) -> bool:
+    """Whether evaluating ``e`` can raise no error (columns, literals, comparisons, logic)."""
+    return isinstance(e, _SAFE) and all(_cannot_fail(c) for c in e.children)
 
 
 def range_condition(condition: Expression | None, left: Sequence[AttributeReference],
@@ -91,7 +116,12 @@ def range_condition(condition: Expression | None, left: Sequence[AttributeRefere
             right_small.append((i, small, big, strict))
     for ia, ls, rb, sa in left_small:
         for ib, rs, lb, sb in right_small:
-            if ls.data_type == rs.data_type:
+            # A conjunct before a range conjunct is evaluated on every pair where the ones before
+            # it hold (AND skips the rest where one is false): only the pairs satisfying both
+            # range conjuncts are compared, so such a conjunct must be unable to fail.
+            first = max(ia, ib)
+            if _comparable(ls.data_type, rs.data_type) and all(
+                    _cannot_fail(c) for i, c in enumerate(conjuncts[:first]) if i not in (ia, ib)):
                 rest = [c for i, c in enumerate(conjuncts) if i not in (ia, ib)]
                 residual = rest[0] if rest else None
                 for c in rest[1:]:
