@@ -34,6 +34,11 @@ the smaller side for inner-like/full outer, else BuildLeft for inner/right outer
 otherwise) -> cartesian product (inner-like; first after the BROADCAST hint when
 SHUFFLE_REPLICATE_NL is hinted) -> broadcast nested loop on that desired side.
 
+Beyond Spark: a BroadcastNestedLoopJoin or CartesianProduct chosen for a condition that bounds
+the sides both ways (``ember.physical.range_join``) becomes a ``RangeJoinExec`` with the same
+build side (a CartesianProduct's: the smaller side), unless ``ember.join.rangeJoin.enabled`` is
+false.
+
 Ember plans as Spark does with ``spark.sql.adaptive.enabled=false`` whatever that key says: AQE's
 runtime re-planning (demoting sort-merge to broadcast on measured sizes) is not reproduced.
 

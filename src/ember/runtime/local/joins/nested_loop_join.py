@@ -8,7 +8,8 @@ whole), the full join condition evaluated on each chunk (TRUE-only; no condition
 Beyond Spark: conjuncts comparing a stream expression with a build expression (``<``, ``<=``,
 ``>``, ``>=``, e.g. a band ``a.t BETWEEN b.t - 5 AND b.t + 5``) prune each stream row's candidates
 to a range of the build rows sorted on that expression (:mod:`.band`); a partition alone on the
-cores spreads its stream batches over the idle ones.
+cores spreads its stream batches over the idle ones.  A RangeJoinExec (a lower and an upper bound
+between the sides) runs here too, its pairs enumerated by sort-and-sweep (:mod:`.range_join`).
 
 Paths, as Spark's:
 
