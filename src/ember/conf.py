@@ -204,6 +204,13 @@ FORCE_SHUFFLED_HASH_JOIN = _entry("ember.join.forceApplyShuffledHashJoin", False
                                   "Testing: always use shuffled hash join when possible (was "
                                   "spark.sql.join.forceApplyShuffledHashJoin, which Spark 4.3 "
                                   "does not have).")
+RANGE_JOIN_ENABLED = _entry(
+    "ember.join.rangeJoin.enabled", True, _bool,
+    "Beyond Spark: a join without equi-join keys whose condition bounds the sides both ways over "
+    "one numeric, date or timestamp type (a.x BETWEEN b.lo AND b.hi, interval overlap a.s <= b.e "
+    "AND b.s <= a.e) is planned as RangeJoin where Spark plans BroadcastNestedLoopJoin or "
+    "CartesianProduct: the pairs are found by sort-and-sweep instead of comparing every pair. "
+    "false keeps Spark's operators.")
 SHUFFLE_PARTITIONS = _entry("spark.sql.shuffle.partitions", 200, int, "Partitions after a shuffle.")
 CROSS_JOINS_ENABLED = _entry("spark.sql.crossJoin.enabled", True, _bool, "Allow implicit cross joins.")
 OPTIMIZE_NULL_AWARE_ANTI_JOIN = _entry("spark.sql.optimizeNullAwareAntiJoin", True, _bool,

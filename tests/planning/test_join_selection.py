@@ -7,12 +7,24 @@ import pytest
 from ember import types as T
 from ember.conf import SQLConf
 from ember.expressions.base import AttributeReference
-from ember.expressions.predicates import EqualNullSafe, EqualTo, LessThan
+from ember.expressions.arithmetic import Divide
+from ember.expressions.cast import Cast
+from ember.expressions.predicates import (
+    And,
+    EqualNullSafe,
+    EqualTo,
+    GreaterThan,
+    GreaterThanOrEqual,
+    LessThan,
+    LessThanOrEqual,
+    Not,
+)
 from ember.physical.nodes import (
     BroadcastHashJoinExec,
     BroadcastNestedLoopJoinExec,
     BuildSide,
     CartesianProductExec,
+    RangeJoinExec,
     ShuffledHashJoinExec,
     SortMergeJoinExec,
 )
@@ -225,3 +237,54 @@ def test_no_condition_cross():
     p = _plan(J.CROSS, SMALL, BIG, cond="none")
     assert isinstance(p, BroadcastNestedLoopJoinExec) and p.build_side is L
     assert p.simple_string() == "BroadcastNestedLoopJoin BuildLeft, Cross"
+
+
+# -- range joins (beyond Spark) -------------------------------------------------------------------
+
+def _range_join(cond_of, lsize=SMALL, rsize=SMALL, jt=J.INNER, conf=None, types=None):
+    """JoinSelection's choice for ``cond_of(left attrs, right attrs)``."""
+    lt, rt = types or (T.LongType(), T.LongType())
+    left = LocalRelation(tuple(AttributeReference(n, lt) for n in ("x", "y", "z")))
+    right = LocalRelation(tuple(AttributeReference(n, rt) for n in ("lo", "hi", "w")))
+    ex = AttributeReference("exists", T.BooleanType(), False) if jt is J.EXISTENCE else None
+    j = Join(left, right, jt, cond_of(left.output, right.output), JoinHint(), ex)
+    sizes = {id(left): lsize, id(right): rsize}
+    sel = JoinSelection(SQLConf(conf or {}), lambda p: sizes[id(p)])
+    return sel.plan(j, lambda p: plan_query(p, SQLConf(), size_of=lambda _: 1))
+
+
+def _point(lo, hi):
+    return And(GreaterThanOrEqual(lo[0], hi[0]), LessThanOrEqual(lo[0], hi[1]))
+
+
+def test_range_join_replaces_nested_loop_and_cartesian():
+    p = _range_join(_point, jt=J.LEFT_OUTER)
+    assert type(p) is RangeJoinExec and p.build_side is R and p.join_type is J.LEFT_OUTER
+    assert p.simple_string().startswith("RangeJoin [BroadcastNestedLoopJoin] BuildRight, "
+                                        "LeftOuter, ((x#")
+    p = _range_join(_point, BIG, BIG * 2)
+    assert type(p) is RangeJoinExec and p.replaces == "CartesianProduct" and p.build_side is L
+    assert p.simple_string().startswith("RangeJoin [CartesianProduct] BuildLeft, Inner")
+    # overlap (strict), a band over different columns, a residual conjunct that cannot fail first
+    for cond in (lambda l, r: And(LessThan(l[0], r[1]), LessThan(r[0], l[1])),
+                 lambda l, r: And(GreaterThan(l[0], r[0]), LessThanOrEqual(l[1], r[1])),
+                 lambda l, r: And(Not(EqualTo(l[2], r[2])), _point(l, r))):
+        assert type(_range_join(cond)) is RangeJoinExec
+    off = _range_join(_point, conf={"ember.join.rangeJoin.enabled": "false"})
+    assert type(off) is BroadcastNestedLoopJoinExec
+
+
+def test_range_join_needs_two_bounds_over_one_order():
+    one_bound = lambda l, r: And(LessThan(l[0], r[0]), LessThan(l[1], r[1]))  # noqa: E731
+    assert type(_range_join(one_bound)) is BroadcastNestedLoopJoinExec
+    # doubles against longs, decimals: no common sort order of the values
+    assert type(_range_join(_point, types=(T.DoubleType(), T.DoubleType()))) is RangeJoinExec
+    assert type(_range_join(lambda l, r: And(GreaterThanOrEqual(l[0], r[0]), LessThanOrEqual(
+        Cast(l[1], T.DoubleType()), Cast(r[1], T.DoubleType()))))) is BroadcastNestedLoopJoinExec
+    dec = T.DecimalType(10, 2)
+    assert type(_range_join(_point, types=(dec, dec))) is BroadcastNestedLoopJoinExec
+    # a conjunct that may fail before a range conjunct is evaluated on pairs the range prunes
+    fails_first = lambda l, r: And(GreaterThan(Divide(l[2], r[2]), l[1]), _point(l, r))  # noqa
+    assert type(_range_join(fails_first)) is BroadcastNestedLoopJoinExec
+    fails_last = lambda l, r: And(_point(l, r), GreaterThan(Divide(l[2], r[2]), l[1]))  # noqa
+    assert type(_range_join(fails_last)) is RangeJoinExec

@@ -103,6 +103,9 @@ QUERIES = [
     "select * from s left join b on s.a < b.d",
     "select * from b right join s on s.a < b.d",
     "select * from s full join m on s.a < m.b",
+    # Ember's RangeJoin in place of Spark's BroadcastNestedLoopJoin / CartesianProduct
+    "select * from s left join m on s.a between m.b and m.c",
+    "select * from s join m on s.a <= m.c and m.b <= s.a + 50",
     "select * from s cross join m",
     "select /*+ broadcast(b) */ * from s join b on s.k = b.k",
     "select /*+ broadcast(s) */ * from s left join b on s.k = b.k",
@@ -213,10 +216,15 @@ def test_grid_covers_every_algorithm(tables):
     """Sanity: the grid exercises all five algorithms (Ember's plans, which the grid checks
     equal Spark's)."""
     algs = set()
+    range_joins = set()
     for config in CONFIGS.values():
         conf = {"spark.sql.adaptive.enabled": "false", "spark.sql.shuffle.partitions": "2",
                 **config}
         for query in QUERIES:
-            algs |= {op[0] for op in ember_join_ops(tables, query, conf)[0]}
+            ops, tree, _ = ember_join_ops(tables, query, conf)
+            algs |= {op[0] for op in ops}
+            range_joins |= set(re.findall(r"RangeJoin \[(\w+)\]", tree))
     assert algs == {"BroadcastHashJoin", "ShuffledHashJoin", "SortMergeJoin",
                     "BroadcastNestedLoopJoin", "CartesianProduct"}
+    # RangeJoin lines are read as the operator they replace: both occur
+    assert range_joins == {"BroadcastNestedLoopJoin", "CartesianProduct"}

@@ -966,6 +966,24 @@ class BroadcastNestedLoopJoinExec(JoinExec):
 
 
 @node
+class RangeJoinExec(BroadcastNestedLoopJoinExec):
+    """``RangeJoin [BroadcastNestedLoopJoin] BuildRight, Inner, ((x#1 >= lo#2) AND (x#1 <= hi#3))``
+    (beyond Spark): a join whose condition bounds the sides both ways
+    (:mod:`ember.physical.range_join`), planned where Spark plans the operator named in
+    ``replaces`` (``BroadcastNestedLoopJoin`` or ``CartesianProduct``).  Shaped as a broadcast
+    nested loop join (same distribution and output); the local runtime enumerates the pairs by
+    sort-and-sweep (:mod:`ember.runtime.local.joins.range_join`) instead of every pair."""
+
+    replaces: str = "BroadcastNestedLoopJoin"
+
+    def simple_string(self) -> str:
+        # ``RangeJoin [BroadcastNestedLoopJoin] BuildRight, Inner, cond``: a reader of Spark's
+        # plans (tests/planning/test_join_selection_vs_spark.py) finds the operator it replaces
+        return self._join_string([str(self.build_side), self._type_string()]).replace(
+            self.node_name, f"{self.node_name} [{self.replaces}]", 1)
+
+
+@node
 class CartesianProductExec(JoinExec):
     """``CartesianProduct (a#1 < b#2)``: every pair of partitions (inner joins only)."""
 

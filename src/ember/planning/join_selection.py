@@ -34,6 +34,11 @@ the smaller side for inner-like/full outer, else BuildLeft for inner/right outer
 otherwise) -> cartesian product (inner-like; first after the BROADCAST hint when
 SHUFFLE_REPLICATE_NL is hinted) -> broadcast nested loop on that desired side.
 
+Beyond Spark: a BroadcastNestedLoopJoin or CartesianProduct chosen for a condition that bounds
+the sides both ways (``ember.physical.range_join``) becomes a ``RangeJoinExec`` with the same
+build side (a CartesianProduct's: the smaller side), unless ``ember.join.rangeJoin.enabled`` is
+false.
+
 Ember plans as Spark does with ``spark.sql.adaptive.enabled=false`` whatever that key says: AQE's
 runtime re-planning (demoting sort-merge to broadcast on measured sizes) is not reproduced.
 
@@ -51,6 +56,7 @@ from ember.conf import (
     FORCE_SHUFFLED_HASH_JOIN,
     OPTIMIZE_NULL_AWARE_ANTI_JOIN,
     PREFER_SORT_MERGE_JOIN,
+    RANGE_JOIN_ENABLED,
     SHUFFLE_PARTITIONS,
     SHUFFLED_HASH_JOIN_FACTOR,
     SQLConf,
@@ -61,10 +67,12 @@ from ember.physical.nodes import (
     BroadcastNestedLoopJoinExec,
     BuildSide,
     CartesianProductExec,
+    RangeJoinExec,
     ShuffledHashJoinExec,
     SortMergeJoinExec,
     SparkPlan,
 )
+from ember.physical.range_join import range_condition
 from ember.plans.logical.join_type import JoinAlgorithm, JoinHint, JoinType
 from ember.plans.logical.nodes import Join, LogicalPlan
 from ember.plans.logical.patterns import (
@@ -241,7 +249,7 @@ class JoinSelection:
                 return BroadcastHashJoinExec(
                     (naaj[0],), (naaj[1],), JoinType.LEFT_ANTI, BuildSide.RIGHT, None,
                     plan_later(j.left), plan_later(j.right), is_null_aware_anti_join=True)
-        return self._plan_non_equi(j, plan_later)
+        return self._range_join(j, self._plan_non_equi(j, plan_later))
 
     def _plan_equi(self, j: Join, left_keys: tuple[Expression, ...],
                    right_keys: tuple[Expression, ...], residual: Expression | None,
@@ -295,6 +303,20 @@ class JoinSelection:
         if p is None and hint_to_shuffle_replicate_nl(j.hint):
             p = cartesian()
         return p if p is not None else without_hint()
+
+    def _range_join(self, j: Join, p: SparkPlan) -> SparkPlan:
+        """Beyond Spark: ``p`` (Spark's choice) as a RangeJoin when it compares every pair and
+        the condition bounds the sides both ways (:mod:`ember.physical.range_join`)."""
+        if not self.conf.get(RANGE_JOIN_ENABLED) or range_condition(
+                j.condition, j.left.output, j.right.output) is None:
+            return p
+        if type(p) is BroadcastNestedLoopJoinExec:
+            return RangeJoinExec(p.left, p.right, p.build_side, p.join_type, p.condition,
+                                 existence_attr=p.existence_attr)
+        if isinstance(p, CartesianProductExec):
+            return RangeJoinExec(p.left, p.right, self.smaller_side(j.left, j.right),
+                                 JoinType.INNER, p.condition, replaces="CartesianProduct")
+        return p
 
     def _plan_non_equi(self, j: Join, plan_later: PlanLater) -> SparkPlan:
         jt: JoinType = j.join_type  # type: ignore[assignment]

@@ -40,6 +40,7 @@ from ember.physical.nodes import (
     BuildSide,
     CartesianProductExec,
     LocalTableScanExec,
+    RangeJoinExec,
     ShuffledHashJoinExec,
     ShuffleExchangeExec,
     SortExec,
@@ -124,7 +125,19 @@ def condition(s: Sides, name: str):
             return LessThan(c("lv"), c("rv"))
         case "none":
             return None
+        # range joins (RangeJoinExec): a lower and an upper bound between the sides
+        case "point":  # lv BETWEEN rk AND rv
+            return And(GreaterThanOrEqual(c("lv"), c("rk")), LessThanOrEqual(c("lv"), c("rv")))
+        case "overlap":  # [lk, lv] overlaps [rk, rv), with a residual on the strings
+            return And(And(LessThanOrEqual(c("lk"), c("rv")), LessThan(c("rk"), c("lv"))),
+                       Not(EqualTo(c("ls"), c("rs"))))
+        case "band_double":  # ld within (rd - 1, rd + 1.5]: NaN, -0.0, NULL
+            return And(GreaterThan(c("ld"), Subtract(c("rd"), Literal(1.0, T.DOUBLE))),
+                       LessThanOrEqual(c("ld"), Add(c("rd"), Literal(1.5, T.DOUBLE))))
     raise KeyError(name)
+
+
+RANGE_CONDITIONS = ("point", "overlap", "band_double")
 
 
 EQUI_CONDITIONS = ("int", "double", "multi", "nullsafe", "residual", "nullsafe_residual")
@@ -294,6 +307,12 @@ def physical(algorithm: str, join: Join, build: BuildSide | None = None, *,
                                            existence_attr=ex)
     if algorithm == "cartesian":
         return CartesianProductExec(left, right, join.condition)
+    if algorithm == "range":
+        if build is BuildSide.LEFT:
+            left = BroadcastExchangeExec(IdentityBroadcastMode(), left)
+        else:
+            right = BroadcastExchangeExec(IdentityBroadcastMode(), right)
+        return RangeJoinExec(left, right, build, jt, join.condition, existence_attr=ex)
     raise KeyError(algorithm)
 
 

@@ -9,8 +9,12 @@ import pytest
 
 from ember.physical.nodes import BuildSide
 from ember.plans.logical.join_type import JoinType
+from ember.runtime.local.joins.nested_loop_join import pruning_of
+from ember.runtime.local.joins import range_join
+from ember.runtime.local.joins.range_join import RangeIndex
 from tests.runtime.joins.helpers import (
     EQUI_CONDITIONS,
+    RANGE_CONDITIONS,
     assert_same_rows,
     condition,
     logical_join,
@@ -82,13 +86,36 @@ def test_cartesian_product(jt, cond, batch_size):
     _check("cartesian", jt, None, cond, batch_size)
 
 
+@pytest.mark.parametrize("jt,build", BNLJ, ids=lambda x: str(x))
+def test_range_join(jt, build, monkeypatch):
+    """RangeJoinExec's sort-and-sweep, every join type and build side, each range condition
+    (for one of them also at batch size 2 in slices of 5 stream rows: many chunks of candidate
+    pairs, many slices)."""
+    s = sides()
+    for cond in RANGE_CONDITIONS:
+        join = logical_join(s, jt, condition(s, cond))
+        plan = physical("range", join, build)
+        stream, built = (plan.right, plan.left) if build is L else (plan.left, plan.right)
+        assert isinstance(pruning_of(plan, stream, built), RangeIndex)
+        expected = reference(join)
+        actual, _ = run(plan)
+        assert_same_rows(actual, expected)
+        if cond == "overlap":
+            with monkeypatch.context() as m:
+                m.setattr(range_join, "SLICE_ROWS", 5)
+                actual, _ = run(plan, 2)
+            assert_same_rows(actual, expected)
+
+
 def _empty(t: pa.Table) -> pa.Table:
     return t.slice(0, 0)
 
 
 EMPTY_CASES = [("bhj", jt, b) for jt, b in BHJ] + [("shj", jt, b) for jt, b in SHJ] + \
     [("smj", jt, None) for jt in ALL_TYPES] + [("bnlj", jt, b) for jt, b in BNLJ] + \
-    [("cartesian", J.INNER, None)]
+    [("cartesian", J.INNER, None)] + [("range", jt, b) for jt, b in (
+        (J.INNER, R), (J.LEFT_OUTER, L), (J.RIGHT_OUTER, R), (J.FULL_OUTER, L), (J.LEFT_SEMI, L),
+        (J.LEFT_ANTI, R), (J.EXISTENCE, L))]
 
 
 @pytest.mark.parametrize("empty", ("left", "right", "both"))
@@ -98,7 +125,8 @@ def test_empty_sides(algorithm, jt, build, empty):
     lt = _empty(base.ltable) if empty in ("left", "both") else base.ltable
     rt = _empty(base.rtable) if empty in ("right", "both") else base.rtable
     s = sides(lt, rt)
-    cond = "residual" if algorithm in ("bhj", "shj", "smj") else "nonequi"
+    cond = ("residual" if algorithm in ("bhj", "shj", "smj")
+            else "overlap" if algorithm == "range" else "nonequi")
     _check(algorithm, jt, build, cond, 2, s)
 
 

@@ -56,7 +56,6 @@ from ember.physical.partitioning import (
 from ember.runtime.local.exchange import key_arrays, range_pids
 from ember.runtime.local.hashing import partition_ids
 from ember.runtime.local.joins import nested_loop_join as nlj
-from ember.runtime.local.joins.band import BandIndex
 from ember.runtime.local.joins.common import layout_of
 from ember.types import IntegralType, StringType
 
@@ -229,7 +228,7 @@ def run_nested_loop_part(node: NestedLoopPartExec, rt: TaskRuntime) -> list[Part
     build_plan, stream_plan = (join.left, join.right) if build_left else (join.right, join.left)
     layout = layout_of(join, rt.ctx.batch_size, build_left=build_left, rt=rt)
     stream_schema = schema_of(stream_plan.output)
-    band = BandIndex.of(join.condition, stream_plan.output, build_plan.output)
+    band = nlj.pruning_of(join, stream_plan, build_plan)
 
     def run() -> Iterator[pa.RecordBatch]:
         build = nlj.build_side_batch(rt, build_plan)

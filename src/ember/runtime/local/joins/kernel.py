@@ -26,7 +26,7 @@ the join keys a Project above drops) are not gathered: they hold a free all-NULL
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -350,6 +350,38 @@ class JoinKernel:
                 rows = np.arange(prev, done, dtype=np.int64)
                 yield from self._stream_existence(stream, rows, stream_matched[prev:done])
             prev = max(prev, done)
+
+    def process_pairs(self, stream: pa.RecordBatch,
+                      chunks: Iterable[tuple[np.ndarray, np.ndarray]],
+                      residual: PairCondition | None) -> Iterator[pa.RecordBatch]:
+        """As :meth:`process`, for candidate ``(stream rows, build rows)`` chunks in any order
+        (:mod:`.range_join`) that satisfy the join condition but for ``residual`` (left ++
+        right; None: they all pass): the passing pairs as they come, then the unmatched stream
+        rows NULL-padded (or the semi / anti / existence rows of the stream side)."""
+        n = stream.num_rows
+        if n == 0:
+            return
+        stream_matched = np.zeros(n, dtype=bool)
+        for si, bi in chunks:
+            if self.stream_existence and self.build_matched is None:
+                keep = ~stream_matched[si]  # a decided stream row needs no more pairs
+                si, bi = si[keep], bi[keep]
+            if residual is not None and len(si):
+                m = (residual.mask(stream, self.build, si, bi) if self.stream_is_left
+                     else residual.mask(self.build, stream, bi, si))
+                si, bi = si[m], bi[m]
+            stream_matched[si] = True
+            if self.build_matched is not None and len(bi):
+                self.build_matched[bi] = True
+            if self.emits_pairs and len(si):
+                yield from self._out(stream, si, bi)
+        rows = np.arange(n, dtype=np.int64)
+        if self.emits_pairs and self.pad_stream:
+            un = rows[~stream_matched]
+            if len(un):
+                yield from self._out(stream, un, np.full(len(un), -1, dtype=np.int64))
+        elif self.stream_existence:
+            yield from self._stream_existence(stream, rows, stream_matched)
 
     def process_exists(self, stream: pa.RecordBatch, matched: np.ndarray
                        ) -> Iterator[pa.RecordBatch]:

@@ -8,7 +8,8 @@ whole), the full join condition evaluated on each chunk (TRUE-only; no condition
 Beyond Spark: conjuncts comparing a stream expression with a build expression (``<``, ``<=``,
 ``>``, ``>=``, e.g. a band ``a.t BETWEEN b.t - 5 AND b.t + 5``) prune each stream row's candidates
 to a range of the build rows sorted on that expression (:mod:`.band`); a partition alone on the
-cores spreads its stream batches over the idle ones.
+cores spreads its stream batches over the idle ones.  A RangeJoinExec (a lower and an upper bound
+between the sides) runs here too, its pairs enumerated by sort-and-sweep (:mod:`.range_join`).
 
 Paths, as Spark's:
 
@@ -34,7 +35,9 @@ import numpy as np
 import pyarrow as pa
 
 from ember.execution.kernels.batches import conform_batch, schema_of
-from ember.physical.nodes import BroadcastExchangeExec, BroadcastNestedLoopJoinExec, BuildSide
+from ember.physical.nodes import (BroadcastExchangeExec, BroadcastNestedLoopJoinExec, BuildSide,
+                                  RangeJoinExec)
+from ember.physical.range_join import range_condition
 from ember.plans.logical.join_type import JoinType
 from ember.runtime.local.joins.band import BandIndex
 from ember.runtime.local.joins.common import (
@@ -44,20 +47,29 @@ from ember.runtime.local.joins.common import (
 )
 from ember.runtime.local.joins.hashed_relation import to_batch
 from ember.runtime.local.joins.kernel import Candidates, JoinKernel, JoinLayout
+from ember.runtime.local.joins.range_join import RangeIndex
 from ember.runtime.local.registry import PartitionFn, operator
 
 if TYPE_CHECKING:
     from ember.runtime.local.context import RunContext
 
+#: how a nested loop join prunes its candidate pairs (None: it compares every pair)
+Pruning = BandIndex | RangeIndex | None
+
 
 def nested_loop_stream(layout: JoinLayout, build: pa.RecordBatch,
                        stream: Iterable[pa.RecordBatch], stream_schema: pa.Schema,
-                       kernel: JoinKernel | None = None, band: BandIndex | None = None,
+                       kernel: JoinKernel | None = None, band: Pruning = None,
                        workers: int = 1) -> Iterator[pa.RecordBatch]:
     """Stream batches against every build row (the kernel's bitset, if any, is updated);
-    ``band`` prunes the candidate build rows of range conditions (:mod:`.band`); ``workers`` > 1
-    processes several stream batches at once (output order unchanged)."""
+    ``band`` prunes the candidate build rows of range conditions (:mod:`.band`), or, a
+    :class:`~.range_join.RangeIndex` (RangeJoinExec), enumerates the pairs of the whole stream
+    by sort-and-sweep; ``workers`` > 1 processes several stream batches at once (output order
+    unchanged)."""
     kernel = kernel or JoinKernel(layout, build)
+    if isinstance(band, RangeIndex):
+        yield from band.join(kernel, stream, stream_schema)
+        return
     nb = build.num_rows
 
     def one(b: pa.RecordBatch) -> list[pa.RecordBatch]:
@@ -70,6 +82,15 @@ def nested_loop_stream(layout: JoinLayout, build: pa.RecordBatch,
         return list(kernel.process(b, cand))
 
     yield from map_batches_ordered(one, stream, workers)
+
+
+def pruning_of(node: BroadcastNestedLoopJoinExec, stream_plan: Any, build_plan: Any) -> Pruning:
+    """The pair pruning of ``node``: a RangeJoinExec's sort-and-sweep, else band pruning."""
+    if isinstance(node, RangeJoinExec):
+        cond = range_condition(node.condition, node.left.output, node.right.output)
+        if cond is not None:
+            return RangeIndex(cond, list(node.left.output), list(node.right.output))
+    return BandIndex.of(node.condition, stream_plan.output, build_plan.output)
 
 
 def is_streamed_path(join_type: JoinType, build_left: bool) -> bool:
@@ -96,7 +117,7 @@ def run_broadcast_nested_loop_join(node: BroadcastNestedLoopJoinExec, rt: RunCon
     stream_schema = schema_of(stream_plan.output)
     stream_parts = rt.execute(stream_plan)
     jt: JoinType = node.join_type
-    band = BandIndex.of(node.condition, stream_plan.output, build_plan.output)
+    band = pruning_of(node, stream_plan, build_plan)
     workers = intra_partition_workers(rt, len(stream_parts))
     lock = threading.Lock()
     cache: dict[str, Any] = {}
@@ -154,7 +175,7 @@ def run_broadcast_nested_loop_join(node: BroadcastNestedLoopJoinExec, rt: RunCon
 
 
 def matched_bits(layout: JoinLayout, build: pa.RecordBatch, stream: Iterable[pa.RecordBatch],
-                 stream_schema: pa.Schema, band: BandIndex | None = None,
+                 stream_schema: pa.Schema, band: Pruning = None,
                  workers: int = 1) -> np.ndarray:
     """Which build rows some row of ``stream`` matches (without a condition: all of them when
     ``stream`` has a row)."""
@@ -180,7 +201,7 @@ def unmatched_build_rows(layout: JoinLayout, build: pa.RecordBatch,
 
 
 def stream_pairs(layout: JoinLayout, build: pa.RecordBatch, stream: Iterable[pa.RecordBatch],
-                 stream_schema: pa.Schema, band: BandIndex | None = None,
+                 stream_schema: pa.Schema, band: Pruning = None,
                  workers: int = 1) -> Iterator[pa.RecordBatch]:
     """The passing pairs of ``stream``'s rows (and, for FullOuter, its unmatched rows padded);
     the unmatched build rows are left to :func:`unmatched_build_rows`."""
