@@ -304,7 +304,7 @@ def _ilike(name, a):
     return FunctionCall.of(name, a[:2], Like(lower[0], lower[1], escape))
 
 
-@_reg("extract date_part", 2, 2)
+@_reg("extract date_part datepart", 2, 2)
 def _extract(name, a):
     fld, src = a
     field_name = fld.value if isinstance(fld, Literal) and isinstance(fld.value, str) else None
@@ -315,8 +315,8 @@ def _extract(name, a):
             error_class="INVALID_EXTRACT_FIELD",
             parameters={"field": f"`{field_name}`", "expr": f'"{to_pretty_sql(src)}"'})
     impl = ScalarFunction(key, (src,), key)
-    if name == "extract":
-        return FunctionCall("extract", impl, (f"{field_name} FROM {src.sql()}",),
+    if name in ("extract", "datepart"):
+        return FunctionCall(name, impl, (f"{field_name} FROM {src.sql()}",),
                             (f"{field_name}, {src.simple_string()}",),
                             (f"{field_name} FROM {to_pretty_sql(src)}",))
     return FunctionCall.of(name, a, impl)
@@ -389,6 +389,26 @@ def _rand(name, a):
 _BUILDERS["uuid"] = (0, 1, lambda n, a: ND.Uuid())  # a seed is accepted, not reproduced
 _BUILDERS["monotonically_increasing_id"] = (0, 0, lambda n, a: ND.MonotonicallyIncreasingID())
 _BUILDERS["spark_partition_id"] = (0, 0, lambda n, a: ND.SparkPartitionID())
+
+
+_BUILDERS["months_between"] = (2, 3, lambda n, a: ScalarFunction(
+    n, tuple(a) + ((Literal(True, T.BOOLEAN),) if len(a) == 2 else ()), "months_between"))
+
+
+@_reg("equal_null", 2, 2)
+def _equal_null(name, a):
+    return FunctionCall.of(name, a, EqualNullSafe(a[0], a[1]))
+
+
+@_reg("zeroifnull", 1, 1)
+def _zeroifnull(name, a):
+    return FunctionCall.of(name, a, Coalesce((a[0], Literal(0, T.INT))))
+
+
+@_reg("nullifzero", 1, 1)
+def _nullifzero(name, a):
+    return FunctionCall.of(name, a, If(EqualTo(a[0], Literal(0, T.INT)),
+                                       Literal(None, _type_of(a[0])), a[0]))
 
 
 def lookup_function(name: str, args: tuple[Expression, ...]) -> Expression:
