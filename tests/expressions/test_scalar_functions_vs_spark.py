@@ -115,6 +115,14 @@ FAMILIES: dict[str, list[str]] = {
         "unix_timestamp(CAST(dt AS STRING), 'yyyy-MM-dd')", "from_unixtime(l % 100000000000)",
         "from_unixtime(i, 'yyyy/MM/dd HH')", "try_to_timestamp(s)", "try_to_date(s)",
     ],
+    "string2": [
+        "regexp_count(s, '[a-z]')", "regexp_count(s, 'a|b')", "regexp_substr(s, '[0-9]+')",
+        "regexp_substr(s, '\\\\w+')", "regexp_instr(s, '[a-c]')", "like(s, '%a%')",
+        "split_part(s, ' ', if(n = 4, 1, n - 4))", "split_part(s, '.', 2)", "split_part(s, ',', -1)",
+        "levenshtein(s, 'ab cd')", "levenshtein(s, upper(s), 3)", "soundex(s)",
+        "soundex(initcap(s))", "url_encode(s)", "url_decode(url_encode(s))", "hex(i)",
+        "hex(l)", "hex(s)", "hex(b)", "bin(l)", "bin(i)", "unhex(hex(s))", "unhex(s)",
+    ],
     "datetime2": [
         "last_day(dt)", "last_day(ts)", "next_day(dt, 'TU')", "next_day(ts, 'friday')",
         "months_between(ts, dt)", "months_between(dt, ts, false)",
@@ -156,6 +164,7 @@ ERRORS: dict[str, str] = {
     "charset": "SELECT encode(s, 'latin-9') FROM t",
     "make_date": "SELECT make_date(2020, 2, 30 + k * 0) FROM t",
     "next_day": "SELECT next_day(dt, 'xx') FROM t",
+    "split_part_zero": "SELECT split_part(s, ',', k * 0) FROM t",
     "make_date_month": "SELECT make_date(2020, 13 + k * 0, 1) FROM t",
     "bround_overflow": "SELECT bround(2147483647 + k * 0, -1) FROM t",
     "unix_ts_parse": "SELECT unix_timestamp(s, 'yyyy-MM-dd') FROM t WHERE s = 'ab cd'",

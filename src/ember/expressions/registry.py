@@ -411,6 +411,25 @@ def _nullifzero(name, a):
                                        Literal(None, _type_of(a[0])), a[0]))
 
 
+_BUILDERS["regexp_instr"] = (2, 3, lambda n, a: ScalarFunction(
+    n, tuple(a) + ((Literal(0, T.INT),) if len(a) == 2 else ()), "regexp_instr"))
+
+
+@_reg("like", 2, 3)
+def _like_fn(name, a):
+    """``like(s, p[, escape])``: the ``s LIKE p`` predicate."""
+    escape = "\\"
+    if len(a) == 3:
+        e = a[2]
+        if not isinstance(e, Literal) or not isinstance(e.value, str) or len(e.value) != 1:
+            raise AnalysisError(
+                "The escape character must be a single character string literal.",
+                error_class="INVALID_ESCAPE_CHAR",
+                parameters={"sqlExpr": f'"{to_pretty_sql(e)}"'})
+        escape = e.value
+    return Like(a[0], a[1], escape)
+
+
 def lookup_function(name: str, args: tuple[Expression, ...]) -> Expression:
     """The expression for a scalar function call ``name(args)``.
 
