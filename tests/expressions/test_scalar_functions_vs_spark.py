@@ -70,7 +70,11 @@ def table_sql(seed: int, rows: int = ROWS) -> str:
             maybe(f"CAST({rnd.randrange(-128, 128)} AS TINYINT)"),
             maybe(str(rnd.randrange(-3, 12))),
         ]) + ")")
-    return ("CREATE OR REPLACE TEMPORARY VIEW t AS SELECT *, if(ts < TIMESTAMP'2037-01-01', ts, "
+    return ("CREATE OR REPLACE TEMPORARY VIEW t AS SELECT *, concat('{\"a\":', "
+            "coalesce(CAST(i AS STRING), 'null'), ',\"o\":{\"x\":', coalesce(CAST(dec AS "
+            "STRING), 'null'), ',\"y\":[true,false,null]},\"arr\":[', CAST(l AS STRING), "
+            "',\"', replace(s, '\"', ''), '\"],\"s\":\"', translate(s, '\"\t', ''), "
+            "'\"}') AS js, if(ts < TIMESTAMP'2037-01-01', ts, "
             "TIMESTAMP'2036-12-31 00:00:00') AS ts2037 FROM VALUES " + ", ".join(values)
             + " AS t(k, d, i, l, s, dec, ts, dt, b, n)")
 
@@ -122,6 +126,14 @@ FAMILIES: dict[str, list[str]] = {
         "levenshtein(s, 'ab cd')", "levenshtein(s, upper(s), 3)", "soundex(s)",
         "soundex(initcap(s))", "url_encode(s)", "url_decode(url_encode(s))", "hex(i)",
         "hex(l)", "hex(s)", "hex(b)", "bin(l)", "bin(i)", "unhex(hex(s))", "unhex(s)",
+    ],
+    "json": [
+        "get_json_object(js, '$.a')", "get_json_object(js, '$.o')", "get_json_object(js, '$.o.x')",
+        "get_json_object(js, '$.arr[1]')", "get_json_object(js, '$.arr')",
+        "get_json_object(js, '$.arr[*]')", "get_json_object(js, '$.s')",
+        "get_json_object(js, '$[\\'a\\']')", "get_json_object(js, '$.missing')",
+        "get_json_object(js, 'a')", "get_json_object(s, '$')", "json_array_length(js)",
+        "json_array_length(get_json_object(js, '$.arr'))",
     ],
     "datetime2": [
         "last_day(dt)", "last_day(ts)", "next_day(dt, 'TU')", "next_day(ts, 'friday')",

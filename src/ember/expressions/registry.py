@@ -25,6 +25,7 @@ from ember import types as T
 from ember.errors import AnalysisError
 from ember.expressions import datetime as DT
 from ember.expressions import hashes as HF
+from ember.expressions import json_path as JP
 from ember.expressions import intervals as IV
 from ember.expressions import mathfuncs as MF
 from ember.expressions import regex as RX
@@ -244,7 +245,7 @@ def _scalar(key: str, display: str):
 for _name, (_key, _lo, _hi) in SF.STRING_FUNCTIONS.items():
     _BUILDERS[_name] = (_lo, _hi, _scalar(_key, ""))
 for _name, (_key, _disp, _lo, _hi) in {**MF.MATH_FUNCTIONS, **DT.DATETIME_FUNCTIONS,
-                                       **HF.HASH_FUNCTIONS}.items():
+                                       **HF.HASH_FUNCTIONS, **JP.JSON_FUNCTIONS}.items():
     _BUILDERS[_name] = (_lo, _hi, _scalar(_key, _disp))
 
 
