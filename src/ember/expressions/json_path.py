@@ -19,8 +19,8 @@ import pyarrow.compute as pc
 
 from ember import types as T
 from ember.errors import UnsupportedError
+from ember.formatting import java_double_str
 from ember.expressions.base import Literal
-from ember.expressions.cast import format_double
 from ember.expressions.misc import FunctionSpec, register
 
 __all__ = ["JSON_FUNCTIONS"]
@@ -40,7 +40,7 @@ def _number_text(v: _Number) -> str:
     double (Java's ``Double.toString``: ``2.50`` is ``2.5``, ``1e300`` is ``1.0E300``)."""
     if re.fullmatch(r"-?\d+", v):
         return str(v)
-    return format_double(pa.array([float(v)], pa.float64()))[0].as_py()
+    return java_double_str(float(v))
 
 
 def _string_text(v: str, escape: bool = True) -> str:

@@ -500,34 +500,33 @@ REGEX_FUNCTIONS: dict[str, tuple[str, str, int, int]] = {
 # -- regexp_count, regexp_substr, regexp_instr (Spark's RegExpCount, RegExpSubStr, RegExpInStr) --
 
 
-def _literal_pattern(node: ScalarFunction) -> str | None:
+def _literal_pattern(node: ScalarFunction):
+    """(translation, RE2 usable, Python regex) of the literal pattern, None for NULL."""
     p = node.arguments[1]
     if not isinstance(p, Literal):
         raise UnsupportedError(f"{node.fn_name} with a non-literal pattern")
-    return p.value
+    return None if p.value is None else _compiled(node.fn_name, p.value)
 
 
 def _regexp_count(arrays, node, batch):
     """Non-overlapping matches of the pattern (Java's ``Matcher.find`` loop)."""
-    pat = _literal_pattern(node)
-    s = arrays[0]
-    if pat is None:
+    compiled, s = _literal_pattern(node), arrays[0]
+    if compiled is None:
         return pa.nulls(len(s), pa.int32())
-    tr, use_re2, rx = _compiled(node.fn_name, pat)
+    tr, use_re2, rx = compiled
     if use_re2 and not pc.any(pc.match_substring_regex(pa.array([""]), tr.re2)).as_py():
         return pc.count_substring_regex(s, tr.re2).cast(pa.int32())
     if rx is None:
-        raise UnsupportedError(f"regexp_count with the pattern '{pat}'")
+        raise UnsupportedError(f"regexp_count with the pattern '{node.arguments[1].value}'")
     return _per_distinct(s, lambda v: sum(1 for _ in rx.finditer(v)), pa.int32())
 
 
 def _regexp_substr(arrays, node, batch):
     """The first match, NULL when there is none (an empty match is NULL too)."""
-    pat = _literal_pattern(node)
-    s = arrays[0]
-    if pat is None:
+    compiled, s = _literal_pattern(node), arrays[0]
+    if compiled is None:
         return pa.nulls(len(s), pa.string())
-    tr, use_re2, rx = _compiled(node.fn_name, pat)
+    tr, use_re2, rx = compiled
     if use_re2:
         got = pc.struct_field(pc.extract_regex(s, tr.re2_named), [0])
     else:
@@ -539,13 +538,12 @@ def _regexp_substr(arrays, node, batch):
 
 def _regexp_instr(arrays, node, batch):
     """1-based character position of the first match (0 when none)."""
-    pat = _literal_pattern(node)
-    s = arrays[0]
-    if pat is None:
+    compiled, s = _literal_pattern(node), arrays[0]
+    if compiled is None:
         return pa.nulls(len(s), pa.int32())
-    tr, use_re2, rx = _compiled(node.fn_name, pat)
+    rx = compiled[2]
     if rx is None:
-        raise UnsupportedError(f"regexp_instr with the pattern '{pat}'")
+        raise UnsupportedError(f"regexp_instr with the pattern '{node.arguments[1].value}'")
     return _per_distinct(s, lambda v: (m.start() + 1 if (m := rx.search(v)) else 0), pa.int32())
 
 

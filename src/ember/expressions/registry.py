@@ -289,18 +289,23 @@ _BUILDERS["e"] = (0, 0, lambda n, a: ScalarFunction("E", (), "e"))
 _BUILDERS["pi"] = (0, 0, lambda n, a: ScalarFunction("PI", (), "pi"))
 
 
+def _escape_char(a) -> str:
+    """The escape character of ``like``/``ilike(s, p[, escape])`` (a one-character literal)."""
+    if len(a) < 3:
+        return "\\"
+    e = a[2]
+    if not isinstance(e, Literal) or not isinstance(e.value, str) or len(e.value) != 1:
+        raise AnalysisError(
+            "The escape character must be a single character string literal.",
+            error_class="INVALID_ESCAPE_CHAR",
+            parameters={"sqlExpr": f'"{to_pretty_sql(e)}"'})
+    return e.value
+
+
 @_reg("ilike", 2, 3)
 def _ilike(name, a):
     """``ilike(s, p[, escape])`` is ``lower(s) LIKE lower(p)``, shown as ``ilike(s, p)``."""
-    escape = "\\"
-    if len(a) == 3:
-        e = a[2]
-        if not isinstance(e, Literal) or not isinstance(e.value, str) or len(e.value) != 1:
-            raise AnalysisError(
-                "The escape character must be a single character string literal.",
-                error_class="INVALID_ESCAPE_CHAR",
-                parameters={"sqlExpr": f'"{to_pretty_sql(e)}"'})
-        escape = e.value
+    escape = _escape_char(a)
     lower = (ScalarFunction("lower", (a[0],), "lower"), ScalarFunction("lower", (a[1],), "lower"))
     return FunctionCall.of(name, a[:2], Like(lower[0], lower[1], escape))
 
@@ -419,16 +424,7 @@ _BUILDERS["regexp_instr"] = (2, 3, lambda n, a: ScalarFunction(
 @_reg("like", 2, 3)
 def _like_fn(name, a):
     """``like(s, p[, escape])``: the ``s LIKE p`` predicate."""
-    escape = "\\"
-    if len(a) == 3:
-        e = a[2]
-        if not isinstance(e, Literal) or not isinstance(e.value, str) or len(e.value) != 1:
-            raise AnalysisError(
-                "The escape character must be a single character string literal.",
-                error_class="INVALID_ESCAPE_CHAR",
-                parameters={"sqlExpr": f'"{to_pretty_sql(e)}"'})
-        escape = e.value
-    return Like(a[0], a[1], escape)
+    return Like(a[0], a[1], _escape_char(a))
 
 
 def lookup_function(name: str, args: tuple[Expression, ...]) -> Expression:
