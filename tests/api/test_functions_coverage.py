@@ -74,7 +74,7 @@ for _reason, _names in {
               "session_user user",
     _TODO: "aes_decrypt aes_encrypt try_aes_decrypt assert_true raise_error  conv  "
            " convert_timezone     "
-           " format_number format_string printf from_base32 to_base32 "
+           "  format_string printf from_base32 to_base32 "
            "   hmac "
            " input_file_block_length input_file_block_start input_file_name "
            "is_valid_utf8 make_valid_utf8 validate_utf8 try_validate_utf8 "

@@ -126,6 +126,8 @@ FAMILIES: dict[str, list[str]] = {
         "levenshtein(s, 'ab cd')", "levenshtein(s, upper(s), 3)", "soundex(s)",
         "soundex(initcap(s))", "url_encode(s)", "url_decode(url_encode(s))", "hex(i)",
         "hex(l)", "hex(s)", "hex(b)", "bin(l)", "bin(i)", "unhex(hex(s))", "unhex(s)",
+        "format_number(d, 2)", "format_number(dec, 0)", "format_number(i, 3)",
+        "format_number(l, 1)", "format_number(dec * 1000, 5)",
     ],
     "json": [
         "get_json_object(js, '$.a')", "get_json_object(js, '$.o')", "get_json_object(js, '$.o.x')",

@@ -8,6 +8,8 @@ value is NULL; ``round`` is HALF_UP.
 
 from __future__ import annotations
 
+from decimal import ROUND_HALF_EVEN, Decimal
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -292,8 +294,6 @@ def _bround_float(vals: np.ndarray, d: int) -> np.ndarray:
         near_half = np.isfinite(scaled) & (np.abs(np.abs(scaled) - np.floor(np.abs(scaled))
                                                   - 0.5) < 1e-6)
     if near_half.any():
-        from decimal import ROUND_HALF_EVEN, Decimal
-
         q = Decimal(1).scaleb(-d)
         for i in np.flatnonzero(near_half):  # only the rare near-half values
             out[i] = float(Decimal(repr(float(vals[i]))).quantize(q, rounding=ROUND_HALF_EVEN))

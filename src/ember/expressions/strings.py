@@ -8,6 +8,12 @@ the UTF-8 bytes (:mod:`ember.expressions.utf8_kernels`).
 
 from __future__ import annotations
 
+import base64
+import binascii
+import re
+from decimal import ROUND_HALF_EVEN, Context, Decimal
+from urllib.parse import quote_plus, unquote_plus
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -502,9 +508,6 @@ def _per_distinct(arr: pa.Array, fn, out_type: pa.DataType) -> pa.Array:
 
 
 def _unbase64(a, node, b):
-    import base64
-    import binascii
-
     def dec(v: str) -> bytes | None:
         try:
             return base64.b64decode(v.replace("\r", "").replace("\n", ""), validate=True)
@@ -886,17 +889,12 @@ _spec("soundex", _strs(1), lambda t: S, _soundex)
 def _url_encode(a, node, b):
     """Java's ``URLEncoder.encode(s, UTF-8)``: space as ``+``, ``. - * _`` and alphanumerics
     kept (once per distinct value)."""
-    from urllib.parse import quote_plus
-
     return _per_distinct(a[0].cast(pa.string()),
                          lambda v: quote_plus(v, safe="*").replace("~", "%7E"), pa.string())
 
 
 def _url_decode(a, node, b):
-    from urllib.parse import unquote_plus
-    import re as _re
-
-    bad = _re.compile(r"%(?![0-9a-fA-F]{2})")
+    bad = re.compile(r"%(?![0-9a-fA-F]{2})")
 
     def dec(v: str) -> str | None:
         if bad.search(v):
@@ -918,3 +916,39 @@ STRING_FUNCTIONS.update({
     "soundex": ("soundex", 1, 1), "url_encode": ("url_encode", 1, 1),
     "url_decode": ("url_decode", 1, 1), "try_url_decode": ("try_url_decode", 1, 1),
 })
+
+
+def _format_number(a, node, b):
+    """Spark's FormatNumber with an INT literal ``d``: ``#,###,##0.00`` (``d`` decimals,
+    HALF_EVEN on the value's shortest decimal, as ``DecimalFormat``), NULL for ``d < 0``; once
+    per distinct value."""
+    okd, digits = _lit(node, 1)
+    if not okd:
+        raise UnsupportedError("format_number with a non-literal number of decimals")
+    x = a[0]
+    if digits is None or not isinstance(digits, int) or digits < 0:
+        return pa.nulls(len(x), pa.string())
+    step = Decimal(1).scaleb(-digits)
+
+    def fmt(v) -> str:
+        if isinstance(v, float):
+            if v != v:
+                return "NaN"
+            if v in (float("inf"), float("-inf")):
+                return "-\u221e" if v < 0 else "\u221e"
+            v = Decimal(repr(v))
+        q = Decimal(v).quantize(step, rounding=ROUND_HALF_EVEN, context=Context(prec=400))
+        return f"{q:,.{digits}f}"
+    return _per_distinct(x, fmt, pa.string())
+
+
+def _format_number_inputs(types):
+    t = types[0]
+    if not (t.is_numeric or isinstance(t, T.NullType)):
+        return None
+    return (None, I)
+
+
+_spec("format_number", _format_number_inputs, lambda t: S, _format_number,
+      expected='"NUMERIC"')
+STRING_FUNCTIONS["format_number"] = ("format_number", 2, 2)
