@@ -983,3 +983,10 @@ url_encode = _sql_function("url_encode", "str")
 get_json_object = _sql_function("get_json_object", "col path=")
 json_array_length = _sql_function("json_array_length", "col")
 format_number = _sql_function("format_number", "col d=")
+
+
+def make_dt_interval(days: Any = None, hours: Any = None, mins: Any = None,
+                     secs: Any = None) -> Column:
+    """A day-time interval; a missing field is 0 (PySpark passes ``lit(0)``)."""
+    return Column(UnresolvedFunction("make_dt_interval", tuple(
+        literal_expr(0) if v is None else _col_or_name(v) for v in (days, hours, mins, secs))))
