@@ -953,6 +953,52 @@ randn = _sql_function("randn", "seed=?")
 random = _sql_function("random", "seed=?")
 spark_partition_id = _sql_function("spark_partition_id", "")
 uuid = _sql_function("uuid", "seed=?")
+current_timezone = _sql_function("current_timezone", "")
+date_diff = _sql_function("date_diff", "end start")
+date_from_unix_date = _sql_function("date_from_unix_date", "days")
+dayname = _sql_function("dayname", "col")
+equal_null = _sql_function("equal_null", "col1 col2")
+from_utc_timestamp = _sql_function("from_utc_timestamp", "timestamp tz=")
+last_day = _sql_function("last_day", "date")
+make_date = _sql_function("make_date", "year month day")
+monthname = _sql_function("monthname", "col")
+months_between = _sql_function("months_between", "date1 date2 roundOff=[True]")
+negate = _sql_function("negate", "col", "negative")
+next_day = _sql_function("next_day", "date dayOfWeek=")
+nullifzero = _sql_function("nullifzero", "col")
+to_utc_timestamp = _sql_function("to_utc_timestamp", "timestamp tz=")
+unix_date = _sql_function("unix_date", "col")
+weekday = _sql_function("weekday", "col")
+weekofyear = _sql_function("weekofyear", "col")
+zeroifnull = _sql_function("zeroifnull", "col")
+
+
+def datepart(field: Any, source: Any) -> Column:
+    return Column(UnresolvedFunction("datepart", (to_expr(field), _col_or_name(source))))
+bin = _sql_function("bin", "col")
+hex = _sql_function("hex", "col")
+levenshtein = _sql_function("levenshtein", "left right threshold=?")
+like = _sql_function("like", "str pattern escapeChar=?")
+regexp_count = _sql_function("regexp_count", "str regexp")
+regexp_instr = _sql_function("regexp_instr", "str regexp idx=?")
+regexp_substr = _sql_function("regexp_substr", "str regexp")
+soundex = _sql_function("soundex", "col")
+split_part = _sql_function("split_part", "src delimiter partNum")
+try_url_decode = _sql_function("try_url_decode", "str")
+unhex = _sql_function("unhex", "col")
+url_decode = _sql_function("url_decode", "str")
+url_encode = _sql_function("url_encode", "str")
+get_json_object = _sql_function("get_json_object", "col path=")
+json_array_length = _sql_function("json_array_length", "col")
+format_number = _sql_function("format_number", "col d=")
+
+
+def make_dt_interval(days: Any = None, hours: Any = None, mins: Any = None,
+                     secs: Any = None) -> Column:
+    """A day-time interval; a missing field is 0 (PySpark passes ``lit(0)``)."""
+    return Column(UnresolvedFunction("make_dt_interval", tuple(
+        literal_expr(0) if v is None else _col_or_name(v) for v in (days, hours, mins, secs))))
+
 
 # -- the session's namespace (current_database, current_schema, current_catalog) --------------
 current_database = _sql_function("current_database", "")

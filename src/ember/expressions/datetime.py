@@ -22,6 +22,7 @@ from ember.expressions import decimals as D
 from ember.expressions.base import Literal
 from ember.expressions.cast import _local_naive, cast_array
 from ember.expressions.misc import FunctionSpec, register
+from ember.expressions.utf8_kernels import all_valid
 
 DATE, TS, S, I = T.DATE, T.TIMESTAMP, T.STRING, T.INT
 
@@ -638,4 +639,204 @@ register(FunctionSpec("from_unixtime", lambda t: (T.LONG, S), lambda t: S, _from
 
 DATETIME_FUNCTIONS.update({
     "date_trunc": ("date_trunc", "date_trunc", 2, 2), "trunc": ("trunc", "trunc", 2, 2),
+})
+
+
+# --- more date/time functions (Spark's LastDay, NextDay, MonthsBetween, MakeDate, WeekOfYear,
+# WeekDay, DayName, MonthName, UnixDate, DateFromUnixDate, FromUTCTimestamp, ToUTCTimestamp,
+# CurrentTimeZone) -----------------------------------------------------------------------------
+
+
+def _days_np(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    valid = arr.is_valid().to_numpy(zero_copy_only=False)
+    days = pc.fill_null(arr.cast(pa.int32()), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    return days, valid
+
+
+def _date_array(days: np.ndarray, valid: np.ndarray) -> pa.Array:
+    return pa.array(days.astype(np.int32), type=pa.int32(), mask=~valid).cast(pa.date32())
+
+
+def _last_day(a, node, b):
+    days, valid = _days_np(a[0])
+    month = days.astype("datetime64[D]").astype("datetime64[M]")
+    last = (month + np.timedelta64(1, "M")).astype("datetime64[D]") - np.timedelta64(1, "D")
+    return _date_array(last.astype(np.int64), valid)
+
+
+register(FunctionSpec("last_day", _date_inputs(), lambda t: DATE, _last_day, expected='"DATE"'))
+
+_DAYS_OF_WEEK = {"MO": 0, "MON": 0, "MONDAY": 0, "TU": 1, "TUE": 1, "TUESDAY": 1, "WE": 2,
+                 "WED": 2, "WEDNESDAY": 2, "TH": 3, "THU": 3, "THURSDAY": 3, "FR": 4, "FRI": 4,
+                 "FRIDAY": 4, "SA": 5, "SAT": 5, "SATURDAY": 5, "SU": 6, "SUN": 6, "SUNDAY": 6}
+
+
+def _next_day(a, node, b):
+    """The first date after ``d`` falling on the day of week named (``'Mon'``, ``'MO'``,
+    ``'monday'``); an unknown name: NULL, or with ANSI on ``ILLEGAL_DAY_OF_WEEK``."""
+    days, valid = _days_np(a[0])
+    names = a[1].cast(pa.string())
+    enc = pc.dictionary_encode(names)
+    targets = [_DAYS_OF_WEEK.get(str(v).upper(), -1) for v in enc.dictionary.to_pylist()]
+    dow = np.array(targets, dtype=np.int64)[pc.fill_null(enc.indices, 0).to_numpy(
+        zero_copy_only=False)] if targets else np.full(len(days), -1)
+    valid = valid & names.is_valid().to_numpy(zero_copy_only=False)
+    bad = valid & (dow < 0)
+    if node.ansi and bad.any():
+        name = names[int(np.flatnonzero(bad)[0])].as_py()
+        raise ExecutionError(f"Illegal input for day of week: {name}.",
+                             error_class="ILLEGAL_DAY_OF_WEEK", parameters={"string": name})
+    valid &= ~bad
+    today = (days + 3) % 7  # 1970-01-01 was a Thursday (3 with Monday = 0)
+    ahead = (dow - today - 1) % 7 + 1
+    return _date_array(days + ahead, valid)
+
+
+register(FunctionSpec("next_day", _date_inputs((S,)), lambda t: DATE, _next_day,
+                      ansi_aware=True, may_fail=True, expected='"DATE"'))
+
+
+def _months_between(a, node, b):
+    """Spark's ``DateTimeUtils.monthsBetween`` in the session time zone: whole months when the
+    days of month are equal or both are month ends, else the difference in days and seconds
+    of the day over 31-day months (rounded to 8 digits unless ``roundOff`` is false)."""
+    tz = _tz(node)
+    l1 = _local_naive(a[0], tz).cast(pa.int64())
+    l2 = _local_naive(a[1], tz).cast(pa.int64())
+    valid = all_valid([l1, l2] + ([a[2]] if len(a) > 2 else []))
+    u1 = pc.fill_null(l1, 0).to_numpy(zero_copy_only=False)
+    u2 = pc.fill_null(l2, 0).to_numpy(zero_copy_only=False)
+    day_us = 86_400_000_000
+    d1, d2 = np.floor_divide(u1, day_us), np.floor_divide(u2, day_us)
+    m1 = d1.astype("datetime64[D]").astype("datetime64[M]")
+    m2 = d2.astype("datetime64[D]").astype("datetime64[M]")
+    month_diff = (m1 - m2).astype(np.int64)
+    dom1 = d1 - m1.astype("datetime64[D]").astype(np.int64)
+    dom2 = d2 - m2.astype("datetime64[D]").astype(np.int64)
+    last1 = (m1 + np.timedelta64(1, "M")).astype("datetime64[D]").astype(np.int64) - 1 == d1
+    last2 = (m2 + np.timedelta64(1, "M")).astype("datetime64[D]").astype(np.int64) - 1 == d2
+    secs1 = (u1 - d1 * day_us) // 1_000_000
+    secs2 = (u2 - d2 * day_us) // 1_000_000
+    seconds_diff = (dom1 - dom2) * 86400 + secs1 - secs2
+    diff = month_diff + seconds_diff / float(31 * 86400)
+    round_off = True
+    if len(a) > 2:
+        r = node.arguments[2]
+        round_off = bool(getattr(r, "value", True)) if isinstance(r, Literal) else True
+    if round_off:
+        diff = np.floor(diff * 1e8 + 0.5) / 1e8
+    whole = (dom1 == dom2) | (last1 & last2)
+    out = np.where(whole, month_diff.astype(np.float64), diff)
+    return pa.array(out, type=pa.float64(), mask=~valid)
+
+
+def _months_between_inputs(types):
+    for t in types[:2]:
+        if not isinstance(t, (T.DateType, T.TimestampType, T.StringType, T.NullType)):
+            return None
+    return (TS, TS, T.BOOLEAN)[: len(types)]
+
+
+register(FunctionSpec("months_between", _months_between_inputs, lambda t: T.DOUBLE,
+                      _months_between, time_zone_aware=True, expected='"TIMESTAMP"'))
+
+
+def _date_field_error(y: int, m: int, d: int) -> ExecutionError:
+    """java.time's message for a date that does not exist (Spark's
+    DATETIME_FIELD_OUT_OF_BOUNDS.WITHOUT_SUGGESTION)."""
+    if not 1 <= m <= 12:
+        msg = f"Invalid value for MonthOfYear (valid values 1 - 12): {m}"
+    elif not 1 <= d <= 31:
+        msg = f"Invalid value for DayOfMonth (valid values 1 - 28/31): {d}"
+    elif m == 2 and d == 29:
+        msg = f"Invalid date 'February 29' as '{y}' is not a leap year"
+    elif not 1 <= y <= 9999:
+        msg = f"Invalid value for Year: {y}"
+    else:
+        msg = f"Invalid date '{_dt.date(2000, m, 1).strftime('%B').upper()} {d}'"
+    return ExecutionError(f"{msg}.", error_class="DATETIME_FIELD_OUT_OF_BOUNDS.WITHOUT_SUGGESTION",
+                          parameters={"rangeMessage": msg})
+
+
+def _make_date(a, node, b):
+    """``make_date(y, m, d)``: NULL for a date that does not exist, or with ANSI on
+    ``DATETIME_FIELD_OUT_OF_BOUNDS`` (Spark's MakeDate)."""
+    y, m, d = (pc.fill_null(x.cast(pa.int64()), 1).to_numpy(zero_copy_only=False) for x in a)
+    valid = all_valid(a)
+    ok = (m >= 1) & (m <= 12) & (d >= 1) & (y >= -290000) & (y <= 294000)
+    mm = np.clip(m, 1, 12)
+    month = ((np.clip(y, 1, 9999) - 1970) * 12 + (mm - 1)).astype("datetime64[M]")
+    start = month.astype("datetime64[D]").astype(np.int64)
+    length = (month + np.timedelta64(1, "M")).astype("datetime64[D]").astype(np.int64) - start
+    ok &= d <= length
+    ok &= (y >= 1) & (y <= 9999)
+    bad = valid & ~ok
+    if node.ansi and bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise _date_field_error(int(y[i]), int(m[i]), int(d[i]))
+    return _date_array(np.where(ok, start + d - 1, 0), valid & ok)
+
+
+register(FunctionSpec("make_date", lambda t: (I, I, I) if all(
+    x.is_integral or isinstance(x, (T.NullType, T.StringType)) for x in t) else None,
+    lambda t: DATE, _make_date, ansi_aware=True, may_fail=True, expected='"INT"'))
+
+register(FunctionSpec("weekofyear", _date_inputs(), lambda t: I,
+                      lambda a, n, b: pc.iso_week(a[0]).cast(pa.int32()), expected='"DATE"'))
+register(FunctionSpec("weekday", _date_inputs(), lambda t: I,
+                      lambda a, n, b: pc.day_of_week(a[0]).cast(pa.int32()), expected='"DATE"'))
+register(FunctionSpec("dayname", _date_inputs(), lambda t: S,
+                      lambda a, n, b: pc.strftime(a[0].cast(pa.timestamp("s")), format="%a"),
+                      expected='"DATE"'))
+register(FunctionSpec("monthname", _date_inputs(), lambda t: S,
+                      lambda a, n, b: pc.strftime(a[0].cast(pa.timestamp("s")), format="%b"),
+                      expected='"DATE"'))
+register(FunctionSpec("unix_date", lambda t: (None,) if isinstance(t[0], (
+    T.DateType, T.NullType)) else None, lambda t: I, lambda a, n, b: a[0].cast(pa.int32()),
+    expected='"DATE"'))
+register(FunctionSpec("date_from_unix_date", lambda t: (I,) if t[0].is_integral or isinstance(
+    t[0], (T.NullType, T.StringType)) else None, lambda t: DATE,
+    lambda a, n, b: a[0].cast(pa.int32()).cast(pa.date32()), expected='"INT"'))
+
+
+def _utc_shift(to_utc: bool):
+    """Spark's FromUTCTimestamp (the wall time of ``ts`` in ``tz``, read as UTC) and
+    ToUTCTimestamp (the UTC wall time of ``ts`` read in ``tz``)."""
+    def kernel(a, node, b):
+        okz, zone = (True, node.arguments[1].value) if isinstance(node.arguments[1], Literal) \
+            else (False, None)
+        if not okz:
+            raise ExecutionError(f"{node.fn_name} needs a literal time zone",
+                                 error_class="UNSUPPORTED_FEATURE")
+        ts = a[0].cast(pa.timestamp("us", tz="UTC"))
+        if to_utc:
+            naive = ts.cast(pa.timestamp("us"))
+            return pc.assume_timezone(naive, timezone=zone, ambiguous="earliest",
+                                      nonexistent="earliest").cast(pa.timestamp("us", tz="UTC"))
+        return _local_naive(ts, zone).cast(pa.timestamp("us", tz="UTC"))
+    return kernel
+
+
+for _key, _to_utc in (("from_utc_timestamp", False), ("to_utc_timestamp", True)):
+    register(FunctionSpec(_key, lambda t: (TS, S), lambda t: TS, _utc_shift(_to_utc),
+                          expected='"TIMESTAMP"'))
+
+
+def _current_timezone(a, node, b):
+    return pa.repeat(pa.scalar(_tz(node), pa.string()), b.num_rows)
+
+
+register(FunctionSpec("current_timezone", lambda t: (), lambda t: S, _current_timezone,
+                      null_intolerant=False, time_zone_aware=True, nullable=lambda n: False))
+
+DATETIME_FUNCTIONS.update({
+    "last_day": ("last_day", "last_day", 1, 1), "next_day": ("next_day", "next_day", 2, 2),
+    "make_date": ("make_date", "make_date", 3, 3), "weekofyear": ("weekofyear", "weekofyear", 1, 1),
+    "weekday": ("weekday", "weekday", 1, 1), "dayname": ("dayname", "dayname", 1, 1),
+    "monthname": ("monthname", "monthname", 1, 1), "unix_date": ("unix_date", "unix_date", 1, 1),
+    "date_from_unix_date": ("date_from_unix_date", "date_from_unix_date", 1, 1),
+    "date_diff": ("datediff", "date_diff", 2, 2),
+    "from_utc_timestamp": ("from_utc_timestamp", "from_utc_timestamp", 2, 2),
+    "to_utc_timestamp": ("to_utc_timestamp", "to_utc_timestamp", 2, 2),
+    "current_timezone": ("current_timezone", "current_timezone", 0, 0),
 })

@@ -8,6 +8,8 @@ value is NULL; ``round`` is HALF_UP.
 
 from __future__ import annotations
 
+from decimal import ROUND_HALF_EVEN, Decimal
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -17,7 +19,8 @@ from ember.expressions import decimals as D
 from ember.errors import ExecutionError
 from ember.expressions.base import Literal
 from ember.expressions.misc import FunctionSpec, ScalarFunction, register
-from ember.expressions.utf8_kernels import all_valid
+from ember.expressions.utf8_kernels import Utf8, all_valid
+from ember.expressions.utf8_kernels import assemble as K_assemble
 from ember.trees import node
 from ember.expressions.arithmetic import overflow_error
 
@@ -291,8 +294,6 @@ def _bround_float(vals: np.ndarray, d: int) -> np.ndarray:
         near_half = np.isfinite(scaled) & (np.abs(np.abs(scaled) - np.floor(np.abs(scaled))
                                                   - 0.5) < 1e-6)
     if near_half.any():
-        from decimal import ROUND_HALF_EVEN, Decimal
-
         q = Decimal(1).scaleb(-d)
         for i in np.flatnonzero(near_half):  # only the rare near-half values
             out[i] = float(Decimal(repr(float(vals[i]))).quantize(q, rounding=ROUND_HALF_EVEN))
@@ -528,4 +529,94 @@ MATH_FUNCTIONS.update({
     "shiftrightunsigned": ("shiftunsigned", "shiftrightunsigned", 2, 2),
     "bit_count": ("bit_count", "bit_count", 1, 1), "bit_get": ("bit_get", "bit_get", 2, 2),
     "getbit": ("bit_get", "getbit", 2, 2),
+})
+
+
+# -- hex, unhex, bin (Spark's Hex, Unhex, Bin) ----------------------------------------------------
+
+_HEX_UP = np.frombuffer(b"0123456789ABCDEF", dtype=np.uint8)
+
+
+def _digits_of_longs(v: np.ndarray, bits: int, valid: np.ndarray) -> pa.Array:
+    """Java's ``Long.toHexString`` (``bits`` 4) / ``toBinaryString`` (``bits`` 1), upper case:
+    the two's complement digits without leading zeros (``0`` for zero)."""
+    u = v.astype(np.int64).view(np.uint64)
+    width = 64 // bits
+    mask = np.uint64((1 << bits) - 1)
+    digits = np.stack([((u >> np.uint64(bits * (width - 1 - k))) & mask).astype(np.intp)
+                       for k in range(width)], axis=1)
+    nonzero = digits != 0
+    lead = np.where(nonzero.any(axis=1), nonzero.argmax(axis=1), width - 1)
+    chars = _HEX_UP[digits].ravel()
+    n = len(v)
+    rows = np.arange(n, dtype=np.int64)
+    return K_assemble(chars, rows, rows * width + lead, width - lead, n, valid)
+
+
+def _hex(a, node, b):
+    arr = a[0]
+    t = node.arguments[0].data_type
+    valid = all_valid(a)
+    if t.is_integral or isinstance(t, T.NullType):
+        v = pc.fill_null(arr.cast(pa.int64()), 0).to_numpy(zero_copy_only=False)
+        return _digits_of_longs(v, 4, valid)
+    s = Utf8(arr.cast(pa.large_binary()).view(pa.large_string()))
+    pairs = np.stack([_HEX_UP[s.data >> 4], _HEX_UP[s.data & 0x0F]], axis=1).ravel()
+    rows = np.arange(s.n, dtype=np.int64)
+    return K_assemble(pairs, rows, s.starts * 2, (s.ends - s.starts) * 2, s.n, valid)
+
+
+register(FunctionSpec("hex", lambda t: (None,) if (t[0].is_integral or isinstance(
+    t[0], (T.BinaryType, T.StringType, T.NullType))) else ((T.LONG,) if t[0].is_numeric else None),
+    lambda t: T.STRING, _hex, expected='("BIGINT" or "BINARY" or "STRING")'))
+
+
+def _bin(a, node, b):
+    v = pc.fill_null(a[0].cast(pa.int64()), 0).to_numpy(zero_copy_only=False)
+    return _digits_of_longs(v, 1, all_valid(a))
+
+
+register(FunctionSpec("bin", lambda t: (T.LONG,) if (t[0].is_numeric or isinstance(
+    t[0], (T.NullType, T.StringType))) else None, lambda t: T.STRING, _bin,
+    expected='"BIGINT"'))
+
+
+def _unhex(a, node, b):
+    """Pairs of hex digits to bytes (an odd count gets a leading 0); NULL on a non-hex
+    character."""
+    s = Utf8(a[0])
+    d = s.data.astype(np.int64)
+    val = np.where((d >= 48) & (d <= 57), d - 48, np.where(
+        (d >= 65) & (d <= 70), d - 55, np.where((d >= 97) & (d <= 102), d - 87, -1)))
+    length = s.ends - s.starts
+    bad_char = np.zeros(s.n, dtype=bool)
+    if len(d):
+        row_of = np.repeat(np.arange(s.n), length)
+        np.logical_or.at(bad_char, row_of, val < 0)
+    odd = length % 2 == 1
+    # an odd string is read as if prefixed with '0'
+    padded_len = length + odd
+    out_len = padded_len // 2
+    total = int(out_len.sum())
+    orow = np.repeat(np.arange(s.n, dtype=np.int64), out_len)
+    ostart = np.repeat(np.cumsum(out_len) - out_len, out_len)
+    k = np.arange(total, dtype=np.int64) - ostart
+    hi_pos = s.starts[orow] + 2 * k - odd[orow]
+    lo_pos = hi_pos + 1
+    vpad = np.concatenate([val, [0]])
+    hi = np.where(hi_pos < s.starts[orow], 0, vpad[np.maximum(hi_pos, 0)])
+    lo = vpad[lo_pos]
+    out = ((np.maximum(hi, 0) << 4) | np.maximum(lo, 0)).astype(np.uint8)
+    valid = all_valid(a) & ~bad_char
+    offsets = np.zeros(s.n + 1, dtype=np.int64)
+    np.cumsum(out_len, out=offsets[1:])
+    validity = None if valid.all() else pa.array(valid).buffers()[1]
+    return pa.Array.from_buffers(pa.large_binary(), s.n, [
+        validity, pa.py_buffer(offsets.tobytes()), pa.py_buffer(out.tobytes())])
+
+
+register(FunctionSpec("unhex", lambda t: (T.STRING,), lambda t: T.BINARY, _unhex))
+
+MATH_FUNCTIONS.update({
+    "hex": ("hex", "hex", 1, 1), "bin": ("bin", "bin", 1, 1), "unhex": ("unhex", "unhex", 1, 1),
 })

@@ -495,3 +495,65 @@ REGEX_FUNCTIONS: dict[str, tuple[str, str, int, int]] = {
     "regexp_like": ("rlike", "REGEXP_LIKE", 2, 2),
     "regexp": ("rlike", "REGEXP", 2, 2),
 }
+
+
+# -- regexp_count, regexp_substr, regexp_instr (Spark's RegExpCount, RegExpSubStr, RegExpInStr) --
+
+
+def _literal_pattern(node: ScalarFunction):
+    """(translation, RE2 usable, Python regex) of the literal pattern, None for NULL."""
+    p = node.arguments[1]
+    if not isinstance(p, Literal):
+        raise UnsupportedError(f"{node.fn_name} with a non-literal pattern")
+    return None if p.value is None else _compiled(node.fn_name, p.value)
+
+
+def _regexp_count(arrays, node, batch):
+    """Non-overlapping matches of the pattern (Java's ``Matcher.find`` loop)."""
+    compiled, s = _literal_pattern(node), arrays[0]
+    if compiled is None:
+        return pa.nulls(len(s), pa.int32())
+    tr, use_re2, rx = compiled
+    if use_re2 and not pc.any(pc.match_substring_regex(pa.array([""]), tr.re2)).as_py():
+        return pc.count_substring_regex(s, tr.re2).cast(pa.int32())
+    if rx is None:
+        raise UnsupportedError(f"regexp_count with the pattern '{node.arguments[1].value}'")
+    return _per_distinct(s, lambda v: sum(1 for _ in rx.finditer(v)), pa.int32())
+
+
+def _regexp_substr(arrays, node, batch):
+    """The first match, NULL when there is none (an empty match is NULL too)."""
+    compiled, s = _literal_pattern(node), arrays[0]
+    if compiled is None:
+        return pa.nulls(len(s), pa.string())
+    tr, use_re2, rx = compiled
+    if use_re2:
+        got = pc.struct_field(pc.extract_regex(s, tr.re2_named), [0])
+    else:
+        got = _per_distinct(s, lambda v: (m.group(0) if (m := rx.search(v)) else None),
+                            pa.string())
+    return pc.if_else(pc.fill_null(pc.not_equal(got, ""), False), got,
+                      pa.scalar(None, pa.string()))
+
+
+def _regexp_instr(arrays, node, batch):
+    """1-based character position of the first match (0 when none)."""
+    compiled, s = _literal_pattern(node), arrays[0]
+    if compiled is None:
+        return pa.nulls(len(s), pa.int32())
+    rx = compiled[2]
+    if rx is None:
+        raise UnsupportedError(f"regexp_instr with the pattern '{node.arguments[1].value}'")
+    return _per_distinct(s, lambda v: (m.start() + 1 if (m := rx.search(v)) else 0), pa.int32())
+
+
+register(FunctionSpec("regexp_count", lambda t: (S, S), lambda t: I, _regexp_count,
+                      may_fail=True))
+register(FunctionSpec("regexp_substr", lambda t: (S, S), lambda t: S, _regexp_substr,
+                      may_fail=True))
+register(FunctionSpec("regexp_instr", lambda t: (S, S, I)[: len(t)], lambda t: I,
+                      _regexp_instr, may_fail=True))
+REGEX_FUNCTIONS.update({
+    "regexp_count": ("regexp_count", "regexp_count", 2, 2),
+    "regexp_substr": ("regexp_substr", "regexp_substr", 2, 2),
+})

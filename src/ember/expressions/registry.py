@@ -26,6 +26,7 @@ from ember.errors import AnalysisError
 from ember.expressions import array_functions as AF
 from ember.expressions import datetime as DT
 from ember.expressions import hashes as HF
+from ember.expressions import json_path as JP
 from ember.expressions import intervals as IV
 from ember.expressions import mathfuncs as MF
 from ember.expressions import regex as RX
@@ -331,7 +332,7 @@ def _arrays_zip(name, a):
 
 
 for _name, (_key, _disp, _lo, _hi) in {**MF.MATH_FUNCTIONS, **DT.DATETIME_FUNCTIONS,
-                                       **HF.HASH_FUNCTIONS}.items():
+                                       **HF.HASH_FUNCTIONS, **JP.JSON_FUNCTIONS}.items():
     _BUILDERS[_name] = (_lo, _hi, _scalar(_key, _disp))
 
 
@@ -375,23 +376,28 @@ _BUILDERS["e"] = (0, 0, lambda n, a: ScalarFunction("E", (), "e"))
 _BUILDERS["pi"] = (0, 0, lambda n, a: ScalarFunction("PI", (), "pi"))
 
 
+def _escape_char(a) -> str:
+    """The escape character of ``like``/``ilike(s, p[, escape])`` (a one-character literal)."""
+    if len(a) < 3:
+        return "\\"
+    e = a[2]
+    if not isinstance(e, Literal) or not isinstance(e.value, str) or len(e.value) != 1:
+        raise AnalysisError(
+            "The escape character must be a single character string literal.",
+            error_class="INVALID_ESCAPE_CHAR",
+            parameters={"sqlExpr": f'"{to_pretty_sql(e)}"'})
+    return e.value
+
+
 @_reg("ilike", 2, 3)
 def _ilike(name, a):
     """``ilike(s, p[, escape])`` is ``lower(s) LIKE lower(p)``, shown as ``ilike(s, p)``."""
-    escape = "\\"
-    if len(a) == 3:
-        e = a[2]
-        if not isinstance(e, Literal) or not isinstance(e.value, str) or len(e.value) != 1:
-            raise AnalysisError(
-                "The escape character must be a single character string literal.",
-                error_class="INVALID_ESCAPE_CHAR",
-                parameters={"sqlExpr": f'"{to_pretty_sql(e)}"'})
-        escape = e.value
+    escape = _escape_char(a)
     lower = (ScalarFunction("lower", (a[0],), "lower"), ScalarFunction("lower", (a[1],), "lower"))
     return FunctionCall.of(name, a[:2], Like(lower[0], lower[1], escape))
 
 
-@_reg("extract date_part", 2, 2)
+@_reg("extract date_part datepart", 2, 2)
 def _extract(name, a):
     fld, src = a
     field_name = fld.value if isinstance(fld, Literal) and isinstance(fld.value, str) else None
@@ -402,8 +408,8 @@ def _extract(name, a):
             error_class="INVALID_EXTRACT_FIELD",
             parameters={"field": f"`{field_name}`", "expr": f'"{to_pretty_sql(src)}"'})
     impl = ScalarFunction(key, (src,), key)
-    if name == "extract":
-        return FunctionCall("extract", impl, (f"{field_name} FROM {src.sql()}",),
+    if name in ("extract", "datepart"):
+        return FunctionCall(name, impl, (f"{field_name} FROM {src.sql()}",),
                             (f"{field_name}, {src.simple_string()}",),
                             (f"{field_name} FROM {to_pretty_sql(src)}",))
     return FunctionCall.of(name, a, impl)
@@ -476,6 +482,36 @@ def _rand(name, a):
 _BUILDERS["uuid"] = (0, 1, lambda n, a: ND.Uuid())  # a seed is accepted, not reproduced
 _BUILDERS["monotonically_increasing_id"] = (0, 0, lambda n, a: ND.MonotonicallyIncreasingID())
 _BUILDERS["spark_partition_id"] = (0, 0, lambda n, a: ND.SparkPartitionID())
+
+
+_BUILDERS["months_between"] = (2, 3, lambda n, a: ScalarFunction(
+    n, tuple(a) + ((Literal(True, T.BOOLEAN),) if len(a) == 2 else ()), "months_between"))
+
+
+@_reg("equal_null", 2, 2)
+def _equal_null(name, a):
+    return FunctionCall.of(name, a, EqualNullSafe(a[0], a[1]))
+
+
+@_reg("zeroifnull", 1, 1)
+def _zeroifnull(name, a):
+    return FunctionCall.of(name, a, Coalesce((a[0], Literal(0, T.INT))))
+
+
+@_reg("nullifzero", 1, 1)
+def _nullifzero(name, a):
+    return FunctionCall.of(name, a, If(EqualTo(a[0], Literal(0, T.INT)),
+                                       Literal(None, _type_of(a[0])), a[0]))
+
+
+_BUILDERS["regexp_instr"] = (2, 3, lambda n, a: ScalarFunction(
+    n, tuple(a) + ((Literal(0, T.INT),) if len(a) == 2 else ()), "regexp_instr"))
+
+
+@_reg("like", 2, 3)
+def _like_fn(name, a):
+    """``like(s, p[, escape])``: the ``s LIKE p`` predicate."""
+    return Like(a[0], a[1], _escape_char(a))
 
 
 def lookup_function(name: str, args: tuple[Expression, ...]) -> Expression:

@@ -8,6 +8,12 @@ the UTF-8 bytes (:mod:`ember.expressions.utf8_kernels`).
 
 from __future__ import annotations
 
+import base64
+import binascii
+import re
+from decimal import ROUND_HALF_EVEN, Context, Decimal
+from urllib.parse import quote_plus, unquote_plus
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -524,9 +530,6 @@ def _per_distinct(arr: pa.Array, fn, out_type: pa.DataType) -> pa.Array:
 
 
 def _unbase64(a, node, b):
-    import base64
-    import binascii
-
     def dec(v: str) -> bytes | None:
         try:
             return base64.b64decode(v.replace("\r", "").replace("\n", ""), validate=True)
@@ -782,3 +785,192 @@ STRING_FUNCTIONS.update({
     "find_in_set": ("find_in_set", 2, 2), "elt": ("elt", 2, 1 << 20),
     "btrim": ("trim", 1, 2),
 })
+
+
+def _split_part(a, node, b):
+    """Spark's SplitPart: the ``n``-th piece of ``s`` split on ``delim`` (from the end for a
+    negative ``n``), ``''`` when out of range; ``n = 0`` raises ``INVALID_INDEX_OF_ZERO``."""
+    okd, delim = _lit(node, 1)
+    s_arr = a[0].cast(pa.large_string())
+    n = len(s_arr)
+    idx = K.ints(a[2])
+    valid = K.all_valid(a)
+    if (valid & (idx == 0)).any():
+        raise ExecutionError("The index 0 is invalid. An index shall be either < 0 or > 0 (the "
+                             "first element has index 1).", error_class="INVALID_INDEX_OF_ZERO")
+    if not okd:
+        raise UnsupportedError("split_part with a non-literal delimiter")
+    if delim is None:
+        return pa.nulls(n, pa.large_string())
+    if delim == "":
+        parts = pa.ListArray.from_arrays(pa.array(np.arange(n + 1, dtype=np.int32)),
+                                         pc.fill_null(s_arr, ""))
+    else:
+        parts = pc.split_pattern(pc.fill_null(s_arr, ""), pattern=delim)
+    counts = pc.list_value_length(parts).to_numpy(zero_copy_only=False).astype(np.int64)
+    offsets = parts.offsets.to_numpy(zero_copy_only=False).astype(np.int64)
+    pos = np.where(idx > 0, idx - 1, counts + idx)
+    ok = valid & (pos >= 0) & (pos < counts)
+    flat = pc.list_flatten(parts).cast(pa.large_string())
+    take = np.where(ok, offsets[:-1] + np.where(ok, pos, 0), 0)
+    got = pc.take(flat, pa.array(take, pa.int64())) if len(flat) else pa.nulls(n, flat.type)
+    out = pc.if_else(pa.array(ok), got, pa.scalar("", pa.large_string()))
+    return pc.if_else(pa.array(valid), out, pa.scalar(None, pa.large_string()))
+
+
+_spec("split_part", lambda t: (S, S, I), lambda t: S, _split_part, may_fail=True)
+
+
+def _levenshtein(a, node, b):
+    """Edit distance over characters, one NumPy step per pair of character positions (all rows
+    at once); with a threshold, -1 when the distance exceeds it."""
+    x, y = K.Utf8(a[0]), K.Utf8(a[1])
+    valid = K.all_valid(a)
+    n = x.n
+    lx, ly = int(x.nchars.max(initial=0)), int(y.nchars.max(initial=0))
+    gx = np.full((n, lx), -1, dtype=np.int64)
+    gy = np.full((n, ly), -2, dtype=np.int64)
+    if lx:
+        gx[x.char_rows(), np.arange(len(x.char_pos) - 1) - x.first_char[x.char_rows()]] = \
+            x.char_keys()
+    if ly:
+        gy[y.char_rows(), np.arange(len(y.char_pos) - 1) - y.first_char[y.char_rows()]] = \
+            y.char_keys()
+    dist = _levenshtein_at(gx, gy, x.nchars, y.nchars)
+    if len(a) > 2:
+        thr = K.ints(a[2])
+        dist = np.where(dist > thr, -1, dist)
+    return pa.array(dist.astype(np.int32), mask=~valid)
+
+
+def _levenshtein_at(gx, gy, nx, ny):
+    """The DP table read at each row's own lengths (characters past a row's end never match
+    and are not counted)."""
+    n, lx = gx.shape
+    ly = gy.shape[1]
+    out = np.where(nx == 0, ny, 0)
+    prev = np.tile(np.arange(ly + 1, dtype=np.int64), (n, 1))
+    for i in range(lx):
+        cur = np.empty_like(prev)
+        cur[:, 0] = i + 1
+        for j in range(ly):
+            cost = (gx[:, i] != gy[:, j]).astype(np.int64)
+            cur[:, j + 1] = np.minimum(np.minimum(prev[:, j + 1] + 1, cur[:, j] + 1),
+                                       prev[:, j] + cost)
+        prev = cur
+        done = nx == i + 1
+        out = np.where(done, prev[np.arange(n), ny], out)
+    return out
+
+
+_spec("levenshtein", lambda t: (S, S, I)[: len(t)], lambda t: I, _levenshtein)
+
+_SOUNDEX = np.frombuffer(b"01230127022455012623017202", dtype=np.uint8)
+
+
+def _soundex(a, node, b):
+    """Spark's ``UTF8String.soundex`` over the bytes: a first byte that is not an ASCII letter
+    returns the string unchanged."""
+    s = K.Utf8(a[0])
+    n = s.n
+    data = np.concatenate([s.data, np.zeros(1, np.uint8)])
+    length = s.ends - s.starts
+    first = np.where(length > 0, data[np.minimum(s.starts, len(data) - 1)], 0).astype(np.int64)
+    first = np.where((first >= 97) & (first <= 122), first - 32, first)
+    letter = (first >= 65) & (first <= 90) & (length > 0)
+    sx = np.full((n, 4), ord("0"), dtype=np.uint8)
+    sx[:, 0] = np.where(letter, first, 0)
+    sxi = np.ones(n, dtype=np.int64)
+    last = np.where(letter, _SOUNDEX[np.clip(first - 65, 0, 25)], 0).astype(np.int64)
+    active = letter.copy()
+    for k in range(1, int(length.max(initial=0))):
+        live = active & (length > k)
+        if not live.any():
+            break
+        ch = data[np.where(live, s.starts + k, 0)].astype(np.int64)
+        ch = np.where((ch >= 97) & (ch <= 122), ch - 32, ch)
+        is_letter = (ch >= 65) & (ch <= 90)
+        code = _SOUNDEX[np.clip(ch - 65, 0, 25)].astype(np.int64)
+        not_letter = live & ~is_letter
+        last = np.where(not_letter, ord("0"), last)
+        step = live & is_letter & (code != ord("7"))
+        emit = step & (code != ord("0")) & (code != last)
+        rows = np.flatnonzero(emit)
+        sx[rows, sxi[rows]] = code[rows]
+        sxi = sxi + emit
+        last = np.where(step, code, last)
+        active &= sxi <= 3
+    rows = np.arange(n, dtype=np.int64)
+    coded = K.assemble(sx.ravel(), rows, rows * 4, np.full(n, 4), n, s.valid)
+    return pc.if_else(pa.array(letter), coded, a[0].cast(pa.large_string()))
+
+
+_spec("soundex", _strs(1), lambda t: S, _soundex)
+
+
+def _url_encode(a, node, b):
+    """Java's ``URLEncoder.encode(s, UTF-8)``: space as ``+``, ``. - * _`` and alphanumerics
+    kept (once per distinct value)."""
+    return _per_distinct(a[0].cast(pa.string()),
+                         lambda v: quote_plus(v, safe="*").replace("~", "%7E"), pa.string())
+
+
+def _url_decode(a, node, b):
+    bad = re.compile(r"%(?![0-9a-fA-F]{2})")
+
+    def dec(v: str) -> str | None:
+        if bad.search(v):
+            if node.key == "try_url_decode":
+                return None
+            raise ExecutionError(
+                f"Cannot decode url : {v}.", error_class="CANNOT_DECODE_URL",
+                parameters={"url": v})
+        return unquote_plus(v, errors="strict")
+    return _per_distinct(a[0].cast(pa.string()), dec, pa.string())
+
+
+_spec("url_encode", _strs(1), lambda t: S, _url_encode)
+_spec("url_decode", _strs(1), lambda t: S, _url_decode, may_fail=True)
+_spec("try_url_decode", _strs(1), lambda t: S, _url_decode)
+
+STRING_FUNCTIONS.update({
+    "split_part": ("split_part", 3, 3), "levenshtein": ("levenshtein", 2, 3),
+    "soundex": ("soundex", 1, 1), "url_encode": ("url_encode", 1, 1),
+    "url_decode": ("url_decode", 1, 1), "try_url_decode": ("try_url_decode", 1, 1),
+})
+
+
+def _format_number(a, node, b):
+    """Spark's FormatNumber with an INT literal ``d``: ``#,###,##0.00`` (``d`` decimals,
+    HALF_EVEN on the value's shortest decimal, as ``DecimalFormat``), NULL for ``d < 0``; once
+    per distinct value."""
+    okd, digits = _lit(node, 1)
+    if not okd:
+        raise UnsupportedError("format_number with a non-literal number of decimals")
+    x = a[0]
+    if digits is None or not isinstance(digits, int) or digits < 0:
+        return pa.nulls(len(x), pa.string())
+    step = Decimal(1).scaleb(-digits)
+
+    def fmt(v) -> str:
+        if isinstance(v, float):
+            if v != v:
+                return "NaN"
+            if v in (float("inf"), float("-inf")):
+                return "-\u221e" if v < 0 else "\u221e"
+            v = Decimal(repr(v))
+        q = Decimal(v).quantize(step, rounding=ROUND_HALF_EVEN, context=Context(prec=400))
+        return f"{q:,.{digits}f}"
+    return _per_distinct(x, fmt, pa.string())
+
+
+def _format_number_inputs(types):
+    t = types[0]
+    if not (t.is_numeric or isinstance(t, T.NullType)):
+        return None
+    return (None, I)
+
+
+_spec("format_number", _format_number_inputs, lambda t: S, _format_number,
+      expected='"NUMERIC"')
+STRING_FUNCTIONS["format_number"] = ("format_number", 2, 2)
