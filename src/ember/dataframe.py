@@ -54,6 +54,7 @@ from ember.conf import PIVOT_MAX_VALUES
 from ember.errors import UnsupportedError
 from ember.analysis.fresh import fresh_copy
 from ember.analysis.resolution import resolve_nested_name
+from ember.expressions.generators import MultiAlias
 from ember.expressions.cast import Cast
 from ember.expressions.grouping import Cube, GroupingSets, Rollup
 from ember.expressions.intervals import python_interval_string
@@ -923,7 +924,7 @@ def _col_expr(c: Any) -> Expression:
 def _named(e: Expression) -> Expression:
     """A select-list item: named expressions and stars as they are, anything else wrapped in
     ``UnresolvedAlias`` so the analyzer names it after its SQL (``(a + 1)``, ``count(1)``)."""
-    if isinstance(e, (NamedExpression, UnresolvedStar)):
+    if isinstance(e, (NamedExpression, UnresolvedStar, MultiAlias)):
         return e
     # PySpark names ``col("a").cast("int")`` after the column (the cast is not user-visible SQL).
     if isinstance(e, Cast):

@@ -101,7 +101,24 @@ def spark_results(spark: Any) -> dict[str, Any]:
     out["dataframe_api"] = ([f.name for f in api.schema.fields], sorted(
         map(tuple, api.collect()), key=str))
     out["select_expr"] = [tuple(r) for r in pdf.selectExpr("max(st.a)", "min(arr[0])").collect()]
+    out["functions"] = _functions_frames(PF, pdf)
     return out
+
+
+def _functions_frames(F: Any, df: Any) -> list[Any]:
+    """The DataFrame API's nested-type functions (PySpark's ``F`` or Ember's): column names and
+    sorted rows of a generator select and of one wide select."""
+    frames = [
+        df.select("id", F.explode_outer("m").alias("k", "v")),
+        df.select(F.size("arr"), F.try_element_at("arr", F.lit(1)), F.element_at("m", "k1"),
+                  F.array_contains("arr", 2), F.sort_array("arr", False),
+                  F.array_join("arr", "-", "?"), F.split(F.col("st.b.c"), ","), F.map_keys("m"),
+                  F.create_map(F.lit("k"), "id"), F.slice("arr", 1, 2),
+                  F.arrays_zip("arr", F.map_values("m")), F.sequence(F.lit(1), "id"),
+                  F.get("arr", 0), F.array_distinct("arr"), F.posexplode("arr")),
+    ]
+    return [([f.name for f in d.schema.fields], sorted(map(tuple, d.collect()), key=str))
+            for d in frames]
 
 
 _SESSIONS: dict[str, Any] = {}
@@ -158,3 +175,4 @@ def test_dataframe_access_matches_spark(spark_results: dict[str, Any], runtime: 
             sorted(map(tuple, api.collect()), key=str)) == spark_results["dataframe_api"]
     assert [tuple(r) for r in df.selectExpr("max(st.a)", "min(arr[0])").collect()] == (
         spark_results["select_expr"])
+    assert _functions_frames(F, df) == spark_results["functions"]
