@@ -152,6 +152,8 @@ class FunctionSpec:
     #: the kernel reads ``node.ansi`` (Spark's evalMode / failOnError; switched to False by the
     #: analyzer's ResolveEvalMode when ``spark.sql.ansi.enabled`` is false)
     ansi_aware: bool = False
+    #: the result is NULL only for a NULL argument (nullable exactly when an argument is)
+    nullable_from_arguments: bool = False
 
 
 FUNCTION_SPECS: dict[str, FunctionSpec] = {}
@@ -212,6 +214,8 @@ class ScalarFunction(Expression):
 
     @property
     def nullable(self) -> bool:
+        if self.spec.nullable_from_arguments:
+            return any(a.nullable for a in self.arguments)
         return True
 
     @property
