@@ -1048,7 +1048,7 @@ _TYPE_NAMES = {
     T.FloatType: "float", T.DoubleType: "double", T.BooleanType: "boolean",
     T.StringType: "string", T.BinaryType: "binary", T.DateType: "date",
     T.TimestampType: "timestamp", T.NullType: "void", T.StructType: "struct",
-    T.ArrayType: "array",
+    T.ArrayType: "array", T.MapType: "map",
 }
 
 
@@ -1063,7 +1063,8 @@ def _schema_lines(lines: list[str], prefix: str, name: str, dt: T.DataType, null
                   depth: int, max_depth: int | None) -> None:
     if max_depth is not None and depth > max_depth:
         return
-    lines.append(f"{prefix}-- {_escape(name)}: {type_name(dt)} ({null_text})")
+    suffix = f" ({null_text})" if null_text else ""  # a map's key line has none
+    lines.append(f"{prefix}-- {_escape(name)}: {type_name(dt)}{suffix}")
     inner = prefix + "    |"
     if isinstance(dt, T.StructType):
         for f in dt.fields:
@@ -1072,6 +1073,11 @@ def _schema_lines(lines: list[str], prefix: str, name: str, dt: T.DataType, null
     elif isinstance(dt, T.ArrayType):
         _schema_lines(lines, inner, "element", dt.element_type,
                       f"containsNull = {str(dt.contains_null).lower()}", depth + 1, max_depth)
+    elif isinstance(dt, T.MapType):
+        _schema_lines(lines, inner, "key", dt.key_type, "", depth + 1, max_depth)
+        _schema_lines(lines, inner, "value", dt.value_type,
+                      f"valueContainsNull = {str(dt.value_contains_null).lower()}", depth + 1,
+                      max_depth)
 
 
 # ---------------------------------------------------------------------------------------------

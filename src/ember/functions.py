@@ -23,7 +23,9 @@ from ember.column import (
     literal_expr,
     to_expr,
 )
+from ember.errors import AnalysisError
 from ember.expressions.base import Expression, Literal, UnresolvedFunction, UnresolvedStar
+from ember.expressions.higher_order import LambdaFunction, UnresolvedNamedLambdaVariable
 from ember.expressions.time_window import TimeWindow, window_durations
 from ember.session import Session
 from ember.sql import parse_expression
@@ -950,3 +952,57 @@ __all__ += [
     "array_intersect", "array_except", "sort_array", "array_sort", "array_max", "array_min",
     "flatten", "slice", "array_join", "arrays_zip", "sequence", "split",
 ]
+
+
+# -- higher-order functions with Python lambdas (PySpark's API) --------------------------------
+
+
+def _lambda(f: Any, n_max: int) -> Expression:
+    """A Python function of Columns as a SQL lambda (PySpark's ``_create_lambda``): called with
+    one named lambda variable per parameter it takes."""
+    n = len(inspect.signature(f).parameters)
+    if not 1 <= n <= n_max:
+        raise AnalysisError(f"The lambda function takes {n} arguments; expected 1 to {n_max}.",
+                            error_class="INVALID_LAMBDA_FUNCTION_CALL.NUM_ARGS_MISMATCH")
+    names = [f"x_{i}" for i in range(n)] if n > 1 else ["x"]
+    args = [UnresolvedNamedLambdaVariable(nm) for nm in names]
+    body = f(*[Column(a) for a in args])
+    if not isinstance(body, Column):
+        raise AnalysisError("The lambda function must return a Column.",
+                            error_class="HIGHER_ORDER_FUNCTION_SHOULD_RETURN_COLUMN")
+    return LambdaFunction(body._expr, tuple(args))
+
+
+def transform(col: Any, f: Any) -> Column:
+    """``transform(col, x -> f(x))``; ``f`` takes the element (and its index)."""
+    return Column(UnresolvedFunction("transform", (_col_or_name(col), _lambda(f, 2))))
+
+
+def filter(col: Any, f: Any) -> Column:  # noqa: A001 - PySpark's name
+    return Column(UnresolvedFunction("filter", (_col_or_name(col), _lambda(f, 2))))
+
+
+def exists(col: Any, f: Any) -> Column:
+    return Column(UnresolvedFunction("exists", (_col_or_name(col), _lambda(f, 1))))
+
+
+def forall(col: Any, f: Any) -> Column:
+    return Column(UnresolvedFunction("forall", (_col_or_name(col), _lambda(f, 1))))
+
+
+def aggregate(col: Any, initialValue: Any, merge: Any, finish: Any = None) -> Column:  # noqa: N803
+    args = (_col_or_name(col), _lit_or_col(initialValue)._expr, _lambda(merge, 2))
+    if finish is not None:
+        args += (_lambda(finish, 1),)
+    return Column(UnresolvedFunction("aggregate", args))
+
+
+reduce = aggregate
+
+
+def zip_with(left: Any, right: Any, f: Any) -> Column:
+    return Column(UnresolvedFunction("zip_with", (_col_or_name(left), _col_or_name(right),
+                                                  _lambda(f, 2))))
+
+
+__all__ += ["transform", "filter", "exists", "forall", "aggregate", "reduce", "zip_with"]

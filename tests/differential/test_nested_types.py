@@ -139,6 +139,10 @@ def _functions_frames(F: Any, df: Any) -> list[Any]:
                   F.create_map(F.lit("k"), "id"), F.slice("arr", 1, 2),
                   F.arrays_zip("arr", F.map_values("m")), F.sequence(F.lit(1), "id"),
                   F.get("arr", 0), F.array_distinct("arr"), F.posexplode("arr")),
+        df.select(F.transform("arr", lambda x: x + 1), F.filter("arr", lambda x, i: i > 0),
+                  F.exists("arr", lambda x: x == 2), F.forall("arr", lambda x: x > 0),
+                  F.aggregate("arr", F.lit(0), lambda acc, x: acc + F.coalesce(x, F.lit(0))),
+                  F.zip_with("arr", "arr", lambda x, y: x * y)),
     ]
     return [([f.name for f in d.schema.fields], sorted(map(tuple, d.collect()), key=str))
             for d in frames]

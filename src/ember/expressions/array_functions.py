@@ -23,7 +23,7 @@ from ember.coercion import find_wider_type
 from ember.errors import ExecutionError
 from ember.expressions.base import Literal
 from ember.expressions.cast import cast_array
-from ember.expressions.collections import _build_map, list_parts
+from ember.expressions.collections import _build_map, list_parts, lists_from_lengths
 from ember.expressions.misc import FunctionSpec, ScalarFunction, register
 
 __all__ = ["ARRAY_FUNCTIONS", "zip_field_names"]
@@ -52,13 +52,7 @@ class Flat:
         return pc.take(self.arr.values, pa.array(self.pos, pa.int64()))
 
 
-def _lists(lens: np.ndarray, values: pa.Array, valid: np.ndarray, at: pa.DataType) -> pa.Array:
-    """A list array of ``values`` cut by ``lens`` (NULL where not ``valid``)."""
-    offsets = np.concatenate([[0], np.cumsum(np.where(valid, lens, 0))]).astype(np.int64)
-    if values.type != at.value_type:
-        values = values.cast(at.value_type)
-    return pa.LargeListArray.from_arrays(pa.array(offsets), values, type=at,
-                                         mask=pa.array(~valid))
+_lists = lists_from_lengths
 
 
 def _rows_of(rows: np.ndarray, n: int) -> np.ndarray:

@@ -17,6 +17,7 @@ element.
 from __future__ import annotations
 
 from dataclasses import field
+from typing import ClassVar
 
 import numpy as np
 import pyarrow as pa
@@ -25,7 +26,7 @@ import pyarrow.compute as pc
 from ember import types as T
 from ember.errors import AnalysisError
 from ember.expressions.base import Expression, LeafExpression, Unevaluable, new_expr_id
-from ember.expressions.collections import list_parts
+from ember.expressions.collections import list_parts, lists_from_lengths
 from ember.expressions.common import to_array, unexpected_input_type
 from ember.trees import node
 
@@ -193,12 +194,7 @@ class _Elements:
         return to_array(fn.function.eval(eb), len(rows))
 
 
-def _lists(lens: np.ndarray, values: pa.Array, valid: np.ndarray, at: pa.DataType) -> pa.Array:
-    offsets = np.concatenate([[0], np.cumsum(np.where(valid, lens, 0))]).astype(np.int64)
-    if values.type != at.value_type:
-        values = values.cast(at.value_type)
-    return pa.LargeListArray.from_arrays(pa.array(offsets), values, type=at,
-                                         mask=pa.array(~valid))
+_lists = lists_from_lengths
 
 
 class _ArrayHOF(Expression):
@@ -296,6 +292,8 @@ class ArrayExists(_ArrayHOF):
     argument: Expression
     function: Expression
     fn_name = "exists"
+    #: TRUE decides (exists); ArrayForAll: FALSE decides
+    any_true: ClassVar[bool] = True
 
     @property
     def data_type(self) -> T.DataType:
@@ -307,29 +305,18 @@ class ArrayExists(_ArrayHOF):
     def eval(self, batch: pa.RecordBatch) -> pa.Array:
         arr, el = self._elements(batch)
         res = el.eval(self.function, [el.values])  # type: ignore[arg-type]
-        return _three_valued(res, el, len(arr), any_true=True)
+        return _three_valued(res, el, len(arr), any_true=self.any_true)
 
 
 @node
-class ArrayForAll(_ArrayHOF):
+class ArrayForAll(ArrayExists):
     """``forall(array, x -> pred)`` (Spark's ``ArrayForAll``: FALSE if any element fails it,
     else NULL if any gave NULL, else TRUE)."""
 
     argument: Expression
     function: Expression
     fn_name = "forall"
-
-    @property
-    def data_type(self) -> T.DataType:
-        return T.BOOLEAN
-
-    def check_input_types(self) -> str | None:
-        return self._array_check() or _boolean_lambda(self.function)
-
-    def eval(self, batch: pa.RecordBatch) -> pa.Array:
-        arr, el = self._elements(batch)
-        res = el.eval(self.function, [el.values])  # type: ignore[arg-type]
-        return _three_valued(res, el, len(arr), any_true=False)
+    any_true: ClassVar[bool] = False
 
 
 def _three_valued(res: pa.Array, el: _Elements, n: int, any_true: bool) -> pa.Array:

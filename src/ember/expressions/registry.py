@@ -275,7 +275,9 @@ def _stack(name, a):
 @_reg("transform filter exists forall", 2, 2)
 def _array_hof(name, a):
     arr, f = a
-    with_index = name in ("transform", "filter")
+    # Spark binds the index only for a two-parameter lambda (so ``(x, y, z) -> ...`` fails as
+    # "expects 3 arguments, but got 1")
+    with_index = name in ("transform", "filter") and len(getattr(f, "arguments", ())) == 2
     f = bind_lambda(name, f, HO._element_params(arr.data_type, with_index))
     cls = {"transform": HO.ArrayTransform, "filter": HO.ArrayFilter,
            "exists": HO.ArrayExists, "forall": HO.ArrayForAll}[name]
