@@ -657,6 +657,8 @@ class _JsonEncoder(_LineEncoder):
             body = pa.repeat(_str(""), n)
         else:
             body = _join(frags, ",", skip_nulls=True)
+            if len(body) != n:  # Arrow's skip-nulls join of all-NULL fields comes back empty
+                body = pa.nulls(n, pa.large_string())
             body = pc.fill_null(body, _str(""))
         out = _wrap(body, "{", "}")
         if valid is not None:
