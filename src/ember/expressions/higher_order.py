@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 from ember import types as T
 from ember.errors import AnalysisError
 from ember.expressions.base import Expression, LeafExpression, Unevaluable, new_expr_id
-from ember.expressions.collections import list_parts, lists_from_lengths
+from ember.expressions.collections import check_arrays, list_parts, lists_from_lengths
 from ember.expressions.common import to_array, unexpected_input_type
 from ember.trees import node
 
@@ -403,10 +403,7 @@ class ZipWith(Expression):
         return T.ArrayType(self.function.data_type, self.function.nullable)
 
     def check_input_types(self) -> str | None:
-        for i, a in enumerate((self.left, self.right), 1):
-            if not isinstance(a.data_type, (T.ArrayType, T.NullType)):
-                return unexpected_input_type(i, '"ARRAY"', a)
-        return None
+        return check_arrays(self.left, self.right)
 
     def eval(self, batch: pa.RecordBatch) -> pa.Array:
         n = batch.num_rows
