@@ -19,6 +19,7 @@ from ember.expressions.base import (
     Alias, Expression, Literal, SortOrder, UnresolvedAttribute, UnresolvedStar, UnresolvedFunction,
 )
 from ember.errors import AnalysisError
+from ember.expressions.generators import MultiAlias
 from ember.pyspark_api import unsupported_method
 from ember.expressions.windows import UnspecifiedFrame, WindowExpression, WindowSpecDefinition
 from ember.sql import parse_data_type
@@ -309,9 +310,12 @@ class Column:
 
     # -- naming, typing, ordering -------------------------------------------------------------
     def alias(self, *alias: str, **kwargs: Any) -> "Column":
-        """``expr AS name``."""
+        """``expr AS name``; several names for a generator's columns
+        (``explode(m).alias("k", "v")``, Spark's MultiAlias)."""
+        if len(alias) > 1:
+            return Column(MultiAlias(self._expr, tuple(alias)))
         if len(alias) != 1:
-            raise ValueError("ember supports exactly one alias name per column")
+            raise ValueError("alias() needs a name")
         return Column(Alias(self._expr, alias[0]))
 
     name = alias

@@ -59,6 +59,7 @@ from ember.dataframe_na import _NO_VALUE, DataFrameNaFunctions
 from ember.dataframe_stat import DataFrameStatFunctions, summary
 from ember.analysis.fresh import fresh_copy
 from ember.analysis.resolution import resolve_nested_name
+from ember.expressions.generators import MultiAlias
 from ember.expressions.cast import Cast
 from ember.expressions.grouping import Cube, GroupingSets, Rollup
 from ember.expressions.intervals import python_interval_string
@@ -1118,7 +1119,7 @@ def _col_expr(c: Any) -> Expression:
 def _named(e: Expression) -> Expression:
     """A select-list item: named expressions and stars as they are, anything else wrapped in
     ``UnresolvedAlias`` so the analyzer names it after its SQL (``(a + 1)``, ``count(1)``)."""
-    if isinstance(e, (NamedExpression, UnresolvedStar)):
+    if isinstance(e, (NamedExpression, UnresolvedStar, MultiAlias)):
         return e
     # PySpark names ``col("a").cast("int")`` after the column (the cast is not user-visible SQL).
     if isinstance(e, Cast):
@@ -1242,7 +1243,7 @@ _TYPE_NAMES = {
     T.FloatType: "float", T.DoubleType: "double", T.BooleanType: "boolean",
     T.StringType: "string", T.BinaryType: "binary", T.DateType: "date",
     T.TimestampType: "timestamp", T.NullType: "void", T.StructType: "struct",
-    T.ArrayType: "array",
+    T.ArrayType: "array", T.MapType: "map",
 }
 
 
@@ -1257,7 +1258,8 @@ def _schema_lines(lines: list[str], prefix: str, name: str, dt: T.DataType, null
                   depth: int, max_depth: int | None) -> None:
     if max_depth is not None and depth > max_depth:
         return
-    lines.append(f"{prefix}-- {_escape(name)}: {type_name(dt)} ({null_text})")
+    suffix = f" ({null_text})" if null_text else ""  # a map's key line has none
+    lines.append(f"{prefix}-- {_escape(name)}: {type_name(dt)}{suffix}")
     inner = prefix + "    |"
     if isinstance(dt, T.StructType):
         for f in dt.fields:
@@ -1266,6 +1268,11 @@ def _schema_lines(lines: list[str], prefix: str, name: str, dt: T.DataType, null
     elif isinstance(dt, T.ArrayType):
         _schema_lines(lines, inner, "element", dt.element_type,
                       f"containsNull = {str(dt.contains_null).lower()}", depth + 1, max_depth)
+    elif isinstance(dt, T.MapType):
+        _schema_lines(lines, inner, "key", dt.key_type, "", depth + 1, max_depth)
+        _schema_lines(lines, inner, "value", dt.value_type,
+                      f"valueContainsNull = {str(dt.value_contains_null).lower()}", depth + 1,
+                      max_depth)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -24,7 +24,9 @@ from ember.column import (
     literal_expr,
     to_expr,
 )
+from ember.errors import AnalysisError
 from ember.expressions.base import Expression, Literal, UnresolvedFunction, UnresolvedStar
+from ember.expressions.higher_order import LambdaFunction, UnresolvedNamedLambdaVariable
 from ember.expressions.time_window import TimeWindow, window_durations
 from ember.session import Session
 from ember import udf as _udf
@@ -1005,3 +1007,226 @@ current_database = _sql_function("current_database", "")
 current_schema = _sql_function("current_schema", "")
 current_catalog = _sql_function("current_catalog", "")
 __all__ += ["current_database", "current_schema", "current_catalog"]
+# -- nested types: maps, element access, generators, collection functions (issue 23) ---------
+# PySpark's signatures: values that are not Columns are literals (``element_at(c, 1)``,
+# ``array_contains(c, "x")``); string column arguments are column names.
+
+
+def _lit_or_col(value: Any) -> Any:
+    return value if isinstance(value, Column) else lit(value)
+
+
+def create_map(*cols: Any) -> Column:
+    """``map(k1, v1, ...)`` from key and value columns."""
+    if len(cols) == 1 and isinstance(cols[0], (list, tuple)):
+        cols = tuple(cols[0])
+    return _call("map", *cols)
+
+
+def map_from_arrays(col1: Any, col2: Any) -> Column:
+    return _call("map_from_arrays", col1, col2)
+
+
+def element_at(col: Any, extraction: Any) -> Column:
+    """Array element at a 1-based index (negative from the end) or a map's value for a key."""
+    return _call("element_at", col, _lit_or_col(extraction))
+
+
+def try_element_at(col: Any, extraction: Any) -> Column:
+    return _call("try_element_at", col, _lit_or_col(extraction))
+
+
+def get(col: Any, index: Any) -> Column:
+    """Array element at a 0-based index, NULL out of bounds."""
+    return _call("get", col, _lit_or_col(index))
+
+
+def size(col: Any) -> Column:
+    return _call("size", col)
+
+
+def cardinality(col: Any) -> Column:
+    return _call("cardinality", col)
+
+
+def map_keys(col: Any) -> Column:
+    return _call("map_keys", col)
+
+
+def map_values(col: Any) -> Column:
+    return _call("map_values", col)
+
+
+def map_entries(col: Any) -> Column:
+    return _call("map_entries", col)
+
+
+def map_concat(*cols: Any) -> Column:
+    if len(cols) == 1 and isinstance(cols[0], (list, tuple)):
+        cols = tuple(cols[0])
+    return _call("map_concat", *cols)
+
+
+def explode(col: Any) -> Column:
+    """Generator: one row per array element (``col``) or map entry (``key``, ``value``)."""
+    return _call("explode", col)
+
+
+def explode_outer(col: Any) -> Column:
+    return _call("explode_outer", col)
+
+
+def posexplode(col: Any) -> Column:
+    return _call("posexplode", col)
+
+
+def posexplode_outer(col: Any) -> Column:
+    return _call("posexplode_outer", col)
+
+
+def inline(col: Any) -> Column:
+    return _call("inline", col)
+
+
+def inline_outer(col: Any) -> Column:
+    return _call("inline_outer", col)
+
+
+def stack(*cols: Any) -> Column:
+    return _call("stack", *cols)
+
+
+def array_contains(col: Any, value: Any) -> Column:
+    return _call("array_contains", col, _lit_or_col(value))
+
+
+def array_position(col: Any, value: Any) -> Column:
+    return _call("array_position", col, _lit_or_col(value))
+
+
+def array_remove(col: Any, element: Any) -> Column:
+    return _call("array_remove", col, _lit_or_col(element))
+
+
+def array_distinct(col: Any) -> Column:
+    return _call("array_distinct", col)
+
+
+def array_union(col1: Any, col2: Any) -> Column:
+    return _call("array_union", col1, col2)
+
+
+def array_intersect(col1: Any, col2: Any) -> Column:
+    return _call("array_intersect", col1, col2)
+
+
+def array_except(col1: Any, col2: Any) -> Column:
+    return _call("array_except", col1, col2)
+
+
+def sort_array(col: Any, asc: bool = True) -> Column:
+    return _call("sort_array", col, _lit_or_col(asc))
+
+
+def array_sort(col: Any) -> Column:
+    return _call("array_sort", col)
+
+
+def array_max(col: Any) -> Column:
+    return _call("array_max", col)
+
+
+def array_min(col: Any) -> Column:
+    return _call("array_min", col)
+
+
+def flatten(col: Any) -> Column:
+    return _call("flatten", col)
+
+
+def slice(x: Any, start: Any, length: Any) -> Column:  # noqa: A001 - PySpark's name
+    return _call("slice", x, _lit_or_col(start), _lit_or_col(length))
+
+
+def array_join(col: Any, delimiter: str, null_replacement: str | None = None) -> Column:
+    if null_replacement is None:
+        return _call("array_join", col, lit(delimiter))
+    return _call("array_join", col, lit(delimiter), lit(null_replacement))
+
+
+def arrays_zip(*cols: Any) -> Column:
+    return _call("arrays_zip", *cols)
+
+
+def sequence(start: Any, stop: Any, step: Any = None) -> Column:
+    return _call("sequence", start, stop) if step is None else _call("sequence", start, stop,
+                                                                     step)
+
+
+def split(str: Any, pattern: str, limit: int = -1) -> Column:  # noqa: A002 - PySpark's name
+    """``split(str, regex, limit)``: the string cut at the regex's matches, an array."""
+    return _call("split", str, lit(pattern), _lit_or_col(limit))
+
+
+__all__ += [
+    "create_map", "map_from_arrays", "element_at", "try_element_at", "get", "size",
+    "cardinality", "map_keys", "map_values", "map_entries", "map_concat", "explode",
+    "explode_outer", "posexplode", "posexplode_outer", "inline", "inline_outer", "stack",
+    "array_contains", "array_position", "array_remove", "array_distinct", "array_union",
+    "array_intersect", "array_except", "sort_array", "array_sort", "array_max", "array_min",
+    "flatten", "slice", "array_join", "arrays_zip", "sequence", "split",
+]
+
+
+# -- higher-order functions with Python lambdas (PySpark's API) --------------------------------
+
+
+def _lambda(f: Any, n_max: int) -> Expression:
+    """A Python function of Columns as a SQL lambda (PySpark's ``_create_lambda``): called with
+    one named lambda variable per parameter it takes."""
+    n = len(inspect.signature(f).parameters)
+    if not 1 <= n <= n_max:
+        raise AnalysisError(f"The lambda function takes {n} arguments; expected 1 to {n_max}.",
+                            error_class="INVALID_LAMBDA_FUNCTION_CALL.NUM_ARGS_MISMATCH")
+    names = [f"x_{i}" for i in range(n)] if n > 1 else ["x"]
+    args = [UnresolvedNamedLambdaVariable(nm) for nm in names]
+    body = f(*[Column(a) for a in args])
+    if not isinstance(body, Column):
+        raise AnalysisError("The lambda function must return a Column.",
+                            error_class="HIGHER_ORDER_FUNCTION_SHOULD_RETURN_COLUMN")
+    return LambdaFunction(body._expr, tuple(args))
+
+
+def transform(col: Any, f: Any) -> Column:
+    """``transform(col, x -> f(x))``; ``f`` takes the element (and its index)."""
+    return Column(UnresolvedFunction("transform", (_col_or_name(col), _lambda(f, 2))))
+
+
+def filter(col: Any, f: Any) -> Column:  # noqa: A001 - PySpark's name
+    return Column(UnresolvedFunction("filter", (_col_or_name(col), _lambda(f, 2))))
+
+
+def exists(col: Any, f: Any) -> Column:
+    return Column(UnresolvedFunction("exists", (_col_or_name(col), _lambda(f, 1))))
+
+
+def forall(col: Any, f: Any) -> Column:
+    return Column(UnresolvedFunction("forall", (_col_or_name(col), _lambda(f, 1))))
+
+
+def aggregate(col: Any, initialValue: Any, merge: Any, finish: Any = None) -> Column:  # noqa: N803
+    args = (_col_or_name(col), _lit_or_col(initialValue)._expr, _lambda(merge, 2))
+    if finish is not None:
+        args += (_lambda(finish, 1),)
+    return Column(UnresolvedFunction("aggregate", args))
+
+
+reduce = aggregate
+
+
+def zip_with(left: Any, right: Any, f: Any) -> Column:
+    return Column(UnresolvedFunction("zip_with", (_col_or_name(left), _col_or_name(right),
+                                                  _lambda(f, 2))))
+
+
+__all__ += ["transform", "filter", "exists", "forall", "aggregate", "reduce", "zip_with"]

@@ -1,8 +1,9 @@
 """ARRAY, MAP and STRUCT values against PySpark on both runtimes (issue 23): constructors, casts,
 element and field access (SQL ``a.b.c``, ``a[0]``, ``m['k']``, ``element_at``; the DataFrame
 API's ``getField``/``getItem``/indexing/``df["s.a"]``), ``size``/``map_keys``/``map_values``,
-generators (``explode`` & co in SELECT, ``LATERAL VIEW [OUTER]``), their errors, ``collect()``
-rows and ``show()`` text.
+generators (``explode`` & co in SELECT, ``LATERAL VIEW [OUTER]``), collection and higher-order
+functions, ordering/grouping on arrays and structs, their errors, ``collect()`` rows and
+``show()`` text.
 
 Each check is batched: one query with many columns, run once on Spark and compared once per
 runtime (column names, types, nullability, rows, and the ``show()`` rendering).
@@ -52,6 +53,25 @@ QUERIES: dict[str, str] = {
     "lateral_views": """
         SELECT id, x, p, c.a FROM nt LATERAL VIEW OUTER explode(arr) t1 AS x
         LATERAL VIEW posexplode(sa) t2 AS p, c WHERE id < 3 ORDER BY id, x, p""",
+    "higher_order_functions": """
+        SELECT id, transform(arr, x -> x + id), filter(arr, (x, i) -> i > 0),
+               exists(arr, x -> x = 2), forall(arr, x -> x > 0),
+               aggregate(arr, 0L, (acc, x) -> acc + coalesce(x, 0), acc -> acc * 10),
+               zip_with(arr, sa, (x, y) -> x + y.a), transform(sa, s -> s.a)
+        FROM nt ORDER BY id""",
+    "collection_functions": """
+        SELECT id, array_contains(arr, 2), array_position(arr, 2), array_remove(arr, 1),
+               array_distinct(arr), array_union(arr, array(5, 1)),
+               array_intersect(arr, array(2, NULL)), array_except(arr, array(1)),
+               sort_array(arr, false), array_sort(arr), array_max(arr), array_min(arr),
+               flatten(array(arr, arr)), slice(arr, -2, 2), array_join(arr, '/', '-'),
+               arrays_zip(arr, sa), sequence(1, id), map_entries(m), map_concat(m, map('z', id)),
+               split(st.b.c, ''), split('a,b,,', ',')
+        FROM nt ORDER BY id""",
+    "nested_ordering_and_grouping": """
+        SELECT arr, st, count(*), arr < array(1, 3), st > named_struct('a', 0, 'b', named_struct('c', 'a'))
+        FROM (SELECT arr, st FROM nt UNION ALL SELECT arr, st FROM nt) GROUP BY arr, st
+        ORDER BY arr DESC, st""",
     "lateral_view_aggregate": """
         SELECT x, count(*), max(id) FROM nt LATERAL VIEW explode(arr) t AS x GROUP BY x
         ORDER BY x""",
@@ -75,6 +95,9 @@ ERRORS: dict[str, str] = {
     "lateral_view_not_generator": "SELECT id FROM nt LATERAL VIEW abs(id) t AS x",
     "stack_column_types": "SELECT stack(2, 1, 'a')",
     "generator_alias_count": "SELECT explode(m) AS x FROM nt",
+    "distinct_map": "SELECT DISTINCT m FROM nt",
+    "slice_start_zero": "SELECT slice(arr, 0, 1) FROM nt",
+    "lambda_arguments": "SELECT transform(arr, (x, y, z) -> x) FROM nt",
 }
 
 
@@ -101,7 +124,28 @@ def spark_results(spark: Any) -> dict[str, Any]:
     out["dataframe_api"] = ([f.name for f in api.schema.fields], sorted(
         map(tuple, api.collect()), key=str))
     out["select_expr"] = [tuple(r) for r in pdf.selectExpr("max(st.a)", "min(arr[0])").collect()]
+    out["functions"] = _functions_frames(PF, pdf)
     return out
+
+
+def _functions_frames(F: Any, df: Any) -> list[Any]:
+    """The DataFrame API's nested-type functions (PySpark's ``F`` or Ember's): column names and
+    sorted rows of a generator select and of one wide select."""
+    frames = [
+        df.select("id", F.explode_outer("m").alias("k", "v")),
+        df.select(F.size("arr"), F.try_element_at("arr", F.lit(1)), F.element_at("m", "k1"),
+                  F.array_contains("arr", 2), F.sort_array("arr", False),
+                  F.array_join("arr", "-", "?"), F.split(F.col("st.b.c"), ","), F.map_keys("m"),
+                  F.create_map(F.lit("k"), "id"), F.slice("arr", 1, 2),
+                  F.arrays_zip("arr", F.map_values("m")), F.sequence(F.lit(1), "id"),
+                  F.get("arr", 0), F.array_distinct("arr"), F.posexplode("arr")),
+        df.select(F.transform("arr", lambda x: x + 1), F.filter("arr", lambda x, i: i > 0),
+                  F.exists("arr", lambda x: x == 2), F.forall("arr", lambda x: x > 0),
+                  F.aggregate("arr", F.lit(0), lambda acc, x: acc + F.coalesce(x, F.lit(0))),
+                  F.zip_with("arr", "arr", lambda x, y: x * y)),
+    ]
+    return [([f.name for f in d.schema.fields], sorted(map(tuple, d.collect()), key=str))
+            for d in frames]
 
 
 _SESSIONS: dict[str, Any] = {}
@@ -158,3 +202,4 @@ def test_dataframe_access_matches_spark(spark_results: dict[str, Any], runtime: 
             sorted(map(tuple, api.collect()), key=str)) == spark_results["dataframe_api"]
     assert [tuple(r) for r in df.selectExpr("max(st.a)", "min(arr[0])").collect()] == (
         spark_results["select_expr"])
+    assert _functions_frames(F, df) == spark_results["functions"]

@@ -59,6 +59,7 @@ from ember.plans.logical.nodes import (
     Aggregate,
     Except,
     Filter,
+    Distinct,
     Intersect,
     Join,
     LogicalPlan,
@@ -332,6 +333,16 @@ def _check_node(p: LogicalPlan, ctx) -> None:
             _unsupported_in_operator(p, p.expressions(), ctx)
         case Limit(limit=e) | Offset(offset=e):
             _check_limit_like("limit" if isinstance(p, Limit) else "offset", e, ctx)
+        case Distinct() | Intersect() | Except() if any(
+                not a.data_type.is_orderable for a in p.output):
+            # Spark's CheckAnalysis mapColumnInSetOperation
+            a = next(a for a in p.output if not a.data_type.is_orderable)
+            t = f'"{a.data_type.sql()}"'
+            raise AnalysisError(
+                "The feature is not supported: Cannot have MAP type columns in a set operation "
+                f"(INTERSECT, EXCEPT, etc.), but the type of column `{a.name}` is {t}.",
+                error_class="UNSUPPORTED_FEATURE.SET_OPERATION_ON_MAP_TYPE",
+                parameters={"colName": f"`{a.name}`", "dataType": t})
         case Union(inputs=inputs):
             _check_set_op(p, inputs)
         case Intersect(left=l, right=r) | Except(left=l, right=r):

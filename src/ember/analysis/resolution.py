@@ -40,6 +40,7 @@ from ember.plans.logical.join_type import JoinType
 from ember.trees import node
 from ember.expressions.cast import Cast
 from ember.expressions.collections import extract_value
+from ember.expressions.higher_order import UnresolvedNamedLambdaVariable
 from ember.expressions.misc import to_pretty_sql
 from ember.expressions.subquery import SubqueryExpression
 
@@ -328,6 +329,7 @@ def remove_temp_resolved_columns(plan: LogicalPlan, ctx: Any = None) -> LogicalP
 
 
 UNRESOLVED_EXPR_TYPES = (
+    UnresolvedNamedLambdaVariable,
     UnresolvedAttribute,
     UnresolvedStar,
     UnresolvedFunction,

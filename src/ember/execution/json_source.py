@@ -527,6 +527,16 @@ def _converter(t: T.DataType, failed: list[bool]) -> Callable[[Any], Any]:
                     failed[0] = True
             return out
         return conv_struct
+    if isinstance(t, T.MapType):
+        # a JSON object as a map: its names are the keys (Spark's JacksonParser), Arrow takes
+        # (key, value) pairs
+        ck, cv = _converter(t.key_type, failed), _converter(t.value_type, failed)
+
+        def conv_map(v):
+            if not isinstance(v, dict):
+                raise _Bad
+            return [(ck(k), None if x is None else cv(x)) for k, x in v.items()]
+        return conv_map
     if isinstance(t, T.ArrayType):
         ce = _converter(t.element_type, failed)
 

@@ -174,7 +174,7 @@ def check_writable(file_format: str, names: tuple[str, ...], types: tuple[T.Data
     fmt = file_format.lower()
     codec = options.get("compression", options.get("codec"))
     for n, t in zip(names, types):
-        if fmt == "csv" and isinstance(t, (T.ArrayType, T.StructType, T.NullType)):
+        if fmt == "csv" and isinstance(t, (T.ArrayType, T.StructType, T.MapType, T.NullType)):
             raise _type_error("CSV", n, t)
         if fmt == "text" and not isinstance(t, T.StringType):
             raise _type_error("Text", n, t)
@@ -310,9 +310,20 @@ class _OpenFile:
 # -- encoders -------------------------------------------------------------------------------
 
 def _nullable_schema(job: WriteJob) -> pa.Schema:
-    """Spark writes every column as nullable."""
-    return pa.schema([pa.field(n, t.to_arrow(), nullable=True)
+    """Spark writes every column as nullable (nested struct fields and array elements too: a
+    non-nullable field of a NULL struct holds NULL in Arrow)."""
+    return pa.schema([pa.field(n, _nullable_type(t.to_arrow()), nullable=True)
                       for n, t in zip(job.data_names, job.data_types)])
+
+
+def _nullable_type(t: pa.DataType) -> pa.DataType:
+    if pa.types.is_struct(t):
+        return pa.struct([pa.field(f.name, _nullable_type(f.type), nullable=True) for f in t])
+    if pa.types.is_large_list(t):
+        return pa.large_list(pa.field(t.value_field.name, _nullable_type(t.value_type)))
+    if pa.types.is_map(t):
+        return pa.map_(t.key_type, pa.field("value", _nullable_type(t.item_type)))
+    return t
 
 
 class _ParquetEncoder:
@@ -646,6 +657,8 @@ class _JsonEncoder(_LineEncoder):
             body = pa.repeat(_str(""), n)
         else:
             body = _join(frags, ",", skip_nulls=True)
+            if len(body) != n:  # Arrow's skip-nulls join of all-NULL fields comes back empty
+                body = pa.nulls(n, pa.large_string())
             body = pc.fill_null(body, _str(""))
         out = _wrap(body, "{", "}")
         if valid is not None:
@@ -676,8 +689,17 @@ class _JsonEncoder(_LineEncoder):
                 pc.cast(arr.offsets, pa.int64()), values, mask=pc.invert(pc.is_valid(arr)))
             joined = pc.binary_join(lists, _str(","))
             return _wrap(joined, "[", "]")
+        if isinstance(dt, T.MapType):
+            # a JSON object: the keys' text as names (Spark's JacksonGenerator)
+            keys = json_string(cast_array(arr.keys, dt.key_type, T.STRING))
+            items = pc.fill_null(self._value(arr.items, dt.value_type), _str("null"))
+            entries = pc.binary_join_element_wise(keys, items, _str(":"))
+            lists = pa.LargeListArray.from_arrays(
+                pc.cast(arr.offsets, pa.int64()), entries, mask=pc.invert(pc.is_valid(arr)))
+            return _wrap(pc.binary_join(lists, _str(",")), "{", "}")
         if isinstance(dt, T.StructType):
-            columns = [arr.field(i) for i in range(len(dt.fields))]
+            # struct_field honours the struct's slice offset (``.field(i)`` does not)
+            columns = [pc.struct_field(arr, [i]) for i in range(len(dt.fields))]
             return self._object(columns, [(f.name, f.data_type) for f in dt.fields], len(arr),
                                 pc.is_valid(arr))
         text = _text_values(self.job, arr, dt, self.opts)

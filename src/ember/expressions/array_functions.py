@@ -23,8 +23,8 @@ from ember.coercion import find_wider_type
 from ember.errors import ExecutionError
 from ember.expressions.base import Literal
 from ember.expressions.cast import cast_array
-from ember.expressions.collections import _build_map, list_parts
-from ember.expressions.misc import FunctionSpec, ScalarFunction, register
+from ember.expressions.collections import _build_map, list_parts, lists_from_lengths
+from ember.expressions.misc import FunctionSpec, ScalarFunction, nullable_from_arguments, register
 
 __all__ = ["ARRAY_FUNCTIONS", "zip_field_names"]
 
@@ -52,13 +52,7 @@ class Flat:
         return pc.take(self.arr.values, pa.array(self.pos, pa.int64()))
 
 
-def _lists(lens: np.ndarray, values: pa.Array, valid: np.ndarray, at: pa.DataType) -> pa.Array:
-    """A list array of ``values`` cut by ``lens`` (NULL where not ``valid``)."""
-    offsets = np.concatenate([[0], np.cumsum(np.where(valid, lens, 0))]).astype(np.int64)
-    if values.type != at.value_type:
-        values = values.cast(at.value_type)
-    return pa.LargeListArray.from_arrays(pa.array(offsets), values, type=at,
-                                         mask=pa.array(~valid))
+_lists = lists_from_lengths
 
 
 def _rows_of(rows: np.ndarray, n: int) -> np.ndarray:
@@ -424,8 +418,9 @@ def _arrays_zip(a, node, b):
         ok = within < f.lens[rows]
         idx = np.where(ok, starts[rows] + within, 0)
         vals = f.values()
-        fields.append(pc.take(vals, pa.array(idx, mask=~ok)).cast(fld.type)
-                      if len(vals) else pa.nulls(len(idx), fld.type))
+        col = pc.take(vals, pa.array(idx, mask=~ok)) if len(vals) else pa.nulls(len(idx),
+                                                                              fld.type)
+        fields.append(col if col.type == fld.type else col.cast(fld.type))
     structs = pa.StructArray.from_arrays(fields, fields=list(at.value_type))
     return _lists(lens, structs, valid, at)
 
@@ -486,7 +481,7 @@ def _sequence_inputs(types):
 
 _spec("sequence", _sequence_inputs, lambda t: T.ArrayType(
     find_wider_type(list(t[:2]), string_promotion=False) or T.LONG, False), _sequence,
-    may_fail=True, expected='"INTEGRAL"')
+    may_fail=True, expected='"INTEGRAL"', nullable=nullable_from_arguments)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -603,7 +598,14 @@ def _substrings(data: pa.Buffer, starts: np.ndarray, ends: np.ndarray) -> pa.Arr
 
 
 _spec("split", lambda t: (T.STRING, T.STRING) + ((T.INT,) if len(t) > 2 else ()),
-      lambda t: T.ArrayType(T.STRING), _split, expected='"STRING"')
+      lambda t: T.ArrayType(T.STRING), _split, expected='"STRING"', nullable=nullable_from_arguments)
+
+#: how Spark shows ``array_sort(a)``: with its default comparator
+ARRAY_SORT_COMPARATOR = (
+    "lambdafunction((IF(((namedlambdavariable() IS NULL) AND (namedlambdavariable() IS NULL)), "
+    "0, (IF((namedlambdavariable() IS NULL), 1, (IF((namedlambdavariable() IS NULL), -1, "
+    "(IF((namedlambdavariable() < namedlambdavariable()), -1, (IF((namedlambdavariable() > "
+    "namedlambdavariable()), 1, 0)))))))))), namedlambdavariable(), namedlambdavariable())")
 
 
 #: name -> (spec key, min args, max args), registered by :mod:`ember.expressions.registry`
@@ -612,7 +614,7 @@ ARRAY_FUNCTIONS: dict[str, tuple[str, int, int]] = {
     "array_remove": ("array_remove", 2, 2), "array_distinct": ("array_distinct", 1, 1),
     "array_union": ("array_union", 2, 2), "array_intersect": ("array_intersect", 2, 2),
     "array_except": ("array_except", 2, 2), "sort_array": ("sort_array", 1, 2),
-    "array_sort": ("array_sort", 1, 1), "array_max": ("array_max", 1, 1),
+    "array_max": ("array_max", 1, 1),
     "array_min": ("array_min", 1, 1), "flatten": ("flatten", 1, 1), "slice": ("slice", 3, 3),
     "array_join": ("array_join", 2, 3), "arrays_zip": ("arrays_zip", 1, 1 << 20),
     "sequence": ("sequence", 2, 3), "map_entries": ("map_entries", 1, 1),

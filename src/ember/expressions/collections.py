@@ -35,7 +35,7 @@ from ember.trees import node
 
 __all__ = ["CreateMap", "MapFromArrays", "GetStructField", "GetArrayStructFields",
            "GetArrayItem", "GetMapValue", "ElementAt", "Size", "MapKeys", "MapValues",
-           "extract_value", "list_parts"]
+           "extract_value", "list_parts", "lists_from_lengths", "check_arrays"]
 
 
 def list_parts(arr: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -44,6 +44,24 @@ def list_parts(arr: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     offsets = arr.offsets.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
     valid = ~pc.is_null(arr).to_numpy(zero_copy_only=False)
     return offsets[:-1], np.diff(offsets), valid
+
+
+def lists_from_lengths(lens: np.ndarray, values: pa.Array, valid: np.ndarray,
+                       at: pa.DataType) -> pa.Array:
+    """A list array of type ``at`` cutting ``values`` by ``lens`` (NULL where not ``valid``)."""
+    offsets = np.concatenate([[0], np.cumsum(np.where(valid, lens, 0))]).astype(np.int64)
+    if values.type != at.value_type:
+        values = values.cast(at.value_type)
+    return pa.LargeListArray.from_arrays(pa.array(offsets), values, type=at,
+                                         mask=pa.array(~valid))
+
+
+def check_arrays(*args: Expression) -> str | None:
+    """``UNEXPECTED_INPUT_TYPE`` for the first argument that is not an ARRAY (or NULL)."""
+    for i, a in enumerate(args, 1):
+        if not isinstance(a.data_type, (T.ArrayType, T.NullType)):
+            return unexpected_input_type(i, '"ARRAY"', a)
+    return None
 
 
 def _np_index(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
@@ -197,10 +215,7 @@ class MapFromArrays(Expression):
         return self.left.nullable or self.right.nullable
 
     def check_input_types(self) -> str | None:
-        for i, a in enumerate((self.left, self.right), 1):
-            if not isinstance(a.data_type, (T.ArrayType, T.NullType)):
-                return unexpected_input_type(i, '"ARRAY"', a)
-        return None
+        return check_arrays(self.left, self.right)
 
     def eval(self, batch: pa.RecordBatch) -> pa.Array:
         n = batch.num_rows

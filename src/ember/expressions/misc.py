@@ -152,8 +152,14 @@ class FunctionSpec:
     #: the kernel reads ``node.ansi`` (Spark's evalMode / failOnError; switched to False by the
     #: analyzer's ResolveEvalMode when ``spark.sql.ansi.enabled`` is false)
     ansi_aware: bool = False
-    #: the node's nullability (None: always nullable), e.g. ``hash(...)`` is never NULL
+    #: the node's nullability (None: always nullable), e.g. ``hash(...)`` is never NULL, and
+    #: :func:`nullable_from_arguments` for a result NULL only for a NULL argument
     nullable: Callable[["ScalarFunction"], bool] | None = None
+
+
+def nullable_from_arguments(node: "ScalarFunction") -> bool:
+    """A :attr:`FunctionSpec.nullable`: NULL exactly when an argument may be."""
+    return any(a.nullable for a in node.arguments)
 
 
 FUNCTION_SPECS: dict[str, FunctionSpec] = {}

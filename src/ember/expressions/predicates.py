@@ -228,8 +228,13 @@ def compare_arrays(op: str, left: pa.Array, right: pa.Array, dtype: T.DataType) 
     n = len(left)
     if pa.types.is_null(left.type) or pa.types.is_null(right.type):
         return pa.nulls(n, pa.bool_())
-    if isinstance(dtype, T.StructType):
+    if isinstance(dtype, T.StructType) and op == "=":
         return _compare_structs(op, left, right, dtype)
+    if isinstance(dtype, (T.StructType, T.ArrayType)):
+        c = _cmp3(left, right, dtype)
+        res = {"=": c == 0, "<": c < 0, "<=": c <= 0, ">": c > 0, ">=": c >= 0}[op]
+        valid = pc.and_(pc.is_valid(left), pc.is_valid(right)).to_numpy(zero_copy_only=False)
+        return pa.array(res, pa.bool_(), mask=~valid)
     if op == "=":
         out = pc.equal(left, right)
     elif op == "<":
@@ -255,6 +260,45 @@ def compare_arrays(op: str, left: pa.Array, right: pa.Array, dtype: T.DataType) 
             else:
                 out = pc.or_(out, pc.or_(both, pc.and_(ln, pc.invert(rn))))
     return out
+
+
+def _cmp3(left: pa.Array, right: pa.Array, dtype: T.DataType) -> np.ndarray:
+    """Spark's interpreted ordering of two equally long arrays of ``dtype``, as -1/0/1 per
+    position (a NULL sorts before any value, two NULLs are equal): structs field by field,
+    arrays element by element then by length.  Loops run over fields and element positions,
+    each step vectorized over all rows."""
+    ln = pc.is_null(left).to_numpy(zero_copy_only=False)
+    rn = pc.is_null(right).to_numpy(zero_copy_only=False)
+    out = np.zeros(len(left), np.int8)
+    if isinstance(dtype, T.StructType):
+        for i, f in enumerate(dtype.fields):
+            c = _cmp3(pc.struct_field(left, [i]), pc.struct_field(right, [i]), f.data_type)
+            out = np.where(out == 0, c, out)
+    elif isinstance(dtype, T.ArrayType):
+        def parts(a: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+            offs = a.offsets.to_numpy(zero_copy_only=False).astype(np.int64)
+            return offs[:-1], np.where(pc.is_null(a).to_numpy(zero_copy_only=False), 0,
+                                       np.diff(offs))
+        ls, ll = parts(left)
+        rs, rl = parts(right)
+        common = np.minimum(ll, rl)
+        for k in range(int(common.max()) if len(common) else 0):
+            rows = np.flatnonzero((common > k) & (out == 0))
+            if not len(rows):
+                break
+            c = _cmp3(left.values.take(pa.array(ls[rows] + k)),
+                      right.values.take(pa.array(rs[rows] + k)), dtype.element_type)
+            out[rows] = c
+        out = np.where(out == 0, np.sign(ll - rl).astype(np.int8), out)
+    else:
+        both = ~ln & ~rn
+        lt = pc.fill_null(compare_arrays("<", left, right, dtype), False).to_numpy(
+            zero_copy_only=False)
+        gt = pc.fill_null(compare_arrays(">", left, right, dtype), False).to_numpy(
+            zero_copy_only=False)
+        out = np.where(both & lt, -1, np.where(both & gt, 1, 0)).astype(np.int8)
+    out = np.where(ln & ~rn, -1, np.where(rn & ~ln, 1, np.where(ln & rn, 0, out)))
+    return out.astype(np.int8)
 
 
 def _compare_structs(op: str, left: pa.Array, right: pa.Array, dtype: T.StructType) -> pa.Array:

@@ -41,6 +41,8 @@ from ember.expressions.collections import (
 )
 from ember.expressions.conditional import CaseWhen, Coalesce, Greatest, If, Least
 from ember.expressions.generators import Explode, Inline, Stack
+from ember.expressions import higher_order as HO
+from ember.expressions.higher_order import bind_lambda
 from ember.expressions.grouping import Grouping, GroupingID
 from ember.expressions.misc import (
     CreateArray,
@@ -279,6 +281,40 @@ def _stack(name, a):
     return Stack(tuple(a))
 
 
+@_reg("transform filter exists forall", 2, 2)
+def _array_hof(name, a):
+    arr, f = a
+    # Spark binds the index only for a two-parameter lambda (so ``(x, y, z) -> ...`` fails as
+    # "expects 3 arguments, but got 1")
+    with_index = name in ("transform", "filter") and len(getattr(f, "arguments", ())) == 2
+    f = bind_lambda(name, f, HO._element_params(arr.data_type, with_index))
+    cls = {"transform": HO.ArrayTransform, "filter": HO.ArrayFilter,
+           "exists": HO.ArrayExists, "forall": HO.ArrayForAll}[name]
+    return cls(arr, f)
+
+
+@_reg("aggregate reduce", 3, 4)
+def _aggregate(name, a):
+    arr, zero, merge = a[0], a[1], a[2]
+    et = HO._element_params(arr.data_type, False)
+    merge = bind_lambda(name, merge, [(zero.data_type, True)] + et)
+    if len(a) > 3:
+        finish = bind_lambda(name, a[3], [(zero.data_type, True)])
+    else:  # Spark's default finish: the identity
+        v = HO.NamedLambdaVariable("id", zero.data_type, True)
+        finish = HO.LambdaFunction(v, (v,))
+    return HO.ArrayAggregate(arr, zero, merge, finish, fn_name=name)
+
+
+@_reg("zip_with", 3, 3)
+def _zip_with(name, a):
+    left, right, f = a
+    params = HO._element_params(left.data_type, False) + HO._element_params(right.data_type,
+                                                                            False)
+    params = [(t, True) for t, _ in params]  # the shorter side is padded with NULLs
+    return HO.ZipWith(left, right, bind_lambda(name, f, params))
+
+
 @_reg("map_keys", 1, 1)
 def _map_keys(name, a):
     return MapKeys(a[0])
@@ -318,6 +354,14 @@ for _name, (_key, _lo, _hi) in SF.STRING_FUNCTIONS.items():
     _BUILDERS[_name] = (_lo, _hi, _scalar(_key, ""))
 for _name, (_key, _lo, _hi) in AF.ARRAY_FUNCTIONS.items():
     _BUILDERS[_name] = (_lo, _hi, _scalar(_key, ""))
+
+
+@_reg("array_sort", 1, 1)
+def _array_sort(name, a):
+    """``array_sort(a)``, named as Spark names it: with its default comparator lambda."""
+    c = AF.ARRAY_SORT_COMPARATOR
+    return FunctionCall(name, ScalarFunction(name, tuple(a), "array_sort"),
+                        (a[0].sql(), c), (a[0].simple_string(), c), (to_pretty_sql(a[0]), c))
 
 
 @_reg("split", 2, 3)

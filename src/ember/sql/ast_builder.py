@@ -47,6 +47,7 @@ from ember.expressions.base import (
 )
 from ember.expressions.grouping import BaseGroupingSets, Cube, GroupingSets, Rollup
 from ember.expressions.generators import MultiAlias
+from ember.expressions.higher_order import LambdaFunction, UnresolvedNamedLambdaVariable
 from ember.expressions.registry import unresolved_routine
 from ember.expressions.subquery import Exists, InSubquery, ScalarSubquery
 from ember.expressions.windows import (
@@ -176,6 +177,8 @@ class AstBuilder:
         self.text = source[prefix_len:]
         self._prefix_len = prefix_len
         self._line_starts = [0] + [i + 1 for i, ch in enumerate(source) if ch == "\n"]
+        #: the parameter names of the lambdas being built (innermost last)
+        self._lambda_params: list[set[str]] = []
 
     # -- positions ------------------------------------------------------------------------------
     def position(self, offset: int) -> tuple[int, int]:
@@ -994,6 +997,25 @@ class AstBuilder:
                                   (self.expr(node.this), self.expr(node.expressions[0])),
                                   origin=self.origin_of(node))
 
+    def _lambda(self, node: exp.Lambda) -> Expression:
+        """``(x, y) -> body``: the parameters are bound by the higher-order function."""
+        names = tuple(i.name for i in node.expressions)
+        self._lambda_params.append(set(n.lower() for n in names))
+        try:
+            body = self.expr(node.this)
+        finally:
+            self._lambda_params.pop()
+        return LambdaFunction(body, tuple(UnresolvedNamedLambdaVariable(n) for n in names))
+
+    def _identifier(self, node: exp.Identifier) -> Expression:
+        # sqlglot writes a lambda parameter in the lambda's body as a bare identifier
+        if any(node.name.lower() in ps for ps in self._lambda_params):
+            return UnresolvedNamedLambdaVariable(node.name)
+        return UnresolvedAttribute((node.name,), self.origin_of(node))
+
+    def _transform(self, node: exp.Transform) -> Expression:
+        return self.function_call("transform", [node.this, node.expression], node)
+
     def _literal(self, node: exp.Literal) -> Expression:
         if node.is_string:
             return Literal(node.this, T.STRING)
@@ -1381,6 +1403,9 @@ _B._DISPATCH = {
     exp.Column: _B._column,
     exp.Dot: _B._dot,
     exp.Bracket: _B._bracket,
+    exp.Lambda: _B._lambda,
+    exp.Identifier: _B._identifier,
+    exp.Transform: _B._transform,
     exp.Literal: _B._literal,
     exp.Star: _B._star,
     exp.Null: _B._null,

@@ -23,6 +23,7 @@ from ember.expressions.base import (
 from ember.expressions.misc import FunctionCall
 from ember.plans.logical.nodes import LogicalPlan
 from ember.expressions.aggregates import First, Last, lookup_aggregate
+from ember.expressions.higher_order import LambdaFunction
 from ember.expressions.registry import lookup_function, wrong_num_args
 from ember.expressions.window_registry import lookup_window_function
 
@@ -92,7 +93,10 @@ def resolve_functions_in(e: Expression, ctx) -> Expression:
     """``e`` with every ``UnresolvedFunction`` whose arguments are resolved looked up."""
     def rule(x: Expression) -> Expression | None:
         if isinstance(x, UnresolvedFunction):
-            if any(has_unresolved(a) for a in x.arguments):
+            # a lambda argument is bound by its higher-order function (Spark's
+            # ResolveLambdaVariables): only the other arguments must be resolved first
+            if any(has_unresolved(a) for a in x.arguments if not (
+                    isinstance(a, LambdaFunction) and not a.bound)):
                 return None
             if x.filter is not None and has_unresolved(x.filter):
                 return None
