@@ -153,7 +153,15 @@ def _classify(session, case: Case) -> tuple[str, str]:  # type: ignore[no-untype
             session.conf.unset(k)
 
 
+#: Address-space cap of the worker process: a statement that tries to allocate more fails with
+#: MemoryError (reported as a crash) instead of starving the machine.
+WORKER_MEMORY_BYTES = 4 * 1024**3
+
+
 def _worker(conn) -> None:  # type: ignore[no-untyped-def]
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY_BYTES, WORKER_MEMORY_BYTES))
     import ember
 
     session = ember.Session()
