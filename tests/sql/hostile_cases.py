@@ -64,6 +64,9 @@ CASES: dict[str, str] = {
     "except_array": "SELECT array(1) AS v EXCEPT SELECT array(2)",
     "intersect_struct": "SELECT named_struct('a', 1) AS v INTERSECT SELECT named_struct('a', 1)",
     "lpad_huge": "SELECT lpad('a', 2147483647, 'b')",
+    "outer_in_select": "SELECT c, (SELECT c) FROM VALUES (1), (2) AS t(c)",
+    "outer_expression": "SELECT c, (SELECT c + 1 AS d) FROM VALUES (1), (NULL) AS t(c)",
+    "outer_in_where": "SELECT c FROM VALUES (1), (2) AS t(c) WHERE (SELECT c) > 1",
 }
 
 #: Slow on Ember (seconds each): only with EMBER_HOSTILE_DEEP=1.
