@@ -24,6 +24,7 @@ pmod``), a decimal result that does not fit gives NULL.
 
 from __future__ import annotations
 
+import functools
 from typing import ClassVar
 
 import numpy as np
@@ -130,6 +131,15 @@ def _from_numpy(values: np.ndarray, valid: np.ndarray, at: pa.DataType) -> pa.Ar
 # Binary arithmetic
 
 
+@functools.lru_cache(maxsize=1024)
+def _result_type(e: "BinaryArithmetic") -> T.DataType:
+    """``e``'s result type, remembered for recently asked nodes: the type of ``a + a + ... + a``
+    asks its left operand's, recursively, and analysis asks every level's type many times, so
+    without this a 500-term sum costs O(n^2) type computations per rule (nodes are immutable
+    and equal nodes have equal types, so a remembered answer is always right)."""
+    return e._result_type()
+
+
 class BinaryArithmetic(Expression):
     """Base of ``+ - * / % div pmod``.  Subclasses set ``symbol`` and implement the kernels."""
 
@@ -186,6 +196,9 @@ class BinaryArithmetic(Expression):
 
     @property
     def data_type(self) -> T.DataType:
+        return _result_type(self)
+
+    def _result_type(self) -> T.DataType:
         lt, rt = self.left.data_type, self.right.data_type
         if isinstance(lt, T.DecimalType) and isinstance(rt, T.DecimalType):
             return self._decimal_type(lt, rt)

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from ember.analysis.resolution import find_candidates
 from ember.analysis.rules._util import transform_up_in_run
-from ember.expressions.base import AttributeReference, Expression, UnresolvedAttribute
+from ember.expressions.base import Alias, AttributeReference, Expression, UnresolvedAttribute
 from ember.expressions.subquery import OuterReference, SubqueryExpression
-from ember.plans.logical.nodes import Aggregate, LogicalPlan, UnresolvedHaving
+from ember.plans.logical.nodes import Aggregate, LogicalPlan, Project, UnresolvedHaving
 
 
 def _outer_refs(plan: LogicalPlan) -> list[AttributeReference]:
@@ -62,7 +62,15 @@ def resolve_outer_references(plan: LogicalPlan, ctx) -> LogicalPlan:
             return p
         if p.resolved:
             return p
-        return p.transform_expressions_up(resolve_attr)
+        new = p.transform_expressions_up(resolve_attr)
+        if isinstance(new, Project) and any(isinstance(e, OuterReference)
+                                            for e in new.project_list):
+            # ``(SELECT c)``: Spark's OuterReference is a named expression; here it is named
+            # by an alias of the same name
+            new = new.copy(project_list=tuple(
+                Alias(e, e.name) if isinstance(e, OuterReference) else e
+                for e in new.project_list))
+        return new
 
     return plan.transform_down(rule)
 

@@ -198,6 +198,18 @@ def _rewrite_scalars_node(p: LogicalPlan) -> LogicalPlan:
 _SCALARS_BIT = rewrite_bit("RewriteCorrelatedScalarSubquery")
 
 
+def _one_row_value(plan: LogicalPlan, outer_ids: frozenset[int]) -> Expression | None:
+    """``(SELECT f(outer(c)))`` without FROM: one row whose value is ``f(c)`` over the outer row
+    itself (no join needed); None for any other subquery plan, or one reading a deeper scope."""
+    match plan:
+        case Project(project_list=(Alias(child=value),), child=OneRowRelation()) if (
+                value.find(lambda x: isinstance(x, SubqueryExpression) or (
+                    isinstance(x, OuterReference) and x.attr.id not in outer_ids)) is None
+                and value.find(lambda x: isinstance(x, AggregateExpression)) is None):
+            return strip_outer(value)
+    return None
+
+
 def contains_subquery(e: Expression) -> bool:
     """Whether ``e`` holds a subquery expression (scalar, EXISTS or IN) anywhere."""
     return e.contains(SubqueryExpression)
@@ -455,6 +467,9 @@ class _Joiner:
         return attr
 
     def scalar_join(self, sq: ScalarSubquery) -> Expression:
+        inline = _one_row_value(sq.plan, self.outer_ids)
+        if inline is not None:
+            return inline
         sub = self.prepare(sq.plan)
         out0 = sub.output[0]
         correlated = plan_has_outer(sub, self.outer_ids)
