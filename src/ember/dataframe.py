@@ -49,6 +49,7 @@ from ember.plans.logical.nodes import (
     Aggregate, Distinct, Except, FileRelation, Filter, Intersect, Join, Limit, LocalRelation,
     LogicalPlan, Offset, Pivot,
     Project, ResolvedHint, Sort, SubqueryAlias, Union, UnresolvedHint, Unpivot, EventTimeWatermark,
+    Repartition, RepartitionByExpression,
 )
 from ember.query_execution import QueryExecution
 from ember.row import Row, make_row
@@ -522,6 +523,46 @@ class DataFrame:
             df._plan = ResolvedHint((strategy,), df._plan)
         return df
 
+    def repartition(self, numPartitions: Any, *cols: Any) -> "DataFrame":  # noqa: N803
+        """Shuffle into ``numPartitions`` partitions: rows dealt round-robin, or hash-partitioned
+        on ``cols`` (``repartition("a")``: ``spark.sql.shuffle.partitions`` of them); Spark's
+        ``Repartition`` / ``RepartitionByExpression`` planned as an ``Exchange``."""
+        if isinstance(numPartitions, (str, Column)):
+            cols, numPartitions = (numPartitions, *cols), None
+        elif not isinstance(numPartitions, int) or isinstance(numPartitions, bool):
+            raise _not_column_or_str_or_int("numPartitions", numPartitions)
+        n = _positive_partitions(numPartitions)
+        if not cols:
+            return self._new(Repartition(n, True, self._plan))
+        if len(cols) == 1 and isinstance(cols[0], (list, tuple)):
+            cols = tuple(cols[0])
+        exprs = tuple(_col_expr(c) for c in cols)
+        self._check_refs(*exprs)
+        return self._new(RepartitionByExpression(exprs, self._plan, n))
+
+    def repartitionByRange(self, numPartitions: Any, *cols: Any) -> "DataFrame":  # noqa: N802,N803
+        """Range-partition on ``cols`` (sort orders; a plain column sorts ascending) into
+        ``numPartitions`` partitions, the bounds sampled from the data (Spark's
+        ``RangePartitioning``)."""
+        if isinstance(numPartitions, (str, Column)):
+            cols, numPartitions = (numPartitions, *cols), None
+        elif not isinstance(numPartitions, int) or isinstance(numPartitions, bool):
+            raise _not_column_or_str_or_int("numPartitions", numPartitions)
+        if not cols:
+            raise AnalysisError("At least one partition-by expression must be specified.",
+                                error_class="CANNOT_BE_EMPTY", parameters={"item": "partition-by"
+                                                                           " expression"})
+        n = _positive_partitions(numPartitions)
+        orders = tuple(e if isinstance(e, SortOrder) else SortOrder(e, True, None)
+                       for e in (_col_expr(c) for c in cols))
+        self._check_refs(*orders)
+        return self._new(RepartitionByExpression(orders, self._plan, n))
+
+    def coalesce(self, numPartitions: int) -> "DataFrame":  # noqa: N803
+        """Merge partitions, adjacent ones together, into at most ``numPartitions`` without a
+        shuffle (Spark's ``Repartition(n, shuffle=false)``, ``Coalesce`` in the plan)."""
+        return self._new(Repartition(_positive_partitions(numPartitions), False, self._plan))
+
     def alias(self, alias: str) -> "DataFrame":
         """Name this relation, so ``col("alias.a")`` resolves (``SubqueryAlias``)."""
         return self._new(SubqueryAlias((alias,), self._plan))
@@ -818,6 +859,22 @@ class DataFrame:
                                    error_class="UNSUPPORTED_FEATURE.PYSPARK_METHOD")
         raise AnalysisError("dropDuplicatesWithinWatermark is not supported with batch "
                             "DataFrames/DataSets;", error_class="_LEGACY_ERROR_TEMP_3102")
+
+
+def _not_column_or_str_or_int(name: str, value: Any) -> AnalysisError:
+    """PySpark's check of ``repartition``'s first argument (its message says Column or str)."""
+    t = type(value).__name__
+    return AnalysisError(f"Argument `{name}` should be Column or str, got {t}.",
+                         error_class="NOT_EXPECTED_TYPE",
+                         parameters={"arg_name": name, "arg_type": t,
+                                     "expected_type": "Column or str"})
+
+
+def _positive_partitions(n: int | None) -> int | None:
+    """Spark's requirement on a number of partitions (an IllegalArgumentException there)."""
+    if n is not None and n <= 0:
+        raise AnalysisError(f"requirement failed: Number of partitions ({n}) must be positive.")
+    return n
 
 
 def same_plan(a: LogicalPlan, b: LogicalPlan) -> bool:

@@ -173,6 +173,43 @@ def p_corr_spearman(s, F):
     return emp(s).corr("id", "salary", "spearman")
 
 
+# -- repartition, coalesce ------------------------------------------------------------------------
+
+
+@program()
+def p_repartition_and_coalesce(s, F):
+    df = emp(s)
+    r = s.range(0, 200, 1, 4)
+    return ([_table(x) for x in (df.repartition(3), df.repartition(2, "dept"),
+                                 df.repartition("dept", F.col("mgr")), df.coalesce(2),
+                                 df.repartition(5).coalesce(2).where("id > 2"),
+                                 df.repartitionByRange(2, F.col("salary").desc()))],
+            # range partitions are in key order, so sorting within them sorts the whole result
+            [tuple(x) for x in r.repartitionByRange(3, "id").sortWithinPartitions("id")
+             .collect()] == [(i,) for i in range(200)],
+            [tuple(x) for x in r.repartitionByRange(5, F.col("id").desc()).sortWithinPartitions(
+                F.col("id").desc()).collect()] == [(i,) for i in range(199, -1, -1)],
+            [tuple(x) for x in r.coalesce(1).sortWithinPartitions("id").limit(3).collect()])
+
+
+@program(spark_runtime=True)
+def p_repartition_and_coalesce_exchanges(s, F):
+    r = s.range(0, 60, 1, 4)
+    return ([tuple(x) for x in r.repartitionByRange(3, "id").sortWithinPartitions("id")
+             .collect()] == [(i,) for i in range(60)],
+            _table(r.repartition(3).coalesce(2).where("id % 7 = 0")))
+
+
+@program()
+def p_repartition_by_range_without_columns(s, F):
+    return emp(s).repartitionByRange(3)
+
+
+@program()
+def p_repartition_bad_argument(s, F):
+    return emp(s).repartition(1.5)
+
+
 # -- spark.sql parameters and formatting ---------------------------------------------------------
 
 

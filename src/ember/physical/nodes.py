@@ -727,6 +727,25 @@ class ShuffleExchangeExec(UnaryExecNode):
 
 
 @node
+class CoalesceExec(UnaryExecNode):
+    """``Coalesce 2``: the child's partitions merged, adjacent ones together, into at most
+    ``num_partitions`` without a shuffle (Spark's ``CoalesceExec``; an RDD ``coalesce`` on
+    the Spark runtime)."""
+
+    num_partitions: int
+    child: SparkPlan
+
+    @property
+    def output_partitioning(self) -> Partitioning:
+        if self.num_partitions == 1:
+            return SinglePartition()
+        return UnknownPartitioning(self.num_partitions)
+
+    def simple_string(self) -> str:
+        return f"Coalesce {self.num_partitions}"
+
+
+@node
 class BroadcastExchangeExec(UnaryExecNode):
     """``BroadcastExchange HashedRelationBroadcastMode(List(input[0, bigint, false]),false),
     [plan_id=7]``."""

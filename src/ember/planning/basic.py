@@ -13,10 +13,12 @@ from collections.abc import Callable
 
 from ember.conf import SHUFFLE_PARTITIONS, SQLConf, TOP_K_SORT_FALLBACK_THRESHOLD
 from ember.errors import InternalError
-from ember.expressions.base import Expression, Literal, and_all
+from ember.expressions.base import Expression, Literal, SortOrder, and_all
 from ember.plans.logical.join_type import JoinType
 from ember.physical import nodes as P
-from ember.physical.partitioning import HashPartitioning
+from ember.physical.partitioning import (
+    HashPartitioning, Partitioning, RangePartitioning, RoundRobinPartitioning,
+)
 from ember.plans.logical import nodes as L
 from ember.expressions.predicates import EqualNullSafe
 
@@ -104,10 +106,21 @@ def basic_operators(plan: L.LogicalPlan, plan_later: PlanLater, conf: SQLConf) -
         case L.Expand(projections=ps, attrs=attrs, child=c):
             return P.ExpandExec(ps, attrs, plan_later(c))
         case L.RepartitionByExpression(partition_expressions=es, num_partitions=n, child=c):
-            # Spark's BasicOperators: ShuffleExchangeExec(HashPartitioning), REPARTITION_BY_COL
+            # Spark's BasicOperators: ShuffleExchangeExec(HashPartitioning, or RangePartitioning
+            # for sort orders: repartitionByRange), REPARTITION_BY_COL or, with a number of
+            # partitions, REPARTITION_BY_NUM
             parts = n if n is not None else conf.get(SHUFFLE_PARTITIONS)
-            return P.ShuffleExchangeExec(HashPartitioning(es, parts), plan_later(c),
-                                         "REPARTITION_BY_COL")
+            origin = "REPARTITION_BY_COL" if n is None else "REPARTITION_BY_NUM"
+            if es and all(isinstance(e, SortOrder) for e in es):
+                part: Partitioning = RangePartitioning(tuple(es), parts)
+            else:
+                part = HashPartitioning(es, parts)
+            return P.ShuffleExchangeExec(part, plan_later(c), origin)
+        case L.Repartition(num_partitions=n, shuffle=True, child=c):
+            return P.ShuffleExchangeExec(RoundRobinPartitioning(n), plan_later(c),
+                                         "REPARTITION_BY_NUM")
+        case L.Repartition(num_partitions=n, child=c):
+            return P.CoalesceExec(n, plan_later(c))
         case L.Union(inputs=inputs):
             return P.UnionExec(tuple(plan_later(c) for c in inputs))
         case L.Limit() | L.Offset():

@@ -768,6 +768,23 @@ class RepartitionByExpression(UnaryNode):
 
 
 @node
+class Repartition(UnaryNode):
+    """``df.repartition(n)`` (``shuffle``: rows dealt round-robin into ``n`` partitions) and
+    ``df.coalesce(n)`` (no shuffle: adjacent partitions merged into at most ``n``), Spark's
+    ``Repartition``. The rows are unchanged."""
+
+    num_partitions: int
+    shuffle: bool
+    child: LogicalPlan
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return self.child.output
+
+    def simple_string(self) -> str:
+        return f"Repartition {self.num_partitions}, {str(self.shuffle).lower()}"
+
+
+@node
 class Limit(UnaryNode):
     """``LIMIT n`` (Spark shows GlobalLimit over LocalLimit; Ember keeps one node)."""
 

@@ -27,6 +27,7 @@ from ember.execution.kernels.keys import encode_sides, normalize_float_columns
 from ember.execution.prepare import prepare
 from ember.expressions.common import to_array
 from ember.physical.nodes import (
+    CoalesceExec,
     ExpandExec,
     FileSourceScanExec,
     FilterExec,
@@ -348,6 +349,24 @@ def run_union(node: UnionExec, rt: RunContext) -> list[PartitionFn]:
         return run
 
     return [part(p) for c in node.inputs for p in rt.execute(c)]
+
+
+@operator(CoalesceExec)
+def run_coalesce(node: CoalesceExec, rt: RunContext) -> list[PartitionFn]:
+    """The child's partitions merged into at most ``num_partitions``, adjacent ones together
+    (Spark's ``CoalescedRDD`` without locality preferences)."""
+    parts = rt.execute(node.child)
+    n = max(1, min(node.num_partitions, len(parts)))
+    bounds = [(i * len(parts)) // n for i in range(n + 1)]
+
+    def group(members: list[PartitionFn]) -> PartitionFn:
+        def run() -> Iterator[pa.RecordBatch]:
+            for fn in members:
+                yield from fn()
+
+        return run
+
+    return [group(parts[bounds[i]:bounds[i + 1]]) for i in range(n)]
 
 
 # ---------------------------------------------------------------------------------------------
