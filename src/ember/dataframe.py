@@ -56,6 +56,7 @@ from ember.row import Row, make_row
 from ember.conf import PIVOT_MAX_VALUES
 from ember.errors import UnsupportedError
 from ember.pyspark_api import missing_attribute
+from ember.cache_manager import StorageLevel, same_plan
 from ember.dataframe_na import _NO_VALUE, DataFrameNaFunctions
 from ember.dataframe_stat import DataFrameStatFunctions, summary
 from ember.analysis.fresh import fresh_copy
@@ -849,6 +850,44 @@ class DataFrame:
         """``df.stat.approxQuantile``: quantiles of numeric columns."""
         return self.stat.approxQuantile(col, probabilities, relativeError)
 
+    # -- caching ------------------------------------------------------------------------------
+    def persist(self, storageLevel: Any = None) -> "DataFrame":  # noqa: N803
+        """Cache this DataFrame's rows (lazily: computed by the first query that reads them),
+        so later queries over the same plan read them instead of computing it again: Arrow
+        tables in memory on the local runtime, Spark's cache at ``storageLevel`` on the Spark
+        runtime (default ``MEMORY_AND_DISK_DESER``, as PySpark's)."""
+        level = StorageLevel.MEMORY_AND_DISK_DESER if storageLevel is None else storageLevel
+        manager = self._session.cache_manager
+        if manager.lookup(self._plan) is not None:
+            return self
+        frame = None
+        if self._session.runtime == "spark":
+            frame = self.to_spark().persist(_spark_storage_level(level))
+        manager.cache_query(self._plan, level, frame)
+        return self
+
+    def cache(self) -> "DataFrame":
+        """:meth:`persist` at the default level."""
+        return self.persist()
+
+    def unpersist(self, blocking: bool = False) -> "DataFrame":
+        """Drop this DataFrame's rows from the cache (later queries compute them again)."""
+        for entry in self._session.cache_manager.uncache_query(self._plan):
+            if entry.frame is not None:
+                entry.frame.unpersist(blocking)
+        return self
+
+    @property
+    def storageLevel(self) -> StorageLevel:  # noqa: N802
+        """The level this DataFrame is cached at (``StorageLevel.NONE`` when it is not)."""
+        entry = self._session.cache_manager.lookup(self._plan)
+        return StorageLevel.NONE if entry is None else entry.storage_level
+
+    @property
+    def is_cached(self) -> bool:
+        """Whether this DataFrame's rows are in the session's cache."""
+        return self._session.cache_manager.lookup(self._plan) is not None
+
     def dropDuplicatesWithinWatermark(self, subset: Sequence[str] | None = None  # noqa: N802
                                       ) -> "DataFrame":
         """Streaming deduplication within the watermark: not implemented for streams; on a
@@ -859,6 +898,15 @@ class DataFrame:
                                    error_class="UNSUPPORTED_FEATURE.PYSPARK_METHOD")
         raise AnalysisError("dropDuplicatesWithinWatermark is not supported with batch "
                             "DataFrames/DataSets;", error_class="_LEGACY_ERROR_TEMP_3102")
+
+
+def _spark_storage_level(level: Any) -> Any:
+    """PySpark's ``StorageLevel`` equal to ``level`` (an Ember or a PySpark one)."""
+    # imported here: pyspark is loaded only on the Spark runtime
+    from pyspark import StorageLevel as SparkStorageLevel
+
+    return SparkStorageLevel(level.useDisk, level.useMemory, level.useOffHeap,
+                             level.deserialized, level.replication)
 
 
 def _not_column_or_str_or_int(name: str, value: Any) -> AnalysisError:
@@ -875,19 +923,6 @@ def _positive_partitions(n: int | None) -> int | None:
     if n is not None and n <= 0:
         raise AnalysisError(f"requirement failed: Number of partitions ({n}) must be positive.")
     return n
-
-
-def same_plan(a: LogicalPlan, b: LogicalPlan) -> bool:
-    """Spark's ``sameResult`` of two analyzed plans, where local data (a ``LocalRelation``, which
-    canonicalizes without its rows) must also be the same object."""
-    if not a.same_result(b):
-        return False
-
-    def local(p: LogicalPlan) -> list[int]:
-        return [id(r.data) for r in p.collect(
-            lambda n: n if isinstance(n, LocalRelation) else None)]
-
-    return local(a) == local(b)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Literal
 
 import pyarrow as pa
 
-from ember.plans.logical.nodes import LogicalPlan
+from ember.plans.logical.nodes import InMemoryRelation, LogicalPlan
+from ember.cache_manager import CacheManager, CachedData
 from ember.analysis.analyzer import Analyzer
 from ember.conf import OPTIMIZER_ENABLED
 from ember.errors import AnalysisError, InternalError, UnsupportedError
@@ -53,7 +54,7 @@ class QueryExecution:
     """
 
     __slots__ = ("session", "logical", "_analyzed", "_optimized", "_executed", "_links",
-                 "rule_metrics", "run_metrics")
+                 "rule_metrics", "run_metrics", "cache_exclude")
 
     def __init__(self, session: "Session", logical_plan: LogicalPlan) -> None:
         self.session = session
@@ -67,6 +68,8 @@ class QueryExecution:
         self.run_metrics = None
         #: Time and effective runs per optimizer rule (filled when ``optimized`` is computed).
         self.rule_metrics = RuleMetrics()
+        #: The cache entry this query computes (its own entry is not read from the cache).
+        self.cache_exclude: CachedData | None = None
 
     @property
     def conf(self) -> "SQLConf":
@@ -88,7 +91,7 @@ class QueryExecution:
         if self._optimized is None:
             conf = self.conf
             executor = Optimizer() if conf.get(OPTIMIZER_ENABLED) else MinimalOptimizer()
-            analyzed = self.analyzed
+            analyzed = self.with_cached_data()
             if isinstance(analyzed, InsertIntoHadoopFsRelationCommand):
                 # a write optimizes its query as any query, then V1Writes wraps it
                 query = executor.execute(analyzed.query, conf, metrics=self.rule_metrics)
@@ -96,6 +99,22 @@ class QueryExecution:
             else:
                 self._optimized = executor.execute(analyzed, conf, metrics=self.rule_metrics)
         return self._optimized
+
+    def with_cached_data(self) -> LogicalPlan:
+        """The analyzed plan with cached subtrees read from the session's cache (Spark's
+        ``withCachedData``), each entry's rows computed the first time a query reads them."""
+        manager: CacheManager | None = getattr(self.session, "cache_manager", None)
+        if manager is None:
+            return self.analyzed
+        plan = manager.use_cached_data(self.analyzed, self.cache_exclude)
+        for rel in plan.collect(lambda n: n if isinstance(n, InMemoryRelation) else None):
+            entry = rel.cached
+            with entry.lock:
+                if entry.table is None and entry.frame is None:
+                    qe = QueryExecution(self.session, entry.plan)
+                    qe.cache_exclude = entry
+                    entry.table = qe.to_arrow()
+        return plan
 
     def rule_changes(self) -> list:
         """Every optimizer rule application that changed the plan, in order

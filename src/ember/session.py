@@ -39,6 +39,7 @@ from ember.conf import (
 from ember.dataframe import DataFrame
 from ember.errors import AnalysisError, UnsupportedError
 from ember.pyspark_api import missing_attribute
+from ember.cache_manager import CacheManager
 from ember.sql_parameters import SQLStringFormatter, bind_parameters
 from ember.execution.auto_statistics import AutoStatistics
 from ember.expressions.base import Alias, AttributeReference
@@ -190,6 +191,8 @@ class Session:
             persistent=self.sql_conf.get(CATALOG_IMPLEMENTATION) == "hive",
             resolver=table_resolver(self))
         self.sql_conf.table_statistics = self.session_catalog.table_statistics
+        #: cached DataFrames (``df.cache()``; :mod:`ember.cache_manager`)
+        self.cache_manager = CacheManager()
         self.conf = RuntimeConfig(self.sql_conf)
         self.catalog = CatalogAPI(self)
         with _active_lock:

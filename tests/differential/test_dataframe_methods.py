@@ -173,6 +173,36 @@ def p_corr_spearman(s, F):
     return emp(s).corr("id", "salary", "spearman")
 
 
+# -- cache, persist ----------------------------------------------------------------------------
+
+
+@program()
+def p_cache_persist_unpersist(s, F):
+    df = emp(s).where("salary > 60")
+    levels = [repr(df.storageLevel)]
+    c = df.cache()
+    levels += [repr(c.storageLevel), c.is_cached, repr(df.select("*").storageLevel)]
+    first = _table(c.groupBy("dept").agg(F.sum("salary").alias("s")))
+    again = _table(c.where("dept = 10").join(c.select("id", "name"), "id"))
+    level = type(c.storageLevel)
+    d = emp(s).select("id", "dept").persist(level.DISK_ONLY)
+    levels += [repr(d.storageLevel), repr(d.cache().storageLevel)]
+    both = _table(d.join(c, "id"))
+    c.unpersist()
+    levels += [repr(c.storageLevel), repr(d.storageLevel)]
+    after = _table(c.groupBy("dept").agg(F.sum("salary").alias("s")))
+    d.unpersist()
+    return levels, first, again, both, after, repr(d.storageLevel)
+
+
+@program(spark_runtime=True)
+def p_cache_on_both_runtimes(s, F):
+    c = emp(s).where("salary > 60").cache()
+    out = (repr(c.storageLevel), _table(c.groupBy("dept").count()), _table(c.select("id")))
+    c.unpersist()
+    return out, repr(c.storageLevel)
+
+
 # -- repartition, coalesce ------------------------------------------------------------------------
 
 

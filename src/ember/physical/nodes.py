@@ -256,6 +256,15 @@ class LocalTableScanExec(LeafExecNode):
 
 
 @node
+class InMemoryTableScanExec(LocalTableScanExec):
+    """The cached rows of an ``InMemoryRelation`` (``df.cache()``) on the local runtime:
+    ``InMemoryTableScan [a#1, b#2]``, scanned as a ``LocalTableScan``."""
+
+    def simple_string(self) -> str:
+        return f"InMemoryTableScan {_list(self.output)}"
+
+
+@node
 class FileSourceScanExec(LeafExecNode):
     """A Parquet/CSV scan: ``FileScan parquet [a#1,b#2] ...``."""
 
@@ -336,6 +345,16 @@ class SparkDataFrameScanExec(LeafExecNode):
     def simple_string(self) -> str:
         return f"Scan ExistingRDD{_list_compact(self.output)}"
 
+
+
+@node
+class InMemorySparkScanExec(SparkDataFrameScanExec):
+    """The cached rows of an ``InMemoryRelation`` on the Spark runtime: a PySpark DataFrame
+    persisted with Spark's cache, read as the Spark job's source
+    (``InMemoryTableScan [a#1, b#2]``)."""
+
+    def simple_string(self) -> str:
+        return f"InMemoryTableScan {_list(self.output)}"
 
 @node
 class RangeExec(LeafExecNode):

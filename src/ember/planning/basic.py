@@ -95,6 +95,10 @@ def basic_operators(plan: L.LogicalPlan, plan_later: PlanLater, conf: SQLConf) -
             return P.SortExec(order, g, plan_later(c))
         case L.LocalRelation(attrs=attrs, data=data):
             return P.LocalTableScanExec(attrs, data)
+        case L.InMemoryRelation(attrs=attrs, cached=cached):
+            if cached.frame is not None:  # the Spark runtime: Spark's cache of a DataFrame
+                return P.InMemorySparkScanExec(cached.frame, attrs)
+            return P.InMemoryTableScanExec(attrs, cached.table)
         case L.FileRelation():
             return P.FileSourceScanExec(plan, plan.output)
         case L.SparkDataFrameRelation(attrs=attrs, frame=frame):

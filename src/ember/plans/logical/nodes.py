@@ -329,6 +329,24 @@ class FileRelation(LeafNode):
 
 
 @node
+class InMemoryRelation(LeafNode):
+    """The rows of a cached plan (``df.cache()``), put in place of the subtree that computes
+    them (Spark's ``InMemoryRelation``). ``cached`` is the session's cache entry
+    (``ember.cache_manager.CachedData``: the plan, its storage level, the rows once computed);
+    ``attrs`` are the output of the subtree it replaced."""
+
+    attrs: tuple[AttributeReference, ...]
+    cached: Any = field(compare=False)
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return self.attrs
+
+    def simple_string(self) -> str:
+        return (f"InMemoryRelation {_attrs_str(self.attrs)}, "
+                f"{self.cached.storage_level.spark_string()}")
+
+
+@node
 class Range(LeafNode):
     """``spark.range(start, end, step, numPartitions)``: one ``id bigint`` column, generated
     lazily (Spark's ``Range``; prints ``Range (0, 10, step=1, splits=Some(2))``, or
