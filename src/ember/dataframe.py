@@ -49,7 +49,7 @@ from ember.plans.logical.nodes import (
     Aggregate, Distinct, Except, FileRelation, Filter, Intersect, Join, Limit, LocalRelation,
     LogicalPlan, Offset, Pivot,
     Project, ResolvedHint, Sort, SubqueryAlias, Union, UnresolvedHint, Unpivot, EventTimeWatermark,
-    Repartition, RepartitionByExpression,
+    Repartition, RepartitionByExpression, Sample,
 )
 from ember.query_execution import QueryExecution
 from ember.row import Row, make_row
@@ -850,6 +850,62 @@ class DataFrame:
         """``df.stat.approxQuantile``: quantiles of numeric columns."""
         return self.stat.approxQuantile(col, probabilities, relativeError)
 
+    # -- sampling -----------------------------------------------------------------------------
+    def sample(self, withReplacement: Any = None, fraction: Any = None,  # noqa: N803
+               seed: int | None = None) -> "DataFrame":
+        """About ``fraction`` of the rows: ``sample(0.1)``, ``sample(0.1, seed=7)``,
+        ``sample(True, 2.0, 7)`` (with replacement: each row a Poisson number of times).
+        Spark's ``Sample``; a seed gives the same rows again for the same partitioning, but
+        not Spark's rows (see ``ember.runtime.local.operators.basic.run_sample``)."""
+        set_ = type(withReplacement) is bool and isinstance(fraction, float)
+        omitted_kwargs = withReplacement is None and isinstance(fraction, float)
+        omitted_args = isinstance(withReplacement, float)
+        if not (set_ or omitted_kwargs or omitted_args):
+            types = ", ".join(type(a).__name__ for a in (withReplacement, fraction, seed))
+            raise AnalysisError(
+                "Argument `withReplacement (optional), fraction (required) and seed (optional)`"
+                f" should be bool, float or int, got {types}.",
+                error_class="NOT_EXPECTED_TYPE",
+                parameters={"arg_name": "withReplacement (optional), fraction (required) and "
+                                        "seed (optional)", "arg_type": types,
+                            "expected_type": "bool, float or int"})
+        if omitted_args:
+            if fraction is not None:
+                seed = fraction
+            fraction, withReplacement = withReplacement, None
+        replace = bool(withReplacement)
+        if fraction < 0 or (not replace and fraction > 1.0 + 1e-5):
+            raise AnalysisError(
+                f"requirement failed: Sampling fraction ({fraction}) must be "
+                + ("nonnegative with replacement" if replace
+                   else "on interval [0, 1] without replacement"))
+        seed = _random_seed() if seed is None else int(seed)
+        return self._new(Sample(0.0, float(fraction), replace, seed, self._plan))
+
+    def randomSplit(self, weights: Sequence[float],  # noqa: N802
+                    seed: int | None = None) -> list["DataFrame"]:
+        """Split the rows at random, in proportion to ``weights``: each split samples the same
+        draws over a different range, on the rows sorted within their partitions (as Spark's
+        ``randomSplit`` does, so the splits are disjoint and cover every row)."""
+        for w in weights:
+            if w < 0.0:
+                raise AnalysisError(f"Weights must be positive, but got {w}.",
+                                    error_class="VALUE_NOT_POSITIVE",
+                                    parameters={"arg_name": "weights", "arg_value": str(w)})
+        total = float(sum(weights))
+        if total <= 0:
+            raise AnalysisError(f"requirement failed: Sum of weights must be positive, but got "
+                                f"{list(weights)}")
+        seed = _random_seed() if seed is None else int(seed)
+        orders = tuple(SortOrder(a, True, None) for a in self._plan.output
+                       if a.data_type.is_orderable)
+        base = Sort(orders, False, self._plan) if orders else self._plan
+        bounds = [0.0]
+        for w in weights:
+            bounds.append(bounds[-1] + w / total)
+        return [self._new(Sample(lo, hi, False, seed, base))
+                for lo, hi in zip(bounds, bounds[1:])]
+
     # -- caching ------------------------------------------------------------------------------
     def persist(self, storageLevel: Any = None) -> "DataFrame":  # noqa: N803
         """Cache this DataFrame's rows (lazily: computed by the first query that reads them),
@@ -898,6 +954,11 @@ class DataFrame:
                                    error_class="UNSUPPORTED_FEATURE.PYSPARK_METHOD")
         raise AnalysisError("dropDuplicatesWithinWatermark is not supported with batch "
                             "DataFrames/DataSets;", error_class="_LEGACY_ERROR_TEMP_3102")
+
+
+def _random_seed() -> int:
+    """A seed for a sample without one (Spark draws a random long)."""
+    return int.from_bytes(os.urandom(8), "big", signed=True)
 
 
 def _spark_storage_level(level: Any) -> Any:

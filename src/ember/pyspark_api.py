@@ -55,9 +55,7 @@ MISSING: dict[str, dict[str, str]] = {
                      "of its hash maps)",
         "localCheckpoint": "not implemented yet",
         "observe": "not implemented yet",
-        "randomSplit": "not implemented yet",
-        "sample": "not implemented yet",
-        "sampleBy": "not implemented yet",
+        "sampleBy": "stratified sampling needs rand(seed), which comes with issue 22 item 1",
         "toJSON": "not implemented yet",
     },
     "Column": {

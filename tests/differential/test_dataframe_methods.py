@@ -203,6 +203,45 @@ def p_cache_on_both_runtimes(s, F):
     return out, repr(c.storageLevel)
 
 
+# -- sample, randomSplit ------------------------------------------------------------------------
+
+
+@program()
+def p_sample_and_random_split(s, F):
+    """The rows for a seed differ from Spark's (another generator); what must agree: the
+    extremes, the size within 4 standard deviations, a seed's rows drawn again, and splits
+    that are disjoint and cover every row."""
+    df = s.range(0, 4000, 1, 3).withColumn("g", F.col("id") % 7)
+
+    def rows(d):
+        return sorted(tuple(r) for r in d.collect())
+
+    n = df.sample(0.25, seed=11).count()
+    m = df.sample(True, 1.5, 5).count()
+    splits = df.randomSplit([1.0, 2.0, 1.0], seed=3)
+    sizes = [x.count() for x in splits]
+    return (df.sample(0.0).count(), df.sample(1.0).count(), df.sample(False, 1.0, 1).count(),
+            abs(n - 1000) < 4 * (4000 * 0.25 * 0.75) ** 0.5, abs(m - 6000) < 4 * 6000 ** 0.5,
+            rows(df.sample(0.1, 42)) == rows(df.sample(0.1, 42)),
+            sum(sizes), all(abs(k - e) < 4 * (4000 * 0.25) ** 0.5
+                            for k, e in zip(sizes, (1000, 2000, 1000))),
+            splits[0].union(splits[1]).union(splits[2]).distinct().count(),
+            splits[0].join(splits[1], "id").count())
+
+
+@program(spark_runtime=True)
+def p_sample_in_spark_tasks(s, F):
+    df = s.range(0, 3000, 1, 3)
+    splits = df.randomSplit([1.0, 2.0], seed=3)
+    kept = splits[0].count()
+    return abs(kept - 1000) < 4 * (3000 * 2 / 9) ** 0.5, kept + splits[1].count()
+
+
+@program()
+def p_sample_bad_arguments(s, F):
+    return emp(s).sample("x")
+
+
 # -- repartition, coalesce ------------------------------------------------------------------------
 
 

@@ -746,6 +746,21 @@ class ShuffleExchangeExec(UnaryExecNode):
 
 
 @node
+class SampleExec(UnaryExecNode):
+    """``Sample 0.0, 0.5, false, 42`` (Spark's ``SampleExec``; see the logical ``Sample``)."""
+
+    lower_bound: float
+    upper_bound: float
+    with_replacement: bool
+    seed: int
+    child: SparkPlan
+
+    def simple_string(self) -> str:
+        return (f"Sample {self.lower_bound}, {self.upper_bound}, "
+                f"{str(self.with_replacement).lower()}, {self.seed}")
+
+
+@node
 class CoalesceExec(UnaryExecNode):
     """``Coalesce 2``: the child's partitions merged, adjacent ones together, into at most
     ``num_partitions`` without a shuffle (Spark's ``CoalesceExec``; an RDD ``coalesce`` on

@@ -120,6 +120,8 @@ def basic_operators(plan: L.LogicalPlan, plan_later: PlanLater, conf: SQLConf) -
             else:
                 part = HashPartitioning(es, parts)
             return P.ShuffleExchangeExec(part, plan_later(c), origin)
+        case L.Sample(lower_bound=lb, upper_bound=ub, with_replacement=wr, seed=seed, child=c):
+            return P.SampleExec(lb, ub, wr, seed, plan_later(c))
         case L.Repartition(num_partitions=n, shuffle=True, child=c):
             return P.ShuffleExchangeExec(RoundRobinPartitioning(n), plan_later(c),
                                          "REPARTITION_BY_NUM")

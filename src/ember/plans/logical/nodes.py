@@ -803,6 +803,27 @@ class Repartition(UnaryNode):
 
 
 @node
+class Sample(UnaryNode):
+    """``df.sample`` / one split of ``df.randomSplit``: each row kept when a uniform draw falls
+    in ``[lower_bound, upper_bound)`` (Bernoulli), or repeated a Poisson(``upper_bound -
+    lower_bound``) number of times ``with_replacement``, the generator of partition ``i``
+    seeded with ``seed + i`` (Spark's ``Sample``)."""
+
+    lower_bound: float
+    upper_bound: float
+    with_replacement: bool
+    seed: int
+    child: LogicalPlan
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return self.child.output
+
+    def simple_string(self) -> str:
+        return (f"Sample {self.lower_bound}, {self.upper_bound}, "
+                f"{str(self.with_replacement).lower()}, {self.seed}")
+
+
+@node
 class Limit(UnaryNode):
     """``LIMIT n`` (Spark shows GlobalLimit over LocalLimit; Ember keeps one node)."""
 
