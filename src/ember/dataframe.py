@@ -850,6 +850,18 @@ class DataFrame:
         """``df.stat.approxQuantile``: quantiles of numeric columns."""
         return self.stat.approxQuantile(col, probabilities, relativeError)
 
+    def checkpoint(self, eager: bool = True) -> "DataFrame":
+        """This DataFrame's rows computed now and held as local data: later queries start from
+        them, not from the plan (Spark's ``checkpoint``, which truncates the lineage; Ember
+        keeps the rows in memory, not in a checkpoint directory, and computes them at once
+        even when not ``eager``)."""
+        return self._new(LocalRelation(self._plan.output, self.to_arrow()))
+
+    def localCheckpoint(self, eager: bool = True,  # noqa: N802
+                        storageLevel: Any = None) -> "DataFrame":  # noqa: N803
+        """:meth:`checkpoint` (Spark's local checkpoint keeps the rows on the executors)."""
+        return self.checkpoint(eager)
+
     # -- sampling -----------------------------------------------------------------------------
     def sample(self, withReplacement: Any = None, fraction: Any = None,  # noqa: N803
                seed: int | None = None) -> "DataFrame":

@@ -50,13 +50,12 @@ MISSING: dict[str, dict[str, str]] = {
         "to": "reconciling a DataFrame to a schema is not implemented yet",
         "zip": "zip is not implemented yet",
         "zipWithIndex": "zipWithIndex is not implemented yet",
-        "checkpoint": "not implemented yet",
         "freqItems": "not implemented yet (Spark's answer keeps false positives in the order "
                      "of its hash maps)",
-        "localCheckpoint": "not implemented yet",
-        "observe": "not implemented yet",
+        "observe": "observed metrics (Observation) are not implemented yet",
         "sampleBy": "stratified sampling needs rand(seed), which comes with issue 22 item 1",
-        "toJSON": "not implemented yet",
+        "toJSON": "PySpark returns an RDD of JSON strings; Ember has no RDDs (and to_json "
+                  "comes with issue 23)",
     },
     "Column": {
         "getItem": _NESTED,

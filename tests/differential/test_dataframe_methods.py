@@ -72,6 +72,15 @@ def p_simple_methods(s, F):
 
 
 @program()
+def p_checkpoint(s, F):
+    df = emp(s).where("salary > 60")
+    c = df.localCheckpoint()  # checkpoint() needs a checkpoint directory in Spark
+    lc = df.localCheckpoint(eager=False)
+    return ([_table(x) for x in (c, lc, c.join(df, "id").select(df.name, c.dept))],
+            c.columns, c.dtypes, c.where(c.dept == 10).count())
+
+
+@program()
 def p_drop_duplicates_within_watermark_on_batch(s, F):
     return emp(s).dropDuplicatesWithinWatermark(["dept"]).count()
 
