@@ -894,6 +894,41 @@ class DataFrame:
         seed = _random_seed() if seed is None else int(seed)
         return self._new(Sample(0.0, float(fraction), replace, seed, self._plan))
 
+    def sampleBy(self, col: Any, fractions: dict[Any, float],  # noqa: N802
+                 seed: int | None = None) -> "DataFrame":
+        """Stratified sample: a row whose ``col`` value is a key of ``fractions`` kept with
+        that key's probability, any other row dropped (Spark: a filter on ``rand(seed)``;
+        Ember: a union of one :meth:`sample` per stratum, so the rows for a seed differ)."""
+        if not isinstance(col, (str, Column)):
+            raise AnalysisError(
+                f"Argument `col` should be a Column or str, got {type(col).__name__}.",
+                error_class="NOT_COLUMN_OR_STR",
+                parameters={"arg_name": "col", "arg_type": type(col).__name__})
+        if not isinstance(fractions, dict):
+            raise AnalysisError(
+                f"Argument `fractions` should be a dict, got {type(fractions).__name__}.",
+                error_class="NOT_DICT",
+                parameters={"arg_name": "fractions", "arg_type": type(fractions).__name__})
+        for k, v in fractions.items():
+            if not isinstance(k, (float, int, str)):
+                raise AnalysisError(
+                    f"Argument `fractions` cannot contain {type(k).__name__}.",
+                    error_class="DISALLOWED_TYPE_FOR_CONTAINER",
+                    parameters={"arg_name": "fractions", "arg_type": "dict",
+                                "allowed_types": "float, int, str",
+                                "item_type": type(k).__name__})
+            if not 0.0 <= float(v) <= 1.0:
+                raise AnalysisError(f"requirement failed: Fractions must be in [0, 1], but got "
+                                    f"{fractions}.")
+        seed = _random_seed() if seed is None else int(seed)
+        key = _col_expr(col)
+        strata = [Sample(0.0, float(f), False, seed, Filter(EqualTo(key, literal_expr(k)),
+                                                            self._plan))
+                  for k, f in fractions.items() if float(f) > 0.0]
+        if not strata:
+            return self._new(Filter(Literal(False, T.BOOLEAN), self._plan))
+        return self._new(strata[0] if len(strata) == 1 else Union(tuple(strata)))
+
     def randomSplit(self, weights: Sequence[float],  # noqa: N802
                     seed: int | None = None) -> list["DataFrame"]:
         """Split the rows at random, in proportion to ``weights``: each split samples the same

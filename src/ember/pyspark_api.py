@@ -53,7 +53,6 @@ MISSING: dict[str, dict[str, str]] = {
         "freqItems": "not implemented yet (Spark's answer keeps false positives in the order "
                      "of its hash maps)",
         "observe": "observed metrics (Observation) are not implemented yet",
-        "sampleBy": "stratified sampling needs rand(seed), which comes with issue 22 item 1",
         "toJSON": "PySpark returns an RDD of JSON strings; Ember has no RDDs (and to_json "
                   "comes with issue 23)",
     },

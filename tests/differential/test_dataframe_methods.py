@@ -238,6 +238,16 @@ def p_sample_and_random_split(s, F):
             splits[0].join(splits[1], "id").count())
 
 
+@program()
+def p_sample_by(s, F):
+    df = s.range(0, 6000, 1, 2).withColumn("g", F.col("id") % 3)
+    out = df.sampleBy("g", {0: 0.5, 1: 1.0, 5: 0.3}, seed=4)
+    per = {r[0]: r[1] for r in out.groupBy("g").count().collect()}
+    other = df.stat.sampleBy(F.col("g"), {2: 0.0}, 1)
+    return (sorted(per), per[1], abs(per[0] - 1000) < 4 * (2000 * 0.25) ** 0.5,
+            other.count(), out.columns)
+
+
 @program(spark_runtime=True)
 def p_sample_in_spark_tasks(s, F):
     df = s.range(0, 3000, 1, 3)
