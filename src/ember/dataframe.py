@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from ember import types as T
 from ember.column import Column, column_from_name, literal_expr, parse_column_name, to_expr
-from ember.errors import AnalysisError
+from ember.errors import AnalysisError, ExecutionError
 from ember.formatting import java_double_str
 from ember.expressions.base import (
     Alias,
@@ -60,6 +60,7 @@ from ember.cache_manager import StorageLevel, same_plan
 from ember.dataframe_na import _NO_VALUE, DataFrameNaFunctions
 from ember.dataframe_stat import DataFrameStatFunctions, summary
 from ember.analysis.fresh import fresh_copy
+from ember.analysis.resolution import resolve_nested_name
 from ember.expressions.cast import Cast
 from ember.expressions.grouping import Cube, GroupingSets, Rollup
 from ember.expressions.intervals import python_interval_string
@@ -67,6 +68,9 @@ from ember.expressions.predicates import And, EqualNullSafe, EqualTo
 from ember.sql import parse_expression
 from ember.streaming.api import DataStreamWriter
 from ember.writers import DataFrameWriter
+from ember.expressions.python_udf import PythonEvalType, PythonUDF
+from ember.plans.logical.python import FlatMapGroupsInPandas, MapInPandas
+from ember.udf import to_return_type
 from ember.table_writes import DataFrameWriterV2
 from ember.streaming.watermarks import delay_ms, interval_string, parse_interval
 
@@ -214,7 +218,9 @@ class DataFrame:
         """All result rows as :class:`~ember.row.Row` objects."""
         # PySpark's collect() builds naive datetimes in the Python process's local time zone
         # (TimestampType.fromInternal), whatever spark.sql.session.timeZone says.
-        return _table_to_rows(self.to_arrow(), python_local_time_zone())
+        table = self.to_arrow()
+        return self._qe.guard("execution",
+                              lambda: _table_to_rows(table, python_local_time_zone()))
 
     def toPandas(self) -> "pandas.DataFrame":  # noqa: N802
         """The result as a pandas DataFrame (timestamps as naive wall-clock session time)."""
@@ -357,6 +363,17 @@ class DataFrame:
         if isinstance(item, str):
             if item == "*":
                 return Column(UnresolvedStar(()))
+            parts = parse_column_name(item)
+            if len(parts) > 1:
+                # ``df["s.a"]``: a column's struct field (Spark's LogicalPlan.resolve)
+                try:
+                    return Column(self._resolve(item))
+                except AnalysisError as e:
+                    nested = resolve_nested_name(parts, self._plan.output,
+                                                 self._session.sql_conf.case_sensitive)
+                    if nested is None:
+                        raise e
+                    return Column(nested)
             return Column(self._resolve(item))
         if isinstance(item, int):
             return Column(self._plan.output[item])
@@ -1042,6 +1059,49 @@ _AGG_ALIASES = {"avg": "avg", "mean": "avg", "average": "avg", "sum": "sum", "mi
                 "last": "last", "count_if": "count_if"}
 
 
+
+# -- Python map functions (mapInPandas / mapInArrow / applyInPandas: ember.udf) --------------
+
+
+def _python_map_node(df: "DataFrame", func: Any, schema: Any, kind: int
+                     ) -> tuple[PythonUDF, tuple[AttributeReference, ...]]:
+    """The PythonUDF of a map function over ``df``'s columns, and its output attributes."""
+    out_type = to_return_type(schema)
+    if not isinstance(out_type, T.StructType):
+        raise AnalysisError(f"[NOT_STRUCT] The schema must be a struct type, got "
+                            f"{out_type.simple_string()}.", error_class="NOT_STRUCT")
+    name = getattr(func, "__name__", type(func).__name__)
+    call = PythonUDF(name, func, out_type, tuple(df._plan.output), kind)
+    attrs = tuple(AttributeReference(f.name, f.data_type, f.nullable) for f in out_type.fields)
+    return call, attrs
+
+
+def _map_in(df: "DataFrame", func: Any, schema: Any, is_arrow: bool, barrier: bool
+            ) -> "DataFrame":
+    kind = (PythonEvalType.SQL_MAP_ARROW_ITER_UDF if is_arrow
+            else PythonEvalType.SQL_MAP_PANDAS_ITER_UDF)
+    call, attrs = _python_map_node(df, func, schema, kind)
+    return df._new(MapInPandas(call, attrs, df._plan, is_arrow, barrier))
+
+
+def _map_in_pandas(self: "DataFrame", func: Any, schema: Any, barrier: bool = False,
+                   profile: Any = None) -> "DataFrame":
+    """PySpark's ``mapInPandas``: ``func`` maps an iterator of the partition's pandas
+    DataFrames to an iterator of pandas DataFrames of ``schema``."""
+    return _map_in(self, func, schema, False, barrier)
+
+
+def _map_in_arrow(self: "DataFrame", func: Any, schema: Any, barrier: bool = False,
+                  profile: Any = None) -> "DataFrame":
+    """PySpark's ``mapInArrow``: ``func`` maps an iterator of the partition's
+    ``pyarrow.RecordBatch`` es to an iterator of RecordBatches of ``schema``."""
+    return _map_in(self, func, schema, True, barrier)
+
+
+DataFrame.mapInPandas = _map_in_pandas  # type: ignore[attr-defined]
+DataFrame.mapInArrow = _map_in_arrow  # type: ignore[attr-defined]
+
+
 class GroupedData:
     """The result of ``DataFrame.groupBy``: call ``agg`` or a shortcut to get a DataFrame."""
 
@@ -1434,6 +1494,9 @@ def _struct_to_row(v: Any, dt: T.DataType) -> Any:
                         tuple(f.name for f in dt.fields))
     if isinstance(dt, T.ArrayType) and _has_struct(dt.element_type):
         return [_struct_to_row(x, dt.element_type) for x in v]
+    if isinstance(dt, T.MapType):
+        # Arrow gives a map as a list of (key, value) pairs; PySpark gives a dict
+        return {_struct_to_row(k, dt.key_type): _struct_to_row(x, dt.value_type) for k, x in v}
     return v
 
 
@@ -1442,7 +1505,7 @@ def _has_struct(dt: T.DataType) -> bool:
         return True
     if isinstance(dt, T.ArrayType):
         return _has_struct(dt.element_type)
-    return False
+    return isinstance(dt, T.MapType)
 
 
 def python_local_time_zone() -> str:
@@ -1459,12 +1522,26 @@ def python_local_time_zone() -> str:
     return target.split("zoneinfo/", 1)[1] if "zoneinfo/" in target else "UTC"
 
 
+def _python_values(col: pa.ChunkedArray | pa.Array) -> list[Any]:
+    """``col.to_pylist()``; a date or timestamp beyond Python's years 1-9999 (Spark's range is
+    wider: ``date_add(DATE '9999-12-31', 1)`` is ``+10000-01-01``) fails with
+    ``DATETIME_OVERFLOW`` instead of Python's OverflowError."""
+    try:
+        return col.to_pylist()
+    except (OverflowError, ValueError) as e:
+        raise ExecutionError(
+            f"Datetime operation overflow: a {col.type} value outside Python's datetime range "
+            f"(years 1-9999) cannot be returned as a Python value ({e}).",
+            error_class="DATETIME_OVERFLOW",
+            parameters={"operation": f"converting a {col.type} value to Python"}) from e
+
+
 def _table_to_rows(table: pa.Table, time_zone: str) -> list[Row]:
     table = _localize_timestamps(table, time_zone)
     names = tuple(table.column_names)
     columns = []
     for f, col in zip(table.schema, table.columns):
-        values = col.to_pylist()
+        values = _python_values(col)
         dt = T.from_arrow(f.type)
         if _has_struct(dt):
             values = [_struct_to_row(v, dt) for v in values]
@@ -1523,6 +1600,9 @@ def format_value(v: Any, dt: T.DataType, nested: bool = False) -> str:
         case T.StructType(fields=fields):
             return "{" + ", ".join(format_value(v.get(f.name), f.data_type, True)
                                    for f in fields) + "}"
+        case T.MapType(key_type=kt, value_type=vt):
+            return "{" + ", ".join(f"{format_value(k, kt, True)} -> {format_value(x, vt, True)}"
+                                   for k, x in v) + "}"
         case _:
             return str(v)
 
@@ -1549,8 +1629,8 @@ def show_string(table: pa.Table, types: Sequence[T.DataType], num_rows: int, tru
             return s[:truncate] if truncate < 4 else s[: truncate - 3] + "..."
         return s
 
-    header = [cut(n) for n in names]
-    columns = [[cut(format_value(v, dt)) for v in col.to_pylist()]
+    header = [_escape(n) for n in names]  # Spark's getRows truncates the cells, not the names
+    columns = [[cut(format_value(v, dt)) for v in _python_values(col)]
                for col, dt in zip(table.columns, types)]
     rows = [list(r) for r in zip(*columns)] if columns else [[] for _ in range(table.num_rows)]
     out: list[str] = []
@@ -1585,3 +1665,30 @@ def show_string(table: pa.Table, types: Sequence[T.DataType], num_rows: int, tru
     if has_more:
         out.append(f"only showing top {num_rows} {'row' if num_rows == 1 else 'rows'}")
     return "\n".join(out) + "\n"
+
+
+def _apply_in(g: GroupedData, func: Any, schema: Any, is_arrow: bool) -> DataFrame:
+    if g._pivot is not None or g._analytics is not None:
+        raise UnsupportedError("applyInPandas after pivot, rollup or cube is not supported.",
+                               error_class="UNSUPPORTED_FEATURE")
+    df = g._df
+    kind = (PythonEvalType.SQL_GROUPED_MAP_ARROW_UDF if is_arrow
+            else PythonEvalType.SQL_GROUPED_MAP_PANDAS_UDF)
+    call, attrs = _python_map_node(df, func, schema, kind)
+    return df._new(FlatMapGroupsInPandas(g._grouping, call, attrs, df._plan, is_arrow))
+
+
+def _apply_in_pandas(self: GroupedData, func: Any, schema: Any) -> DataFrame:
+    """PySpark's ``applyInPandas``: ``func`` maps each group (a pandas DataFrame of all the
+    columns; with two parameters, the group's key tuple first) to a pandas DataFrame of
+    ``schema``."""
+    return _apply_in(self, func, schema, False)
+
+
+def _apply_in_arrow(self: GroupedData, func: Any, schema: Any) -> DataFrame:
+    """PySpark's ``applyInArrow``: as ``applyInPandas`` over ``pyarrow.Table`` s."""
+    return _apply_in(self, func, schema, True)
+
+
+GroupedData.applyInPandas = _apply_in_pandas  # type: ignore[attr-defined]
+GroupedData.applyInArrow = _apply_in_arrow  # type: ignore[attr-defined]

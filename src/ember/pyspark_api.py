@@ -31,8 +31,6 @@ MISSING: dict[str, dict[str, str]] = {
         "rdd": _RDD,
         "foreach": _RDD,
         "foreachPartition": _RDD,
-        "mapInPandas": _UDF,
-        "mapInArrow": _UDF,
         "pandas_api": _PANDAS,
         "plot": _PANDAS,
         "executionInfo": _CONNECT,
@@ -57,8 +55,6 @@ MISSING: dict[str, dict[str, str]] = {
                   "comes with issue 23)",
     },
     "Column": {
-        "getItem": _NESTED,
-        "getField": _NESTED,
         "withField": _NESTED,
         "dropFields": _NESTED,
         "outer": "DataFrame subquery expressions are not implemented yet",
@@ -68,8 +64,6 @@ MISSING: dict[str, dict[str, str]] = {
     },
     "GroupedData": {
         "apply": _UDF,
-        "applyInArrow": _UDF,
-        "applyInPandas": _UDF,
         "applyInPandasWithState": _STREAM,
         "cogroup": _UDF,
         "transformWithState": _STREAM,
@@ -85,7 +79,6 @@ MISSING: dict[str, dict[str, str]] = {
     "SparkSession": {
         "Builder": "use Session.builder",
         "sparkContext": _RDD,
-        "udf": _UDF,
         "udtf": _UDF,
         "dataSource": "Python data sources are not implemented",
         "profile": "Python UDF profiling needs Python UDFs (issue 22 item 3)",

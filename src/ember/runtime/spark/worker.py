@@ -273,6 +273,7 @@ def _run_region(spec: RegionSpec, inputs: Sequence[Iterator[pa.RecordBatch]],
     with TaskRuntime(conf, inputs) as rt:
         rt.partition_offset = index
         rt.seed_broadcasts(spec.plan, dict(spec.broadcasts))
+        rt.partition_base = index
         parts = rt.execute(spec.plan)
         for p in parts:
             yield from p()
