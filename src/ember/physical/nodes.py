@@ -39,6 +39,7 @@ from ember.plans.logical.join_type import (  # BuildSide is also imported from h
 )
 from ember.plans.logical.nodes import (
     FileRelation,
+    sample_string,
     cached_output,
     window_args_string,
     intersect_output,
@@ -778,8 +779,7 @@ class SampleExec(UnaryExecNode):
     child: SparkPlan
 
     def simple_string(self) -> str:
-        return (f"Sample {self.lower_bound}, {self.upper_bound}, "
-                f"{str(self.with_replacement).lower()}, {self.seed}")
+        return sample_string(self)
 
 
 @node

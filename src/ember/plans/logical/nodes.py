@@ -867,8 +867,13 @@ class Sample(UnaryNode):
         return self.child.output
 
     def simple_string(self) -> str:
-        return (f"Sample {self.lower_bound}, {self.upper_bound}, "
-                f"{str(self.with_replacement).lower()}, {self.seed}")
+        return sample_string(self)
+
+
+def sample_string(node: Any) -> str:
+    """``Sample 0.0, 0.5, false, 42``: how Spark prints ``Sample`` and ``SampleExec``."""
+    return (f"Sample {node.lower_bound}, {node.upper_bound}, "
+            f"{str(node.with_replacement).lower()}, {node.seed}")
 
 
 @node
