@@ -42,7 +42,7 @@ GROUPS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
                           "ember.streaming.crash", "ember.streaming.logs")),
     (6, "runtime.spark", ("ember.runtime.spark",)),
     (7, "drivers", ("ember.query_execution", "ember.explain", "ember.streaming.execution",
-                    "ember.streaming.progress", "ember.streaming.checks",
+                    "ember.streaming.progress", "ember.streaming.checks", "ember.cache_manager",
                     "ember.streaming.spark")),
     (8, "surface", ("ember", "ember.session", "ember.dataframe", "ember.column",
                     "ember.functions", "ember.window", "ember.readers", "ember.cli", "ember.__main__",

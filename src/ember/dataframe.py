@@ -49,12 +49,14 @@ from ember.plans.logical.nodes import (
     Aggregate, Distinct, Except, FileRelation, Filter, Intersect, Join, Limit, LocalRelation,
     LogicalPlan, Offset, Pivot,
     Project, ResolvedHint, Sort, SubqueryAlias, Union, UnresolvedHint, Unpivot, EventTimeWatermark,
+    Repartition, RepartitionByExpression, Sample,
 )
 from ember.query_execution import QueryExecution
 from ember.row import Row, make_row
 from ember.conf import PIVOT_MAX_VALUES
 from ember.errors import UnsupportedError
 from ember.pyspark_api import missing_attribute
+from ember.cache_manager import StorageLevel, same_plan
 from ember.dataframe_na import _NO_VALUE, DataFrameNaFunctions
 from ember.dataframe_stat import DataFrameStatFunctions, summary
 from ember.analysis.fresh import fresh_copy
@@ -540,6 +542,46 @@ class DataFrame:
             df._plan = ResolvedHint((strategy,), df._plan)
         return df
 
+    def repartition(self, numPartitions: Any, *cols: Any) -> "DataFrame":  # noqa: N803
+        """Shuffle into ``numPartitions`` partitions: rows dealt round-robin, or hash-partitioned
+        on ``cols`` (``repartition("a")``: ``spark.sql.shuffle.partitions`` of them); Spark's
+        ``Repartition`` / ``RepartitionByExpression`` planned as an ``Exchange``."""
+        if isinstance(numPartitions, (str, Column)):
+            cols, numPartitions = (numPartitions, *cols), None
+        elif not isinstance(numPartitions, int) or isinstance(numPartitions, bool):
+            raise _not_column_or_str_or_int("numPartitions", numPartitions)
+        n = _positive_partitions(numPartitions)
+        if not cols:
+            return self._new(Repartition(n, True, self._plan))
+        if len(cols) == 1 and isinstance(cols[0], (list, tuple)):
+            cols = tuple(cols[0])
+        exprs = tuple(_col_expr(c) for c in cols)
+        self._check_refs(*exprs)
+        return self._new(RepartitionByExpression(exprs, self._plan, n))
+
+    def repartitionByRange(self, numPartitions: Any, *cols: Any) -> "DataFrame":  # noqa: N802,N803
+        """Range-partition on ``cols`` (sort orders; a plain column sorts ascending) into
+        ``numPartitions`` partitions, the bounds sampled from the data (Spark's
+        ``RangePartitioning``)."""
+        if isinstance(numPartitions, (str, Column)):
+            cols, numPartitions = (numPartitions, *cols), None
+        elif not isinstance(numPartitions, int) or isinstance(numPartitions, bool):
+            raise _not_column_or_str_or_int("numPartitions", numPartitions)
+        if not cols:
+            raise AnalysisError("At least one partition-by expression must be specified.",
+                                error_class="CANNOT_BE_EMPTY", parameters={"item": "partition-by"
+                                                                           " expression"})
+        n = _positive_partitions(numPartitions)
+        orders = tuple(e if isinstance(e, SortOrder) else SortOrder(e, True, None)
+                       for e in (_col_expr(c) for c in cols))
+        self._check_refs(*orders)
+        return self._new(RepartitionByExpression(orders, self._plan, n))
+
+    def coalesce(self, numPartitions: int) -> "DataFrame":  # noqa: N803
+        """Merge partitions, adjacent ones together, into at most ``numPartitions`` without a
+        shuffle (Spark's ``Repartition(n, shuffle=false)``, ``Coalesce`` in the plan)."""
+        return self._new(Repartition(_positive_partitions(numPartitions), False, self._plan))
+
     def alias(self, alias: str) -> "DataFrame":
         """Name this relation, so ``col("alias.a")`` resolves (``SubqueryAlias``)."""
         return self._new(SubqueryAlias((alias,), self._plan))
@@ -826,6 +868,147 @@ class DataFrame:
         """``df.stat.approxQuantile``: quantiles of numeric columns."""
         return self.stat.approxQuantile(col, probabilities, relativeError)
 
+    def checkpoint(self, eager: bool = True) -> "DataFrame":
+        """This DataFrame's rows computed now and held as local data: later queries start from
+        them, not from the plan (Spark's ``checkpoint``, which truncates the lineage; Ember
+        keeps the rows in memory, not in a checkpoint directory, and computes them at once
+        even when not ``eager``)."""
+        return self._new(LocalRelation(self._plan.output, self.to_arrow()))
+
+    def localCheckpoint(self, eager: bool = True,  # noqa: N802
+                        storageLevel: Any = None) -> "DataFrame":  # noqa: N803
+        """:meth:`checkpoint` (Spark's local checkpoint keeps the rows on the executors)."""
+        return self.checkpoint(eager)
+
+    # -- sampling -----------------------------------------------------------------------------
+    def sample(self, withReplacement: Any = None, fraction: Any = None,  # noqa: N803
+               seed: int | None = None) -> "DataFrame":
+        """About ``fraction`` of the rows: ``sample(0.1)``, ``sample(0.1, seed=7)``,
+        ``sample(True, 2.0, 7)`` (with replacement: each row a Poisson number of times).
+        Spark's ``Sample``; a seed gives the same rows again for the same partitioning, but
+        not Spark's rows (see ``ember.runtime.local.operators.basic.run_sample``)."""
+        set_ = type(withReplacement) is bool and isinstance(fraction, float)
+        omitted_kwargs = withReplacement is None and isinstance(fraction, float)
+        omitted_args = isinstance(withReplacement, float)
+        if not (set_ or omitted_kwargs or omitted_args):
+            types = ", ".join(type(a).__name__ for a in (withReplacement, fraction, seed))
+            raise AnalysisError(
+                "Argument `withReplacement (optional), fraction (required) and seed (optional)`"
+                f" should be bool, float or int, got {types}.",
+                error_class="NOT_EXPECTED_TYPE",
+                parameters={"arg_name": "withReplacement (optional), fraction (required) and "
+                                        "seed (optional)", "arg_type": types,
+                            "expected_type": "bool, float or int"})
+        if omitted_args:
+            if fraction is not None:
+                seed = fraction
+            fraction, withReplacement = withReplacement, None
+        replace = bool(withReplacement)
+        if fraction < 0 or (not replace and fraction > 1.0 + 1e-5):
+            raise AnalysisError(
+                f"requirement failed: Sampling fraction ({fraction}) must be "
+                + ("nonnegative with replacement" if replace
+                   else "on interval [0, 1] without replacement"))
+        seed = _random_seed() if seed is None else int(seed)
+        return self._new(Sample(0.0, float(fraction), replace, seed, self._plan))
+
+    def sampleBy(self, col: Any, fractions: dict[Any, float],  # noqa: N802
+                 seed: int | None = None) -> "DataFrame":
+        """Stratified sample: a row whose ``col`` value is a key of ``fractions`` kept with
+        that key's probability, any other row dropped (Spark: a filter on ``rand(seed)``;
+        Ember: a union of one :meth:`sample` per stratum, so the rows for a seed differ)."""
+        if not isinstance(col, (str, Column)):
+            raise AnalysisError(
+                f"Argument `col` should be a Column or str, got {type(col).__name__}.",
+                error_class="NOT_COLUMN_OR_STR",
+                parameters={"arg_name": "col", "arg_type": type(col).__name__})
+        if not isinstance(fractions, dict):
+            raise AnalysisError(
+                f"Argument `fractions` should be a dict, got {type(fractions).__name__}.",
+                error_class="NOT_DICT",
+                parameters={"arg_name": "fractions", "arg_type": type(fractions).__name__})
+        for k, v in fractions.items():
+            if not isinstance(k, (float, int, str)):
+                raise AnalysisError(
+                    f"Argument `fractions` cannot contain {type(k).__name__}.",
+                    error_class="DISALLOWED_TYPE_FOR_CONTAINER",
+                    parameters={"arg_name": "fractions", "arg_type": "dict",
+                                "allowed_types": "float, int, str",
+                                "item_type": type(k).__name__})
+            if not 0.0 <= float(v) <= 1.0:
+                raise AnalysisError(f"requirement failed: Fractions must be in [0, 1], but got "
+                                    f"{fractions}.")
+        seed = _random_seed() if seed is None else int(seed)
+        key = _col_expr(col)
+        strata = [Sample(0.0, float(f), False, seed, Filter(EqualTo(key, literal_expr(k)),
+                                                            self._plan))
+                  for k, f in fractions.items() if float(f) > 0.0]
+        if not strata:
+            return self._new(Filter(Literal(False, T.BOOLEAN), self._plan))
+        return self._new(strata[0] if len(strata) == 1 else Union(tuple(strata)))
+
+    def randomSplit(self, weights: Sequence[float],  # noqa: N802
+                    seed: int | None = None) -> list["DataFrame"]:
+        """Split the rows at random, in proportion to ``weights``: each split samples the same
+        draws over a different range, on the rows sorted within their partitions (as Spark's
+        ``randomSplit`` does, so the splits are disjoint and cover every row)."""
+        for w in weights:
+            if w < 0.0:
+                raise AnalysisError(f"Weights must be positive, but got {w}.",
+                                    error_class="VALUE_NOT_POSITIVE",
+                                    parameters={"arg_name": "weights", "arg_value": str(w)})
+        total = float(sum(weights))
+        if total <= 0:
+            raise AnalysisError(f"requirement failed: Sum of weights must be positive, but got "
+                                f"{list(weights)}")
+        seed = _random_seed() if seed is None else int(seed)
+        orders = tuple(SortOrder(a, True, None) for a in self._plan.output
+                       if a.data_type.is_orderable)
+        base = Sort(orders, False, self._plan) if orders else self._plan
+        bounds = [0.0]
+        for w in weights:
+            bounds.append(bounds[-1] + w / total)
+        return [self._new(Sample(lo, hi, False, seed, base))
+                for lo, hi in zip(bounds, bounds[1:])]
+
+    # -- caching ------------------------------------------------------------------------------
+    def persist(self, storageLevel: Any = None) -> "DataFrame":  # noqa: N803
+        """Cache this DataFrame's rows (lazily: computed by the first query that reads them),
+        so later queries over the same plan read them instead of computing it again: Arrow
+        tables in memory on the local runtime, Spark's cache at ``storageLevel`` on the Spark
+        runtime (default ``MEMORY_AND_DISK_DESER``, as PySpark's)."""
+        level = StorageLevel.MEMORY_AND_DISK_DESER if storageLevel is None else storageLevel
+        manager = self._session.cache_manager
+        if manager.lookup(self._plan) is not None:
+            return self
+        frame = None
+        if self._session.runtime == "spark":
+            frame = self.to_spark().persist(_spark_storage_level(level))
+        manager.cache_query(self._plan, level, frame)
+        return self
+
+    def cache(self) -> "DataFrame":
+        """:meth:`persist` at the default level."""
+        return self.persist()
+
+    def unpersist(self, blocking: bool = False) -> "DataFrame":
+        """Drop this DataFrame's rows from the cache (later queries compute them again)."""
+        for entry in self._session.cache_manager.uncache_query(self._plan):
+            if entry.frame is not None:
+                entry.frame.unpersist(blocking)
+        return self
+
+    @property
+    def storageLevel(self) -> StorageLevel:  # noqa: N802
+        """The level this DataFrame is cached at (``StorageLevel.NONE`` when it is not)."""
+        entry = self._session.cache_manager.lookup(self._plan)
+        return StorageLevel.NONE if entry is None else entry.storage_level
+
+    @property
+    def is_cached(self) -> bool:
+        """Whether this DataFrame's rows are in the session's cache."""
+        return self._session.cache_manager.lookup(self._plan) is not None
+
     def dropDuplicatesWithinWatermark(self, subset: Sequence[str] | None = None  # noqa: N802
                                       ) -> "DataFrame":
         """Streaming deduplication within the watermark: not implemented for streams; on a
@@ -838,17 +1021,34 @@ class DataFrame:
                             "DataFrames/DataSets;", error_class="_LEGACY_ERROR_TEMP_3102")
 
 
-def same_plan(a: LogicalPlan, b: LogicalPlan) -> bool:
-    """Spark's ``sameResult`` of two analyzed plans, where local data (a ``LocalRelation``, which
-    canonicalizes without its rows) must also be the same object."""
-    if not a.same_result(b):
-        return False
+def _random_seed() -> int:
+    """A seed for a sample without one (Spark draws a random long)."""
+    return int.from_bytes(os.urandom(8), "big", signed=True)
 
-    def local(p: LogicalPlan) -> list[int]:
-        return [id(r.data) for r in p.collect(
-            lambda n: n if isinstance(n, LocalRelation) else None)]
 
-    return local(a) == local(b)
+def _spark_storage_level(level: Any) -> Any:
+    """PySpark's ``StorageLevel`` equal to ``level`` (an Ember or a PySpark one)."""
+    # imported here: pyspark is loaded only on the Spark runtime
+    from pyspark import StorageLevel as SparkStorageLevel
+
+    return SparkStorageLevel(level.useDisk, level.useMemory, level.useOffHeap,
+                             level.deserialized, level.replication)
+
+
+def _not_column_or_str_or_int(name: str, value: Any) -> AnalysisError:
+    """PySpark's check of ``repartition``'s first argument (its message says Column or str)."""
+    t = type(value).__name__
+    return AnalysisError(f"Argument `{name}` should be Column or str, got {t}.",
+                         error_class="NOT_EXPECTED_TYPE",
+                         parameters={"arg_name": name, "arg_type": t,
+                                     "expected_type": "Column or str"})
+
+
+def _positive_partitions(n: int | None) -> int | None:
+    """Spark's requirement on a number of partitions (an IllegalArgumentException there)."""
+    if n is not None and n <= 0:
+        raise AnalysisError(f"requirement failed: Number of partitions ({n}) must be positive.")
+    return n
 
 
 # ---------------------------------------------------------------------------------------------

@@ -195,6 +195,11 @@ class DataFrameStatFunctions:
             AttributeReference(h, T.LONG, True) for h in names[1:])
         return self.df._new(LocalRelation(attrs, table))
 
+    def sampleBy(self, col: Any, fractions: dict[Any, float],  # noqa: N802
+                 seed: int | None = None) -> "DataFrame":
+        """``df.sampleBy``: a stratified sample."""
+        return self.df.sampleBy(col, fractions, seed)
+
     def approxQuantile(self, col: Any, probabilities: Any,  # noqa: N802
                        relativeError: float) -> list[Any]:  # noqa: N803
         """Quantiles of numeric columns, NULLs ignored (Spark's ``approxQuantile``: within

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Literal
 
 import pyarrow as pa
 
-from ember.plans.logical.nodes import LogicalPlan
+from ember.plans.logical.nodes import InMemoryRelation, LogicalPlan
+from ember.cache_manager import CacheManager, CachedData
 from ember.analysis.analyzer import Analyzer
 from ember.conf import OPTIMIZER_ENABLED
 from ember.errors import AnalysisError, InternalError, UnsupportedError
@@ -54,7 +55,7 @@ class QueryExecution:
     """
 
     __slots__ = ("session", "logical", "_analyzed", "_optimized", "_executed", "_links",
-                 "rule_metrics", "run_metrics", "sql_text")
+                 "rule_metrics", "run_metrics", "sql_text", "cache_exclude")
 
     def __init__(self, session: "Session", logical_plan: LogicalPlan) -> None:
         self.session = session
@@ -70,6 +71,8 @@ class QueryExecution:
         self.rule_metrics = RuleMetrics()
         #: The SQL statement this query came from, if any (named by internal errors).
         self.sql_text: str | None = None
+        #: The cache entry this query computes (its own entry is not read from the cache).
+        self.cache_exclude: CachedData | None = None
 
     def guard(self, phase: str, fn):  # type: ignore[no-untyped-def]
         """``fn()`` under :func:`ember.guard.run_stage` (deep input; no bare Python exception)."""
@@ -98,12 +101,28 @@ class QueryExecution:
     def _optimize(self) -> LogicalPlan:
         conf = self.conf
         executor = Optimizer() if conf.get(OPTIMIZER_ENABLED) else MinimalOptimizer()
-        analyzed = self.analyzed
+        analyzed = self.with_cached_data()
         if isinstance(analyzed, InsertIntoHadoopFsRelationCommand):
             # a write optimizes its query as any query, then V1Writes wraps it
             query = executor.execute(analyzed.query, conf, metrics=self.rule_metrics)
             return V1Writes()(analyzed.copy(query=query), conf)
         return executor.execute(analyzed, conf, metrics=self.rule_metrics)
+
+    def with_cached_data(self) -> LogicalPlan:
+        """The analyzed plan with cached subtrees read from the session's cache (Spark's
+        ``withCachedData``), each entry's rows computed the first time a query reads them."""
+        manager: CacheManager | None = getattr(self.session, "cache_manager", None)
+        if manager is None:
+            return self.analyzed
+        plan = manager.use_cached_data(self.analyzed, self.cache_exclude)
+        for rel in plan.collect(lambda n: n if isinstance(n, InMemoryRelation) else None):
+            entry = rel.cached
+            with entry.lock:
+                if entry.table is None and entry.frame is None:
+                    qe = QueryExecution(self.session, entry.plan)
+                    qe.cache_exclude = entry
+                    entry.table = qe.to_arrow()
+        return plan
 
     def rule_changes(self) -> list:
         """Every optimizer rule application that changed the plan, in order

@@ -40,6 +40,7 @@ from ember.dataframe import DataFrame
 from ember.errors import AnalysisError, UnsupportedError
 from ember.guard import run_stage
 from ember.pyspark_api import missing_attribute
+from ember.cache_manager import CacheManager
 from ember.sql_parameters import SQLStringFormatter, bind_parameters
 from ember.execution.auto_statistics import AutoStatistics
 from ember.expressions.base import Alias, AttributeReference
@@ -192,6 +193,8 @@ class Session:
             persistent=self.sql_conf.get(CATALOG_IMPLEMENTATION) == "hive",
             resolver=table_resolver(self))
         self.sql_conf.table_statistics = self.session_catalog.table_statistics
+        #: cached DataFrames (``df.cache()``; :mod:`ember.cache_manager`)
+        self.cache_manager = CacheManager()
         self.conf = RuntimeConfig(self.sql_conf)
         self.catalog = CatalogAPI(self)
         #: ``spark.udf``: registers Python functions for SQL

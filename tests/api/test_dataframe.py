@@ -298,3 +298,26 @@ def test_range_vertical_show_and_record_batch(spark, capsys):
     assert capsys.readouterr().out == "-RECORD 0--\n a   | 1   \n b   | a   \n\n"
     batch = pa.RecordBatch.from_pydict({"x": pa.array([1, 2], pa.int16())})
     assert spark.createDataFrame(batch).dtypes == [("x", "smallint")]
+
+
+def test_repartition_and_coalesce_plan_spark_exchanges(spark):
+    """The physical plans name Spark's operators as Spark's EXPLAIN does."""
+    df = spark.range(10)
+
+    def plan(d):
+        return d._qe.explain_string("simple")
+
+    assert "Exchange RoundRobinPartitioning(4), REPARTITION_BY_NUM" in plan(df.repartition(4))
+    assert "Exchange hashpartitioning(id#" in plan(df.repartition(3, "id"))
+    assert "L, 200), REPARTITION_BY_COL" in plan(df.repartition("id"))
+    assert "ASC NULLS FIRST, 3), REPARTITION_BY_NUM" in plan(df.repartitionByRange(3, "id"))
+    text = plan(df.repartition(8).coalesce(3))
+    assert text.index("Coalesce 3") < text.index("Exchange RoundRobinPartitioning(8)")
+    assert "Repartition 3, false" in df.coalesce(3)._qe.explain_string("extended")
+
+
+def test_repartition_needs_a_positive_number(spark):
+    # Spark: IllegalArgumentException (no error class) with this message
+    with pytest.raises(AnalysisError, match=r"requirement failed: Number of partitions \(0\) "
+                                            r"must be positive."):
+        spark.range(3).coalesce(0)

@@ -72,6 +72,15 @@ def p_simple_methods(s, F):
 
 
 @program()
+def p_checkpoint(s, F):
+    df = emp(s).where("salary > 60")
+    c = df.localCheckpoint()  # checkpoint() needs a checkpoint directory in Spark
+    lc = df.localCheckpoint(eager=False)
+    return ([_table(x) for x in (c, lc, c.join(df, "id").select(df.name, c.dept))],
+            c.columns, c.dtypes, c.where(c.dept == 10).count())
+
+
+@program()
 def p_drop_duplicates_within_watermark_on_batch(s, F):
     return emp(s).dropDuplicatesWithinWatermark(["dept"]).count()
 
@@ -171,6 +180,122 @@ def p_stat_functions(s, F):
 @program()
 def p_corr_spearman(s, F):
     return emp(s).corr("id", "salary", "spearman")
+
+
+# -- cache, persist ----------------------------------------------------------------------------
+
+
+@program()
+def p_cache_persist_unpersist(s, F):
+    df = emp(s).where("salary > 60")
+    levels = [repr(df.storageLevel)]
+    c = df.cache()
+    levels += [repr(c.storageLevel), c.is_cached, repr(df.select("*").storageLevel)]
+    first = _table(c.groupBy("dept").agg(F.sum("salary").alias("s")))
+    again = _table(c.where("dept = 10").join(c.select("id", "name"), "id"))
+    level = type(c.storageLevel)
+    d = emp(s).select("id", "dept").persist(level.DISK_ONLY)
+    levels += [repr(d.storageLevel), repr(d.cache().storageLevel)]
+    both = _table(d.join(c, "id"))
+    c.unpersist()
+    levels += [repr(c.storageLevel), repr(d.storageLevel)]
+    after = _table(c.groupBy("dept").agg(F.sum("salary").alias("s")))
+    d.unpersist()
+    return levels, first, again, both, after, repr(d.storageLevel)
+
+
+@program(spark_runtime=True)
+def p_cache_on_both_runtimes(s, F):
+    c = emp(s).where("salary > 60").cache()
+    out = (repr(c.storageLevel), _table(c.groupBy("dept").count()), _table(c.select("id")))
+    c.unpersist()
+    return out, repr(c.storageLevel)
+
+
+# -- sample, randomSplit ------------------------------------------------------------------------
+
+
+@program()
+def p_sample_and_random_split(s, F):
+    """The rows for a seed differ from Spark's (another generator); what must agree: the
+    extremes, the size within 4 standard deviations, a seed's rows drawn again, and splits
+    that are disjoint and cover every row."""
+    df = s.range(0, 4000, 1, 3).withColumn("g", F.col("id") % 7)
+
+    def rows(d):
+        return sorted(tuple(r) for r in d.collect())
+
+    n = df.sample(0.25, seed=11).count()
+    m = df.sample(True, 1.5, 5).count()
+    splits = df.randomSplit([1.0, 2.0, 1.0], seed=3)
+    sizes = [x.count() for x in splits]
+    return (df.sample(0.0).count(), df.sample(1.0).count(), df.sample(False, 1.0, 1).count(),
+            abs(n - 1000) < 4 * (4000 * 0.25 * 0.75) ** 0.5, abs(m - 6000) < 4 * 6000 ** 0.5,
+            rows(df.sample(0.1, 42)) == rows(df.sample(0.1, 42)),
+            sum(sizes), all(abs(k - e) < 4 * (4000 * 0.25) ** 0.5
+                            for k, e in zip(sizes, (1000, 2000, 1000))),
+            splits[0].union(splits[1]).union(splits[2]).distinct().count(),
+            splits[0].join(splits[1], "id").count())
+
+
+@program()
+def p_sample_by(s, F):
+    df = s.range(0, 6000, 1, 2).withColumn("g", F.col("id") % 3)
+    out = df.sampleBy("g", {0: 0.5, 1: 1.0, 5: 0.3}, seed=4)
+    per = {r[0]: r[1] for r in out.groupBy("g").count().collect()}
+    other = df.stat.sampleBy(F.col("g"), {2: 0.0}, 1)
+    return (sorted(per), per[1], abs(per[0] - 1000) < 4 * (2000 * 0.25) ** 0.5,
+            other.count(), out.columns)
+
+
+@program(spark_runtime=True)
+def p_sample_in_spark_tasks(s, F):
+    df = s.range(0, 3000, 1, 3)
+    splits = df.randomSplit([1.0, 2.0], seed=3)
+    kept = splits[0].count()
+    return abs(kept - 1000) < 4 * (3000 * 2 / 9) ** 0.5, kept + splits[1].count()
+
+
+@program()
+def p_sample_bad_arguments(s, F):
+    return emp(s).sample("x")
+
+
+# -- repartition, coalesce ------------------------------------------------------------------------
+
+
+@program()
+def p_repartition_and_coalesce(s, F):
+    df = emp(s)
+    r = s.range(0, 200, 1, 4)
+    return ([_table(x) for x in (df.repartition(3), df.repartition(2, "dept"),
+                                 df.repartition("dept", F.col("mgr")), df.coalesce(2),
+                                 df.repartition(5).coalesce(2).where("id > 2"),
+                                 df.repartitionByRange(2, F.col("salary").desc()))],
+            # range partitions are in key order, so sorting within them sorts the whole result
+            [tuple(x) for x in r.repartitionByRange(3, "id").sortWithinPartitions("id")
+             .collect()] == [(i,) for i in range(200)],
+            [tuple(x) for x in r.repartitionByRange(5, F.col("id").desc()).sortWithinPartitions(
+                F.col("id").desc()).collect()] == [(i,) for i in range(199, -1, -1)],
+            [tuple(x) for x in r.coalesce(1).sortWithinPartitions("id").limit(3).collect()])
+
+
+@program(spark_runtime=True)
+def p_repartition_and_coalesce_exchanges(s, F):
+    r = s.range(0, 60, 1, 4)
+    return ([tuple(x) for x in r.repartitionByRange(3, "id").sortWithinPartitions("id")
+             .collect()] == [(i,) for i in range(60)],
+            _table(r.repartition(3).coalesce(2).where("id % 7 = 0")))
+
+
+@program()
+def p_repartition_by_range_without_columns(s, F):
+    return emp(s).repartitionByRange(3)
+
+
+@program()
+def p_repartition_bad_argument(s, F):
+    return emp(s).repartition(1.5)
 
 
 # -- spark.sql parameters and formatting ---------------------------------------------------------

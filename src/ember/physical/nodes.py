@@ -39,6 +39,7 @@ from ember.plans.logical.join_type import (  # BuildSide is also imported from h
 )
 from ember.plans.logical.nodes import (
     FileRelation,
+    sample_string,
     cached_output,
     window_args_string,
     intersect_output,
@@ -256,6 +257,15 @@ class LocalTableScanExec(LeafExecNode):
 
 
 @node
+class InMemoryTableScanExec(LocalTableScanExec):
+    """The cached rows of an ``InMemoryRelation`` (``df.cache()``) on the local runtime:
+    ``InMemoryTableScan [a#1, b#2]``, scanned as a ``LocalTableScan``."""
+
+    def simple_string(self) -> str:
+        return f"InMemoryTableScan {_list(self.output)}"
+
+
+@node
 class FileSourceScanExec(LeafExecNode):
     """A Parquet/CSV scan: ``FileScan parquet [a#1,b#2] ...``."""
 
@@ -336,6 +346,16 @@ class SparkDataFrameScanExec(LeafExecNode):
     def simple_string(self) -> str:
         return f"Scan ExistingRDD{_list_compact(self.output)}"
 
+
+
+@node
+class InMemorySparkScanExec(SparkDataFrameScanExec):
+    """The cached rows of an ``InMemoryRelation`` on the Spark runtime: a PySpark DataFrame
+    persisted with Spark's cache, read as the Spark job's source
+    (``InMemoryTableScan [a#1, b#2]``)."""
+
+    def simple_string(self) -> str:
+        return f"InMemoryTableScan {_list(self.output)}"
 
 @node
 class RangeExec(LeafExecNode):
@@ -746,6 +766,39 @@ class ShuffleExchangeExec(UnaryExecNode):
     def simple_string(self) -> str:
         return (f"Exchange {self.output_partitioning.simple_string()}, {self.shuffle_origin}, "
                 f"[plan_id={self.plan_id}]")
+
+
+@node
+class SampleExec(UnaryExecNode):
+    """``Sample 0.0, 0.5, false, 42`` (Spark's ``SampleExec``; see the logical ``Sample``)."""
+
+    lower_bound: float
+    upper_bound: float
+    with_replacement: bool
+    seed: int
+    child: SparkPlan
+
+    def simple_string(self) -> str:
+        return sample_string(self)
+
+
+@node
+class CoalesceExec(UnaryExecNode):
+    """``Coalesce 2``: the child's partitions merged, adjacent ones together, into at most
+    ``num_partitions`` without a shuffle (Spark's ``CoalesceExec``; an RDD ``coalesce`` on
+    the Spark runtime)."""
+
+    num_partitions: int
+    child: SparkPlan
+
+    @property
+    def output_partitioning(self) -> Partitioning:
+        if self.num_partitions == 1:
+            return SinglePartition()
+        return UnknownPartitioning(self.num_partitions)
+
+    def simple_string(self) -> str:
+        return f"Coalesce {self.num_partitions}"
 
 
 @node

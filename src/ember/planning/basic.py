@@ -13,10 +13,12 @@ from collections.abc import Callable
 
 from ember.conf import SHUFFLE_PARTITIONS, SQLConf, TOP_K_SORT_FALLBACK_THRESHOLD
 from ember.errors import InternalError
-from ember.expressions.base import Expression, Literal, and_all
+from ember.expressions.base import Expression, Literal, SortOrder, and_all
 from ember.plans.logical.join_type import JoinType
 from ember.physical import nodes as P
-from ember.physical.partitioning import HashPartitioning
+from ember.physical.partitioning import (
+    HashPartitioning, Partitioning, RangePartitioning, RoundRobinPartitioning,
+)
 from ember.plans.logical import nodes as L
 from ember.expressions.predicates import EqualNullSafe
 
@@ -93,6 +95,10 @@ def basic_operators(plan: L.LogicalPlan, plan_later: PlanLater, conf: SQLConf) -
             return P.SortExec(order, g, plan_later(c))
         case L.LocalRelation(attrs=attrs, data=data):
             return P.LocalTableScanExec(attrs, data)
+        case L.InMemoryRelation(attrs=attrs, cached=cached):
+            if cached.frame is not None:  # the Spark runtime: Spark's cache of a DataFrame
+                return P.InMemorySparkScanExec(cached.frame, attrs)
+            return P.InMemoryTableScanExec(attrs, cached.table)
         case L.FileRelation():
             return P.FileSourceScanExec(plan, plan.output)
         case L.SparkDataFrameRelation(attrs=attrs, frame=frame):
@@ -106,10 +112,23 @@ def basic_operators(plan: L.LogicalPlan, plan_later: PlanLater, conf: SQLConf) -
         case L.Generate(generator=g, outer=outer, generator_output=out, child=c):
             return P.GenerateExec(g, outer, out, plan_later(c))
         case L.RepartitionByExpression(partition_expressions=es, num_partitions=n, child=c):
-            # Spark's BasicOperators: ShuffleExchangeExec(HashPartitioning), REPARTITION_BY_COL
+            # Spark's BasicOperators: ShuffleExchangeExec(HashPartitioning, or RangePartitioning
+            # for sort orders: repartitionByRange), REPARTITION_BY_COL or, with a number of
+            # partitions, REPARTITION_BY_NUM
             parts = n if n is not None else conf.get(SHUFFLE_PARTITIONS)
-            return P.ShuffleExchangeExec(HashPartitioning(es, parts), plan_later(c),
-                                         "REPARTITION_BY_COL")
+            origin = "REPARTITION_BY_COL" if n is None else "REPARTITION_BY_NUM"
+            if es and all(isinstance(e, SortOrder) for e in es):
+                part: Partitioning = RangePartitioning(tuple(es), parts)
+            else:
+                part = HashPartitioning(es, parts)
+            return P.ShuffleExchangeExec(part, plan_later(c), origin)
+        case L.Sample(lower_bound=lb, upper_bound=ub, with_replacement=wr, seed=seed, child=c):
+            return P.SampleExec(lb, ub, wr, seed, plan_later(c))
+        case L.Repartition(num_partitions=n, shuffle=True, child=c):
+            return P.ShuffleExchangeExec(RoundRobinPartitioning(n), plan_later(c),
+                                         "REPARTITION_BY_NUM")
+        case L.Repartition(num_partitions=n, child=c):
+            return P.CoalesceExec(n, plan_later(c))
         case L.Union(inputs=inputs):
             return P.UnionExec(tuple(plan_later(c) for c in inputs))
         case L.Limit() | L.Offset():

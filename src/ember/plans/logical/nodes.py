@@ -346,6 +346,24 @@ class FileRelation(LeafNode):
 
 
 @node
+class InMemoryRelation(LeafNode):
+    """The rows of a cached plan (``df.cache()``), put in place of the subtree that computes
+    them (Spark's ``InMemoryRelation``). ``cached`` is the session's cache entry
+    (``ember.cache_manager.CachedData``: the plan, its storage level, the rows once computed);
+    ``attrs`` are the output of the subtree it replaced."""
+
+    attrs: tuple[AttributeReference, ...]
+    cached: Any = field(compare=False)
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return self.attrs
+
+    def simple_string(self) -> str:
+        return (f"InMemoryRelation {_attrs_str(self.attrs)}, "
+                f"{self.cached.storage_level.spark_string()}")
+
+
+@node
 class Range(LeafNode):
     """``spark.range(start, end, step, numPartitions)``: one ``id bigint`` column, generated
     lazily (Spark's ``Range``; prints ``Range (0, 10, step=1, splits=Some(2))``, or
@@ -813,6 +831,49 @@ class RepartitionByExpression(UnaryNode):
     def simple_string(self) -> str:
         n = self.num_partitions if self.num_partitions is not None else "None"
         return f"RepartitionByExpression {_attrs_str(self.partition_expressions)}, {n}"
+
+
+@node
+class Repartition(UnaryNode):
+    """``df.repartition(n)`` (``shuffle``: rows dealt round-robin into ``n`` partitions) and
+    ``df.coalesce(n)`` (no shuffle: adjacent partitions merged into at most ``n``), Spark's
+    ``Repartition``. The rows are unchanged."""
+
+    num_partitions: int
+    shuffle: bool
+    child: LogicalPlan
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return self.child.output
+
+    def simple_string(self) -> str:
+        return f"Repartition {self.num_partitions}, {str(self.shuffle).lower()}"
+
+
+@node
+class Sample(UnaryNode):
+    """``df.sample`` / one split of ``df.randomSplit``: each row kept when a uniform draw falls
+    in ``[lower_bound, upper_bound)`` (Bernoulli), or repeated a Poisson(``upper_bound -
+    lower_bound``) number of times ``with_replacement``, the generator of partition ``i``
+    seeded with ``seed + i`` (Spark's ``Sample``)."""
+
+    lower_bound: float
+    upper_bound: float
+    with_replacement: bool
+    seed: int
+    child: LogicalPlan
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return self.child.output
+
+    def simple_string(self) -> str:
+        return sample_string(self)
+
+
+def sample_string(node: Any) -> str:
+    """``Sample 0.0, 0.5, false, 42``: how Spark prints ``Sample`` and ``SampleExec``."""
+    return (f"Sample {node.lower_bound}, {node.upper_bound}, "
+            f"{str(node.with_replacement).lower()}, {node.seed}")
 
 
 @node

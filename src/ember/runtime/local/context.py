@@ -97,6 +97,8 @@ class RunContext(ABC):
         self.conf: SQLConf = conf if conf is not None else SQLConf()
         self.ctx = ExecContext(self.conf)
         self.metrics = RunMetrics()
+        #: the index of this run's first partition (a Spark task's partition; 0 locally)
+        self.partition_offset = 0
         self.memory = MemoryManager(int(self.conf.get(MEMORY_BUDGET)))
         self.spill_dir = SpillDir()
         self.parallelism: int = parallelism or default_parallelism()

@@ -18,7 +18,7 @@ from typing import Any
 
 from ember.conf import ADVISORY_PARTITION_SIZE, COALESCE_MIN_PARTITION_SIZE, SPARK_COALESCE_PARTITIONS
 from ember.physical.nodes import (
-    CartesianProductExec, ReusedExchangeExec, ShuffleExchangeExec, SparkPlan, UnionExec,
+    CartesianProductExec, CoalesceExec, ReusedExchangeExec, ShuffleExchangeExec, SparkPlan, UnionExec,
     FileSourceScanExec, LocalTableScanExec, OneRowRelationExec, RangeExec, SparkDataFrameScanExec,
 )
 from ember.runtime.local.node_state import NodeState
@@ -50,6 +50,8 @@ def region_roots(plan: SparkPlan) -> Iterator[tuple[SparkPlan, Any]]:
                     stack.append(child)
                 case UnionExec(inputs=inputs):
                     stack.extend(inputs)
+                case CoalesceExec(child=child):
+                    stack.append(child)
                 case CartesianProductExec(left=left, right=right):
                     stack.extend((left, right))
 

@@ -53,7 +53,7 @@ from ember.conf import (ADAPTIVE_ENABLED, ADVISORY_PARTITION_SIZE, SPARK_COALESC
 from ember.errors import InternalError
 from ember.execution.kernels.batches import schema_of
 from ember.physical.nodes import (BroadcastExchangeExec, BroadcastNestedLoopJoinExec, BuildSide,
-                                  CartesianProductExec, CollectLimitExec,
+                                  CartesianProductExec, CoalesceExec, CollectLimitExec,
                                   FileSourceScanExec, LocalLimitExec, LocalTableScanExec,
                                   OneRowRelationExec, RangeExec, ReusedExchangeExec,
                                   ShuffleExchangeExec,
@@ -74,7 +74,7 @@ __all__ = ["SparkRuntime", "prepare_for_spark", "BOUNDARIES", "SOURCES"]
 SOURCES = (LocalTableScanExec, FileSourceScanExec, RangeExec, OneRowRelationExec,
            SparkDataFrameScanExec)
 #: Nodes that start a new RDD (everything else runs inside the region above them).
-BOUNDARIES = (ShuffleExchangeExec, UnionExec, CartesianProductExec, *SOURCES)
+BOUNDARIES = (ShuffleExchangeExec, UnionExec, CartesianProductExec, CoalesceExec, *SOURCES)
 
 def prepare_for_spark(plan: SparkPlan) -> SparkPlan:
     """``plan`` with the operators that gather many partitions into one (CollectLimit,
@@ -477,6 +477,8 @@ class SparkRuntime:
                 rdd = self._shuffle(node)
             case UnionExec(inputs=inputs):
                 rdd = self.sc.union([self._region_rdd(c, worker.blobs) for c in inputs])
+            case CoalesceExec(num_partitions=n, child=child):  # Spark's CoalesceExec
+                rdd = self._region_rdd(child, worker.blobs).coalesce(n)
             case CartesianProductExec(left=left, right=right):
                 rdd = self._cartesian(node, left, right)
             case BroadcastNestedLoopJoinExec():

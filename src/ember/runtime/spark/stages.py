@@ -27,7 +27,7 @@ from ember.execution.file_index import file_splits
 from ember.execution.scan import multi_line
 from ember.physical.nodes import (
     BroadcastExchangeExec, BroadcastNestedLoopJoinExec, CartesianProductExec, ReusedExchangeExec,
-    ShuffleExchangeExec, SparkPlan, UnionExec, BuildSide, FileSourceScanExec, LocalTableScanExec,
+    ShuffleExchangeExec, SparkPlan, UnionExec, CoalesceExec, BuildSide, FileSourceScanExec, LocalTableScanExec,
     RangeExec,
 )
 from ember.runtime.local.node_state import NodeSet, NodeState
@@ -145,6 +145,9 @@ class _Describer:
                 return self.tasks.get(node, node.output_partitioning.num_partitions)
             case UnionExec(inputs=inputs):
                 return sum(self.fill(c, st, job) for c in inputs)
+            case CoalesceExec(num_partitions=n, child=child):
+                st.ops.append(f"{node.simple_string()} (RDD.coalesce)")
+                return min(n, self.fill(child, st, job))
             case BroadcastNestedLoopJoinExec() if global_nested_loop(node):
 
                 build_left = node.build_side is BuildSide.LEFT

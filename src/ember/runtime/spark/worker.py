@@ -270,6 +270,7 @@ def _run_region(spec: RegionSpec, inputs: Sequence[Iterator[pa.RecordBatch]],
     conf = SQLConf(dict(spec.conf))
     maybe_crash(conf, index)
     with TaskRuntime(conf, inputs) as rt:
+        rt.partition_offset = index
         rt.seed_broadcasts(spec.plan, dict(spec.broadcasts))
         rt.partition_base = index
         parts = rt.execute(spec.plan)

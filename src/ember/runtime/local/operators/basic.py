@@ -27,6 +27,8 @@ from ember.execution.kernels.keys import encode_sides, normalize_float_columns
 from ember.execution.prepare import prepare
 from ember.expressions.common import to_array
 from ember.physical.nodes import (
+    CoalesceExec,
+    SampleExec,
     ExpandExec,
     FileSourceScanExec,
     FilterExec,
@@ -353,6 +355,54 @@ def run_union(node: UnionExec, rt: RunContext) -> list[PartitionFn]:
         return run
 
     return [part(p) for c in node.inputs for p in rt.execute(c)]
+
+
+@operator(SampleExec)
+def run_sample(node: SampleExec, rt: RunContext) -> list[PartitionFn]:
+    """Bernoulli (a uniform draw per row in ``[lower, upper)``) or Poisson (each row repeated
+    ``Poisson(upper - lower)`` times) sampling, vectorized per batch; partition ``i``'s
+    generator (NumPy's PCG64) is seeded with ``seed + i`` (on the Spark runtime ``i`` is the
+    task's partition), so a seed gives the same rows for the same partitioning.  Spark draws
+    from its XORShiftRandom, so its rows for a seed differ."""
+    lower, upper = node.lower_bound, node.upper_bound
+
+    def part(fn: PartitionFn, index: int) -> PartitionFn:
+        def run() -> Iterator[pa.RecordBatch]:
+            rng = np.random.default_rng((node.seed + index) & 0xFFFFFFFFFFFFFFFF)
+            for b in fn():
+                n = b.num_rows
+                if node.with_replacement:
+                    counts = rng.poisson(upper - lower, n)
+                    if counts.any():
+                        yield b.take(pa.array(np.repeat(np.arange(n), counts)))
+                else:
+                    u = rng.random(n)
+                    keep = (u >= lower) & (u < upper)
+                    if keep.any():
+                        yield b.filter(pa.array(keep))
+
+        return run
+
+    offset = rt.partition_offset
+    return [part(p, offset + i) for i, p in enumerate(rt.execute(node.child))]
+
+
+@operator(CoalesceExec)
+def run_coalesce(node: CoalesceExec, rt: RunContext) -> list[PartitionFn]:
+    """The child's partitions merged into at most ``num_partitions``, adjacent ones together
+    (Spark's ``CoalescedRDD`` without locality preferences)."""
+    parts = rt.execute(node.child)
+    n = max(1, min(node.num_partitions, len(parts)))
+    bounds = [(i * len(parts)) // n for i in range(n + 1)]
+
+    def group(members: list[PartitionFn]) -> PartitionFn:
+        def run() -> Iterator[pa.RecordBatch]:
+            for fn in members:
+                yield from fn()
+
+        return run
+
+    return [group(parts[bounds[i]:bounds[i + 1]]) for i in range(n)]
 
 
 # ---------------------------------------------------------------------------------------------
