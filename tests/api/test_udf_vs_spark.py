@@ -3,7 +3,8 @@
 One DataFrame carries every scalar UDF kind as columns (pickled ``udf``, Arrow-optimized
 ``udf(useArrow=True)``, scalar and iterator ``pandas_udf``, nested calls, a registered SQL
 function), so each runtime costs one Ember query and Spark one query; ``mapInPandas`` /
-``mapInArrow`` / ``applyInPandas`` / ``applyInArrow`` are compared the same way.  Also: the
+``mapInArrow`` / ``applyInPandas`` / ``applyInArrow`` and a grouped aggregate pandas UDF (in
+``groupBy().agg`` and over a window) are compared the same way.  Also: the
 plan nodes (ArrowEvalPython / BatchEvalPython with Spark's eval types), non-deterministic UDFs
 kept in place by the optimizer, and the user's error surfacing once as ``PythonException``
 with the user's traceback.
@@ -18,6 +19,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 from pyspark import cloudpickle
+from pyspark.sql import Window as SparkWindow
 from pyspark.sql import functions as SF
 
 import ember
@@ -99,7 +101,7 @@ def spark_results():
     return {
         "scalar": (scalar.columns, _rows(scalar.collect())),
         "sql": (sql.columns, _rows(sql.collect())),
-        "maps": [(m.columns, _rows(m.collect())) for m in _maps(df)],
+        "maps": [(m.columns, _rows(m.collect())) for m in _maps(df, SF, SparkWindow)],
     }
 
 
@@ -121,9 +123,16 @@ def _group_arrow(t):
     return pa.table({"n": pa.array([t.num_rows], pa.int64())})
 
 
-def _maps(df):
+def _pandas_mean(v: pd.Series) -> float:
+    return v.mean()
+
+
+def _maps(df, lib, window):
     keyed = df.withColumn("k", (df.x % 2).cast("int"))
+    mean = lib.pandas_udf(_pandas_mean, "double")
     return [
+        keyed.groupBy("k").agg(mean("d")),
+        keyed.select("x", mean("d").over(window.partitionBy("k")).alias("m")),
         df.mapInPandas(_map_pandas, "y double, s string"),
         df.mapInArrow(_map_arrow, "n long").groupBy().sum("n"),
         keyed.groupBy("k").applyInPandas(_group_pandas, "k int, n long, t double"),
@@ -140,7 +149,8 @@ def test_udfs_match_spark(es, spark_results) -> None:
     df.createOrReplaceTempView("udf_t")
     sql = es.sql("SELECT plus_sql(x) AS p, plus_sql(x - 1) FROM udf_t WHERE plus_sql(x) > 2")
     assert (sql.columns, _rows(sql.collect())) == spark_results["sql"]
-    assert [(m.columns, _rows(m.collect())) for m in _maps(df)] == spark_results["maps"]
+    assert [(m.columns, _rows(m.collect())) for m in _maps(df, F, ember.Window)
+            ] == spark_results["maps"]
 
 
 def test_udf_plans_and_errors(es) -> None:

@@ -200,13 +200,15 @@ def _to_array(a: Any, n: int) -> pa.Array:
 # -- results ------------------------------------------------------------------------------------
 
 
-def to_arrow_result(values: list[Any], dtype: T.DataType, lenient: bool) -> pa.Array:
+def to_arrow_result(values: list[Any], dtype: T.DataType, lenient: bool,
+                    from_pandas: bool = False) -> pa.Array:
     """Python values as an Arrow array of ``dtype``: in one conversion when they fit, else value
     by value, with a value of the wrong kind NULL when ``lenient`` (Spark's conversion of a
-    batched UDF's results) or an error naming the value."""
+    batched UDF's results) or an error naming the value.  ``from_pandas``: NaN is NULL, as in
+    PySpark's conversion of pandas results."""
     target = dtype.to_arrow()
     try:
-        return pa.array(values, type=target)
+        return pa.array(values, type=target, from_pandas=from_pandas)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, ValueError):
         pass
     convert = _converter(dtype)
