@@ -72,3 +72,25 @@ def test_pushed_filters_listed(session):
     s, _ = session
     plan = s.sql("SELECT i FROM t WHERE i > 3")._qe.explain_string("simple")
     assert "DataFilters: [isnotnull(i#" in plan and "Filter" in plan
+
+
+def test_rewritten_file_is_read_again(tmp_path):
+    """The footer cache (``scan.parquet_footer``) is keyed by path, modification time and size:
+    a file rewritten in place (other row groups, other statistics) is read as it now is."""
+    import os
+
+    from ember.execution import scan
+
+    path = tmp_path / "r.parquet"
+    pq.write_table(pa.table({"x": list(range(10))}), path, row_group_size=5)
+    s = ember.Session()
+    s.sql(f"CREATE TEMP VIEW r USING parquet OPTIONS (path '{path}')")
+    assert s.sql("SELECT sum(x) AS t, count(*) AS n FROM r WHERE x > 2").collect()[0] == (42, 7)
+    first = scan.parquet_footer(str(path))
+    assert scan.parquet_footer(str(path)) is first  # read once
+    st = os.stat(path)
+    pq.write_table(pa.table({"x": list(range(100, 130))}), path, row_group_size=7)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # same mtime: the size tells
+    assert scan.parquet_footer(str(path)) is not first
+    assert s.sql("SELECT sum(x) AS t, count(*) AS n FROM r WHERE x > 2").collect()[0] == (
+        sum(range(100, 130)), 30)

@@ -42,6 +42,8 @@ from __future__ import annotations
 import csv
 import io
 import os
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -555,6 +557,67 @@ def _fragment(path: str, row_groups: list[int] | None = None):
         os.path.abspath(path), filesystem=pafs.LocalFileSystem(), row_groups=row_groups)
 
 
+class ParquetFooter:
+    """What one version of a Parquet file's footer tells, read once (:func:`parquet_footer`):
+    the whole-file ``fragment`` (its row-group statistics loaded), the file ``schema`` (the
+    fragment's physical schema), the ``metadata``, and -- each computed on first use -- the
+    columns read as dictionaries (:func:`dictionary_columns`) and the columns with no NULL in
+    any row group (:func:`_null_free_columns`)."""
+
+    __slots__ = ("fragment", "schema", "metadata", "_as_dict", "_null_free")
+
+    def __init__(self, path: str) -> None:
+        self.fragment = _fragment(path)
+        self.schema = self.fragment.physical_schema
+        self.fragment.ensure_complete_metadata()
+        self.metadata = self.fragment.metadata
+        self._as_dict: dict[str, pa.DataType] | None = None
+        self._null_free: set[str] | None = None
+
+    @property
+    def as_dict(self) -> dict[str, pa.DataType]:
+        if self._as_dict is None:
+            self._as_dict = {n: self.schema.field(n).type
+                             for n in dictionary_columns(self.metadata, self.schema)}
+        return self._as_dict
+
+    @property
+    def null_free(self) -> set[str]:
+        if self._null_free is None:
+            self._null_free = _null_free_columns(self.metadata)
+        return self._null_free
+
+
+#: how many file versions :func:`parquet_footer` keeps (least recently used dropped first)
+FOOTER_CACHE_ENTRIES = 1024
+_FOOTERS: OrderedDict[tuple[str, int, int], ParquetFooter] = OrderedDict()
+_FOOTERS_LOCK = threading.Lock()
+
+
+def parquet_footer(path: str) -> ParquetFooter:
+    """The footer of the Parquet file ``path``, read once per version of the file: cached by
+    absolute path, modification time (ns) and size, so a rewritten file is read again (every
+    query used to re-read the footer of every file it scans).  A file that cannot be stat-ed is
+    not cached (reading it raises pyarrow's error, as before)."""
+    full = os.path.abspath(path)
+    try:
+        st = os.stat(full)
+    except OSError:
+        return ParquetFooter(full)
+    key = (full, st.st_mtime_ns, st.st_size)
+    with _FOOTERS_LOCK:
+        hit = _FOOTERS.get(key)
+        if hit is not None:
+            _FOOTERS.move_to_end(key)
+            return hit
+    footer = ParquetFooter(full)
+    with _FOOTERS_LOCK:
+        _FOOTERS[key] = footer
+        while len(_FOOTERS) > FOOTER_CACHE_ENTRIES:
+            _FOOTERS.popitem(last=False)
+    return footer
+
+
 def _is_not_null_of(e, columns: dict[int, tuple[str, pa.DataType]]) -> bool:
     return isinstance(e, IsNotNull) and isinstance(e.child, AttributeReference) \
         and e.child.id in columns
@@ -661,8 +724,8 @@ def plan_parquet_splits(rel, attrs, data_filters, parallelism: int,
     exact: set[int] | None = None  # positions of the conjuncts applied exactly on every path
     for path in rel.paths:
         try:
-            frag = _fragment(path)
-            schema = frag.physical_schema
+            footer = parquet_footer(path)
+            frag, schema = footer.fragment, footer.schema
         except FileNotFoundError as e:
             raise ExecutionError(f"Path does not exist: {e}", error_class="PATH_NOT_FOUND",
                                  parameters={"path": str(e)}) from e
@@ -675,7 +738,7 @@ def plan_parquet_splits(rel, attrs, data_filters, parallelism: int,
                 here.add(i)
                 if _is_not_null_of(c, cols):
                     if null_free is None:
-                        null_free = _null_free_columns(frag.metadata)
+                        null_free = footer.null_free
                     if cols[c.child.id][0] in null_free:
                         continue  # TRUE on every row of this file: nothing to evaluate
                 kf = to_arrow_filter(c, cols, partial=False, kernel=True)
@@ -701,7 +764,7 @@ def plan_parquet_splits(rel, attrs, data_filters, parallelism: int,
                 here = set()
         exact = here if exact is None else exact & here
         if groups is None:
-            md = frag.metadata
+            md = footer.metadata
             groups = [(i, md.row_group(i).num_rows, md.row_group(i).total_byte_size)
                       for i in range(md.num_row_groups)]
         units.extend((path, g, r, b) for g, r, b in groups)
@@ -760,16 +823,17 @@ def read_parquet_split(split: ParquetSplit, attrs, row_filter, batch_size: int,
         for s in range(0, n, size):
             yield make_batch([], schema, min(size, n - s))
         return
-    frag = _fragment(split.path, split.row_groups)
-    fcols = _file_columns(frag.physical_schema, attrs)
+    file_schema = parquet_footer(split.path).schema
+    fcols = _file_columns(file_schema, attrs)
     names = [fcols[a.id][0] for a in attrs if a.id in fcols]
     wanted = list(dict.fromkeys(names))
     if fetch is None and ROW_GROUP_READS:
         fetch = _file_fetch(split.path)
     if fetch is not None:
         batches = _fetched_batches(split, fetch, wanted, row_filter, row_mask, size,
-                                   frag.physical_schema, runtime_mask)
+                                   file_schema, runtime_mask)
     else:
+        frag = _fragment(split.path, split.row_groups)
         batches = frag.to_batches(columns=wanted, filter=row_filter, batch_size=size,
                                   use_threads=True)
         if runtime_mask is not None:
@@ -844,11 +908,11 @@ def open_parquet(path: str, md: pq.FileMetaData | None = None,
                  as_dict: dict[str, pa.DataType] | None = None
                  ) -> tuple[pq.ParquetFile, dict[str, pa.DataType]]:
     """``path`` opened for :func:`decode_row_group` (pre-buffered reads, the dictionary
-    columns ``as_dict`` -- by default :func:`dictionary_columns` -- with their file types)."""
+    columns ``as_dict`` -- by default :func:`dictionary_columns` -- with their file types; the
+    footer from :func:`parquet_footer` unless ``md`` is given)."""
     if as_dict is None:
-        plain = pq.ParquetFile(path, metadata=md)
-        md, schema = plain.metadata, plain.schema_arrow
-        as_dict = {n: schema.field(n).type for n in dictionary_columns(md, schema)}
+        footer = parquet_footer(path)
+        md, as_dict = footer.metadata, footer.as_dict
     return pq.ParquetFile(path, metadata=md, pre_buffer=True,
                           read_dictionary=sorted(as_dict) or None), as_dict
 

@@ -37,7 +37,7 @@ from ember.plans.logical.join_type import (
     join_type_string,
 )
 from ember.plans.query_plan import QueryPlan
-from ember.trees import TreeNode, field_names, node
+from ember.trees import TreeNode, field_names, node, pattern_mask
 from ember.expressions.subquery import SubqueryExpression
 
 
@@ -54,8 +54,8 @@ class LogicalPlan(QueryPlan):
 
     # _stats: plan_stats' cache (ember.plans.logical.statistics); _exprs: expressions();
     # _res: resolved (see is_resolved); _outset: output_set; _strm: is_streaming;
-    # _dkeys: distinct keys (ember.plans.logical.distinct_keys)
-    __slots__ = ("_out", "_stats", "_exprs", "_res", "_outset", "_strm", "_dkeys")
+    # _dkeys: distinct keys (ember.plans.logical.distinct_keys); _abits: anywhere_bits
+    __slots__ = ("_out", "_stats", "_exprs", "_res", "_outset", "_strm", "_dkeys", "_abits")
     child_base: ClassVar[type]
 
     # -- schema -----------------------------------------------------------------------------
@@ -165,12 +165,29 @@ class LogicalPlan(QueryPlan):
     def contains_anywhere(self, *classes: type) -> bool:
         """``contains(*classes)``, also inside the plans of subquery expressions (at any
         depth): whether a rule rewriting those node kinds can find anything to rewrite."""
-        if self.contains(*classes):
-            return True
-        if not self.contains(SubqueryExpression):
-            return False
-        return any(sub.contains_anywhere(*classes)
-                   for p in self.collect(lambda p: p.subqueries() or None) for sub in p)
+        bits = self.anywhere_bits  # first: allocates the bits of the classes in the subqueries
+        return bool(bits & pattern_mask(classes))
+
+    @property
+    def anywhere_bits(self) -> int:
+        """``tree_bits`` or-ed with the ``anywhere_bits`` of the plans of the subquery
+        expressions in this subtree (at any depth); kept in the ``_abits`` slot, so that asking
+        again after a rule rebuilt part of the plan walks only the rebuilt nodes."""
+        try:
+            return self._abits  # type: ignore[no-any-return]
+        except AttributeError:
+            pass
+        bits = self.tree_bits
+        if bits & pattern_mask((SubqueryExpression,)):
+            for e in self.expressions():
+                if e.contains(SubqueryExpression):
+                    for sub in e.collect(
+                            lambda x: x.plan if isinstance(x, SubqueryExpression) else None):
+                        bits |= sub.anywhere_bits
+            for c in self.children:
+                bits |= c.anywhere_bits
+        object.__setattr__(self, "_abits", bits)
+        return bits
 
     def state_prefix(self) -> str:
         """Catalyst marks unresolved nodes with a leading ``'`` in plan trees."""
@@ -669,6 +686,37 @@ class Expand(UnaryNode):
     def simple_string(self) -> str:
         projs = ", ".join(_attrs_str(p) for p in self.projections)
         return f"Expand [{projs}], {_attrs_str(self.attrs)}"
+
+
+@node
+class Generate(UnaryNode):
+    """A generator's rows joined to their input row (Spark's ``Generate``): output is the
+    child's columns, then ``generator_output``.  ``outer`` keeps an input row whose generator
+    yields nothing, with NULLs (``explode_outer``, ``LATERAL VIEW OUTER``).  ``names`` are the
+    user's column names (``LATERAL VIEW explode(a) t AS x``, ``explode(m) AS (k, v)``);
+    ``generator_output`` is empty until the analyzer's ResolveGenerate has typed the generator."""
+
+    generator: Expression
+    outer: bool
+    qualifier: tuple[str, ...]
+    names: tuple[str, ...]
+    generator_output: tuple[AttributeReference, ...]
+    child: LogicalPlan
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return self.child.output + self.generator_output
+
+    @property
+    def resolved(self) -> bool:
+        return LogicalPlan.resolved.fget(self) and bool(self.generator_output)  # type: ignore
+
+    @property
+    def produced_attributes(self) -> frozenset[int]:
+        return frozenset(a.id for a in self.generator_output)
+
+    def simple_string(self) -> str:
+        return (f"Generate {self.generator.simple_string()}, {str(self.outer).lower()}, "
+                f"{_attrs_str(self.generator_output)}")
 
 
 @node
