@@ -63,8 +63,21 @@ class ArrowEvalPythonExec(_EvalPythonExec):
                 f"{self.eval_type}")
 
 
+class _MapPythonExec(UnaryExecNode):
+    """Output: ``output_attrs``, the rows the function returns, in no known partitioning."""
+
+    __slots__ = ()
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return self.output_attrs  # type: ignore[attr-defined]
+
+    @property
+    def output_partitioning(self) -> Partitioning:
+        return UnknownPartitioning(0)
+
+
 @node
-class MapInPandasExec(UnaryExecNode):
+class MapInPandasExec(_MapPythonExec):
     """``MapInPandas f(a#1, b#2)#5, [x#6, y#7], false`` (``MapInArrow`` for mapInArrow)."""
 
     func: PythonUDF
@@ -73,13 +86,6 @@ class MapInPandasExec(UnaryExecNode):
     is_arrow: bool = False
     is_barrier: bool = False
 
-    def _compute_output(self) -> tuple[AttributeReference, ...]:
-        return self.output_attrs
-
-    @property
-    def output_partitioning(self) -> Partitioning:
-        return UnknownPartitioning(0)
-
     def simple_string(self) -> str:
         name = "MapInArrow" if self.is_arrow else "MapInPandas"
         return (f"{name} {self.func.simple_string()}, {_list(self.output_attrs)}, "
@@ -87,7 +93,7 @@ class MapInPandasExec(UnaryExecNode):
 
 
 @node
-class FlatMapGroupsInPandasExec(UnaryExecNode):
+class FlatMapGroupsInPandasExec(_MapPythonExec):
     """``FlatMapGroupsInPandas [k#1], f(k#1, v#2)#5, [x#6]`` (``FlatMapGroupsInArrow``)."""
 
     grouping: tuple[Expression, ...]
@@ -95,13 +101,6 @@ class FlatMapGroupsInPandasExec(UnaryExecNode):
     output_attrs: tuple[AttributeReference, ...]
     child: SparkPlan
     is_arrow: bool = False
-
-    def _compute_output(self) -> tuple[AttributeReference, ...]:
-        return self.output_attrs
-
-    @property
-    def output_partitioning(self) -> Partitioning:
-        return UnknownPartitioning(0)
 
     @property
     def required_child_distribution(self) -> tuple[Distribution, ...]:

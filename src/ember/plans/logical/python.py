@@ -60,8 +60,21 @@ class ArrowEvalPython(_EvalPython):
                 f"{self.eval_type}")
 
 
+class _MapPython(UnaryNode):
+    """Output: ``output_attrs``, the rows the function returns."""
+
+    __slots__ = ()
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return self.output_attrs  # type: ignore[attr-defined]
+
+    @property
+    def produced_attributes(self) -> frozenset[int]:
+        return frozenset(a.id for a in self.output_attrs)  # type: ignore[attr-defined]
+
+
 @node
-class MapInPandas(UnaryNode):
+class MapInPandas(_MapPython):
     """``df.mapInPandas(f, schema)`` (``is_arrow``: ``mapInArrow``): ``func`` turns an iterator
     of the partition's batches (pandas DataFrames, or Arrow RecordBatches) into an iterator of
     batches of ``output_attrs``.  Prints ``MapInPandas f(a#1, b#2)#5, [x#6, y#7], false``."""
@@ -72,13 +85,6 @@ class MapInPandas(UnaryNode):
     is_arrow: bool = False
     is_barrier: bool = False
 
-    def _compute_output(self) -> tuple[AttributeReference, ...]:
-        return self.output_attrs
-
-    @property
-    def produced_attributes(self) -> frozenset[int]:
-        return frozenset(a.id for a in self.output_attrs)
-
     def simple_string(self) -> str:
         name = "MapInArrow" if self.is_arrow else "MapInPandas"
         return (f"{name} {self.func.simple_string()}, {_attrs_str(self.output_attrs)}, "
@@ -86,7 +92,7 @@ class MapInPandas(UnaryNode):
 
 
 @node
-class FlatMapGroupsInPandas(UnaryNode):
+class FlatMapGroupsInPandas(_MapPython):
     """``df.groupBy(keys).applyInPandas(f, schema)`` (``is_arrow``: ``applyInArrow``): ``func``
     maps each group's rows (a pandas DataFrame, or an Arrow Table) to rows of
     ``output_attrs``; a function of two parameters gets the group's key first.  Prints
@@ -97,13 +103,6 @@ class FlatMapGroupsInPandas(UnaryNode):
     output_attrs: tuple[AttributeReference, ...]
     child: LogicalPlan
     is_arrow: bool = False
-
-    def _compute_output(self) -> tuple[AttributeReference, ...]:
-        return self.output_attrs
-
-    @property
-    def produced_attributes(self) -> frozenset[int]:
-        return frozenset(a.id for a in self.output_attrs)
 
     def simple_string(self) -> str:
         name = "FlatMapGroupsInArrow" if self.is_arrow else "FlatMapGroupsInPandas"
