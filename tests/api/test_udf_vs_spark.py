@@ -3,7 +3,7 @@
 One DataFrame carries every scalar UDF kind as columns (pickled ``udf``, Arrow-optimized
 ``udf(useArrow=True)``, scalar and iterator ``pandas_udf``, nested calls, a registered SQL
 function), so each runtime costs one Ember query and Spark one query; ``mapInPandas`` /
-``mapInArrow`` / ``applyInPandas`` / ``applyInArrow`` and a grouped aggregate pandas UDF (in
+``mapInArrow`` / ``applyInPandas`` / ``applyInArrow`` / ``cogroup().applyInPandas`` and a grouped aggregate pandas UDF (in
 ``groupBy().agg`` and over a window) are compared the same way.  Also: the
 plan nodes (ArrowEvalPython / BatchEvalPython with Spark's eval types), non-deterministic UDFs
 kept in place by the optimizer, and the user's error surfacing once as ``PythonException``
@@ -123,6 +123,10 @@ def _group_arrow(t):
     return pa.table({"n": pa.array([t.num_rows], pa.int64())})
 
 
+def _cogroup(key, left, right):
+    return pd.DataFrame({"k": [key[0]], "nl": [len(left)], "nr": [len(right)]})
+
+
 def _pandas_mean(v: pd.Series) -> float:
     return v.mean()
 
@@ -137,6 +141,8 @@ def _maps(df, lib, window):
         df.mapInArrow(_map_arrow, "n long").groupBy().sum("n"),
         keyed.groupBy("k").applyInPandas(_group_pandas, "k int, n long, t double"),
         keyed.groupBy("k").applyInArrow(_group_arrow, "n long"),
+        keyed.groupBy("k").cogroup(df.groupBy(df.x.alias("k"))).applyInPandas(
+            _cogroup, "k int, nl long, nr long"),
     ]
 
 

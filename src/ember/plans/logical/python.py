@@ -17,7 +17,8 @@ from ember.expressions.python_udf import PythonUDF
 from ember.plans.logical.nodes import LogicalPlan, UnaryNode, _attrs_str
 from ember.trees import node
 
-__all__ = ["BatchEvalPython", "ArrowEvalPython", "MapInPandas", "FlatMapGroupsInPandas"]
+__all__ = ["BatchEvalPython", "ArrowEvalPython", "MapInPandas", "FlatMapGroupsInPandas",
+           "FlatMapCoGroupsInPandas"]
 
 
 class _EvalPython(UnaryNode):
@@ -107,4 +108,31 @@ class FlatMapGroupsInPandas(_MapPython):
     def simple_string(self) -> str:
         name = "FlatMapGroupsInArrow" if self.is_arrow else "FlatMapGroupsInPandas"
         return (f"{name} {_attrs_str(self.grouping)}, {self.func.simple_string()}, "
+                f"{_attrs_str(self.output_attrs)}")
+
+
+@node
+class FlatMapCoGroupsInPandas(LogicalPlan):
+    """``left.groupBy(k).cogroup(right.groupBy(k)).applyInPandas(f, schema)``: ``func`` maps the
+    rows of each key on both sides (two pandas DataFrames, one of them possibly empty; with three
+    parameters the key first) to rows of ``output_attrs``.  Prints
+    ``FlatMapCoGroupsInPandas [k#1], [k#5], f(...)#9, [x#10]``."""
+
+    left_grouping: tuple[Expression, ...]
+    right_grouping: tuple[Expression, ...]
+    func: PythonUDF
+    output_attrs: tuple[AttributeReference, ...]
+    left: LogicalPlan
+    right: LogicalPlan
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return self.output_attrs
+
+    @property
+    def produced_attributes(self) -> frozenset[int]:
+        return frozenset(a.id for a in self.output_attrs)
+
+    def simple_string(self) -> str:
+        return (f"FlatMapCoGroupsInPandas {_attrs_str(self.left_grouping)}, "
+                f"{_attrs_str(self.right_grouping)}, {self.func.simple_string()}, "
                 f"{_attrs_str(self.output_attrs)}")
