@@ -12,6 +12,7 @@ with the user's traceback.
 
 from __future__ import annotations
 
+import datetime as dt
 import sys
 from collections.abc import Iterator
 
@@ -24,7 +25,7 @@ from pyspark.sql import functions as SF
 
 import ember
 from ember import functions as F
-from ember.errors import PythonException
+from ember.errors import AnalysisError, PythonException
 from tests.conformance.ember_adapter import RUNTIMES
 from tests.spark_session import get_spark
 
@@ -59,9 +60,15 @@ def _pandas_iter(it: Iterator[pd.Series]) -> Iterator[pd.Series]:
         yield v.fillna(0) + 10
 
 
+def _shown(v):
+    return repr(v)
+
+
 def _udfs(lib):
     """The same UDFs built with ``lib`` (``ember.functions`` or ``pyspark.sql.functions``)."""
     return {
+        "shown": lib.udf(_shown, useArrow=False),
+        "shown_arrow": lib.udf(_shown, useArrow=True),
         "plus": lib.udf(_plus, "long", useArrow=False),
         "plus_arrow": lib.udf(_plus, "long", useArrow=True),
         "shout": lib.udf(_shout),
@@ -71,8 +78,10 @@ def _udfs(lib):
     }
 
 
-def _scalar_columns(u, col):
-    return [u["plus"](col("x")), u["plus_arrow"](col("x")), u["shout"]("s"), u["half"]("d"),
+def _scalar_columns(u, col, lit):
+    stamp, day = lit(dt.datetime(2024, 1, 2, 3, 4, 5)), lit(dt.date(2024, 1, 2))
+    return [u["shown"](stamp).alias("ts"), u["shown_arrow"](stamp).alias("ts_arrow"),
+            u["shown"](day).alias("day"), u["shown_arrow"](day).alias("day_arrow"),u["plus"](col("x")), u["plus_arrow"](col("x")), u["shout"]("s"), u["half"]("d"),
             u["twice"]("d"), u["iter"](col("d")),
             u["plus"](u["plus_arrow"](col("x"))).alias("nested")]
 
@@ -94,7 +103,7 @@ def spark_results():
     spark = get_spark()
     df = spark.createDataFrame(ROWS, SCHEMA)
     u = _udfs(SF)
-    scalar = df.select(*_scalar_columns(u, SF.col))
+    scalar = df.select(*_scalar_columns(u, SF.col, SF.lit))
     spark.udf.register("plus_sql", u["plus"])
     df.createOrReplaceTempView("udf_t")
     sql = spark.sql("SELECT plus_sql(x) AS p, plus_sql(x - 1) FROM udf_t WHERE plus_sql(x) > 2")
@@ -149,7 +158,7 @@ def _maps(df, lib, window):
 def test_udfs_match_spark(es, spark_results) -> None:
     df = es.createDataFrame(ROWS, SCHEMA)
     u = _udfs(F)
-    scalar = df.select(*_scalar_columns(u, F.col))
+    scalar = df.select(*_scalar_columns(u, F.col, F.lit))
     assert (scalar.columns, _rows(scalar.collect())) == spark_results["scalar"]
     es.udf.register("plus_sql", u["plus"])
     df.createOrReplaceTempView("udf_t")
@@ -176,6 +185,12 @@ def test_udf_plans_and_errors(es) -> None:
     assert not nd.deterministic
     assert " AS r#" not in optimized(u["plus"])
     assert " AS r#" in optimized(nd)
+
+    # a grouped aggregate pandas UDF runs only among its kind (Spark's Aggregation strategy)
+    mean = F.pandas_udf(_pandas_mean, "double")
+    with pytest.raises(AnalysisError) as placement:
+        df.groupBy("s").agg(mean("d"), F.count("*")).collect()
+    assert placement.value.error_class == "INVALID_PANDAS_UDF_PLACEMENT"
 
     def boom(v):
         return 1 // (v - v)

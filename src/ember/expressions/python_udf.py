@@ -32,6 +32,7 @@ from dataclasses import field
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ember import types as T
 from ember.errors import EmberError, PythonException
@@ -154,7 +155,7 @@ class PythonUDF(Expression):
 
     def _eval_rows(self, arrays: list[pa.Array], n: int) -> pa.Array:
         func = self.func
-        columns = [_to_array(a, n).to_pylist() for a in arrays]
+        columns = [_python_values(_to_array(a, n)) for a in arrays]
         try:
             values = list(map(func, *columns)) if columns else [func() for _ in range(n)]
         except Exception as e:  # noqa: BLE001 - the user's error, with its traceback
@@ -187,6 +188,14 @@ class PythonUDF(Expression):
                 raise python_exception(e, self.func) from None
             yield series_to_arrow(out, self.return_type.to_arrow(), lengths[-1] if lengths else len(out),
                                   self.name)
+
+
+def _python_values(a: pa.Array) -> list[Any]:
+    """A column as the Python values a row-at-a-time UDF gets: TIMESTAMPs as naive datetimes
+    of their UTC wall time (PySpark's are naive, in the worker's time zone)."""
+    if pa.types.is_timestamp(a.type) and a.type.tz is not None:
+        a = pc.local_timestamp(a)
+    return a.to_pylist()
 
 
 def _to_array(a: Any, n: int) -> pa.Array:
