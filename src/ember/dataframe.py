@@ -70,7 +70,9 @@ from ember.sql import parse_expression
 from ember.streaming.api import DataStreamWriter
 from ember.writers import DataFrameWriter
 from ember.expressions.python_udf import PythonEvalType, PythonUDF
-from ember.plans.logical.python import FlatMapGroupsInPandas, MapInPandas
+from ember.plans.logical.python import (
+    FlatMapCoGroupsInPandas, FlatMapGroupsInPandas, MapInPandas,
+)
 from ember.udf import to_return_type
 from ember.table_writes import DataFrameWriterV2
 from ember.streaming.watermarks import delay_ms, interval_string, parse_interval
@@ -1699,3 +1701,38 @@ def _apply_in_arrow(self: GroupedData, func: Any, schema: Any) -> DataFrame:
 
 GroupedData.applyInPandas = _apply_in_pandas  # type: ignore[attr-defined]
 GroupedData.applyInArrow = _apply_in_arrow  # type: ignore[attr-defined]
+
+
+class PandasCogroupedOps:
+    """``left.groupBy(k).cogroup(right.groupBy(k))`` (PySpark's ``PandasCogroupedOps``)."""
+
+    __slots__ = ("_left", "_right")
+
+    def __init__(self, left: GroupedData, right: GroupedData) -> None:
+        self._left, self._right = left, right
+
+    def applyInPandas(self, func: Any, schema: Any) -> DataFrame:  # noqa: N802
+        """``func(left_pdf, right_pdf)`` (or ``func(key, left_pdf, right_pdf)``) per key of
+        either side, returning a pandas DataFrame of ``schema``."""
+        left, right = self._left._df, self._right._df
+        out_type = to_return_type(schema)
+        call, attrs = _python_map_node(left, func, out_type,
+                                       PythonEvalType.SQL_COGROUPED_MAP_PANDAS_UDF)
+        call = call.copy(arguments=tuple(left._plan.output) + tuple(right._plan.output))
+        return left._new(FlatMapCoGroupsInPandas(_resolved(self._left), _resolved(self._right),
+                                                 call, attrs, left._plan, right._plan))
+
+
+def _resolved(g: GroupedData) -> tuple[Expression, ...]:
+    """The grouping expressions resolved against their own DataFrame (a name would be
+    ambiguous between the two sides of a cogroup)."""
+    items = g._df.select(*(Column(e) for e in g._grouping))._plan.project_list
+    return tuple(e.child if isinstance(e, Alias) else e for e in items)
+
+
+def _cogroup(self: GroupedData, other: GroupedData) -> PandasCogroupedOps:
+    """PySpark's ``cogroup``: the two grouped DataFrames, for ``applyInPandas``."""
+    return PandasCogroupedOps(self, other)
+
+
+GroupedData.cogroup = _cogroup  # type: ignore[attr-defined]

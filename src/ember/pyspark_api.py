@@ -21,7 +21,7 @@ __all__ = ["MISSING", "unsupported_method", "missing_attribute"]
 _RDD = "it works on RDDs, which Ember does not have; use collect, toLocalIterator or toArrow"
 _CONNECT = "it exists only for Spark Connect clients"
 _STREAM = "a streaming feature Ember does not have yet"
-_UDF = "Python UDFs are not implemented yet (issue 22 item 3)"
+_UDF = "Python user-defined table functions (UDTFs) are not implemented yet"
 _NESTED = "struct, array and map element access is not implemented yet (issue 23)"
 _PANDAS = "pandas-on-Spark and plotting need pyspark.pandas, which Ember does not provide"
 
@@ -63,9 +63,8 @@ MISSING: dict[str, dict[str, str]] = {
         "isNaN": "the isnan function comes with issue 22 item 1",
     },
     "GroupedData": {
-        "apply": _UDF,
+        "apply": "deprecated in PySpark (a GROUPED_MAP pandas_udf); use applyInPandas",
         "applyInPandasWithState": _STREAM,
-        "cogroup": _UDF,
         "transformWithState": _STREAM,
         "transformWithStateInPandas": _STREAM,
     },

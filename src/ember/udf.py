@@ -26,6 +26,9 @@ from ember import types as T
 from ember.column import Column, _col_or_name
 from ember.conf import PYTHON_UDF_ARROW_ENABLED
 from ember.errors import AnalysisError, UnsupportedError
+from ember.expressions.aggregates.base import AggregateExpression
+from ember.expressions.aggregates.python import PythonUDAF
+from ember.expressions.base import Expression
 from ember.expressions.python_udf import PythonEvalType, PythonUDF
 from ember.sql import parse_data_type
 
@@ -95,12 +98,13 @@ class UserDefinedFunction:
         self.deterministic = False
         return self
 
-    def expression(self, args: tuple[Any, ...]) -> PythonUDF:
-        """The call of this UDF on ``args`` (Columns, names or expressions)."""
+    def expression(self, args: tuple[Any, ...]) -> Expression:
+        """The call of this UDF on ``args`` (Columns, names or expressions): a ``PythonUDF``, or
+        for a grouped aggregate pandas UDF an aggregate of a ``PythonUDAF``."""
         if self.evalType == PythonEvalType.SQL_GROUPED_AGG_PANDAS_UDF:
-            raise UnsupportedError(
-                "Grouped aggregate pandas UDFs (Series -> scalar) are not supported yet; use "
-                "GroupedData.applyInPandas.", error_class="UNSUPPORTED_FEATURE")
+            return AggregateExpression(PythonUDAF(
+                self._name, self.func, self.returnType, tuple(_col_or_name(a) for a in args),
+                self.deterministic, func_id=self._id))
         return PythonUDF(self._name, self.func, self.returnType,
                          tuple(_col_or_name(a) for a in args), self.evalType,
                          self.deterministic, func_id=self._id)

@@ -3,7 +3,8 @@
 One DataFrame carries every scalar UDF kind as columns (pickled ``udf``, Arrow-optimized
 ``udf(useArrow=True)``, scalar and iterator ``pandas_udf``, nested calls, a registered SQL
 function), so each runtime costs one Ember query and Spark one query; ``mapInPandas`` /
-``mapInArrow`` / ``applyInPandas`` / ``applyInArrow`` are compared the same way.  Also: the
+``mapInArrow`` / ``applyInPandas`` / ``applyInArrow`` / ``cogroup().applyInPandas`` and a grouped aggregate pandas UDF (in
+``groupBy().agg`` and over a window) are compared the same way.  Also: the
 plan nodes (ArrowEvalPython / BatchEvalPython with Spark's eval types), non-deterministic UDFs
 kept in place by the optimizer, and the user's error surfacing once as ``PythonException``
 with the user's traceback.
@@ -11,6 +12,7 @@ with the user's traceback.
 
 from __future__ import annotations
 
+import datetime as dt
 import sys
 from collections.abc import Iterator
 
@@ -18,11 +20,12 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 from pyspark import cloudpickle
+from pyspark.sql import Window as SparkWindow
 from pyspark.sql import functions as SF
 
 import ember
 from ember import functions as F
-from ember.errors import PythonException
+from ember.errors import AnalysisError, PythonException
 from tests.conformance.ember_adapter import RUNTIMES
 from tests.spark_session import get_spark
 
@@ -57,9 +60,15 @@ def _pandas_iter(it: Iterator[pd.Series]) -> Iterator[pd.Series]:
         yield v.fillna(0) + 10
 
 
+def _shown(v):
+    return repr(v)
+
+
 def _udfs(lib):
     """The same UDFs built with ``lib`` (``ember.functions`` or ``pyspark.sql.functions``)."""
     return {
+        "shown": lib.udf(_shown, useArrow=False),
+        "shown_arrow": lib.udf(_shown, useArrow=True),
         "plus": lib.udf(_plus, "long", useArrow=False),
         "plus_arrow": lib.udf(_plus, "long", useArrow=True),
         "shout": lib.udf(_shout),
@@ -69,8 +78,10 @@ def _udfs(lib):
     }
 
 
-def _scalar_columns(u, col):
-    return [u["plus"](col("x")), u["plus_arrow"](col("x")), u["shout"]("s"), u["half"]("d"),
+def _scalar_columns(u, col, lit):
+    stamp, day = lit(dt.datetime(2024, 1, 2, 3, 4, 5)), lit(dt.date(2024, 1, 2))
+    return [u["shown"](stamp).alias("ts"), u["shown_arrow"](stamp).alias("ts_arrow"),
+            u["shown"](day).alias("day"), u["shown_arrow"](day).alias("day_arrow"),u["plus"](col("x")), u["plus_arrow"](col("x")), u["shout"]("s"), u["half"]("d"),
             u["twice"]("d"), u["iter"](col("d")),
             u["plus"](u["plus_arrow"](col("x"))).alias("nested")]
 
@@ -92,14 +103,14 @@ def spark_results():
     spark = get_spark()
     df = spark.createDataFrame(ROWS, SCHEMA)
     u = _udfs(SF)
-    scalar = df.select(*_scalar_columns(u, SF.col))
+    scalar = df.select(*_scalar_columns(u, SF.col, SF.lit))
     spark.udf.register("plus_sql", u["plus"])
     df.createOrReplaceTempView("udf_t")
     sql = spark.sql("SELECT plus_sql(x) AS p, plus_sql(x - 1) FROM udf_t WHERE plus_sql(x) > 2")
     return {
         "scalar": (scalar.columns, _rows(scalar.collect())),
         "sql": (sql.columns, _rows(sql.collect())),
-        "maps": [(m.columns, _rows(m.collect())) for m in _maps(df)],
+        "maps": [(m.columns, _rows(m.collect())) for m in _maps(df, SF, SparkWindow)],
     }
 
 
@@ -121,26 +132,40 @@ def _group_arrow(t):
     return pa.table({"n": pa.array([t.num_rows], pa.int64())})
 
 
-def _maps(df):
+def _cogroup(key, left, right):
+    return pd.DataFrame({"k": [key[0]], "nl": [len(left)], "nr": [len(right)]})
+
+
+def _pandas_mean(v: pd.Series) -> float:
+    return v.mean()
+
+
+def _maps(df, lib, window):
     keyed = df.withColumn("k", (df.x % 2).cast("int"))
+    mean = lib.pandas_udf(_pandas_mean, "double")
     return [
+        keyed.groupBy("k").agg(mean("d")),
+        keyed.select("x", mean("d").over(window.partitionBy("k")).alias("m")),
         df.mapInPandas(_map_pandas, "y double, s string"),
         df.mapInArrow(_map_arrow, "n long").groupBy().sum("n"),
         keyed.groupBy("k").applyInPandas(_group_pandas, "k int, n long, t double"),
         keyed.groupBy("k").applyInArrow(_group_arrow, "n long"),
+        keyed.groupBy("k").cogroup(df.groupBy(df.x.alias("k"))).applyInPandas(
+            _cogroup, "k int, nl long, nr long"),
     ]
 
 
 def test_udfs_match_spark(es, spark_results) -> None:
     df = es.createDataFrame(ROWS, SCHEMA)
     u = _udfs(F)
-    scalar = df.select(*_scalar_columns(u, F.col))
+    scalar = df.select(*_scalar_columns(u, F.col, F.lit))
     assert (scalar.columns, _rows(scalar.collect())) == spark_results["scalar"]
     es.udf.register("plus_sql", u["plus"])
     df.createOrReplaceTempView("udf_t")
     sql = es.sql("SELECT plus_sql(x) AS p, plus_sql(x - 1) FROM udf_t WHERE plus_sql(x) > 2")
     assert (sql.columns, _rows(sql.collect())) == spark_results["sql"]
-    assert [(m.columns, _rows(m.collect())) for m in _maps(df)] == spark_results["maps"]
+    assert [(m.columns, _rows(m.collect())) for m in _maps(df, F, ember.Window)
+            ] == spark_results["maps"]
 
 
 def test_udf_plans_and_errors(es) -> None:
@@ -160,6 +185,12 @@ def test_udf_plans_and_errors(es) -> None:
     assert not nd.deterministic
     assert " AS r#" not in optimized(u["plus"])
     assert " AS r#" in optimized(nd)
+
+    # a grouped aggregate pandas UDF runs only among its kind (Spark's Aggregation strategy)
+    mean = F.pandas_udf(_pandas_mean, "double")
+    with pytest.raises(AnalysisError) as placement:
+        df.groupBy("s").agg(mean("d"), F.count("*")).collect()
+    assert placement.value.error_class == "INVALID_PANDAS_UDF_PLACEMENT"
 
     def boom(v):
         return 1 // (v - v)

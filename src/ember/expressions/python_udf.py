@@ -32,6 +32,7 @@ from dataclasses import field
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ember import types as T
 from ember.errors import EmberError, PythonException
@@ -154,7 +155,7 @@ class PythonUDF(Expression):
 
     def _eval_rows(self, arrays: list[pa.Array], n: int) -> pa.Array:
         func = self.func
-        columns = [_to_array(a, n).to_pylist() for a in arrays]
+        columns = [_python_values(_to_array(a, n)) for a in arrays]
         try:
             values = list(map(func, *columns)) if columns else [func() for _ in range(n)]
         except Exception as e:  # noqa: BLE001 - the user's error, with its traceback
@@ -189,6 +190,14 @@ class PythonUDF(Expression):
                                   self.name)
 
 
+def _python_values(a: pa.Array) -> list[Any]:
+    """A column as the Python values a row-at-a-time UDF gets: TIMESTAMPs as naive datetimes
+    of their UTC wall time (PySpark's are naive, in the worker's time zone)."""
+    if pa.types.is_timestamp(a.type) and a.type.tz is not None:
+        a = pc.local_timestamp(a)
+    return a.to_pylist()
+
+
 def _to_array(a: Any, n: int) -> pa.Array:
     if isinstance(a, pa.ChunkedArray):
         return a.combine_chunks()
@@ -200,13 +209,15 @@ def _to_array(a: Any, n: int) -> pa.Array:
 # -- results ------------------------------------------------------------------------------------
 
 
-def to_arrow_result(values: list[Any], dtype: T.DataType, lenient: bool) -> pa.Array:
+def to_arrow_result(values: list[Any], dtype: T.DataType, lenient: bool,
+                    from_pandas: bool = False) -> pa.Array:
     """Python values as an Arrow array of ``dtype``: in one conversion when they fit, else value
     by value, with a value of the wrong kind NULL when ``lenient`` (Spark's conversion of a
-    batched UDF's results) or an error naming the value."""
+    batched UDF's results) or an error naming the value.  ``from_pandas``: NaN is NULL, as in
+    PySpark's conversion of pandas results."""
     target = dtype.to_arrow()
     try:
-        return pa.array(values, type=target)
+        return pa.array(values, type=target, from_pandas=from_pandas)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, ValueError):
         pass
     convert = _converter(dtype)

@@ -23,7 +23,7 @@ from ember.physical.partitioning import (
 from ember.trees import node
 
 __all__ = ["BatchEvalPythonExec", "ArrowEvalPythonExec", "MapInPandasExec",
-           "FlatMapGroupsInPandasExec"]
+           "FlatMapGroupsInPandasExec", "FlatMapCoGroupsInPandasExec"]
 
 
 class _EvalPythonExec(UnaryExecNode):
@@ -63,8 +63,21 @@ class ArrowEvalPythonExec(_EvalPythonExec):
                 f"{self.eval_type}")
 
 
+class _MapPythonExec(UnaryExecNode):
+    """Output: ``output_attrs``, the rows the function returns, in no known partitioning."""
+
+    __slots__ = ()
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return self.output_attrs  # type: ignore[attr-defined]
+
+    @property
+    def output_partitioning(self) -> Partitioning:
+        return UnknownPartitioning(0)
+
+
 @node
-class MapInPandasExec(UnaryExecNode):
+class MapInPandasExec(_MapPythonExec):
     """``MapInPandas f(a#1, b#2)#5, [x#6, y#7], false`` (``MapInArrow`` for mapInArrow)."""
 
     func: PythonUDF
@@ -73,13 +86,6 @@ class MapInPandasExec(UnaryExecNode):
     is_arrow: bool = False
     is_barrier: bool = False
 
-    def _compute_output(self) -> tuple[AttributeReference, ...]:
-        return self.output_attrs
-
-    @property
-    def output_partitioning(self) -> Partitioning:
-        return UnknownPartitioning(0)
-
     def simple_string(self) -> str:
         name = "MapInArrow" if self.is_arrow else "MapInPandas"
         return (f"{name} {self.func.simple_string()}, {_list(self.output_attrs)}, "
@@ -87,7 +93,7 @@ class MapInPandasExec(UnaryExecNode):
 
 
 @node
-class FlatMapGroupsInPandasExec(UnaryExecNode):
+class FlatMapGroupsInPandasExec(_MapPythonExec):
     """``FlatMapGroupsInPandas [k#1], f(k#1, v#2)#5, [x#6]`` (``FlatMapGroupsInArrow``)."""
 
     grouping: tuple[Expression, ...]
@@ -95,13 +101,6 @@ class FlatMapGroupsInPandasExec(UnaryExecNode):
     output_attrs: tuple[AttributeReference, ...]
     child: SparkPlan
     is_arrow: bool = False
-
-    def _compute_output(self) -> tuple[AttributeReference, ...]:
-        return self.output_attrs
-
-    @property
-    def output_partitioning(self) -> Partitioning:
-        return UnknownPartitioning(0)
 
     @property
     def required_child_distribution(self) -> tuple[Distribution, ...]:
@@ -114,4 +113,39 @@ class FlatMapGroupsInPandasExec(UnaryExecNode):
     def simple_string(self) -> str:
         name = "FlatMapGroupsInArrow" if self.is_arrow else "FlatMapGroupsInPandas"
         return (f"{name} {_list(self.grouping)}, {self.func.simple_string()}, "
+                f"{_list(self.output_attrs)}")
+
+
+@node
+class FlatMapCoGroupsInPandasExec(SparkPlan):
+    """``FlatMapCoGroupsInPandas [k#1], [k#5], f(...)#9, [x#10]``: both sides clustered by
+    their keys into the same partitions (as a sort-merge join's) and sorted by them."""
+
+    left_grouping: tuple[Expression, ...]
+    right_grouping: tuple[Expression, ...]
+    func: PythonUDF
+    output_attrs: tuple[AttributeReference, ...]
+    left: SparkPlan
+    right: SparkPlan
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return self.output_attrs
+
+    @property
+    def output_partitioning(self) -> Partitioning:
+        return UnknownPartitioning(0)
+
+    @property
+    def required_child_distribution(self) -> tuple[Distribution, ...]:
+        return (ClusteredDistribution(self.left_grouping),
+                ClusteredDistribution(self.right_grouping))
+
+    @property
+    def required_child_ordering(self) -> tuple[tuple[SortOrder, ...], ...]:
+        return (tuple(SortOrder(g) for g in self.left_grouping),
+                tuple(SortOrder(g) for g in self.right_grouping))
+
+    def simple_string(self) -> str:
+        return (f"FlatMapCoGroupsInPandas {_list(self.left_grouping)}, "
+                f"{_list(self.right_grouping)}, {self.func.simple_string()}, "
                 f"{_list(self.output_attrs)}")

@@ -40,7 +40,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ember.errors import AnalysisError
 from ember.expressions.aggregates import AggregateExpression
+from ember.expressions.aggregates.python import PythonUDAF
 from ember.expressions.base import Alias, AttributeReference, Expression, NamedExpression
 from ember.physical.nodes import (
     AggregateMode,
@@ -54,6 +56,7 @@ from ember.plans.logical.nodes import Aggregate, LogicalPlan
 def plan_aggregate(agg: Aggregate, plan_later: Callable[[LogicalPlan], SparkPlan]) -> SparkPlan:
     """The physical operators of ``agg`` (see the module docstring)."""
     named_grouping, aggs, results = _physical_aggregation(agg)
+    check_pandas_udf_placement(aggs)
     child = plan_later(agg.child)
     distinct = [a for a in aggs if a.is_distinct]
     if not all(a.func.supports_buffers for a in aggs):
@@ -66,6 +69,18 @@ def plan_aggregate(agg: Aggregate, plan_later: Callable[[LogicalPlan], SparkPlan
             or (not named_grouping and not next(iter(arg_sets)))):
         return _plan_complete(named_grouping, aggs, results, child)
     return _plan_with_one_distinct(named_grouping, aggs, results, child)
+
+
+def check_pandas_udf_placement(aggs: list[AggregateExpression]) -> None:
+    """Spark's Aggregation strategy: grouped aggregate pandas UDFs run only among themselves
+    (``INVALID_PANDAS_UDF_PLACEMENT`` when mixed with other aggregate functions)."""
+    pandas = [a.func for a in aggs if isinstance(a.func, PythonUDAF)]
+    if pandas and len(pandas) < len(aggs):
+        names = ", ".join(f"`{f.name}`" for f in pandas)
+        raise AnalysisError(
+            f"The group aggregate pandas UDF {names} cannot be invoked together with as other, "
+            f"non-pandas aggregate functions.", error_class="INVALID_PANDAS_UDF_PLACEMENT",
+            parameters={"functionList": names})
 
 
 def _physical_aggregation(agg: Aggregate) -> tuple[

@@ -24,4 +24,7 @@ def python_operators(plan: LogicalPlan, plan_later: Callable[[LogicalPlan], Spar
             return P.MapInPandasExec(f, out, plan_later(c), a, b)
         case L.FlatMapGroupsInPandas(grouping=g, func=f, output_attrs=out, child=c, is_arrow=a):
             return P.FlatMapGroupsInPandasExec(g, f, out, plan_later(c), a)
+        case L.FlatMapCoGroupsInPandas(left_grouping=lg, right_grouping=rg, func=f,
+                                       output_attrs=out, left=lc, right=rc):
+            return P.FlatMapCoGroupsInPandasExec(lg, rg, f, out, plan_later(lc), plan_later(rc))
     return None

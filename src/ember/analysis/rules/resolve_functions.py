@@ -24,6 +24,7 @@ from ember.expressions.misc import FunctionCall
 from ember.plans.logical.nodes import LogicalPlan
 from ember.expressions.aggregates import First, Last, lookup_aggregate
 from ember.expressions.higher_order import LambdaFunction
+from ember.expressions.aggregates.base import AggregateExpression
 from ember.expressions.registry import lookup_function, wrong_num_args
 from ember.expressions.window_registry import lookup_window_function
 
@@ -46,6 +47,10 @@ def resolve_function_call(f: UnresolvedFunction, ctx) -> Expression:
     args = tuple(f.arguments)
     python_udf = ctx.catalog.lookup_python_function(name)
     if python_udf is not None:  # spark.udf.register: before the built-ins, as in Spark
+        if isinstance(python_udf, AggregateExpression):  # a grouped aggregate pandas UDF
+            return python_udf.copy(func=python_udf.func.copy(arguments=args,
+                                                             result_id=new_expr_id()),
+                                   id=new_expr_id())
         return python_udf.copy(arguments=args, result_id=new_expr_id())
     try:
         if name.lower() in _CURRENT_NAMESPACE:

@@ -17,7 +17,8 @@ from ember.expressions.python_udf import PythonUDF
 from ember.plans.logical.nodes import LogicalPlan, UnaryNode, _attrs_str
 from ember.trees import node
 
-__all__ = ["BatchEvalPython", "ArrowEvalPython", "MapInPandas", "FlatMapGroupsInPandas"]
+__all__ = ["BatchEvalPython", "ArrowEvalPython", "MapInPandas", "FlatMapGroupsInPandas",
+           "FlatMapCoGroupsInPandas"]
 
 
 class _EvalPython(UnaryNode):
@@ -60,8 +61,21 @@ class ArrowEvalPython(_EvalPython):
                 f"{self.eval_type}")
 
 
+class _MapPython(UnaryNode):
+    """Output: ``output_attrs``, the rows the function returns."""
+
+    __slots__ = ()
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return self.output_attrs  # type: ignore[attr-defined]
+
+    @property
+    def produced_attributes(self) -> frozenset[int]:
+        return frozenset(a.id for a in self.output_attrs)  # type: ignore[attr-defined]
+
+
 @node
-class MapInPandas(UnaryNode):
+class MapInPandas(_MapPython):
     """``df.mapInPandas(f, schema)`` (``is_arrow``: ``mapInArrow``): ``func`` turns an iterator
     of the partition's batches (pandas DataFrames, or Arrow RecordBatches) into an iterator of
     batches of ``output_attrs``.  Prints ``MapInPandas f(a#1, b#2)#5, [x#6, y#7], false``."""
@@ -72,13 +86,6 @@ class MapInPandas(UnaryNode):
     is_arrow: bool = False
     is_barrier: bool = False
 
-    def _compute_output(self) -> tuple[AttributeReference, ...]:
-        return self.output_attrs
-
-    @property
-    def produced_attributes(self) -> frozenset[int]:
-        return frozenset(a.id for a in self.output_attrs)
-
     def simple_string(self) -> str:
         name = "MapInArrow" if self.is_arrow else "MapInPandas"
         return (f"{name} {self.func.simple_string()}, {_attrs_str(self.output_attrs)}, "
@@ -86,7 +93,7 @@ class MapInPandas(UnaryNode):
 
 
 @node
-class FlatMapGroupsInPandas(UnaryNode):
+class FlatMapGroupsInPandas(_MapPython):
     """``df.groupBy(keys).applyInPandas(f, schema)`` (``is_arrow``: ``applyInArrow``): ``func``
     maps each group's rows (a pandas DataFrame, or an Arrow Table) to rows of
     ``output_attrs``; a function of two parameters gets the group's key first.  Prints
@@ -98,6 +105,26 @@ class FlatMapGroupsInPandas(UnaryNode):
     child: LogicalPlan
     is_arrow: bool = False
 
+    def simple_string(self) -> str:
+        name = "FlatMapGroupsInArrow" if self.is_arrow else "FlatMapGroupsInPandas"
+        return (f"{name} {_attrs_str(self.grouping)}, {self.func.simple_string()}, "
+                f"{_attrs_str(self.output_attrs)}")
+
+
+@node
+class FlatMapCoGroupsInPandas(LogicalPlan):
+    """``left.groupBy(k).cogroup(right.groupBy(k)).applyInPandas(f, schema)``: ``func`` maps the
+    rows of each key on both sides (two pandas DataFrames, one of them possibly empty; with three
+    parameters the key first) to rows of ``output_attrs``.  Prints
+    ``FlatMapCoGroupsInPandas [k#1], [k#5], f(...)#9, [x#10]``."""
+
+    left_grouping: tuple[Expression, ...]
+    right_grouping: tuple[Expression, ...]
+    func: PythonUDF
+    output_attrs: tuple[AttributeReference, ...]
+    left: LogicalPlan
+    right: LogicalPlan
+
     def _compute_output(self) -> tuple[AttributeReference, ...]:
         return self.output_attrs
 
@@ -106,6 +133,6 @@ class FlatMapGroupsInPandas(UnaryNode):
         return frozenset(a.id for a in self.output_attrs)
 
     def simple_string(self) -> str:
-        name = "FlatMapGroupsInArrow" if self.is_arrow else "FlatMapGroupsInPandas"
-        return (f"{name} {_attrs_str(self.grouping)}, {self.func.simple_string()}, "
+        return (f"FlatMapCoGroupsInPandas {_attrs_str(self.left_grouping)}, "
+                f"{_attrs_str(self.right_grouping)}, {self.func.simple_string()}, "
                 f"{_attrs_str(self.output_attrs)}")

@@ -9,10 +9,16 @@ runs that stage inline on its own thread, which cannot deadlock the pool.
 Results come back in task order; when tasks fail, the error of the lowest-numbered failing task is
 raised (unchanged, so ANSI errors keep their class), after the other tasks finished or were
 cancelled -- results never depend on thread timing.
+
+Ctrl-C (``KeyboardInterrupt`` in the thread waiting for a stage) cancels the query: tasks not
+started are dropped, and the running ones are interrupted (``KeyboardInterrupt`` raised in their
+threads at their next Python instruction, between two kernel calls), so the pool is free again
+when the interrupt reaches the caller (the shell keeps running).
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -28,6 +34,14 @@ R = TypeVar("R")
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 _local = threading.local()
+
+
+def _interrupt(running: dict[int, int], lock: threading.Lock) -> None:
+    """Raise ``KeyboardInterrupt`` in the threads running the stage's tasks."""
+    with lock:
+        for ident in running.values():
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident),
+                                                       ctypes.py_object(KeyboardInterrupt))
 
 
 def default_parallelism() -> int:
@@ -60,24 +74,30 @@ def run_stage(name: str, tasks: Sequence[Callable[[], R]], progress: ProgressBar
     """Run ``tasks`` (in parallel when possible) and return their results in order."""
     stage = progress.stage(name, len(tasks)) if progress is not None else None
 
-    def wrap(fn: Callable[[], R]) -> Callable[[], R]:
-        if stage is None:
-            return fn
+    running: dict[int, int] = {}  # task number -> thread id, while the task runs
+    lock = threading.Lock()
 
+    def wrap(fn: Callable[[], R], number: int) -> Callable[[], R]:
         def run() -> R:
-            progress.task_started(stage)
+            with lock:
+                running[number] = threading.get_ident()
+            if stage is not None:
+                progress.task_started(stage)
             try:
                 return fn()
             finally:
-                progress.task_finished(stage)
+                with lock:
+                    running.pop(number, None)
+                if stage is not None:
+                    progress.task_finished(stage)
 
         return run
 
     try:
         if not parallel or len(tasks) <= 1 or in_worker():
-            return [wrap(t)() for t in tasks]
+            return [wrap(t, i)() for i, t in enumerate(tasks)]
         pool = _get_pool()
-        futures: list[Future] = [pool.submit(wrap(t)) for t in tasks]
+        futures: list[Future] = [pool.submit(wrap(t, i)) for i, t in enumerate(tasks)]
         results: list[R] = []
         first_error: BaseException | None = None
         for f in futures:
@@ -86,6 +106,9 @@ def run_stage(name: str, tasks: Sequence[Callable[[], R]], progress: ProgressBar
                 continue
             try:
                 results.append(f.result())
+            except KeyboardInterrupt as e:  # Ctrl-C: cancel the query
+                first_error = e
+                _interrupt(running, lock)
             except BaseException as e:  # noqa: BLE001 - re-raised below, unchanged
                 first_error = e
         if first_error is not None:

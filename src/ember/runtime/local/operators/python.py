@@ -31,6 +31,7 @@ from ember.expressions.python_udf import PythonEvalType, python_exception, serie
 from ember.physical.python import (
     ArrowEvalPythonExec,
     BatchEvalPythonExec,
+    FlatMapCoGroupsInPandasExec,
     FlatMapGroupsInPandasExec,
     MapInPandasExec,
 )
@@ -187,6 +188,45 @@ def run_flat_map_groups(node: FlatMapGroupsInPandasExec, rt: RunContext) -> list
         return run
 
     return [part(p) for p in rt.execute(child)]
+
+
+@operator(FlatMapCoGroupsInPandasExec)
+def run_flat_map_cogroups(node: FlatMapCoGroupsInPandasExec, rt: RunContext
+                          ) -> list[PartitionFn]:
+    """Per partition (both sides co-partitioned by their keys): the keys of both sides, in order
+    of first appearance (left first); for each, the two sides' rows (either may be empty)."""
+    sides = (node.left, node.right)
+    names = [[a.name for a in s.output] for s in sides]
+    schemas = [schema_of(s.output) for s in sides]
+    groupings = (node.left_grouping, node.right_grouping)
+    schema = schema_of(node.output)
+    func = node.func.func
+    with_key = _arity(func) == 3
+
+    def part(fns: tuple[PartitionFn, PartitionFn]) -> PartitionFn:
+        def run() -> Iterator[pa.RecordBatch]:
+            data = [_named(concat(fn(), sc), nm) for fn, sc, nm in zip(fns, schemas, names)]
+            if not any(d.num_rows for d in data):
+                return
+            keys = [[to_array(prepare(g, s.output).eval(d), d.num_rows) for g in gs]
+                    for s, d, gs in zip(sides, data, groupings)]
+            n_left = data[0].num_rows
+            both = [pa.concat_arrays([l.cast(r.type) if l.type != r.type else l, r])
+                    for l, r in zip(keys[0], keys[1])]
+            for rows in _groups(both, n_left + data[1].num_rows):
+                parts = [data[0].take(pa.array(rows[rows < n_left])),
+                         data[1].take(pa.array(rows[rows >= n_left] - n_left))]
+                key = tuple(k[int(rows[0])].as_py() for k in both)
+                args = [p.to_pandas() for p in parts]
+                out = _call(func, key, *args) if with_key else _call(func, *args)
+                batch = _output_batch(out, schema, False)
+                if batch.num_rows:
+                    yield batch
+
+        return run
+
+    left, right = rt.execute(node.left), rt.execute(node.right)
+    return [part(fns) for fns in zip(left, right)]
 
 
 def _groups(keys: list[pa.Array], n: int) -> list[np.ndarray]:
