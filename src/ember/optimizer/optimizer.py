@@ -27,10 +27,10 @@ Ember does not implement are simply absent from a batch, batches left empty are 
                                                       PushPredicateThroughJoin, ColumnPruning,
                                                       CollapseProject, RemoveRedundantAliases,
                                                       RemoveNoopOperators
-    Extract Python UDFs                   Once        ExtractPythonUDFs, ColumnPruning,
-                                                      PushDownPredicates, RemoveNoopOperators
-                                                      (ExtractPythonUDFs alone in the minimal
-                                                      optimizer: the eval nodes run the UDFs)
+    Extract Python UDFs                   Once        ExtractPythonUDFs, then (on plans it
+                                                      changed) ColumnPruning, PushDownPredicates,
+                                                      RemoveNoopOperators; ExtractPythonUDFs
+                                                      alone in the minimal optimizer
 
 The operator optimization rule set, in Spark's order: ReorderJoin, EliminateOuterJoin,
 PushDownPredicates, ColumnPruning, CollapseProject, OptimizeWindowFunctions, CollapseWindow,
@@ -152,8 +152,7 @@ def default_batches(conf: "SQLConf") -> list[Batch]:
             RemoveRedundantAliases(),
             RemoveNoopOperators(),
         )),
-        Batch("Extract Python UDFs", ONCE, (
-            ExtractPythonUDFs(), ColumnPruning(), PushDownPredicates(), RemoveNoopOperators())),
+        Batch("Extract Python UDFs", ONCE, (ExtractPythonUDFs(tidy=True),)),
     ]
 
 

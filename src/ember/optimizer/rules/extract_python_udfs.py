@@ -1,6 +1,8 @@
 """ExtractPythonUDFs: scalar Python UDF calls move out of Projects and Filters into eval nodes.
 
-Spark's rule (its batch "Extract Python UDFs", after the other optimizer batches)::
+Spark's rule (its batch "Extract Python UDFs", after the other optimizer batches, with
+ColumnPruning, PushPredicateThroughNonJoin and RemoveNoopOperators, which Ember runs only on the
+plans this rule changed)::
 
     Project [f(a#1)#3 AS f(a)#4]                 Project [pythonUDF0#5 AS f(a)#4]
     +- child                          ==>        +- ArrowEvalPython [f(a#1)#3], [pythonUDF0#5], 101
@@ -29,6 +31,9 @@ from ember.conf import SQLConf
 from ember.expressions.base import AttributeReference, Expression
 from ember.expressions.python_udf import PythonEvalType, PythonUDF
 from ember.optimizer.rule_executor import Rule
+from ember.optimizer.rules.collapse_project import RemoveNoopOperators
+from ember.optimizer.rules.column_pruning import ColumnPruning
+from ember.optimizer.rules.push_down_predicates import PushDownPredicates
 from ember.plans.logical.nodes import Filter, LogicalPlan, Project
 from ember.plans.logical.python import ArrowEvalPython, BatchEvalPython
 
@@ -101,9 +106,22 @@ def extract_python_udfs(plan: LogicalPlan) -> LogicalPlan:
 
 
 class ExtractPythonUDFs(Rule):
+    """``tidy``: on a plan it changed, also run the rest of Spark's batch (ColumnPruning,
+    PushPredicateThroughNonJoin, RemoveNoopOperators), which prunes the columns the eval nodes
+    no longer need; plans without Python UDFs are left exactly as the earlier batches made
+    them."""
+
     rule_name = "ExtractPythonUDFs"
     excludable = False
     patterns = (PythonUDF,)
 
+    def __init__(self, tidy: bool = False) -> None:
+        self.tidy = tidy
+
     def apply(self, plan: LogicalPlan, conf: SQLConf) -> LogicalPlan:
-        return extract_python_udfs(plan)
+        out = extract_python_udfs(plan)
+        if out is plan or not self.tidy:
+            return out
+        for rule in (ColumnPruning(), PushDownPredicates(), RemoveNoopOperators()):
+            out = rule.apply(out, conf)
+        return out
