@@ -27,7 +27,7 @@ PACKAGE = SRC / "ember"
 # (rank, group, module prefixes): a module belongs to the group of its longest matching prefix.
 GROUPS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (0, "foundation", ("ember.errors", "ember.types", "ember.trees", "ember.formatting",
-                       "ember.row", "ember.calendar_interval", "ember.conf",
+                       "ember.row", "ember.guard", "ember.calendar_interval", "ember.conf",
                        "ember.spark_sql_conf_keys")),
     (1, "expressions", ("ember.expressions", "ember.coercion")),
     (2, "plans", ("ember.plans",)),

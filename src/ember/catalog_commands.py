@@ -37,7 +37,10 @@ from ember.analysis.catalog_model import (
     EXTERNAL, MANAGED, SESSION_CATALOG, VIEW, CatalogDatabase, CatalogTable, quote,
 )
 from ember.errors import AnalysisError, Origin, UnsupportedError
-from ember.expressions.base import Alias
+from ember.analysis.resolution import unresolved_column_error
+from ember.execution.file_index import HIVE_NULL
+from ember.expressions.base import Alias, AttributeReference
+from ember.expressions.common import sql_type
 from ember.plans.logical import ddl as D
 from ember.plans.logical.nodes import (
     CreateViewCommand, DescribeRelation, DropView, LogicalPlan, Project, SubqueryAlias,
@@ -62,7 +65,9 @@ CATALOG_COMMANDS = (D.CreateTable, D.CreateDatabase, D.DropDatabase, D.UseDataba
                     D.TruncateTable, D.RenameTable, D.AddColumns, D.SetTableProperties,
                     D.UnsetTableProperties, D.ShowTables, D.ShowDatabases, D.ShowColumns,
                     D.ShowCreateTable, D.ShowTableProperties, D.DescribeDatabase,
-                    D.DescribeColumn, D.AddPartitions, D.DescribePartition)
+                    D.DescribeColumn, D.AddPartitions, D.DescribePartition, D.ShowPartitions,
+                    D.DropPartitions, D.RenamePartition, D.RecoverPartitions,
+                    D.SetTableLocation, D.AlterColumn)
 
 
 def _search_path(catalog: Catalog, builtin: bool = False, session: bool = True) -> str:
@@ -162,14 +167,53 @@ def run_catalog_command(session: "Session", plan: Any) -> list[tuple[Any, ...]]:
             _delete_managed_files(dropped)
             _spark_drop(session, dropped)
             return []
-        case D.TruncateTable(name_parts=parts, origin=pos):
+        case D.TruncateTable(name_parts=parts, origin=pos, partition=spec):
             table = _table_not_view(catalog, parts, pos, "TRUNCATE TABLE")
             if table.table_type == EXTERNAL:
                 raise AnalysisError(
                     "Operation not allowed: TRUNCATE TABLE on external tables: "
                     f"{table.quoted_name()}.", error_class="CANNOT_TRUNCATE_EXTERNAL_TABLE",
                     parameters={"tableName": table.quoted_name()})
-            _delete_contents(table.location)
+            if spec is None:
+                _delete_contents(table.location)
+                return []
+            if not table.partition_columns:
+                raise AnalysisError(
+                    "Operation not allowed: TRUNCATE TABLE ... PARTITION is not supported for "
+                    f"tables that are not partitioned: {table.quoted_name()}.",
+                    error_class="_LEGACY_ERROR_TEMP_1267",
+                    parameters={"tableIdentWithDB": table.quoted_name()})
+            for rel in _partitions(table, spec):  # the partitions stay, empty
+                _delete_contents(os.path.join(table.location or "", rel))
+            refresh_in_spark(session, table)
+            return []
+        case D.ShowPartitions(name_parts=parts, spec=spec, origin=pos):
+            table = _partitioned(catalog, parts, pos, "SHOW PARTITIONS")
+            return [(rel,) for rel in _partitions(table, spec)]
+        case D.DropPartitions():
+            _drop_partitions(session, plan)
+            return []
+        case D.RenamePartition():
+            _rename_partition(session, plan)
+            return []
+        case D.RecoverPartitions(name_parts=parts, operation=op, origin=pos):
+            table = _table_not_view(catalog, parts, pos, op)
+            if not table.partition_columns:
+                raise AnalysisError(
+                    f"Operation {op} is not allowed for {table.quoted_name()} because it is not "
+                    "a partitioned table.", error_class="NOT_A_PARTITIONED_TABLE",
+                    parameters={"operation": op, "tableIdentWithDB": table.quoted_name()})
+            # a partition is a directory under the table's location: nothing to recover
+            refresh_in_spark(session, table)
+            return []
+        case D.SetTableLocation(name_parts=parts, location=loc, origin=pos):
+            table = _table_not_view(catalog, parts, pos, "ALTER TABLE ... SET LOCATION")
+            moved = table.copy(location=local_path(loc))
+            catalog.alter_table(moved)
+            _spark_replace(session, moved)
+            return []
+        case D.AlterColumn():
+            _alter_column(session, plan)
             return []
         case D.RenameTable():
             _rename(session, plan)
@@ -696,10 +740,9 @@ def _escape_path_name(value: str) -> str:
     return "".join(f"%{ord(c):02X}" if c in _ESCAPED or ord(c) < 32 else c for c in value)
 
 
-def _check_spec(table: CatalogTable, spec: tuple[tuple[str, str], ...]) -> list[tuple[str, str]]:
-    """``spec`` in the table's partition column order (names as in the table); Spark's errors
-    for unknown or missing keys."""
-    by_name = {c.lower(): c for c in table.partition_columns}
+def _check_keys(table: CatalogTable, spec: Any) -> None:
+    """``PARTITIONS_NOT_FOUND`` for the keys of ``spec`` that are not partition columns."""
+    by_name = {c.lower() for c in table.partition_columns}
     unknown = [k for k, _ in spec if k.lower() not in by_name]
     if unknown:
         raise AnalysisError(
@@ -709,6 +752,13 @@ def _check_spec(table: CatalogTable, spec: tuple[tuple[str, str], ...]) -> list[
             error_class="PARTITIONS_NOT_FOUND",
             parameters={"partitionList": ", ".join(quote(k) for k in unknown),
                         "tableName": table.quoted_name()})
+
+
+def _check_spec(table: CatalogTable, spec: Any) -> list[tuple[str, str | None]]:
+    """``spec`` in the table's partition column order (names as in the table); Spark's errors
+    for unknown or missing keys."""
+    _check_keys(table, spec)
+    by_name = {c.lower(): c for c in table.partition_columns}
     given = {k.lower(): v for k, v in spec}
     if set(given) != set(by_name):
         raise AnalysisError(
@@ -721,9 +771,13 @@ def _check_spec(table: CatalogTable, spec: tuple[tuple[str, str], ...]) -> list[
     return [(c, given[c.lower()]) for c in table.partition_columns]
 
 
-def _partition_location(table: CatalogTable, spec: list[tuple[str, str]]) -> str:
-    return os.path.join(table.location or "", *(f"{_escape_path_name(k)}="
-                                                 f"{_escape_path_name(v)}" for k, v in spec))
+def _segment(column: str, value: str | None) -> str:
+    """A partition's directory name: ``k=v``, NULL and '' as Hive's default partition."""
+    return f"{_escape_path_name(column)}={_escape_path_name(value) if value else HIVE_NULL}"
+
+
+def _partition_location(table: CatalogTable, spec: list[tuple[str, str | None]]) -> str:
+    return os.path.join(table.location or "", *(_segment(k, v) for k, v in spec))
 
 
 def _existing_partition(table: CatalogTable, spec: list[tuple[str, str]]) -> str:
@@ -746,8 +800,24 @@ def _partition_items(table: CatalogTable, spec: list[tuple[str, str]]) -> list[t
              ("Location", _uri(path))]
     if table.options:
         items.append(("Storage Properties", _bracketed(_redacted(table.options))))
+    params = _partition_parameters(path)
+    if params is not None:
+        items.append(("Partition Parameters", params))
     return items + [("Created Time", _created(os.path.getmtime(path))),
                     ("Last Access", "UNKNOWN")]
+
+
+def _partition_parameters(path: str) -> str | None:
+    """Spark's partition parameters (``numFiles``, ``totalSize``, ``transient_lastDdlTime``) of
+    the partition directory's data files (names starting with ``.`` or ``_`` are not data);
+    None for a partition without files (one ``ADD PARTITION`` made), which Spark shows
+    without them."""
+    files = [e for e in os.scandir(path) if e.is_file() and not e.name.startswith((".", "_"))]
+    if not files:
+        return None
+    return _bracketed({"numFiles": str(len(files)),
+                       "totalSize": str(sum(e.stat().st_size for e in files)),
+                       "transient_lastDdlTime": str(int(os.path.getmtime(path)))})
 
 
 def _partition_info(table: CatalogTable, spec: list[tuple[str, str]]) -> str:
@@ -785,6 +855,178 @@ def _describe_partition(session: "Session", plan: D.DescribePartition) -> list[t
     rows += [(k, v, "") for k, v in _partition_items(table, spec)]
     rows += [("", "", ""), ("# Storage Information", "", "")]
     return rows + [(k, v, "") for k, v in _bucket_items(table) + _storage_items(table)]
+
+
+def _partitioned(catalog: Catalog, parts: tuple[str, ...], pos: tuple[int, int] | None,
+                 operation: str) -> CatalogTable:
+    """The persistent partitioned table ``parts`` (Spark's
+    ``INVALID_PARTITION_OPERATION.PARTITION_SCHEMA_IS_EMPTY`` when it is not partitioned)."""
+    table = _table_not_view(catalog, parts, pos, operation)
+    if not table.partition_columns:
+        raise AnalysisError(
+            f"The partition command is invalid. Table {table.quoted_name()} is not partitioned.",
+            error_class="INVALID_PARTITION_OPERATION.PARTITION_SCHEMA_IS_EMPTY",
+            parameters={"name": table.quoted_name()})
+    return table
+
+
+def _partitions(table: CatalogTable, spec: tuple[tuple[str, str | None], ...] | None
+                ) -> list[str]:
+    """The table's partitions (``p=1/q=x``: directories one level per partition column under
+    its location, as Spark's ``SHOW PARTITIONS`` prints them, sorted) matching the partial
+    ``spec``; ``PARTITIONS_NOT_FOUND`` for a key that is not a partition column."""
+    wanted: dict[int, str] = {}
+    if spec:
+        _check_keys(table, spec)
+        index = {c.lower(): i for i, c in enumerate(table.partition_columns)}
+        wanted = {index[k.lower()]: _segment(table.partition_columns[index[k.lower()]], v)
+                  for k, v in spec}
+    level = [""] if table.location and os.path.isdir(table.location) else []
+    for i, col in enumerate(table.partition_columns):
+        prefix = _escape_path_name(col).lower() + "="
+        level = [os.path.join(rel, e.name) for rel in level
+                 for e in os.scandir(os.path.join(table.location or "", rel))
+                 if e.is_dir() and e.name.lower().startswith(prefix)
+                 and (i not in wanted or e.name == wanted[i])]
+    return sorted(level)
+
+
+def _spec_text(spec: Any) -> str:
+    return "PARTITION (" + ", ".join(
+        f"{quote(k)} = {'null' if v is None else v}" for k, v in spec) + ")"
+
+
+def _partition_error(error_class: str, table: CatalogTable, spec: Any) -> AnalysisError:
+    text, name = _spec_text(spec), f"{quote(table.database)}.{quote(table.name)}"
+    if error_class == "PARTITIONS_ALREADY_EXIST":
+        message = (f"Cannot ADD or RENAME TO partition(s) {text} in table {name} because they "
+                   "already exist.\nChoose a different name, drop the existing partition, or "
+                   "add the IF NOT EXISTS clause to tolerate a pre-existing partition.")
+    else:
+        message = (f"The partition(s) {text} cannot be found in table {name}.\nVerify the "
+                   "partition specification and table name.\nTo tolerate the error on drop use "
+                   "ALTER TABLE \u2026 DROP IF EXISTS PARTITION.")
+    return AnalysisError(message, error_class=error_class,
+                         parameters={"partitionList": text, "tableName": name})
+
+
+def _managed_only(table: CatalogTable, operation: str) -> None:
+    """Ember's partitions are directories: on an external table Spark changes only the
+    catalog's partition list (the files stay), which Ember cannot represent."""
+    if table.table_type == EXTERNAL:
+        raise UnsupportedError(
+            f"{operation} on the external table {table.quoted_name()} is not supported yet "
+            "(Ember's partitions are the directories under the table's location, and an "
+            "external table's files are not Ember's to move or delete)",
+            error_class="UNSUPPORTED_FEATURE")
+
+
+def _remove_empty_parents(path: str, root: str) -> None:
+    parent = os.path.dirname(path)
+    while parent.startswith(root.rstrip("/") + "/"):
+        try:
+            os.rmdir(parent)
+        except OSError:
+            return
+        parent = os.path.dirname(parent)
+
+
+def _drop_partitions(session: "Session", plan: D.DropPartitions) -> None:
+    """``ALTER TABLE t DROP [IF EXISTS] PARTITION (...), ...`` (Spark's
+    ``AlterTableDropPartitionCommand``): every spec is checked before any partition goes."""
+    catalog = session.session_catalog
+    table = _table_not_view(catalog, plan.name_parts, plan.origin,
+                            "ALTER TABLE ... DROP PARTITION")
+    if not table.partition_columns:
+        raise AnalysisError(
+            f"ALTER TABLE DROP PARTITION is not allowed on {table.name} since its partition "
+            "metadata is not stored in the Hive metastore. To import this information into the "
+            f"metastore, run `msck repair table {table.name}`.",
+            error_class="_LEGACY_ERROR_TEMP_1251",
+            parameters={"action": "ALTER TABLE DROP PARTITION", "tableName": table.name})
+    paths = []
+    for spec in plan.specs:
+        _check_keys(table, spec)
+        given = {k.lower() for k, _ in spec}
+        full = given == {c.lower() for c in table.partition_columns}
+        path = _partition_location(table, _check_spec(table, spec)) if full else None
+        if path is None or not os.path.isdir(path):
+            if plan.if_exists:
+                continue
+            raise _partition_error("PARTITIONS_NOT_FOUND", table, spec)
+        paths.append(path)
+    _managed_only(table, "ALTER TABLE ... DROP PARTITION")
+    for path in paths:
+        shutil.rmtree(path, ignore_errors=True)
+        _remove_empty_parents(path, table.location or "")
+    refresh_in_spark(session, table)
+
+
+def _rename_partition(session: "Session", plan: D.RenamePartition) -> None:
+    """``ALTER TABLE t PARTITION (...) RENAME TO PARTITION (...)`` (Spark's
+    ``AlterTableRenamePartitionCommand``): the partition's directory moves."""
+    catalog = session.session_catalog
+    table = _table_not_view(catalog, plan.name_parts, plan.origin,
+                            "ALTER TABLE ... RENAME TO PARTITION")
+    old = _partition_location(table, _check_spec(table, plan.old_spec))
+    new = _partition_location(table, _check_spec(table, plan.new_spec))
+    if not os.path.isdir(old):
+        raise _partition_error("PARTITIONS_NOT_FOUND", table, plan.old_spec)
+    if os.path.isdir(new):
+        raise _partition_error("PARTITIONS_ALREADY_EXIST", table, plan.new_spec)
+    _managed_only(table, "ALTER TABLE ... RENAME TO PARTITION")
+    os.makedirs(os.path.dirname(new), exist_ok=True)
+    os.rename(old, new)
+    _remove_empty_parents(old, table.location or "")
+    refresh_in_spark(session, table)
+
+
+def _alter_column(session: "Session", plan: D.AlterColumn) -> None:
+    """``ALTER TABLE t ALTER|CHANGE COLUMN c ...`` on a data source table (Spark's
+    ``AlterTableChangeColumnCommand``): the comment and the default may change; the type and
+    the name may not, nor may a partition column or the nullability."""
+    catalog = session.session_catalog
+    table = _table_not_view(catalog, plan.name_parts, plan.origin,
+                            "ALTER TABLE ... ALTER COLUMN")
+    field = next((f for f in table.schema.fields if f.name.lower() == plan.column.lower()), None)
+    if field is None:
+        attrs = [AttributeReference(f.name, f.data_type, f.nullable) for f in table.schema.fields]
+        # Spark reports the column at the statement's start
+        raise unresolved_column_error((plan.column,), attrs, (1, 0))
+    full = table.quoted_name()
+    if plan.not_null:
+        operation = "ALTER COLUMN ... SET NOT NULL"
+        raise AnalysisError(
+            f"The feature is not supported: Table {full} does not support {operation}. Please "
+            "check the current catalog and namespace to make sure the qualified table name is "
+            "expected, and also check the catalog implementation which is configured by "
+            "\"spark.sql.catalog\".", error_class="UNSUPPORTED_FEATURE.TABLE_OPERATION",
+            parameters={"tableName": full, "operation": operation})
+    if field.name.lower() in {c.lower() for c in table.partition_columns}:
+        raise AnalysisError(
+            "ALTER TABLE (ALTER|CHANGE) COLUMN is not supported for partition columns, but "
+            f"found the partition column {quote(field.name)} in the table {full}.",
+            error_class="CANNOT_ALTER_PARTITION_COLUMN",
+            parameters={"tableName": full, "columnName": quote(field.name)})
+    new_name = plan.new_name or field.name
+    new_type = plan.data_type or field.data_type
+    if new_type != field.data_type or new_name.lower() != field.name.lower():
+        old_t, new_t = sql_type(field.data_type), sql_type(new_type)
+        raise AnalysisError(
+            f"ALTER TABLE ALTER/CHANGE COLUMN is not supported for changing {full}'s column "
+            f"{quote(field.name)} with type {old_t} to {quote(new_name)} with type {new_t}.",
+            error_class="NOT_SUPPORTED_CHANGE_COLUMN",
+            parameters={"table": full, "originName": quote(field.name), "originType": old_t,
+                        "newName": quote(new_name), "newType": new_t}, origin=Origin(1, 0))
+    comments = dict(table.column_comments)
+    if plan.comment is not None:
+        comments[field.name] = plan.comment
+    defaults = dict(table.column_defaults)
+    if plan.default == "":
+        defaults.pop(field.name, None)
+    elif plan.default is not None:
+        defaults[field.name] = plan.default
+    catalog.alter_table(table.copy(column_comments=comments, column_defaults=defaults))
 
 
 def ember_version() -> str:
@@ -1055,7 +1297,7 @@ def refresh_in_spark(session: "Session", table: CatalogTable) -> None:
     if not session.spark_session.catalog.tableExists(f"{table.database}.{table.name}"):
         register_in_spark(session, table)
     elif table.partition_columns:
-        _spark_sql(session, f"MSCK REPAIR TABLE {name}")
+        _spark_sql(session, f"MSCK REPAIR TABLE {name} SYNC PARTITIONS")
     _spark_sql(session, f"REFRESH TABLE {name}")
 
 

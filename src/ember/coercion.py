@@ -251,6 +251,14 @@ def find_wider_type_for_two(t1: T.DataType, t2: T.DataType, *,
         et = find_wider_type_for_two(t1.element_type, t2.element_type,
                                      string_promotion=string_promotion, legacy=legacy)
         return None if et is None else T.ArrayType(et, t1.contains_null or t2.contains_null)
+    if isinstance(t1, T.MapType) and isinstance(t2, T.MapType):
+        kt = find_wider_type_for_two(t1.key_type, t2.key_type,
+                                     string_promotion=string_promotion, legacy=legacy)
+        vt = find_wider_type_for_two(t1.value_type, t2.value_type,
+                                     string_promotion=string_promotion, legacy=legacy)
+        if kt is None or vt is None:
+            return None
+        return T.MapType(kt, vt, t1.value_contains_null or t2.value_contains_null)
     return None
 
 
@@ -306,6 +314,9 @@ def can_cast(from_type: T.DataType, to_type: T.DataType, ansi: bool = True) -> b
             can_cast(a.data_type, b.data_type, ansi) for a, b in zip(f.fields, t.fields))
     if isinstance(f, T.ArrayType) and isinstance(t, T.ArrayType):
         return can_cast(f.element_type, t.element_type, ansi)
+    if isinstance(f, T.MapType) and isinstance(t, T.MapType):
+        return can_cast(f.key_type, t.key_type, ansi) and can_cast(f.value_type, t.value_type,
+                                                                    ansi)
     return False
 
 

@@ -19,6 +19,7 @@ from ember.expressions.base import (
     Alias, Expression, Literal, SortOrder, UnresolvedAttribute, UnresolvedStar, UnresolvedFunction,
 )
 from ember.errors import AnalysisError
+from ember.pyspark_api import unsupported_method
 from ember.expressions.windows import UnspecifiedFrame, WindowExpression, WindowSpecDefinition
 from ember.sql import parse_data_type
 
@@ -298,6 +299,14 @@ class Column:
     def substr(self, startPos: Any, length: Any) -> "Column":  # noqa: N803
         return Column(_fn("substring", self._expr, to_expr(startPos), to_expr(length)))
 
+    def bitwiseAND(self, other: Any) -> "Column":  # noqa: N802
+        """``a & b``."""
+        return self._bin("BitwiseAnd", "bitwise", other)
+
+    def transform(self, f: Any) -> "Column":
+        """``f(self)``: a function of a Column applied to this one."""
+        return f(self)
+
     # -- naming, typing, ordering -------------------------------------------------------------
     def alias(self, *alias: str, **kwargs: Any) -> "Column":
         """``expr AS name``."""
@@ -385,9 +394,31 @@ class Column:
         raise TypeError("Column is not iterable")
 
     def __getattr__(self, item: str) -> Any:
-        # PySpark uses ``col.field`` for struct fields; Ember does not support nested access yet,
-        # and a silent AttributeError is clearer than a wrong expression.
-        raise AttributeError(f"'Column' object has no attribute '{item}'")
+        # PySpark: ``col.field`` is ``col["field"]`` (names starting with ``_`` stay attributes)
+        if item.startswith("_"):
+            raise AttributeError(f"'Column' object has no attribute '{item}'")
+        error = unsupported_method("Column", item)
+        if error is not None:  # a PySpark Column method Ember leaves out, not a field
+            raise error
+        return self[item]
+
+    def __getitem__(self, key: Any) -> "Column":
+        """``c[0]``, ``c["k"]``, ``c["field"]`` (Spark's ``UnresolvedExtractValue``: array
+        element, map value or struct field by the column's type); ``c[1:3]`` is
+        ``substr(c, 1, 2)``, as in PySpark."""
+        if isinstance(key, slice):
+            if key.step is not None:
+                raise ValueError("Slice with step is not supported.")
+            return self.substr(key.start, key.stop)
+        return Column(UnresolvedFunction("(extract_value)", (self._expr, to_expr(key))))
+
+    def getItem(self, key: Any) -> "Column":  # noqa: N802
+        """The element at ``key`` of an array (0-based) or the value under ``key`` of a map."""
+        return self[key]
+
+    def getField(self, name: Any) -> "Column":  # noqa: N802
+        """The struct field ``name``."""
+        return self[name]
 
 
 def _expr_class(module: str, name: str) -> Any:

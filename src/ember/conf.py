@@ -463,6 +463,22 @@ SPARK_SHOW_CONSOLE_PROGRESS = _entry(
     "spark.ui.showConsoleProgress", False, _bool,
     "Spark core, given to a SparkSession the Spark runtime builds: Spark's console progress "
     "bar (Spark's default is true; Ember shows its own).")
+SPARK_UI_ENABLED = _entry(
+    "spark.ui.enabled", False, _bool,
+    "Spark core, given to a SparkSession the Spark runtime builds: Spark's web UI (Spark's "
+    "default is true; Ember's EXPLAIN ANALYZE and progress bar report on its queries, and a UI "
+    "server per session costs start-up time and a port).")
+SPARK_CONSOLE_LOG = _entry(
+    "ember.spark.consoleLog", False, _bool,
+    "Spark runtime: the JVM of a SparkSession Ember builds writes its console output (log4j "
+    "lines, JVM warnings, executors' task-failure stack traces) to the terminal, as PySpark "
+    "does. Off by default: it goes to ember-spark-<pid>.log in the temporary directory, and "
+    "a failed task reaches the user once, as the Ember error it raised.")
+PYTHON_UDF_ARROW_ENABLED = _entry(
+    "spark.sql.execution.pythonUDF.arrow.enabled", True, _bool,
+    "udf() without useArrow creates an Arrow-optimized Python UDF (evaluated by "
+    "ArrowEvalPython, evalType 101) rather than a pickled one (BatchEvalPython); read from the "
+    "active session when the UDF is created, as PySpark does.")
 SPARK_TEST_KILL_WORKER_ONCE = _entry(
     "ember.spark.test.killWorkerOnce", None, str,
     "Testing, Spark runtime: a marker file path; the first task of partition 0 that finds no "

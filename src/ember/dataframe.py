@@ -16,6 +16,7 @@ Nothing runs until an action (``collect``, ``show``, ``to_arrow``, ``count`` ...
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import unicodedata
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal as TLiteral
@@ -24,7 +25,7 @@ import pyarrow as pa
 
 from ember import types as T
 from ember.column import Column, column_from_name, literal_expr, parse_column_name, to_expr
-from ember.errors import AnalysisError
+from ember.errors import AnalysisError, ExecutionError
 from ember.formatting import java_double_str
 from ember.expressions.base import (
     Alias,
@@ -45,14 +46,19 @@ from ember.plans.logical.join_type import (
     join_type_from_string,
 )
 from ember.plans.logical.nodes import (
-    Aggregate, Distinct, Except, Filter, Intersect, Join, Limit, LogicalPlan, Offset, Pivot,
+    Aggregate, Distinct, Except, FileRelation, Filter, Intersect, Join, Limit, LocalRelation,
+    LogicalPlan, Offset, Pivot,
     Project, ResolvedHint, Sort, SubqueryAlias, Union, UnresolvedHint, Unpivot, EventTimeWatermark,
 )
 from ember.query_execution import QueryExecution
 from ember.row import Row, make_row
 from ember.conf import PIVOT_MAX_VALUES
 from ember.errors import UnsupportedError
+from ember.pyspark_api import missing_attribute
+from ember.dataframe_na import _NO_VALUE, DataFrameNaFunctions
+from ember.dataframe_stat import DataFrameStatFunctions, summary
 from ember.analysis.fresh import fresh_copy
+from ember.analysis.resolution import resolve_nested_name
 from ember.expressions.cast import Cast
 from ember.expressions.grouping import Cube, GroupingSets, Rollup
 from ember.expressions.intervals import python_interval_string
@@ -60,6 +66,9 @@ from ember.expressions.predicates import And, EqualNullSafe, EqualTo
 from ember.sql import parse_expression
 from ember.streaming.api import DataStreamWriter
 from ember.writers import DataFrameWriter
+from ember.expressions.python_udf import PythonEvalType, PythonUDF
+from ember.plans.logical.python import FlatMapGroupsInPandas, MapInPandas
+from ember.udf import to_return_type
 from ember.table_writes import DataFrameWriterV2
 from ember.streaming.watermarks import delay_ms, interval_string, parse_interval
 
@@ -207,7 +216,9 @@ class DataFrame:
         """All result rows as :class:`~ember.row.Row` objects."""
         # PySpark's collect() builds naive datetimes in the Python process's local time zone
         # (TimestampType.fromInternal), whatever spark.sql.session.timeZone says.
-        return _table_to_rows(self.to_arrow(), python_local_time_zone())
+        table = self.to_arrow()
+        return self._qe.guard("execution",
+                              lambda: _table_to_rows(table, python_local_time_zone()))
 
     def toPandas(self) -> "pandas.DataFrame":  # noqa: N802
         """The result as a pandas DataFrame (timestamps as naive wall-clock session time)."""
@@ -332,13 +343,35 @@ class DataFrame:
         """Register as view ``name``; ``TEMP_TABLE_OR_VIEW_ALREADY_EXISTS`` if it exists."""
         self._session.session_catalog.create_temp_view(name, self._plan, replace=False)
 
-    createOrReplaceGlobalTempView = createOrReplaceTempView  # noqa: N815
+    def createOrReplaceGlobalTempView(self, name: str) -> None:  # noqa: N802
+        """Register as global temporary view ``global_temp.name`` (replacing an existing one)."""
+        self._session.session_catalog.create_global_temp_view(name, self._plan, replace=True)
+
+    def createGlobalTempView(self, name: str) -> None:  # noqa: N802
+        """Register as global temporary view ``global_temp.name``, seen by every session;
+        ``TEMP_TABLE_OR_VIEW_ALREADY_EXISTS`` if it exists."""
+        self._session.session_catalog.create_global_temp_view(name, self._plan, replace=False)
+
+    def registerTempTable(self, name: str) -> None:  # noqa: N802
+        """PySpark's deprecated name of :meth:`createOrReplaceTempView`."""
+        self.createOrReplaceTempView(name)
 
     # -- columns ------------------------------------------------------------------------------
     def __getitem__(self, item: Any) -> Any:
         if isinstance(item, str):
             if item == "*":
                 return Column(UnresolvedStar(()))
+            parts = parse_column_name(item)
+            if len(parts) > 1:
+                # ``df["s.a"]``: a column's struct field (Spark's LogicalPlan.resolve)
+                try:
+                    return Column(self._resolve(item))
+                except AnalysisError as e:
+                    nested = resolve_nested_name(parts, self._plan.output,
+                                                 self._session.sql_conf.case_sensitive)
+                    if nested is None:
+                        raise e
+                    return Column(nested)
             return Column(self._resolve(item))
         if isinstance(item, int):
             return Column(self._plan.output[item])
@@ -353,7 +386,7 @@ class DataFrame:
             raise AttributeError(name)
         if any(self._eq_name(a.name, name) for a in self._plan.output):
             return self[name]
-        raise AttributeError(f"'DataFrame' object has no attribute '{name}'")
+        raise missing_attribute("DataFrame", "DataFrame", name)
 
     def __dir__(self) -> list[str]:
         return sorted(set(super().__dir__()) | {c for c in self.columns if c.isidentifier()})
@@ -688,6 +721,134 @@ class DataFrame:
     def exceptAll(self, other: "DataFrame") -> "DataFrame":  # noqa: N802
         return self._new(Except(self._plan, other._plan, True))
 
+    # -- PySpark's other methods --------------------------------------------------------------
+    def transform(self, func: Any, *args: Any, **kwargs: Any) -> "DataFrame":
+        """``func(self, *args, **kwargs)``, which must return a DataFrame (chains custom
+        transformations: ``df.transform(with_tax, rate=0.2)``)."""
+        result = func(self, *args, **kwargs)
+        assert isinstance(result, DataFrame), (
+            f"Func returned an instance of type [{type(result)}], should have been DataFrame.")
+        return result
+
+    def tail(self, num: int) -> list[Row]:
+        """The last ``num`` rows, in order (an action: the whole result is computed, as in
+        Spark's ``CollectTailExec``)."""
+        table = self.to_arrow()
+        return _table_to_rows(table.slice(max(0, table.num_rows - max(int(num), 0))),
+                              python_local_time_zone())
+
+    def toLocalIterator(self, prefetchPartitions: bool = False) -> Any:  # noqa: N802,N803
+        """An iterator over the result rows, one Arrow batch converted at a time."""
+        zone = python_local_time_zone()
+        for batch in self.to_arrow().to_batches():
+            yield from _table_to_rows(pa.Table.from_batches([batch]), zone)
+
+    def isLocal(self) -> bool:  # noqa: N802
+        """Whether ``collect`` needs no job: the plan is local data, as Spark's ``isLocal``
+        (a ``LocalRelation`` or a command's result; createDataFrame of Python rows is a
+        ``LogicalRDD`` in Spark, so not local)."""
+        return isinstance(self._plan, LocalRelation) and not self._plan.unknown_size
+
+    def inputFiles(self) -> list[str]:  # noqa: N802
+        """The files this DataFrame reads (Spark's ``inputFiles``: file URIs, sorted)."""
+        files: set[str] = set()
+        for rel in self._plan.collect(lambda n: n if isinstance(n, FileRelation) else None):
+            files.update(f if "://" in f else "file://" + os.path.abspath(f) for f in rel.paths)
+        return sorted(files)
+
+    def sameSemantics(self, other: "DataFrame") -> bool:  # noqa: N802
+        """Whether the two DataFrames compute the same rows (Spark's ``sameResult`` of the
+        canonicalized plans; local data must be the same data)."""
+        if not isinstance(other, DataFrame):
+            raise TypeError(f"other should be a DataFrame, got {type(other).__name__}")
+        return same_plan(self._plan, other._plan)
+
+    def semanticHash(self) -> int:  # noqa: N802
+        """A hash equal for DataFrames with :meth:`sameSemantics` (Spark's ``semanticHash``;
+        the numbers differ from Spark's)."""
+        return self._plan.semantic_hash() & 0x7FFFFFFF
+
+    @property
+    def na(self) -> DataFrameNaFunctions:
+        """Missing-value functions (:class:`ember.dataframe_na.DataFrameNaFunctions`)."""
+        return DataFrameNaFunctions(self)
+
+    def dropna(self, how: str = "any", thresh: int | None = None,
+               subset: Any = None) -> "DataFrame":
+        """``df.na.drop``: rows with enough values that are neither NULL nor NaN."""
+        return self.na.drop(how, thresh, subset)
+
+    def fillna(self, value: Any, subset: Any = None) -> "DataFrame":
+        """``df.na.fill``: NULLs (and NaNs) replaced by ``value``."""
+        return self.na.fill(value, subset)
+
+    def replace(self, to_replace: Any, value: Any = _NO_VALUE,
+                subset: Any = None) -> "DataFrame":
+        """``df.na.replace``: values replaced (``df.replace({"a": "b"})``)."""
+        return self.na.replace(to_replace, value, subset)
+
+    def describe(self, *cols: Any) -> "DataFrame":
+        """``count``, ``mean``, ``stddev``, ``min`` and ``max`` of the numeric and string
+        columns (of ``cols``, default all), as strings, one row per statistic."""
+        if len(cols) == 1 and isinstance(cols[0], list):
+            cols = tuple(cols[0])
+        df = self.select(*cols) if cols else self
+        return summary(df, ("count", "mean", "stddev", "min", "max"))
+
+    def summary(self, *statistics: str) -> "DataFrame":
+        """Statistics of the numeric and string columns, one row per statistic: ``count``,
+        ``mean``, ``stddev``, ``min``, ``max``, percentiles (``"25%"``), ``count_distinct``,
+        ``approx_count_distinct`` (default: count, mean, stddev, min, 25%, 50%, 75%, max)."""
+        if len(statistics) == 1 and isinstance(statistics[0], list):
+            statistics = tuple(statistics[0])
+        return summary(self, statistics)
+
+    @property
+    def stat(self) -> DataFrameStatFunctions:
+        """Statistics (:class:`ember.dataframe_stat.DataFrameStatFunctions`)."""
+        return DataFrameStatFunctions(self)
+
+    def corr(self, col1: str, col2: str, method: str | None = None) -> float | None:
+        """``df.stat.corr``: Pearson correlation of two numeric columns."""
+        return self.stat.corr(col1, col2, method)
+
+    def cov(self, col1: str, col2: str) -> float | None:
+        """``df.stat.cov``: sample covariance of two numeric columns."""
+        return self.stat.cov(col1, col2)
+
+    def crosstab(self, col1: str, col2: str) -> "DataFrame":
+        """``df.stat.crosstab``: a contingency table of two columns."""
+        return self.stat.crosstab(col1, col2)
+
+    def approxQuantile(self, col: Any, probabilities: Any,  # noqa: N802
+                       relativeError: float) -> list[Any]:  # noqa: N803
+        """``df.stat.approxQuantile``: quantiles of numeric columns."""
+        return self.stat.approxQuantile(col, probabilities, relativeError)
+
+    def dropDuplicatesWithinWatermark(self, subset: Sequence[str] | None = None  # noqa: N802
+                                      ) -> "DataFrame":
+        """Streaming deduplication within the watermark: not implemented for streams; on a
+        batch DataFrame Spark's ``_LEGACY_ERROR_TEMP_3102`` (raised here, not at the action)."""
+        if self._plan.is_streaming:
+            raise UnsupportedError("The feature is not supported: dropDuplicatesWithinWatermark "
+                                   "on a streaming DataFrame.",
+                                   error_class="UNSUPPORTED_FEATURE.PYSPARK_METHOD")
+        raise AnalysisError("dropDuplicatesWithinWatermark is not supported with batch "
+                            "DataFrames/DataSets;", error_class="_LEGACY_ERROR_TEMP_3102")
+
+
+def same_plan(a: LogicalPlan, b: LogicalPlan) -> bool:
+    """Spark's ``sameResult`` of two analyzed plans, where local data (a ``LocalRelation``, which
+    canonicalizes without its rows) must also be the same object."""
+    if not a.same_result(b):
+        return False
+
+    def local(p: LogicalPlan) -> list[int]:
+        return [id(r.data) for r in p.collect(
+            lambda n: n if isinstance(n, LocalRelation) else None)]
+
+    return local(a) == local(b)
+
 
 # ---------------------------------------------------------------------------------------------
 # GroupedData
@@ -696,6 +857,49 @@ class DataFrame:
 _AGG_ALIASES = {"avg": "avg", "mean": "avg", "average": "avg", "sum": "sum", "min": "min",
                 "max": "max", "count": "count", "size": "count", "first": "first",
                 "last": "last", "count_if": "count_if"}
+
+
+
+# -- Python map functions (mapInPandas / mapInArrow / applyInPandas: ember.udf) --------------
+
+
+def _python_map_node(df: "DataFrame", func: Any, schema: Any, kind: int
+                     ) -> tuple[PythonUDF, tuple[AttributeReference, ...]]:
+    """The PythonUDF of a map function over ``df``'s columns, and its output attributes."""
+    out_type = to_return_type(schema)
+    if not isinstance(out_type, T.StructType):
+        raise AnalysisError(f"[NOT_STRUCT] The schema must be a struct type, got "
+                            f"{out_type.simple_string()}.", error_class="NOT_STRUCT")
+    name = getattr(func, "__name__", type(func).__name__)
+    call = PythonUDF(name, func, out_type, tuple(df._plan.output), kind)
+    attrs = tuple(AttributeReference(f.name, f.data_type, f.nullable) for f in out_type.fields)
+    return call, attrs
+
+
+def _map_in(df: "DataFrame", func: Any, schema: Any, is_arrow: bool, barrier: bool
+            ) -> "DataFrame":
+    kind = (PythonEvalType.SQL_MAP_ARROW_ITER_UDF if is_arrow
+            else PythonEvalType.SQL_MAP_PANDAS_ITER_UDF)
+    call, attrs = _python_map_node(df, func, schema, kind)
+    return df._new(MapInPandas(call, attrs, df._plan, is_arrow, barrier))
+
+
+def _map_in_pandas(self: "DataFrame", func: Any, schema: Any, barrier: bool = False,
+                   profile: Any = None) -> "DataFrame":
+    """PySpark's ``mapInPandas``: ``func`` maps an iterator of the partition's pandas
+    DataFrames to an iterator of pandas DataFrames of ``schema``."""
+    return _map_in(self, func, schema, False, barrier)
+
+
+def _map_in_arrow(self: "DataFrame", func: Any, schema: Any, barrier: bool = False,
+                  profile: Any = None) -> "DataFrame":
+    """PySpark's ``mapInArrow``: ``func`` maps an iterator of the partition's
+    ``pyarrow.RecordBatch`` es to an iterator of RecordBatches of ``schema``."""
+    return _map_in(self, func, schema, True, barrier)
+
+
+DataFrame.mapInPandas = _map_in_pandas  # type: ignore[attr-defined]
+DataFrame.mapInArrow = _map_in_arrow  # type: ignore[attr-defined]
 
 
 class GroupedData:
@@ -711,6 +915,9 @@ class GroupedData:
         self._pivot = pivot
         #: ``rollup`` / ``cube``: Rollup or Cube; ``groupingSets``: the sets
         self._analytics = analytics
+
+    def __getattr__(self, name: str) -> Any:
+        raise missing_attribute("GroupedData", "GroupedData", name)
 
     def pivot(self, pivot_col: Any, values: Sequence[Any] | None = None) -> "GroupedData":
         """Pivot on ``pivot_col``: the aggregation that follows makes one column per value (per
@@ -1087,6 +1294,9 @@ def _struct_to_row(v: Any, dt: T.DataType) -> Any:
                         tuple(f.name for f in dt.fields))
     if isinstance(dt, T.ArrayType) and _has_struct(dt.element_type):
         return [_struct_to_row(x, dt.element_type) for x in v]
+    if isinstance(dt, T.MapType):
+        # Arrow gives a map as a list of (key, value) pairs; PySpark gives a dict
+        return {_struct_to_row(k, dt.key_type): _struct_to_row(x, dt.value_type) for k, x in v}
     return v
 
 
@@ -1095,7 +1305,7 @@ def _has_struct(dt: T.DataType) -> bool:
         return True
     if isinstance(dt, T.ArrayType):
         return _has_struct(dt.element_type)
-    return False
+    return isinstance(dt, T.MapType)
 
 
 def python_local_time_zone() -> str:
@@ -1112,12 +1322,26 @@ def python_local_time_zone() -> str:
     return target.split("zoneinfo/", 1)[1] if "zoneinfo/" in target else "UTC"
 
 
+def _python_values(col: pa.ChunkedArray | pa.Array) -> list[Any]:
+    """``col.to_pylist()``; a date or timestamp beyond Python's years 1-9999 (Spark's range is
+    wider: ``date_add(DATE '9999-12-31', 1)`` is ``+10000-01-01``) fails with
+    ``DATETIME_OVERFLOW`` instead of Python's OverflowError."""
+    try:
+        return col.to_pylist()
+    except (OverflowError, ValueError) as e:
+        raise ExecutionError(
+            f"Datetime operation overflow: a {col.type} value outside Python's datetime range "
+            f"(years 1-9999) cannot be returned as a Python value ({e}).",
+            error_class="DATETIME_OVERFLOW",
+            parameters={"operation": f"converting a {col.type} value to Python"}) from e
+
+
 def _table_to_rows(table: pa.Table, time_zone: str) -> list[Row]:
     table = _localize_timestamps(table, time_zone)
     names = tuple(table.column_names)
     columns = []
     for f, col in zip(table.schema, table.columns):
-        values = col.to_pylist()
+        values = _python_values(col)
         dt = T.from_arrow(f.type)
         if _has_struct(dt):
             values = [_struct_to_row(v, dt) for v in values]
@@ -1176,6 +1400,9 @@ def format_value(v: Any, dt: T.DataType, nested: bool = False) -> str:
         case T.StructType(fields=fields):
             return "{" + ", ".join(format_value(v.get(f.name), f.data_type, True)
                                    for f in fields) + "}"
+        case T.MapType(key_type=kt, value_type=vt):
+            return "{" + ", ".join(f"{format_value(k, kt, True)} -> {format_value(x, vt, True)}"
+                                   for k, x in v) + "}"
         case _:
             return str(v)
 
@@ -1202,8 +1429,8 @@ def show_string(table: pa.Table, types: Sequence[T.DataType], num_rows: int, tru
             return s[:truncate] if truncate < 4 else s[: truncate - 3] + "..."
         return s
 
-    header = [cut(n) for n in names]
-    columns = [[cut(format_value(v, dt)) for v in col.to_pylist()]
+    header = [_escape(n) for n in names]  # Spark's getRows truncates the cells, not the names
+    columns = [[cut(format_value(v, dt)) for v in _python_values(col)]
                for col, dt in zip(table.columns, types)]
     rows = [list(r) for r in zip(*columns)] if columns else [[] for _ in range(table.num_rows)]
     out: list[str] = []
@@ -1238,3 +1465,30 @@ def show_string(table: pa.Table, types: Sequence[T.DataType], num_rows: int, tru
     if has_more:
         out.append(f"only showing top {num_rows} {'row' if num_rows == 1 else 'rows'}")
     return "\n".join(out) + "\n"
+
+
+def _apply_in(g: GroupedData, func: Any, schema: Any, is_arrow: bool) -> DataFrame:
+    if g._pivot is not None or g._analytics is not None:
+        raise UnsupportedError("applyInPandas after pivot, rollup or cube is not supported.",
+                               error_class="UNSUPPORTED_FEATURE")
+    df = g._df
+    kind = (PythonEvalType.SQL_GROUPED_MAP_ARROW_UDF if is_arrow
+            else PythonEvalType.SQL_GROUPED_MAP_PANDAS_UDF)
+    call, attrs = _python_map_node(df, func, schema, kind)
+    return df._new(FlatMapGroupsInPandas(g._grouping, call, attrs, df._plan, is_arrow))
+
+
+def _apply_in_pandas(self: GroupedData, func: Any, schema: Any) -> DataFrame:
+    """PySpark's ``applyInPandas``: ``func`` maps each group (a pandas DataFrame of all the
+    columns; with two parameters, the group's key tuple first) to a pandas DataFrame of
+    ``schema``."""
+    return _apply_in(self, func, schema, False)
+
+
+def _apply_in_arrow(self: GroupedData, func: Any, schema: Any) -> DataFrame:
+    """PySpark's ``applyInArrow``: as ``applyInPandas`` over ``pyarrow.Table`` s."""
+    return _apply_in(self, func, schema, True)
+
+
+GroupedData.applyInPandas = _apply_in_pandas  # type: ignore[attr-defined]
+GroupedData.applyInArrow = _apply_in_arrow  # type: ignore[attr-defined]

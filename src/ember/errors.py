@@ -113,6 +113,11 @@ class CastError(ExecutionError):
     """ANSI cast failures: ``CAST_INVALID_INPUT``, ``CAST_OVERFLOW``."""
 
 
+class PythonException(ExecutionError):
+    """A user-defined Python function raised (Spark's ``PythonException``): the message holds
+    the Python traceback of the user's function."""
+
+
 class UnsupportedError(EmberError):
     """A valid Spark feature Ember does not implement yet; the message says which."""
 

@@ -11,6 +11,7 @@ type-checked and named by one registry in the analyzer.
 
 from __future__ import annotations
 
+import ast
 import inspect
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,7 @@ from ember.column import (
 from ember.expressions.base import Expression, Literal, UnresolvedFunction, UnresolvedStar
 from ember.expressions.time_window import TimeWindow, window_durations
 from ember.session import Session
+from ember import udf as _udf
 from ember.sql import parse_expression
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -42,6 +44,7 @@ __all__ = [
     "ifnull", "nvl", "regexp_extract", "regexp_replace", "rlike", "regexp_like", "ilike",
     "window", "grouping", "grouping_id", "row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag",
     "lead", "nth_value",
+    "udf", "pandas_udf", "PandasUDFType",
 ]
 
 def _call(name: str, *args: Any, is_distinct: bool = False, ignore_nulls: bool = False) -> Column:
@@ -310,6 +313,23 @@ def current_date() -> Column:
 
 def current_timestamp() -> Column:
     return Column(UnresolvedFunction("current_timestamp", ()))
+
+
+# -- the session's namespace (current_database, current_schema, current_catalog) --------------
+
+def current_database() -> Column:
+    return Column(UnresolvedFunction("current_database", ()))
+
+
+def current_schema() -> Column:
+    return Column(UnresolvedFunction("current_schema", ()))
+
+
+def current_catalog() -> Column:
+    return Column(UnresolvedFunction("current_catalog", ()))
+
+
+__all__ += ["current_database", "current_schema", "current_catalog"]
 
 
 # -- conditional / null handling ------------------------------------------------------------
@@ -779,3 +799,174 @@ __all__ += [
     "approx_percentile", "median", "mode", "approx_count_distinct", "listagg",
     "listagg_distinct", "string_agg", "string_agg_distinct",
 ]
+
+
+# -- user-defined functions (udf, pandas_udf: ember.udf) -------------------------------------
+
+udf = _udf.udf
+pandas_udf = _udf.pandas_udf
+PandasUDFType = _udf.PandasUDFType
+UserDefinedFunction = _udf.UserDefinedFunction
+# -- scalar functions: math, bitwise, string, date/time, try_*, hash, misc (issue 22) -----------
+
+
+def _sql_function(py_name: str, params: str, sql_name: str | None = None) -> Any:
+    """A ``pyspark.sql.functions`` function calling the SQL function ``sql_name`` (default
+    ``py_name``) with PySpark's parameters.  ``params`` lists them: ``col`` a column (a str is
+    a column name, a number a literal), ``fmt=`` a literal (a Column passes as itself), a
+    trailing ``?`` optional (left out when None), ``[v]`` a default value passed as ``v``,
+    ``*cols`` columns."""
+    specs = []
+    for p in params.split():
+        default: Any = inspect.Parameter.empty
+        if "[" in p:
+            p, _, dv = p.partition("[")
+            default = ast.literal_eval(dv[:-1])
+        optional = p.endswith("?")
+        p = p.rstrip("?")
+        literal = p.endswith("=")
+        p = p.rstrip("=")
+        star = p.startswith("*")
+        specs.append((p.lstrip("*"), literal, optional, star,
+                      None if optional else default))
+
+    def fn(*args: Any, **kwargs: Any) -> Column:
+        bound = sig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        out: list[Expression] = []
+        for name, literal, optional, star, _ in specs:
+            v = bound.arguments.get(name)
+            if star:
+                out.extend(_num_or_col(x) for x in v)
+            elif optional and v is None:
+                continue
+            else:
+                out.append(to_expr(v) if literal else _num_or_col(v))
+        return Column(UnresolvedFunction(sql_name or py_name, tuple(out)))
+
+    parameters = [
+        inspect.Parameter(name, inspect.Parameter.VAR_POSITIONAL) if star else
+        inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                          default=None if optional else default)
+        for name, literal, optional, star, default in specs]
+    sig = inspect.Signature(parameters, return_annotation="Column")
+    fn.__name__ = fn.__qualname__ = py_name
+    fn.__signature__ = sig  # type: ignore[attr-defined]
+    fn.__doc__ = f"``{sql_name or py_name}(...)`` (see Spark's SQL function of that name)."
+    return fn
+
+
+acos = _sql_function("acos", "col")
+acosh = _sql_function("acosh", "col")
+ascii = _sql_function("ascii", "col")
+asin = _sql_function("asin", "col")
+asinh = _sql_function("asinh", "col")
+atan = _sql_function("atan", "col")
+atan2 = _sql_function("atan2", "col1 col2")
+atanh = _sql_function("atanh", "col")
+base64 = _sql_function("base64", "col")
+bit_count = _sql_function("bit_count", "col")
+bit_get = _sql_function("bit_get", "col pos")
+bit_length = _sql_function("bit_length", "col")
+bround = _sql_function("bround", "col scale=?")
+btrim = _sql_function("btrim", "str trim?")
+char = _sql_function("char", "col")
+chr = _sql_function("chr", "n")
+contains = _sql_function("contains", "left right")
+cos = _sql_function("cos", "col")
+cosh = _sql_function("cosh", "col")
+cot = _sql_function("cot", "col")
+csc = _sql_function("csc", "col")
+date_trunc = _sql_function("date_trunc", "format= timestamp")
+dateadd = _sql_function("dateadd", "start days")
+decode = _sql_function("decode", "col charset=")
+degrees = _sql_function("degrees", "col")
+elt = _sql_function("elt", "*inputs")
+encode = _sql_function("encode", "col charset=")
+endswith = _sql_function("endswith", "str suffix")
+expm1 = _sql_function("expm1", "col")
+factorial = _sql_function("factorial", "col")
+find_in_set = _sql_function("find_in_set", "str str_array")
+getbit = _sql_function("getbit", "col pos")
+hypot = _sql_function("hypot", "col1 col2")
+initcap = _sql_function("initcap", "col")
+isnan = _sql_function("isnan", "col")
+left = _sql_function("left", "str len")
+log1p = _sql_function("log1p", "col")
+nanvl = _sql_function("nanvl", "col1 col2")
+octet_length = _sql_function("octet_length", "col")
+overlay = _sql_function("overlay", "src replace pos len[-1]")
+position = _sql_function("position", "substr str start?")
+quote = _sql_function("quote", "col")
+radians = _sql_function("radians", "col")
+regexp = _sql_function("regexp", "str regexp")
+repeat = _sql_function("repeat", "col n")
+reverse = _sql_function("reverse", "col")
+right = _sql_function("right", "str len")
+rint = _sql_function("rint", "col")
+sec = _sql_function("sec", "col")
+shiftLeft = _sql_function("shiftLeft", "col numBits=", "shiftleft")
+shiftRight = _sql_function("shiftRight", "col numBits=", "shiftright")
+shiftRightUnsigned = _sql_function("shiftRightUnsigned", "col numBits=", "shiftrightunsigned")
+shiftleft = _sql_function("shiftleft", "col numBits=")
+shiftright = _sql_function("shiftright", "col numBits=")
+shiftrightunsigned = _sql_function("shiftrightunsigned", "col numBits=")
+sin = _sql_function("sin", "col")
+sinh = _sql_function("sinh", "col")
+startswith = _sql_function("startswith", "str prefix")
+substr = _sql_function("substr", "str pos len?")
+substring_index = _sql_function("substring_index", "str delim= count=")
+tan = _sql_function("tan", "col")
+tanh = _sql_function("tanh", "col")
+to_unix_timestamp = _sql_function("to_unix_timestamp", "timestamp format?")
+translate = _sql_function("translate", "srcCol matching= replace=")
+trunc = _sql_function("trunc", "date format=")
+try_add = _sql_function("try_add", "left right")
+try_divide = _sql_function("try_divide", "left right")
+try_mod = _sql_function("try_mod", "left right")
+try_multiply = _sql_function("try_multiply", "left right")
+try_subtract = _sql_function("try_subtract", "left right")
+try_to_date = _sql_function("try_to_date", "col format=?")
+try_to_timestamp = _sql_function("try_to_timestamp", "col format?")
+typeof = _sql_function("typeof", "col")
+unbase64 = _sql_function("unbase64", "col")
+width_bucket = _sql_function("width_bucket", "v min max numBucket")
+bitwise_not = _sql_function("bitwise_not", "col", "~")
+bitwiseNOT = _sql_function("bitwiseNOT", "col", "~")
+toDegrees = _sql_function("toDegrees", "col", "degrees")
+toRadians = _sql_function("toRadians", "col", "radians")
+
+
+def unix_timestamp(timestamp: Any = None, format: str = "yyyy-MM-dd HH:mm:ss") -> Column:  # noqa: A002
+    """Seconds since the epoch of ``timestamp`` (the current time when None), strings parsed
+    with ``format``."""
+    ts = _col_or_name(timestamp) if timestamp is not None else \
+        UnresolvedFunction("current_timestamp", ())
+    return Column(UnresolvedFunction("unix_timestamp", (ts, literal_expr(format))))
+
+
+def from_unixtime(timestamp: Any, format: str = "yyyy-MM-dd HH:mm:ss") -> Column:  # noqa: A002
+    """Seconds since the epoch formatted with ``format`` in the session time zone."""
+    return Column(UnresolvedFunction("from_unixtime", (_col_or_name(timestamp),
+                                                       literal_expr(format))))
+
+
+def date_part(field: Any, source: Any) -> Column:
+    return Column(UnresolvedFunction("date_part", (to_expr(field), _col_or_name(source))))
+
+
+def extract(field: Any, source: Any) -> Column:
+    return Column(UnresolvedFunction("extract", (to_expr(field), _col_or_name(source))))
+crc32 = _sql_function("crc32", "col")
+hash = _sql_function("hash", "*cols")
+md5 = _sql_function("md5", "col")
+sha = _sql_function("sha", "col")
+sha1 = _sql_function("sha1", "col")
+sha2 = _sql_function("sha2", "col numBits=")
+xxhash64 = _sql_function("xxhash64", "*cols")
+monotonically_increasing_id = _sql_function("monotonically_increasing_id", "")
+rand = _sql_function("rand", "seed=?")
+randn = _sql_function("randn", "seed=?")
+random = _sql_function("random", "seed=?")
+spark_partition_id = _sql_function("spark_partition_id", "")
+uuid = _sql_function("uuid", "seed=?")

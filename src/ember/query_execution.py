@@ -20,6 +20,7 @@ from ember.plans.logical.nodes import LogicalPlan
 from ember.analysis.analyzer import Analyzer
 from ember.conf import OPTIMIZER_ENABLED
 from ember.errors import AnalysisError, InternalError, UnsupportedError
+from ember.guard import run_stage
 from ember.explain import format_rule_changes
 from ember.optimizer.optimizer import MinimalOptimizer, Optimizer
 from ember.optimizer.rule_executor import RuleMetrics, PlanChangeLog
@@ -53,7 +54,7 @@ class QueryExecution:
     """
 
     __slots__ = ("session", "logical", "_analyzed", "_optimized", "_executed", "_links",
-                 "rule_metrics", "run_metrics")
+                 "rule_metrics", "run_metrics", "sql_text")
 
     def __init__(self, session: "Session", logical_plan: LogicalPlan) -> None:
         self.session = session
@@ -67,6 +68,12 @@ class QueryExecution:
         self.run_metrics = None
         #: Time and effective runs per optimizer rule (filled when ``optimized`` is computed).
         self.rule_metrics = RuleMetrics()
+        #: The SQL statement this query came from, if any (named by internal errors).
+        self.sql_text: str | None = None
+
+    def guard(self, phase: str, fn):  # type: ignore[no-untyped-def]
+        """``fn()`` under :func:`ember.guard.run_stage` (deep input; no bare Python exception)."""
+        return run_stage(phase, fn, self.sql_text)
 
     @property
     def conf(self) -> "SQLConf":
@@ -77,25 +84,26 @@ class QueryExecution:
     def analyzed(self) -> LogicalPlan:
         """The resolved, type-coerced, checked plan (raises ``AnalysisError``)."""
         if self._analyzed is None:
-            self._analyzed = Analyzer(self.session.session_catalog, self.session.sql_conf).analyze(
-                self.logical
-            )
+            analyzer = Analyzer(self.session.session_catalog, self.session.sql_conf)
+            self._analyzed = self.guard("analysis", lambda: analyzer.analyze(self.logical))
         return self._analyzed
 
     @property
     def optimized(self) -> LogicalPlan:
         """The analyzed plan after the optimizer's batches (:mod:`ember.optimizer.optimizer`)."""
         if self._optimized is None:
-            conf = self.conf
-            executor = Optimizer() if conf.get(OPTIMIZER_ENABLED) else MinimalOptimizer()
-            analyzed = self.analyzed
-            if isinstance(analyzed, InsertIntoHadoopFsRelationCommand):
-                # a write optimizes its query as any query, then V1Writes wraps it
-                query = executor.execute(analyzed.query, conf, metrics=self.rule_metrics)
-                self._optimized = V1Writes()(analyzed.copy(query=query), conf)
-            else:
-                self._optimized = executor.execute(analyzed, conf, metrics=self.rule_metrics)
+            self._optimized = self.guard("optimization", self._optimize)
         return self._optimized
+
+    def _optimize(self) -> LogicalPlan:
+        conf = self.conf
+        executor = Optimizer() if conf.get(OPTIMIZER_ENABLED) else MinimalOptimizer()
+        analyzed = self.analyzed
+        if isinstance(analyzed, InsertIntoHadoopFsRelationCommand):
+            # a write optimizes its query as any query, then V1Writes wraps it
+            query = executor.execute(analyzed.query, conf, metrics=self.rule_metrics)
+            return V1Writes()(analyzed.copy(query=query), conf)
+        return executor.execute(analyzed, conf, metrics=self.rule_metrics)
 
     def rule_changes(self) -> list:
         """Every optimizer rule application that changed the plan, in order
@@ -109,8 +117,9 @@ class QueryExecution:
     def executed_plan(self):
         """The physical plan (:func:`ember.planning.plan_query`: strategies + EnsureRequirements)."""
         if self._executed is None:
-            self._executed, self._links = plan_query_with_links(
-                self.optimized, self.conf, prepare=self.prepare_for_requirements)
+            optimized = self.optimized
+            self._executed, self._links = self.guard("planning", lambda: plan_query_with_links(
+                optimized, self.conf, prepare=self.prepare_for_requirements))
         return self._executed
 
     def prepare_for_requirements(self, physical: "SparkPlan") -> "SparkPlan":
@@ -122,6 +131,9 @@ class QueryExecution:
     def to_arrow(self) -> pa.Table:
         """Run the query on the local runtime; columns are named after the analyzed output
         (names may repeat)."""
+        return self.guard("execution", self._to_arrow)
+
+    def _to_arrow(self) -> pa.Table:
         out = self.analyzed.output
         if self.analyzed.is_streaming:
             raise AnalysisError(

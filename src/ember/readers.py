@@ -26,6 +26,7 @@ import pyarrow as pa
 from ember import types as T
 from ember.dataframe import DataFrame
 from ember.errors import AnalysisError, UnsupportedError
+from ember.pyspark_api import missing_attribute
 from ember.expressions.base import AttributeReference
 from ember.plans.logical.nodes import FileRelation
 from ember.analysis.rules.resolve_sql_on_file import register_file_source
@@ -372,3 +373,10 @@ class DataFrameReader:
             self.schema(schema)
         self.options(sep=sep, header=header, inferSchema=inferSchema, **options)
         return self.format("csv").load(path)
+
+    def table(self, tableName: str) -> "DataFrame":  # noqa: N803
+        """The table or view ``tableName`` (PySpark's ``spark.read.table``, as ``spark.table``)."""
+        return self._session.table(tableName)
+
+    def __getattr__(self, name: str) -> Any:
+        raise missing_attribute("DataFrameReader", "DataFrameReader", name)

@@ -38,13 +38,16 @@ from ember.conf import (
 )
 from ember.dataframe import DataFrame
 from ember.errors import AnalysisError, UnsupportedError
+from ember.guard import run_stage
+from ember.pyspark_api import missing_attribute
+from ember.sql_parameters import SQLStringFormatter, bind_parameters
 from ember.execution.auto_statistics import AutoStatistics
-from ember.expressions.base import AttributeReference
+from ember.expressions.base import Alias, AttributeReference
 from ember.plans.logical.writes import InsertIntoHadoopFsRelationCommand
 from ember.plans.logical.nodes import (
     Command, CreateTempViewUsing, CreateViewCommand, DescribeRelation, AnalyzeTableCommand,
     DropView, ExplainCommand, LocalRelation, LogicalPlan, Range, SetCommand, UnresolvedRelation,
-    SparkDataFrameRelation,
+    SparkDataFrameRelation, OneRowRelation, Project,
 )
 from ember.query_execution import QueryExecution
 from ember.readers import DataFrameReader, file_relation
@@ -52,6 +55,7 @@ from ember.row import Row
 from ember.column import parse_column_name
 from ember.sql import parse_statement, parse_data_type
 from ember.table_writes import create_table_as_select, run_insert
+from ember.udf import UDFRegistration
 from ember.plans.logical.ddl import CreateTable
 from ember.plans.logical.insert import InsertIntoStatement
 from ember.streaming.api import DataStreamReader, StreamingQueryManager
@@ -190,6 +194,8 @@ class Session:
         self.sql_conf.table_statistics = self.session_catalog.table_statistics
         self.conf = RuntimeConfig(self.sql_conf)
         self.catalog = CatalogAPI(self)
+        #: ``spark.udf``: registers Python functions for SQL
+        self.udf = UDFRegistration(self)
         with _active_lock:
             _active = self
 
@@ -229,6 +235,11 @@ class Session:
             return Session(static, runtime="spark", spark=self._spark)
         return Session(static)
 
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise missing_attribute("SparkSession", "Session", name)
+
     @property
     def version(self) -> str:
         return ember_version()
@@ -240,9 +251,17 @@ class Session:
         >>> Session().sql("SELECT 1 + 1 AS two").first().two
         2
         """
-        if args or kwargs:
-            raise UnsupportedError("Parameterized SQL (args=...) is not supported yet")
+        if kwargs:  # PySpark's SQLStringFormatter: {df} a temporary view, {col} a column
+            formatter = SQLStringFormatter(self)
+            try:
+                return self.sql(formatter.format(sqlQuery, **kwargs), args)
+            finally:
+                formatter.clear()
+        if args is not None:
+            sqlQuery = bind_parameters(sqlQuery, args, self._parameter_sql)
+        return run_stage("statement", lambda: self._sql(sqlQuery), sqlQuery)
 
+    def _sql(self, sqlQuery: str) -> DataFrame:  # noqa: N803
         plan = parse_statement(
             sqlQuery, legacy_setops_precedence=bool(self.sql_conf.get(SETOPS_PRECEDENCE_LEGACY)),
             time_zone=self.sql_conf.time_zone,
@@ -252,7 +271,15 @@ class Session:
             return self._command_result(plan, run_catalog_command(self, plan))
         if isinstance(plan, Command):
             return self._run_command(plan)
-        return DataFrame(self, plan)
+        df = DataFrame(self, plan)
+        df._qe.sql_text = sqlQuery  # named by an internal error in a later action
+        return df
+
+    def _parameter_sql(self, value: Any) -> str:
+        """The SQL of a Column bound to a parameter marker (resolved, so functions print as
+        Spark prints them: ``array(1)``)."""
+        project = DataFrame(self, Project((Alias(value.expr, "v"),), OneRowRelation())).plan
+        return project.project_list[0].child.sql()
 
     def _run_command(self, plan: Command) -> DataFrame:
         match plan:
@@ -356,6 +383,10 @@ class Session:
             if manager is None:
                 manager = self._streams = StreamingQueryManager(self)
             return manager
+
+    def emptyDataFrame(self, schema: Any) -> DataFrame:  # noqa: N802
+        """An empty DataFrame with ``schema`` (a DDL string or a StructType)."""
+        return self.createDataFrame([], schema)
 
     def table(self, tableName: str) -> DataFrame:  # noqa: N803
         """The temporary view, or persistent table or view, ``tableName`` as a DataFrame."""
@@ -551,8 +582,14 @@ def _infer_type(v: Any) -> T.DataType:
         return T.StructType(tuple(T.StructField(n, _infer_type(x)) for n, x in
                                   zip(v.__fields__, v)))
     if isinstance(v, dict):
-        return T.StructType(tuple(T.StructField(str(k), _infer_type(x)) for k, x in
-                                  sorted(v.items())))
+        # PySpark infers a dict as a MAP (spark.sql.pyspark.inferNestedDictAsStruct.enabled
+        # is false by default); key and value types merge over all entries
+        kt: T.DataType = T.NULL
+        vt: T.DataType = T.NULL
+        for k, x in v.items():
+            kt = _merge_types(kt, _infer_type(k), "key")
+            vt = _merge_types(vt, _infer_type(x), "value")
+        return T.MapType(kt, vt)
     if isinstance(v, (list, tuple)):
         elem: T.DataType = T.NULL
         for x in v:
@@ -580,6 +617,9 @@ def _merge_types(a: T.DataType, b: T.DataType, name: str) -> T.DataType:
         return a
     if isinstance(a, T.ArrayType) and isinstance(b, T.ArrayType):
         return T.ArrayType(_merge_types(a.element_type, b.element_type, f"element in {name}"))
+    if isinstance(a, T.MapType) and isinstance(b, T.MapType):
+        return T.MapType(_merge_types(a.key_type, b.key_type, f"key of {name}"),
+                         _merge_types(a.value_type, b.value_type, f"value of {name}"))
     if isinstance(a, T.StructType) and isinstance(b, T.StructType):
         bf = {f.name: f.data_type for f in b.fields}
         fields = [T.StructField(f.name, _merge_types(f.data_type, bf.get(f.name, T.NULL),
@@ -608,6 +648,8 @@ def _has_null_type(t: T.DataType) -> bool:
         return _has_null_type(t.element_type)
     if isinstance(t, T.StructType):
         return any(_has_null_type(f.data_type) for f in t.fields)
+    if isinstance(t, T.MapType):
+        return _has_null_type(t.key_type) or _has_null_type(t.value_type)
     return False
 
 
@@ -621,6 +663,9 @@ def _to_py(v: Any, dt: T.DataType) -> Any:
         return {f.name: _to_py(x, f.data_type) for f, x in zip(dt.fields, v)}
     if isinstance(dt, T.ArrayType):
         return [_to_py(x, dt.element_type) for x in v]
+    if isinstance(dt, T.MapType):
+        # pyarrow takes a map as (key, value) pairs
+        return [(_to_py(k, dt.key_type), _to_py(x, dt.value_type)) for k, x in dict(v).items()]
     if isinstance(dt, (T.FloatType, T.DoubleType)) and isinstance(v, int):
         return float(v)
     if isinstance(dt, T.StringType) and not isinstance(v, str):
@@ -719,7 +764,8 @@ def _rows_to_table(data: Sequence[Any], schema: Any) -> pa.Table:
     arrays = []
     for f, col in zip(struct.fields, columns):
         py = [_to_py(x, f.data_type) for x in col] if isinstance(
-            f.data_type, (T.StructType, T.ArrayType, T.FloatType, T.DoubleType, T.StringType)) \
+            f.data_type, (T.StructType, T.ArrayType, T.MapType, T.FloatType, T.DoubleType,
+                          T.StringType)) \
             else list(col)
         try:
             arrays.append(pa.array(py, type=f.data_type.to_arrow()))

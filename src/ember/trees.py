@@ -121,6 +121,15 @@ def _rebuild_node(cls: type, values: tuple[Any, ...]) -> Any:
     return obj
 
 
+def _hashable(value: Any) -> Any:
+    """``value`` with its lists, tuples and dicts (nested) turned into tuples, for hashing."""
+    if isinstance(value, (list, tuple)):
+        return tuple(_hashable(v) for v in value)
+    if isinstance(value, dict):
+        return tuple((_hashable(k), _hashable(v)) for k, v in value.items())
+    return value
+
+
 #: ``{node class: its tree-pattern bit}``, allocated on first use.
 _CLASS_BITS: dict[type, int] = {}
 #: ``{tuple of classes: or of the bits of every allocated class that is a subclass of one}``;
@@ -161,7 +170,11 @@ class TreeNode:
     # -- construction -------------------------------------------------------------------------
     def __post_init__(self) -> None:
         values = [getattr(self, n) for n in _compare_names(type(self))]
-        object.__setattr__(self, "_hash", hash((type(self).__qualname__, *values)))
+        try:
+            h = hash((type(self).__qualname__, *values))
+        except TypeError:  # a list / dict field value (an ARRAY or STRUCT literal's value)
+            h = hash((type(self).__qualname__, *map(_hashable, values)))
+        object.__setattr__(self, "_hash", h)
 
     def __hash__(self) -> int:
         return self._hash

@@ -24,6 +24,7 @@ timestamp      TimestampType                 timestamp[us, tz=UTC] (instant; sho
 void           NullType                      null
 struct<...>    StructType                    struct
 array<...>     ArrayType                     large_list
+map<k,v>       MapType                       map (keys never null)
 =============  ============================  ==============================================
 
 Type coercion (ANSI wider types, decimal precision rules) lives in :mod:`ember.coercion`.
@@ -50,8 +51,20 @@ class DataType:
     def simpleString(self) -> str:  # noqa: N802 - PySpark's spelling, for DataFrame.schema users
         return self.simple_string()
 
+    def sql(self) -> str:
+        """Spark's ``DataType.sql``: ``INT``, ``ARRAY<STRING>``, ``MAP<INT, STRING>``,
+        ``STRUCT<a: INT, b: STRING>`` (field names keep their case)."""
+        if isinstance(self, ArrayType):
+            return f"ARRAY<{self.element_type.sql()}>"
+        if isinstance(self, MapType):
+            return f"MAP<{self.key_type.sql()}, {self.value_type.sql()}>"
+        if isinstance(self, StructType):
+            inner = ", ".join(f"{_quote_field(f.name)}: {f.data_type.sql()}" for f in self.fields)
+            return f"STRUCT<{inner}>"
+        return self.simple_string().upper()
+
     def __repr__(self) -> str:
-        return type(self).__name__ + "()" if not isinstance(self, (DecimalType, StructType, ArrayType)) else self.simple_string()
+        return type(self).__name__ + "()" if not isinstance(self, (DecimalType, StructType, ArrayType, MapType)) else self.simple_string()
 
     def __str__(self) -> str:
         return self.simple_string()
@@ -78,9 +91,20 @@ class DataType:
 
     @property
     def is_orderable(self) -> bool:
-        return not isinstance(self, (StructType, ArrayType)) or all(
+        """Spark's ``RowOrdering.isOrderable``: a MAP anywhere inside makes a type unorderable."""
+        if isinstance(self, MapType):
+            return False
+        if isinstance(self, ArrayType):
+            return self.element_type.is_orderable
+        return not isinstance(self, StructType) or all(
             f.data_type.is_orderable for f in getattr(self, "fields", ())
         )
+
+
+def _quote_field(name: str) -> str:
+    """A struct field name as Spark's ``StructType.sql`` writes it (backquoted when needed)."""
+    plain = name.replace("_", "a").isalnum() and not name[:1].isdigit()
+    return name if plain else "`" + name.replace("`", "``") + "`"
 
 
 class AtomicType(DataType):
@@ -307,6 +331,41 @@ class ArrayType(DataType):
         return hash(("array", self.element_type))
 
 
+@dataclass(frozen=True, slots=True, repr=False)
+class MapType(DataType):
+    """Spark's ``MapType(keyType, valueType, valueContainsNull)`` over Arrow's map arrays (a list
+    of key/value structs; keys are never NULL)."""
+
+    key_type: DataType
+    value_type: DataType
+    value_contains_null: bool = True
+
+    def simple_string(self) -> str:
+        return f"map<{self.key_type.simple_string()},{self.value_type.simple_string()}>"
+
+    def to_arrow(self) -> pa.DataType:
+        # ``map()`` is ``map<void,void>``, always empty: Arrow allows no null-typed map key (a
+        # key field must be non-nullable, a null-typed field nullable), so int8 stands in
+        key = pa.int8() if isinstance(self.key_type, NullType) else self.key_type.to_arrow()
+        return pa.map_(pa.field("key", key, nullable=False),
+                       pa.field("value", self.value_type.to_arrow()))
+
+    @property
+    def keyType(self) -> DataType:  # noqa: N802 - PySpark's spelling
+        return self.key_type
+
+    @property
+    def valueType(self) -> DataType:  # noqa: N802 - PySpark's spelling
+        return self.value_type
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, MapType) and self.key_type == other.key_type
+                and self.value_type == other.value_type)
+
+    def __hash__(self) -> int:
+        return hash(("map", self.key_type, self.value_type))
+
+
 # ANSI interval types (see ember.expressions.intervals): year-month intervals are int32 months,
 # day-time intervals duration[us] (microseconds, as Spark stores them).
 _YM_FIELDS = ("year", "month")
@@ -455,6 +514,8 @@ def from_arrow(t: pa.DataType) -> DataType:
         return StructType(
             tuple(StructField(f.name, from_arrow(f.type), f.nullable) for f in t)
         )
+    if pa.types.is_map(t):
+        return MapType(from_arrow(t.key_type), from_arrow(t.item_type))
     if pa.types.is_list(t) or pa.types.is_large_list(t):
         return ArrayType(from_arrow(t.value_type))
     if pa.types.is_dictionary(t):
@@ -479,7 +540,7 @@ def is_pyspark_type(t: Any) -> bool:
 def from_pyspark(t: Any) -> DataType:
     """The Ember type of a PySpark ``pyspark.sql.types`` type, nested types included
     (``StructType`` keeps names and nullability, ``ArrayType`` its ``containsNull``).  A type
-    Ember does not have (``MapType``, ``TimestampNTZType``, ``VariantType``, ``CharType``, a
+    Ember does not have (``TimestampNTZType``, ``VariantType``, ``CharType``, a
     collated string, a UDT ...) raises ``UNSUPPORTED_DATATYPE`` naming it."""
     name = type(t).__name__
     if name in _PYSPARK_ATOMIC:
@@ -493,6 +554,8 @@ def from_pyspark(t: Any) -> DataType:
                                 for f in t.fields))
     if name == "ArrayType":
         return ArrayType(from_pyspark(t.elementType), t.containsNull)
+    if name == "MapType":
+        return MapType(from_pyspark(t.keyType), from_pyspark(t.valueType), t.valueContainsNull)
     if name == "YearMonthIntervalType":
         return YearMonthIntervalType(t.startField, t.endField)
     if name == "DayTimeIntervalType":
@@ -501,7 +564,7 @@ def from_pyspark(t: Any) -> DataType:
     type_name = t.simpleString() if hasattr(t, "simpleString") else name
     raise UnsupportedError(
         f"The PySpark type {type_name} ({name}) has no Ember type: Ember supports the atomic "
-        "types, decimals, intervals, arrays and structs.",
+        "types, decimals, intervals, arrays, maps and structs.",
         error_class="UNSUPPORTED_DATATYPE", parameters={"typeName": f'"{type_name.upper()}"'})
 
 

@@ -70,3 +70,16 @@ def test_union_by_name_missing_column(spark):
     a = spark.createDataFrame([(1, "x")], "id int, name string")
     b = spark.createDataFrame([(1, 2)], "id int, dept int")
     assert _err(lambda: a.unionByName(b)) == "UNRESOLVED_COLUMN_AMONG_FIELD_NAMES"
+
+
+def test_stat_requirement_messages(spark):
+    # Spark raises these as IllegalArgumentException (no error class), so the differential
+    # programs cannot compare them; the messages are Spark's.
+    df = spark.createDataFrame([(1, "a")], "id int, name string")
+    with pytest.raises(AnalysisError, match=r"requirement failed: Percentiles must be in the "
+                                            r"range \[0, 1\]"):
+        df.summary("101%")
+    with pytest.raises(AnalysisError, match="requirement failed: Currently correlation "
+                                            "calculation for columns with dataType string not "
+                                            "supported."):
+        df.corr("id", "name")

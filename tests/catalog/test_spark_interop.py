@@ -65,3 +65,30 @@ def test_ember_registers_and_reads_a_table_spark_wrote(spark, tmp_path, runtime)
         assert _rows(spark.table(name)) == _rows(source)
     finally:
         spark.sql(f"DROP TABLE IF EXISTS {name}")
+
+
+def test_partition_commands_reach_spark_sql(spark, tmp_path):
+    """On the Spark runtime, DROP / RENAME / TRUNCATE PARTITION and SET LOCATION change what
+    Spark SQL reads of the table as they change what Ember reads."""
+    s = ember.Session({"spark.sql.warehouse.dir": str(tmp_path / "wh")}, runtime="spark",
+                      spark=spark)
+    s.sql("CREATE DATABASE part_db")
+    try:
+        s.sql("CREATE TABLE part_db.pt (a INT, p INT) USING parquet PARTITIONED BY (p)")
+        s.sql("INSERT INTO part_db.pt VALUES (1, 1), (2, 2), (3, 3), (4, NULL)")
+        s.sql("ALTER TABLE part_db.pt DROP PARTITION (p = 1)")
+        s.sql("ALTER TABLE part_db.pt PARTITION (p = 2) RENAME TO PARTITION (p = 20)")
+        s.sql("TRUNCATE TABLE part_db.pt PARTITION (p = 3)")
+        want = [(2, 20), (4, None)]
+        assert sorted(_rows(s.sql("SELECT a, p FROM part_db.pt")), key=str) == want
+        assert sorted(_rows(spark.sql("SELECT a, p FROM part_db.pt")), key=str) == want
+        assert [r[0] for r in s.sql("SHOW PARTITIONS part_db.pt").collect()] == [
+            r[0] for r in spark.sql("SHOW PARTITIONS part_db.pt").collect()]
+        s.sql("CREATE TABLE part_db.np (a INT) USING parquet")
+        s.sql(f"ALTER TABLE part_db.np SET LOCATION '{tmp_path / 'moved'}'")
+        s.sql("INSERT INTO part_db.np VALUES (7)")
+        assert os.listdir(tmp_path / "moved")
+        assert _rows(spark.sql("SELECT a FROM part_db.np")) == [(7,)]
+        assert _rows(s.sql("SELECT a FROM part_db.np")) == [(7,)]
+    finally:
+        spark.sql("DROP DATABASE IF EXISTS part_db CASCADE")

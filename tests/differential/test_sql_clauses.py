@@ -7,8 +7,7 @@ It must never return rows that differ from Spark's. The mechanical side of the s
 sqlglot arg the AST builder does not read is refused) is ``tests/sql/test_clause_guard.py``.
 
 Refused for now: TABLESAMPLE PERCENT / BUCKET (Spark's sampler is seeded per partition, not
-reproducible here; ``n ROWS`` is Spark's Limit and works),
-LATERAL VIEW and TRANSFORM.
+reproducible here; ``n ROWS`` is Spark's Limit and works) and TRANSFORM.
 """
 
 from __future__ import annotations
@@ -81,7 +80,7 @@ IMPLEMENTED = {"distribute_by", "cluster_by", "distribute_by_sort_by", "distribu
                "tablesample_rows_alias", "group_by_with_rollup", "group_by_with_cube",
                "group_by_rollup", "group_by_cube", "grouping_sets", "group_by_all",
                "table_valued_function", "window_clause", "unused_window_clause",
-               "window_function", "qualify"}
+               "window_function", "qualify", "lateral_view", "lateral_view_outer"}
 
 
 @pytest.fixture(scope="module")

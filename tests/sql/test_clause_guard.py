@@ -93,7 +93,7 @@ def test_an_unread_arg_is_refused_by_name() -> None:
 @pytest.mark.parametrize("sql, words", [
     ("SELECT * FROM t TABLESAMPLE (10 PERCENT)", "TABLESAMPLE"),
     ("SELECT * FROM (SELECT a FROM t) TABLESAMPLE (BUCKET 1 OUT OF 2)", "TABLESAMPLE"),
-    ("SELECT a FROM t LATERAL VIEW explode(b) x AS y", "LATERAL VIEW"),
+    ("SELECT * FROM t, LATERAL (SELECT t.a)", "Lateral"),
     ("SELECT TRANSFORM(a) USING 'cat' FROM t", "TRANSFORM"),
     ("SELECT * EXCEPT (a) FROM t", "* EXCEPT"),
 ])

@@ -4,6 +4,7 @@ import pytest
 
 from ember import types as T
 from ember.errors import ParseError, UnsupportedError
+from ember.expressions.base import split_conjuncts
 from ember.expressions.base import (
     Alias,
     Literal,
@@ -299,13 +300,7 @@ def test_subquery_expressions():
         "SELECT (SELECT 1) FROM t WHERE a IN (SELECT b FROM u) AND (a, b) NOT IN (SELECT * FROM v)"
         " AND EXISTS (SELECT 1) AND NOT EXISTS (SELECT 2)")
     assert isinstance(plan.project_list[0].child, ScalarSubquery)
-    conj = plan.child.condition
-    parts = []
-    while isinstance(conj, P().And):
-        parts.insert(0, conj.right)
-        conj = conj.left
-    parts.insert(0, conj)
-    in_sq, not_in, exists, not_exists = parts
+    in_sq, not_in, exists, not_exists = split_conjuncts(plan.child.condition)
     assert isinstance(in_sq, InSubquery) and in_sq.values == (A("a"),)
     assert isinstance(not_in, P().Not) and len(not_in.child.values) == 2
     assert isinstance(exists, Exists)

@@ -24,8 +24,9 @@ batches and state eviction are part of the scripts. Two things Spark 4.3 does th
 their scripts: LeftSemi removes a left state row once a right row matches it, and a preserved
 side's `rx > 0` conjunct (a state watermark candidate of 0) disables that side's eviction.
 
-Spark runs each scenario once per module (cached); the scripts are 3-5 steps (~2-5 s of Spark
-time each).
+Spark's results are golden files written by PySpark (:mod:`tests.streaming.goldens`: a scenario
+costs Spark ~2-5 s); ``EMBER_STREAM_GOLDEN=live`` runs Spark instead and checks the files, and
+``EMBER_STREAM_GOLDEN=write`` rewrites them.
 
 Run: ``python -m pytest -q tests/streaming/test_stream_join_vs_spark.py``.
 """
@@ -47,6 +48,7 @@ from tests.streaming.spark_harness import (
     run_scenario,
     ts,
 )
+from tests.streaming.goldens import GoldenRuns
 
 pytestmark = [pytest.mark.spark, pytest.mark.differential]
 
@@ -729,18 +731,15 @@ SPARK_RUNTIME_SCENARIOS = ("full_outer_non_time_conjunct_of_both_sides",
 
 
 @pytest.fixture(scope="module")
-def spark_runs(spark: Any, tmp_path_factory: pytest.TempPathFactory):
-    """Spark's results per scenario, computed once per module."""
-    engine = SparkEngine(spark)
-    cache: dict[str, Any] = {}
+def spark_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    """Spark's results per scenario: stored goldens, or Spark run live (:mod:`tests.streaming.goldens`)."""
 
-    def get(scenario: Scenario) -> Any:
-        if scenario.name not in cache:
-            checkpoint = tmp_path_factory.mktemp(f"spark-{scenario.name}")
-            cache[scenario.name] = run_scenario(engine, scenario, str(checkpoint))
-        return cache[scenario.name]
+    def run_spark(scenario: Scenario) -> Any:
+        checkpoint = tmp_path_factory.mktemp(f"spark-{scenario.name}")
+        return run_scenario(SparkEngine(request.getfixturevalue("spark")), scenario,
+                            str(checkpoint))
 
-    return get
+    return GoldenRuns("test_stream_join_vs_spark", run_spark)
 
 
 def _ember_session() -> Any:
@@ -779,3 +778,17 @@ def test_spark_runtime_matches_spark(spark: Any, spark_runs: Any, scenario: Scen
     assert_same(scenario, spark_runs(scenario), ember_results)
     # the state rows are compared (read from the checkpoint), not skipped
     assert all(b.state_rows is not None for r in ember_results for b in r.batches)
+
+
+def test_golden_fingerprint_changes_with_the_scenario() -> None:
+    """A stored result is only used for the scenario definition it was written for."""
+    import dataclasses
+
+    from tests.streaming.goldens import fingerprint
+
+    base = SCENARIOS[0]
+    changed = (dataclasses.replace(base, steps=base.steps[:-1]),
+               dataclasses.replace(base, conf={**base.conf, "spark.sql.shuffle.partitions": "3"}),
+               dataclasses.replace(base, build=SCENARIOS[1].build))
+    assert all(fingerprint(c) != fingerprint(base) for c in changed)
+    assert fingerprint(dataclasses.replace(base)) == fingerprint(base)

@@ -130,6 +130,41 @@ SCENARIOS: dict[str, tuple[str, ...]] = {
         "DROP TABLE ins10",
         "DROP TABLE ins11",
     ),
+    "null_partitions": (
+        "CREATE TABLE ins13 (a INT, p INT, q STRING) USING parquet PARTITIONED BY (p, q)",
+        "INSERT INTO ins13 PARTITION (p = NULL, q = 'x') VALUES (1)",
+        "INSERT INTO ins13 PARTITION (p = 1, q = NULL) VALUES (2)",
+        "INSERT INTO ins13 PARTITION (p = null, q) SELECT 3, 'y' UNION ALL SELECT 4, NULL",
+        "SELECT * FROM ins13",
+        "SELECT * FROM ins13 WHERE p IS NULL",
+        "INSERT OVERWRITE TABLE ins13 PARTITION (p = NULL, q = 'x') VALUES (5)",
+        "INSERT OVERWRITE TABLE ins13 PARTITION (p = NULL, q = 'x') IF NOT EXISTS VALUES (6)",
+        "SELECT * FROM ins13",
+        "INSERT INTO ins13 PARTITION (p = NULL, q = '') VALUES (7)",
+        "DROP TABLE ins13",
+    ),
+    "nested_by_name": (
+        "CREATE TABLE ins14 (a INT, s STRUCT<x: INT, y: STRING>, "
+        "arr ARRAY<STRUCT<u: INT, v: BIGINT>>) USING parquet",
+        "INSERT INTO ins14 BY NAME SELECT named_struct('y', 'b', 'x', 1) AS s, 2 AS a, "
+        "array(named_struct('v', 1, 'u', 2), NULL, named_struct('v', 3, 'u', NULL)) AS arr",
+        "INSERT INTO ins14 BY NAME SELECT named_struct('Y', 7, 'X', 1L) AS s, 3 AS a, "
+        "array(named_struct('v', 5, 'u', CAST(NULL AS INT))) AS arr",
+        "INSERT INTO ins14 BY NAME SELECT IF(id = 0, NULL, named_struct('y', 'n', 'x', id)) AS s, "
+        "id AS a, array(named_struct('v', id, 'u', 0)) AS arr FROM range(2)",
+        "SELECT * FROM ins14",
+        "INSERT INTO ins14 BY NAME SELECT named_struct('y', 'b') AS s, 3 AS a, NULL AS arr",
+        "INSERT INTO ins14 BY NAME SELECT named_struct('y', 'b', 'x', 1, 'z', 3) AS s, 3 AS a",
+        "INSERT INTO ins14 BY NAME SELECT named_struct('y', 'b', 'z', 1) AS s, 3 AS a",
+        "INSERT INTO ins14 BY NAME SELECT named_struct('x', 'b', 'y', 1) AS s, 4 AS a",
+        "INSERT INTO ins14 BY NAME SELECT named_struct('y', 1, 'x', 'abc') AS s, 4 AS a",
+        "INSERT INTO ins14 BY NAME SELECT array(named_struct('v', 1, 'w', 2)) AS arr",
+        "INSERT INTO ins14 BY NAME SELECT named_struct('x', 1, 'X', 2, 'y', 'q') AS s",
+        "INSERT INTO ins14 SELECT 5, named_struct('y', 'b', 'x', 1), NULL",
+        "INSERT INTO ins14 (s, a, arr) SELECT named_struct('y', 'c', 'x', 6), 6, NULL",
+        "SELECT * FROM ins14",
+        "DROP TABLE ins14",
+    ),
     "views": (
         "CREATE TEMPORARY VIEW ins_tv AS SELECT 1 AS a",
         "INSERT INTO ins_tv SELECT 1",
@@ -142,7 +177,7 @@ SCENARIOS: dict[str, tuple[str, ...]] = {
 }
 
 TABLES = ("ins1", "ins2", "ins3", "ins4", "ins5", "ins6", "ins7", "ins8", "ins9", "ins10",
-          "ins11", "ins12")
+          "ins11", "ins12", "ins13", "ins14")
 
 
 def _spark_outcomes(spark: Any, statements: tuple[str, ...]) -> list[dict[str, Any]]:
@@ -162,7 +197,7 @@ _expected: dict[str, list[dict[str, Any]]] = {}
 
 #: The scenarios run on the Spark runtime by default (each INSERT there is a Spark job); all
 #: of them with ``EMBER_WRITES_ALL=1``.
-SPARK_RUNTIME_SCENARIOS = ("partitions", "views")
+SPARK_RUNTIME_SCENARIOS = ("partitions", "views", "nested_by_name")
 
 
 def _runs() -> list[tuple[str, str]]:

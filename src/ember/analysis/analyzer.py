@@ -68,6 +68,7 @@ from ember.analysis.resolution import remove_temp_resolved_columns
 from ember.analysis.rules.add_metadata_columns import add_metadata_columns
 from ember.analysis.rules.cte_substitution import cte_substitution
 from ember.analysis.rules.finalize import finalize_plan
+from ember.analysis.rules.extract_generator import extract_generator, resolve_generate
 from ember.analysis.rules.global_aggregates import global_aggregates
 from ember.analysis.rules.resolve_aggregate_functions import resolve_aggregate_functions
 from ember.analysis.rules.resolve_aliases import resolve_aliases
@@ -169,6 +170,8 @@ def _batches() -> tuple[Batch, ...]:
                 ("ResolveOrdinals", resolve_ordinals),
                 ("ResolveMissingReferences", resolve_missing_references),
                 ("ResolveFunctions", resolve_functions),
+                ("ResolveGenerate", resolve_generate),
+                ("ExtractGenerator", extract_generator),
                 ("ResolveBinaryArithmetic", resolve_binary_arithmetic),
                 ("ResolveAliases", resolve_aliases),
                 ("ResolveGroupingAnalytics", resolve_grouping_analytics),

@@ -83,6 +83,18 @@ class Catalog:
         self._store: Metastore | None = None
         self._store_lock = threading.Lock()
         self._current_database = DEFAULT_DATABASE
+        #: Python UDFs registered for SQL (``spark.udf.register``), by lower-case name
+        self._python_functions: dict[str, Expression] = {}
+
+    # -- Python functions (spark.udf.register) ----------------------------------------------
+    def register_python_function(self, name: str, call: Expression) -> None:
+        """Make ``name`` resolve to ``call`` (a Python UDF without arguments) in SQL; replaces
+        an earlier registration of the name (Spark's temporary functions)."""
+        self._python_functions[name.lower()] = call
+
+    def lookup_python_function(self, name: str) -> Expression | None:
+        """The registered Python UDF call template of ``name``, if any."""
+        return self._python_functions.get(name.lower())
 
     # -- views ------------------------------------------------------------------------------
     def create_temp_view(

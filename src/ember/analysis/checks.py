@@ -15,6 +15,7 @@ Checked bottom-up (the deepest problem is reported first, as Spark does):
 - set operations: ``NUM_COLUMNS_MISMATCH``, ``INCOMPATIBLE_COLUMN_TYPE``;
 - conditions: ``DATATYPE_MISMATCH.FILTER_NOT_BOOLEAN`` (WHERE; a non-predicate HAVING is cast to
   boolean by the parser, as Spark's ``withHavingClause`` does), ``JOIN_CONDITION_IS_NOT_BOOLEAN_TYPE``;
+- LIMIT / OFFSET: ``INVALID_LIMIT_LIKE_EXPRESSION.*`` (not constant, not INT, NULL, negative);
 - ``grouping()`` / ``grouping_id()`` without GROUPING SETS / CUBE / ROLLUP:
   ``UNSUPPORTED_GROUPING_EXPRESSION``;
 - leftover unresolved operators (``UnresolvedHaving``, ``UsingJoin`` ...): ``INTERNAL_ERROR``
@@ -23,6 +24,8 @@ Subquery plans are checked too.
 """
 
 from __future__ import annotations
+
+import pyarrow as pa
 
 from ember import types as T
 from ember.analysis.resolution import (
@@ -49,6 +52,8 @@ from ember.expressions.base import (
     UnresolvedStar,
 )
 from ember.plans.logical.nodes import (
+    Limit,
+    Offset,
     Project,
     Window,
     Aggregate,
@@ -64,6 +69,7 @@ from ember.expressions.subquery import (
     SubqueryExpression, OuterReference, ScalarSubquery, InSubquery,
 )
 from ember.expressions.common import sql_type
+from ember.expressions.foldable import is_foldable
 
 _ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",
              "ninth", "tenth"]
@@ -317,10 +323,15 @@ def _check_node(p: LogicalPlan, ctx) -> None:
             _unsupported_in_operator(p, order, ctx)
         case Aggregate(grouping_expressions=groups) if any(g.exists(_is_window) for g in groups):
             _unsupported_in_operator(p, groups, ctx)
+        case Join(condition=cond) if cond is not None and cond.exists(_is_special):
+            # an aggregate or a window in ON (Spark's specialExpressionsInUnsupportedOperator)
+            _unsupported_in_operator(p, (cond,), ctx)
         case _ if not isinstance(p, (Project, Aggregate, Window)) and any(
                 e.exists(_is_window) for e in p.expressions()):
             # a window anywhere else (a join condition ...)
             _unsupported_in_operator(p, p.expressions(), ctx)
+        case Limit(limit=e) | Offset(offset=e):
+            _check_limit_like("limit" if isinstance(p, Limit) else "offset", e, ctx)
         case Union(inputs=inputs):
             _check_set_op(p, inputs)
         case Intersect(left=l, right=r) | Except(left=l, right=r):
@@ -348,6 +359,41 @@ def _check_node(p: LogicalPlan, ctx) -> None:
     _check_missing_input(p)
     if not p.resolved:
         raise InternalError(f"Unresolved operator after analysis: {p.simple_string()}")
+
+
+#: One row, no columns: what a constant LIMIT / OFFSET expression is evaluated over.
+_ONE_ROW = pa.RecordBatch.from_struct_array(pa.array([{}], type=pa.struct([])))
+
+
+def _check_limit_like(name: str, e: Expression, ctx) -> None:
+    """Spark's ``checkLimitLikeClause``: a LIMIT / OFFSET must be a constant INT, not NULL and
+    not negative (``INVALID_LIMIT_LIKE_EXPRESSION.*``; BIGINT and NULL literals are DATA_TYPE)."""
+    if not e.resolved:
+        return
+    e_sql = f'"{pretty_sql(e, ctx.implicit_casts)}"'
+    params = {"name": name, "expr": e_sql}
+
+    def fail(sub: str, detail: str, **extra: str) -> AnalysisError:
+        return AnalysisError(f"The limit like expression {e_sql} is invalid. {detail}",
+                             error_class=f"INVALID_LIMIT_LIKE_EXPRESSION.{sub}",
+                             parameters={**params, **extra})
+
+    if not is_foldable(e):
+        raise fail("IS_UNFOLDABLE", f"The {name} expression must evaluate to a constant value.")
+    if e.data_type != T.INT:
+        t = _sql_type(e.data_type)
+        raise fail("DATA_TYPE", f"The {name} expression must be integer type, but got {t}.",
+                   dataType=t)
+    value = e.eval(_ONE_ROW)
+    if isinstance(value, pa.ChunkedArray):
+        value = value.combine_chunks()
+    v = value.as_py() if isinstance(value, pa.Scalar) else value[0].as_py()
+    if v is None:
+        raise fail("IS_NULL", f"The evaluated {name} expression must not be null.")
+    if v < 0:
+        raise fail("IS_NEGATIVE",
+                   f"The {name} expression must be equal to or greater than 0, but got {v}.",
+                   v=str(v))
 
 
 def _check_missing_input(p: LogicalPlan) -> None:

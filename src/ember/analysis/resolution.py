@@ -22,7 +22,8 @@ from ember import types as T
 from ember.errors import AnalysisError, Origin
 from ember.formatting import java_double_str  # noqa: F401 - re-exported
 from ember.expressions.base import (
-    Alias, AttributeReference, Expression, LeafExpression, UnresolvedAlias, UnresolvedAttribute,
+    Alias, AttributeReference, Expression, LeafExpression, Literal, UnresolvedAlias,
+    UnresolvedAttribute,
     UnresolvedFunction, UnresolvedOrdinal, UnresolvedStar, NamedExpression,
 )
 from ember.plans.logical.nodes import (
@@ -38,6 +39,7 @@ from ember.plans.logical.nodes import (
 from ember.plans.logical.join_type import JoinType
 from ember.trees import node
 from ember.expressions.cast import Cast
+from ember.expressions.collections import extract_value
 from ember.expressions.misc import to_pretty_sql
 from ember.expressions.subquery import SubqueryExpression
 
@@ -115,6 +117,26 @@ def resolve_name(
             origin=to_origin(origin),
         )
     return cands[0]
+
+
+def resolve_nested_name(
+    name_parts: Sequence[str],
+    attrs: Sequence[AttributeReference],
+    case_sensitive: bool,
+    origin: tuple[int, int] | None = None,
+) -> Expression | None:
+    """``a.b.c`` as a column and struct fields (Spark's ``LogicalPlan.resolve``): the longest
+    prefix that names a column (qualified names first, as :func:`resolve_name`), the rest
+    extracted field by field; ``Alias(extraction, last part)``.  None when no prefix resolves."""
+    for k in range(len(name_parts) - 1, 0, -1):
+        found = resolve_name(name_parts[:k], attrs, case_sensitive, origin)
+        if found is None:
+            continue
+        out: Expression = found
+        for part in name_parts[k:]:
+            out = extract_value(out, Literal(part, T.STRING), case_sensitive)
+        return Alias(out, name_parts[-1])
+    return None
 
 
 def to_origin(origin: Any) -> Origin | None:

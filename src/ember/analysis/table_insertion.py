@@ -20,8 +20,12 @@ Spark's ``TableOutputResolver`` with ``PreprocessTableInsertion`` and the static
    (:class:`~ember.expressions.cast.CheckOverflowInTableInsert`); ``STRICT`` allows only
    ``Cast.canUpCast``; ``LEGACY`` casts anything as a non-ANSI cast does.  A cast that is not
    allowed is ``INCOMPATIBLE_DATA_FOR_TABLE.CANNOT_SAFELY_CAST`` naming the (nested) column.
+   ``BY NAME`` matches nested struct fields by name too (``CANNOT_FIND_DATA``,
+   ``EXTRA_STRUCT_FIELDS`` naming the nested column).
 5. Static partition values (strings, as parsed) are appended as casts to the partition
-   column's type after the data columns, followed by the dynamic partition columns.
+   column's type after the data columns, followed by the dynamic partition columns; ``p =
+   NULL`` is a NULL (written as ``p=__HIVE_DEFAULT_PARTITION__``), an empty string
+   ``INVALID_PARTITION_SPEC``.
 
 The result is the query to write, with exactly the table's columns in the table's order::
 
@@ -38,11 +42,12 @@ from typing import Any
 from ember import types as T
 from ember.coercion import decimal_for_integral
 from ember.conf import PARTITION_OVERWRITE_MODE, STORE_ASSIGNMENT_POLICY, SQLConf
-from ember.errors import AnalysisError, Origin, UnsupportedError
+from ember.errors import AnalysisError, Origin
 from ember.expressions.base import Alias, AttributeReference, Expression, Literal
 from ember.expressions.cast import Cast, CheckOverflowInTableInsert
 from ember.expressions.common import sql_type
-from ember.plans.logical.insert import InsertIntoStatement
+from ember.expressions.reorder_fields import ReorderStructFields
+from ember.plans.logical.insert import NULL_PARTITION_VALUE, InsertIntoStatement
 from ember.plans.logical.nodes import FileRelation, LogicalPlan, Project
 from ember.plans.logical.writes import (InsertIntoHadoopFsRelationCommand, SaveMode,
                                         qualified_path)
@@ -259,25 +264,68 @@ def _unaliased(e: Expression) -> Expression:
     return e.child if isinstance(e, Alias) else e
 
 
-def _same_names(a: T.DataType, b: T.DataType) -> bool:
-    """Whether nested struct fields have the same names in the same order (by-name inserts of
-    reordered nested fields are not supported yet)."""
-    if isinstance(a, T.StructType) and isinstance(b, T.StructType):
-        return len(a.fields) == len(b.fields) and all(
-            x.name.lower() == y.name.lower() and _same_names(x.data_type, y.data_type)
-            for x, y in zip(a.fields, b.fields))
-    if isinstance(a, T.ArrayType) and isinstance(b, T.ArrayType):
-        return _same_names(a.element_type, b.element_type)
-    return True
+def _field_order(table_name: str, src: T.DataType, dst: T.DataType, path: tuple[str, ...],
+                 key: Any, policy: str) -> Any:
+    """How a ``src`` value's nested struct fields are taken by name to fit ``dst`` (the order
+    spec of :class:`~ember.expressions.reorder_fields.ReorderStructFields`; None: as it is),
+    raising Spark's errors in Spark's order (``reorderColumnsByName``: each table field in
+    turn -- ``CANNOT_FIND_DATA``, ``AMBIGUOUS_COLUMN_NAME``, its own checks --, then
+    ``EXTRA_STRUCT_FIELDS``)."""
+    if isinstance(src, T.StructType) and isinstance(dst, T.StructType):
+        items = []
+        matched: set[int] = set()
+        for d in dst.fields:
+            sub_path = path + (d.name,)
+            hits = [i for i, f in enumerate(src.fields) if key(f.name) == key(d.name)]
+            if not hits:
+                raise _incompatible(table_name, "CANNOT_FIND_DATA",
+                                    f"Cannot find data for the output column "
+                                    f"{quote_parts(sub_path)}", colName=quote_parts(sub_path))
+            if len(hits) > 1:
+                raise _incompatible(table_name, "AMBIGUOUS_COLUMN_NAME",
+                                    f"Ambiguous column name in the input data "
+                                    f"{quote_parts(sub_path)}", colName=quote_parts(sub_path))
+            matched.add(hits[0])
+            items.append((hits[0], d.name, _field_order(
+                table_name, src.fields[hits[0]].data_type, d.data_type, sub_path, key, policy)))
+        extra = [f.name for i, f in enumerate(src.fields) if i not in matched]
+        if extra:
+            raise _incompatible(table_name, "EXTRA_STRUCT_FIELDS",
+                                f"Cannot write extra fields {_ids(extra)} to the struct "
+                                f"{quote_parts(path)}",
+                                colName=quote_parts(path), extraFields=_ids(extra))
+        if all(i == k and src.fields[i].name == name and sub is None
+               for k, (i, name, sub) in enumerate(items)):
+            return None
+        return ("struct", tuple(items))
+    if isinstance(src, T.ArrayType) and isinstance(dst, T.ArrayType):
+        sub = _field_order(table_name, src.element_type, dst.element_type, path + ("element",),
+                           key, policy)
+        return None if sub is None else ("array", sub)
+    if policy != "LEGACY":
+        _check_write(table_name, src, dst, path, policy)
+    return None
+
+
+def _by_name(table_name: str, value: Expression, col: AttributeReference, key: Any,
+             policy: str) -> Expression:
+    """``value`` with its nested struct fields in ``col``'s order, by name."""
+    order = _field_order(table_name, value.data_type, col.data_type, (col.name,), key, policy)
+    return value if order is None else ReorderStructFields(_unaliased(value), order)
 
 
 def resolve_output_columns(table_name: str, expected: Sequence[AttributeReference],
                            query: LogicalPlan, by_name: bool, conf: SQLConf,
-                           fill_missing: bool = True) -> LogicalPlan:
+                           fill_missing: bool = True,
+                           nested_by_name: bool | None = None) -> LogicalPlan:
     """Spark's ``TableOutputResolver.resolveOutputColumns``: ``query`` projected to the
     ``expected`` columns (names, types, order) under the store-assignment policy.
     ``fill_missing``: by name, a column the query lacks is NULL (Spark's default values of
-    columns without a DEFAULT) instead of ``CANNOT_FIND_DATA``."""
+    columns without a DEFAULT) instead of ``CANNOT_FIND_DATA``.  ``nested_by_name`` (default
+    ``by_name``): struct fields inside the columns are matched by name too (``BY NAME``; a
+    column list matches only the top-level columns by name)."""
+    if nested_by_name is None:
+        nested_by_name = by_name
     policy = conf.get(STORE_ASSIGNMENT_POLICY)
     time_zone = conf.time_zone
     out = list(query.output)
@@ -302,11 +350,10 @@ def resolve_output_columns(table_name: str, expected: Sequence[AttributeReferenc
                 resolved.append(Alias(Literal(None, col.data_type), col.name))
                 continue
             matched.add(hits[0].name)
-            if not _same_names(hits[0].data_type, col.data_type):
-                raise UnsupportedError(
-                    f"Inserting by name into the nested fields of {quote(col.name)} in another "
-                    "order is not supported yet")
-            resolved.append(_fit(table_name, hits[0], col, policy, time_zone))
+            value: Expression = hits[0]
+            if nested_by_name:
+                value = _by_name(table_name, value, col, key, policy)
+            resolved.append(_fit(table_name, value, col, policy, time_zone))
         extra = [a.name for a in out if a.name not in matched]
         if extra:
             raise _incompatible(table_name, "EXTRA_COLUMNS",
@@ -329,10 +376,11 @@ def resolve_output_columns(table_name: str, expected: Sequence[AttributeReferenc
 class PreparedInsert:
     """An insert ready for the write engine: ``query`` outputs the table's columns in the
     table's order (data columns, then partition columns); ``static_partitions`` are the
-    PARTITION (k = v) values by the table's partition column names, in the table's order."""
+    PARTITION (k = v) values by the table's partition column names, in the table's order
+    (None for ``k = NULL``)."""
 
     query: LogicalPlan
-    static_partitions: tuple[tuple[str, str], ...]
+    static_partitions: tuple[tuple[str, str | None], ...]
     partition_columns: tuple[str, ...]
 
 
@@ -399,7 +447,7 @@ def prepare_insert(table: Any, query: LogicalPlan, conf: SQLConf, *,
               if has_list else query)
     try:
         resolved = resolve_output_columns(table_name, expected, source, has_list or by_name,
-                                          conf)
+                                          conf, nested_by_name=by_name)
     except AnalysisError as e:
         if static and e.error_class in ("INSERT_COLUMN_ARITY_MISMATCH.NOT_ENOUGH_DATA_COLUMNS",
                                         "INSERT_COLUMN_ARITY_MISMATCH.TOO_MANY_DATA_COLUMNS"):
@@ -426,6 +474,14 @@ def prepare_insert(table: Any, query: LogicalPlan, conf: SQLConf, *,
             "assigned constant value.",
             error_class="_LEGACY_ERROR_TEMP_1147", parameters={"partColumns": listed})
 
+    if any(v == "" for v in static.values()):
+        shown = "[" + ", ".join(
+            f"{k}={'None' if v is None else f'Some({_spec_text(v)})'}"
+            for k, v in normalized.items()) + "]"
+        details = f"The spec ({shown}) contains an empty partition column value"
+        raise AnalysisError(f"Partition spec is invalid. {details}.",
+                            error_class="INVALID_PARTITION_SPEC",
+                            parameters={"details": details})
     if static:
         policy = conf.get(STORE_ASSIGNMENT_POLICY)
         out = list(resolved.output)
@@ -434,14 +490,23 @@ def prepare_insert(table: Any, query: LogicalPlan, conf: SQLConf, *,
         for p in part_cols:
             if p in static:
                 col = next(c for c in columns if c.name == p)
-                lit = Literal(static[p], T.STRING)
+                lit = Literal(_spec_value(static[p]), T.STRING)
                 value = (Cast(lit, col.data_type, ansi=False, time_zone=conf.time_zone,
                               legacy=True) if policy == "LEGACY"
                          else Cast(lit, col.data_type, ansi=True, time_zone=conf.time_zone))
                 values.append(Alias(value, p))
         resolved = Project(tuple(out[:n_data]) + tuple(values) + tuple(out[n_data:]), resolved)
-    ordered_static = tuple((p, static[p]) for p in part_cols if p in static)
+    ordered_static = tuple((p, _spec_value(static[p])) for p in part_cols if p in static)
     return PreparedInsert(resolved, ordered_static, part_cols)
+
+
+def _spec_value(v: Any) -> str | None:
+    """A static partition value: its string, None for ``p = NULL``."""
+    return None if v is NULL_PARTITION_VALUE else v
+
+
+def _spec_text(v: Any) -> str:
+    return "null" if v is NULL_PARTITION_VALUE else v
 
 
 # ---------------------------------------------------------------------------------------------

@@ -626,6 +626,18 @@ class SortOrder(Expression):
     def nullable(self) -> bool:
         return self.child.nullable
 
+    def check_input_types(self) -> str | None:
+        """Spark's ``SortOrder.checkInputDataTypes``: a MAP cannot be sorted."""
+        t = self.child.data_type
+        if t.is_orderable:
+            return None
+        # imported here: expressions.common imports this module
+        from ember.expressions.common import TypeCheckFailure, sql_type
+
+        return TypeCheckFailure(
+            f"The `sortorder` does not support ordering on type {sql_type(t)}.",
+            "INVALID_ORDERING_TYPE", {"functionName": "`sortorder`", "dataType": sql_type(t)})
+
     def simple_string(self) -> str:
         d = "ASC" if self.ascending else "DESC"
         n = "NULLS FIRST" if self.effective_nulls_first else "NULLS LAST"

@@ -126,6 +126,9 @@ class Cast(Expression):
         return f"cast({self.child.simple_string()} as {self.to_type.simple_string()})"
 
     def sql(self) -> str:
+        if isinstance(self.to_type, (T.ArrayType, T.MapType, T.StructType)):
+            # Spark's Cast.sql omits casts to complex types (they name a column as the child)
+            return self.child.sql()
         return f"CAST({self.child.sql()} AS {self.to_type.simple_string().upper()})"
 
 
@@ -364,6 +367,13 @@ def cast_array(arr: pa.Array, from_t: T.DataType, to_t: T.DataType, ansi: bool =
         offsets = arr.offsets
         return pa.LargeListArray.from_arrays(offsets.cast(pa.int64()), values, type=at,
                                              mask=pc.is_null(arr))
+    if isinstance(to_t, T.MapType) and isinstance(from_t, T.MapType):
+        # keys and values cast once over all the maps' entries
+        keys = cast_array(arr.keys, from_t.key_type, to_t.key_type, ansi, time_zone,
+                          legacy=legacy)
+        items = cast_array(arr.items, from_t.value_type, to_t.value_type, ansi, time_zone,
+                           legacy=legacy)
+        return pa.MapArray.from_arrays(arr.offsets, keys, items, type=at, mask=pc.is_null(arr))
     raise _unsupported(from_t, to_t)
 
 
@@ -489,11 +499,53 @@ def _to_string(arr: pa.Array, from_t: T.DataType, time_zone: str) -> pa.Array:
         return s.cast(pa.large_string())
     if isinstance(from_t, T.BinaryType):
         return arr.cast(pa.large_string())
-    if isinstance(from_t, T.StructType):
-        raise _unsupported(from_t, T.STRING)
+    if isinstance(from_t, (T.StructType, T.ArrayType, T.MapType)):
+        return nested_to_string(arr, from_t, time_zone)
     if isinstance(from_t, (T.DayTimeIntervalType, T.YearMonthIntervalType)):
         return format_intervals(arr, from_t)
     return arr.cast(pa.large_string())
+
+
+def nested_to_string(arr: pa.Array, from_t: T.DataType, time_zone: str = "UTC",
+                     null: str = "null") -> pa.Array:
+    """``CAST(x AS STRING)`` of an ARRAY, MAP or STRUCT as Spark's Cast writes it: ``[1, 2]``,
+    ``{a -> 1, b -> null}``, ``{1, x}`` (nested NULLs as ``null``).  Vectorized: the elements
+    (keys, values, fields) are cast once over the flattened values, then joined per row through
+    the offsets."""
+    def inner(values: pa.Array, t: T.DataType) -> pa.Array:
+        s = cast_array(values, t, T.STRING, True, time_zone)
+        return pc.fill_null(s, null) if s.null_count else s
+
+    def text(s: str) -> pa.Scalar:
+        return pa.scalar(s, pa.large_string())
+
+    def wrap(joined: pa.Array, open_: str, close: str) -> pa.Array:
+        return pc.binary_join_element_wise(text(open_), joined.cast(pa.large_string()),
+                                           text(close), text(""))
+
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    mask = pc.is_null(arr)
+    if isinstance(from_t, T.StructType):
+        if not from_t.fields:
+            return pc.if_else(mask, pa.scalar(None, pa.large_string()),
+                              pa.repeat(pa.scalar("{}", pa.large_string()), len(arr)))
+        parts = [inner(arr.field(i), f.data_type) for i, f in enumerate(from_t.fields)]
+        joined = pc.binary_join_element_wise(*parts, text(", "))
+        return pc.if_else(mask, pa.scalar(None, pa.large_string()), wrap(joined, "{", "}"))
+    offsets = arr.offsets
+    if isinstance(from_t, T.MapType):
+        keys, items = arr.keys, arr.items
+        entries = pc.binary_join_element_wise(inner(keys, from_t.key_type),
+                                              inner(items, from_t.value_type), text(" -> "))
+        open_, close = "{", "}"
+    else:
+        entries = inner(arr.values, from_t.element_type)  # type: ignore[attr-defined]
+        open_, close = "[", "]"
+    # ``values``/``keys``/``items`` ignore a slice; the offsets index into them as they are
+    lists = pa.LargeListArray.from_arrays(offsets.cast(pa.int64()),
+                                          entries.cast(pa.large_string()), mask=mask)
+    return wrap(pc.binary_join(lists, text(", ")), open_, close)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -48,7 +48,7 @@ class TypeCheckFailure(str):
 
 def sql_type(t: T.DataType) -> str:
     """Spark's quoted type in messages: ``"INT"``, ``"DECIMAL(10,2)"``."""
-    return '"' + t.simple_string().upper() + '"'
+    return '"' + t.sql() + '"'
 
 
 def quoted_sql(e: Expression) -> str:

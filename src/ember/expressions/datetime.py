@@ -532,3 +532,102 @@ for _key, _divisor in [("unix_seconds", 1_000_000), ("unix_millis", 1000), ("uni
 DATETIME_FUNCTIONS.update({_key: (_key, _key, 1, 1) for _key in (
     "timestamp_seconds", "timestamp_millis", "timestamp_micros", "unix_seconds", "unix_millis",
     "unix_micros")})
+
+
+# --- truncation and epoch-second conversions (Spark's TruncTimestamp, TruncDate, UnixTimestamp,
+# ToUnixTimestamp, FromUnixTime) ---------------------------------------------------------------
+
+#: ``date_trunc`` / ``trunc`` levels -> (Arrow's floor_temporal unit, multiple); Spark's
+#: ``DateTimeUtils.parseTruncLevel``.  ``trunc`` (dates) accepts only week and coarser.
+_TRUNC_LEVELS = {
+    "year": ("year", 1), "yyyy": ("year", 1), "yy": ("year", 1),
+    "quarter": ("quarter", 1), "month": ("month", 1), "mm": ("month", 1), "mon": ("month", 1),
+    "week": ("week", 1), "day": ("day", 1), "dd": ("day", 1), "hour": ("hour", 1),
+    "minute": ("minute", 1), "second": ("second", 1), "millisecond": ("millisecond", 1),
+    "microsecond": ("microsecond", 1),
+}
+_DATE_TRUNC_LEVELS = ("year", "quarter", "month", "week")
+
+
+def _trunc_level(node, i: int, date_only: bool) -> str | None:
+    fmt = node.arguments[i]
+    if not isinstance(fmt, Literal):
+        raise ExecutionError(f"{node.fn_name} needs a literal format",
+                             error_class="UNSUPPORTED_FEATURE")
+    hit = _TRUNC_LEVELS.get(str(fmt.value).lower()) if fmt.value is not None else None
+    if hit is None or (date_only and hit[0] not in _DATE_TRUNC_LEVELS):
+        return None
+    return hit[0]
+
+
+def _date_trunc(a, node, b):
+    """``date_trunc(fmt, ts)``: ``ts`` truncated in the session time zone (NULL for an unknown
+    level)."""
+    unit = _trunc_level(node, 0, False)
+    ts = a[1]
+    if unit is None:
+        return pa.nulls(len(ts), pa.timestamp("us", tz="UTC"))
+    tz = _tz(node)
+    local = _local_naive(ts, tz)
+    floored = pc.floor_temporal(local, unit=unit, week_starts_monday=True)
+    if tz.upper() in ("UTC", "Z", "GMT", "+00:00"):
+        return floored.cast(pa.timestamp("us", tz="UTC"))
+    return pc.assume_timezone(floored, timezone=tz, ambiguous="earliest",
+                              nonexistent="earliest").cast(pa.timestamp("us", tz="UTC"))
+
+
+register(FunctionSpec("date_trunc", lambda t: (S, TS), lambda t: TS, _date_trunc,
+                      time_zone_aware=True))
+
+
+def _trunc_date(a, node, b):
+    unit = _trunc_level(node, 1, True)
+    d = a[0]
+    if unit is None:
+        return pa.nulls(len(d), pa.date32())
+    ts = d.cast(pa.date32()).cast(pa.timestamp("s"))
+    return pc.floor_temporal(ts, unit=unit, week_starts_monday=True).cast(pa.date32())
+
+
+register(FunctionSpec("trunc", _date_inputs((S,)), lambda t: DATE, _trunc_date,
+                      expected='"DATE"'))
+
+DEFAULT_TIMESTAMP_PATTERN = "yyyy-MM-dd HH:mm:ss"
+
+
+def _unix_timestamp(a, node, b):
+    """Seconds since the epoch of a timestamp, a date (its midnight in the session time zone)
+    or a string parsed with the pattern (Spark's UnixTimestamp / ToUnixTimestamp: Java's long
+    division, truncating toward zero, so 1969-12-31 23:59:59.5 is 0)."""
+    ts = _to_ts(False)(a, node, b)
+    micros = ts.cast(pa.int64())
+    valid = micros.is_valid().to_numpy(zero_copy_only=False)
+    raw = micros.fill_null(0).to_numpy(zero_copy_only=False)
+    return pa.array(np.sign(raw) * (np.abs(raw) // 1_000_000), pa.int64(), mask=~valid)
+
+
+def _unix_ts_inputs(types):
+    t0 = types[0]
+    if not isinstance(t0, (T.StringType, T.DateType, T.TimestampType, T.NullType)):
+        return None
+    return (None, S)[: len(types)]
+
+
+for _key in ("unix_timestamp", "to_unix_timestamp"):
+    register(FunctionSpec(_key, _unix_ts_inputs, lambda t: T.LONG, _unix_timestamp,
+                          may_fail=True, time_zone_aware=True, ansi_aware=True,
+                          expected='("STRING" or "DATE" or "TIMESTAMP")'))
+
+
+def _from_unixtime(a, node, b):
+    secs = a[0].cast(pa.int64())
+    micros = pc.multiply(secs, 1_000_000).cast(pa.timestamp("us", tz="UTC"))
+    return _date_format([micros] + a[1:], node, b)
+
+
+register(FunctionSpec("from_unixtime", lambda t: (T.LONG, S), lambda t: S, _from_unixtime,
+                      time_zone_aware=True))
+
+DATETIME_FUNCTIONS.update({
+    "date_trunc": ("date_trunc", "date_trunc", 2, 2), "trunc": ("trunc", "trunc", 2, 2),
+})

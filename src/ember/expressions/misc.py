@@ -152,6 +152,8 @@ class FunctionSpec:
     #: the kernel reads ``node.ansi`` (Spark's evalMode / failOnError; switched to False by the
     #: analyzer's ResolveEvalMode when ``spark.sql.ansi.enabled`` is false)
     ansi_aware: bool = False
+    #: the node's nullability (None: always nullable), e.g. ``hash(...)`` is never NULL
+    nullable: Callable[["ScalarFunction"], bool] | None = None
 
 
 FUNCTION_SPECS: dict[str, FunctionSpec] = {}
@@ -212,7 +214,8 @@ class ScalarFunction(Expression):
 
     @property
     def nullable(self) -> bool:
-        return True
+        spec = self.spec
+        return True if spec.nullable is None else spec.nullable(self)
 
     @property
     def deterministic(self) -> bool:
@@ -376,6 +379,10 @@ class CreateArray(Expression):
     def nullable(self) -> bool:
         return False
 
+    @property
+    def foldable(self) -> bool:
+        return all(i.foldable for i in self.items)  # ``array()`` too, as Catalyst's
+
     def coerce_arguments(self, legacy: bool) -> Expression:
         """The elements cast to their wider common type (Spark's FunctionArgumentConversion:
         ``findWiderCommonType``, so ``array(0, 0.75)`` is ``array<decimal(12,2)>``); unchanged
@@ -425,3 +432,13 @@ def _e_kernel(a, node, batch):
 
 register(FunctionSpec("e", lambda t: (), lambda t: T.DOUBLE, _e_kernel, null_intolerant=False))
 register(FunctionSpec("pi", lambda t: (), lambda t: T.DOUBLE, _e_kernel, null_intolerant=False))
+
+
+def _typeof_kernel(a, node, batch):
+    return pa.repeat(pa.scalar(node.arguments[0].data_type.simple_string(), pa.string()),
+                     batch.num_rows)
+
+
+#: ``typeof(x)``: the catalog string of ``x``'s type (Spark's TypeOf), never NULL
+register(FunctionSpec("typeof", lambda t: (None,), lambda t: T.STRING, _typeof_kernel,
+                      null_intolerant=False, nullable=lambda n: False))

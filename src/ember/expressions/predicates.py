@@ -292,9 +292,12 @@ class BinaryComparison(Predicate):
         lt, rt = self.left.data_type, self.right.data_type
         if lt != rt and not isinstance(lt, T.NullType) and not isinstance(rt, T.NullType):
             return diff_types(self.left, self.right)
-        if self.requires_ordering and not lt.is_orderable:
+        # Spark's BinaryComparison checks TypeUtils.checkForOrderingExpr for ``=`` and ``<=>``
+        # too: a MAP (the one unorderable type) is refused by every comparison
+        if (self.requires_ordering or isinstance(lt, (T.MapType, T.ArrayType, T.StructType))) \
+                and not lt.is_orderable:
             return TypeCheckFailure(
-                f"The {sql_type(lt)} type is not orderable.",
+                f"The `{self.symbol}` does not support ordering on type {sql_type(lt)}.",
                 "INVALID_ORDERING_TYPE", {"functionName": f"`{self.symbol}`", "dataType": sql_type(lt)},
             )
         return None

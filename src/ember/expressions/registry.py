@@ -10,6 +10,9 @@ them (``SQRT(a)``, ``FLOOR(d)``, ``POWER(2, 3)``) and Spark's added default argu
 Regex functions (``rlike``/``regexp_like``/``regexp``, ``regexp_extract``, ``regexp_replace``)
 live in :mod:`ember.expressions.regex`; ``ilike`` is ``lower(s) LIKE lower(p)``.
 
+Known difference: ``upper``/``initcap`` map each character to one character (Arrow's simple
+case mapping: ``upper('ß')`` is ``'ẞ'``; Java's full mapping gives ``'SS'``).
+
 Not covered: interval arithmetic (``date - interval '90' day``: use ``date_sub``), arrays beyond
 ``array(...)``.
 """
@@ -20,15 +23,23 @@ from collections.abc import Callable
 
 from ember import types as T
 from ember.errors import AnalysisError
+from ember.expressions import array_functions as AF
 from ember.expressions import datetime as DT
+from ember.expressions import hashes as HF
 from ember.expressions import intervals as IV
 from ember.expressions import mathfuncs as MF
 from ember.expressions import regex as RX
 from ember.expressions import strings as SF
-from ember.expressions.arithmetic import Abs, Pmod, Remainder, UnaryMinus, UnaryPositive
+from ember.expressions.arithmetic import (
+    Abs, Add, Divide, Multiply, Pmod, Remainder, Subtract, UnaryMinus, UnaryPositive,
+)
 from ember.expressions.base import Expression, Literal, NamedExpression
 from ember.expressions.cast import Cast
-from ember.expressions.conditional import Coalesce, Greatest, If, Least
+from ember.expressions.collections import (
+    CreateMap, ElementAt, GetArrayItem, MapFromArrays, MapKeys, MapValues, Size, extract_value,
+)
+from ember.expressions.conditional import CaseWhen, Coalesce, Greatest, If, Least
+from ember.expressions.generators import Explode, Inline, Stack
 from ember.expressions.grouping import Grouping, GroupingID
 from ember.expressions.misc import (
     CreateArray,
@@ -37,7 +48,9 @@ from ember.expressions.misc import (
     ScalarFunction,
     to_pretty_sql,
 )
-from ember.expressions.predicates import EqualTo, IsNotNull, IsNull, Like
+from ember.expressions import nondeterministic as ND
+from ember.expressions.try_eval import TryEval
+from ember.expressions.predicates import EqualNullSafe, EqualTo, IsNotNull, IsNull, Like
 
 __all__ = ["lookup_function", "function_names", "wrong_num_args", "unresolved_routine"]
 
@@ -208,6 +221,73 @@ def _array(name, a):
     return CreateArray(tuple(a))
 
 
+# -- nested types: maps, element and field access, size --------------------------------------
+
+
+@_reg("map", 0, _ANY)
+def _map(name, a):
+    if len(a) % 2:
+        raise wrong_num_args(name, "2n (n > 0)", len(a))
+    return CreateMap(tuple(a[0::2]), tuple(a[1::2]))
+
+
+@_reg("map_from_arrays", 2, 2)
+def _map_from_arrays(name, a):
+    return MapFromArrays(a[0], a[1])
+
+
+@_reg("element_at try_element_at", 2, 2)
+def _element_at(name, a):
+    return ElementAt(a[0], a[1], ansi=name == "element_at", fn_name=name)
+
+
+@_reg("get", 2, 2)
+def _get(name, a):
+    """``get(array, index)``: ``array[index]`` returning NULL out of bounds (Spark's ``Get``)."""
+    return FunctionCall.of(name, a, GetArrayItem(a[0], a[1], ansi=False))
+
+
+@_reg("(extract_value)", 2, 2)
+def _extract_value(name, a):
+    """``child[key]`` / ``child.field`` on an expression (the parser's internal name)."""
+    return extract_value(a[0], a[1])
+
+
+@_reg("size cardinality", 1, 1)
+def _size(name, a):
+    return Size(a[0], fn_name=name)
+
+
+@_reg("explode explode_outer", 1, 1)
+def _explode(name, a):
+    return Explode(a[0], display=name)
+
+
+@_reg("posexplode posexplode_outer", 1, 1)
+def _posexplode(name, a):
+    return Explode(a[0], position=True, display=name)
+
+
+@_reg("inline inline_outer", 1, 1)
+def _inline(name, a):
+    return Inline(a[0], display=name)
+
+
+@_reg("stack", 2, _ANY)
+def _stack(name, a):
+    return Stack(tuple(a))
+
+
+@_reg("map_keys", 1, 1)
+def _map_keys(name, a):
+    return MapKeys(a[0])
+
+
+@_reg("map_values", 1, 1)
+def _map_values(name, a):
+    return MapValues(a[0])
+
+
 _CAST_FUNCTIONS = {
     "boolean": T.BOOLEAN, "tinyint": T.BYTE, "smallint": T.SHORT, "int": T.INT,
     "bigint": T.LONG, "float": T.FLOAT, "double": T.DOUBLE, "string": T.STRING,
@@ -235,7 +315,23 @@ def _scalar(key: str, display: str):
 
 for _name, (_key, _lo, _hi) in SF.STRING_FUNCTIONS.items():
     _BUILDERS[_name] = (_lo, _hi, _scalar(_key, ""))
-for _name, (_key, _disp, _lo, _hi) in {**MF.MATH_FUNCTIONS, **DT.DATETIME_FUNCTIONS}.items():
+for _name, (_key, _lo, _hi) in AF.ARRAY_FUNCTIONS.items():
+    _BUILDERS[_name] = (_lo, _hi, _scalar(_key, ""))
+
+
+@_reg("split", 2, 3)
+def _split(name, a):
+    """``split(s, regex)`` shows Spark's default limit: ``split(s, ,, -1)``."""
+    return ScalarFunction(name, tuple(a) if len(a) == 3 else (*a, Literal(-1, T.INT)), "split")
+
+
+@_reg("arrays_zip", 1, _ANY)
+def _arrays_zip(name, a):
+    return ScalarFunction(name, tuple(a), "arrays_zip", (AF.zip_field_names(a),))
+
+
+for _name, (_key, _disp, _lo, _hi) in {**MF.MATH_FUNCTIONS, **DT.DATETIME_FUNCTIONS,
+                                       **HF.HASH_FUNCTIONS}.items():
     _BUILDERS[_name] = (_lo, _hi, _scalar(_key, _disp))
 
 
@@ -258,6 +354,13 @@ _BUILDERS["rpad"] = (2, 3, lambda n, a: ScalarFunction(
     n, tuple(a) + ((Literal(" ", T.STRING),) if len(a) == 2 else ()), "rpad"))
 _BUILDERS["round"] = (1, 2, lambda n, a: ScalarFunction(
     n, tuple(a) + ((Literal(0, T.INT),) if len(a) == 1 else ()), "round"))
+_BUILDERS["bround"] = (1, 2, lambda n, a: ScalarFunction(
+    n, tuple(a) + ((Literal(0, T.INT),) if len(a) == 1 else ()), "bround"))
+_BUILDERS["~"] = (1, 1, lambda n, a: MF.BitwiseNot("~", tuple(a), "~"))
+for _name in ("unix_timestamp", "to_unix_timestamp", "from_unixtime"):
+    _BUILDERS[_name] = (1 if _name == "from_unixtime" else 0, 2, lambda n, a: ScalarFunction(
+        n, (tuple(a) or (ScalarFunction("current_timestamp", (), "current_timestamp"),)) + (
+            (Literal(DT.DEFAULT_TIMESTAMP_PATTERN, T.STRING),) if len(a) < 2 else ()), n))
 _BUILDERS["log"] = (1, 2, lambda n, a: ScalarFunction(
     "LOG", ((ScalarFunction("E", (), "e"),) if len(a) == 1 else ()) + tuple(a), "log"))
 for _name, (_key, _disp, _lo, _hi) in RX.REGEX_FUNCTIONS.items():
@@ -304,6 +407,75 @@ def _extract(name, a):
                             (f"{field_name}, {src.simple_string()}",),
                             (f"{field_name} FROM {to_pretty_sql(src)}",))
     return FunctionCall.of(name, a, impl)
+
+
+@_reg("decode", 2, _ANY)
+def _decode(name, a):
+    """``decode(bin, charset)`` (Spark's StringDecode) or ``decode(expr, search1, result1, ...
+    [, default])`` (Spark's Decode: a CASE over null-safe equalities, shown as called)."""
+    if len(a) == 2:
+        return ScalarFunction(name, tuple(a), "decode")
+    x, rest = a[0], a[1:]
+    pairs = rest[: len(rest) // 2 * 2]
+    default = rest[-1] if len(rest) % 2 else None
+    case = CaseWhen(tuple(EqualNullSafe(x, s) for s in pairs[0::2]), tuple(pairs[1::2]), default)
+    return FunctionCall.of(name, a, case)
+
+
+@_reg("overlay", 3, 4)
+def _overlay(name, a):
+    return ScalarFunction(name, tuple(a) + ((Literal(-1, T.INT),) if len(a) == 3 else ()),
+                          "overlay")
+
+
+_TRY_ARITHMETIC = {"try_add": Add, "try_subtract": Subtract, "try_multiply": Multiply,
+                   "try_divide": Divide, "try_mod": Remainder}
+
+
+@_reg(" ".join(_TRY_ARITHMETIC), 2, 2)
+def _try_arithmetic(name, a):
+    return FunctionCall.of(name, a, TryEval(_TRY_ARITHMETIC[name](a[0], a[1])))
+
+
+@_reg("try_to_timestamp", 1, 2)
+def _try_to_timestamp(name, a):
+    return ScalarFunction(name, tuple(a), "to_timestamp", ansi=False)
+
+
+@_reg("try_to_date", 1, 2)
+def _try_to_date(name, a):
+    return ScalarFunction(name, tuple(a), "to_date", ansi=False)
+
+
+@_reg("typeof", 1, 1)
+def _typeof(name, a):
+    return ScalarFunction(name, tuple(a), "typeof")
+
+
+@_reg("rand random randn", 0, 1)
+def _rand(name, a):
+    """``rand([seed])`` / ``randn([seed])``: the seed must be an INT or BIGINT literal (a random
+    one when left out, as Spark's ResolveRandomSeed draws)."""
+    if not a:
+        seed = ND.random_seed()
+    else:
+        lit = a[0]
+        if not isinstance(lit, Literal) or not isinstance(
+                lit.dtype, (T.IntegerType, T.LongType, T.NullType)):
+            raise AnalysisError(
+                f'The input seed of `{name}` must be a constant INT or BIGINT, not '
+                f'"{to_pretty_sql(lit)}".', error_class="DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE",
+                parameters={"sqlExpr": f'"{name}({to_pretty_sql(lit)})"', "paramIndex": "first",
+                            "requiredType": '("INT" or "BIGINT")',
+                            "inputSql": f'"{to_pretty_sql(lit)}"',
+                            "inputType": f'"{_type_of(lit).simple_string().upper()}"'})
+        seed = int(lit.value or 0)
+    return ND.Randn(seed) if name == "randn" else ND.Rand(seed)
+
+
+_BUILDERS["uuid"] = (0, 1, lambda n, a: ND.Uuid())  # a seed is accepted, not reproduced
+_BUILDERS["monotonically_increasing_id"] = (0, 0, lambda n, a: ND.MonotonicallyIncreasingID())
+_BUILDERS["spark_partition_id"] = (0, 0, lambda n, a: ND.SparkPartitionID())
 
 
 def lookup_function(name: str, args: tuple[Expression, ...]) -> Expression:

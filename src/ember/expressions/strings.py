@@ -13,7 +13,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ember import types as T
+from ember.errors import ExecutionError, UnsupportedError
 from ember.expressions import utf8_kernels as K
+from ember.errors import ExecutionError
 from ember.expressions.base import Literal
 from ember.expressions.misc import FunctionSpec, ScalarFunction, register
 
@@ -120,6 +122,8 @@ def _pad(left: bool):
         okn, n = _lit(node, 1)
         okp, p = _lit(node, 2) if len(a) > 2 else (True, " ")
         if okn and okp and n is not None and p is not None and len(p) == 1 and n > 0:
+            # at most n one-character pads, each up to 4 bytes
+            _check_string_size(np.array([n * len(p.encode())]), "lpad" if left else "rpad")
             cut = pc.utf8_slice_codeunits(a[0], 0, n)
             fn = pc.utf8_lpad if left else pc.utf8_rpad
             return fn(cut, width=n, padding=p)
@@ -271,6 +275,23 @@ def _trim_columns(a, left: bool, right: bool) -> pa.Array:
     return K.slice_bytes(s, s.byte_at(rows, start), s.byte_at(rows, stop), valid)
 
 
+#: Spark's largest byte array (``ByteArrayMethods.MAX_ROUNDED_ARRAY_LENGTH``): no string value
+#: can be longer, in bytes.
+MAX_STRING_BYTES = 2**31 - 1 - 15
+
+
+def _check_string_size(row_bytes: np.ndarray, fn: str) -> None:
+    """Refuse, before allocating, a result string longer than Spark can hold (Spark fails
+    with an OutOfMemoryError in ``UTF8String.lpad``; Ember with its BufferHolder's class)."""
+    if len(row_bytes) and int(row_bytes.max()) > MAX_STRING_BYTES:
+        needed = int(row_bytes.max())
+        raise ExecutionError(
+            f"Cannot grow BufferHolder by size {needed} because the size after growing exceeds "
+            f"size limitation {MAX_STRING_BYTES} (the result of {fn}).",
+            error_class="_LEGACY_ERROR_TEMP_3199",
+            parameters={"neededSize": str(needed), "arrayMax": str(MAX_STRING_BYTES)})
+
+
 def _pad_columns(s_arr, n_arr, p_arr, left: bool) -> pa.Array:
     """``lpad``/``rpad(s, n, pad)``: cut to ``n`` characters or fill with ``pad`` repeated
     (nothing when ``pad`` is empty); ``n <= 0`` gives ``''``."""
@@ -283,6 +304,8 @@ def _pad_columns(s_arr, n_arr, p_arr, left: bool) -> pa.Array:
     fill = np.where(plen > 0, target - keep, 0)
     q = fill // np.maximum(plen, 1)
     r = fill % np.maximum(plen, 1)
+    _check_string_size(q * (p.ends - p.starts) + 4 * r + (s.ends - s.starts),
+                       "lpad" if left else "rpad")
     cnt = q + 2  # q whole copies of pad, one partial copy, the (cut) string
     total = int(cnt.sum())
     prow = np.repeat(rows, cnt)
@@ -330,3 +353,432 @@ def _replace_columns(s_arr, x_arr, r_arr) -> pa.Array:
     lengths = np.concatenate([np.stack([gap_len, rep_len], axis=1).ravel(), tail_len])
     order = np.argsort(prow, kind="stable")
     return K.assemble(buf, prow[order], starts[order], lengths[order], s.n, valid)
+
+
+# ---------------------------------------------------------------------------------------------
+# More string functions (Spark's InitCap, Left, Right, StringRepeat, Reverse, Ascii, Chr,
+# Base64, UnBase64, BitLength, OctetLength, StringTranslate, SubstringIndex, StringSpace,
+# Encode, Decode, QuoteString, FindInSet, Elt, Overlay).  Kernels work on whole arrays: Arrow's
+# utf8 functions or NumPy over the UTF-8 bytes; codecs other than UTF-8 run once per *distinct*
+# value.
+
+BIN = T.BINARY
+
+
+def _initcap(a, node, b):
+    """Spark's ``toLowerCase().toTitleCase()``: every character lower case, the first one and
+    each one after a space (only ``' '``) title case."""
+    low = pc.utf8_lower(a[0]).cast(pa.large_string())
+    up = pc.utf8_upper(low).cast(pa.large_string())
+    lo, hi = K.Utf8(low), K.Utf8(up)
+    if len(lo.data) == 0 or not np.array_equal(lo.nchars, hi.nchars):
+        return pc.utf8_capitalize(low)
+    pos = lo.char_pos[:-1]
+    row = lo.char_rows()
+    first = np.zeros(len(pos), dtype=bool)
+    first[lo.first_char[lo.nchars > 0]] = True
+    after_space = np.r_[False, lo.data[pos[:-1]] == 0x20] if len(pos) else first
+    use_up = first | (after_space & ~first)
+    lo_len = np.diff(lo.char_pos)
+    hi_len = np.diff(hi.char_pos)
+    shift = len(lo.data)
+    buf = np.concatenate([lo.data, hi.data])
+    starts = np.where(use_up, shift + hi.char_pos[:-1], pos)
+    lengths = np.where(use_up, hi_len, lo_len)
+    return K.assemble(buf, row, starts, lengths, lo.n, lo.valid)
+
+
+_spec("initcap", _strs(1), lambda t: S, _initcap, expected='"STRING"')
+
+
+def _left(a, node, b):
+    s = K.Utf8(a[0])
+    valid = K.all_valid(a)
+    n = np.maximum(K.ints(a[1]), 0)
+    rows = np.arange(s.n, dtype=np.int64)
+    return K.slice_bytes(s, s.starts, s.byte_at(rows, n), valid)
+
+
+def _right(a, node, b):
+    s = K.Utf8(a[0])
+    valid = K.all_valid(a)
+    n = np.maximum(K.ints(a[1]), 0)
+    rows = np.arange(s.n, dtype=np.int64)
+    return K.slice_bytes(s, s.byte_at(rows, np.maximum(s.nchars - n, 0)), s.ends, valid)
+
+
+_spec("left", lambda t: (S, I), lambda t: S, _left)
+_spec("right", lambda t: (S, I), lambda t: S, _right)
+
+
+def _repeat(a, node, b):
+    n = pc.max_element_wise(a[1].cast(pa.int64()), pa.scalar(0, pa.int64()),
+                            skip_nulls=False)
+    return pc.binary_repeat(a[0].cast(pa.large_string()), n)
+
+
+_spec("repeat", lambda t: (S, I), lambda t: S, _repeat)
+_spec("space", lambda t: (I,), lambda t: S, lambda a, n, b: _repeat(
+    [pa.repeat(pa.scalar(" ", pa.large_string()), len(a[0])), a[0]], n, b))
+_spec("reverse", lambda t: (S,) if isinstance(t[0], (T.StringType, T.NullType)) or
+      t[0].is_numeric or isinstance(t[0], (T.DateType, T.TimestampType)) else None,
+      lambda t: S, lambda a, n, b: pc.utf8_reverse(a[0]), expected='("STRING" or "ARRAY")')
+
+
+def _ascii(a, node, b):
+    s = K.Utf8(a[0])
+    padded = np.concatenate([s.data, np.zeros(4, np.uint8)]).astype(np.int64)
+    st = s.starts
+    b0 = padded[st]
+    cp = np.where(b0 < 0x80, b0, np.where(
+        b0 >> 5 == 6, ((b0 & 0x1F) << 6) | (padded[st + 1] & 0x3F), np.where(
+            b0 >> 4 == 14, ((b0 & 0x0F) << 12) | ((padded[st + 1] & 0x3F) << 6)
+            | (padded[st + 2] & 0x3F),
+            ((b0 & 0x07) << 18) | ((padded[st + 1] & 0x3F) << 12)
+            | ((padded[st + 2] & 0x3F) << 6) | (padded[st + 3] & 0x3F))))
+    cp = np.where(s.nchars > 0, cp, 0)
+    return pa.array(cp.astype(np.int32), mask=~s.valid)
+
+
+_spec("ascii", _strs(1), lambda t: I, _ascii)
+
+
+def _chr(a, node, b):
+    """``chr(n)``: ``''`` for a negative ``n``, else the character ``n % 256`` (Latin-1)."""
+    v = K.ints(a[0])
+    valid = K.all_valid(a)
+    code = (v & 0xFF)
+    enc = np.zeros((len(v), 2), dtype=np.uint8)
+    enc[:, 0] = np.where(code < 0x80, code, 0xC0 | (code >> 6))
+    enc[:, 1] = 0x80 | (code & 0x3F)
+    lengths = np.where(v < 0, 0, np.where(code < 0x80, 1, 2))
+    rows = np.arange(len(v), dtype=np.int64)
+    return K.assemble(enc.ravel(), rows, rows * 2, lengths, len(v), valid)
+
+
+_spec("chr", lambda t: (T.LONG,), lambda t: S, _chr)
+
+
+def _as_binary_input(types):
+    t = types[0]
+    if isinstance(t, (T.BinaryType, T.NullType)):
+        return (None,) + (S,) * (len(types) - 1)
+    if isinstance(t, T.StringType):
+        return (BIN,) + (S,) * (len(types) - 1)
+    return None
+
+
+def _octets(arr: pa.Array) -> pa.Array:
+    return pc.binary_length(arr).cast(pa.int32())
+
+
+_spec("octet_length", lambda t: (None,) if isinstance(t[0], (T.BinaryType, T.NullType)) else
+      (S,), lambda t: I, lambda a, n, b: _octets(a[0]), expected='("STRING" or "BINARY")')
+_spec("bit_length", lambda t: (None,) if isinstance(t[0], (T.BinaryType, T.NullType)) else
+      (S,), lambda t: I, lambda a, n, b: pc.multiply(_octets(a[0]), 8),
+      expected='("STRING" or "BINARY")')
+
+_B64 = np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+                     dtype=np.uint8)
+
+
+def _base64(a, node, b):
+    """RFC 4648 base64 without line breaks (Spark 4's Base64), vectorized over the bytes."""
+    s = K.Utf8(a[0].cast(pa.large_binary()).view(pa.large_string()))
+    length = s.ends - s.starts
+    groups = (length + 2) // 3
+    out_len = groups * 4
+    total_groups = int(groups.sum())
+    grow = np.repeat(np.arange(s.n, dtype=np.int64), groups)
+    gstart = np.repeat(np.cumsum(groups) - groups, groups)
+    gi = np.arange(total_groups, dtype=np.int64) - gstart
+    src = s.starts[grow] + gi * 3
+    end = s.ends[grow]
+    data = np.concatenate([s.data, np.zeros(3, np.uint8)]).astype(np.uint32)
+    b0 = data[src]
+    b1 = np.where(src + 1 < end, data[np.minimum(src + 1, len(data) - 1)], 0)
+    b2 = np.where(src + 2 < end, data[np.minimum(src + 2, len(data) - 1)], 0)
+    word = (b0 << 16) | (b1 << 8) | b2
+    chars = np.stack([_B64[(word >> 18) & 63], _B64[(word >> 12) & 63],
+                      _B64[(word >> 6) & 63], _B64[word & 63]], axis=1)
+    rem = end - src
+    chars[rem == 1, 2] = ord("=")
+    chars[rem <= 2, 3] = ord("=")
+    offsets = np.zeros(s.n + 1, dtype=np.int64)
+    np.cumsum(out_len, out=offsets[1:])
+    validity = None if s.valid.all() else pa.array(s.valid).buffers()[1]
+    return pa.Array.from_buffers(pa.large_string(), s.n, [
+        validity, pa.py_buffer(offsets.tobytes()), pa.py_buffer(chars.ravel().tobytes())])
+
+
+_spec("base64", _as_binary_input, lambda t: S, _base64, expected='"BINARY"')
+
+
+def _per_distinct(arr: pa.Array, fn, out_type: pa.DataType) -> pa.Array:
+    """``fn`` applied once per distinct non-NULL value of ``arr`` (dictionary encoding), for
+    conversions Arrow has no kernel for (charsets, base64 decoding)."""
+    enc = pc.dictionary_encode(arr).combine_chunks() if isinstance(
+        arr, pa.ChunkedArray) else pc.dictionary_encode(arr)
+    values = [fn(v) for v in enc.dictionary.to_pylist()]
+    return pc.take(pa.array(values, type=out_type), enc.indices)
+
+
+def _unbase64(a, node, b):
+    import base64
+    import binascii
+
+    def dec(v: str) -> bytes | None:
+        try:
+            return base64.b64decode(v.replace("\r", "").replace("\n", ""), validate=True)
+        except (binascii.Error, ValueError):
+            raise ExecutionError(
+                f"The input of `{node.fn_name}` can't be decoded as base64.",
+                error_class="CONVERSION_INVALID_INPUT") from None
+    return _per_distinct(a[0].cast(pa.string()), dec, pa.binary())
+
+
+_spec("unbase64", _strs(1), lambda t: BIN, _unbase64, may_fail=True)
+
+_CHARSETS = {"us-ascii": "ascii", "iso-8859-1": "latin-1", "utf-8": "utf-8",
+             "utf-16be": "utf-16-be", "utf-16le": "utf-16-le", "utf-16": "utf-16",
+             "utf-32": "utf-32-be"}
+
+
+def _charset(node, i: int) -> str:
+    ok, cs = _lit(node, i)
+    name = _CHARSETS.get(str(cs).lower()) if ok and cs is not None else None
+    if name is None:
+        raise ExecutionError(
+            f"The value of parameter(s) `charset` in `{node.fn_name}` is invalid: expects one of "
+            f"the charsets 'US-ASCII', 'ISO-8859-1', 'UTF-8', 'UTF-16BE', 'UTF-16LE', 'UTF-16', "
+            f"'UTF-32', but got {cs}.",
+            error_class="INVALID_PARAMETER_VALUE.CHARSET",
+            parameters={"parameter": "`charset`", "functionName": f"`{node.fn_name}`",
+                        "charset": str(cs)})
+    return name
+
+
+def _coding_error(node, charset: str) -> ExecutionError:
+    return ExecutionError(
+        f"The value of parameter(s) `{'str' if node.key == 'encode' else 'bin'}` in "
+        f"`{node.fn_name}` is invalid: the input cannot be {node.key}d with {charset}.",
+        error_class="MALFORMED_CHARACTER_CODING",
+        parameters={"function": f"`{node.fn_name}`", "charset": charset})
+
+
+def _encode(a, node, b):
+    cs = _charset(node, 1)
+    if cs == "utf-8":
+        return a[0].cast(pa.large_string()).cast(pa.large_binary())
+    if cs == "utf-16":  # Java writes a big-endian byte-order mark
+        return _per_distinct(a[0].cast(pa.string()),
+                             lambda v: b"\xfe\xff" + v.encode("utf-16-be"), pa.binary())
+
+    def enc(v: str) -> bytes:
+        try:
+            return v.encode(cs)
+        except UnicodeEncodeError:
+            raise _coding_error(node, cs) from None
+    return _per_distinct(a[0].cast(pa.string()), enc, pa.binary())
+
+
+def _decode_charset(a, node, b):
+    cs = _charset(node, 1)
+    if cs == "utf-8":
+        out = a[0].cast(pa.large_binary())
+        if pc.all(pc.utf8_is_valid(out.view(pa.large_string())) if hasattr(
+                pc, "utf8_is_valid") else pa.scalar(True)).as_py() is not False:
+            try:
+                return out.cast(pa.large_string())
+            except pa.ArrowInvalid:
+                pass
+        return _per_distinct(out.cast(pa.binary()), lambda v: v.decode(
+            "utf-8", errors="replace"), pa.string())
+
+    def dec(v: bytes) -> str:
+        try:
+            return v.decode(cs)
+        except UnicodeDecodeError:
+            raise _coding_error(node, cs) from None
+    return _per_distinct(a[0].cast(pa.binary()), dec, pa.string())
+
+
+_spec("encode", lambda t: (S, S), lambda t: BIN, _encode, may_fail=True)
+_spec("decode", lambda t: (BIN, S) if not isinstance(t[0], T.StringType) else (BIN, S),
+      lambda t: S, _decode_charset, may_fail=True)
+
+
+def _translate(a, node, b):
+    """Spark's StringTranslate: each character of ``from`` maps to the character of ``to`` at
+    its position (the first occurrence wins), or is deleted when ``to`` is shorter."""
+    okf, frm = _lit(node, 1)
+    okt, to = _lit(node, 2)
+    if not (okf and okt) or frm is None or to is None:
+        raise UnsupportedError("translate with a non-literal `from` or `to` argument")
+    mapping: dict[str, str] = {}
+    for i, ch in enumerate(frm):
+        mapping.setdefault(ch, to[i] if i < len(to) else "")
+    if not mapping:
+        return a[0]
+    s = K.Utf8(a[0])
+    keys = s.char_keys()
+    src = np.array([K.Utf8(pa.array([c], pa.large_string())).char_keys()[0]
+                    for c in mapping], dtype=np.uint32)
+    rep_text = "".join(mapping.values())
+    rep_bytes = np.frombuffer(rep_text.encode("utf-8"), dtype=np.uint8)
+    rep_len = np.array([len(v.encode("utf-8")) for v in mapping.values()], dtype=np.int64)
+    rep_start = np.concatenate([[0], np.cumsum(rep_len)[:-1]]).astype(np.int64)
+    order = np.argsort(src)
+    idx = np.searchsorted(src[order], keys)
+    idx = np.minimum(idx, len(src) - 1)
+    hit = src[order][idx] == keys
+    which = order[idx]
+    pos = s.char_pos[:-1]
+    clen = np.diff(s.char_pos)
+    shift = len(s.data)
+    buf = np.concatenate([s.data, rep_bytes])
+    starts = np.where(hit, shift + rep_start[which], pos)
+    lengths = np.where(hit, rep_len[which], clen)
+    return K.assemble(buf, s.char_rows(), starts, lengths, s.n, s.valid)
+
+
+_spec("translate", _strs(3), lambda t: S, _translate)
+
+
+def _substring_index(a, node, b):
+    """Spark's SubstringIndex: the text before the ``count``-th ``delim`` (from the right for a
+    negative ``count``), the whole string when there are fewer; ``''`` for ``count = 0`` or an
+    empty ``delim``."""
+    s, d = K.Utf8(a[0]), K.Utf8(a[1])
+    valid = K.all_valid(a)
+    cnt = K.ints(a[2])
+    dlen = np.diff(d.offsets)
+    mrow, mpos = K.find_matches(s, d, valid)
+    sel = K.greedy_non_overlapping(mrow, mpos, dlen[mrow])
+    mrow, mpos = mrow[sel], mpos[sel]
+    per_row = np.bincount(mrow, minlength=s.n)
+    first = np.cumsum(per_row) - per_row
+    lo, hi = s.starts.copy(), s.ends.copy()
+    pos_rows = np.flatnonzero(valid & (cnt > 0) & (per_row >= cnt))
+    hi[pos_rows] = mpos[first[pos_rows] + cnt[pos_rows] - 1]
+    neg_rows = np.flatnonzero(valid & (cnt < 0) & (per_row >= -cnt))
+    k = first[neg_rows] + per_row[neg_rows] + cnt[neg_rows]
+    lo[neg_rows] = mpos[k] + dlen[neg_rows]
+    empty = (cnt == 0) | (dlen == 0)
+    hi = np.where(empty, lo, hi)
+    return K.slice_bytes(s, lo, hi, valid)
+
+
+_spec("substring_index", lambda t: (S, S, I), lambda t: S, _substring_index)
+
+
+def _quote(a, node, b):
+    inner = pc.replace_substring(a[0].cast(pa.large_string()), pattern="'", replacement="\\'")
+    return pc.binary_join_element_wise(pa.scalar("'", pa.large_string()), inner,
+                                       pa.scalar("'", pa.large_string()),
+                                       pa.scalar("", pa.large_string()))
+
+
+_spec("quote", _strs(1), lambda t: S, _quote)
+
+
+def _find_in_set(a, node, b):
+    """1-based position of ``s`` in the comma-separated ``list`` (0 when absent or when ``s``
+    has a comma)."""
+    s_arr, l_arr = a[0].cast(pa.large_string()), a[1].cast(pa.large_string())
+    n = len(s_arr)
+    valid = K.all_valid([s_arr, l_arr])
+    parts = pc.split_pattern(l_arr, pattern=",")
+    flat = pc.list_flatten(parts)
+    rows = pc.list_parent_indices(parts).to_numpy(zero_copy_only=False)
+    offsets = parts.offsets.to_numpy(zero_copy_only=False)
+    local = np.arange(len(flat), dtype=np.int64) - offsets[:-1][rows] + 1 if len(flat) else \
+        np.zeros(0, np.int64)
+    eq = pc.fill_null(pc.equal(flat, pc.take(s_arr, pa.array(rows, pa.int64()))), False) \
+        .to_numpy(zero_copy_only=False)
+    out = np.zeros(n, dtype=np.int64)
+    hit_rows, hit_pos = rows[eq], local[eq]
+    out[hit_rows[::-1]] = hit_pos[::-1]  # the first match wins
+    has_comma = pc.fill_null(pc.match_substring(s_arr, ","), False).to_numpy(
+        zero_copy_only=False)
+    out = np.where(has_comma, 0, out)
+    return pa.array(out.astype(np.int32), mask=~valid)
+
+
+_spec("find_in_set", _strs(2), lambda t: I, _find_in_set)
+
+
+def _elt(a, node, b):
+    """``elt(n, s1, s2, ...)``: the ``n``-th string; out of range: NULL, or with ANSI on
+    ``INVALID_ARRAY_INDEX`` (Spark's Elt)."""
+    idx = a[0]
+    k = len(a) - 1
+    n = len(idx)
+    iv = K.ints(idx)
+    ivalid = K.all_valid([idx])
+    bad = ivalid & ((iv < 1) | (iv > k))
+    if node.ansi and bad.any():
+        v = int(iv[np.flatnonzero(bad)[0]])
+        raise ExecutionError(
+            f"The index {v} is out of bounds. The array has {k} elements. Use the SQL function "
+            "`get()` to tolerate accessing element at invalid index and return NULL instead.",
+            error_class="INVALID_ARRAY_INDEX",
+            parameters={"indexValue": str(v), "arraySize": str(k), "ansiConfig":
+                        '"spark.sql.ansi.enabled"'})
+    ok = ivalid & ~bad
+    cols = [x.cast(pa.large_string()) for x in a[1:]]
+    stacked = pa.concat_arrays(cols)
+    take = np.where(ok, (np.clip(iv, 1, k) - 1) * n + np.arange(n), 0)
+    out = pc.take(stacked, pa.array(take, pa.int64()))
+    return pc.if_else(pa.array(ok), out, pa.scalar(None, pa.large_string()))
+
+
+def _elt_inputs(types):
+    if len(types) < 2:
+        return None
+    t0 = types[0]
+    if not (t0.is_integral or isinstance(t0, (T.NullType, T.StringType))):
+        return None
+    return (I,) + (S,) * (len(types) - 1)
+
+
+_spec("elt", _elt_inputs, lambda t: S, _elt, null_intolerant=False, ansi_aware=True,
+      may_fail=True)
+
+
+def _overlay(a, node, b):
+    """Spark's Overlay: ``s`` with ``len`` characters from ``pos`` replaced by ``r`` (``len``
+    -1: the length of ``r``)."""
+    s, r = K.Utf8(a[0]), K.Utf8(a[1])
+    valid = K.all_valid(a)
+    pos = K.ints(a[2])
+    ln = K.ints(a[3]) if len(a) > 3 else np.full(s.n, -1, dtype=np.int64)
+    ln = np.where(ln < 0, r.nchars, ln)
+    rows = np.arange(s.n, dtype=np.int64)
+    head_end = s.byte_at(rows, np.maximum(pos - 1, 0))
+    # the tail is ``substring(s, pos + len)``: a position below 1 counts from the end
+    tail = pos + ln
+    tail_start = s.byte_at(rows, np.where(tail > 0, tail - 1, np.where(
+        tail < 0, np.maximum(s.nchars + tail, 0), 0)))
+    shift = len(s.data)
+    buf = np.concatenate([s.data, r.data])
+    prow = np.repeat(rows, 3)
+    starts = np.stack([s.starts, shift + r.starts, tail_start], axis=1).ravel()
+    lengths = np.stack([head_end - s.starts, r.ends - r.starts, s.ends - tail_start],
+                       axis=1).ravel()
+    return K.assemble(buf, prow, starts, np.maximum(lengths, 0), s.n, valid)
+
+
+_spec("overlay", lambda t: (S, S, I, I)[: len(t)], lambda t: S, _overlay)
+
+STRING_FUNCTIONS.update({
+    "initcap": ("initcap", 1, 1), "left": ("left", 2, 2), "right": ("right", 2, 2),
+    "repeat": ("repeat", 2, 2), "space": ("space", 1, 1), "reverse": ("reverse", 1, 1),
+    "ascii": ("ascii", 1, 1), "chr": ("chr", 1, 1), "char": ("chr", 1, 1),
+    "octet_length": ("octet_length", 1, 1), "bit_length": ("bit_length", 1, 1),
+    "base64": ("base64", 1, 1), "unbase64": ("unbase64", 1, 1),
+    "encode": ("encode", 2, 2), "translate": ("translate", 3, 3),
+    "substring_index": ("substring_index", 3, 3), "quote": ("quote", 1, 1),
+    "find_in_set": ("find_in_set", 2, 2), "elt": ("elt", 2, 1 << 20),
+    "btrim": ("trim", 1, 2),
+})

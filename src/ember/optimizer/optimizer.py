@@ -27,6 +27,10 @@ Ember does not implement are simply absent from a batch, batches left empty are 
                                                       PushPredicateThroughJoin, ColumnPruning,
                                                       CollapseProject, RemoveRedundantAliases,
                                                       RemoveNoopOperators
+    Extract Python UDFs                   Once        ExtractPythonUDFs, ColumnPruning,
+                                                      PushDownPredicates, RemoveNoopOperators
+                                                      (ExtractPythonUDFs alone in the minimal
+                                                      optimizer: the eval nodes run the UDFs)
 
 The operator optimization rule set, in Spark's order: ReorderJoin, EliminateOuterJoin,
 PushDownPredicates, ColumnPruning, CollapseProject, OptimizeWindowFunctions, CollapseWindow,
@@ -61,6 +65,7 @@ from ember.optimizer.rules.constant_folding import ConstantFolding
 from ember.optimizer.rules.convert_to_local_relation import ConvertToLocalRelation
 from ember.optimizer.rules.cost_based_join_reorder import CostBasedJoinReorder
 from ember.optimizer.rules.eliminate_outer_join import EliminateOuterJoin
+from ember.optimizer.rules.extract_python_udfs import ExtractPythonUDFs
 from ember.optimizer.rules.eliminate_subquery_aliases import (
     EliminateResolvedHint, EliminateSubqueryAliases,
 )
@@ -147,6 +152,8 @@ def default_batches(conf: "SQLConf") -> list[Batch]:
             RemoveRedundantAliases(),
             RemoveNoopOperators(),
         )),
+        Batch("Extract Python UDFs", ONCE, (
+            ExtractPythonUDFs(), ColumnPruning(), PushDownPredicates(), RemoveNoopOperators())),
     ]
 
 
@@ -156,6 +163,7 @@ def minimal_batches(conf: "SQLConf") -> list[Batch]:
     return [
         Batch("RewriteSubquery", ONCE, (
             RewriteCorrelatedScalarSubquery(), RewritePredicateSubquery())),
+        Batch("Extract Python UDFs", ONCE, (ExtractPythonUDFs(),)),
     ]
 
 

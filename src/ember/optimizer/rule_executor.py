@@ -230,7 +230,7 @@ class RuleExecutor:
             return plan
         try:
             result = rule.apply(plan, conf)
-        except EmberError:
+        except (EmberError, RecursionError):  # too deep: ember.guard.call_deep runs it again
             raise
         except Exception as exc:  # a bug in the rule: name it
             raise InternalError(

@@ -505,6 +505,28 @@ class ExpandExec(UnaryExecNode):
         return f"Expand [{ps}], {_list(self.output)}"
 
 
+@node
+class GenerateExec(UnaryExecNode):
+    """``Generate explode(a#1), [id#0], false, [col#5]`` (Spark's ``GenerateExec``): each input
+    row followed by the rows its generator yields (``outer``: one NULL row when it yields none)."""
+
+    generator: Expression
+    outer: bool
+    generator_output: tuple[AttributeReference, ...]
+    child: SparkPlan
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return self.child.output + self.generator_output
+
+    @property
+    def output_partitioning(self) -> Partitioning:
+        return UnknownPartitioning(0)
+
+    def simple_string(self) -> str:
+        return (f"Generate {self.generator.simple_string()}, {_list(self.child.output)}, "
+                f"{str(self.outer).lower()}, {_list(self.generator_output)}")
+
+
 def window_child_requirements(partition_spec: tuple[Expression, ...],
                               order_spec: tuple[SortOrder, ...]
                               ) -> tuple[tuple[Distribution, ...], tuple[tuple[SortOrder, ...], ...]]:

@@ -103,6 +103,8 @@ def basic_operators(plan: L.LogicalPlan, plan_later: PlanLater, conf: SQLConf) -
             return P.RangeExec(s, e, st, n if n is not None else 1, plan.output)
         case L.Expand(projections=ps, attrs=attrs, child=c):
             return P.ExpandExec(ps, attrs, plan_later(c))
+        case L.Generate(generator=g, outer=outer, generator_output=out, child=c):
+            return P.GenerateExec(g, outer, out, plan_later(c))
         case L.RepartitionByExpression(partition_expressions=es, num_partitions=n, child=c):
             # Spark's BasicOperators: ShuffleExchangeExec(HashPartitioning), REPARTITION_BY_COL
             parts = n if n is not None else conf.get(SHUFFLE_PARTITIONS)

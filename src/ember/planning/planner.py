@@ -23,6 +23,7 @@ from ember.errors import InternalError
 from ember.physical.nodes import SparkPlan
 from ember.planning.aggregation import plan_aggregate
 from ember.planning.basic import basic_operators, special_limits
+from ember.planning.python import python_operators
 from ember.planning.ensure_requirements import ensure_requirements
 from ember.planning.file_source import file_source_strategy
 from ember.planning.join_selection import JoinSelection, SizeOf
@@ -81,6 +82,8 @@ class QueryPlanner:
             p = file_source_strategy(plan, self.plan_later, self.link)
         if p is None:
             p = window_operators(plan, self.plan_later)
+        if p is None:
+            p = python_operators(plan, self.plan_later)
         if p is None:
             p = basic_operators(plan, self.plan_later, self.conf)
         if p is None:

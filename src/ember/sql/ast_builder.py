@@ -46,6 +46,7 @@ from ember.expressions.base import (
     UnresolvedStar,
 )
 from ember.expressions.grouping import BaseGroupingSets, Cube, GroupingSets, Rollup
+from ember.expressions.generators import MultiAlias
 from ember.expressions.registry import unresolved_routine
 from ember.expressions.subquery import Exists, InSubquery, ScalarSubquery
 from ember.expressions.windows import (
@@ -129,6 +130,8 @@ _MEANINGLESS_ARGS: dict[type, frozenset[str]] = {
     exp.Div: frozenset({"typed", "safe"}),
     exp.DPipe: frozenset({"safe"}),
     exp.TryCast: frozenset({"safe"}),
+    # whether a type has parameters (``array<int>``): implied by its ``expressions``
+    exp.DataType: frozenset({"nested"}),
     exp.Pivot: frozenset({"columns", "identify_pivot_strings", "prefixed_pivot_columns",
                           "pivot_column_naming"}),
 }
@@ -323,8 +326,7 @@ class AstBuilder:
         return self.query_modifiers(node, plan)
 
     def select(self, node: exp.Select) -> L.LogicalPlan:
-        for key in ("laterals", "pivots", "connect", "prewhere", "into", "locks", "sample",
-                    "kind"):
+        for key in ("pivots", "connect", "prewhere", "into", "locks", "sample", "kind"):
             value = node.args.get(key)
             if value:
                 at = value if isinstance(value, exp.Expr) else (
@@ -345,6 +347,8 @@ class AstBuilder:
         hint = node.args.get("hint")
         if hint is not None:
             plan = self.hints(hint, plan)
+        for lateral in node.args.get("laterals") or []:
+            plan = self.lateral_view(lateral, plan)
 
         where = node.args.get("where")
         if where is not None:
@@ -639,7 +643,8 @@ class AstBuilder:
             case exp.Column() if isinstance(e.this, exp.Star):
                 return UnresolvedStar(self.column_parts(e)[:-1])
             case exp.Aliases():
-                raise self.unsupported("multi-name alias AS (a, b)", e)
+                # ``explode(m) AS (k, v)``: the generator's column names (Spark's MultiAlias)
+                return MultiAlias(self.expr(e.this), tuple(i.name for i in e.expressions))
             case _:
                 inner = self.expr(e)
                 # Spark's parser leaves a plain column reference unwrapped (it is already a
@@ -647,6 +652,21 @@ class AstBuilder:
                 if isinstance(inner, UnresolvedAttribute):
                     return inner
                 return UnresolvedAlias(inner)
+
+    def lateral_view(self, lateral: exp.Lateral, plan: L.LogicalPlan) -> L.LogicalPlan:
+        """``LATERAL VIEW [OUTER] gen(args) t [AS] c1, c2``: a ``Generate`` over ``plan``
+        (typed by the analyzer's ResolveGenerate)."""
+        if not lateral.args.get("view") or not isinstance(lateral.this, exp.Anonymous):
+            raise self.unsupported("Lateral", lateral)
+        alias = lateral.args.get("alias")
+        qualifier: tuple[str, ...] = ()
+        names: tuple[str, ...] = ()
+        if alias is not None:
+            if alias.this is not None and alias.this.name:
+                qualifier = (alias.this.name,)
+            names = tuple(c.name for c in alias.args.get("columns") or [])
+        gen = self.expr(lateral.this)
+        return L.Generate(gen, bool(lateral.args.get("outer")), qualifier, names, (), plan)
 
     def _check_star(self, e: exp.Star) -> None:
         for key in ("except_", "except", "replace", "rename"):
@@ -956,10 +976,23 @@ class AstBuilder:
             parts.insert(0, cur.expression.name)
             cur = cur.this
         if not isinstance(cur, exp.Column):
-            raise self.unsupported("field access on an expression", node)
+            # ``f(x).a.b``: Spark's UnresolvedExtractValue, resolved once the base is typed
+            out = self.expr(cur)
+            for name in parts:
+                out = UnresolvedFunction("(extract_value)", (out, Literal(name, T.STRING)),
+                                         origin=self.origin_of(node))
+            return out
         if parts and parts[-1] == "*":
             return UnresolvedStar(self.column_parts(cur) + tuple(parts[:-1]))
         return UnresolvedAttribute(self.column_parts(cur) + tuple(parts), self.origin_of(cur))
+
+    def _bracket(self, node: exp.Bracket) -> Expression:
+        """``a[0]``, ``m['k']`` (Spark's UnresolvedExtractValue)."""
+        if len(node.expressions) != 1:
+            raise self.unsupported("subscript with several indexes", node)
+        return UnresolvedFunction("(extract_value)",
+                                  (self.expr(node.this), self.expr(node.expressions[0])),
+                                  origin=self.origin_of(node))
 
     def _literal(self, node: exp.Literal) -> Expression:
         if node.is_string:
@@ -992,6 +1025,34 @@ class AstBuilder:
         def build(self: "AstBuilder", node: exp.Expr) -> Expression:
             cls = getattr(_mods()[module], cls_name)
             return cls(self.expr(node.this), self.expr(node.expression))
+
+        return build
+
+    def _logical(cls_name: str) -> Callable[["AstBuilder", exp.Expr], Expression]:  # type: ignore[misc]
+        """AND / OR as Spark's ``AstBuilder.visitLogicalBinary`` builds them: the operands of a
+        chain of the same operator (along its left spine, parentheses end it) combined as a
+        balanced tree, so ``a AND b AND c AND d`` is ``((a AND b) AND (c AND d))`` and 500 ANDed
+        predicates are 9 levels deep, not 500."""
+        def build(self: "AstBuilder", node: exp.Expr) -> Expression:
+            cls = getattr(_mods()[0], cls_name)
+            operands = [node.expression]
+            current = node.this
+            while type(current) is type(node):
+                self.mark_read(current)
+                operands.append(current.expression)
+                current = current.this
+            operands.append(current)
+            exprs = [self.expr(e) for e in reversed(operands)]
+
+            def reduce(low: int, high: int) -> Expression:
+                if low == high:
+                    return exprs[low]
+                if high - low == 1:
+                    return cls(exprs[low], exprs[high])
+                mid = low + (high - low) // 2
+                return cls(reduce(low, mid), reduce(mid + 1, high))
+
+            return reduce(0, len(exprs) - 1)
 
         return build
 
@@ -1301,6 +1362,7 @@ class AstBuilder:
             exp.Trim: ("trim", ("this",)),
             exp.Ceil: ("ceil", ("this", "decimals")),
             exp.Floor: ("floor", ("this", "decimals")),
+            exp.Overlay: ("overlay", ("this", "expression", "from_", "for_")),
         }
         form = forms.get(type(node))
         if form is not None:
@@ -1318,6 +1380,7 @@ _B = AstBuilder
 _B._DISPATCH = {
     exp.Column: _B._column,
     exp.Dot: _B._dot,
+    exp.Bracket: _B._bracket,
     exp.Literal: _B._literal,
     exp.Star: _B._star,
     exp.Null: _B._null,
@@ -1325,8 +1388,8 @@ _B._DISPATCH = {
     exp.Paren: _B._paren,
     exp.Tuple: _B._tuple,
     exp.Alias: _B._alias,
-    exp.And: _B._binary("And", 0),
-    exp.Or: _B._binary("Or", 0),
+    exp.And: _B._logical("And"),
+    exp.Or: _B._logical("Or"),
     exp.Not: _B._not,
     exp.EQ: _B._binary("EqualTo", 0),
     exp.NEQ: _B._neq,
@@ -1340,6 +1403,7 @@ _B._DISPATCH = {
     exp.Between: _B._between,
     exp.In: _B._in,
     exp.Like: _B._like,
+    exp.BitwiseNot: lambda self, node: self.function_call("~", [node.this], node),
     exp.ILike: _B._ilike,
     exp.Escape: _B._escape,
     exp.Case: _B._case,

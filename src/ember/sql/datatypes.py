@@ -12,7 +12,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from ember import types as T
-from ember.errors import ParseError
+from ember.errors import Origin, ParseError
 
 __all__ = ["convert_data_type"]
 
@@ -42,8 +42,28 @@ _SIMPLE: dict[object, T.DataType] = {
 
 
 def _int_param(p: exp.Expr) -> int:
+    """A type parameter that must be an integer literal (``DECIMAL(10, 2)``); anything else is
+    a syntax error at that token, as in Spark's grammar (``DECIMAL(ARR)``, ``DECIMAL(1.5)``)."""
     node = p.this if isinstance(p, exp.DataTypeParam) else p
-    return int(node.name)
+    if isinstance(node, exp.Literal) and not node.is_string and node.name.isdigit():
+        return int(node.name)
+    near = node.sql(dialect="spark") if isinstance(node, exp.Expr) else str(node)
+    meta = node.meta if isinstance(node, exp.Expr) else {}
+    origin = (Origin(meta["line"], max(meta["col"] - len(near), 0))
+              if "line" in meta and "col" in meta else None)
+    raise ParseError(f"Syntax error at or near '{near}'.", error_class="PARSE_SYNTAX_ERROR",
+                     parameters={"error": f"'{near}'", "hint": ""}, origin=origin)
+
+
+def _decimal_type(params: list[int]) -> T.DataType:
+    """``DECIMAL(p, s)``: Spark's parser refuses a scale above the precision with
+    ``DECIMAL_SCALE_EXCEEDS_PRECISION`` (``DecimalType`` checks the precision itself)."""
+    if len(params) == 2 and params[1] > params[0] and params[0] <= 38:
+        raise ParseError(
+            f"Decimal scale ({params[1]}) cannot be greater than precision ({params[0]}).",
+            error_class="DECIMAL_SCALE_EXCEEDS_PRECISION",
+            parameters={"scale": str(params[1]), "precision": str(params[0])})
+    return T.parse_type_name("decimal", tuple(params))
 
 
 def _interval_type(node: exp.Interval) -> T.DataType:
@@ -72,10 +92,11 @@ def convert_data_type(dt: exp.DataType) -> T.DataType:
     if kind in _SIMPLE:
         return _SIMPLE[kind]
     if kind in (_D.DECIMAL, _D.BIGDECIMAL):
-        params = [_int_param(p) for p in dt.expressions]
-        return T.parse_type_name("decimal", tuple(params))
+        return _decimal_type([_int_param(p) for p in dt.expressions])
     if kind == _D.ARRAY:
         return T.ArrayType(convert_data_type(dt.expressions[0]))
+    if kind == _D.MAP:
+        return T.MapType(convert_data_type(dt.expressions[0]), convert_data_type(dt.expressions[1]))
     if kind == _D.STRUCT:
         fields = []
         for f in dt.expressions:

@@ -1,5 +1,6 @@
 """The DDL front end: catalog statements (``CREATE TABLE``, ``CREATE DATABASE``, ``USE``,
-``DROP TABLE``, ``TRUNCATE``, ``ALTER TABLE``, ``SHOW ...``, ``DESCRIBE DATABASE``) parsed with
+``DROP TABLE``, ``TRUNCATE``, ``ALTER TABLE``, ``MSCK REPAIR TABLE``, ``SHOW ...``,
+``DESCRIBE DATABASE``) parsed with
 Spark's grammar (``SqlBaseParser``'s ``createTable``, ``createNamespace``, ``showTables`` ...
 rules) into the commands of :mod:`ember.plans.logical.ddl`.
 
@@ -40,8 +41,9 @@ _TOKEN = re.compile(
 _STARTS = re.compile(
     r"^\s*(?:CREATE\s+(?:OR\s+REPLACE\s+)?(?:EXTERNAL\s+)?TABLE\b"
     r"|CREATE\s+(?:DATABASE|SCHEMA|NAMESPACE)\b|DROP\s+(?:TABLE|DATABASE|SCHEMA|NAMESPACE)\b"
-    r"|USE\b|TRUNCATE\b|ALTER\s+(?:TABLE|VIEW|DATABASE|SCHEMA|NAMESPACE)\b"
-    r"|SHOW\s+(?:TABLES|TABLE|DATABASES|SCHEMAS|NAMESPACES|COLUMNS|CREATE|TBLPROPERTIES)\b"
+    r"|USE\b|TRUNCATE\b|ALTER\s+(?:TABLE|VIEW|DATABASE|SCHEMA|NAMESPACE)\b|MSCK\b"
+    r"|SHOW\s+(?:TABLES|TABLE|DATABASES|SCHEMAS|NAMESPACES|COLUMNS|CREATE|TBLPROPERTIES"
+    r"|PARTITIONS)\b"
     r"|(?:DESC|DESCRIBE)\s+(?:DATABASE|SCHEMA|NAMESPACE)\b)", re.IGNORECASE)
 
 
@@ -349,11 +351,17 @@ class _Parser:
         if self.accept_kw("TRUNCATE"):
             self.expect_kw("TABLE")
             parts, pos = self.name()
-            if self.at_kw("PARTITION"):
-                raise UnsupportedError("TRUNCATE TABLE ... PARTITION is not supported yet",
-                                       error_class="UNSUPPORTED_FEATURE")
+            spec = self.partition_spec() if self.accept_kw("PARTITION") else None
             self.end()
-            return D.TruncateTable(parts, pos)
+            return D.TruncateTable(parts, pos, spec)
+        if self.accept_kw("MSCK"):
+            self.expect_kw("REPAIR")
+            self.expect_kw("TABLE")
+            parts, pos = self.name()
+            if self.accept_kw("ADD", "DROP", "SYNC"):
+                self.expect_kw("PARTITIONS")
+            self.end()
+            return D.RecoverPartitions(parts, "MSCK REPAIR TABLE", pos)
         if self.accept_kw("ALTER"):
             return self.alter()
         if self.accept_kw("SHOW"):
@@ -447,8 +455,9 @@ class _Parser:
         self.expect_op(")")
         return tuple(out)
 
-    def partition_spec(self) -> tuple[tuple[str, str], ...]:
-        """``PARTITION (k = v, ...)`` (the PARTITION keyword already read): values as strings."""
+    def partition_spec(self) -> tuple[tuple[str, str | None], ...]:
+        """``PARTITION (k = v, ...)`` (the PARTITION keyword already read): values as strings,
+        None for ``NULL``."""
         self.expect_op("(")
         out = []
         while True:
@@ -465,7 +474,9 @@ class _Parser:
             if t.kind == "ident" and self.peek(1) is not None and self.peek(1).kind == "str" \
                     and t.kw("TIMESTAMP", "DATE", "TIMESTAMP_NTZ", "TIMESTAMP_LTZ"):
                 self.i += 1
-            value = self.property_value()
+            value = None if t.kw("NULL") else self.property_value()
+            if value is None:
+                self.i += 1
             out.append((key, value))
             if not self.accept_op(","):
                 break
@@ -531,6 +542,39 @@ class _Parser:
                 raise self.error()
             self.end()
             return D.AddPartitions(parts, tuple(specs), ine, pos)
+        if not is_view and self.at_kw("DROP") and self.peek(1) is not None and self.peek(1).kw(
+                "PARTITION", "IF"):
+            self.i += 1
+            ie = self.accept_kws("IF", "EXISTS")
+            self.expect_kw("PARTITION")
+            specs = [self.partition_spec()]
+            while self.accept_op(","):
+                self.expect_kw("PARTITION")
+                specs.append(self.partition_spec())
+            self.accept_kw("PURGE")
+            self.end()
+            return D.DropPartitions(parts, tuple(specs), ie, pos)
+        if not is_view and self.accept_kw("PARTITION"):
+            spec = self.partition_spec()
+            if self.accept_kws("RENAME", "TO"):
+                self.expect_kw("PARTITION")
+                new_spec = self.partition_spec()
+                self.end()
+                return D.RenamePartition(parts, spec, new_spec, pos)
+            t = self.peek()
+            raise UnsupportedError(
+                f"ALTER TABLE ... PARTITION (...) {t.text.upper() if t else ''} is not supported "
+                "yet (Ember's partitions are the directories under the table's location)",
+                error_class="UNSUPPORTED_FEATURE")
+        if not is_view and self.accept_kws("RECOVER", "PARTITIONS"):
+            self.end()
+            return D.RecoverPartitions(parts, "ALTER TABLE RECOVER PARTITIONS", pos)
+        if not is_view and self.accept_kws("SET", "LOCATION"):
+            location = self.string()
+            self.end()
+            return D.SetTableLocation(parts, location, pos)
+        if not is_view and self.accept_kw("ALTER", "CHANGE"):
+            return self.alter_column(parts, pos, hive=self.toks[self.i - 1].kw("CHANGE"))
         if not is_view and self.accept_kw("ADD"):
             self.expect_kw("COLUMN", "COLUMNS")
             if self.at_op("("):
@@ -556,7 +600,41 @@ class _Parser:
             f"ALTER {'VIEW' if is_view else 'TABLE'} ... {t.text.upper() if t else ''} is not "
             "supported yet", error_class="UNSUPPORTED_FEATURE")
 
+    def alter_column(self, parts: tuple[str, ...], pos: tuple[int, int],
+                     hive: bool) -> D.AlterColumn:
+        """``ALTER|CHANGE [COLUMN] col ...`` (the ALTER/CHANGE keyword already read)."""
+        self.accept_kw("COLUMN")
+        column = ".".join(self.name()[0])
+        new_name = data_type = comment = default = None
+        not_null = False
+        if hive and self.peek() is not None and self.peek().kind == "ident" and not self.at_kw(
+                "TYPE", "COMMENT", "FIRST", "AFTER", "SET", "DROP"):
+            new_name = self.ident()  # Hive's CHANGE col new_name type
+            data_type = self.data_type()
+        while self.peek() is not None:
+            if self.accept_kw("TYPE"):
+                data_type = self.data_type()
+            elif self.accept_kw("COMMENT"):
+                comment = self.string()
+            elif self.accept_kws("SET", "NOT", "NULL") or self.accept_kws("DROP", "NOT", "NULL"):
+                not_null = True
+            elif self.accept_kws("SET", "DEFAULT"):
+                default = self.default_text()
+            elif self.accept_kws("DROP", "DEFAULT"):
+                default = ""
+            elif self.at_kw("FIRST", "AFTER"):
+                raise UnsupportedError("ALTER TABLE ... ALTER COLUMN ... FIRST|AFTER is not "
+                                       "supported yet", error_class="UNSUPPORTED_FEATURE")
+            else:
+                raise self.error()
+        return D.AlterColumn(parts, column, new_name, data_type, comment, default, not_null, pos)
+
     def show(self) -> L.Command:
+        if self.accept_kw("PARTITIONS"):
+            parts, pos = self.name()
+            spec = self.partition_spec() if self.accept_kw("PARTITION") else None
+            self.end()
+            return D.ShowPartitions(parts, spec, pos)
         if self.accept_kw("TABLE"):
             self.expect_kw("EXTENDED")
             db = None

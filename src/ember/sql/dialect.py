@@ -42,7 +42,8 @@ _KEEP_FUNCTIONS: frozenset[str] = frozenset()
 # ``Quantile`` losing the frequency argument, ``listagg`` / ``string_agg`` -> ``GroupConcat``,
 # losing the name): plain calls, named and resolved by the registry.
 _PLAIN_CALLS: frozenset[str] = frozenset({"MAX_BY", "MIN_BY", "PERCENTILE", "PERCENTILE_APPROX",
-                                          "APPROX_PERCENTILE", "LISTAGG", "STRING_AGG"})
+                                          "APPROX_PERCENTILE", "LISTAGG", "STRING_AGG",
+                                          "CHAR", "CHR", "DECODE", "INITCAP"})
 
 
 def _merge_suffixed_numbers(tokens: list[Token], sql: str) -> list[Token]:
@@ -88,6 +89,8 @@ class EmberSpark(Spark):
         JOINS_HAVE_EQUAL_PRECEDENCE = False
 
         FUNCTIONS = {k: v for k, v in Spark.Parser.FUNCTIONS.items() if k in _KEEP_FUNCTIONS}
+        # Spark has no ``ARRAY[1, 2]`` constructor: ``array(1, 2)[0]`` is a subscript of a call
+        ARRAY_CONSTRUCTORS: t.ClassVar = {}
         # ``substr(s, 1, 2)`` stays a plain call so that it keeps its name (Spark's column name is
         # ``substr(s, 1, 2)``); ``SUBSTRING(s FROM 1 FOR 2)`` still needs its special form.
         FUNCTION_PARSERS = {k: v for k, v in Spark.Parser.FUNCTION_PARSERS.items()

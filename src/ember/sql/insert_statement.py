@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from ember.errors import Origin, ParseError, UnsupportedError
-from ember.plans.logical.insert import InsertIntoStatement
+from ember.errors import Origin, ParseError
+from ember.plans.logical.insert import NULL_PARTITION_VALUE, InsertIntoStatement
 from ember.plans.logical.nodes import ExplainCommand, LogicalPlan
 
 __all__ = ["try_parse_insert"]
@@ -57,15 +57,14 @@ def _unescape(s: str) -> str:
                   .get(m.group(1), m.group(1)), body)
 
 
-def _partition_value(raw: str) -> str:
-    """Spark's ``visitStringConstant``: a string literal's value (adjacent literals joined), any
-    other constant as written (``1``, ``true``)."""
+def _partition_value(raw: str) -> object:
+    """Spark's ``visitStringConstant``: a string literal's value (adjacent literals joined),
+    ``NULL`` as :data:`NULL_PARTITION_VALUE`, any other constant as written (``1``, ``true``)."""
     raw = raw.strip()
     if raw[0] in "'\"":
         return "".join(_unescape(m.group(0)) for m in re.finditer(_STRING, raw))
     if raw.upper() == "NULL":
-        raise UnsupportedError("A NULL partition value in PARTITION (...) is not supported yet",
-                               error_class="UNSUPPORTED_FEATURE")
+        return NULL_PARTITION_VALUE
     return raw
 
 

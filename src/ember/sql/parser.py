@@ -25,6 +25,7 @@ from sqlglot.errors import TokenError
 
 from ember import types as T
 from ember.errors import Origin, ParseError, EmberError
+from ember.guard import call_deep, too_complex
 from ember.expressions.base import Expression
 from ember.plans.logical.nodes import LogicalPlan
 from ember.sql.ast_builder import AstBuilder
@@ -139,6 +140,15 @@ def _with_origin(text: str, fn):  # type: ignore[no-untyped-def]
         raise
 
 
+def _deep(text: str, fn, *args, **kwargs):  # type: ignore[no-untyped-def]
+    """``fn(*args, **kwargs)`` without Python's recursion limit (:func:`ember.guard.call_deep`);
+    too deep even so: ``FAILED_TO_PARSE_TOO_COMPLEX``."""
+    try:
+        return call_deep(lambda: fn(*args, **kwargs))
+    except RecursionError:
+        raise too_complex().with_origin(Origin(*_first_token_pos(text), sql_text=text)) from None
+
+
 def parse_statement(text: str, *, legacy_setops_precedence: bool = False,
                     time_zone: str = "UTC") -> LogicalPlan:
     """Parse one statement (a trailing ``;`` is fine) into an unresolved logical plan.
@@ -151,6 +161,12 @@ def parse_statement(text: str, *, legacy_setops_precedence: bool = False,
     >>> parse_statement("DROP VIEW IF EXISTS v;")
     DropView v, True
     """
+    return _deep(text, _parse_statement, text, legacy_setops_precedence=legacy_setops_precedence,
+                 time_zone=time_zone)
+
+
+def _parse_statement(text: str, *, legacy_setops_precedence: bool,
+                     time_zone: str) -> LogicalPlan:
     body = _strip_semicolons(text)
     blanked = strip_comments(body)
     if _REPLACE_TABLE_AS.match(blanked):
@@ -184,6 +200,10 @@ def parse_expression(text: str, time_zone: str = "UTC") -> Expression:
     >>> type(parse_expression("a + 1")).__name__
     'Add'
     """
+    return _deep(text, _parse_expression, text, time_zone)
+
+
+def _parse_expression(text: str, time_zone: str) -> Expression:
     wrapped = "SELECT " + text
     try:
         tree = sqlglot.parse_one(wrapped, read=EmberSpark)

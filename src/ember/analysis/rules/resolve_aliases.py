@@ -16,6 +16,7 @@ from ember.analysis.resolution import auto_alias_name, has_unresolved
 from ember.analysis.window_checks import window_spec_pending
 from ember.analysis.rules._util import transform_up_in_run
 from ember.expressions.base import Alias, Expression, NamedExpression, UnresolvedAlias
+from ember.expressions.generators import Generator
 from ember.plans.logical.nodes import LogicalPlan
 from ember.expressions.subquery import OuterReference
 
@@ -27,6 +28,8 @@ def _alias(e: Expression, implicit_casts: dict[int, object] | None = None,
         c = e.child
         if isinstance(c, NamedExpression):
             return c
+        if isinstance(c, Generator):
+            return None  # ExtractGenerator names its columns
 
         if isinstance(c, OuterReference):
             return Alias(c, c.attr.name)

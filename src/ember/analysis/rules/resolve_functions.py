@@ -12,22 +12,45 @@ names).  ``count()`` without arguments raises ``WRONG_NUM_ARGS.WITH_SUGGESTION``
 from __future__ import annotations
 
 from ember import types as T
+from ember.analysis.catalog_model import SESSION_CATALOG
 from ember.analysis.resolution import has_unresolved, to_origin
 from ember.analysis.rules._util import transform_up_in_run
 from ember.conf import ALLOW_PARAMETERLESS_COUNT
 from ember.errors import AnalysisError, EmberError
-from ember.expressions.base import Alias, Expression, Literal, UnresolvedAlias, UnresolvedFunction
+from ember.expressions.base import (
+    Alias, Expression, Literal, UnresolvedAlias, UnresolvedFunction, new_expr_id,
+)
+from ember.expressions.misc import FunctionCall
 from ember.plans.logical.nodes import LogicalPlan
 from ember.expressions.aggregates import First, Last, lookup_aggregate
-from ember.expressions.registry import lookup_function
+from ember.expressions.registry import lookup_function, wrong_num_args
 from ember.expressions.window_registry import lookup_window_function
+
+
+#: Spark's ``CurrentDatabase`` (``current_database()`` and ``current_schema()``, both named
+#: ``current_schema()``) and ``CurrentCatalog``: the session's current namespace, a constant of
+#: the query (Spark's ReplaceCurrentLike folds them at the start of optimization).
+_CURRENT_NAMESPACE = {"current_database": "current_schema", "current_schema": "current_schema",
+                      "current_catalog": "current_catalog"}
+
+
+def _current_namespace(pretty: str, ctx) -> Expression:
+    value = SESSION_CATALOG if pretty == "current_catalog" else ctx.catalog.current_database()
+    return FunctionCall.of(pretty, (), Literal(value, T.STRING))
 
 
 def resolve_function_call(f: UnresolvedFunction, ctx) -> Expression:
     """The resolved expression for ``f`` (its arguments must be resolved)."""
     name = f.fn_name
     args = tuple(f.arguments)
+    python_udf = ctx.catalog.lookup_python_function(name)
+    if python_udf is not None:  # spark.udf.register: before the built-ins, as in Spark
+        return python_udf.copy(arguments=args, result_id=new_expr_id())
     try:
+        if name.lower() in _CURRENT_NAMESPACE:
+            if args:
+                raise wrong_num_args(name, "0", len(args))
+            return _current_namespace(_CURRENT_NAMESPACE[name.lower()], ctx)
         if name.lower() == "count" and not args:
             if ctx.conf.get(ALLOW_PARAMETERLESS_COUNT):
                 # Spark's legacy count() counts nothing: 0 per group, like count(NULL)

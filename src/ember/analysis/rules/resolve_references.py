@@ -36,6 +36,7 @@ from ember.analysis.resolution import (
     quote,
     quote_parts,
     resolve_name,
+    resolve_nested_name,
     _qualifier_matches,
     unresolved_column_error,
 )
@@ -83,6 +84,13 @@ def resolve_expression(
             found = resolve_name(x.name_parts, attrs, cs, x.origin)
             if found is None and hidden and len(x.name_parts) > 1:
                 found = resolve_name(x.name_parts, hidden, cs, x.origin)
+            if found is None and len(x.name_parts) > 1:
+                nested = resolve_nested_name(x.name_parts, attrs, cs, x.origin)
+                if nested is not None:
+                    # Spark keeps the alias naming the field only on a top-level name (a
+                    # DataFrame's ``select(col("s.a"))`` item comes wrapped in UnresolvedAlias)
+                    top = e.child if isinstance(e, UnresolvedAlias) else e
+                    return nested if x is top else nested.child  # type: ignore[attr-defined]
             if found is None:
                 return x
             # Spark names the column as the query spells it (``SELECT A FROM t`` -> ``A``)
@@ -261,6 +269,12 @@ def resolve_col_with_agg(e: Expression, agg: Aggregate, cs: bool) -> Expression:
                 found = resolve_name(x.name_parts, hidden, cs, x.origin)
         except AnalysisError:
             return None
+        if found is None and len(x.name_parts) > 1:
+            try:
+                nested = resolve_nested_name(x.name_parts, attrs, cs, x.origin)
+            except AnalysisError:
+                return None
+            return None if nested is None else nested.child  # type: ignore[attr-defined]
         if found is None:
             return None
         return TempResolvedColumn(found.with_name(x.name_parts[-1]), tuple(x.name_parts))

@@ -13,7 +13,8 @@ NOT applied (the plan is left as it is):
 
 - to non-deterministic expressions (``rand()``: Spark evaluates them here with seed partition 0;
   Ember keeps them so they are evaluated once, at run time);
-- to expressions that cannot be evaluated here: subqueries, outer references, aggregates;
+- to expressions that cannot be evaluated here: subqueries, outer references, aggregates,
+  Python UDFs (Spark's are Unevaluable: they run in their eval nodes);
 - when evaluation raises (``1/0``, an invalid cast under ANSI): the error is raised at run time,
   where Spark would raise it at optimize time -- same error, and none when the plan is never run.
 
@@ -27,6 +28,7 @@ import pyarrow as pa
 from ember.conf import SQLConf
 from ember.errors import EmberError
 from ember.expressions.base import Expression, Literal, Unevaluable
+from ember.expressions.python_udf import PythonUDF
 from ember.optimizer.rule_executor import Rule
 from ember.plans.logical.local_evaluation import evaluate_local
 from ember.plans.logical.nodes import Filter, Limit, LocalRelation, LogicalPlan, Project
@@ -38,7 +40,7 @@ __all__ = ["ConvertToLocalRelation"]
 
 def _evaluable(exprs: tuple[Expression, ...]) -> bool:
     bad = (Unevaluable, SubqueryExpression, OuterReference, AggregateExpression,
-           AggregateFunction)
+           AggregateFunction, PythonUDF)
     return all(e.deterministic and e.find(lambda x: isinstance(x, bad)) is None for e in exprs)
 
 

@@ -21,10 +21,13 @@ __all__ = [
     "DropTable", "TruncateTable", "RenameTable", "AddColumns", "SetTableProperties",
     "UnsetTableProperties", "ShowTables", "ShowDatabases", "ShowColumns", "ShowCreateTable",
     "ShowTableProperties", "DescribeDatabase", "DescribeColumn", "AddPartitions",
-    "DescribePartition",
+    "DescribePartition", "ShowPartitions", "DropPartitions", "RenamePartition",
+    "RecoverPartitions", "SetTableLocation", "AlterColumn",
 ]
 
 _Pairs = tuple[tuple[str, str], ...]
+#: a partition spec: ``(column, value)`` pairs as written, value None for ``NULL``
+_Spec = tuple[tuple[str, str | None], ...]
 
 
 def _str(name: str, nullable: bool = False) -> AttributeReference:
@@ -109,10 +112,11 @@ class DropTable(Command):
 
 @node
 class TruncateTable(Command):
-    """``TRUNCATE TABLE name``."""
+    """``TRUNCATE TABLE name [PARTITION (k = v, ...)]``."""
 
     name_parts: tuple[str, ...]
     origin: tuple[int, int] | None = field(default=None, compare=False)
+    partition: _Spec | None = None
 
 
 @node
@@ -262,3 +266,72 @@ class DescribeColumn(Command):
 
     def _compute_output(self) -> tuple[AttributeReference, ...]:
         return (_str("info_name"), _str("info_value"))
+
+
+@node
+class ShowPartitions(Command):
+    """``SHOW PARTITIONS name [PARTITION (k = v, ...)]`` (Spark's ``ShowPartitionsCommand``)."""
+
+    name_parts: tuple[str, ...]
+    spec: _Spec | None = None
+    origin: tuple[int, int] | None = field(default=None, compare=False)
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return (_str("partition"),)
+
+
+@node
+class DropPartitions(Command):
+    """``ALTER TABLE name DROP [IF EXISTS] PARTITION (...) [, PARTITION (...)] [PURGE]``."""
+
+    name_parts: tuple[str, ...]
+    specs: tuple[_Spec, ...]
+    if_exists: bool = False
+    origin: tuple[int, int] | None = field(default=None, compare=False)
+
+
+@node
+class RenamePartition(Command):
+    """``ALTER TABLE name PARTITION (...) RENAME TO PARTITION (...)``."""
+
+    name_parts: tuple[str, ...]
+    old_spec: _Spec
+    new_spec: _Spec
+    origin: tuple[int, int] | None = field(default=None, compare=False)
+
+
+@node
+class RecoverPartitions(Command):
+    """``ALTER TABLE name RECOVER PARTITIONS`` / ``MSCK REPAIR TABLE name [ADD|DROP|SYNC
+    PARTITIONS]`` (``operation``: which, for Spark's messages)."""
+
+    name_parts: tuple[str, ...]
+    operation: str
+    origin: tuple[int, int] | None = field(default=None, compare=False)
+
+
+@node
+class SetTableLocation(Command):
+    """``ALTER TABLE name SET LOCATION '...'``."""
+
+    name_parts: tuple[str, ...]
+    location: str
+    origin: tuple[int, int] | None = field(default=None, compare=False)
+
+
+@node
+class AlterColumn(Command):
+    """``ALTER TABLE name ALTER|CHANGE [COLUMN] col [TYPE t] [COMMENT '...'] [SET DEFAULT e |
+    DROP DEFAULT]`` and Hive's ``CHANGE [COLUMN] col new_name t [COMMENT '...']`` (Spark's
+    ``AlterTableChangeColumnCommand``): ``new_name`` / ``data_type`` None when not given;
+    ``default`` the ``SET DEFAULT`` text, ``""`` for ``DROP DEFAULT``; ``not_null``: ``SET
+    NOT NULL`` or ``DROP NOT NULL`` was written."""
+
+    name_parts: tuple[str, ...]
+    column: str
+    new_name: str | None = None
+    data_type: T.DataType | None = None
+    comment: str | None = None
+    default: str | None = None
+    not_null: bool = False
+    origin: tuple[int, int] | None = field(default=None, compare=False)

@@ -689,6 +689,37 @@ class Expand(UnaryNode):
 
 
 @node
+class Generate(UnaryNode):
+    """A generator's rows joined to their input row (Spark's ``Generate``): output is the
+    child's columns, then ``generator_output``.  ``outer`` keeps an input row whose generator
+    yields nothing, with NULLs (``explode_outer``, ``LATERAL VIEW OUTER``).  ``names`` are the
+    user's column names (``LATERAL VIEW explode(a) t AS x``, ``explode(m) AS (k, v)``);
+    ``generator_output`` is empty until the analyzer's ResolveGenerate has typed the generator."""
+
+    generator: Expression
+    outer: bool
+    qualifier: tuple[str, ...]
+    names: tuple[str, ...]
+    generator_output: tuple[AttributeReference, ...]
+    child: LogicalPlan
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return self.child.output + self.generator_output
+
+    @property
+    def resolved(self) -> bool:
+        return LogicalPlan.resolved.fget(self) and bool(self.generator_output)  # type: ignore
+
+    @property
+    def produced_attributes(self) -> frozenset[int]:
+        return frozenset(a.id for a in self.generator_output)
+
+    def simple_string(self) -> str:
+        return (f"Generate {self.generator.simple_string()}, {str(self.outer).lower()}, "
+                f"{_attrs_str(self.generator_output)}")
+
+
+@node
 class Sort(UnaryNode):
     """ORDER BY (``is_global``) or SORT BY (per partition) on ``order``."""
 

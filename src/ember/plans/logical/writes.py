@@ -128,7 +128,7 @@ class InsertIntoHadoopFsRelationCommand(Command):
         parts = [qualified_path(self.output_path)]
         if self.static_partitions:
             parts.append("[" + ", ".join(
-                f"{k}={'__HIVE_DEFAULT_PARTITION__' if v is None else v}"
+                f"{k}={'null' if v is None else v}"
                 for k, v in self.static_partitions) + "]")
         parts.append(str(self.if_partition_not_exists).lower())
         if self.partition_columns:

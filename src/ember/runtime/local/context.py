@@ -100,6 +100,9 @@ class RunContext(ABC):
         self.memory = MemoryManager(int(self.conf.get(MEMORY_BUDGET)))
         self.spill_dir = SpillDir()
         self.parallelism: int = parallelism or default_parallelism()
+        #: the index of this run's first partition in the whole job (a Spark task's index, for
+        #: Spark's partition-dependent functions: spark_partition_id(), rand(seed) ...)
+        self.partition_base: int = 0
         self.progress = progress if progress is not None else ProgressBar(
             enabled=bool(self.conf.get(PROGRESS_ENABLED)))
         #: the output partitions of every node executed in this run

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from ember.errors import EmberError, ExecutionError
+from ember.runtime.spark.session import spark_log_path
 
 __all__ = ["task_errors", "original_error"]
 
@@ -58,4 +59,7 @@ def task_errors(action: str) -> Iterator[None]:
             raise ExecutionError(spark_error.group(2).strip(),
                                  error_class=spark_error.group(1)) from None
         first = next((ln for ln in text.splitlines() if ln.strip()), type(e).__name__)
-        raise ExecutionError(f"Spark job failed while {action}: {first}") from e
+        err = ExecutionError(f"Spark job failed while {action}: {first}")
+        if spark_log_path() is not None:
+            err.add_note(f"Spark's log: {spark_log_path()}")
+        raise err from e

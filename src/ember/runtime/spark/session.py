@@ -6,6 +6,12 @@ Ember its own ``newSession()`` of it: Ember's ``spark.*`` settings then reach Sp
 (:func:`push_conf`) without changing the caller's session.  Executors need the ember package;
 with ``ember.spark.shipPackage`` (``auto``: any master but ``local``) it is zipped once per
 SparkContext and shipped with ``SparkContext.addPyFile``.
+
+A SparkSession Ember builds is quiet (:func:`_launch_quiet_jvm`): unless
+``ember.spark.consoleLog`` is set, the JVM's console output (log4j's start-up lines and
+warnings, the JVM's own warnings, executors' stack traces of failed tasks) goes to
+``ember-spark-<pid>.log`` in the temporary directory (:func:`spark_log_path`), so a failed task
+reaches the user once, as the Ember error the runtime raises on the driver.
 """
 
 from __future__ import annotations
@@ -20,25 +26,30 @@ from typing import Any
 
 from ember.conf import (
     SESSION_TIME_ZONE,
+    SPARK_CONSOLE_LOG,
     SPARK_PYTHON_UNIX_SOCKET,
     SPARK_SHIP_PACKAGE,
     SPARK_SHOW_CONSOLE_PROGRESS,
     SPARK_STATIC_PREFIXES,
+    SPARK_UI_ENABLED,
     SQLConf,
 )
 
-__all__ = ["attach", "push_conf", "ship_package", "DEFAULT_MASTER", "SPARK_DEFAULTS"]
+__all__ = ["attach", "push_conf", "ship_package", "spark_log_path", "DEFAULT_MASTER",
+           "SPARK_DEFAULTS"]
 
 DEFAULT_MASTER = "local[2]"
 
 #: Settings Ember gives a SparkSession it builds (the caller's ``spark.*`` settings win), with
 #: Ember's defaults (their docs say why).
 SPARK_DEFAULTS: dict[str, str] = {
-    e.key: e.string(e.default) for e in (SPARK_PYTHON_UNIX_SOCKET, SPARK_SHOW_CONSOLE_PROGRESS)}
+    e.key: e.string(e.default)
+    for e in (SPARK_PYTHON_UNIX_SOCKET, SPARK_SHOW_CONSOLE_PROGRESS, SPARK_UI_ENABLED)}
 
 _lock = threading.Lock()
 _shipped: set[int] = set()
-
+#: Where the JVM Ember launched writes its console output (None: Ember launched none quietly).
+_log_path: str | None = None
 
 
 def attach(conf: SQLConf, master: str | None = None, spark: Any = None) -> Any:
@@ -54,11 +65,39 @@ def attach(conf: SQLConf, master: str | None = None, spark: Any = None) -> Any:
         settings.update((k, v) for k, v in conf.items() if k.startswith("spark."))
         for k, v in settings.items():
             builder = builder.config(k, v)
+        if not conf.get(SPARK_CONSOLE_LOG):
+            _launch_quiet_jvm(settings, master or DEFAULT_MASTER)
         spark = builder.getOrCreate()
     session = spark.newSession()
     ship_package(session, conf)
     push_conf(session, conf)
     return session
+
+
+def spark_log_path() -> str | None:
+    """The file holding the console output of the JVM Ember launched quietly, if it did."""
+    return _log_path
+
+
+def _launch_quiet_jvm(settings: dict[str, str], master: str) -> None:
+    """Start the JVM PySpark's session builder would start, with its stdout and stderr in
+    ``ember-spark-<pid>.log`` (PySpark's ``launch_gateway`` takes the ``Popen`` arguments;
+    ``SparkContext._ensure_initialized`` adopts the gateway, and the builder's
+    ``getOrCreate`` then uses it).  Nothing to do when this process already runs a JVM."""
+    global _log_path
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    with _lock:
+        if SparkContext._gateway is not None or "PYSPARK_GATEWAY_PORT" in os.environ:
+            return
+        path = os.path.join(tempfile.gettempdir(), f"ember-spark-{os.getpid()}.log")
+        spark_conf = SparkConf(loadDefaults=False).setMaster(master).setAppName("ember")
+        spark_conf.setAll(settings.items())
+        with open(path, "ab") as log:
+            gateway = launch_gateway(spark_conf, popen_kwargs={"stdout": log, "stderr": log})
+        SparkContext._ensure_initialized(gateway=gateway)
+        _log_path = path
 
 
 def push_conf(spark: Any, conf: SQLConf) -> None:

@@ -272,6 +272,7 @@ def _run_region(spec: RegionSpec, inputs: Sequence[Iterator[pa.RecordBatch]],
     maybe_crash(conf, index)
     with TaskRuntime(conf, inputs) as rt:
         rt.seed_broadcasts(spec.plan, dict(spec.broadcasts))
+        rt.partition_base = index
         parts = rt.execute(spec.plan)
         for p in parts:
             yield from p()

@@ -3,5 +3,5 @@ exchanges are in :mod:`ember.runtime.local.exchange`, joins in :mod:`ember.runti
 the streaming nodes' (watermark, stream-stream join) in :mod:`.streaming`."""
 
 from ember.runtime.local.operators import (  # noqa: F401
-    aggregate, basic, limits, sort, streaming, window, write,
+    aggregate, basic, generate, limits, python, sort, streaming, window, write,
 )

@@ -45,6 +45,7 @@ from ember.conf import FILES_MAX_PARTITION_BYTES, FILES_MIN_PARTITION_NUM, FILES
 from ember.execution import file_index, scan
 from ember.physical.dynamic_pruning import DynamicPruningExpression
 from ember.expressions.base import and_all, split_conjuncts
+from ember.expressions.nondeterministic import initialize as initialize_nondeterministic
 from ember.runtime.local import runtime_filters
 from ember.runtime.local.pruning import placeholder, output_mask
 
@@ -234,15 +235,17 @@ def run_project(node: ProjectExec, rt: RunContext) -> list[PartitionFn]:
     child = node.child
     schema = schema_of(node.output)
 
-    def part(fn: PartitionFn) -> PartitionFn:
+    def part(index: int, fn: PartitionFn) -> PartitionFn:
         def run() -> Iterator[pa.RecordBatch]:
             bound = [prepare(e, child.output) for e in node.project_list]
+            # monotonically_increasing_id(), rand(seed) ...: per-partition state
+            bound = initialize_nondeterministic(bound, rt.partition_base + index)
             for b in fn():
                 yield eval_projection(bound, b, schema)
 
         return run
 
-    return [part(p) for p in rt.execute(child)]
+    return [part(i, p) for i, p in enumerate(rt.execute(child))]
 
 
 def filter_batch(bound, b: pa.RecordBatch, keep: tuple[bool, ...] | None = None

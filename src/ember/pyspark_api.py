@@ -1,0 +1,132 @@
+"""PySpark's public methods that Ember's classes do not have, each with the reason.
+
+Ember's ``DataFrame``, ``Column``, ``GroupedData``, ``DataFrameReader`` and ``Session`` follow
+PySpark 4.3's ``pyspark.sql`` classes of the same names.  The methods listed here are the ones
+they leave out: RDD-only ones (Ember has no RDDs), Spark Connect-only ones, and features not
+built yet.  Calling one raises ``UNSUPPORTED_FEATURE`` with the reason (never a bare
+``AttributeError``, which would read as a typo); ``tests/api/test_pyspark_coverage.py`` checks
+this list against PySpark's classes, so it names every gap once.
+
+>>> from ember.pyspark_api import unsupported_method
+>>> unsupported_method("DataFrame", "rdd").error_class
+'UNSUPPORTED_FEATURE.PYSPARK_METHOD'
+"""
+
+from __future__ import annotations
+
+from ember.errors import UnsupportedError
+
+__all__ = ["MISSING", "unsupported_method", "missing_attribute"]
+
+_RDD = "it works on RDDs, which Ember does not have; use collect, toLocalIterator or toArrow"
+_CONNECT = "it exists only for Spark Connect clients"
+_STREAM = "a streaming feature Ember does not have yet"
+_UDF = "Python UDFs are not implemented yet (issue 22 item 3)"
+_NESTED = "struct, array and map element access is not implemented yet (issue 23)"
+_PANDAS = "pandas-on-Spark and plotting need pyspark.pandas, which Ember does not provide"
+
+#: ``{PySpark class name: {method name: why Ember does not have it}}``
+MISSING: dict[str, dict[str, str]] = {
+    "DataFrame": {
+        "rdd": _RDD,
+        "foreach": _RDD,
+        "foreachPartition": _RDD,
+        "pandas_api": _PANDAS,
+        "plot": _PANDAS,
+        "executionInfo": _CONNECT,
+        "asTable": "table arguments of Python UDTFs are not implemented",
+        "lateralJoin": "lateral joins are not implemented yet",
+        "metadataColumn": "metadata columns (_metadata) are not implemented yet",
+        "mergeInto": "MERGE INTO needs a table format with row-level changes (Delta, Iceberg)",
+        "nearestByJoin": "nearest-by joins are not implemented yet",
+        "repartitionById": "partitioning by a partition id column is not implemented yet",
+        "exists": "DataFrame subquery expressions are not implemented yet (use SQL EXISTS)",
+        "scalar": "DataFrame subquery expressions are not implemented yet (use a SQL subquery)",
+        "transpose": "transpose is not implemented yet",
+        "colRegex": "selecting columns by regular expression is not implemented yet",
+        "withMetadata": "Ember keeps no column metadata",
+        "to": "reconciling a DataFrame to a schema is not implemented yet",
+        "zip": "zip is not implemented yet",
+        "zipWithIndex": "zipWithIndex is not implemented yet",
+        "cache": "not implemented yet",
+        "checkpoint": "not implemented yet",
+        "coalesce": "not implemented yet",
+        "freqItems": "not implemented yet (Spark's answer keeps false positives in the order "
+                     "of its hash maps)",
+        "localCheckpoint": "not implemented yet",
+        "observe": "not implemented yet",
+        "persist": "not implemented yet",
+        "randomSplit": "not implemented yet",
+        "repartition": "not implemented yet",
+        "repartitionByRange": "not implemented yet",
+        "sample": "not implemented yet",
+        "sampleBy": "not implemented yet",
+        "storageLevel": "not implemented yet",
+        "toJSON": "not implemented yet",
+        "unpersist": "not implemented yet",
+    },
+    "Column": {
+        "withField": _NESTED,
+        "dropFields": _NESTED,
+        "outer": "DataFrame subquery expressions are not implemented yet",
+        "bitwiseOR": "the | and ^ operators come with the bitwise functions (issue 22 item 1)",
+        "bitwiseXOR": "the | and ^ operators come with the bitwise functions (issue 22 item 1)",
+        "isNaN": "the isnan function comes with issue 22 item 1",
+    },
+    "GroupedData": {
+        "apply": _UDF,
+        "applyInPandasWithState": _STREAM,
+        "cogroup": _UDF,
+        "transformWithState": _STREAM,
+        "transformWithStateInPandas": _STREAM,
+    },
+    "DataFrameReader": {
+        "jdbc": "Ember has no JDBC source",
+        "orc": "Ember has no ORC source",
+        "xml": "Ember has no XML source",
+        "text": "Ember has no text source yet",
+        "changes": "change data feeds need a table format that records changes",
+    },
+    "SparkSession": {
+        "Builder": "use Session.builder",
+        "sparkContext": _RDD,
+        "udtf": _UDF,
+        "dataSource": "Python data sources are not implemented",
+        "profile": "Python UDF profiling needs Python UDFs (issue 22 item 3)",
+        "tvf": "the tvf accessor is not implemented yet (call table-valued functions in SQL)",
+        "addArtifact": _CONNECT,
+        "addArtifacts": _CONNECT,
+        "copyFromLocalToFs": _CONNECT,
+        "client": _CONNECT,
+        "registerProgressHandler": _CONNECT,
+        "removeProgressHandler": _CONNECT,
+        "clearProgressHandlers": _CONNECT,
+        "addTag": _CONNECT,
+        "removeTag": _CONNECT,
+        "getTags": _CONNECT,
+        "clearTags": _CONNECT,
+        "interruptAll": _CONNECT,
+        "interruptTag": _CONNECT,
+        "interruptOperation": _CONNECT,
+    },
+}
+
+
+def unsupported_method(owner: str, name: str) -> UnsupportedError | None:
+    """The error for PySpark's ``owner.name`` when Ember leaves it out, else None."""
+    reason = MISSING.get(owner, {}).get(name)
+    if reason is None:
+        return None
+    return UnsupportedError(
+        f"The feature is not supported: {owner}.{name}: {reason}.",
+        error_class="UNSUPPORTED_FEATURE.PYSPARK_METHOD",
+        parameters={"method": f"{owner}.{name}", "reason": reason})
+
+
+def missing_attribute(owner: str, type_name: str, name: str) -> Exception:
+    """What ``__getattr__`` raises for ``name``: ``UNSUPPORTED_FEATURE`` for a PySpark method
+    Ember leaves out, else the ``AttributeError`` of a misspelled name."""
+    error = unsupported_method(owner, name)
+    if error is not None:
+        return error
+    return AttributeError(f"'{type_name}' object has no attribute '{name}'")

@@ -1,0 +1,55 @@
+"""The local operator of ``GenerateExec`` (Spark's ``GenerateExec``): per batch, the generator
+gives the input row of each generated row (:meth:`ember.expressions.generators.Generator.generate`),
+one ``take`` repeats the child's columns for them, and an outer Generate adds one NULL row for
+each input row that generated none, in input order."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pyarrow as pa
+
+from ember.execution.kernels.batches import make_batch, schema_of
+from ember.execution.prepare import prepare
+from ember.physical.nodes import GenerateExec
+from ember.runtime.local.registry import PartitionFn, operator
+
+__all__ = ["generate_batch"]
+
+
+def generate_batch(gen, outer: bool, b: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """The output rows of a Generate over batch ``b`` (``gen`` bound to ``b``'s columns)."""
+    rows, cols = gen.generate(b)
+    n_child = b.num_columns
+    gen_types = [schema.field(n_child + i).type for i in range(len(schema) - n_child)]
+    cols = [c if c.type == t else c.cast(t) for c, t in zip(cols, gen_types)]
+    if outer:
+        missing = np.flatnonzero(np.bincount(rows, minlength=b.num_rows) == 0)
+        if len(missing):
+            order = np.argsort(np.concatenate([rows, missing]), kind="stable")
+            rows = np.concatenate([rows, missing])[order]
+            idx = pa.array(order)
+            cols = [pa.concat_arrays([c, pa.nulls(len(missing), t)]).take(idx)
+                    for c, t in zip(cols, gen_types)]
+    taken = b.take(pa.array(rows, pa.int64())) if n_child else None
+    child_cols = list(taken.columns) if taken is not None else []
+    return make_batch(child_cols + cols, schema, len(rows))
+
+
+@operator(GenerateExec)
+def run_generate(node: GenerateExec, rt) -> list[PartitionFn]:
+    child = node.child
+    schema = schema_of(node.output)
+
+    def part(fn: PartitionFn) -> PartitionFn:
+        def run() -> Iterator[pa.RecordBatch]:
+            gen = prepare(node.generator, child.output)
+            for b in fn():
+                out = generate_batch(gen, node.outer, b, schema)
+                if out.num_rows:
+                    yield out
+
+        return run
+
+    return [part(p) for p in rt.execute(child)]
