@@ -4,7 +4,7 @@
 Ember does not implement are simply absent from a batch, batches left empty are dropped)::
 
     Finish Analysis                       Once        EliminateResolvedHint, EliminateSubqueryAliases
-    Union                                 FixedPoint  RemoveNoopOperators
+    Union                                 FixedPoint  RemoveNoopOperators, CombineUnions
     LocalRelation early                   FixedPoint  ConvertToLocalRelation, PropagateEmptyRelation
     Subquery                              FixedPoint(1) OptimizeSubqueries (this whole optimizer on
                                                       each subquery plan)
@@ -61,6 +61,7 @@ from ember.optimizer.rules.collapse_project import (
     CollapseProject, RemoveNoopOperators, RemoveRedundantAliases,
 )
 from ember.optimizer.rules.column_pruning import ColumnPruning
+from ember.optimizer.rules.combine_unions import CombineUnions
 from ember.optimizer.rules.constant_folding import ConstantFolding
 from ember.optimizer.rules.convert_to_local_relation import ConvertToLocalRelation
 from ember.optimizer.rules.cost_based_join_reorder import CostBasedJoinReorder
@@ -126,7 +127,7 @@ def default_batches(conf: "SQLConf") -> list[Batch]:
     op_rules = _operator_optimization_rules()
     return [
         Batch("Finish Analysis", ONCE, (EliminateResolvedHint(), EliminateSubqueryAliases())),
-        Batch("Union", fixed, (RemoveNoopOperators(),)),
+        Batch("Union", fixed, (RemoveNoopOperators(), CombineUnions())),
         Batch("LocalRelation early", fixed, (ConvertToLocalRelation(), PropagateEmptyRelation())),
         Batch("Subquery", FixedPoint(1), (OptimizeSubqueries(),)),
         Batch("Replace Operators", fixed, (
