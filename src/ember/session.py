@@ -38,6 +38,7 @@ from ember.conf import (
 )
 from ember.dataframe import DataFrame
 from ember.errors import AnalysisError, UnsupportedError
+from ember.explain_describe import explain_describe, is_describe
 from ember.guard import run_stage
 from ember.pyspark_api import missing_attribute
 from ember.cache_manager import CacheManager
@@ -340,7 +341,9 @@ class Session:
                 self.sql_conf.set(key, value)
                 return self._command_result(plan, [(key, value)])
             case ExplainCommand(query=query, mode=mode):
-                if isinstance(query, Command) and not isinstance(
+                if isinstance(query, Command) and is_describe(query):
+                    text = explain_describe(self, query, mode)
+                elif isinstance(query, Command) and not isinstance(
                         query, (InsertIntoHadoopFsRelationCommand, InsertIntoStatement)):
                     text = "== Physical Plan ==\nExecutedCommand\n   +- " + query.simple_string() \
                         + "\n"

@@ -132,10 +132,14 @@ _NOT_INCLUDED_JSON = re.compile(
     r'("(?:[^"\\]|\\.)*"|\{[^{}]*\})')
 
 
+_EXPR_ID = re.compile(r"#\d+")
+
+
 def _mask_text(v: Any) -> Any:
     if isinstance(v, str) and v.startswith('{"'):
         return _NOT_INCLUDED_JSON.sub(lambda m: f'"{m.group(1)}":"{NOT_INCLUDED}"', v)
-    if isinstance(v, str) and "\n" in v:
+    if isinstance(v, str) and "\n" in v:  # also a plan's expression ids (#123 -> #x), as Spark's
+        v = _EXPR_ID.sub("#x", v)          # replaceNotIncludedMsg does
         return _NOT_INCLUDED_LINE.sub(lambda m: f"{m.group(1)}: {NOT_INCLUDED}", v)
     return v
 

@@ -167,6 +167,12 @@ def try_parse_command(
     if m := _EXPLAIN.match(text):
         mode = (m.group("mode") or "simple").lower()
         q_start = m.end()
+        blank = _blank(original[:q_start])
+        if _DESCRIBE.match(blank + text[q_start:]):  # EXPLAIN of a DESCRIBE command
+            command = try_parse_command(blank + original[q_start:], blank + text[q_start:],
+                                        parse_query)
+            if command is not None:
+                return L.ExplainCommand(command, mode)
         return L.ExplainCommand(parse_query(_blank(original[:q_start]) + original[q_start:]), mode)
 
     if re.match(r"^\s*ANALYZE\b", text, re.IGNORECASE):
