@@ -15,7 +15,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import ember
 from tests.conformance.ember_adapter import SPARK_RUNTIME_ALL
 
 pytestmark = pytest.mark.spark

@@ -293,7 +293,7 @@ def test_table_write_explain_matches_spark(spark, tmp_path):
     for name, parts in (("w_plain", ()), ("w_parted", ("p",))):
         location = str(tmp_path / name)
         spark.sql(f"CREATE TABLE {name} (a INT, p INT) USING csv OPTIONS (header 'true') "
-                  + (f"PARTITIONED BY (p) " if parts else "") + f"LOCATION '{location}'")
+                  + ("PARTITIONED BY (p) " if parts else "") + f"LOCATION '{location}'")
         try:
             text = spark.sql(f"EXPLAIN INSERT INTO {name} SELECT 1, 2").collect()[0][0]
         finally:

@@ -540,7 +540,7 @@ _spec("map_concat", _maps, lambda t: (find_wider_type(
 
 
 def _split(a, node, b):
-    s, pattern = a[0], a[1]
+    s = a[0]
     limit = a[2] if len(a) > 2 else None
     if not isinstance(node.arguments[1], Literal) or (
             limit is not None and not isinstance(node.arguments[2], Literal)):

@@ -21,7 +21,6 @@ import pyarrow.compute as pc
 from ember import types as T
 from ember.errors import ExecutionError, UnsupportedError
 from ember.expressions import utf8_kernels as K
-from ember.errors import ExecutionError
 from ember.expressions.base import Literal
 from ember.expressions.misc import FunctionSpec, ScalarFunction, register
 
