@@ -67,6 +67,16 @@ def _lit(v: Any) -> Literal:
     return Literal(None, T.NULL)
 
 
+def _takes(value: object, dt: T.DataType) -> bool:
+    """Whether fill / replace with ``value`` applies to a column of type ``dt`` (PySpark: a bool
+    to boolean columns, a str to string columns, a number to numeric columns)."""
+    if isinstance(value, bool):
+        return isinstance(dt, T.BooleanType)
+    if isinstance(value, str):
+        return isinstance(dt, T.StringType)
+    return dt.is_numeric
+
+
 class DataFrameNaFunctions:
     """``df.na.drop(...)``, ``df.na.fill(...)``, ``df.na.replace(...)``.
 
@@ -116,14 +126,7 @@ class DataFrameNaFunctions:
             return self.df._new(Project(tuple(items), self.df.plan))
         targets = {a.id for a in self._targets(_subset(subset, "list or tuple"))}
 
-        def accepts(dt: T.DataType) -> bool:
-            if isinstance(value, bool):
-                return isinstance(dt, T.BooleanType)
-            if isinstance(value, str):
-                return isinstance(dt, T.StringType)
-            return dt.is_numeric
-
-        items = [self._fill_col(a, value) if a.id in targets and accepts(a.data_type) else a
+        items = [self._fill_col(a, value) if a.id in targets and _takes(value, a.data_type) else a
                  for a in out]
         return self.df._new(Project(tuple(items), self.df.plan))
 
@@ -178,14 +181,7 @@ class DataFrameNaFunctions:
         first = next(iter(rep))
         targets = {a.id for a in self._targets(names)}
 
-        def matches(dt: T.DataType) -> bool:
-            if isinstance(first, bool):
-                return isinstance(dt, T.BooleanType)
-            if isinstance(first, str):
-                return isinstance(dt, T.StringType)
-            return dt.is_numeric
-
-        items = [self._replace_col(a, rep) if a.id in targets and matches(a.data_type) else a
+        items = [self._replace_col(a, rep) if a.id in targets and _takes(first, a.data_type) else a
                  for a in self.df.plan.output]
         return self.df._new(Project(tuple(items), self.df.plan))
 

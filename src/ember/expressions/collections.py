@@ -19,6 +19,7 @@ position per row with NumPy and takes the values once, never a Python loop per r
 from __future__ import annotations
 
 from dataclasses import field
+from typing import ClassVar
 
 import numpy as np
 import pyarrow as pa
@@ -605,15 +606,12 @@ class Size(Expression):
         return f"{self.fn_name}({self.child.sql()})"
 
 
-@node
-class MapKeys(Expression):
-    """``map_keys(m)`` (Spark's ``MapKeys``)."""
+class _MapPart(Expression):
+    """``map_keys(m)`` / ``map_values(m)``: the keys or the values of each map as an array."""
 
-    child: Expression
-
-    @property
-    def data_type(self) -> T.DataType:
-        return T.ArrayType(getattr(self.child.data_type, "key_type", T.NULL), False)
+    __slots__ = ()
+    fn_name: ClassVar[str] = "?"
+    part: ClassVar[str] = "?"  # the pyarrow MapArray attribute: keys or items
 
     def check_input_types(self) -> str | None:
         if not isinstance(self.child.data_type, T.MapType):
@@ -622,42 +620,41 @@ class MapKeys(Expression):
 
     def eval(self, batch: pa.RecordBatch) -> pa.Array:
         arr = to_array(self.child.eval(batch), batch.num_rows)
-        return pa.LargeListArray.from_arrays(arr.offsets.cast(pa.int64()), arr.keys,
+        return pa.LargeListArray.from_arrays(arr.offsets.cast(pa.int64()),
+                                             getattr(arr, self.part),
                                              type=self.data_type.to_arrow(),
                                              mask=pc.is_null(arr))
 
     def simple_string(self) -> str:
-        return f"map_keys({self.child.simple_string()})"
+        return f"{self.fn_name}({self.child.simple_string()})"
 
     def sql(self) -> str:
-        return f"map_keys({self.child.sql()})"
+        return f"{self.fn_name}({self.child.sql()})"
 
 
 @node
-class MapValues(Expression):
+class MapKeys(_MapPart):
+    """``map_keys(m)`` (Spark's ``MapKeys``)."""
+
+    child: Expression
+    fn_name: ClassVar[str] = "map_keys"
+    part: ClassVar[str] = "keys"
+
+    @property
+    def data_type(self) -> T.DataType:
+        return T.ArrayType(getattr(self.child.data_type, "key_type", T.NULL), False)
+
+
+@node
+class MapValues(_MapPart):
     """``map_values(m)`` (Spark's ``MapValues``)."""
 
     child: Expression
+    fn_name: ClassVar[str] = "map_values"
+    part: ClassVar[str] = "items"
 
     @property
     def data_type(self) -> T.DataType:
         dt = self.child.data_type
         return T.ArrayType(getattr(dt, "value_type", T.NULL),
                            getattr(dt, "value_contains_null", True))
-
-    def check_input_types(self) -> str | None:
-        if not isinstance(self.child.data_type, T.MapType):
-            return unexpected_input_type(1, '"MAP"', self.child)
-        return None
-
-    def eval(self, batch: pa.RecordBatch) -> pa.Array:
-        arr = to_array(self.child.eval(batch), batch.num_rows)
-        return pa.LargeListArray.from_arrays(arr.offsets.cast(pa.int64()), arr.items,
-                                             type=self.data_type.to_arrow(),
-                                             mask=pc.is_null(arr))
-
-    def simple_string(self) -> str:
-        return f"map_values({self.child.simple_string()})"
-
-    def sql(self) -> str:
-        return f"map_values({self.child.sql()})"

@@ -65,6 +65,14 @@ class Generator(Expression):
         """Called as ``explode_outer`` & co (Spark's ``GeneratorOuter``)."""
         return getattr(self, "display", "").endswith("_outer")
 
+    def simple_string(self) -> str:
+        name = getattr(self, "display", self.fn_name)  # as called: explode_outer, inline, ...
+        return f"{name}({', '.join(e.simple_string() for e in self.children)})"
+
+    def sql(self) -> str:
+        name = getattr(self, "display", self.fn_name)
+        return f"{name}({', '.join(e.sql() for e in self.children)})"
+
     def generate(self, batch: pa.RecordBatch) -> tuple[np.ndarray, list[pa.Array]]:
         """``(rows, columns)``: the input row of each output row (ascending) and the
         generated columns."""
@@ -119,12 +127,6 @@ class Explode(Generator):
             cols.insert(0, pa.array(within.astype(np.int32)))
         return rows, cols
 
-    def simple_string(self) -> str:
-        return f"{self.display}({self.child.simple_string()})"
-
-    def sql(self) -> str:
-        return f"{self.display}({self.child.sql()})"
-
 
 @node
 class Inline(Generator):
@@ -158,18 +160,14 @@ class Inline(Generator):
             cols.append(pc.if_else(null, pa.scalar(None, v.type), v) if structs.null_count else v)
         return rows, cols
 
-    def simple_string(self) -> str:
-        return f"{self.display}({self.child.simple_string()})"
-
-    def sql(self) -> str:
-        return f"{self.display}({self.child.sql()})"
-
 
 @node
 class Stack(Generator):
     """``stack(n, e1, ..., ek)`` (Spark's ``Stack``): ``n`` rows per input row, the values
     filled row-major into ``ceil(k / n)`` columns ``col0`` ... (missing ones NULL).  A column's
     values must share one type; only NULLs take the column's type (Spark's StackCoercion)."""
+
+    fn_name: ClassVar[str] = "stack"
 
     children_: tuple[Expression, ...]
 
@@ -243,12 +241,6 @@ class Stack(Generator):
             order = (np.arange(n)[None, :] * n_in + np.arange(n_in)[:, None]).reshape(-1)
             cols.append(pc.take(stacked, pa.array(order)))
         return rows, cols
-
-    def simple_string(self) -> str:
-        return f"stack({', '.join(e.simple_string() for e in self.children_)})"
-
-    def sql(self) -> str:
-        return f"stack({', '.join(e.sql() for e in self.children_)})"
 
 
 @node

@@ -236,24 +236,23 @@ def _fold(arr: pa.Array, t: T.DataType, seed: np.ndarray, xx: bool) -> np.ndarra
     return out if valid is None else np.where(valid, out, seed)
 
 
-def murmur3_hash(arrays, types, seed: int = SEED) -> np.ndarray:
-    """Spark's ``hash(...)`` of the columns (int32 per row)."""
+def _fold_columns(arrays, types, seed: int, xx: bool) -> np.ndarray:
     n = len(arrays[0]) if arrays else 0
-    h = np.full(n, seed, dtype=U32)
+    h = np.full(n, seed, dtype=U64 if xx else U32)
     with np.errstate(over="ignore"):
         for a, t in zip(arrays, types):
-            h = _fold(a, t, h, False)
-    return h.view(np.int32)
+            h = _fold(a, t, h, xx)
+    return h.view(np.int64 if xx else np.int32)
+
+
+def murmur3_hash(arrays, types, seed: int = SEED) -> np.ndarray:
+    """Spark's ``hash(...)`` of the columns (int32 per row)."""
+    return _fold_columns(arrays, types, seed, False)
 
 
 def xxhash64(arrays, types, seed: int = SEED) -> np.ndarray:
     """Spark's ``xxhash64(...)`` of the columns (int64 per row)."""
-    n = len(arrays[0]) if arrays else 0
-    h = np.full(n, seed, dtype=U64)
-    with np.errstate(over="ignore"):
-        for a, t in zip(arrays, types):
-            h = _fold(a, t, h, True)
-    return h.view(np.int64)
+    return _fold_columns(arrays, types, seed, True)
 
 
 def _hash_kernel(xx: bool):

@@ -192,33 +192,43 @@ def _round_half_up_float(vals: np.ndarray, d: int) -> np.ndarray:
     return np.where(np.isfinite(vals) & np.isfinite(scaled), out, vals)
 
 
-def _round_kernel(a, node, b):
-    t = node.arguments[0].data_type
-    d = _round_scale(node)
-    out_t = _round_result_for(t, d)
-    arr = a[0]
-    if isinstance(t, T.DecimalType):
-        v, valid = D.unscaled(arr)
-        if d < t.scale:
-            step = D.rescale(v, t.scale, d)  # HALF_UP at scale d
-            v = D.rescale(step, d, out_t.scale) if d >= 0 else step * (10 ** (-d))
-        return D.from_unscaled(v, valid, out_t)
-    if t.is_integral:
-        if d >= 0:
-            return arr
-        v = pc.fill_null(arr.cast(pa.int64()), 0).to_numpy(zero_copy_only=False).astype(object)
-        valid = arr.is_valid().to_numpy(zero_copy_only=False)
-        r = D.div_half_up(v, 10 ** (-d)) * (10 ** (-d))
-        info = np.iinfo(arr.type.to_pandas_dtype())
-        if not node.ansi:  # legacy: the value wraps to the input type (Java's narrowing)
-            r = ((r + (1 << 63)) % (1 << 64)) - (1 << 63)
-            return pa.array(np.where(valid, r, 0).astype(np.int64), mask=~valid).cast(
-                arr.type, safe=False)
-        if (valid & ((r > info.max) | (r < info.min))).any():
-            raise overflow_error()
-        return pa.array(r.astype(np.int64), mask=~valid).cast(arr.type)
-    vals, valid = _np(arr)
-    return pa.array(_round_half_up_float(vals, d), mask=~valid).cast(arr.type)
+def _rounding_kernel(divide, round_float):
+    """The kernel of ``round`` (``divide`` = :func:`ember.expressions.decimals.div_half_up`) or
+    ``bround`` (HALF_EVEN): ``divide(v, 10 ** k)`` rounds unscaled decimals and integers,
+    ``round_float(vals, d)`` floating-point values."""
+
+    def kernel(a, node, b):
+        t = node.arguments[0].data_type
+        d = _round_scale(node)
+        out_t = _round_result_for(t, d)
+        arr = a[0]
+        if isinstance(t, T.DecimalType):
+            v, valid = D.unscaled(arr)
+            if d < t.scale:
+                step = divide(v, 10 ** (t.scale - d))
+                v = step * (10 ** (out_t.scale - d)) if d >= 0 else step * (10 ** (-d))
+            return D.from_unscaled(v, valid, out_t)
+        if t.is_integral:
+            if d >= 0:
+                return arr
+            v = pc.fill_null(arr.cast(pa.int64()), 0).to_numpy(zero_copy_only=False).astype(object)
+            valid = arr.is_valid().to_numpy(zero_copy_only=False)
+            r = divide(v, 10 ** (-d)) * (10 ** (-d))
+            info = np.iinfo(arr.type.to_pandas_dtype())
+            if not node.ansi:  # legacy: the value wraps to the input type (Java's narrowing)
+                r = ((r + (1 << 63)) % (1 << 64)) - (1 << 63)
+                return pa.array(np.where(valid, r, 0).astype(np.int64), mask=~valid).cast(
+                    arr.type, safe=False)
+            if (valid & ((r > info.max) | (r < info.min))).any():
+                raise overflow_error()
+            return pa.array(r.astype(np.int64), mask=~valid).cast(arr.type)
+        vals, valid = _np(arr)
+        return pa.array(round_float(vals, d), mask=~valid).cast(arr.type)
+
+    return kernel
+
+
+_round_kernel = _rounding_kernel(D.div_half_up, _round_half_up_float)
 
 
 register(FunctionSpec("round", _round_inputs, lambda t: t[0], _round_kernel, may_fail=True,
@@ -300,33 +310,7 @@ def _bround_float(vals: np.ndarray, d: int) -> np.ndarray:
     return np.where(np.isfinite(vals) & np.isfinite(scaled), out, vals)
 
 
-def _bround_kernel(a, node, b):
-    t = node.arguments[0].data_type
-    d = _round_scale(node)
-    out_t = _round_result_for(t, d)
-    arr = a[0]
-    if isinstance(t, T.DecimalType):
-        v, valid = D.unscaled(arr)
-        if d < t.scale:
-            step = _div_half_even(v, 10 ** (t.scale - d))
-            v = step * (10 ** (out_t.scale - d)) if d >= 0 else step * (10 ** (-d))
-        return D.from_unscaled(v, valid, out_t)
-    if t.is_integral:
-        if d >= 0:
-            return arr
-        v = pc.fill_null(arr.cast(pa.int64()), 0).to_numpy(zero_copy_only=False).astype(object)
-        valid = arr.is_valid().to_numpy(zero_copy_only=False)
-        r = _div_half_even(v, 10 ** (-d)) * (10 ** (-d))
-        info = np.iinfo(arr.type.to_pandas_dtype())
-        if not node.ansi:
-            r = ((r + (1 << 63)) % (1 << 64)) - (1 << 63)
-            return pa.array(np.where(valid, r, 0).astype(np.int64), mask=~valid).cast(
-                arr.type, safe=False)
-        if (valid & ((r > info.max) | (r < info.min))).any():
-            raise overflow_error()
-        return pa.array(r.astype(np.int64), mask=~valid).cast(arr.type)
-    vals, valid = _np(arr)
-    return pa.array(_bround_float(vals, d), mask=~valid).cast(arr.type)
+_bround_kernel = _rounding_kernel(_div_half_even, _bround_float)
 
 
 register(FunctionSpec("bround", _round_inputs, lambda t: t[0], _bround_kernel, may_fail=True,
