@@ -1023,42 +1023,15 @@ def create_map(*cols: Any) -> Column:
     return _call("map", *cols)
 
 
-def map_from_arrays(col1: Any, col2: Any) -> Column:
-    return _call("map_from_arrays", col1, col2)
-
-
-def element_at(col: Any, extraction: Any) -> Column:
-    """Array element at a 1-based index (negative from the end) or a map's value for a key."""
-    return _call("element_at", col, _lit_or_col(extraction))
-
-
-def try_element_at(col: Any, extraction: Any) -> Column:
-    return _call("try_element_at", col, _lit_or_col(extraction))
-
-
-def get(col: Any, index: Any) -> Column:
-    """Array element at a 0-based index, NULL out of bounds."""
-    return _call("get", col, _lit_or_col(index))
-
-
-def size(col: Any) -> Column:
-    return _call("size", col)
-
-
-def cardinality(col: Any) -> Column:
-    return _call("cardinality", col)
-
-
-def map_keys(col: Any) -> Column:
-    return _call("map_keys", col)
-
-
-def map_values(col: Any) -> Column:
-    return _call("map_values", col)
-
-
-def map_entries(col: Any) -> Column:
-    return _call("map_entries", col)
+map_from_arrays = _sql_function("map_from_arrays", "col1 col2")
+element_at = _sql_function("element_at", "col extraction=")
+try_element_at = _sql_function("try_element_at", "col extraction=")
+get = _sql_function("get", "col index=")
+size = _sql_function("size", "col")
+cardinality = _sql_function("cardinality", "col")
+map_keys = _sql_function("map_keys", "col")
+map_values = _sql_function("map_values", "col")
+map_entries = _sql_function("map_entries", "col")
 
 
 def map_concat(*cols: Any) -> Column:
@@ -1067,81 +1040,25 @@ def map_concat(*cols: Any) -> Column:
     return _call("map_concat", *cols)
 
 
-def explode(col: Any) -> Column:
-    """Generator: one row per array element (``col``) or map entry (``key``, ``value``)."""
-    return _call("explode", col)
-
-
-def explode_outer(col: Any) -> Column:
-    return _call("explode_outer", col)
-
-
-def posexplode(col: Any) -> Column:
-    return _call("posexplode", col)
-
-
-def posexplode_outer(col: Any) -> Column:
-    return _call("posexplode_outer", col)
-
-
-def inline(col: Any) -> Column:
-    return _call("inline", col)
-
-
-def inline_outer(col: Any) -> Column:
-    return _call("inline_outer", col)
-
-
-def stack(*cols: Any) -> Column:
-    return _call("stack", *cols)
-
-
-def array_contains(col: Any, value: Any) -> Column:
-    return _call("array_contains", col, _lit_or_col(value))
-
-
-def array_position(col: Any, value: Any) -> Column:
-    return _call("array_position", col, _lit_or_col(value))
-
-
-def array_remove(col: Any, element: Any) -> Column:
-    return _call("array_remove", col, _lit_or_col(element))
-
-
-def array_distinct(col: Any) -> Column:
-    return _call("array_distinct", col)
-
-
-def array_union(col1: Any, col2: Any) -> Column:
-    return _call("array_union", col1, col2)
-
-
-def array_intersect(col1: Any, col2: Any) -> Column:
-    return _call("array_intersect", col1, col2)
-
-
-def array_except(col1: Any, col2: Any) -> Column:
-    return _call("array_except", col1, col2)
-
-
-def sort_array(col: Any, asc: bool = True) -> Column:
-    return _call("sort_array", col, _lit_or_col(asc))
-
-
-def array_sort(col: Any) -> Column:
-    return _call("array_sort", col)
-
-
-def array_max(col: Any) -> Column:
-    return _call("array_max", col)
-
-
-def array_min(col: Any) -> Column:
-    return _call("array_min", col)
-
-
-def flatten(col: Any) -> Column:
-    return _call("flatten", col)
+explode = _sql_function("explode", "col")
+explode_outer = _sql_function("explode_outer", "col")
+posexplode = _sql_function("posexplode", "col")
+posexplode_outer = _sql_function("posexplode_outer", "col")
+inline = _sql_function("inline", "col")
+inline_outer = _sql_function("inline_outer", "col")
+stack = _sql_function("stack", "*cols")
+array_contains = _sql_function("array_contains", "col value=")
+array_position = _sql_function("array_position", "col value=")
+array_remove = _sql_function("array_remove", "col element=")
+array_distinct = _sql_function("array_distinct", "col")
+array_union = _sql_function("array_union", "col1 col2")
+array_intersect = _sql_function("array_intersect", "col1 col2")
+array_except = _sql_function("array_except", "col1 col2")
+sort_array = _sql_function("sort_array", "col asc=[True]")
+array_sort = _sql_function("array_sort", "col")
+array_max = _sql_function("array_max", "col")
+array_min = _sql_function("array_min", "col")
+flatten = _sql_function("flatten", "col")
 
 
 def slice(x: Any, start: Any, length: Any) -> Column:  # noqa: A001 - PySpark's name
@@ -1154,8 +1071,7 @@ def array_join(col: Any, delimiter: str, null_replacement: str | None = None) ->
     return _call("array_join", col, lit(delimiter), lit(null_replacement))
 
 
-def arrays_zip(*cols: Any) -> Column:
-    return _call("arrays_zip", *cols)
+arrays_zip = _sql_function("arrays_zip", "*cols")
 
 
 def sequence(start: Any, stop: Any, step: Any = None) -> Column:
