@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from ember import types as T
 from ember.errors import AnalysisError, UnsupportedError
@@ -102,7 +104,6 @@ def _value_types(values: pa.Array) -> set[T.DataType]:
     """The set of Spark CSV types of the (distinct, non-null) string ``values``: int, bigint,
     decimal(p,0) (integers beyond bigint), double, date (``yyyy-MM-dd``), timestamp (what
     CAST accepts), boolean (``true``/``false`` in any case), string."""
-    import pyarrow.compute as pc
 
 
     out: set[T.DataType] = set()
@@ -170,8 +171,6 @@ def _merge_csv_types(types: set[T.DataType]) -> T.DataType:
 
 
 def _csv_schema(paths: Sequence[str], opts: dict[str, str]) -> list[tuple[str, T.DataType]]:
-    import pyarrow.compute as pc
-
 
     names, table, _malformed = read_csv_strings(paths, opts)
     if opts.get("inferschema", "false") != "true":
@@ -199,7 +198,6 @@ def infer_file_schema(fmt: str, paths: Sequence[str],
     opts = _options_dict(options)
     fmt = fmt.lower()
     if fmt == "parquet":
-        import pyarrow.parquet as pq
 
         schema = pq.read_schema(paths[0])
         return [(f.name, T.from_arrow(f.type)) for f in schema]
