@@ -171,7 +171,6 @@ def _merge_csv_types(types: set[T.DataType]) -> T.DataType:
 
 
 def _csv_schema(paths: Sequence[str], opts: dict[str, str]) -> list[tuple[str, T.DataType]]:
-
     names, table, _malformed = read_csv_strings(paths, opts)
     if opts.get("inferschema", "false") != "true":
         return [(n, T.STRING) for n in names]
