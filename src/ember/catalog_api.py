@@ -208,7 +208,18 @@ class CatalogAPI:
         return None
 
     def isCached(self, tableName: str) -> bool:  # noqa: N802,N803
-        return False
+        """Whether the table's rows are in the session's cache (:mod:`ember.cache_manager`)."""
+        return self._session.table(tableName).is_cached
+
+    def cacheTable(self, tableName: str, storageLevel: Any = None) -> None:  # noqa: N802,N803
+        """Cache the table's rows, as ``spark.table(tableName).persist(storageLevel)``."""
+        self._session.table(tableName).persist(storageLevel)
+
+    def uncacheTable(self, tableName: str) -> None:  # noqa: N802,N803
+        self._session.table(tableName).unpersist()
 
     def clearCache(self) -> None:  # noqa: N802
-        return None
+        """Drop every cached DataFrame and table of the session."""
+        for entry in self._session.cache_manager.clear():
+            if entry.frame is not None:
+                entry.frame.unpersist()
