@@ -1,11 +1,10 @@
 """``approx_count_distinct``: HyperLogLog++ as Spark's ``HyperLogLogPlusPlus``.
 
-Each value is hashed with Spark's ``XxHash64Function`` (XXH64, seed 42, over the value's bytes
-as Spark lays them out: 4-byte ints, 8-byte longs, float/double bits with ``-0.0`` as 0 and NaN
-canonical, UTF-8 strings, binary, decimals up to 18 digits as their unscaled long), so the
-registers -- and the estimate -- are Spark's.  With ``p = ceil(2 * log2(1.106 / relativeSD))``
-index bits (9 for the default 0.05), a value lands in register ``hash >>> (64 - p)`` and
-raises it to the number of leading zeros of ``hash << p | 1 << (p - 1)`` plus one.
+Each value is hashed with Spark's ``XxHash64Function`` (XXH64, seed 42: the ``xxhash64`` of
+:mod:`ember.expressions.hashes`), so the registers -- and the estimate -- are Spark's.  With
+``p = ceil(2 * log2(1.106 / relativeSD))`` index bits (9 for the default 0.05), a value lands in
+register ``hash >>> (64 - p)`` and raises it to the number of leading zeros of
+``hash << p | 1 << (p - 1)`` plus one.
 
 The estimate is Spark's: linear counting ``m * ln(m / V)`` (V zero registers) while it is at most
 the HLL++ threshold for ``p`` or the raw estimate is at most ``2.5 m``, which makes the answer
@@ -32,81 +31,15 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ember import types as T
-from ember.errors import AnalysisError, UnsupportedError
+from ember.errors import AnalysisError
 from ember.expressions.aggregates.base import AggregateFunction, BufferField
 from ember.expressions.aggregates.collect import flatten_lists
 from ember.expressions.aggregates.kernels import _valid
 from ember.expressions.base import Expression, Literal
+from ember.expressions.hashes import xxhash64
 from ember.trees import node
-
-_P1 = np.uint64(0x9E3779B185EBCA87)
-_P2 = np.uint64(0xC2B2AE3D27D4EB4F)
-_P3 = np.uint64(0x165667B19E3779F9)
-_P4 = np.uint64(0x85EBCA77C2B2AE63)
-_P5 = np.uint64(0x27D4EB2F165667C5)
-_SEED = np.uint64(42)
-
-
-def _rotl(x: np.ndarray, r: int) -> np.ndarray:
-    return (x << np.uint64(r)) | (x >> np.uint64(64 - r))
-
-
-def _fmix(h: np.ndarray) -> np.ndarray:
-    h = h ^ (h >> np.uint64(33))
-    h = h * _P2
-    h = h ^ (h >> np.uint64(29))
-    h = h * _P3
-    return h ^ (h >> np.uint64(32))
-
-
-def _round(acc: np.ndarray, lane: np.ndarray) -> np.ndarray:
-    acc = acc + lane * _P2
-    return _rotl(acc, 31) * _P1
-
-
-def xxhash64_rows(data: np.ndarray) -> np.ndarray:
-    """XXH64 (seed 42, Spark's ``XxHash64.hashUnsafeBytes``) of each row of an ``(n, L)`` uint8
-    matrix (every value ``L`` bytes long), as uint64."""
-    n, length = data.shape
-    with np.errstate(over="ignore"):
-        off = 0
-        if length >= 32:
-            v1 = np.full(n, _SEED + _P1 + _P2, dtype=np.uint64)
-            v2 = np.full(n, _SEED + _P2, dtype=np.uint64)
-            v3 = np.full(n, _SEED, dtype=np.uint64)
-            v4 = np.full(n, _SEED - _P1, dtype=np.uint64)
-            while off <= length - 32:
-                lanes = np.ascontiguousarray(data[:, off:off + 32]).view("<u8")
-                v1 = _round(v1, lanes[:, 0])
-                v2 = _round(v2, lanes[:, 1])
-                v3 = _round(v3, lanes[:, 2])
-                v4 = _round(v4, lanes[:, 3])
-                off += 32
-            h = _rotl(v1, 1) + _rotl(v2, 7) + _rotl(v3, 12) + _rotl(v4, 18)
-            for v in (v1, v2, v3, v4):
-                h = (h ^ _round(np.zeros(n, dtype=np.uint64), v)) * _P1 + _P4
-        else:
-            h = np.full(n, _SEED + _P5, dtype=np.uint64)
-        h = h + np.uint64(length)
-        while off <= length - 8:
-            k = np.ascontiguousarray(data[:, off:off + 8]).view("<u8")[:, 0]
-            h = h ^ _round(np.zeros(n, dtype=np.uint64), k)
-            h = _rotl(h, 27) * _P1 + _P4
-            off += 8
-        if off <= length - 4:
-            k = np.ascontiguousarray(data[:, off:off + 4]).view("<u4")[:, 0].astype(np.uint64)
-            h = h ^ (k * _P1)
-            h = _rotl(h, 23) * _P2 + _P3
-            off += 4
-        while off < length:
-            h = h ^ (data[:, off].astype(np.uint64) * _P5)
-            h = _rotl(h, 11) * _P1
-            off += 1
-        return _fmix(h)
-
 
 def _bit_length(x: np.ndarray) -> np.ndarray:
     """Bits needed for each uint64 (64 - leading zeros), by a six-step binary search."""
@@ -119,62 +52,12 @@ def _bit_length(x: np.ndarray) -> np.ndarray:
     return n + (x != 0)
 
 
-def _fixed(values: np.ndarray) -> np.ndarray:
-    """XXH64 of fixed-width little-endian values (int32 -> 4 bytes, int64 -> 8 bytes)."""
-    v = np.ascontiguousarray(values)
-    return xxhash64_rows(v.view(np.uint8).reshape(len(v), v.dtype.itemsize))
-
-
-def _var_bytes(arr: pa.Array) -> np.ndarray:
-    """XXH64 of each (non-NULL) string / binary value: rows of one length hashed together."""
-    arr = arr.cast(pa.large_binary()) if not pa.types.is_large_binary(arr.type) else arr
-    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int64)[arr.offset:arr.offset + len(arr) + 1]
-    data_buf = arr.buffers()[2]
-    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None \
-        else np.zeros(0, np.uint8)
-    starts, lengths = offsets[:-1], np.diff(offsets)
-    out = np.zeros(len(arr), dtype=np.uint64)
-    for length in np.unique(lengths):  # one pass per distinct length, not per row
-        rows = np.flatnonzero(lengths == length)
-        idx = starts[rows][:, None] + np.arange(int(length))[None, :]
-        out[rows] = xxhash64_rows(data[idx] if length else np.zeros((len(rows), 0), np.uint8))
-    return out
-
-
 def spark_xxhash64(arr: pa.Array, t: T.DataType) -> np.ndarray:
-    """Spark's ``XxHash64Function.hash(value, t, 42)`` of each value (NULL rows: arbitrary)."""
+    """Spark's ``XxHash64Function.hash(value, t, 42)`` of each value as uint64 (NULL rows:
+    arbitrary): ``xxhash64(col)`` of :mod:`ember.expressions.hashes`."""
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
-    if isinstance(t, T.BooleanType):
-        return _fixed(np.asarray(pc.fill_null(arr, False).to_numpy(zero_copy_only=False),
-                                 dtype=np.int32))
-    if isinstance(t, (T.ByteType, T.ShortType, T.IntegerType, T.DateType,
-                      T.YearMonthIntervalType)):
-        if pa.types.is_date32(arr.type):
-            arr = arr.view(pa.int32())
-        return _fixed(np.asarray(pc.fill_null(arr.cast(pa.int32()), 0)
-                                 .to_numpy(zero_copy_only=False), dtype=np.int32))
-    if isinstance(t, (T.LongType, T.TimestampType, T.DayTimeIntervalType)):
-        if not pa.types.is_integer(arr.type):
-            arr = arr.view(pa.int64())
-        return _fixed(np.asarray(pc.fill_null(arr, 0).to_numpy(zero_copy_only=False),
-                                 dtype=np.int64))
-    if isinstance(t, T.FloatType):
-        v = np.asarray(pc.fill_null(arr, 0.0).to_numpy(zero_copy_only=False), dtype=np.float32)
-        bits = np.where(np.isnan(v), np.int32(0x7FC00000), (v + np.float32(0.0)).view(np.int32))
-        return _fixed(bits.astype(np.int32))
-    if isinstance(t, T.DoubleType):
-        v = np.asarray(pc.fill_null(arr, 0.0).to_numpy(zero_copy_only=False), dtype=np.float64)
-        bits = np.where(np.isnan(v), np.int64(0x7FF8000000000000), (v + 0.0).view(np.int64))
-        return _fixed(bits.astype(np.int64))
-    if isinstance(t, T.DecimalType) and t.precision <= 18:
-        words = np.frombuffer(arr.buffers()[1], dtype=np.int64)
-        words = words[2 * arr.offset:2 * (arr.offset + len(arr))].reshape(-1, 2)[:, 0]
-        return _fixed(words.copy())
-    if isinstance(t, (T.StringType, T.BinaryType)):
-        return _var_bytes(arr)
-    raise UnsupportedError(f"approx_count_distinct over {t.simple_string()} values is not "
-                           "supported yet")
+    return xxhash64([arr], [t]).view(np.uint64)
 
 
 #: Spark's ``HyperLogLogPlusPlusHelper`` linear-counting thresholds, for p = 4 .. 18
