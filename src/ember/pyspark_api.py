@@ -100,12 +100,18 @@ MISSING: dict[str, dict[str, str]] = {
 }
 
 
-def unsupported_method(owner: str, name: str) -> UnsupportedError | None:
+class UnsupportedMethodError(UnsupportedError, AttributeError):
+    """``UNSUPPORTED_FEATURE.PYSPARK_METHOD``: a PySpark method Ember leaves out.  Also an
+    ``AttributeError``, so ``hasattr(df, "rdd")`` is False and ``getattr(df, "rdd", None)`` None,
+    as Python's attribute protocol expects of a missing attribute."""
+
+
+def unsupported_method(owner: str, name: str) -> UnsupportedMethodError | None:
     """The error for PySpark's ``owner.name`` when Ember leaves it out, else None."""
     reason = MISSING.get(owner, {}).get(name)
     if reason is None:
         return None
-    return UnsupportedError(
+    return UnsupportedMethodError(
         f"The feature is not supported: {owner}.{name}: {reason}.",
         error_class="UNSUPPORTED_FEATURE.PYSPARK_METHOD",
         parameters={"method": f"{owner}.{name}", "reason": reason})

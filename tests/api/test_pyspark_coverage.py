@@ -64,6 +64,8 @@ def test_a_missing_method_raises_unsupported_feature_not_attribute_error():
     # a misspelled name stays PySpark's AttributeError (hasattr and getattr defaults rely on it)
     df = session.createDataFrame([(1,)], "a int")
     assert not hasattr(df, "no_such_method")
+    # the UNSUPPORTED_FEATURE error is also an AttributeError: hasattr and getattr defaults work
+    assert not hasattr(df, "rdd") and getattr(session, "sparkContext", None) is None
     # (a Column's unknown attribute is a struct field, ``col.field``, as in PySpark)
     assert str(df.a.no_such_field) == str(df.a["no_such_field"])
     assert getattr(session, "no_such_method", None) is None

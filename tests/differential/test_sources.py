@@ -489,9 +489,6 @@ KNOWN: dict[str, tuple[str, str]] = {
         "Spark's univocity parser with the default escape '\\' returns a quoted field holding "
         "doubled quotes raw ('\"two \"\"q\"\"\"'); Ember's Arrow parser ends the field at the "
         "second quote ('two \"q\"\"\"'); use escape '\"' (RFC 4180) for doubled quotes", "rows"),
-    "cdf_dict_value": (
-        "Ember has no MAP type: a dict value infers a struct (Spark: map<string,bigint>)",
-        "dtypes"),
 }
 
 #: Known differences of Ember's own readers that the Spark runtime does not have: it reads files
