@@ -237,8 +237,14 @@ def _groups(keys: list[pa.Array], n: int) -> list[np.ndarray]:
     idx = pa.array(np.arange(n))
     grouped = table.append_column("__row", idx).group_by(
         [f"k{i}" for i in range(len(keys))], use_threads=False).aggregate([("__row", "list")])
-    lists = grouped.column("__row_list").to_pylist()
-    return sorted((np.asarray(r) for r in lists), key=lambda r: int(r[0]))
+    lists = grouped.column("__row_list").combine_chunks()
+    if len(lists) == 0:
+        return []
+    offsets = lists.offsets.to_numpy()
+    rows = lists.flatten().to_numpy()
+    groups = np.split(rows, offsets[1:-1] - offsets[0])
+    first = rows[offsets[:-1] - offsets[0]]  # a group's first row: its order of appearance
+    return [groups[i] for i in np.argsort(first, kind="stable")]
 
 
 def _arity(func: Any) -> int:
