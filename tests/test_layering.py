@@ -63,7 +63,7 @@ FORBIDDEN: frozenset[tuple[str, str]] = frozenset({
     ("runtime.spark", "sql"),
 })
 
-MAX_FUNCTION_LEVEL_IMPORTS = 37
+MAX_FUNCTION_LEVEL_IMPORTS = 34
 
 _RANK = {group: rank for rank, group, _ in GROUPS}
 _PREFIXES = sorted(((prefix, group) for _, group, prefixes in GROUPS for prefix in prefixes),

@@ -23,6 +23,7 @@ from ember.dataframe import DataFrame
 from ember.errors import AnalysisError
 from ember.file_relations import expand_paths, file_relation, infer_file_schema, option_string
 from ember.pyspark_api import missing_attribute
+from ember.sql.schema_ddl import parse_ddl_schema
 
 if TYPE_CHECKING:  # pragma: no cover
     from ember.session import Session
@@ -37,10 +38,6 @@ def _schema_of(schema: Any) -> T.StructType:
     if isinstance(schema, T.StructType):
         return schema
     if isinstance(schema, str):
-        # imported here: at module level it would close the import cycle
-        # readers -> session -> readers
-        from ember.session import parse_ddl_schema
-
         return parse_ddl_schema(schema)
     raise AnalysisError(
         f"The schema must be a DDL string or a StructType, not {type(schema).__name__}.",

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
-import re
 import threading
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
@@ -56,6 +55,7 @@ from ember.readers import DataFrameReader, file_relation
 from ember.row import Row
 from ember.column import parse_column_name
 from ember.sql import parse_statement, parse_data_type
+from ember.sql.schema_ddl import parse_ddl_schema
 from ember.table_writes import create_table_as_select, run_insert
 from ember.udf import UDFRegistration
 from ember.plans.logical.ddl import CreateTable
@@ -515,52 +515,6 @@ def _canonical(table: pa.Table, time_zone: str) -> pa.Table:
         cols.append(col)
         fields.append(pa.field(f.name, target, nullable=f.nullable))
     return pa.Table.from_arrays(cols, schema=pa.schema(fields))
-
-
-def _split_top_level(text: str, sep: str = ",") -> list[str]:
-    parts, depth, cur = [], 0, []
-    for c in text:
-        if c in "<(":
-            depth += 1
-        elif c in ">)":
-            depth -= 1
-        if c == sep and depth == 0:
-            parts.append("".join(cur))
-            cur = []
-        else:
-            cur.append(c)
-    parts.append("".join(cur))
-    return [p.strip() for p in parts if p.strip()]
-
-
-_FIELD_RE = re.compile(r"^\s*(`(?:[^`]|``)+`|[^\s:`]+)\s*:?\s*(.+?)\s*$", re.S)
-
-
-def parse_ddl_schema(ddl: str) -> T.StructType:
-    """``'a int, b string not null'`` -> StructType (Spark's ``StructType.fromDDL`` subset)."""
-
-    text = ddl.strip()
-    if text.lower().startswith("struct<") and text.endswith(">"):
-        dt = parse_data_type(text)
-        assert isinstance(dt, T.StructType)
-        return dt
-    fields = []
-    for part in _split_top_level(text):
-        m = _FIELD_RE.match(part)
-        if m is None:
-            raise AnalysisError(f"Cannot parse the schema {ddl!r}", error_class="PARSE_SYNTAX_ERROR")
-        name, type_text = m.group(1), m.group(2)
-        if name.startswith("`"):
-            name = name[1:-1].replace("``", "`")
-        nullable = True
-        comment = re.search(r"\s+comment\s+'.*'$", type_text, re.I | re.S)
-        if comment:
-            type_text = type_text[: comment.start()]
-        if re.search(r"\s+not\s+null$", type_text, re.I):
-            nullable = False
-            type_text = re.sub(r"\s+not\s+null$", "", type_text, flags=re.I)
-        fields.append(T.StructField(name, parse_data_type(type_text), nullable))
-    return T.StructType(tuple(fields))
 
 
 def _infer_type(v: Any) -> T.DataType:

@@ -31,6 +31,7 @@ from ember.expressions.aggregates.python import PythonUDAF
 from ember.expressions.base import Expression
 from ember.expressions.python_udf import PythonEvalType, PythonUDF
 from ember.sql import parse_data_type
+from ember.sql.schema_ddl import parse_ddl_schema
 
 if TYPE_CHECKING:  # pragma: no cover
     from ember.session import Session
@@ -61,9 +62,6 @@ def to_return_type(value: Any) -> T.DataType:
         try:
             return parse_data_type(value)
         except Exception:  # noqa: BLE001 - a field list: "a int, b string"
-            # imported here: ember.session imports this module (spark.udf)
-            from ember.session import parse_ddl_schema
-
             return parse_ddl_schema(value)
     raise AnalysisError(
         f"[NOT_DATATYPE_OR_STR] Argument `returnType` should be a DataType or str, got "

@@ -41,6 +41,7 @@ from ember.streaming.sources import source_class
 from ember.plans.logical.nodes import StreamingRelation
 from ember.streaming.checks import check_streaming_plan
 from ember.streaming.sinks import sink_class
+from ember.sql.schema_ddl import parse_ddl_schema
 
 if TYPE_CHECKING:  # pragma: no cover
     from ember.dataframe import DataFrame
@@ -82,10 +83,6 @@ class DataStreamReader:
     def schema(self, schema: T.StructType | str) -> "DataStreamReader":
         schema = T.as_ember_type(schema)  # a PySpark StructType too
         if isinstance(schema, str):
-            # imported here: at module level it would close the import cycle
-            # streaming.api -> session -> streaming.api
-            from ember.session import parse_ddl_schema
-
             schema = parse_ddl_schema(schema)
         self._schema = schema
         return self
