@@ -84,7 +84,8 @@ SPARK_VARIANTS = ("", "-noopt", "-smj", "-smj-bs2", "-shj", "-bhj")
 JOIN_FREE_FILES = ("window.sql", "group-analytics.sql", "grouping_set.sql", "ember/",
                    "show-tables.sql", "describe.sql", "null-handling.sql",
                    "decimalArithmeticOperations.sql", "postgreSQL/select_having.sql",
-                   "postgreSQL/insert.sql")
+                   "postgreSQL/insert.sql", "join-lateral.sql",
+                   "subquery/exists-subquery/exists-aggregate.sql")
 JOIN_FREE_VARIANTS = ("", "-bs2", "-noopt")
 JOIN_FREE_SPARK_VARIANTS = ("", "-bs2")
 
