@@ -1146,3 +1146,42 @@ def zip_with(left: Any, right: Any, f: Any) -> Column:
 
 
 __all__ += ["transform", "filter", "exists", "forall", "aggregate", "reduce", "zip_with"]
+
+
+# -- issue 22 (helper F): formatting, conv, binary formats, hmac, mask, url, utf8 -------------
+
+
+def format_string(format: str, *cols: Any) -> Column:  # noqa: A002 - PySpark's name
+    """``format_string(format, cols...)``: Java's ``String.format`` (PySpark: a literal format,
+    column arguments)."""
+    return Column(UnresolvedFunction("format_string", (literal_expr(format),) + tuple(
+        _col_or_name(c) for c in cols)))
+
+
+printf = _sql_function("printf", "format *cols")
+conv = _sql_function("conv", "col fromBase= toBase=")
+to_binary = _sql_function("to_binary", "col format?")
+try_to_binary = _sql_function("try_to_binary", "col format?")
+to_base32 = _sql_function("to_base32", "col")
+from_base32 = _sql_function("from_base32", "col")
+hmac = _sql_function("hmac", "key message algorithm?")
+parse_url = _sql_function("parse_url", "url partToExtract key?")
+try_parse_url = _sql_function("try_parse_url", "url partToExtract key?")
+jaro_winkler_similarity = _sql_function("jaro_winkler_similarity", "left right")
+is_valid_utf8 = _sql_function("is_valid_utf8", "str")
+make_valid_utf8 = _sql_function("make_valid_utf8", "str")
+validate_utf8 = _sql_function("validate_utf8", "str")
+try_validate_utf8 = _sql_function("try_validate_utf8", "str")
+
+
+def mask(col: Any, upperChar: Any = None, lowerChar: Any = None, digitChar: Any = None,  # noqa: N803
+         otherChar: Any = None) -> Column:
+    """``mask(col, upper, lower, digit, other)``: PySpark passes its defaults X, x, n, NULL."""
+    chars = [lit(d) if v is None else v for v, d in (
+        (upperChar, "X"), (lowerChar, "x"), (digitChar, "n"), (otherChar, None))]
+    return Column(UnresolvedFunction("mask", tuple(_col_or_name(c) for c in (col, *chars))))
+
+
+__all__ += ["format_string", "printf", "conv", "to_binary", "try_to_binary", "to_base32",
+            "from_base32", "hmac", "parse_url", "try_parse_url", "jaro_winkler_similarity",
+            "is_valid_utf8", "make_valid_utf8", "validate_utf8", "try_validate_utf8", "mask"]

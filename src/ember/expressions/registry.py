@@ -31,6 +31,7 @@ from ember.expressions import intervals as IV
 from ember.expressions import mathfuncs as MF
 from ember.expressions import regex as RX
 from ember.expressions import strings as SF
+from ember.expressions import text_functions as TXT
 from ember.expressions.arithmetic import (
     Abs, Add, Divide, Multiply, Pmod, Remainder, Subtract, UnaryMinus, UnaryPositive,
 )
@@ -556,6 +557,12 @@ _BUILDERS["regexp_instr"] = (2, 3, lambda n, a: ScalarFunction(
 def _like_fn(name, a):
     """``like(s, p[, escape])``: the ``s LIKE p`` predicate."""
     return Like(a[0], a[1], _escape_char(a))
+
+
+# -- issue 22 (helper F): format_string, conv, to_binary, base32, hmac, mask, parse_url,
+# jaro_winkler_similarity, UTF-8 validation (ember.expressions.text_functions)
+for _name, (_lo, _hi, _) in TXT.TEXT_FUNCTIONS.items():
+    _BUILDERS[_name] = (_lo, _hi, TXT.build_text_function)
 
 
 def lookup_function(name: str, args: tuple[Expression, ...]) -> Expression:
