@@ -298,6 +298,9 @@ OPTIMIZER_ENABLED = _entry("ember.optimizer.enabled", True, _bool,
 PIVOT_MAX_VALUES = _entry("spark.sql.pivotMaxValues", 10000, int,
                           "Most distinct values GroupedData.pivot(col) collects when it is not "
                           "given the values (more raise an error).")
+TRANSPOSE_MAX_VALUES = _entry("spark.sql.transposeMaxValues", 500, int,
+                              "Most rows DataFrame.transpose turns into columns (more raise "
+                              "TRANSPOSE_EXCEED_ROW_LIMIT).")
 OPTIMIZER_MAX_ITERATIONS = _entry("spark.sql.optimizer.maxIterations", 100, int,
                                   "Max iterations of a fixed-point optimizer batch.")
 WINDOW_GROUP_LIMIT_THRESHOLD = _entry(

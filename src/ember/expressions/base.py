@@ -16,8 +16,9 @@ Contract of an :class:`Expression`:
 from __future__ import annotations
 
 import itertools
+import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import field
 from typing import Any, ClassVar
 
@@ -550,6 +551,29 @@ class UnresolvedStar(Unevaluable, LeafExpression):
 
     def sql(self) -> str:
         return self.simple_string()
+
+
+@node
+class UnresolvedRegex(UnresolvedStar):
+    """``df.colRegex("`a.*`")``: the columns whose names match ``pattern`` in full (of the
+    relation ``target`` names, if any), expanded like ``*`` (Spark's ``UnresolvedRegex``);
+    ``case_sensitive`` is the session's setting when the Column was made."""
+
+    pattern: str = ""
+    case_sensitive: bool = False
+
+    def expand(self, output: Sequence["AttributeReference"]) -> list["AttributeReference"]:
+        """The attributes of ``output`` the regex selects (none is not an error)."""
+        flags = 0 if self.case_sensitive else re.IGNORECASE
+        regex = re.compile(self.pattern, flags)
+        if self.target:
+            t = self.target[-1] if self.case_sensitive else self.target[-1].lower()
+            output = [a for a in output if a.qualifier and (
+                a.qualifier[-1] if self.case_sensitive else a.qualifier[-1].lower()) == t]
+        return [a for a in output if regex.fullmatch(a.name)]
+
+    def simple_string(self) -> str:
+        return ".".join(self.target + (f"`{self.pattern}`",))
 
 
 @node
