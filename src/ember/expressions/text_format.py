@@ -27,11 +27,10 @@ def _str(value: str) -> pa.Scalar:
     return pa.scalar(value, pa.large_string())
 
 
-def _join(parts: list[pa.Array], sep: str, skip_nulls: bool = False) -> pa.Array:
+def _join(parts: list[pa.Array], sep: str) -> pa.Array:
     if len(parts) == 1:
         return parts[0]
-    return pc.binary_join_element_wise(*parts, _str(sep),
-                                       null_handling="skip" if skip_nulls else "emit_null")
+    return pc.binary_join_element_wise(*parts, _str(sep))
 
 
 def _wrap(arr: pa.Array, left: str, right: str) -> pa.Array:
@@ -172,10 +171,10 @@ class JsonGenerator:
         if not frags:
             body = pa.repeat(_str(""), n)
         else:
-            body = _join(frags, ",", skip_nulls=True)
-            if len(body) != n:  # Arrow's skip-nulls join of all-NULL fields comes back empty
-                body = pa.nulls(n, pa.large_string())
-            body = pc.fill_null(body, _str(""))
+            # each present field as ",<field>", then the first comma cut (Arrow's skip-nulls
+            # join drops the rows whose fields are all NULL)
+            parts = [pc.fill_null(_wrap(f, ",", ""), _str("")) for f in frags]
+            body = pc.utf8_slice_codeunits(_join(parts, ""), 1)
         out = _wrap(body, "{", "}")
         if valid is not None:
             out = pc.if_else(valid, out, pa.scalar(None, pa.large_string()))
