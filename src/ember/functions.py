@@ -24,13 +24,16 @@ from ember.column import (
     literal_expr,
     to_expr,
 )
-from ember.errors import AnalysisError
+from ember.errors import AnalysisError, EmberError
 from ember.expressions.base import Expression, Literal, UnresolvedFunction, UnresolvedStar
 from ember.expressions.higher_order import LambdaFunction, UnresolvedNamedLambdaVariable
+from ember.expressions.json_functions import OptionsLiteral, SchemaLiteral
 from ember.expressions.time_window import TimeWindow, window_durations
 from ember.session import Session
 from ember import udf as _udf
 from ember.sql import parse_expression
+from ember.sql.parser import parse_data_type
+from ember.sql.schema_ddl import parse_ddl_schema
 
 if TYPE_CHECKING:  # pragma: no cover
     from ember.dataframe import DataFrame
@@ -1185,3 +1188,54 @@ def mask(col: Any, upperChar: Any = None, lowerChar: Any = None, digitChar: Any 
 __all__ += ["format_string", "printf", "conv", "to_binary", "try_to_binary", "to_base32",
             "from_base32", "hmac", "parse_url", "try_parse_url", "jaro_winkler_similarity",
             "is_valid_utf8", "make_valid_utf8", "validate_utf8", "try_validate_utf8", "mask"]
+# -- JSON functions over nested values (from_json, to_json, schema_of_json, json_tuple ...) ------
+
+
+def _json_options(options: dict[str, Any] | None) -> Expression:
+    """PySpark's options dict as the functions' options argument (values as PySpark's
+    ``to_str``: booleans lower-cased)."""
+    pairs = tuple((str(k).lower(), str(v).lower() if isinstance(v, bool) else str(v))
+                  for k, v in (options or {}).items())
+    text = "map(" + ", ".join(f"{k}, {v}" for k, v in pairs) + ")"
+    return OptionsLiteral(pairs, text)
+
+
+def _schema_arg(schema: Any) -> Expression:
+    """A schema given as a DDL string, a DataType (Ember's or PySpark's) or a Column."""
+    if isinstance(schema, Column):
+        return schema._expr
+    if isinstance(schema, str):
+        try:
+            return SchemaLiteral(parse_data_type(schema), schema)
+        except EmberError:
+            return SchemaLiteral(parse_ddl_schema(schema), schema)
+    dt = T.as_ember_type(schema)
+    return SchemaLiteral(dt, dt.sql())
+
+
+def from_json(col: Any, schema: Any, options: dict[str, Any] | None = None) -> Column:
+    """``from_json(col, schema[, options])``: JSON text parsed into ``schema``."""
+    return Column(UnresolvedFunction("from_json", (_col_or_name(col), _schema_arg(schema),
+                                                   _json_options(options))))
+
+
+def to_json(col: Any, options: dict[str, Any] | None = None) -> Column:
+    """``to_json(col[, options])``: a struct, array or map as JSON text."""
+    return Column(UnresolvedFunction("to_json", (_col_or_name(col), _json_options(options))))
+
+
+def schema_of_json(json: Any, options: dict[str, Any] | None = None) -> Column:
+    """``schema_of_json(json[, options])``: the DDL type inferred for a JSON literal."""
+    arg = lit(json)._expr if isinstance(json, str) else _col_or_name(json)
+    return Column(UnresolvedFunction("schema_of_json", (arg, _json_options(options))))
+
+
+def json_tuple(col: Any, *fields: str) -> Column:
+    """``json_tuple(col, f1, f2, ...)``: a generator of the top-level fields ``c0, c1, ...``."""
+    return Column(UnresolvedFunction("json_tuple", (_col_or_name(col),
+                                                    *(lit(f)._expr for f in fields))))
+
+
+json_object_keys = _sql_function("json_object_keys", "col")
+
+__all__ += ["from_json", "to_json", "schema_of_json", "json_tuple", "json_object_keys"]

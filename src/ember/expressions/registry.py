@@ -27,6 +27,7 @@ from ember.expressions import array_functions as AF
 from ember.expressions import datetime as DT
 from ember.expressions import hashes as HF
 from ember.expressions import json_path as JP
+from ember.expressions import json_functions as JF
 from ember.expressions import intervals as IV
 from ember.expressions import mathfuncs as MF
 from ember.expressions import regex as RX
@@ -563,6 +564,13 @@ def _like_fn(name, a):
 # jaro_winkler_similarity, UTF-8 validation (ember.expressions.text_functions)
 for _name, (_lo, _hi, _) in TXT.TEXT_FUNCTIONS.items():
     _BUILDERS[_name] = (_lo, _hi, TXT.build_text_function)
+# -- JSON functions over nested values (from_json, to_json, schema_of_json, json_tuple ...) ------
+
+_BUILDERS["from_json"] = (2, 3, JF.build_from_json)
+_BUILDERS["to_json"] = (1, 2, JF.build_to_json)
+_BUILDERS["schema_of_json"] = (1, 2, JF.build_schema_of_json)
+_BUILDERS["json_object_keys"] = (1, 1, _scalar("json_object_keys", ""))
+_BUILDERS["json_tuple"] = (2, _ANY, lambda n, a: JF.JsonTuple(tuple(a)))
 
 
 def lookup_function(name: str, args: tuple[Expression, ...]) -> Expression:

@@ -31,6 +31,7 @@ from functools import partial
 from typing import Any
 
 from sqlglot import exp
+from sqlglot.errors import SqlglotError
 
 from ember import types as T
 from ember.errors import AnalysisError, EmberError, ParseError, UnsupportedError, Origin
@@ -48,6 +49,7 @@ from ember.expressions.base import (
 from ember.expressions.grouping import BaseGroupingSets, Cube, GroupingSets, Rollup
 from ember.expressions.generators import MultiAlias
 from ember.expressions.higher_order import LambdaFunction, UnresolvedNamedLambdaVariable
+from ember.expressions.json_functions import SchemaLiteral
 from ember.expressions.registry import unresolved_routine
 from ember.expressions.subquery import Exists, InSubquery, LateralSubquery, ScalarSubquery
 from ember.expressions.windows import (
@@ -64,7 +66,7 @@ from ember.expressions.windows import (
 from ember.plans.logical import nodes as L
 from ember.plans.logical.join_type import JoinType, UsingJoin
 from ember.sql.datatypes import convert_data_type
-from ember.sql.dialect import UnaryPlus
+from ember.sql.dialect import EmberSpark, UnaryPlus
 from ember.sql.literals import number_literal, typed_literal
 from ember.expressions.intervals import interval_literal, multi_unit_interval
 
@@ -161,6 +163,10 @@ _UNSUPPORTED_EXPRESSIONS: dict[type, str] = {
 
 def _present(value: Any) -> bool:
     return value is not None and value is not False and value != []
+
+
+#: functions whose second argument is a schema in DDL form, parsed here (Spark's fromDDL)
+_SCHEMA_FUNCTIONS = frozenset({"from_json", "from_csv"})
 
 
 class AstBuilder:
@@ -1310,7 +1316,22 @@ class AstBuilder:
             if isinstance(a, exp.Distinct):
                 raise self._syntax_error_at(a, "DISTINCT must be the first argument")
             out.append(self.expr(a))
+        if name in _SCHEMA_FUNCTIONS and len(out) > 1 and isinstance(out[1], Literal) \
+                and isinstance(out[1].value, str):
+            out[1] = self._schema_literal(out[1].value, args[1])
         return UnresolvedFunction(name, tuple(out), is_distinct, None, False, self.origin_of(node))
+
+    def _schema_literal(self, text: str, node: exp.Expr) -> SchemaLiteral:
+        """A DDL schema argument (``'a INT, b STRING'``, ``'array<int>'``) parsed as Spark's
+        ``DataType.fromDDL``: a type, else the fields of a struct."""
+        for candidate in (text, f"STRUCT<{text}>"):
+            try:
+                dt = convert_data_type(exp.DataType.build(candidate, dialect=EmberSpark))
+            except (EmberError, ValueError, SqlglotError):
+                continue
+            if not (isinstance(dt, T.StructType) and not dt.fields and text.strip()):
+                return SchemaLiteral(dt, text)
+        raise self._syntax_error_at(node, f"invalid schema {text!r}")
 
     def _filter(self, node: exp.Filter) -> Expression:
         func = self.expr(node.this)
