@@ -32,6 +32,8 @@ from ember.expressions import mathfuncs as MF
 from ember.expressions import regex as RX
 from ember.expressions import strings as SF
 from ember.expressions import text_functions as TXT
+from ember.expressions import misc_functions as MISCF
+from ember.expressions import timestamp_functions as TSF
 from ember.expressions.arithmetic import (
     Abs, Add, Divide, Multiply, Pmod, Remainder, Subtract, UnaryMinus, UnaryPositive,
 )
@@ -563,6 +565,12 @@ def _like_fn(name, a):
 # jaro_winkler_similarity, UTF-8 validation (ember.expressions.text_functions)
 for _name, (_lo, _hi, _) in TXT.TEXT_FUNCTIONS.items():
     _BUILDERS[_name] = (_lo, _hi, TXT.build_text_function)
+# raise_error, assert_true, current_user, session_user, user, version
+for _name, (_lo, _hi, _) in MISCF.MISC_FUNCTIONS.items():
+    _BUILDERS[_name] = (_lo, _hi, MISCF.build_misc_function)
+# make_timestamp, try_make_timestamp, (timestampadd), (timestampdiff)
+for _name, (_lo, _hi, _) in TSF.TIMESTAMP_FUNCTIONS.items():
+    _BUILDERS[_name] = (_lo, _hi, TSF.build_timestamp_function)
 
 
 def lookup_function(name: str, args: tuple[Expression, ...]) -> Expression:
