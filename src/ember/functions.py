@@ -25,6 +25,7 @@ from ember.column import (
     to_expr,
 )
 from ember.errors import AnalysisError, EmberError
+from ember.errors import AnalysisError, UnsupportedError
 from ember.expressions.base import Expression, Literal, UnresolvedFunction, UnresolvedStar
 from ember.expressions.higher_order import LambdaFunction, UnresolvedNamedLambdaVariable
 from ember.expressions.json_functions import OptionsLiteral, SchemaLiteral
@@ -1239,3 +1240,73 @@ def json_tuple(col: Any, *fields: str) -> Column:
 json_object_keys = _sql_function("json_object_keys", "col")
 
 __all__ += ["from_json", "to_json", "schema_of_json", "json_tuple", "json_object_keys"]
+
+
+# -- issue 22 (helper F): raise_error, assert_true, session constants ---------------------------
+
+
+def raise_error(errMsg: Any) -> Column:  # noqa: N803 - PySpark's name
+    """Fails the query with ``USER_RAISED_EXCEPTION`` and ``errMsg`` (a str is the message)."""
+    return Column(UnresolvedFunction("raise_error", (to_expr(errMsg),)))
+
+
+def assert_true(col: Any, errMsg: Any = None) -> Column:  # noqa: N803 - PySpark's name
+    """NULL when ``col`` is true, else fails with ``USER_RAISED_EXCEPTION`` (``errMsg`` a str is
+    the message)."""
+    args = (_col_or_name(col),) + (() if errMsg is None else (to_expr(errMsg),))
+    return Column(UnresolvedFunction("assert_true", args))
+
+
+current_user = _sql_function("current_user", "")
+session_user = _sql_function("session_user", "")
+user = _sql_function("user", "")
+version = _sql_function("version", "")
+current_path = _sql_function("current_path", "")
+__all__ += ["raise_error", "assert_true", "current_user", "session_user", "user", "version",
+            "current_path"]
+
+
+# -- issue 22 (helper F): make_timestamp, timestamp_add / timestamp_diff -----------------------
+
+
+def _make_timestamp_call(name: str, years: Any, months: Any, days: Any, hours: Any, mins: Any,
+                         secs: Any, timezone: Any, date: Any, time: Any) -> Column:
+    if date is not None or time is not None:
+        raise UnsupportedError(f"{name}(date=..., time=...) needs the TIME type, which Ember "
+                               "does not have", error_class="UNSUPPORTED_FEATURE")
+    parts = [years, months, days, hours, mins, secs] + ([] if timezone is None else [timezone])
+    return Column(UnresolvedFunction(name, tuple(_col_or_name(p) for p in parts)))
+
+
+def make_timestamp(years: Any = None, months: Any = None, days: Any = None, hours: Any = None,
+                   mins: Any = None, secs: Any = None, timezone: Any = None, date: Any = None,
+                   time: Any = None) -> Column:
+    """A TIMESTAMP from its fields in ``timezone`` (default the session's); invalid fields
+    raise with ANSI on."""
+    return _make_timestamp_call("make_timestamp", years, months, days, hours, mins, secs,
+                                timezone, date, time)
+
+
+def try_make_timestamp(years: Any = None, months: Any = None, days: Any = None,
+                       hours: Any = None, mins: Any = None, secs: Any = None,
+                       timezone: Any = None, date: Any = None, time: Any = None) -> Column:
+    """``make_timestamp`` returning NULL for invalid fields."""
+    return _make_timestamp_call("try_make_timestamp", years, months, days, hours, mins, secs,
+                                timezone, date, time)
+
+
+def timestamp_add(unit: str, quantity: Any, ts: Any) -> Column:
+    """``timestampadd(unit, quantity, ts)``: ``unit`` YEAR ... MICROSECOND."""
+    return Column(UnresolvedFunction("(timestampadd)", (literal_expr(unit.upper()),
+                                                        _col_or_name(quantity),
+                                                        _col_or_name(ts))))
+
+
+def timestamp_diff(unit: str, start: Any, end: Any) -> Column:
+    """``timestampdiff(unit, start, end)``: whole ``unit``s from ``start`` to ``end``."""
+    return Column(UnresolvedFunction("(timestampdiff)", (literal_expr(unit.upper()),
+                                                         _col_or_name(start),
+                                                         _col_or_name(end))))
+
+
+__all__ += ["make_timestamp", "try_make_timestamp", "timestamp_add", "timestamp_diff"]

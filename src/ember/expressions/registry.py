@@ -33,6 +33,8 @@ from ember.expressions import mathfuncs as MF
 from ember.expressions import regex as RX
 from ember.expressions import strings as SF
 from ember.expressions import text_functions as TXT
+from ember.expressions import misc_functions as MISCF
+from ember.expressions import timestamp_functions as TSF
 from ember.expressions.arithmetic import (
     Abs, Add, Divide, Multiply, Pmod, Remainder, Subtract, UnaryMinus, UnaryPositive,
 )
@@ -571,6 +573,12 @@ _BUILDERS["to_json"] = (1, 2, JF.build_to_json)
 _BUILDERS["schema_of_json"] = (1, 2, JF.build_schema_of_json)
 _BUILDERS["json_object_keys"] = (1, 1, _scalar("json_object_keys", ""))
 _BUILDERS["json_tuple"] = (2, _ANY, lambda n, a: JF.JsonTuple(tuple(a)))
+# raise_error, assert_true, current_user, session_user, user, version
+for _name, (_lo, _hi, _) in MISCF.MISC_FUNCTIONS.items():
+    _BUILDERS[_name] = (_lo, _hi, MISCF.build_misc_function)
+# make_timestamp, try_make_timestamp, (timestampadd), (timestampdiff)
+for _name, (_lo, _hi, _) in TSF.TIMESTAMP_FUNCTIONS.items():
+    _BUILDERS[_name] = (_lo, _hi, TSF.build_timestamp_function)
 
 
 def lookup_function(name: str, args: tuple[Expression, ...]) -> Expression:

@@ -167,6 +167,13 @@ def _present(value: Any) -> bool:
 
 #: functions whose second argument is a schema in DDL form, parsed here (Spark's fromDDL)
 _SCHEMA_FUNCTIONS = frozenset({"from_json", "from_csv"})
+#: ``timestampadd(UNIT, q, ts)`` / ``timestampdiff(UNIT, s, e)`` and their synonyms: the
+#: registry's internal names for the forms whose first argument is a unit keyword
+_UNIT_FUNCTIONS: dict[str, str] = {
+    "timestampadd": "(timestampadd)", "dateadd": "(timestampadd)", "date_add": "(timestampadd)",
+    "timestampdiff": "(timestampdiff)", "datediff": "(timestampdiff)",
+    "date_diff": "(timestampdiff)",
+}
 
 
 class AstBuilder:
@@ -1303,7 +1310,26 @@ class AstBuilder:
     # -- functions ------------------------------------------------------------------------------
     def _anonymous(self, node: exp.Anonymous) -> Expression:
         name = node.name.lower()
-        return self.function_call(name, list(node.expressions), node)
+        args = list(node.expressions)
+        unit_form = _UNIT_FUNCTIONS.get(name)
+        if unit_form and len(args) == 3 and isinstance(args[0], exp.Literal) and \
+                args[0].is_string:
+            kind = unit_form.strip("()")
+            raise ParseError(
+                f"The value of parameter(s) `unit` in `{kind}` is invalid: expects one of the "
+                "units without quotes YEAR, QUARTER, MONTH, WEEK, DAY, DAYOFYEAR, HOUR, MINUTE, "
+                f"SECOND, MILLISECOND, MICROSECOND, but got the string literal '{args[0].name}'.",
+                error_class="INVALID_PARAMETER_VALUE.DATETIME_UNIT",
+                parameters={"parameter": "`unit`", "functionName": f"`{kind}`",
+                            "invalidValue": f"'{args[0].name}'"})
+        if unit_form and len(args) == 3 and isinstance(args[0], exp.Column) and not \
+                args[0].table:
+            # ``timestampadd(YEAR, 1, ts)``: the unit is a keyword (Spark's grammar), passed on
+            # as a literal to a name SQL text cannot call
+            unit = Literal(args[0].name.upper(), T.STRING)
+            return UnresolvedFunction(unit_form, (unit,) + tuple(self.expr(a) for a in args[1:]),
+                                      origin=self.origin_of(node))
+        return self.function_call(name, args, node)
 
     def function_call(self, name: str, args: list[exp.Expr], node: exp.Expr,
                       is_distinct: bool = False) -> Expression:

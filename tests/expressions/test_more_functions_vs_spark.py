@@ -1,5 +1,5 @@
-"""Issue 22's string, binary, URL and formatting functions (``ember.expressions.
-text_functions`` and friends) against PySpark 4.3 on both runtimes: column names, types,
+"""Issue 22's further functions (``ember.expressions.text_functions``, ``misc_functions``,
+``timestamp_functions`` ...) against PySpark 4.3 on both runtimes: column names, types,
 nullability and rows over the random table of :mod:`test_scalar_functions_vs_spark` (NULLs and
 extreme values), every family in one query (one Spark call), plus the error classes.
 
@@ -64,6 +64,33 @@ FAMILIES: dict[str, list[str]] = {
         "make_valid_utf8(unhex(concat(hex(s), 'C3')))",
         "try_validate_utf8(unhex(concat('80', hex(s))))",
     ],
+    "misc": [
+        "assert_true(k >= 0)", "assert_true(k >= 0, 'never')", "if(k < 0, raise_error(s), k)",
+        "typeof(assert_true(k >= 0))", "current_user()", "session_user()", "user()",
+        "current_path()", "coalesce(s, if(k < 0, raise_error('x'), 'no s'))",
+    ],
+    "timestamp": [
+        "make_timestamp(1900 + abs(n) * 13, pmod(i, 12) + 1, pmod(k, 28) + 1, pmod(k, 24), "
+        "pmod(i, 60), pmod(dec, 60))",
+        "try_make_timestamp(year(dt), month(dt), n + 20, pmod(i, 30), n * 6, pmod(dec, 62))",
+        "make_timestamp(year(ts2037), 3, pmod(k, 28) + 1, pmod(i, 24), 30, 0, 'America/New_York')",
+        "try_make_timestamp(year(ts2037), month(ts2037), n + 20, 2, 30, pmod(d, 61), "
+        "'Europe/Paris')",
+        "make_timestamp(2020, 3, 8, 2, 30, 0, 'America/New_York')",
+        "make_timestamp(2020, 11, 1, 1, 30, 60, 'America/New_York')",
+        "make_timestamp(2001, 1, 1, 0, 0, CAST(pmod(n, 60) AS DOUBLE) + 0.5)",
+        "timestampadd(YEAR, n, ts)", "timestampadd(QUARTER, n, dt)", "timestampadd(MONTH, n * 7, ts)",
+        "dateadd(WEEK, n, ts)", "date_add(DAY, n * 100, ts)", "timestampadd(DAYOFYEAR, n, dt)",
+        "timestampadd(HOUR, i % 100000, ts)", "timestampadd(MINUTE, i % 1000000, ts)", "timestampadd(SECOND, i, ts)",
+        "timestampadd(MILLISECOND, i, ts)", "timestampadd(MICROSECOND, l % 1000000000000, ts)",
+        "timestampadd(MONTH, 1, last_day(dt))",
+        "timestampdiff(YEAR, ts, dt)", "timestampdiff(QUARTER, dt, ts)", "timestampdiff(MONTH, ts, ts2037)",
+        "datediff(WEEK, dt, ts)", "date_diff(DAY, ts, dt)", "timestampdiff(HOUR, dt, ts)",
+        "timestampdiff(MINUTE, ts, ts2037)", "timestampdiff(SECOND, dt, ts)",
+        "timestampdiff(MILLISECOND, ts, dt)", "timestampdiff(MICROSECOND, ts2037, ts)",
+        "timestampdiff(MONTH, TIMESTAMP'2020-01-31 10:00:00', timestampadd(MONTH, n, "
+        "TIMESTAMP'2020-01-31 09:00:00'))",
+    ],
 }
 
 #: queries that must fail with Spark's error class
@@ -80,6 +107,17 @@ ERRORS: dict[str, str] = {
     "mask_foldable": "SELECT mask(s, s) FROM t",
     "to_base32_type": "SELECT to_base32(i) FROM t",
     "hmac_empty_key": "SELECT hmac(s, s) FROM t",
+    "assert_true": "SELECT assert_true(k < 3) FROM t",
+    "assert_true_type": "SELECT assert_true(k) FROM t",
+    "raise_error": "SELECT raise_error(concat('boom ', k)) FROM t",
+    "make_timestamp_day": "SELECT make_timestamp(2020, 2, 30 + k * 0, 0, 0, 0) FROM t",
+    "make_timestamp_hour": "SELECT make_timestamp(2020, 1, 1, 24 + k, 0, 0) FROM t",
+    "make_timestamp_fraction": "SELECT make_timestamp(2020, 1, 1, 0, 0, 60.5 + k) FROM t",
+    "timestampadd_string_unit": "SELECT timestampadd('YEAR', 1, ts) FROM t",
+    "timestampadd_overflow": "SELECT timestampadd(HOUR, 9223372036854775807, ts) FROM t "
+                             "WHERE ts IS NOT NULL",
+    "timestampadd_day_overflow": "SELECT timestampadd(DAY, 2147483647, ts) FROM t "
+                                 "WHERE ts IS NOT NULL",
 }
 
 QUERIES = {f: f"SELECT k, {', '.join(e)} FROM t" for f, e in FAMILIES.items()} if SWEEP else {
@@ -106,7 +144,7 @@ def spark_outcomes(spark: Any) -> dict[tuple[int, bool], dict[str, Any]]:
 @pytest.mark.differential
 @pytest.mark.parametrize("runtime", RUNTIMES)
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"seed{c[0]}-{'ansi' if c[1] else 'legacy'}")
-def test_text_functions_match_spark(spark_outcomes, case, runtime: str) -> None:
+def test_more_functions_match_spark(spark_outcomes, case, runtime: str) -> None:
     session = new_session(runtime=runtime)
     actual = _outcomes(session, case[0], is_spark=False, ansi=case[1],
                        errors=runtime == "local" or SWEEP)
