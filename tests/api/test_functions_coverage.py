@@ -83,14 +83,14 @@ for _reason, _names in {
            " input_file_block_length input_file_block_start input_file_name "
            "is_valid_utf8 make_valid_utf8 validate_utf8 try_validate_utf8 "
            "jaro_winkler_similarity     "
-           "localtimestamp  make_timestamp make_timestamp_ltz make_timestamp_ntz "
-           "try_make_timestamp try_make_timestamp_ltz try_make_timestamp_ntz make_interval "
-           "try_make_interval  make_ym_interval mask "
+           "  make_timestamp   "
+           "try_make_timestamp   make_interval "
+           "try_make_interval   mask "
            "   "
            "   parse_url try_parse_url randstr "
            "uniform      "
            "timestamp_add timestamp_diff timestamp_nanos unix_nanos to_binary try_to_binary "
-           "to_char to_varchar to_number try_to_number to_timestamp_ltz to_timestamp_ntz "
+           "to_char to_varchar to_number try_to_number   "
            "    version   "
            " collate collation",
 }.items():
