@@ -24,8 +24,7 @@ from ember.column import (
     literal_expr,
     to_expr,
 )
-from ember.errors import AnalysisError, EmberError
-from ember.errors import AnalysisError, UnsupportedError
+from ember.errors import AnalysisError, EmberError, UnsupportedError
 from ember.expressions.base import Expression, Literal, UnresolvedFunction, UnresolvedStar
 from ember.expressions.higher_order import LambdaFunction, UnresolvedNamedLambdaVariable
 from ember.expressions.json_functions import OptionsLiteral, SchemaLiteral
@@ -1310,3 +1309,46 @@ def timestamp_diff(unit: str, start: Any, end: Any) -> Column:
 
 
 __all__ += ["make_timestamp", "try_make_timestamp", "timestamp_add", "timestamp_diff"]
+# -- TIMESTAMP_NTZ / TIMESTAMP_LTZ and interval constructors (issue 23, time types) -----------
+def to_timestamp_ntz(timestamp: Any, format: Any = None) -> Column:  # noqa: A002
+    return _call("to_timestamp_ntz", timestamp, *(() if format is None else (format,)))
+
+
+def to_timestamp_ltz(timestamp: Any, format: Any = None) -> Column:  # noqa: A002
+    return _call("to_timestamp_ltz", timestamp, *(() if format is None else (format,)))
+
+
+def make_timestamp_ntz(years: Any, months: Any, days: Any, hours: Any, mins: Any,
+                       secs: Any) -> Column:
+    return _call("make_timestamp_ntz", years, months, days, hours, mins, secs)
+
+
+def try_make_timestamp_ntz(years: Any, months: Any, days: Any, hours: Any, mins: Any,
+                           secs: Any) -> Column:
+    return _call("try_make_timestamp_ntz", years, months, days, hours, mins, secs)
+
+
+def make_timestamp_ltz(years: Any, months: Any, days: Any, hours: Any, mins: Any, secs: Any,
+                       timezone: Any = None) -> Column:
+    tz = () if timezone is None else (timezone,)
+    return _call("make_timestamp_ltz", years, months, days, hours, mins, secs, *tz)
+
+
+def try_make_timestamp_ltz(years: Any, months: Any, days: Any, hours: Any, mins: Any,
+                           secs: Any, timezone: Any = None) -> Column:
+    tz = () if timezone is None else (timezone,)
+    return _call("try_make_timestamp_ltz", years, months, days, hours, mins, secs, *tz)
+
+
+def localtimestamp() -> Column:
+    return Column(UnresolvedFunction("localtimestamp", ()))
+
+
+def make_ym_interval(years: Any = None, months: Any = None) -> Column:
+    """A year-month interval; a missing field is 0 (PySpark passes ``lit(0)``)."""
+    return Column(UnresolvedFunction("make_ym_interval", tuple(
+        literal_expr(0) if v is None else _col_or_name(v) for v in (years, months))))
+
+
+__all__ += ["to_timestamp_ntz", "to_timestamp_ltz", "make_timestamp_ntz", "try_make_timestamp_ntz",
+            "make_timestamp_ltz", "try_make_timestamp_ltz", "localtimestamp", "make_ym_interval"]

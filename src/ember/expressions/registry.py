@@ -35,6 +35,7 @@ from ember.expressions import strings as SF
 from ember.expressions import text_functions as TXT
 from ember.expressions import misc_functions as MISCF
 from ember.expressions import timestamp_functions as TSF
+from ember.expressions import timestamp_ntz as NTZ
 from ember.expressions.arithmetic import (
     Abs, Add, Divide, Multiply, Pmod, Remainder, Subtract, UnaryMinus, UnaryPositive,
 )
@@ -420,6 +421,8 @@ _BUILDERS["regexp_replace"] = (3, 4, lambda n, a: ScalarFunction(
     n, tuple(a) + ((Literal(1, T.INT),) if len(a) == 3 else ()), "regexp_replace"))
 for _name, (_lo, _hi) in IV.INTERVAL_FUNCTIONS.items():  # make_dt_interval, make_ym_interval
     _BUILDERS[_name] = (_lo, _hi, IV.build_interval_function)
+for _name, (_key, _disp, _lo, _hi) in NTZ.NTZ_FUNCTIONS.items():  # to_timestamp_ntz, ...
+    _BUILDERS[_name] = (_lo, _hi, _scalar(_key, _disp))
 _BUILDERS["e"] = (0, 0, lambda n, a: ScalarFunction("E", (), "e"))
 _BUILDERS["pi"] = (0, 0, lambda n, a: ScalarFunction("PI", (), "pi"))
 

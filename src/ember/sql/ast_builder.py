@@ -74,7 +74,7 @@ __all__ = ["AstBuilder", "AUTO_SUBQUERY_NAME"]
 
 AUTO_SUBQUERY_NAME = "__auto_generated_subquery_name"
 
-_TYPED_LITERAL_KEYWORD = re.compile(r"(?i)\b(date|timestamp|timestamp_ltz)\s*$")
+_TYPED_LITERAL_KEYWORD = re.compile(r"(?i)\b(date|timestamp|timestamp_ltz|timestamp_ntz)\s*$")
 
 
 _MODULES = ("predicates", "arithmetic", "conditional", "cast")
