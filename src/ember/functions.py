@@ -1255,3 +1255,11 @@ def timestamp_diff(unit: str, start: Any, end: Any) -> Column:
 
 
 __all__ += ["make_timestamp", "try_make_timestamp", "timestamp_add", "timestamp_diff"]
+
+
+def approxCountDistinct(col: Any, rsd: float | None = None) -> Column:  # noqa: N802, N803
+    """Deprecated PySpark alias of :func:`approx_count_distinct`."""
+    return approx_count_distinct(col, rsd)
+
+
+__all__ += ["approxCountDistinct"]
