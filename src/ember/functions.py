@@ -24,13 +24,16 @@ from ember.column import (
     literal_expr,
     to_expr,
 )
-from ember.errors import AnalysisError, UnsupportedError
+from ember.errors import AnalysisError, EmberError, UnsupportedError
 from ember.expressions.base import Expression, Literal, UnresolvedFunction, UnresolvedStar
 from ember.expressions.higher_order import LambdaFunction, UnresolvedNamedLambdaVariable
+from ember.expressions.json_functions import OptionsLiteral, SchemaLiteral
 from ember.expressions.time_window import TimeWindow, window_durations
 from ember.session import Session
 from ember import udf as _udf
 from ember.sql import parse_expression
+from ember.sql.parser import parse_data_type
+from ember.sql.schema_ddl import parse_ddl_schema
 
 if TYPE_CHECKING:  # pragma: no cover
     from ember.dataframe import DataFrame
@@ -1185,6 +1188,57 @@ def mask(col: Any, upperChar: Any = None, lowerChar: Any = None, digitChar: Any 
 __all__ += ["format_string", "printf", "conv", "to_binary", "try_to_binary", "to_base32",
             "from_base32", "hmac", "parse_url", "try_parse_url", "jaro_winkler_similarity",
             "is_valid_utf8", "make_valid_utf8", "validate_utf8", "try_validate_utf8", "mask"]
+# -- JSON functions over nested values (from_json, to_json, schema_of_json, json_tuple ...) ------
+
+
+def _json_options(options: dict[str, Any] | None) -> Expression:
+    """PySpark's options dict as the functions' options argument (values as PySpark's
+    ``to_str``: booleans lower-cased)."""
+    pairs = tuple((str(k).lower(), str(v).lower() if isinstance(v, bool) else str(v))
+                  for k, v in (options or {}).items())
+    text = "map(" + ", ".join(f"{k}, {v}" for k, v in pairs) + ")"
+    return OptionsLiteral(pairs, text)
+
+
+def _schema_arg(schema: Any) -> Expression:
+    """A schema given as a DDL string, a DataType (Ember's or PySpark's) or a Column."""
+    if isinstance(schema, Column):
+        return schema._expr
+    if isinstance(schema, str):
+        try:
+            return SchemaLiteral(parse_data_type(schema), schema)
+        except EmberError:
+            return SchemaLiteral(parse_ddl_schema(schema), schema)
+    dt = T.as_ember_type(schema)
+    return SchemaLiteral(dt, dt.sql())
+
+
+def from_json(col: Any, schema: Any, options: dict[str, Any] | None = None) -> Column:
+    """``from_json(col, schema[, options])``: JSON text parsed into ``schema``."""
+    return Column(UnresolvedFunction("from_json", (_col_or_name(col), _schema_arg(schema),
+                                                   _json_options(options))))
+
+
+def to_json(col: Any, options: dict[str, Any] | None = None) -> Column:
+    """``to_json(col[, options])``: a struct, array or map as JSON text."""
+    return Column(UnresolvedFunction("to_json", (_col_or_name(col), _json_options(options))))
+
+
+def schema_of_json(json: Any, options: dict[str, Any] | None = None) -> Column:
+    """``schema_of_json(json[, options])``: the DDL type inferred for a JSON literal."""
+    arg = lit(json)._expr if isinstance(json, str) else _col_or_name(json)
+    return Column(UnresolvedFunction("schema_of_json", (arg, _json_options(options))))
+
+
+def json_tuple(col: Any, *fields: str) -> Column:
+    """``json_tuple(col, f1, f2, ...)``: a generator of the top-level fields ``c0, c1, ...``."""
+    return Column(UnresolvedFunction("json_tuple", (_col_or_name(col),
+                                                    *(lit(f)._expr for f in fields))))
+
+
+json_object_keys = _sql_function("json_object_keys", "col")
+
+__all__ += ["from_json", "to_json", "schema_of_json", "json_tuple", "json_object_keys"]
 
 
 # -- issue 22 (helper F): raise_error, assert_true, session constants ---------------------------
@@ -1263,3 +1317,48 @@ def approxCountDistinct(col: Any, rsd: float | None = None) -> Column:  # noqa: 
 
 
 __all__ += ["approxCountDistinct"]
+
+
+# -- TIMESTAMP_NTZ / TIMESTAMP_LTZ and interval constructors (issue 23, time types) -----------
+def to_timestamp_ntz(timestamp: Any, format: Any = None) -> Column:  # noqa: A002
+    return _call("to_timestamp_ntz", timestamp, *(() if format is None else (format,)))
+
+
+def to_timestamp_ltz(timestamp: Any, format: Any = None) -> Column:  # noqa: A002
+    return _call("to_timestamp_ltz", timestamp, *(() if format is None else (format,)))
+
+
+def make_timestamp_ntz(years: Any, months: Any, days: Any, hours: Any, mins: Any,
+                       secs: Any) -> Column:
+    return _call("make_timestamp_ntz", years, months, days, hours, mins, secs)
+
+
+def try_make_timestamp_ntz(years: Any, months: Any, days: Any, hours: Any, mins: Any,
+                           secs: Any) -> Column:
+    return _call("try_make_timestamp_ntz", years, months, days, hours, mins, secs)
+
+
+def make_timestamp_ltz(years: Any, months: Any, days: Any, hours: Any, mins: Any, secs: Any,
+                       timezone: Any = None) -> Column:
+    tz = () if timezone is None else (timezone,)
+    return _call("make_timestamp_ltz", years, months, days, hours, mins, secs, *tz)
+
+
+def try_make_timestamp_ltz(years: Any, months: Any, days: Any, hours: Any, mins: Any,
+                           secs: Any, timezone: Any = None) -> Column:
+    tz = () if timezone is None else (timezone,)
+    return _call("try_make_timestamp_ltz", years, months, days, hours, mins, secs, *tz)
+
+
+def localtimestamp() -> Column:
+    return Column(UnresolvedFunction("localtimestamp", ()))
+
+
+def make_ym_interval(years: Any = None, months: Any = None) -> Column:
+    """A year-month interval; a missing field is 0 (PySpark passes ``lit(0)``)."""
+    return Column(UnresolvedFunction("make_ym_interval", tuple(
+        literal_expr(0) if v is None else _col_or_name(v) for v in (years, months))))
+
+
+__all__ += ["to_timestamp_ntz", "to_timestamp_ltz", "make_timestamp_ntz", "try_make_timestamp_ntz",
+            "make_timestamp_ltz", "try_make_timestamp_ltz", "localtimestamp", "make_ym_interval"]

@@ -85,14 +85,14 @@ for _reason, _names in {
            " input_file_block_length input_file_block_start input_file_name "
            "    "
            "     "
-           "localtimestamp   make_timestamp_ltz make_timestamp_ntz "
-           " try_make_timestamp_ltz try_make_timestamp_ntz make_interval "
-           "try_make_interval  make_ym_interval  "
+           "     "
+           "   make_interval "
+           "try_make_interval    "
            "   "
            "     randstr "
            "uniform      "
            "      "
-           "to_char to_varchar to_number try_to_number to_timestamp_ltz to_timestamp_ntz "
+           "to_char to_varchar to_number try_to_number   "
            "       "
            " collate collation",
 }.items():
