@@ -1309,6 +1309,16 @@ def timestamp_diff(unit: str, start: Any, end: Any) -> Column:
 
 
 __all__ += ["make_timestamp", "try_make_timestamp", "timestamp_add", "timestamp_diff"]
+
+
+def approxCountDistinct(col: Any, rsd: float | None = None) -> Column:  # noqa: N802, N803
+    """Deprecated PySpark alias of :func:`approx_count_distinct`."""
+    return approx_count_distinct(col, rsd)
+
+
+__all__ += ["approxCountDistinct"]
+
+
 # -- TIMESTAMP_NTZ / TIMESTAMP_LTZ and interval constructors (issue 23, time types) -----------
 def to_timestamp_ntz(timestamp: Any, format: Any = None) -> Column:  # noqa: A002
     return _call("to_timestamp_ntz", timestamp, *(() if format is None else (format,)))

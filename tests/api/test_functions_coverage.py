@@ -74,7 +74,7 @@ for _reason, _names in {
              "vector_norm vector_normalize vector_sum",
     _JVM: "java_method reflect try_reflect",
     _PARTITION: "years months days hours bucket",
-    _AGG: "approxCountDistinct collect_union counter_diff histogram_numeric product try_avg "
+    _AGG: "collect_union counter_diff histogram_numeric product try_avg "
           "try_sum",
     _SESSION: "current_catalog current_database current_schema",
     _NANOS: "timestamp_nanos unix_nanos",

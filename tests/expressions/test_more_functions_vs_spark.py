@@ -64,6 +64,10 @@ FAMILIES: dict[str, list[str]] = {
         "make_valid_utf8(unhex(concat(hex(s), 'C3')))",
         "try_validate_utf8(unhex(concat('80', hex(s))))",
     ],
+    "bitwise": [
+        "i & l", "i | n", "b ^ n", "l & l", "i | 2 & n ^ b", "(i ^ n) = 0", "b & b", "b | NULL",
+        "CAST(n AS SMALLINT) ^ b",
+    ],
     "misc": [
         "assert_true(k >= 0)", "assert_true(k >= 0, 'never')", "if(k < 0, raise_error(s), k)",
         "typeof(assert_true(k >= 0))", "current_user()", "session_user()", "user()",
@@ -107,6 +111,7 @@ ERRORS: dict[str, str] = {
     "mask_foldable": "SELECT mask(s, s) FROM t",
     "to_base32_type": "SELECT to_base32(i) FROM t",
     "hmac_empty_key": "SELECT hmac(s, s) FROM t",
+    "bitwise_type": "SELECT d | i FROM t",
     "assert_true": "SELECT assert_true(k < 3) FROM t",
     "assert_true_type": "SELECT assert_true(k) FROM t",
     "raise_error": "SELECT raise_error(concat('boom ', k)) FROM t",

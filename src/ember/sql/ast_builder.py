@@ -46,6 +46,7 @@ from ember.expressions.base import (
     UnresolvedOrdinal,
     UnresolvedStar,
 )
+from ember.expressions import bitwise as _bitwise_module
 from ember.expressions.grouping import BaseGroupingSets, Cube, GroupingSets, Rollup
 from ember.expressions.generators import MultiAlias
 from ember.expressions.higher_order import LambdaFunction, UnresolvedNamedLambdaVariable
@@ -1297,6 +1298,14 @@ class AstBuilder:
 
         return build
 
+    def _bitwise(cls_name: str) -> Callable[["AstBuilder", exp.Expr], Expression]:  # type: ignore[misc]
+        """``a & b`` / ``a | b`` / ``a ^ b`` (ember.expressions.bitwise)."""
+        def build(self: "AstBuilder", node: exp.Expr) -> Expression:
+            cls = getattr(_bitwise_module, cls_name)
+            return cls(self.expr(node.this), self.expr(node.expression))
+
+        return build
+
     # -- subqueries -----------------------------------------------------------------------------
     def _subquery(self, node: exp.Subquery) -> Expression:
         if not self._is_query(node.this):
@@ -1532,6 +1541,9 @@ _B._DISPATCH = {
     exp.In: _B._in,
     exp.Like: _B._like,
     exp.BitwiseNot: lambda self, node: self.function_call("~", [node.this], node),
+    exp.BitwiseAnd: _B._bitwise("BitwiseAnd"),
+    exp.BitwiseOr: _B._bitwise("BitwiseOr"),
+    exp.BitwiseXor: _B._bitwise("BitwiseXor"),
     exp.ILike: _B._ilike,
     exp.Escape: _B._escape,
     exp.Case: _B._case,

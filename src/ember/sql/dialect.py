@@ -99,6 +99,22 @@ class EmberSpark(Spark):
         NO_PAREN_FUNCTION_PARSERS = {k: v for k, v in
                                      Spark.Parser.NO_PAREN_FUNCTION_PARSERS.items() if k != "ANY"}
 
+        # Spark's precedence of the bitwise operators: ``&`` binds tighter than ``^``, which
+        # binds tighter than ``|`` (sqlglot reads them at one level, left to right); the
+        # operators are parsed by _parse_bitwise below, the base level keeps shifts and ``||``
+        BITWISE: t.ClassVar = {}
+        _BITWISE_LEVELS = ((TokenType.PIPE, exp.BitwiseOr), (TokenType.CARET, exp.BitwiseXor),
+                           (TokenType.AMP, exp.BitwiseAnd))
+
+        def _parse_bitwise(self, level: int = 0) -> exp.Expression | None:
+            if level == len(self._BITWISE_LEVELS):
+                return super()._parse_bitwise()
+            this = self._parse_bitwise(level + 1)
+            token, cls = self._BITWISE_LEVELS[level]
+            while this is not None and self._match(token):
+                this = self.expression(cls(this=this, expression=self._parse_bitwise(level + 1)))
+            return this
+
         UNARY_PARSERS = {
             **Spark.Parser.UNARY_PARSERS,
             TokenType.PLUS: lambda self: self.expression(UnaryPlus(this=self._parse_unary())),
