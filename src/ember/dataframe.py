@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import re
 import unicodedata
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal as TLiteral
@@ -37,6 +38,7 @@ from ember.expressions.base import (
     UnresolvedAlias,
     UnresolvedAttribute,
     UnresolvedFunction,
+    UnresolvedRegex,
     UnresolvedStar,
 )
 from ember.plans.logical.join_type import (
@@ -59,6 +61,7 @@ from ember.pyspark_api import missing_attribute
 from ember.cache_manager import StorageLevel, same_plan
 from ember.dataframe_na import _NO_VALUE, DataFrameNaFunctions
 from ember.dataframe_stat import DataFrameStatFunctions, summary
+from ember.dataframe_shape import match_schema, transpose
 from ember.analysis.fresh import fresh_copy
 from ember.analysis.resolution import resolve_nested_name
 from ember.expressions.generators import MultiAlias
@@ -83,6 +86,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from ember.session import Session
 
 __all__ = ["DataFrame", "GroupedData"]
+
+#: ``colRegex`` patterns (Spark's ``ParserUtils.escapedIdentifier`` and
+#: ``qualifiedEscapedIdentifier``)
+_ESCAPED_IDENTIFIER = re.compile(r"`(.+)`", re.DOTALL)
+_QUALIFIED_ESCAPED_IDENTIFIER = re.compile(r"(.+)\.`(.+)`", re.DOTALL)
 
 ExplainModeArg = TLiteral["simple", "extended", "codegen", "cost", "formatted", "rules",
                           "analyze"]
@@ -407,6 +415,35 @@ class DataFrame:
         items = tuple(_named(_select_expr(c)) for c in cols)
         self._check_refs(*items)
         return self._new(Project(items, self._plan))
+
+    def colRegex(self, colName: str) -> Column:  # noqa: N802,N803
+        """The columns whose names match a regex in backquotes, in full: ``"`(a|b)_.*`"``, or
+        ``"t.`x.*`"`` for those of relation ``t`` (Spark's ``UnresolvedRegex``, case-insensitive
+        unless ``spark.sql.caseSensitive``); a name without backquotes is ``df[colName]``."""
+        m = _ESCAPED_IDENTIFIER.fullmatch(colName)
+        if m is not None:
+            return Column(UnresolvedRegex((), m.group(1), self._session.sql_conf.case_sensitive))
+        m = _QUALIFIED_ESCAPED_IDENTIFIER.fullmatch(colName)
+        if m is not None:
+            return Column(UnresolvedRegex((m.group(1),), m.group(2),
+                                          self._session.sql_conf.case_sensitive))
+        return self[colName]
+
+    def to(self, schema: Any) -> "DataFrame":
+        """The columns of ``schema`` (a StructType), matched by name, in its order, cast where
+        an ANSI insert could (Spark's ``Dataset.to``; ``ember.dataframe_shape``)."""
+        schema = T.as_ember_type(schema)
+        if not isinstance(schema, T.StructType):
+            raise AnalysisError(
+                f"Argument `schema` should be a StructType, got {type(schema).__name__}.",
+                error_class="NOT_STRUCT",
+                parameters={"arg_name": "schema", "arg_type": type(schema).__name__})
+        return match_schema(self, schema)
+
+    def transpose(self, indexColumn: Any = None) -> "DataFrame":  # noqa: N803
+        """Rows become columns: a row per non-index column and a column per index value
+        (Spark's ``Dataset.transpose``; ``ember.dataframe_shape.transpose``)."""
+        return transpose(self, indexColumn)
 
     def selectExpr(self, *exprs: str) -> "DataFrame":  # noqa: N802
         """``selectExpr("a + 1", "b AS bb", "*")``: SQL expression strings."""

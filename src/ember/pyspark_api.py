@@ -42,10 +42,7 @@ MISSING: dict[str, dict[str, str]] = {
         "repartitionById": "partitioning by a partition id column is not implemented yet",
         "exists": "DataFrame subquery expressions are not implemented yet (use SQL EXISTS)",
         "scalar": "DataFrame subquery expressions are not implemented yet (use a SQL subquery)",
-        "transpose": "transpose is not implemented yet",
-        "colRegex": "selecting columns by regular expression is not implemented yet",
         "withMetadata": "Ember keeps no column metadata",
-        "to": "reconciling a DataFrame to a schema is not implemented yet",
         "zip": "zip is not implemented yet",
         "zipWithIndex": "zipWithIndex is not implemented yet",
         "freqItems": "not implemented yet (Spark's answer keeps false positives in the order "
@@ -72,7 +69,6 @@ MISSING: dict[str, dict[str, str]] = {
         "jdbc": "Ember has no JDBC source",
         "orc": "Ember has no ORC source",
         "xml": "Ember has no XML source",
-        "text": "Ember has no text source yet",
         "changes": "change data feeds need a table format that records changes",
     },
     "SparkSession": {

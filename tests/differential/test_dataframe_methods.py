@@ -6,6 +6,10 @@ handful of jobs."""
 
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
+import tempfile
 from typing import Any
 
 import pytest
@@ -337,6 +341,144 @@ def p_sql_mixed_parameters(s, F):
 def p_sql_format_not_plain_column(s, F):
     t = emp(s)
     return s.sql("SELECT {c} FROM {t}", t=t, c=F.col("id") + 1)
+
+
+# -- transpose, to(schema), colRegex (ember.dataframe_shape) ------------------------------------
+
+SHAPE_S = "k string, x int, y double"
+SHAPE = [("b", 1, 2.0), ("a", 3, None), (None, 5, 6.5), ("c", None, 1.0), ("d", 2, -0.0)]
+
+
+def shape(s: Any) -> Any:
+    return s.createDataFrame(SHAPE, SHAPE_S)
+
+
+def _ordered(df: Any) -> Any:
+    return (df.columns, df.dtypes, [tuple(r) for r in df.collect()])
+
+
+@program()
+def p_transpose(s, F):
+    df = shape(s)
+    # equal index values make equally named columns (their order is Spark's sort's, so equal
+    # rows here)
+    dbl = s.createDataFrame([(1.5, 1), (float("nan"), 2), (None, 3), (1.5, 1), (-1.0, 5)],
+                            "i double, a int")
+    num = s.createDataFrame([(2, 1.5, 2, 7), (1, None, 3, None)], "i int, a double, b bigint, c int")
+    dates = s.createDataFrame([(2, "x", "y")], "d int, p string, q string").selectExpr(
+        "date_add(date'2024-01-01', d) AS d", "p", "q")
+    return [_ordered(x) for x in (
+        df.select("x", "y").transpose(), df.transpose("k").select("key"),
+        df.select("k", "x").transpose(), df.select("k", "x", "y").transpose(F.col("k")),
+        dbl.transpose(), dbl.select("i").transpose(), dbl.filter("a > 10").transpose(),
+        num.transpose(), num.transpose("b"), dates.transpose())]
+
+
+@program()
+def p_transpose_no_common_type(s, F):
+    return shape(s).transpose("x")
+
+
+@program()
+def p_transpose_index_not_atomic(s, F):
+    return shape(s).select(F.array("x").alias("q"), "y").transpose()
+
+
+@program()
+def p_transpose_too_many_rows(s, F):
+    return s.range(501).transpose()
+
+
+def _schema(ddl: list[tuple[str, Any, bool]]) -> Any:
+    from pyspark.sql import types as PT
+
+    return PT.StructType([PT.StructField(n, t, nullable) for n, t, nullable in ddl])
+
+
+@program()
+def p_to_schema(s, F):
+    from pyspark.sql import types as PT
+
+    df = shape(s)
+    nested = df.select(F.struct("x", "k").alias("st"), "y")
+    st = PT.StructType([PT.StructField("k", PT.StringType()), PT.StructField("x", PT.LongType())])
+    return [_table(x) for x in (
+        df.to(_schema([("y", PT.DoubleType(), True), ("x", PT.LongType(), True),
+                       ("k", PT.StringType(), True)])),
+        df.to(_schema([("y", PT.FloatType(), True), ("q", PT.IntegerType(), True)])),
+        df.to(_schema([("X", PT.ShortType(), True), ("K", PT.StringType(), True)])),
+        df.to(_schema([("x", PT.StringType(), True), ("y", PT.DecimalType(10, 2), True)])),
+        nested.to(_schema([("st", st, True), ("y", PT.DoubleType(), True)])),
+        df.where("x > 1").to(_schema([("k", PT.StringType(), True)])))]
+
+
+@program()
+def p_to_non_nullable_column(s, F):
+    from pyspark.sql import types as PT
+
+    return shape(s).to(_schema([("x", PT.IntegerType(), False)]))
+
+
+@program()
+def p_to_missing_non_nullable_column(s, F):
+    from pyspark.sql import types as PT
+
+    return shape(s).to(_schema([("zz", PT.IntegerType(), False)]))
+
+
+@program()
+def p_to_uncastable_type(s, F):
+    from pyspark.sql import types as PT
+
+    return shape(s).to(_schema([("k", PT.IntegerType(), True)]))
+
+
+@program()
+def p_to_ambiguous_column(s, F):
+    from pyspark.sql import types as PT
+
+    df = shape(s)
+    return df.select("x", F.col("y").alias("X")).to(_schema([("x", PT.DoubleType(), True)]))
+
+
+@program()
+def p_col_regex(s, F):
+    df = shape(s)
+    t = df.alias("t")
+    j = df.alias("l").join(df.alias("r"), "k")
+    return ([df.select(df.colRegex(p)).columns
+             for p in ("`(x|Y)`", "`.*`", "`x.`", "`zz`", "`k|y`", "x", "`[a-z]`")],
+            t.select(t.colRegex("t.`[kx]`")).columns, j.select(j.colRegex("r.`.*`")).columns,
+            _table(df.select(df.colRegex("`[xy]`"), (F.col("x") + 1).alias("z"))))
+
+
+# -- the text source -------------------------------------------------------------------------
+
+TEXT_DIR = tempfile.mkdtemp(prefix="ember-text-")
+atexit.register(shutil.rmtree, TEXT_DIR, True)
+for _name, _data in {"a.txt": b"hello\nworld\r\n\nlast", "b.txt": b"x|y|z\n", "e.txt": b"",
+                     "parted/p=1/c.txt": b"ab\xffc\r\rd\n\n", "parted/p=2/c.txt": b"q"}.items():
+    os.makedirs(os.path.dirname(os.path.join(TEXT_DIR, _name)), exist_ok=True)
+    with open(os.path.join(TEXT_DIR, _name), "wb") as _f:
+        _f.write(_data)
+
+
+@program(spark_runtime=True)
+def p_text_source(s, F):
+    d = TEXT_DIR
+    return [_table(x) for x in (
+        s.read.text(d + "/a.txt"), s.read.text(d + "/parted", wholetext=True),
+        s.read.text([d + "/a.txt", d + "/b.txt"], lineSep="|"),
+        s.read.format("text").load(d + "/parted"), s.read.text(d + "/parted/p=1"),
+        s.read.text([d + "/a.txt", d + "/b.txt", d + "/e.txt"], wholetext=True),
+        s.read.schema("line string").text(d + "/b.txt"),
+        s.sql(f"SELECT value, length(value) FROM text.`{d}/a.txt`"),
+        s.read.option("wholetext", "true").format("text").load(d + "/e.txt"))]
+
+
+@program()
+def p_text_source_bad_schema(s, F):
+    return s.read.schema("v int").text(TEXT_DIR + "/a.txt")
 
 
 # ---------------------------------------------------------------------------------------------
