@@ -1241,6 +1241,45 @@ json_object_keys = _sql_function("json_object_keys", "col")
 __all__ += ["from_json", "to_json", "schema_of_json", "json_tuple", "json_object_keys"]
 
 
+# -- collection functions over nested values (array_append ... str_to_map, map HOFs) -----------
+
+array_append = _sql_function("array_append", "col value=")
+array_prepend = _sql_function("array_prepend", "col value=")
+array_insert = _sql_function("array_insert", "arr pos= value=")
+array_compact = _sql_function("array_compact", "col")
+array_repeat = _sql_function("array_repeat", "col count=")
+array_size = _sql_function("array_size", "col")
+arrays_overlap = _sql_function("arrays_overlap", "a1 a2")
+map_contains_key = _sql_function("map_contains_key", "col value=")
+map_from_entries = _sql_function("map_from_entries", "col")
+str_to_map = _sql_function("str_to_map", "text pairDelim? keyValueDelim?")
+regexp_extract_all = _sql_function("regexp_extract_all", "str regexp idx=?")
+shuffle = _sql_function("shuffle", "col seed=?")
+
+
+def map_filter(col: Any, f: Any) -> Column:
+    return Column(UnresolvedFunction("map_filter", (_col_or_name(col), _lambda(f, 2))))
+
+
+def transform_keys(col: Any, f: Any) -> Column:
+    return Column(UnresolvedFunction("transform_keys", (_col_or_name(col), _lambda(f, 2))))
+
+
+def transform_values(col: Any, f: Any) -> Column:
+    return Column(UnresolvedFunction("transform_values", (_col_or_name(col), _lambda(f, 2))))
+
+
+def map_zip_with(col1: Any, col2: Any, f: Any) -> Column:
+    return Column(UnresolvedFunction("map_zip_with", (_col_or_name(col1), _col_or_name(col2),
+                                                      _lambda(f, 3))))
+
+
+__all__ += ["array_append", "array_prepend", "array_insert", "array_compact", "array_repeat",
+            "array_size", "arrays_overlap", "map_contains_key", "map_from_entries", "str_to_map",
+            "regexp_extract_all", "shuffle", "map_filter", "transform_keys", "transform_values",
+            "map_zip_with"]
+
+
 # -- issue 22 (helper F): raise_error, assert_true, session constants ---------------------------
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ember import types as T
+from ember.coercion import find_wider_type
 from ember.errors import AnalysisError
 from ember.expressions import array_functions as AF
 from ember.expressions import datetime as DT
@@ -582,6 +583,61 @@ for _name, (_lo, _hi, _) in MISCF.MISC_FUNCTIONS.items():
 # make_timestamp, try_make_timestamp, (timestampadd), (timestampdiff)
 for _name, (_lo, _hi, _) in TSF.TIMESTAMP_FUNCTIONS.items():
     _BUILDERS[_name] = (_lo, _hi, TSF.build_timestamp_function)
+
+
+# -- collection functions over nested values (array_append ... str_to_map, map HOFs) -----------
+
+_BUILDERS["regexp_extract_all"] = (2, 3, lambda n, a: ScalarFunction(
+    n, tuple(a) + ((Literal(1, T.INT),) if len(a) == 2 else ()), "regexp_extract_all"))
+_BUILDERS["str_to_map"] = (1, 3, lambda n, a: ScalarFunction(
+    n, tuple(a) + (Literal(",", T.STRING), Literal(":", T.STRING))[len(a) - 1:], "str_to_map"))
+
+
+@_reg("shuffle", 1, 2)
+def _shuffle(name, a):
+    """``shuffle(array[, seed])``, shown as ``shuffle(array)`` (a random seed when left out)."""
+    seed = a[1] if len(a) > 1 else Literal(ND.random_seed(), T.LONG)
+    return FunctionCall.of(name, a[:1], ScalarFunction(name, (a[0], seed), "shuffle"))
+
+
+@_reg("map_contains_key", 2, 2)
+def _map_contains_key(name, a):
+    """``map_contains_key(m, k)``: Spark's replacement ``array_contains(map_keys(m), k)``, the
+    keys and the value compared in their wider type."""
+    mt, vt = _type_of(a[0]), _type_of(a[1])
+    wider = find_wider_type([mt.key_type, vt], string_promotion=False) \
+        if isinstance(mt, T.MapType) else None
+    if wider is None:
+        raise AnalysisError(
+            f'Input to `map_contains_key` should have been "MAP" followed by a value with same '
+            f'key type, but it\'s ["{mt.sql()}", "{vt.sql()}"].',
+            error_class="DATATYPE_MISMATCH.MAP_FUNCTION_DIFF_TYPES",
+            parameters={"functionName": "`map_contains_key`", "dataType": '"MAP"',
+                        "leftType": f'"{mt.sql()}"', "rightType": f'"{vt.sql()}"'})
+    keys = MapKeys(a[0]) if wider == mt.key_type else Cast(MapKeys(a[0]), T.ArrayType(wider,
+                                                                                       False))
+    return FunctionCall.of(name, a, ScalarFunction("array_contains", (keys, a[1]),
+                                                   "array_contains"))
+
+
+@_reg("map_filter transform_keys transform_values", 2, 2)
+def _map_hof(name, a):
+    m, f = a
+    mt = m.data_type
+    params = [(getattr(mt, "key_type", T.NULL), False),
+              (getattr(mt, "value_type", T.NULL), getattr(mt, "value_contains_null", True))]
+    cls = {"map_filter": HO.MapFilter, "transform_keys": HO.TransformKeys,
+           "transform_values": HO.TransformValues}[name]
+    return cls(m, bind_lambda(name, f, params))
+
+
+@_reg("map_zip_with", 3, 3)
+def _map_zip_with(name, a):
+    left, right, f = a
+    kt = getattr(left.data_type, "key_type", T.NULL)
+    params = [(kt, False), (getattr(left.data_type, "value_type", T.NULL), True),
+              (getattr(right.data_type, "value_type", T.NULL), True)]
+    return HO.MapZipWith(left, right, bind_lambda(name, f, params))
 
 
 def lookup_function(name: str, args: tuple[Expression, ...]) -> Expression:
