@@ -1736,6 +1736,17 @@ def _apply_in_arrow(self: GroupedData, func: Any, schema: Any) -> DataFrame:
     return _apply_in(self, func, schema, True)
 
 
+def _apply(self: GroupedData, udf: Any) -> DataFrame:
+    """PySpark's deprecated ``apply``: a ``pandas_udf(f, schema, PandasUDFType.GROUPED_MAP)``
+    applied as ``applyInPandas(f, schema)``."""
+    if getattr(udf, "evalType", None) != PythonEvalType.SQL_GROUPED_MAP_PANDAS_UDF:
+        raise AnalysisError(
+            "Eval type for UDF must be SQL_GROUPED_MAP_PANDAS_UDF.",
+            error_class="INVALID_UDF_EVAL_TYPE")
+    return _apply_in(self, udf.func, udf.returnType, False)
+
+
+GroupedData.apply = _apply  # type: ignore[attr-defined]
 GroupedData.applyInPandas = _apply_in_pandas  # type: ignore[attr-defined]
 GroupedData.applyInArrow = _apply_in_arrow  # type: ignore[attr-defined]
 

@@ -47,7 +47,6 @@ MISSING: dict[str, dict[str, str]] = {
         "zipWithIndex": "zipWithIndex is not implemented yet",
         "freqItems": "not implemented yet (Spark's answer keeps false positives in the order "
                      "of its hash maps)",
-        "observe": "observed metrics (Observation) are not implemented yet",
         "toJSON": "PySpark returns an RDD of JSON strings; Ember has no RDDs (and to_json "
                   "comes with issue 23)",
     },
@@ -57,10 +56,8 @@ MISSING: dict[str, dict[str, str]] = {
         "outer": "DataFrame subquery expressions are not implemented yet",
         "bitwiseOR": "the | and ^ operators come with the bitwise functions (issue 22 item 1)",
         "bitwiseXOR": "the | and ^ operators come with the bitwise functions (issue 22 item 1)",
-        "isNaN": "the isnan function comes with issue 22 item 1",
     },
     "GroupedData": {
-        "apply": "deprecated in PySpark (a GROUPED_MAP pandas_udf); use applyInPandas",
         "applyInPandasWithState": _STREAM,
         "transformWithState": _STREAM,
         "transformWithStateInPandas": _STREAM,
@@ -72,7 +69,6 @@ MISSING: dict[str, dict[str, str]] = {
         "changes": "change data feeds need a table format that records changes",
     },
     "SparkSession": {
-        "Builder": "use Session.builder",
         "sparkContext": _RDD,
         "udtf": _UDF,
         "dataSource": "Python data sources are not implemented",

@@ -172,6 +172,8 @@ class Session:
     """
 
     builder = _BuilderDescriptor()
+    #: PySpark's ``SparkSession.Builder`` (``Session.Builder().getOrCreate()``)
+    Builder = Builder
 
     def __init__(self, conf: dict[str, Any] | None = None, *, runtime: str = "local",
                  master: str | None = None, spark: Any = None) -> None:

@@ -452,6 +452,73 @@ def p_col_regex(s, F):
             _table(df.select(df.colRegex("`[xy]`"), (F.col("x") + 1).alias("z"))))
 
 
+# -- observe, GroupedData.apply, Column.isNaN ---------------------------------------------------
+
+
+def _observation(F: Any) -> Any:
+    if F.__name__.startswith("ember"):
+        from ember import Observation
+    else:
+        from pyspark.sql import Observation
+    return Observation
+
+
+@program(spark_runtime=True)
+def p_observe(s, F):
+    Observation = _observation(F)
+    df = shape(s)
+    a, b, c = Observation("a"), Observation(), Observation("c")
+    seen = df.observe(a, F.count(F.lit(1)).alias("rows"), F.max("x").alias("mx"), F.sum("y"),
+                      (F.avg("x") * 2 + 1).alias("e"), F.sum(F.rand(3)).isNotNull().alias("r"))
+    rows = seen.where("x > 1").collect()
+    n = df.observe(b, F.count_if(F.col("k").isNull()).alias("nk"), F.lit(7).alias("seven"),
+                   F.min("k")).groupBy("k").count().count()
+    df.observe("named", F.count(F.lit(1))).count()
+    empty = df.where("x > 100").observe(c, F.count(F.lit(1)).alias("n"), F.sum("x").alias("s"))
+    return sorted(map(tuple, rows)), n, a.get, b.get, empty.count(), c.get
+
+
+@program()
+def p_observe_attribute_metric(s, F):
+    return shape(s).observe(_observation(F)(), F.col("x").alias("c")).count()
+
+
+@program()
+def p_observe_nondeterministic_metric(s, F):
+    return shape(s).observe(_observation(F)(), (F.rand(1) + F.sum("x")).alias("c")).count()
+
+
+@program()
+def p_observe_distinct_metric(s, F):
+    return shape(s).observe(_observation(F)(), F.count_distinct("x").alias("c")).count()
+
+
+@program()
+def p_observation_reused(s, F):
+    o = _observation(F)()
+    shape(s).observe(o, F.count(F.lit(1)).alias("c")).count()
+    return shape(s).observe(o, F.count(F.lit(1)).alias("c")).count()
+
+
+def _centered(pdf: Any) -> Any:
+    return pdf.assign(x=pdf.x - pdf.x.mean())
+
+
+@program(spark_runtime=True)
+def p_grouped_apply_and_isnan(s, F):
+    import warnings
+
+    from pyspark.sql.functions import PandasUDFType
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # GROUPED_MAP pandas UDFs are deprecated in PySpark
+        centered = F.pandas_udf(_centered, "k string, x double", PandasUDFType.GROUPED_MAP)
+    df = shape(s).where("k IS NOT NULL").select("k", F.col("x").cast("double").alias("x"))
+    nan = s.createDataFrame([(float("nan"),), (1.0,), (None,)], "d double")
+    return (_table(df.groupBy("k").apply(centered)),
+            _table(nan.select(F.col("d").isNaN().alias("n"), F.col("d"))))
+
+
 # -- the text source -------------------------------------------------------------------------
 
 TEXT_DIR = tempfile.mkdtemp(prefix="ember-text-")
