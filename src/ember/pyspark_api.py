@@ -21,7 +21,6 @@ __all__ = ["MISSING", "unsupported_method", "missing_attribute"]
 _RDD = "it works on RDDs, which Ember does not have; use collect, toLocalIterator or toArrow"
 _CONNECT = "it exists only for Spark Connect clients"
 _STREAM = "a streaming feature Ember does not have yet"
-_UDF = "Python user-defined table functions (UDTFs) are not implemented yet"
 _NESTED = "struct, array and map element access is not implemented yet (issue 23)"
 _PANDAS = "pandas-on-Spark and plotting need pyspark.pandas, which Ember does not provide"
 
@@ -70,7 +69,6 @@ MISSING: dict[str, dict[str, str]] = {
     },
     "SparkSession": {
         "sparkContext": _RDD,
-        "udtf": _UDF,
         "dataSource": "Python data sources are not implemented",
         "profile": "Python UDF profiling needs Python UDFs (issue 22 item 3)",
         "tvf": "the tvf accessor is not implemented yet (call table-valued functions in SQL)",

@@ -58,6 +58,7 @@ from ember.sql import parse_statement, parse_data_type
 from ember.sql.schema_ddl import parse_ddl_schema
 from ember.table_writes import create_table_as_select, run_insert
 from ember.udf import UDFRegistration
+from ember.udtf import UDTFRegistration
 from ember.plans.logical.ddl import CreateTable
 from ember.plans.logical.insert import InsertIntoStatement
 from ember.streaming.api import DataStreamReader, StreamingQueryManager
@@ -202,6 +203,8 @@ class Session:
         self.catalog = CatalogAPI(self)
         #: ``spark.udf``: registers Python functions for SQL
         self.udf = UDFRegistration(self)
+        #: ``spark.udtf``: registers Python table functions for SQL
+        self.udtf = UDTFRegistration(self)
         with _active_lock:
             _active = self
 
@@ -245,6 +248,10 @@ class Session:
         if name.startswith("_"):
             raise AttributeError(name)
         raise missing_attribute("SparkSession", "Session", name)
+
+    def _dataframe(self, plan: Any) -> DataFrame:
+        """A DataFrame of this session over the logical ``plan``."""
+        return DataFrame(self, plan)
 
     @property
     def version(self) -> str:

@@ -121,11 +121,16 @@ class UserDefinedFunction:
         return f"UserDefinedFunction({self._name}, {self.returnType.simple_string()})"
 
 
-def _arrow_default() -> bool:
+def active_session() -> "Session | None":
+    """The active session (PySpark's ``SparkSession.getActiveSession``)."""
     # imported here: ember.session imports this module (spark.udf)
     from ember.session import Session
 
-    active = Session.getActiveSession()
+    return Session.getActiveSession()
+
+
+def _arrow_default() -> bool:
+    active = active_session()
     conf = active.sql_conf if active is not None else None
     return bool(conf.get(PYTHON_UDF_ARROW_ENABLED)) if conf is not None else bool(
         PYTHON_UDF_ARROW_ENABLED.default)

@@ -40,7 +40,7 @@ for _reason, _names in {
         "sort_array split stack str_to_map to_json transform transform_keys "
         "transform_values try_element_at zip_with from_csv to_csv schema_of_csv "
         "session_window window_time json_tuple regexp_extract_all",
-    _U: "udf udtf arrow_udtf call_udf call_function unwrap_udt",
+    _U: "udf arrow_udtf unwrap_udt",
     _SKETCH: "bitmap_and_agg bitmap_bit_position bitmap_bucket_number bitmap_construct_agg "
              "bitmap_count bitmap_or_agg hll_sketch_agg hll_sketch_estimate hll_union "
              "hll_union_agg count_min_sketch theta_difference theta_intersection "

@@ -519,6 +519,76 @@ def p_grouped_apply_and_isnan(s, F):
             _table(nan.select(F.col("d").isNaN().alias("n"), F.col("d"))))
 
 
+# -- Python UDTFs (ember.udtf), call_function ------------------------------------------------
+
+
+class _Squares:
+    def eval(self, start: int, end: int):
+        for n in range(start, end + 1):
+            yield n, n * n
+
+
+class _Words:
+    def __init__(self):
+        self.calls = 0
+
+    def eval(self, text: str, sep: str):
+        self.calls += 1
+        if text is not None:
+            for w in text.split(sep):
+                yield w, len(w), None if not w else w[0]
+
+    def terminate(self):
+        yield "calls", self.calls, "t"
+
+
+class _Single:
+    def eval(self, x: float):
+        yield x * 2
+        yield None
+
+
+class _TooWide:
+    def eval(self):
+        yield 1, 2
+
+
+@program(spark_runtime=True)
+def p_python_udtf(s, F):
+    squares = F.udtf(_Squares, returnType="num int, sq bigint")
+    words = F.udtf(_Words, returnType="w string, n int, first string")
+    single = F.udtf(_Single, returnType="d double")
+    s.udtf.register("squares_u", squares)
+    s.udtf.register("words_u", words)
+    return [_table(x) for x in (
+        squares(F.lit(1), F.lit(4)), words(F.lit("a bb  ccc"), F.lit(" ")),
+        single(F.lit(1.5)), s.sql("SELECT * FROM squares_u(2, 3)"),
+        s.sql("SELECT sq * 2 AS d, num FROM squares_u(0, 5) WHERE sq > 3"),
+        s.sql("SELECT * FROM words_u('x-yy', '-') AS t(a, b, c)"),
+        s.sql("SELECT count(*), sum(n) FROM words_u(NULL, ',')"),
+        s.sql("SELECT * FROM squares_u(3, 1)"))]
+
+
+@program()
+def p_python_udtf_too_wide(s, F):
+    return F.udtf(_TooWide, returnType="a int")()
+
+
+@program()
+def p_python_udtf_alias_mismatch(s, F):
+    s.udtf.register("squares_a", F.udtf(_Squares, returnType="num int, sq bigint"))
+    return s.sql("SELECT * FROM squares_a(1, 2) AS t(a)")
+
+
+@program()
+def p_call_function(s, F):
+    s.udf.register("plus_one_u", lambda v: None if v is None else v + 1, "int")
+    df = shape(s)
+    return _table(df.select(F.call_function("upper", "k"), F.call_function("abs", F.col("x")),
+                            F.call_udf("plus_one_u", F.col("x")).alias("p"),
+                            F.call_function("plus_one_u", "x").alias("q")))
+
+
 # -- the text source -------------------------------------------------------------------------
 
 TEXT_DIR = tempfile.mkdtemp(prefix="ember-text-")
