@@ -592,6 +592,12 @@ STORE_ASSIGNMENT_POLICY = _entry(
     "How INSERT and saveAsTable convert values to a table column's type: ANSI casts only "
     "between reasonable types and fails on overflow, LEGACY casts anything as a non-ANSI cast "
     "does, STRICT allows only casts that cannot lose information.")
+TIMESTAMP_TYPE = _entry(
+    "spark.sql.timestampType", "TIMESTAMP_LTZ",
+    _options("spark.sql.timestampType", ("TIMESTAMP_LTZ", "TIMESTAMP_NTZ")),
+    "What the type name TIMESTAMP (casts, DDL, TIMESTAMP '...' literals) and the inference of "
+    "naive Python datetimes mean: TIMESTAMP_LTZ (an instant) or TIMESTAMP_NTZ (a wall-clock "
+    "time without zone).")
 ALLOW_NON_EMPTY_LOCATION_IN_CTAS = _entry(
     "spark.sql.legacy.allowNonEmptyLocationInCTAS", False, _bool,
     "Legacy: CREATE TABLE ... LOCATION ... AS SELECT may write into a directory that holds "

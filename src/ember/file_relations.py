@@ -191,6 +191,20 @@ def _partition_schema(roots: Sequence[str], files: Sequence[str]) -> list[tuple[
     return discover_partitions(roots, files)
 
 
+def _parquet_schema(path: str) -> list[tuple[str, T.DataType]]:
+    """Columns of a Parquet file as Spark's ``ParquetToSparkSchemaConverter`` types them: an
+    INT96 column (Spark's default ``outputTimestampType``) is a TIMESTAMP (an instant), an
+    INT64 timestamp with ``isAdjustedToUTC=false`` a TIMESTAMP_NTZ
+    (``spark.sql.parquet.inferTimestampNTZ.enabled``, on by default); Arrow reads both as
+    timestamps without a zone."""
+    file = pq.ParquetFile(path)
+    int96 = {c.path.split(".")[0] for c in (file.schema.column(i)
+                                             for i in range(len(file.schema)))
+             if c.physical_type == "INT96"}
+    return [(f.name, T.TIMESTAMP if f.name in int96 and pa.types.is_timestamp(f.type)
+             else T.from_arrow(f.type)) for f in file.schema_arrow]
+
+
 def infer_file_schema(fmt: str, paths: Sequence[str],
                       options: Sequence[tuple[str, str]] | dict[str, Any] = ()) -> list[
                           tuple[str, T.DataType]]:
@@ -199,8 +213,7 @@ def infer_file_schema(fmt: str, paths: Sequence[str],
     fmt = fmt.lower()
     if fmt == "parquet":
 
-        schema = pq.read_schema(paths[0])
-        return [(f.name, T.from_arrow(f.type)) for f in schema]
+        return _parquet_schema(paths[0])
     if fmt == "csv":
         return _csv_schema(paths, opts)
     if fmt == "json":

@@ -33,7 +33,7 @@ from ember.catalog_commands import (
     run_catalog_command, table_resolver,
 )
 from ember.conf import (
-    CATALOG_IMPLEMENTATION, SETOPS_PRECEDENCE_LEGACY, STATIC_KEYS, WAREHOUSE_DIR, SQLConf,
+    CATALOG_IMPLEMENTATION, SETOPS_PRECEDENCE_LEGACY, TIMESTAMP_TYPE, STATIC_KEYS, WAREHOUSE_DIR, SQLConf,
 )
 from ember.dataframe import DataFrame
 from ember.errors import AnalysisError, UnsupportedError
@@ -56,6 +56,7 @@ from ember.row import Row
 from ember.column import parse_column_name
 from ember.sql import parse_statement, parse_data_type
 from ember.sql.schema_ddl import parse_ddl_schema
+from ember.sql.datatypes import TIMESTAMP_IS_NTZ
 from ember.table_writes import create_table_as_select, run_insert
 from ember.udf import UDFRegistration
 from ember.udtf import UDTFRegistration
@@ -275,10 +276,15 @@ class Session:
         return run_stage("statement", lambda: self._sql(sqlQuery), sqlQuery)
 
     def _sql(self, sqlQuery: str) -> DataFrame:  # noqa: N803
-        plan = parse_statement(
-            sqlQuery, legacy_setops_precedence=bool(self.sql_conf.get(SETOPS_PRECEDENCE_LEGACY)),
-            time_zone=self.sql_conf.time_zone,
-        )
+        token = TIMESTAMP_IS_NTZ.set(self.sql_conf.get(TIMESTAMP_TYPE) == "TIMESTAMP_NTZ")
+        try:
+            plan = parse_statement(
+                sqlQuery,
+                legacy_setops_precedence=bool(self.sql_conf.get(SETOPS_PRECEDENCE_LEGACY)),
+                time_zone=self.sql_conf.time_zone,
+            )
+        finally:
+            TIMESTAMP_IS_NTZ.reset(token)
         if isinstance(plan, CATALOG_COMMANDS) and not (
                 isinstance(plan, CreateTable) and plan.query is not None):  # CTAS: a write
             return self._command_result(plan, run_catalog_command(self, plan))

@@ -84,7 +84,7 @@ SPARK_VARIANTS = ("", "-noopt", "-smj", "-smj-bs2", "-shj", "-bhj")
 JOIN_FREE_FILES = ("window.sql", "group-analytics.sql", "grouping_set.sql", "ember/",
                    "show-tables.sql", "describe.sql", "null-handling.sql",
                    "decimalArithmeticOperations.sql", "postgreSQL/select_having.sql",
-                   "postgreSQL/insert.sql")
+                   "postgreSQL/insert.sql", "interval.sql", "timestamp-ntz.sql")
 JOIN_FREE_VARIANTS = ("", "-bs2", "-noopt")
 JOIN_FREE_SPARK_VARIANTS = ("", "-bs2")
 

@@ -466,7 +466,7 @@ def literal_to_string(value: Any, dtype: T.DataType) -> str:
         return "true" if value else "false"
     if isinstance(dtype, (T.FloatType, T.DoubleType)):
         return _float_str(float(value), isinstance(dtype, T.FloatType))
-    if isinstance(dtype, T.TimestampType):
+    if isinstance(dtype, (T.TimestampType, T.TimestampNTZType)):
         return value.strftime("%Y-%m-%d %H:%M:%S") + (
             f".{value.microsecond:06d}".rstrip("0") if value.microsecond else ""
         )
@@ -498,6 +498,8 @@ def literal_to_sql(value: Any, dtype: T.DataType) -> str:
             return f"DATE '{value}'"
         case T.TimestampType():
             return f"TIMESTAMP '{literal_to_string(value, dtype)}'"
+        case T.TimestampNTZType():
+            return f"TIMESTAMP_NTZ '{literal_to_string(value, dtype)}'"
         case _:
             return str(value)
 

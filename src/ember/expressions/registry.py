@@ -27,10 +27,15 @@ from ember.expressions import array_functions as AF
 from ember.expressions import datetime as DT
 from ember.expressions import hashes as HF
 from ember.expressions import json_path as JP
+from ember.expressions import json_functions as JF
 from ember.expressions import intervals as IV
 from ember.expressions import mathfuncs as MF
 from ember.expressions import regex as RX
 from ember.expressions import strings as SF
+from ember.expressions import text_functions as TXT
+from ember.expressions import misc_functions as MISCF
+from ember.expressions import timestamp_functions as TSF
+from ember.expressions import timestamp_ntz as NTZ
 from ember.expressions.arithmetic import (
     Abs, Add, Divide, Multiply, Pmod, Remainder, Subtract, UnaryMinus, UnaryPositive,
 )
@@ -416,6 +421,8 @@ _BUILDERS["regexp_replace"] = (3, 4, lambda n, a: ScalarFunction(
     n, tuple(a) + ((Literal(1, T.INT),) if len(a) == 3 else ()), "regexp_replace"))
 for _name, (_lo, _hi) in IV.INTERVAL_FUNCTIONS.items():  # make_dt_interval, make_ym_interval
     _BUILDERS[_name] = (_lo, _hi, IV.build_interval_function)
+for _name, (_key, _disp, _lo, _hi) in NTZ.NTZ_FUNCTIONS.items():  # to_timestamp_ntz, ...
+    _BUILDERS[_name] = (_lo, _hi, _scalar(_key, _disp))
 _BUILDERS["e"] = (0, 0, lambda n, a: ScalarFunction("E", (), "e"))
 _BUILDERS["pi"] = (0, 0, lambda n, a: ScalarFunction("PI", (), "pi"))
 
@@ -556,6 +563,25 @@ _BUILDERS["regexp_instr"] = (2, 3, lambda n, a: ScalarFunction(
 def _like_fn(name, a):
     """``like(s, p[, escape])``: the ``s LIKE p`` predicate."""
     return Like(a[0], a[1], _escape_char(a))
+
+
+# -- issue 22 (helper F): format_string, conv, to_binary, base32, hmac, mask, parse_url,
+# jaro_winkler_similarity, UTF-8 validation (ember.expressions.text_functions)
+for _name, (_lo, _hi, _) in TXT.TEXT_FUNCTIONS.items():
+    _BUILDERS[_name] = (_lo, _hi, TXT.build_text_function)
+# -- JSON functions over nested values (from_json, to_json, schema_of_json, json_tuple ...) ------
+
+_BUILDERS["from_json"] = (2, 3, JF.build_from_json)
+_BUILDERS["to_json"] = (1, 2, JF.build_to_json)
+_BUILDERS["schema_of_json"] = (1, 2, JF.build_schema_of_json)
+_BUILDERS["json_object_keys"] = (1, 1, _scalar("json_object_keys", ""))
+_BUILDERS["json_tuple"] = (2, _ANY, lambda n, a: JF.JsonTuple(tuple(a)))
+# raise_error, assert_true, current_user, session_user, user, version
+for _name, (_lo, _hi, _) in MISCF.MISC_FUNCTIONS.items():
+    _BUILDERS[_name] = (_lo, _hi, MISCF.build_misc_function)
+# make_timestamp, try_make_timestamp, (timestampadd), (timestampdiff)
+for _name, (_lo, _hi, _) in TSF.TIMESTAMP_FUNCTIONS.items():
+    _BUILDERS[_name] = (_lo, _hi, TSF.build_timestamp_function)
 
 
 def lookup_function(name: str, args: tuple[Expression, ...]) -> Expression:
