@@ -429,6 +429,14 @@ class DataFrame:
                                           self._session.sql_conf.case_sensitive))
         return self[colName]
 
+    def toJSON(self, use_unicode: bool = True) -> "DataFrame":  # noqa: N802
+        """Each row as a JSON object string, in one string column ``value`` (Spark's
+        ``to_json(struct(*))``: NULL fields left out).  PySpark's classic ``toJSON`` returns an
+        RDD of the strings, which Ember does not have; Spark Connect's, and PySpark's announced
+        future one, return this DataFrame."""
+        row = UnresolvedFunction("struct", (UnresolvedStar(()),))
+        return self.select(Column(Alias(UnresolvedFunction("to_json", (row,)), "value")))
+
     def to(self, schema: Any) -> "DataFrame":
         """The columns of ``schema`` (a StructType), matched by name, in its order, cast where
         an ANSI insert could (Spark's ``Dataset.to``; ``ember.dataframe_shape``)."""

@@ -46,8 +46,6 @@ MISSING: dict[str, dict[str, str]] = {
         "zipWithIndex": "zipWithIndex is not implemented yet",
         "freqItems": "not implemented yet (Spark's answer keeps false positives in the order "
                      "of its hash maps)",
-        "toJSON": "PySpark returns an RDD of JSON strings; Ember has no RDDs (and to_json "
-                  "comes with issue 23)",
     },
     "Column": {
         "withField": _NESTED,

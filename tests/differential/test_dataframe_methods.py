@@ -589,6 +589,21 @@ def p_call_function(s, F):
                             F.call_function("plus_one_u", "x").alias("q")))
 
 
+@program()
+def p_to_json(s, F):
+    import datetime as dt
+
+    df = s.createDataFrame(
+        [(1, "a\"b", None, [1, None], {"k": 2.5}, dt.date(2024, 2, 29), (True, None))],
+        "i int, s string, n double, a array<int>, m map<string,double>, d date, "
+        "st struct<b: boolean, z: string>").union(shape(s).selectExpr(
+            "x", "k", "y", "array(x)", "map(coalesce(k, '-'), y)", "date'2020-01-01'",
+            "named_struct('b', x > 1, 'z', k)"))
+    out = df.toJSON()
+    # PySpark's classic toJSON is an RDD of strings; Ember's (as Spark Connect's) a DataFrame
+    return sorted(r if isinstance(r, str) else r.value for r in out.collect())
+
+
 # -- the text source -------------------------------------------------------------------------
 
 TEXT_DIR = tempfile.mkdtemp(prefix="ember-text-")
