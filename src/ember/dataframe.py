@@ -429,6 +429,14 @@ class DataFrame:
                                           self._session.sql_conf.case_sensitive))
         return self[colName]
 
+    def toJSON(self, use_unicode: bool = True) -> "DataFrame":  # noqa: N802
+        """Each row as a JSON object string, in one string column ``value`` (Spark's
+        ``to_json(struct(*))``: NULL fields left out).  PySpark's classic ``toJSON`` returns an
+        RDD of the strings, which Ember does not have; Spark Connect's, and PySpark's announced
+        future one, return this DataFrame."""
+        row = UnresolvedFunction("struct", (UnresolvedStar(()),))
+        return self.select(Column(Alias(UnresolvedFunction("to_json", (row,)), "value")))
+
     def to(self, schema: Any) -> "DataFrame":
         """The columns of ``schema`` (a StructType), matched by name, in its order, cast where
         an ANSI insert could (Spark's ``Dataset.to``; ``ember.dataframe_shape``)."""
@@ -1736,6 +1744,17 @@ def _apply_in_arrow(self: GroupedData, func: Any, schema: Any) -> DataFrame:
     return _apply_in(self, func, schema, True)
 
 
+def _apply(self: GroupedData, udf: Any) -> DataFrame:
+    """PySpark's deprecated ``apply``: a ``pandas_udf(f, schema, PandasUDFType.GROUPED_MAP)``
+    applied as ``applyInPandas(f, schema)``."""
+    if getattr(udf, "evalType", None) != PythonEvalType.SQL_GROUPED_MAP_PANDAS_UDF:
+        raise AnalysisError(
+            "Eval type for UDF must be SQL_GROUPED_MAP_PANDAS_UDF.",
+            error_class="INVALID_UDF_EVAL_TYPE")
+    return _apply_in(self, udf.func, udf.returnType, False)
+
+
+GroupedData.apply = _apply  # type: ignore[attr-defined]
 GroupedData.applyInPandas = _apply_in_pandas  # type: ignore[attr-defined]
 GroupedData.applyInArrow = _apply_in_arrow  # type: ignore[attr-defined]
 

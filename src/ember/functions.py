@@ -31,6 +31,7 @@ from ember.expressions.json_functions import OptionsLiteral, SchemaLiteral
 from ember.expressions.time_window import TimeWindow, window_durations
 from ember.session import Session
 from ember import udf as _udf
+from ember import udtf as _udtf
 from ember.sql import parse_expression
 from ember.sql.parser import parse_data_type
 from ember.sql.schema_ddl import parse_ddl_schema
@@ -49,7 +50,7 @@ __all__ = [
     "ifnull", "nvl", "regexp_extract", "regexp_replace", "rlike", "regexp_like", "ilike",
     "window", "grouping", "grouping_id", "row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag",
     "lead", "nth_value",
-    "udf", "pandas_udf", "PandasUDFType",
+    "udf", "pandas_udf", "PandasUDFType", "udtf", "call_function", "call_udf",
 ]
 
 def _call(name: str, *args: Any, is_distinct: bool = False, ignore_nulls: bool = False) -> Column:
@@ -795,6 +796,19 @@ udf = _udf.udf
 pandas_udf = _udf.pandas_udf
 PandasUDFType = _udf.PandasUDFType
 UserDefinedFunction = _udf.UserDefinedFunction
+udtf = _udtf.udtf
+UserDefinedTableFunction = _udtf.UserDefinedTableFunction
+
+
+def call_function(funcName: str, *cols: Any) -> Column:  # noqa: N803
+    """``funcName(cols...)``: a built-in or registered (``spark.udf.register``) function by
+    name; string arguments are column names (PySpark's ``call_function``)."""
+    return _call(funcName, *cols)
+
+
+def call_udf(udfName: str, *cols: Any) -> Column:  # noqa: N803
+    """A function registered with ``spark.udf.register``, by name (PySpark's ``call_udf``)."""
+    return _call(udfName, *cols)
 # -- scalar functions: math, bitwise, string, date/time, try_*, hash, misc (issue 22) -----------
 
 
