@@ -494,6 +494,8 @@ class DataFrame:
     where = filter
 
     def distinct(self) -> "DataFrame":
+        if self._plan.is_streaming:  # PySpark's distinct() is dropDuplicates() (Deduplicate)
+            return self.dropDuplicates()
         return self._new(Distinct(self._plan))
 
     def dropDuplicates(self, subset: Sequence[str] | None = None) -> "DataFrame":  # noqa: N802

@@ -195,8 +195,10 @@ def _check_join(join: Join, mode: str) -> None:
 
 
 def _is_stateful(p: LogicalPlan) -> bool:
-    if isinstance(p, (Aggregate, Distinct, Deduplicate, DeduplicateWithinWatermark)):
+    if isinstance(p, (Aggregate, Distinct, DeduplicateWithinWatermark)):
         return p.is_streaming
+    if isinstance(p, Deduplicate):  # only one that can evict by event time
+        return p.is_streaming and any(_is_event_time(k) for k in p.keys)
     return isinstance(p, Join) and p.left.is_streaming and p.right.is_streaming
 
 
