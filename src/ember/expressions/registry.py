@@ -41,6 +41,7 @@ from ember.expressions.arithmetic import (
     Abs, Add, Divide, Multiply, Pmod, Remainder, Subtract, UnaryMinus, UnaryPositive,
 )
 from ember.expressions.base import Expression, Literal, NamedExpression
+from ember.expressions.time_window import TimeWindow, window_durations
 from ember.expressions.cast import Cast
 from ember.expressions.collections import (
     CreateMap, ElementAt, GetArrayItem, MapFromArrays, MapKeys, MapValues, Size, extract_value,
@@ -638,6 +639,22 @@ def _map_zip_with(name, a):
     params = [(kt, False), (getattr(left.data_type, "value_type", T.NULL), True),
               (getattr(right.data_type, "value_type", T.NULL), True)]
     return HO.MapZipWith(left, right, bind_lambda(name, f, params))
+# -- event-time windows (streaming) ------------------------------------------------------------
+
+
+@_reg("window", 2, 4)
+def _time_window(name, a):
+    """SQL ``window(t, '10 seconds'[, slide[, start]])`` (Spark's ``TimeWindow``): the
+    durations are string literals; the analyzer's TimeWindowing computes the column."""
+    texts = []
+    for e in a[1:]:
+        if not isinstance(e, Literal) or not isinstance(e.value, str):
+            raise AnalysisError(
+                f"The window durations of {name}() must be string literals, got {e.sql()}.",
+                error_class="DATATYPE_MISMATCH.NON_FOLDABLE_INPUT")
+        texts.append(e.value)
+    texts += [None] * (3 - len(texts))
+    return TimeWindow(a[0], *window_durations(*texts))
 
 
 def lookup_function(name: str, args: tuple[Expression, ...]) -> Expression:
