@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import warnings
 from typing import TYPE_CHECKING, Any
 
 from ember import types as T
@@ -1349,14 +1350,14 @@ def try_make_timestamp(years: Any = None, months: Any = None, days: Any = None,
 
 def timestamp_add(unit: str, quantity: Any, ts: Any) -> Column:
     """``timestampadd(unit, quantity, ts)``: ``unit`` YEAR ... MICROSECOND."""
-    return Column(UnresolvedFunction("(timestampadd)", (literal_expr(unit.upper()),
+    return Column(UnresolvedFunction("(timestampadd)", (literal_expr(unit),
                                                         _col_or_name(quantity),
                                                         _col_or_name(ts))))
 
 
 def timestamp_diff(unit: str, start: Any, end: Any) -> Column:
     """``timestampdiff(unit, start, end)``: whole ``unit``s from ``start`` to ``end``."""
-    return Column(UnresolvedFunction("(timestampdiff)", (literal_expr(unit.upper()),
+    return Column(UnresolvedFunction("(timestampdiff)", (literal_expr(unit),
                                                          _col_or_name(start),
                                                          _col_or_name(end))))
 
@@ -1365,7 +1366,8 @@ __all__ += ["make_timestamp", "try_make_timestamp", "timestamp_add", "timestamp_
 
 
 def approxCountDistinct(col: Any, rsd: float | None = None) -> Column:  # noqa: N802, N803
-    """Deprecated PySpark alias of :func:`approx_count_distinct`."""
+    """Deprecated PySpark alias of :func:`approx_count_distinct` (warns as PySpark does)."""
+    warnings.warn("Deprecated in 2.1, use approx_count_distinct instead.", FutureWarning)
     return approx_count_distinct(col, rsd)
 
 
@@ -1415,3 +1417,10 @@ def make_ym_interval(years: Any = None, months: Any = None) -> Column:
 
 __all__ += ["to_timestamp_ntz", "to_timestamp_ltz", "make_timestamp_ntz", "try_make_timestamp_ntz",
             "make_timestamp_ltz", "try_make_timestamp_ltz", "localtimestamp", "make_ym_interval"]
+
+
+# -- issue 22 (helper F): try_sum, try_avg, product ---------------------------------------------
+try_sum = _sql_function("try_sum", "col")
+try_avg = _sql_function("try_avg", "col")
+product = _sql_function("product", "col", "(product)")
+__all__ += ["try_sum", "try_avg", "product"]

@@ -77,8 +77,8 @@ for _reason, _names in {
              "vector_norm vector_normalize vector_sum",
     _JVM: "java_method reflect try_reflect",
     _PARTITION: "years months days hours bucket",
-    _AGG: "collect_union counter_diff histogram_numeric product try_avg "
-          "try_sum",
+    _AGG: "collect_union counter_diff histogram_numeric   "
+          "",
     _SESSION: "  ",
     _NANOS: "timestamp_nanos unix_nanos",
     _TODO: "aes_decrypt aes_encrypt try_aes_decrypt      "

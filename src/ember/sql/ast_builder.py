@@ -1335,7 +1335,7 @@ class AstBuilder:
                 args[0].table:
             # ``timestampadd(YEAR, 1, ts)``: the unit is a keyword (Spark's grammar), passed on
             # as a literal to a name SQL text cannot call
-            unit = Literal(args[0].name.upper(), T.STRING)
+            unit = Literal(args[0].name, T.STRING)
             return UnresolvedFunction(unit_form, (unit,) + tuple(self.expr(a) for a in args[1:]),
                                       origin=self.origin_of(node))
         return self.function_call(name, args, node)
