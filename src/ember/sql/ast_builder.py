@@ -31,6 +31,7 @@ from functools import partial
 from typing import Any
 
 from sqlglot import exp
+from sqlglot.errors import SqlglotError
 
 from ember import types as T
 from ember.errors import AnalysisError, EmberError, ParseError, UnsupportedError, Origin
@@ -45,9 +46,11 @@ from ember.expressions.base import (
     UnresolvedOrdinal,
     UnresolvedStar,
 )
+from ember.expressions import bitwise as _bitwise_module
 from ember.expressions.grouping import BaseGroupingSets, Cube, GroupingSets, Rollup
 from ember.expressions.generators import MultiAlias
 from ember.expressions.higher_order import LambdaFunction, UnresolvedNamedLambdaVariable
+from ember.expressions.json_functions import SchemaLiteral
 from ember.expressions.registry import unresolved_routine
 from ember.expressions.subquery import Exists, InSubquery, LateralSubquery, ScalarSubquery
 from ember.expressions.windows import (
@@ -64,7 +67,7 @@ from ember.expressions.windows import (
 from ember.plans.logical import nodes as L
 from ember.plans.logical.join_type import JoinType, UsingJoin
 from ember.sql.datatypes import convert_data_type
-from ember.sql.dialect import UnaryPlus
+from ember.sql.dialect import EmberSpark, UnaryPlus
 from ember.sql.literals import number_literal, typed_literal
 from ember.expressions.intervals import interval_literal, multi_unit_interval
 
@@ -72,7 +75,7 @@ __all__ = ["AstBuilder", "AUTO_SUBQUERY_NAME"]
 
 AUTO_SUBQUERY_NAME = "__auto_generated_subquery_name"
 
-_TYPED_LITERAL_KEYWORD = re.compile(r"(?i)\b(date|timestamp|timestamp_ltz)\s*$")
+_TYPED_LITERAL_KEYWORD = re.compile(r"(?i)\b(date|timestamp|timestamp_ltz|timestamp_ntz)\s*$")
 
 
 _MODULES = ("predicates", "arithmetic", "conditional", "cast")
@@ -168,6 +171,17 @@ _UNSUPPORTED_EXPRESSIONS: dict[type, str] = {
 
 def _present(value: Any) -> bool:
     return value is not None and value is not False and value != []
+
+
+#: functions whose second argument is a schema in DDL form, parsed here (Spark's fromDDL)
+_SCHEMA_FUNCTIONS = frozenset({"from_json", "from_csv"})
+#: ``timestampadd(UNIT, q, ts)`` / ``timestampdiff(UNIT, s, e)`` and their synonyms: the
+#: registry's internal names for the forms whose first argument is a unit keyword
+_UNIT_FUNCTIONS: dict[str, str] = {
+    "timestampadd": "(timestampadd)", "dateadd": "(timestampadd)", "date_add": "(timestampadd)",
+    "timestampdiff": "(timestampdiff)", "datediff": "(timestampdiff)",
+    "date_diff": "(timestampdiff)",
+}
 
 
 class AstBuilder:
@@ -1307,6 +1321,14 @@ class AstBuilder:
 
         return build
 
+    def _bitwise(cls_name: str) -> Callable[["AstBuilder", exp.Expr], Expression]:  # type: ignore[misc]
+        """``a & b`` / ``a | b`` / ``a ^ b`` (ember.expressions.bitwise)."""
+        def build(self: "AstBuilder", node: exp.Expr) -> Expression:
+            cls = getattr(_bitwise_module, cls_name)
+            return cls(self.expr(node.this), self.expr(node.expression))
+
+        return build
+
     # -- subqueries -----------------------------------------------------------------------------
     def _subquery(self, node: exp.Subquery) -> Expression:
         if not self._is_query(node.this):
@@ -1320,7 +1342,26 @@ class AstBuilder:
     # -- functions ------------------------------------------------------------------------------
     def _anonymous(self, node: exp.Anonymous) -> Expression:
         name = node.name.lower()
-        return self.function_call(name, list(node.expressions), node)
+        args = list(node.expressions)
+        unit_form = _UNIT_FUNCTIONS.get(name)
+        if unit_form and len(args) == 3 and isinstance(args[0], exp.Literal) and \
+                args[0].is_string:
+            kind = unit_form.strip("()")
+            raise ParseError(
+                f"The value of parameter(s) `unit` in `{kind}` is invalid: expects one of the "
+                "units without quotes YEAR, QUARTER, MONTH, WEEK, DAY, DAYOFYEAR, HOUR, MINUTE, "
+                f"SECOND, MILLISECOND, MICROSECOND, but got the string literal '{args[0].name}'.",
+                error_class="INVALID_PARAMETER_VALUE.DATETIME_UNIT",
+                parameters={"parameter": "`unit`", "functionName": f"`{kind}`",
+                            "invalidValue": f"'{args[0].name}'"})
+        if unit_form and len(args) == 3 and isinstance(args[0], exp.Column) and not \
+                args[0].table:
+            # ``timestampadd(YEAR, 1, ts)``: the unit is a keyword (Spark's grammar), passed on
+            # as a literal to a name SQL text cannot call
+            unit = Literal(args[0].name, T.STRING)
+            return UnresolvedFunction(unit_form, (unit,) + tuple(self.expr(a) for a in args[1:]),
+                                      origin=self.origin_of(node))
+        return self.function_call(name, args, node)
 
     def function_call(self, name: str, args: list[exp.Expr], node: exp.Expr,
                       is_distinct: bool = False) -> Expression:
@@ -1333,7 +1374,22 @@ class AstBuilder:
             if isinstance(a, exp.Distinct):
                 raise self._syntax_error_at(a, "DISTINCT must be the first argument")
             out.append(self.expr(a))
+        if name in _SCHEMA_FUNCTIONS and len(out) > 1 and isinstance(out[1], Literal) \
+                and isinstance(out[1].value, str):
+            out[1] = self._schema_literal(out[1].value, args[1])
         return UnresolvedFunction(name, tuple(out), is_distinct, None, False, self.origin_of(node))
+
+    def _schema_literal(self, text: str, node: exp.Expr) -> SchemaLiteral:
+        """A DDL schema argument (``'a INT, b STRING'``, ``'array<int>'``) parsed as Spark's
+        ``DataType.fromDDL``: a type, else the fields of a struct."""
+        for candidate in (text, f"STRUCT<{text}>"):
+            try:
+                dt = convert_data_type(exp.DataType.build(candidate, dialect=EmberSpark))
+            except (EmberError, ValueError, SqlglotError):
+                continue
+            if not (isinstance(dt, T.StructType) and not dt.fields and text.strip()):
+                return SchemaLiteral(dt, text)
+        raise self._syntax_error_at(node, f"invalid schema {text!r}")
 
     def _filter(self, node: exp.Filter) -> Expression:
         func = self.expr(node.this)
@@ -1508,6 +1564,9 @@ _B._DISPATCH = {
     exp.In: _B._in,
     exp.Like: _B._like,
     exp.BitwiseNot: lambda self, node: self.function_call("~", [node.this], node),
+    exp.BitwiseAnd: _B._bitwise("BitwiseAnd"),
+    exp.BitwiseOr: _B._bitwise("BitwiseOr"),
+    exp.BitwiseXor: _B._bitwise("BitwiseXor"),
     exp.ILike: _B._ilike,
     exp.Escape: _B._escape,
     exp.Case: _B._case,

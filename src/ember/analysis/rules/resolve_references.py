@@ -51,6 +51,7 @@ from ember.expressions.base import (
     UnresolvedAlias,
     UnresolvedAttribute,
     UnresolvedFunction,
+    UnresolvedRegex,
     UnresolvedStar,
 )
 from ember import types as T
@@ -116,6 +117,8 @@ def child_attrs(plan: LogicalPlan) -> tuple[AttributeReference, ...]:
 
 def expand_star(star: UnresolvedStar, child: LogicalPlan, cs: bool) -> list[AttributeReference]:
     """Spark's ``UnresolvedStar.expand``."""
+    if isinstance(star, UnresolvedRegex):
+        return star.expand(child.output)
     if not star.target:
         return list(child.output)
     hidden = [a for a in metadata_output(child)]
