@@ -1020,7 +1020,8 @@ class QueryGen:
             sub = f"SELECT b.{y} AS v, count(*) AS n FROM {tb} b WHERE {corr}{pred} GROUP BY b.{y}"
         elif kind == "union":
             sub = (f"SELECT b.{y} AS v, b.k AS n FROM {tb} b WHERE {corr}{pred} "
-                   f"{self.r.choice(['UNION ALL', 'UNION', 'INTERSECT', 'EXCEPT'])} "
+                   # (INTERSECT / EXCEPT here: Spark 4.3 fails, "Unable to rewrite domain join")
+                   f"{self.r.choice(['UNION ALL', 'UNION'])} "
                    f"SELECT a.{x}, a.k")
         elif kind == "scalar_derived":
             agg = self.r.choice(["sum(n)", "count(*)", "max(n)", "count(n)"])
