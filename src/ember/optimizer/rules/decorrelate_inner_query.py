@@ -52,7 +52,7 @@ from ember.expressions.base import (
     split_conjuncts,
 )
 from ember.expressions.conditional import If
-from ember.expressions.predicates import EqualNullSafe, IsNull, LessThanOrEqual
+from ember.expressions.predicates import EqualNullSafe, EqualTo, IsNull, LessThanOrEqual
 from ember.expressions.subquery import LateralSubquery, OuterReference, SubqueryExpression
 from ember.expressions.windows import (
     CurrentRow,
@@ -148,7 +148,7 @@ class _Decorrelator:
         domain value are the subquery's rows for the outer rows with that value."""
         domain, dattrs = self.domain()
         cond = and_all(self.to_domain(c, dattrs) for c in conds) if conds else None
-        return Join(plan, domain, JoinType.INNER, cond), dattrs
+        return Join(domain, plan, JoinType.INNER, cond), dattrs
 
     @staticmethod
     def needed(conds: list[Expression], have: frozenset[int], child: LogicalPlan
@@ -228,12 +228,53 @@ class _Decorrelator:
                   aggs: tuple[Expression, ...], child: LogicalPlan
                   ) -> tuple[LogicalPlan, list[Expression]]:
         new_child, conds = self.run(child)
+        keys = self.equality_keys(conds, new_child)
+        if keys is not None and not any(self.correlated(e) for e in (*groups, *aggs)):
+            # only ``inner = outer(a)`` conditions: group by the inner columns (no domain join)
+            inner = list(dict.fromkeys(k for k, _ in keys))
+            grouped = Aggregate(groups + tuple(inner), aggs + tuple(inner), new_child)
+            if groups:
+                return grouped, [EqualTo(k, o) for k, o in keys]
+            dattrs = [next(k for k, o in keys if o.attr.id == a.id)
+                      if any(o.attr.id == a.id for _, o in keys) else None
+                      for a in self.outer_attrs]
+            if any(d is None for d in dattrs):
+                return self.domain_aggregate(groups, aggs, new_child, conds)
+            return self.count_bug(aggs, grouped, dattrs, EqualTo)  # type: ignore[arg-type]
+        return self.domain_aggregate(groups, aggs, new_child, conds)
+
+    def equality_keys(self, conds: list[Expression], child: LogicalPlan
+                      ) -> list[tuple[AttributeReference, OuterReference]] | None:
+        """``[(inner column, outer(a))]`` when every condition is ``inner = outer(a)``."""
+        out: list[tuple[AttributeReference, OuterReference]] = []
+        ids = child.output_set
+        for c in conds:
+            match c:
+                case EqualTo(left=AttributeReference() as i, right=OuterReference() as o) | \
+                        EqualTo(left=OuterReference() as o, right=AttributeReference() as i) \
+                        if i.id in ids and o.attr.id in self.outer_ids:
+                    out.append((i, o))
+                case _:
+                    return None
+        # one inner column per outer column, and the other way round
+        if len({i.id for i, _ in out}) != len(out) or len({o.attr.id for _, o in out}) != len(out):
+            return None
+        return out or None
+
+    def domain_aggregate(self, groups: tuple[Expression, ...],
+                         aggs: tuple[Expression, ...], new_child: LogicalPlan,
+                         conds: list[Expression]) -> tuple[LogicalPlan, list[Expression]]:
         joined, dattrs = self.domainify(new_child, conds)
         to_d = lambda e: self.to_domain(e, dattrs)  # noqa: E731
         grouped = Aggregate(tuple(map(to_d, groups)) + tuple(dattrs),
                             tuple(map(to_d, aggs)) + tuple(dattrs), joined)
         if groups:
             return grouped, self.domain_conds(dattrs)
+        return self.count_bug(tuple(map(to_d, aggs)), grouped, dattrs, EqualNullSafe)
+
+    def count_bug(self, aggs: tuple[Expression, ...], grouped: Aggregate,
+                  dattrs: list[AttributeReference], eq: type
+                  ) -> tuple[LogicalPlan, list[Expression]]:
         # A global aggregate has a row for every domain value, even one without input rows.
         domain, d2 = self.domain()
         fixes: list[tuple[Expression, Expression | None]] = []
@@ -248,7 +289,7 @@ class _Decorrelator:
         flag = always_true_alias()
         right = Project(grouped.output + (flag,), grouped)
         outer_join = Join(domain, right, JoinType.LEFT_OUTER,
-                          and_all(EqualNullSafe(a, b) for a, b in zip(d2, dattrs)))
+                          and_all(eq(a, b) for a, b in zip(d2, dattrs)))
         by_id = {a.id: a for a in outer_join.output}
         items: list[Expression] = []
         for item, value in fixes:
