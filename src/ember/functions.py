@@ -1371,3 +1371,21 @@ try_sum = _sql_function("try_sum", "col")
 try_avg = _sql_function("try_avg", "col")
 product = _sql_function("product", "col", "(product)")
 __all__ += ["try_sum", "try_avg", "product"]
+
+
+# -- issue 22 (helper F): randstr, uniform ------------------------------------------------------
+
+
+def randstr(length: Any, seed: Any = None) -> Column:
+    """A random string of ``length`` characters 0-9a-zA-Z (Spark's seeded generator)."""
+    args = (length,) + (() if seed is None else (seed,))
+    return Column(UnresolvedFunction("randstr", tuple(_lit_or_col(v)._expr for v in args)))
+
+
+def uniform(min: Any, max: Any, seed: Any = None) -> Column:  # noqa: A002 - PySpark's names
+    """A random value between ``min`` and ``max`` (Spark's seeded generator)."""
+    args = (min, max) + (() if seed is None else (seed,))
+    return Column(UnresolvedFunction("uniform", tuple(_lit_or_col(v)._expr for v in args)))
+
+
+__all__ += ["randstr", "uniform"]
