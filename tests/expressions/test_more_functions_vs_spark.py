@@ -68,6 +68,11 @@ FAMILIES: dict[str, list[str]] = {
         "i & l", "i | n", "b ^ n", "l & l", "i | 2 & n ^ b", "(i ^ n) = 0", "b & b", "b | NULL",
         "CAST(n AS SMALLINT) ^ b",
     ],
+    "datetime_patterns": [
+        "date_format(ts, 'G GGGG yyyyy L LL LLL LLLL QQQ QQQQ q qq qqq F K KK k kk')",
+        "date_format(ts, 'VV O OOOO X XX XXX x xx xxx Z ZZ ZZZ ZZZZ ZZZZZ')",
+        "date_format(dt, 'yyyyyy-LL F k')",
+    ],
     "misc": [
         "assert_true(k >= 0)", "assert_true(k >= 0, 'never')", "if(k < 0, raise_error(s), k)",
         "typeof(assert_true(k >= 0))", "current_user()", "session_user()", "user()",
@@ -112,6 +117,9 @@ ERRORS: dict[str, str] = {
     "to_base32_type": "SELECT to_base32(i) FROM t",
     "hmac_empty_key": "SELECT hmac(s, s) FROM t",
     "bitwise_type": "SELECT d | i FROM t",
+    "pattern_week_year": "SELECT date_format(ts, 'YYYY') FROM t",
+    "pattern_week_day": "SELECT date_format(ts, 'e') FROM t",
+    "pattern_length": "SELECT date_format(ts, 'GGGGG') FROM t",
     "randstr_length": "SELECT randstr(-1, 0) FROM t",
     "randstr_foldable": "SELECT randstr(k, 0) FROM t",
     "uniform_seed": "SELECT uniform(1, 2, k) FROM t",
@@ -220,3 +228,23 @@ def test_python_calls_match_pyspark(spark: Any, runtime: str) -> None:
         actual = sql_outcome(lambda q: new_session(runtime=runtime).sql(q).select(
             *[c(E) for c in calls]), _SOURCE, is_spark=False)
         _compare(expected, actual, "python calls")
+
+
+_ZONE_PATTERN = ("SELECT date_format(ts, 'yyyy-MM-dd HH:mm VV O OOOO X XX XXX x xx xxx Z ZZZZ "
+                 "ZZZZZ k K F') FROM t")
+
+
+@pytest.mark.differential
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_zone_offset_patterns_match_spark(spark: Any, runtime: str) -> None:
+    """Offset and zone letters under session time zones with DST and a half-hour offset."""
+    ember = new_session(runtime=runtime)
+    oracle = spark.newSession()
+    for session in (ember, oracle):
+        session.sql(table_sql(2))
+    for zone in ("America/New_York", "Asia/Kolkata"):
+        oracle.conf.set("spark.sql.session.timeZone", zone)
+        ember.conf.set("spark.sql.session.timeZone", zone)
+        _compare(sql_outcome(oracle.sql, _ZONE_PATTERN.replace("ts", "ts2037"), is_spark=True),
+                 sql_outcome(ember.sql, _ZONE_PATTERN.replace("ts", "ts2037"), is_spark=False),
+                 zone)
