@@ -1191,3 +1191,21 @@ def make_ym_interval(years: Any = None, months: Any = None) -> Column:
 
 __all__ += ["to_timestamp_ntz", "to_timestamp_ltz", "make_timestamp_ntz", "try_make_timestamp_ntz",
             "make_timestamp_ltz", "try_make_timestamp_ltz", "localtimestamp", "make_ym_interval"]
+
+
+def make_interval(years: Any = None, months: Any = None, weeks: Any = None, days: Any = None,
+                  hours: Any = None, mins: Any = None, secs: Any = None) -> Column:
+    """A CalendarInterval; a missing field is 0 (PySpark passes ``lit(0)``)."""
+    return Column(UnresolvedFunction("make_interval", tuple(
+        literal_expr(0) if v is None else _col_or_name(v)
+        for v in (years, months, weeks, days, hours, mins, secs))))
+
+
+def try_make_interval(years: Any = None, months: Any = None, weeks: Any = None, days: Any = None,
+                      hours: Any = None, mins: Any = None, secs: Any = None) -> Column:
+    return Column(UnresolvedFunction("try_make_interval", tuple(
+        literal_expr(0) if v is None else _col_or_name(v)
+        for v in (years, months, weeks, days, hours, mins, secs))))
+
+
+__all__ += ["make_interval", "try_make_interval"]

@@ -35,8 +35,9 @@ in names).  Arithmetic (``ts +/- interval``, ``ts - ts``, ``date - date``, ``i +
 ``i * n``, ``i / n``, ``- i``, ``abs(i)``) lives in :mod:`ember.expressions.interval_arithmetic`,
 built by :mod:`ember.analysis.rules.resolve_binary_arithmetic`.
 
-Not supported: CalendarIntervalType (``make_interval``: UnsupportedError), TIMESTAMP_NTZ (no such
-Ember type), interval <-> numeric casts, ``sum``/``avg``/``extract`` over intervals.
+CalendarIntervalType (``make_interval``, ``CAST(s AS INTERVAL)``) lives in
+:mod:`ember.expressions.calendar_intervals`.  Not supported: ``sum``/``avg``/``extract`` over
+intervals.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ember import types as T
-from ember.errors import ParseError, CastError, ArithmeticError_, UnsupportedError
+from ember.errors import ParseError, CastError, ArithmeticError_
 from ember.expressions.base import Expression, LeafExpression, Literal
 from ember.expressions.common import to_array
 from ember.trees import node
@@ -670,22 +671,17 @@ def _register() -> None:
 _register()
 
 #: ``{name: (min args, max args)}`` of the functions :func:`build_interval_function` builds
-INTERVAL_FUNCTIONS = {"make_dt_interval": (0, 4), "make_ym_interval": (0, 2),
-                      "make_interval": (0, 7)}
+INTERVAL_FUNCTIONS = {"make_dt_interval": (0, 4), "make_ym_interval": (0, 2)}
 
 
 def build_interval_function(name: str, args: tuple[Expression, ...]) -> Expression:
     """``make_dt_interval(d, h, m, s)`` / ``make_ym_interval(y, m)`` with Spark's defaults shown
-    (``make_dt_interval(1, 0, 0, 0.000000)``).  ``make_interval`` returns a CalendarInterval,
-    which Ember does not have (``UnsupportedError``)."""
+    (``make_dt_interval(1, 0, 0, 0.000000)``); ``make_interval`` is in
+    :mod:`ember.expressions.calendar_intervals`."""
     from decimal import Decimal
 
 
     key = name.lower()
-    if key == "make_interval":
-        raise UnsupportedError("make_interval returns a CalendarIntervalType value, which Ember "
-                               "does not support; use make_dt_interval or make_ym_interval.",
-                               error_class="UNSUPPORTED_FEATURE")
     zero = Literal(0, T.INT)
     defaults = ((zero, zero, zero, Literal(Decimal("0.000000"), _SECS))
                 if key == "make_dt_interval" else (zero, zero))

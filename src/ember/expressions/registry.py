@@ -32,6 +32,7 @@ from ember.expressions import mathfuncs as MF
 from ember.expressions import regex as RX
 from ember.expressions import strings as SF
 from ember.expressions import timestamp_ntz as NTZ
+from ember.expressions import calendar_intervals as CI
 from ember.expressions.arithmetic import (
     Abs, Add, Divide, Multiply, Pmod, Remainder, Subtract, UnaryMinus, UnaryPositive,
 )
@@ -419,6 +420,8 @@ for _name, (_lo, _hi) in IV.INTERVAL_FUNCTIONS.items():  # make_dt_interval, mak
     _BUILDERS[_name] = (_lo, _hi, IV.build_interval_function)
 for _name, (_key, _disp, _lo, _hi) in NTZ.NTZ_FUNCTIONS.items():  # to_timestamp_ntz, ...
     _BUILDERS[_name] = (_lo, _hi, _scalar(_key, _disp))
+for _name, (_lo, _hi) in CI.CALENDAR_FUNCTIONS.items():  # make_interval, try_make_interval
+    _BUILDERS[_name] = (_lo, _hi, CI.build_make_interval)
 _BUILDERS["e"] = (0, 0, lambda n, a: ScalarFunction("E", (), "e"))
 _BUILDERS["pi"] = (0, 0, lambda n, a: ScalarFunction("PI", (), "pi"))
 
