@@ -1209,3 +1209,13 @@ def try_make_interval(years: Any = None, months: Any = None, weeks: Any = None, 
 
 
 __all__ += ["make_interval", "try_make_interval"]
+
+
+def convert_timezone(sourceTz: Any, targetTz: Any, sourceTs: Any) -> Column:  # noqa: N803
+    """``sourceTz`` None: from the session time zone (``convert_timezone(targetTz, ts)``)."""
+    args = (targetTz, sourceTs) if sourceTz is None else (sourceTz, targetTz, sourceTs)
+    return Column(UnresolvedFunction("convert_timezone", tuple(
+        a._expr if isinstance(a, Column) else _col_or_name(a) for a in args)))
+
+
+__all__ += ["convert_timezone"]

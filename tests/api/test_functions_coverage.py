@@ -77,7 +77,7 @@ for _reason, _names in {
     _SESSION: "current_catalog current_database current_schema current_path current_user "
               "session_user user",
     _TODO: "aes_decrypt aes_encrypt try_aes_decrypt assert_true raise_error  conv  "
-           " convert_timezone     "
+           " "
            "  format_string printf from_base32 to_base32 "
            "   hmac "
            " input_file_block_length input_file_block_start input_file_name "
