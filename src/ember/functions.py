@@ -1424,3 +1424,29 @@ try_sum = _sql_function("try_sum", "col")
 try_avg = _sql_function("try_avg", "col")
 product = _sql_function("product", "col", "(product)")
 __all__ += ["try_sum", "try_avg", "product"]
+def make_interval(years: Any = None, months: Any = None, weeks: Any = None, days: Any = None,
+                  hours: Any = None, mins: Any = None, secs: Any = None) -> Column:
+    """A CalendarInterval; a missing field is 0 (PySpark passes ``lit(0)``)."""
+    return Column(UnresolvedFunction("make_interval", tuple(
+        literal_expr(0) if v is None else _col_or_name(v)
+        for v in (years, months, weeks, days, hours, mins, secs))))
+
+
+def try_make_interval(years: Any = None, months: Any = None, weeks: Any = None, days: Any = None,
+                      hours: Any = None, mins: Any = None, secs: Any = None) -> Column:
+    return Column(UnresolvedFunction("try_make_interval", tuple(
+        literal_expr(0) if v is None else _col_or_name(v)
+        for v in (years, months, weeks, days, hours, mins, secs))))
+
+
+__all__ += ["make_interval", "try_make_interval"]
+
+
+def convert_timezone(sourceTz: Any, targetTz: Any, sourceTs: Any) -> Column:  # noqa: N803
+    """``sourceTz`` None: from the session time zone (``convert_timezone(targetTz, ts)``)."""
+    args = (targetTz, sourceTs) if sourceTz is None else (sourceTz, targetTz, sourceTs)
+    return Column(UnresolvedFunction("convert_timezone", tuple(
+        a._expr if isinstance(a, Column) else _col_or_name(a) for a in args)))
+
+
+__all__ += ["convert_timezone"]

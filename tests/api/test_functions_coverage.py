@@ -82,15 +82,15 @@ for _reason, _names in {
     _SESSION: "  ",
     _NANOS: "timestamp_nanos unix_nanos",
     _TODO: "aes_decrypt aes_encrypt try_aes_decrypt      "
-           " convert_timezone     "
+           "      "
            "      "
            "    "
            " input_file_block_length input_file_block_start input_file_name "
            "    "
            "     "
            "     "
-           "   make_interval "
-           "try_make_interval    "
+           "    "
+           "    "
            "   "
            "     randstr "
            "uniform      "

@@ -37,6 +37,7 @@ from ember.expressions import text_functions as TXT
 from ember.expressions import misc_functions as MISCF
 from ember.expressions import timestamp_functions as TSF
 from ember.expressions import timestamp_ntz as NTZ
+from ember.expressions import calendar_intervals as CI
 from ember.expressions.arithmetic import (
     Abs, Add, Divide, Multiply, Pmod, Remainder, Subtract, UnaryMinus, UnaryPositive,
 )
@@ -425,6 +426,11 @@ for _name, (_lo, _hi) in IV.INTERVAL_FUNCTIONS.items():  # make_dt_interval, mak
     _BUILDERS[_name] = (_lo, _hi, IV.build_interval_function)
 for _name, (_key, _disp, _lo, _hi) in NTZ.NTZ_FUNCTIONS.items():  # to_timestamp_ntz, ...
     _BUILDERS[_name] = (_lo, _hi, _scalar(_key, _disp))
+_BUILDERS["convert_timezone"] = (2, 3, lambda n, a: ScalarFunction(n, (
+    (ScalarFunction("current_timezone", (), "current_timezone"),) if len(a) == 2 else ())
+    + tuple(a), "convert_timezone"))  # two arguments: from the session time zone
+for _name, (_lo, _hi) in CI.CALENDAR_FUNCTIONS.items():  # make_interval, try_make_interval
+    _BUILDERS[_name] = (_lo, _hi, CI.build_make_interval)
 _BUILDERS["e"] = (0, 0, lambda n, a: ScalarFunction("E", (), "e"))
 _BUILDERS["pi"] = (0, 0, lambda n, a: ScalarFunction("PI", (), "pi"))
 
