@@ -1450,3 +1450,21 @@ def convert_timezone(sourceTz: Any, targetTz: Any, sourceTs: Any) -> Column:  # 
 
 
 __all__ += ["convert_timezone"]
+
+
+# -- issue 22 (helper F): randstr, uniform ------------------------------------------------------
+
+
+def randstr(length: Any, seed: Any = None) -> Column:
+    """A random string of ``length`` characters 0-9a-zA-Z (Spark's seeded generator)."""
+    args = (length,) + (() if seed is None else (seed,))
+    return Column(UnresolvedFunction("randstr", tuple(_lit_or_col(v)._expr for v in args)))
+
+
+def uniform(min: Any, max: Any, seed: Any = None) -> Column:  # noqa: A002 - PySpark's names
+    """A random value between ``min`` and ``max`` (Spark's seeded generator)."""
+    args = (min, max) + (() if seed is None else (seed,))
+    return Column(UnresolvedFunction("uniform", tuple(_lit_or_col(v)._expr for v in args)))
+
+
+__all__ += ["randstr", "uniform"]

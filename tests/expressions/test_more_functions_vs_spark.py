@@ -112,6 +112,10 @@ ERRORS: dict[str, str] = {
     "to_base32_type": "SELECT to_base32(i) FROM t",
     "hmac_empty_key": "SELECT hmac(s, s) FROM t",
     "bitwise_type": "SELECT d | i FROM t",
+    "randstr_length": "SELECT randstr(-1, 0) FROM t",
+    "randstr_foldable": "SELECT randstr(k, 0) FROM t",
+    "uniform_seed": "SELECT uniform(1, 2, k) FROM t",
+    "uniform_type": "SELECT uniform(s, 2, 0) FROM t",
     "assert_true": "SELECT assert_true(k < 3) FROM t",
     "assert_true_type": "SELECT assert_true(k) FROM t",
     "raise_error": "SELECT raise_error(concat('boom ', k)) FROM t",
@@ -134,6 +138,13 @@ _AGGREGATES = ("try_sum(i), try_sum(l), try_sum(b), try_sum(dec), try_sum(d), tr
                f"try_avg(l % 1000000), try_avg(dec), try_avg(d), try_avg(b), try_sum({_BIG}), "
                f"try_avg({_BIG}), try_sum(CAST(i AS BIGINT) * 4294967296)")
 QUERIES["aggregates"] = f"SELECT {_AGGREGATES} FROM t"
+#: the seeded generators over inputs both engines split alike: XORShiftRandom(seed + partition)
+QUERIES["generators"] = (
+    "SELECT id, randstr(5, 0), randstr(CAST(2 AS TINYINT), -7L), uniform(10, 20, 0), "
+    "uniform(5.5, 10.5, 3), uniform(-5L, 20, 1), uniform(1.5D, 2, 2), uniform(CAST(1 AS "
+    "SMALLINT), CAST(9 AS TINYINT), 0), uniform(1.5F, 9, 4), uniform(1, 2, NULL), "
+    "randstr(NULL, 0), uniform(NULL, 1, 0), uniform(10, 0, 5), uniform(0, 2.5, 9) "
+    f"FROM range(0, {3000 if SWEEP else 300}, 1, 3)")
 QUERIES["grouped_aggregates"] = f"SELECT k < 20, {_AGGREGATES} FROM t GROUP BY k < 20"
 
 
@@ -189,6 +200,7 @@ _CALLS = [
     lambda F: F.current_user(), lambda F: F.make_timestamp(F.lit(2020), "n", "n", "n", "n", "d"),
     lambda F: F.try_make_timestamp(F.lit(2020), "n", "n", "n", "n", "d", F.lit("Asia/Tokyo")),
     lambda F: F.timestamp_add("month", "n", "ts"), lambda F: F.timestamp_diff("DAY", "ts", "ts"),
+    lambda F: F.randstr(4, 1), lambda F: F.uniform(1, 9, 2), lambda F: F.uniform(F.lit(1.5), 2, F.lit(3)),
 ]
 _AGG_CALLS = [lambda F: F.product("n"), lambda F: F.product("d"), lambda F: F.try_sum("l"),
               lambda F: F.try_avg("d"), lambda F: F.approxCountDistinct("s")]
