@@ -1,4 +1,5 @@
-"""Functions over nested values against PySpark on both runtimes (issues 22/23): the JSON
+"""Functions over nested values against PySpark on both runtimes (issues 22/23): ``hash`` /
+``xxhash64`` of arrays and structs (bit-exact, ``HASH_MAP_TYPE`` for maps), the JSON
 functions (``from_json`` with DDL / ``schema_of_json`` schemas, options and modes, ``to_json``,
 ``schema_of_json``, ``json_object_keys``, the generator ``json_tuple``) and the collection
 functions added with them, in SQL and through ``ember.functions``, with Spark's errors.
@@ -77,6 +78,12 @@ QUERIES: dict[str, str] = {
                map_zip_with(m, map('k', id, 'z', 0), (k, v1, v2) -> coalesce(v1, 0) + v2),
                str_to_map(k), str_to_map('a=1;b=2;c', ';', '='), str_to_map(j, ',', ':')
         FROM nf WHERE id <> 5 ORDER BY id""",
+    "nested_hashes": """
+        SELECT id, hash(arr), xxhash64(arr), hash(st), xxhash64(st, arr, k),
+               hash(array(st, st)), xxhash64(array(array(1.5D, NULL), NULL, array())),
+               hash(named_struct('d', DATE'2020-01-01', 'e', 1.5BD, 'f', array(CAST('a' AS BINARY)))),
+               hash(array(CAST('-0.0' AS DOUBLE), CAST('NaN' AS FLOAT)))
+        FROM nf ORDER BY id""",
     "json_tuple_lateral_view": """
         SELECT id, x, y FROM nf LATERAL VIEW json_tuple(j, 'a', 'c') t AS x, y ORDER BY id""",
 }
@@ -100,6 +107,8 @@ ERRORS: dict[str, str] = {
     "transform_keys_duplicate": "SELECT transform_keys(map_concat(m, map('q', 1D)), (k, v) -> 1) FROM nf",
     "str_to_map_duplicate": "SELECT str_to_map('a:1,a:2')",
     "regexp_extract_all_group": "SELECT regexp_extract_all(j, '(a)', 2) FROM nf",
+    "hash_of_map": "SELECT hash(m) FROM nf",
+    "xxhash64_of_nested_map": "SELECT xxhash64(array(named_struct('m', m))) FROM nf",
     "map_filter_not_boolean": "SELECT map_filter(m, (k, v) -> v) FROM nf",
 }
 
