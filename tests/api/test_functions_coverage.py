@@ -42,7 +42,7 @@ for _reason, _names in {
         "map_from_arrays  map_keys map_values  posexplode "
         "posexplode_outer reduce sequence  size slice "
         "sort_array split stack  transform  "
-        " try_element_at zip_with from_csv to_csv schema_of_csv "
+        " try_element_at zip_with "
         "session_window window_time ",
     _SENTENCES: "sentences",
     _U: "udf udtf arrow_udtf call_udf call_function unwrap_udt",
