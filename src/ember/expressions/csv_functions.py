@@ -24,7 +24,7 @@ from ember.expressions.cast import cast_array
 from ember.expressions.common import TypeCheckFailure, quoted_sql, sql_type
 from ember.expressions.foldable import is_foldable
 from ember.expressions.json_functions import (
-    OptionsLiteral, SchemaLiteral, options_argument, _distinct, _failfast,
+    OptionsLiteral, SchemaLiteral, foldable_input, options_argument, _distinct, _failfast,
 )
 from ember.expressions.misc import FunctionCall, FunctionSpec, ScalarFunction, register
 from ember.expressions.text_format import CsvGenerator
@@ -215,20 +215,10 @@ def _schema_of_csv(a, node, b):
     return pa.repeat(pa.scalar(_inferred(node).sql(), pa.large_string()), b.num_rows)
 
 
-def _schema_of_csv_check(node: ScalarFunction) -> TypeCheckFailure | None:
-    e = node.arguments[0]
-    if not is_foldable(e):
-        return TypeCheckFailure(
-            f'the input `csv` should be a foldable "STRING" expression; however, got '
-            f'{quoted_sql(e)}.', "NON_FOLDABLE_INPUT",
-            {"inputName": "`csv`", "inputType": '"STRING"', "inputExpr": quoted_sql(e)})
-    return None
-
-
 register(FunctionSpec(
     "schema_of_csv", lambda t: (T.STRING, None) if isinstance(t[0], (T.StringType, T.NullType))
     else None, lambda t: T.STRING, _schema_of_csv, null_intolerant=False, expected='"STRING"',
-    check=_schema_of_csv_check, nullable=lambda node: False))
+    check=foldable_input("csv"), nullable=lambda node: False))
 
 
 def build_schema_of_csv(name: str, a: tuple[Expression, ...]) -> Expression:
