@@ -454,11 +454,10 @@ def _offsets(lens: np.ndarray) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
 
 
-class _MapHOF(Expression):
+class _MapHOF(_ArrayHOF):
     """A higher-order function of one map and a ``(key, value) -> ...`` lambda."""
 
     __slots__ = ()
-    fn_name = "?"
 
     def check_input_types(self) -> str | None:
         a = self.argument  # type: ignore[attr-defined]
@@ -475,14 +474,6 @@ class _MapHOF(Expression):
         arr = to_array(self.argument.eval(batch), batch.num_rows)  # type: ignore[attr-defined]
         el = _MapEntries(arr, batch)
         return el, el.eval(f, [el.keys, el.values])
-
-    def simple_string(self) -> str:
-        return (f"{self.fn_name}({self.argument.simple_string()}, "  # type: ignore[attr-defined]
-                f"{self.function.simple_string()})")  # type: ignore[attr-defined]
-
-    def sql(self) -> str:
-        return (f"{self.fn_name}({self.argument.sql()}, "  # type: ignore[attr-defined]
-                f"{self.function.sql()})")  # type: ignore[attr-defined]
 
 
 @node

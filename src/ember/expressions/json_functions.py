@@ -136,22 +136,27 @@ def _distinct(arr: pa.Array) -> tuple[list[Any], pa.Array]:
 # -- from_json ----------------------------------------------------------------------------------
 
 
-def _text_leaves(t: T.DataType) -> T.DataType:
-    """``t`` with DATE / TIMESTAMP replaced by STRING: they are read as text and cast after."""
-    if isinstance(t, (T.DateType, T.TimestampType)):
-        return T.STRING
+def _nullable_with(t: T.DataType, leaf) -> T.DataType:
+    """``t`` nullable at every level (Spark's ``asNullable``), each non-nested type through
+    ``leaf``."""
     if isinstance(t, T.StructType):
-        return T.StructType(tuple(T.StructField(f.name, _text_leaves(f.data_type), True)
+        return T.StructType(tuple(T.StructField(f.name, _nullable_with(f.data_type, leaf), True)
                                   for f in t.fields))
     if isinstance(t, T.ArrayType):
-        return T.ArrayType(_text_leaves(t.element_type), True)
+        return T.ArrayType(_nullable_with(t.element_type, leaf), True)
     if isinstance(t, T.MapType):
-        return T.MapType(t.key_type, _text_leaves(t.value_type), True)
-    return t
+        return T.MapType(t.key_type, _nullable_with(t.value_type, leaf), True)
+    return leaf(t)
+
+
+def _text_leaves(t: T.DataType) -> T.DataType:
+    """``t`` with DATE / TIMESTAMP replaced by STRING: they are read as text and cast after."""
+    return _nullable_with(t, lambda x: T.STRING if isinstance(x, (T.DateType, T.TimestampType))
+                          else x)
 
 
 def _has_datetime(t: T.DataType) -> bool:
-    return _text_leaves(t) != t
+    return _text_leaves(t) != _nullable_with(t, lambda x: x)
 
 
 def _typed(arr: pa.Array, t: T.DataType, o: JsonOptions, tz: str) -> tuple[pa.Array, pa.Array]:
@@ -258,18 +263,7 @@ def _from_json(a, node, b):
 
 
 def _from_json_result(node: ScalarFunction) -> T.DataType:
-    return _as_nullable(node.arguments[1].schema)
-
-
-def _as_nullable(t: T.DataType) -> T.DataType:
-    if isinstance(t, T.StructType):
-        return T.StructType(tuple(T.StructField(f.name, _as_nullable(f.data_type), True)
-                                  for f in t.fields))
-    if isinstance(t, T.ArrayType):
-        return T.ArrayType(_as_nullable(t.element_type), True)
-    if isinstance(t, T.MapType):
-        return T.MapType(t.key_type, _as_nullable(t.value_type), True)
-    return t
+    return _nullable_with(node.arguments[1].schema, lambda x: x)
 
 
 register(FunctionSpec(
