@@ -1253,7 +1253,25 @@ def json_tuple(col: Any, *fields: str) -> Column:
 
 json_object_keys = _sql_function("json_object_keys", "col")
 
-__all__ += ["from_json", "to_json", "schema_of_json", "json_tuple", "json_object_keys"]
+
+def from_csv(col: Any, schema: Any, options: dict[str, Any] | None = None) -> Column:
+    """``from_csv(col, schema[, options])``: a CSV record parsed into the struct ``schema``."""
+    return Column(UnresolvedFunction("from_csv", (_col_or_name(col), _schema_arg(schema),
+                                                  _json_options(options))))
+
+
+def to_csv(col: Any, options: dict[str, Any] | None = None) -> Column:
+    """``to_csv(col[, options])``: a struct as a CSV record."""
+    return Column(UnresolvedFunction("to_csv", (_col_or_name(col), _json_options(options))))
+
+
+def schema_of_csv(csv: Any, options: dict[str, Any] | None = None) -> Column:
+    """``schema_of_csv(csv[, options])``: the DDL struct inferred for a CSV literal."""
+    arg = lit(csv)._expr if isinstance(csv, str) else _col_or_name(csv)
+    return Column(UnresolvedFunction("schema_of_csv", (arg, _json_options(options))))
+
+__all__ += ["from_json", "to_json", "schema_of_json", "json_tuple", "json_object_keys",
+            "from_csv", "to_csv", "schema_of_csv"]
 
 
 # -- collection functions over nested values (array_append ... str_to_map, map HOFs) -----------

@@ -42,7 +42,7 @@ for _reason, _names in {
         "      "
         "      "
         "      "
-        "   from_csv to_csv schema_of_csv "
+        "      "
         "session_window window_time ",
     _SENTENCES: "sentences",
     _U: "  arrow_udtf   unwrap_udt",

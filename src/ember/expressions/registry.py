@@ -29,6 +29,7 @@ from ember.expressions import datetime as DT
 from ember.expressions import hashes as HF
 from ember.expressions import json_path as JP
 from ember.expressions import json_functions as JF
+from ember.expressions import csv_functions as CF
 from ember.expressions import intervals as IV
 from ember.expressions import mathfuncs as MF
 from ember.expressions import regex as RX
@@ -584,6 +585,9 @@ _BUILDERS["to_json"] = (1, 2, JF.build_to_json)
 _BUILDERS["schema_of_json"] = (1, 2, JF.build_schema_of_json)
 _BUILDERS["json_object_keys"] = (1, 1, _scalar("json_object_keys", ""))
 _BUILDERS["json_tuple"] = (2, _ANY, lambda n, a: JF.JsonTuple(tuple(a)))
+_BUILDERS["from_csv"] = (2, 3, CF.build_from_csv)
+_BUILDERS["to_csv"] = (1, 2, CF.build_to_csv)
+_BUILDERS["schema_of_csv"] = (1, 2, CF.build_schema_of_csv)
 # raise_error, assert_true, current_user, session_user, user, version
 for _name, (_lo, _hi, _) in MISCF.MISC_FUNCTIONS.items():
     _BUILDERS[_name] = (_lo, _hi, MISCF.build_misc_function)
