@@ -32,6 +32,7 @@ from ember.expressions.json_functions import OptionsLiteral, SchemaLiteral
 from ember.expressions.time_window import TimeWindow, window_durations
 from ember.session import Session
 from ember import udf as _udf
+from ember import udtf as _udtf
 from ember.sql import parse_expression
 from ember.sql.parser import parse_data_type
 from ember.sql.schema_ddl import parse_ddl_schema
@@ -50,7 +51,7 @@ __all__ = [
     "ifnull", "nvl", "regexp_extract", "regexp_replace", "rlike", "regexp_like", "ilike",
     "window", "grouping", "grouping_id", "row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag",
     "lead", "nth_value",
-    "udf", "pandas_udf", "PandasUDFType",
+    "udf", "pandas_udf", "PandasUDFType", "udtf", "call_function", "call_udf",
 ]
 
 def _call(name: str, *args: Any, is_distinct: bool = False, ignore_nulls: bool = False) -> Column:
@@ -796,6 +797,19 @@ udf = _udf.udf
 pandas_udf = _udf.pandas_udf
 PandasUDFType = _udf.PandasUDFType
 UserDefinedFunction = _udf.UserDefinedFunction
+udtf = _udtf.udtf
+UserDefinedTableFunction = _udtf.UserDefinedTableFunction
+
+
+def call_function(funcName: str, *cols: Any) -> Column:  # noqa: N803
+    """``funcName(cols...)``: a built-in or registered (``spark.udf.register``) function by
+    name; string arguments are column names (PySpark's ``call_function``)."""
+    return _call(funcName, *cols)
+
+
+def call_udf(udfName: str, *cols: Any) -> Column:  # noqa: N803
+    """A function registered with ``spark.udf.register``, by name (PySpark's ``call_udf``)."""
+    return _call(udfName, *cols)
 # -- scalar functions: math, bitwise, string, date/time, try_*, hash, misc (issue 22) -----------
 
 
@@ -1239,7 +1253,64 @@ def json_tuple(col: Any, *fields: str) -> Column:
 
 json_object_keys = _sql_function("json_object_keys", "col")
 
-__all__ += ["from_json", "to_json", "schema_of_json", "json_tuple", "json_object_keys"]
+
+def from_csv(col: Any, schema: Any, options: dict[str, Any] | None = None) -> Column:
+    """``from_csv(col, schema[, options])``: a CSV record parsed into the struct ``schema``."""
+    return Column(UnresolvedFunction("from_csv", (_col_or_name(col), _schema_arg(schema),
+                                                  _json_options(options))))
+
+
+def to_csv(col: Any, options: dict[str, Any] | None = None) -> Column:
+    """``to_csv(col[, options])``: a struct as a CSV record."""
+    return Column(UnresolvedFunction("to_csv", (_col_or_name(col), _json_options(options))))
+
+
+def schema_of_csv(csv: Any, options: dict[str, Any] | None = None) -> Column:
+    """``schema_of_csv(csv[, options])``: the DDL struct inferred for a CSV literal."""
+    arg = lit(csv)._expr if isinstance(csv, str) else _col_or_name(csv)
+    return Column(UnresolvedFunction("schema_of_csv", (arg, _json_options(options))))
+
+__all__ += ["from_json", "to_json", "schema_of_json", "json_tuple", "json_object_keys",
+            "from_csv", "to_csv", "schema_of_csv"]
+
+
+# -- collection functions over nested values (array_append ... str_to_map, map HOFs) -----------
+
+array_append = _sql_function("array_append", "col value=")
+array_prepend = _sql_function("array_prepend", "col value=")
+array_insert = _sql_function("array_insert", "arr pos= value=")
+array_compact = _sql_function("array_compact", "col")
+array_repeat = _sql_function("array_repeat", "col count=")
+array_size = _sql_function("array_size", "col")
+arrays_overlap = _sql_function("arrays_overlap", "a1 a2")
+map_contains_key = _sql_function("map_contains_key", "col value=")
+map_from_entries = _sql_function("map_from_entries", "col")
+str_to_map = _sql_function("str_to_map", "text pairDelim? keyValueDelim?")
+regexp_extract_all = _sql_function("regexp_extract_all", "str regexp idx=?")
+shuffle = _sql_function("shuffle", "col seed=?")
+
+
+def map_filter(col: Any, f: Any) -> Column:
+    return Column(UnresolvedFunction("map_filter", (_col_or_name(col), _lambda(f, 2))))
+
+
+def transform_keys(col: Any, f: Any) -> Column:
+    return Column(UnresolvedFunction("transform_keys", (_col_or_name(col), _lambda(f, 2))))
+
+
+def transform_values(col: Any, f: Any) -> Column:
+    return Column(UnresolvedFunction("transform_values", (_col_or_name(col), _lambda(f, 2))))
+
+
+def map_zip_with(col1: Any, col2: Any, f: Any) -> Column:
+    return Column(UnresolvedFunction("map_zip_with", (_col_or_name(col1), _col_or_name(col2),
+                                                      _lambda(f, 3))))
+
+
+__all__ += ["array_append", "array_prepend", "array_insert", "array_compact", "array_repeat",
+            "array_size", "arrays_overlap", "map_contains_key", "map_from_entries", "str_to_map",
+            "regexp_extract_all", "shuffle", "map_filter", "transform_keys", "transform_values",
+            "map_zip_with"]
 
 
 # -- issue 22 (helper F): raise_error, assert_true, session constants ---------------------------
@@ -1371,6 +1442,32 @@ try_sum = _sql_function("try_sum", "col")
 try_avg = _sql_function("try_avg", "col")
 product = _sql_function("product", "col", "(product)")
 __all__ += ["try_sum", "try_avg", "product"]
+def make_interval(years: Any = None, months: Any = None, weeks: Any = None, days: Any = None,
+                  hours: Any = None, mins: Any = None, secs: Any = None) -> Column:
+    """A CalendarInterval; a missing field is 0 (PySpark passes ``lit(0)``)."""
+    return Column(UnresolvedFunction("make_interval", tuple(
+        literal_expr(0) if v is None else _col_or_name(v)
+        for v in (years, months, weeks, days, hours, mins, secs))))
+
+
+def try_make_interval(years: Any = None, months: Any = None, weeks: Any = None, days: Any = None,
+                      hours: Any = None, mins: Any = None, secs: Any = None) -> Column:
+    return Column(UnresolvedFunction("try_make_interval", tuple(
+        literal_expr(0) if v is None else _col_or_name(v)
+        for v in (years, months, weeks, days, hours, mins, secs))))
+
+
+__all__ += ["make_interval", "try_make_interval"]
+
+
+def convert_timezone(sourceTz: Any, targetTz: Any, sourceTs: Any) -> Column:  # noqa: N803
+    """``sourceTz`` None: from the session time zone (``convert_timezone(targetTz, ts)``)."""
+    args = (targetTz, sourceTs) if sourceTz is None else (sourceTz, targetTz, sourceTs)
+    return Column(UnresolvedFunction("convert_timezone", tuple(
+        a._expr if isinstance(a, Column) else _col_or_name(a) for a in args)))
+
+
+__all__ += ["convert_timezone"]
 
 
 # -- issue 22 (helper F): randstr, uniform ------------------------------------------------------

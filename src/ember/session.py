@@ -59,6 +59,7 @@ from ember.sql.schema_ddl import parse_ddl_schema
 from ember.sql.datatypes import TIMESTAMP_IS_NTZ
 from ember.table_writes import create_table_as_select, run_insert
 from ember.udf import UDFRegistration
+from ember.udtf import UDTFRegistration
 from ember.plans.logical.ddl import CreateTable
 from ember.plans.logical.insert import InsertIntoStatement
 from ember.streaming.api import DataStreamReader, StreamingQueryManager
@@ -173,6 +174,8 @@ class Session:
     """
 
     builder = _BuilderDescriptor()
+    #: PySpark's ``SparkSession.Builder`` (``Session.Builder().getOrCreate()``)
+    Builder = Builder
 
     def __init__(self, conf: dict[str, Any] | None = None, *, runtime: str = "local",
                  master: str | None = None, spark: Any = None) -> None:
@@ -201,6 +204,8 @@ class Session:
         self.catalog = CatalogAPI(self)
         #: ``spark.udf``: registers Python functions for SQL
         self.udf = UDFRegistration(self)
+        #: ``spark.udtf``: registers Python table functions for SQL
+        self.udtf = UDTFRegistration(self)
         with _active_lock:
             _active = self
 
@@ -244,6 +249,10 @@ class Session:
         if name.startswith("_"):
             raise AttributeError(name)
         raise missing_attribute("SparkSession", "Session", name)
+
+    def _dataframe(self, plan: Any) -> DataFrame:
+        """A DataFrame of this session over the logical ``plan``."""
+        return DataFrame(self, plan)
 
     @property
     def version(self) -> str:

@@ -96,6 +96,13 @@ class _Lazy:
 _LAZY = tuple(_Lazy(m) for m in _MODULES)
 
 
+#: Spark's generator table functions (``TableFunctionRegistry``): ``LATERAL gen(...)`` is a
+#: lateral join with the generator's rows.
+GENERATOR_TABLE_FUNCTIONS = frozenset({
+    "explode", "explode_outer", "posexplode", "posexplode_outer", "inline", "inline_outer",
+    "stack", "json_tuple"})
+
+
 def _mods() -> tuple[Any, Any, Any, Any]:
     """(predicates, arithmetic, conditional, cast) modules, lazily imported."""
     return _LAZY  # type: ignore[return-value]
@@ -839,8 +846,14 @@ class AstBuilder:
     def lateral_subquery(self, node: exp.Expr) -> L.LogicalPlan | None:
         """The plan of ``LATERAL (query) [alias]`` (aliased as any FROM subquery); None for any
         other FROM item."""
-        if not (isinstance(node, exp.Lateral) and isinstance(node.this, exp.Subquery)
-                and not node.args.get("view") and not node.args.get("outer")):
+        if not isinstance(node, exp.Lateral) or node.args.get("view") or node.args.get("outer"):
+            return None
+        if isinstance(node.this, exp.Anonymous) and node.this.name.lower() in GENERATOR_TABLE_FUNCTIONS:
+            # ``LATERAL explode(t.c) [t(x)]``: a generator over the preceding items' columns
+            self.mark_read(node)
+            return self.aliased(self.table_function(node.this, lateral=True),
+                                node.args.get("alias"))
+        if not isinstance(node.this, exp.Subquery):
             return None
         self.mark_read(node)
         plan = self.relation(node.this)
@@ -979,11 +992,21 @@ class AstBuilder:
     def values(self, node: exp.Values) -> L.LogicalPlan:
         """``VALUES (1, 'a'), (2, 'b') [AS] t(x, y)`` -> SubqueryAlias(t, UnresolvedInlineTable)."""
         rows = []
+        alias = node.args.get("alias")
+        last = node.expressions[-1] if node.expressions else None
+        if (isinstance(last, exp.Tuple) and last.expressions
+                and isinstance(last.expressions[-1], exp.Alias)
+                and (alias is None or not alias.name)):
+            # ``VALUES 0, 1, 2 AS t(id)``: sqlglot reads ``2 AS t`` as the last row's item;
+            # in Spark the alias names the inline table
+            named = last.expressions[-1]
+            columns = alias.columns if alias is not None else []
+            alias = exp.TableAlias(this=named.args["alias"], columns=columns)
+            last.expressions[-1] = named.this
         for row in node.expressions:
             items = row.expressions if isinstance(row, exp.Tuple) else [row]
             rows.append(tuple(self.expr(e) for e in items))
         width = len(rows[0]) if rows else 0
-        alias = node.args.get("alias")
         cols = tuple(c.name for c in alias.columns) if alias is not None and alias.columns else ()
         names = cols or tuple(f"col{i + 1}" for i in range(width))
         plan: L.LogicalPlan = L.UnresolvedInlineTable(names, tuple(rows))
@@ -1404,8 +1427,8 @@ class AstBuilder:
 
         value, unit = node.this, node.args.get("unit")
         negate = False
-        while isinstance(value, exp.Neg):  # INTERVAL -'1' DAY
-            negate, value = not negate, value.this
+        while isinstance(value, (exp.Neg, UnaryPlus)):  # INTERVAL -'1' DAY, INTERVAL +'1' DAY
+            negate, value = negate != isinstance(value, exp.Neg), value.this
         if not isinstance(value, exp.Literal):
             raise self.unsupported("interval with a non-literal value", node)
         self.mark_read(value)  # ``INTERVAL '1' DAY`` and ``INTERVAL 1 DAY`` are the same
@@ -1414,6 +1437,9 @@ class AstBuilder:
             text = text[1:] if text.startswith("-") else "-" + text.lstrip("+")
         with self._interval_origin(node):
             if isinstance(unit, exp.IntervalSpan):
+                if not value.is_string:  # INTERVAL 1 YEAR TO MONTH
+                    raise ParseError("The value of from-to unit must be a string.",
+                                     error_class="_LEGACY_ERROR_TEMP_0027")
                 return interval_literal(text, unit.this.name, unit.expression.name)
             return interval_literal(text, unit.name if unit is not None else None)
 

@@ -71,6 +71,22 @@ def _merge_suffixed_numbers(tokens: list[Token], sql: str) -> list[Token]:
     return out
 
 
+class _WindowCallAware(frozenset):
+    """Query modifier tokens without WINDOW when the token after it is ``(``."""
+
+    def __new__(cls, tokens: t.Any, parser: t.Any) -> "_WindowCallAware":
+        out = super().__new__(cls, tokens)
+        out.parser = parser
+        return out
+
+    def __contains__(self, token_type: object) -> bool:
+        nxt = self.parser._next
+        if (token_type is TokenType.WINDOW and nxt is not None
+                and nxt.token_type is TokenType.L_PAREN):
+            return False
+        return super().__contains__(token_type)
+
+
 class EmberSpark(Spark):
     """Spark SQL as written (see module docstring)."""
 
@@ -119,6 +135,15 @@ class EmberSpark(Spark):
             **Spark.Parser.UNARY_PARSERS,
             TokenType.PLUS: lambda self: self.expression(UnaryPlus(this=self._parse_unary())),
         }
+
+        def _parse_group(self, *args: t.Any, **kwargs: t.Any) -> exp.Group | None:
+            # ``GROUP BY window(t, '10 seconds')``: a WINDOW followed by ``(`` is the window
+            # function, not a WINDOW clause ending the grouping list
+            self.QUERY_MODIFIER_TOKENS = _WindowCallAware(type(self).QUERY_MODIFIER_TOKENS, self)
+            try:
+                return super()._parse_group(*args, **kwargs)
+            finally:
+                del self.QUERY_MODIFIER_TOKENS
 
         def _parse_interval(self, *args: t.Any, **kwargs: t.Any) -> exp.Expression | None:
             # ``INTERVAL 1 DAY 2 HOURS`` comes back as an Add of Intervals: mark it so the AST
