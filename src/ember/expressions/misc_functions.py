@@ -31,14 +31,12 @@ from ember.trees import node
 __all__ = ["RaiseError", "MISC_FUNCTIONS", "build_misc_function"]
 
 
-@node
-class RaiseError(Expression):
-    """``raise_error(message)``: fails with ``USER_RAISED_EXCEPTION`` on the first row it is
-    evaluated for; its type is VOID (Spark's RaiseError, shown with its error class and the
-    message parameter map).  Never folded: not deterministic for the optimizer, so only rows
-    that reach it raise (``if(c, raise_error('x'), v)``)."""
+class _Raising(Expression):
+    """A VOID expression that may raise ``USER_RAISED_EXCEPTION``.  Never folded: not
+    deterministic for the optimizer, so only rows that reach it raise
+    (``if(c, raise_error('x'), v)``)."""
 
-    message: Expression
+    __slots__ = ()
     may_fail_at_runtime = True
 
     @property
@@ -48,6 +46,15 @@ class RaiseError(Expression):
     @property
     def deterministic(self) -> bool:
         return False
+
+
+@node
+class RaiseError(_Raising):
+    """``raise_error(message)``: fails with ``USER_RAISED_EXCEPTION`` on the first row it is
+    evaluated for (Spark's RaiseError, shown with its error class and the message parameter
+    map)."""
+
+    message: Expression
 
     def check_input_types(self) -> str | None:
         t = self.message.data_type
@@ -90,27 +97,17 @@ def _assert_true(name, a):
 
 
 @node
-class _AssertTrue(Expression):
+class _AssertTrue(_Raising):
     """The replacement of ``assert_true``: ``If(cond, NULL, RaiseError(msg))`` once ``cond``
     is BOOLEAN (type-checked here so the error names the condition as Spark does)."""
 
     cond: Expression
     message: Expression
 
-    @property
-    def data_type(self) -> T.DataType:
-        return T.NULL
-
-    @property
-    def deterministic(self) -> bool:
-        return False
-
     def check_input_types(self) -> str | None:
         if not isinstance(self.cond.data_type, (T.BooleanType, T.NullType)):
             return unexpected_input_type(1, '"BOOLEAN"', self.cond)
         return None
-
-    may_fail_at_runtime = True
 
     def eval(self, batch: pa.RecordBatch) -> pa.Array:
         return If(self.cond, Literal(None, T.NULL), RaiseError(self.message)).eval(batch)
