@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import warnings
 from typing import TYPE_CHECKING, Any
 
 from ember import types as T
@@ -1252,7 +1253,64 @@ def json_tuple(col: Any, *fields: str) -> Column:
 
 json_object_keys = _sql_function("json_object_keys", "col")
 
-__all__ += ["from_json", "to_json", "schema_of_json", "json_tuple", "json_object_keys"]
+
+def from_csv(col: Any, schema: Any, options: dict[str, Any] | None = None) -> Column:
+    """``from_csv(col, schema[, options])``: a CSV record parsed into the struct ``schema``."""
+    return Column(UnresolvedFunction("from_csv", (_col_or_name(col), _schema_arg(schema),
+                                                  _json_options(options))))
+
+
+def to_csv(col: Any, options: dict[str, Any] | None = None) -> Column:
+    """``to_csv(col[, options])``: a struct as a CSV record."""
+    return Column(UnresolvedFunction("to_csv", (_col_or_name(col), _json_options(options))))
+
+
+def schema_of_csv(csv: Any, options: dict[str, Any] | None = None) -> Column:
+    """``schema_of_csv(csv[, options])``: the DDL struct inferred for a CSV literal."""
+    arg = lit(csv)._expr if isinstance(csv, str) else _col_or_name(csv)
+    return Column(UnresolvedFunction("schema_of_csv", (arg, _json_options(options))))
+
+__all__ += ["from_json", "to_json", "schema_of_json", "json_tuple", "json_object_keys",
+            "from_csv", "to_csv", "schema_of_csv"]
+
+
+# -- collection functions over nested values (array_append ... str_to_map, map HOFs) -----------
+
+array_append = _sql_function("array_append", "col value=")
+array_prepend = _sql_function("array_prepend", "col value=")
+array_insert = _sql_function("array_insert", "arr pos= value=")
+array_compact = _sql_function("array_compact", "col")
+array_repeat = _sql_function("array_repeat", "col count=")
+array_size = _sql_function("array_size", "col")
+arrays_overlap = _sql_function("arrays_overlap", "a1 a2")
+map_contains_key = _sql_function("map_contains_key", "col value=")
+map_from_entries = _sql_function("map_from_entries", "col")
+str_to_map = _sql_function("str_to_map", "text pairDelim? keyValueDelim?")
+regexp_extract_all = _sql_function("regexp_extract_all", "str regexp idx=?")
+shuffle = _sql_function("shuffle", "col seed=?")
+
+
+def map_filter(col: Any, f: Any) -> Column:
+    return Column(UnresolvedFunction("map_filter", (_col_or_name(col), _lambda(f, 2))))
+
+
+def transform_keys(col: Any, f: Any) -> Column:
+    return Column(UnresolvedFunction("transform_keys", (_col_or_name(col), _lambda(f, 2))))
+
+
+def transform_values(col: Any, f: Any) -> Column:
+    return Column(UnresolvedFunction("transform_values", (_col_or_name(col), _lambda(f, 2))))
+
+
+def map_zip_with(col1: Any, col2: Any, f: Any) -> Column:
+    return Column(UnresolvedFunction("map_zip_with", (_col_or_name(col1), _col_or_name(col2),
+                                                      _lambda(f, 3))))
+
+
+__all__ += ["array_append", "array_prepend", "array_insert", "array_compact", "array_repeat",
+            "array_size", "arrays_overlap", "map_contains_key", "map_from_entries", "str_to_map",
+            "regexp_extract_all", "shuffle", "map_filter", "transform_keys", "transform_values",
+            "map_zip_with"]
 
 
 # -- issue 22 (helper F): raise_error, assert_true, session constants ---------------------------
@@ -1310,19 +1368,30 @@ def try_make_timestamp(years: Any = None, months: Any = None, days: Any = None,
 
 def timestamp_add(unit: str, quantity: Any, ts: Any) -> Column:
     """``timestampadd(unit, quantity, ts)``: ``unit`` YEAR ... MICROSECOND."""
-    return Column(UnresolvedFunction("(timestampadd)", (literal_expr(unit.upper()),
+    return Column(UnresolvedFunction("(timestampadd)", (literal_expr(unit),
                                                         _col_or_name(quantity),
                                                         _col_or_name(ts))))
 
 
 def timestamp_diff(unit: str, start: Any, end: Any) -> Column:
     """``timestampdiff(unit, start, end)``: whole ``unit``s from ``start`` to ``end``."""
-    return Column(UnresolvedFunction("(timestampdiff)", (literal_expr(unit.upper()),
+    return Column(UnresolvedFunction("(timestampdiff)", (literal_expr(unit),
                                                          _col_or_name(start),
                                                          _col_or_name(end))))
 
 
 __all__ += ["make_timestamp", "try_make_timestamp", "timestamp_add", "timestamp_diff"]
+
+
+def approxCountDistinct(col: Any, rsd: float | None = None) -> Column:  # noqa: N802, N803
+    """Deprecated PySpark alias of :func:`approx_count_distinct` (warns as PySpark does)."""
+    warnings.warn("Deprecated in 2.1, use approx_count_distinct instead.", FutureWarning)
+    return approx_count_distinct(col, rsd)
+
+
+__all__ += ["approxCountDistinct"]
+
+
 # -- TIMESTAMP_NTZ / TIMESTAMP_LTZ and interval constructors (issue 23, time types) -----------
 def to_timestamp_ntz(timestamp: Any, format: Any = None) -> Column:  # noqa: A002
     return _call("to_timestamp_ntz", timestamp, *(() if format is None else (format,)))
@@ -1366,3 +1435,54 @@ def make_ym_interval(years: Any = None, months: Any = None) -> Column:
 
 __all__ += ["to_timestamp_ntz", "to_timestamp_ltz", "make_timestamp_ntz", "try_make_timestamp_ntz",
             "make_timestamp_ltz", "try_make_timestamp_ltz", "localtimestamp", "make_ym_interval"]
+
+
+# -- issue 22 (helper F): try_sum, try_avg, product ---------------------------------------------
+try_sum = _sql_function("try_sum", "col")
+try_avg = _sql_function("try_avg", "col")
+product = _sql_function("product", "col", "(product)")
+__all__ += ["try_sum", "try_avg", "product"]
+def make_interval(years: Any = None, months: Any = None, weeks: Any = None, days: Any = None,
+                  hours: Any = None, mins: Any = None, secs: Any = None) -> Column:
+    """A CalendarInterval; a missing field is 0 (PySpark passes ``lit(0)``)."""
+    return Column(UnresolvedFunction("make_interval", tuple(
+        literal_expr(0) if v is None else _col_or_name(v)
+        for v in (years, months, weeks, days, hours, mins, secs))))
+
+
+def try_make_interval(years: Any = None, months: Any = None, weeks: Any = None, days: Any = None,
+                      hours: Any = None, mins: Any = None, secs: Any = None) -> Column:
+    return Column(UnresolvedFunction("try_make_interval", tuple(
+        literal_expr(0) if v is None else _col_or_name(v)
+        for v in (years, months, weeks, days, hours, mins, secs))))
+
+
+__all__ += ["make_interval", "try_make_interval"]
+
+
+def convert_timezone(sourceTz: Any, targetTz: Any, sourceTs: Any) -> Column:  # noqa: N803
+    """``sourceTz`` None: from the session time zone (``convert_timezone(targetTz, ts)``)."""
+    args = (targetTz, sourceTs) if sourceTz is None else (sourceTz, targetTz, sourceTs)
+    return Column(UnresolvedFunction("convert_timezone", tuple(
+        a._expr if isinstance(a, Column) else _col_or_name(a) for a in args)))
+
+
+__all__ += ["convert_timezone"]
+
+
+# -- issue 22 (helper F): randstr, uniform ------------------------------------------------------
+
+
+def randstr(length: Any, seed: Any = None) -> Column:
+    """A random string of ``length`` characters 0-9a-zA-Z (Spark's seeded generator)."""
+    args = (length,) + (() if seed is None else (seed,))
+    return Column(UnresolvedFunction("randstr", tuple(_lit_or_col(v)._expr for v in args)))
+
+
+def uniform(min: Any, max: Any, seed: Any = None) -> Column:  # noqa: A002 - PySpark's names
+    """A random value between ``min`` and ``max`` (Spark's seeded generator)."""
+    args = (min, max) + (() if seed is None else (seed,))
+    return Column(UnresolvedFunction("uniform", tuple(_lit_or_col(v)._expr for v in args)))
+
+
+__all__ += ["randstr", "uniform"]

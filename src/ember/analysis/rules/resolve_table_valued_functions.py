@@ -10,10 +10,14 @@ castable to bigint (int for ``numSlices``; NULL and booleans are ``UNEXPECTED_IN
 are cast with Spark's cast (``range('a')`` is ``CAST_INVALID_INPUT``, ``range(1.5)`` is
 ``range(1)``). A zero step is ``FAILED_FUNCTION_CALL``, as Spark reports it. ``range(3) AS
 t(x)`` renames the column (``NUM_TABLE_VALUE_ALIASES_MISMATCH`` for another number of names).
+Spark's generator table functions (``explode``, ``inline``, ``posexplode``, ``stack``,
+``json_tuple`` and their ``_outer`` forms) become ``SELECT gen(args) [AS (names)]`` over one row
+(a ``Generate``, as Spark plans them); under ``LATERAL`` their arguments may read the preceding
+FROM items (outer references of the lateral subquery).
 A Python UDTF registered with ``spark.udtf.register`` is a ``Generate`` of its
 ``PythonUDTF`` over one row (not under ``LATERAL`` with columns of an earlier FROM item yet).
-Spark's other table functions (``explode`` ...) are refused with UNSUPPORTED_FEATURE, unknown
-names with ``UNRESOLVABLE_TABLE_VALUED_FUNCTION``.
+Spark's other table functions are refused with UNSUPPORTED_FEATURE, unknown names with
+``UNRESOLVABLE_TABLE_VALUED_FUNCTION``.
 """
 
 from __future__ import annotations
@@ -23,7 +27,9 @@ import pyarrow as pa
 from ember import types as T
 from ember.analysis.resolution import has_unresolved
 from ember.errors import AnalysisError, UnsupportedError
-from ember.expressions.base import Alias, AttributeReference, Expression, UnresolvedAttribute
+from ember.expressions.base import (Alias, AttributeReference, Expression, UnresolvedAlias,
+                                   UnresolvedAttribute, UnresolvedFunction)
+from ember.expressions.generators import MultiAlias
 from ember.expressions.cast import Cast
 from ember.expressions.common import sql_type
 from ember.expressions.registry import wrong_num_args
@@ -93,7 +99,22 @@ def _range(args: tuple[Expression, ...]) -> Range:
     return Range(start, end, step, slices, (AttributeReference("id", T.LONG, False),))
 
 
+#: Spark's generator table functions: ``explode(a) [AS t(x)]`` in FROM is
+#: ``SELECT explode(a) [AS (x)]`` (a Generate over one row, built by ExtractGenerator).
+GENERATORS = frozenset({
+    "explode", "explode_outer", "posexplode", "posexplode_outer", "inline", "inline_outer",
+    "stack", "json_tuple"})
+
+
+def _generator(p: UnresolvedTableValuedFunction) -> LogicalPlan:
+    call = UnresolvedFunction(p.name, p.arguments, origin=p.origin)
+    item = MultiAlias(call, p.column_aliases) if p.column_aliases else UnresolvedAlias(call)
+    return Project((item,), OneRowRelation())
+
+
 def _build(p: UnresolvedTableValuedFunction) -> LogicalPlan:
+    if p.name in GENERATORS:
+        return _generator(p)
     if p.name != "range":
         if p.name in _SPARK_TABLE_FUNCTIONS:
             raise UnsupportedError(
@@ -128,6 +149,8 @@ def resolve_table_valued_functions(plan: LogicalPlan, ctx) -> LogicalPlan:
     def rule(p: LogicalPlan) -> LogicalPlan:
         if not isinstance(p, UnresolvedTableValuedFunction):
             return p
+        if p.name in GENERATORS:
+            return _generator(p)  # its arguments resolve in the Project (outer columns too)
         udtf = ctx.catalog.lookup_python_table_function(p.name)
         if udtf is not None and p.lateral and any(
                 a.exists(lambda x: isinstance(x, UnresolvedAttribute)) for a in p.arguments):
