@@ -51,8 +51,6 @@ MISSING: dict[str, dict[str, str]] = {
         "withField": _NESTED,
         "dropFields": _NESTED,
         "outer": "DataFrame subquery expressions are not implemented yet",
-        "bitwiseOR": "the | and ^ operators come with the bitwise functions (issue 22 item 1)",
-        "bitwiseXOR": "the | and ^ operators come with the bitwise functions (issue 22 item 1)",
     },
     "GroupedData": {
         "applyInPandasWithState": _STREAM,

@@ -516,7 +516,10 @@ def p_grouped_apply_and_isnan(s, F):
     df = shape(s).where("k IS NOT NULL").select("k", F.col("x").cast("double").alias("x"))
     nan = s.createDataFrame([(float("nan"),), (1.0,), (None,)], "d double")
     return (_table(df.groupBy("k").apply(centered)),
-            _table(nan.select(F.col("d").isNaN().alias("n"), F.col("d"))))
+            _table(nan.select(F.col("d").isNaN().alias("n"), F.col("d"))),
+            _table(shape(s).select(F.col("x").bitwiseOR(6).alias("o"),
+                                   F.col("x").bitwiseXOR(F.lit(3)).alias("x"),
+                                   F.col("x").cast("bigint").bitwiseOR(F.col("x")))))
 
 
 # -- Python UDTFs (ember.udtf), call_function ------------------------------------------------
