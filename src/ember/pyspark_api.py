@@ -67,7 +67,6 @@ MISSING: dict[str, dict[str, str]] = {
         "sparkContext": _RDD,
         "dataSource": "Python data sources are not implemented",
         "profile": "Python UDF profiling needs Python UDFs (issue 22 item 3)",
-        "tvf": "the tvf accessor is not implemented yet (call table-valued functions in SQL)",
         "addArtifact": _CONNECT,
         "addArtifacts": _CONNECT,
         "copyFromLocalToFs": _CONNECT,

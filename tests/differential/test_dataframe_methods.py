@@ -607,6 +607,19 @@ def p_to_json(s, F):
     return sorted(r if isinstance(r, str) else r.value for r in out.collect())
 
 
+@program()
+def p_tvf(s, F):
+    t = s.tvf
+    arr = F.array(F.lit(1), F.lit(None).cast("int"), F.lit(3))
+    structs = F.array(F.struct(F.lit(1).alias("a"), F.lit("x").alias("b")))
+    return [_table(x) for x in (
+        t.range(3), t.range(1, 7, 2), t.explode(arr), t.explode_outer(F.array().cast("array<int>")),
+        t.posexplode(arr), t.posexplode_outer(F.create_map(F.lit("k"), F.lit(2.5))),
+        t.inline(structs), t.inline_outer(structs),
+        t.json_tuple(F.lit('{"a": 1, "b": "q"}'), F.lit("a"), F.lit("b"), F.lit("c")),
+        t.stack(F.lit(2), F.lit(1), F.lit("u"), F.lit(2), F.lit("v")))]
+
+
 # -- the text source -------------------------------------------------------------------------
 
 TEXT_DIR = tempfile.mkdtemp(prefix="ember-text-")
