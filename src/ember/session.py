@@ -60,6 +60,7 @@ from ember.sql.datatypes import TIMESTAMP_IS_NTZ
 from ember.table_writes import create_table_as_select, run_insert
 from ember.udf import UDFRegistration
 from ember.udtf import UDTFRegistration
+from ember.tvf import TableValuedFunction
 from ember.plans.logical.ddl import CreateTable
 from ember.plans.logical.insert import InsertIntoStatement
 from ember.streaming.api import DataStreamReader, StreamingQueryManager
@@ -206,6 +207,8 @@ class Session:
         self.udf = UDFRegistration(self)
         #: ``spark.udtf``: registers Python table functions for SQL
         self.udtf = UDTFRegistration(self)
+        #: ``spark.tvf``: Spark's table-valued functions as DataFrames
+        self.tvf = TableValuedFunction(self)
         with _active_lock:
             _active = self
 

@@ -285,10 +285,37 @@ class SparkRuntime:
         plan = self.final_plan = convert_joins(plan, self)
         self._prefetch_scans(plan)
         self._prefetch_broadcasts(plan)
+        last = self._driver_region(plan)
+        if last is not None:
+            return last
         rdd = self._region_rdd(plan, worker.blobs)
         with task_errors("collecting the result"):
             blobs = rdd.collect()
         return worker.table_of(blobs, schema_of(plan.output))
+
+    def _driver_region(self, plan: SparkPlan) -> pa.Table | None:
+        """The result of a plan whose last region reads one single-partition shuffle (a global
+        aggregate's final step, a global limit, an unpartitioned window): the shuffle's input
+        is collected and the region runs on the driver, which receives the rows anyway,
+        instead of a shuffle stage and one more Spark task (each a round of Python workers).
+        None for other plans."""
+        if isinstance(plan, (*BOUNDARIES, ReusedExchangeExec)) or global_nested_loop(plan):
+            return None
+        region = cut_region(plan)
+        if len(region.inputs) != 1 or region.broadcasts:
+            return None
+        ex = region.inputs[0]
+        if not isinstance(ex, ShuffleExchangeExec) or not isinstance(
+                ex.output_partitioning, SinglePartition) or ex in self._partitioned or \
+                ex in self._measured or ex in self._reused:
+            return None
+        rdd = self._region_rdd(ex.child, worker.blobs)
+        with task_errors("collecting the result"):
+            blobs = rdd.collect()
+        spec = worker.RegionSpec(region.plan, self._conf_items, (), plan.simple_string())
+        batches = list(worker.execute_region(spec, SQLConf(dict(self._conf_items)),
+                                             [worker.decode_all(blobs)], 0))
+        return pa.Table.from_batches(batches, schema_of(plan.output))
 
     def rdd(self, plan: SparkPlan) -> Any:
         """``plan``'s output partitions as an RDD of Arrow IPC blobs (lazy; ``plan`` as
