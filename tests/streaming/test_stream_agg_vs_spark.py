@@ -38,13 +38,13 @@ from typing import Any
 
 import pytest
 
-from tests.streaming.goldens import GoldenRuns
+from tests.streaming.goldens import spark_golden_runs
 from tests.streaming.spark_harness import (
     EmberEngine,
     Scenario,
-    SparkEngine,
     StepResult,
     assert_same,
+    ember_test_session,
     run_scenario,
     ts,
 )
@@ -147,29 +147,14 @@ ALL = SCENARIOS + (SWEEP_SCENARIOS if SWEEP else [])
 @pytest.fixture(scope="module")
 def spark_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
     """Spark's results per scenario: stored goldens, or Spark run live."""
-
-    def run_spark(scenario: Scenario) -> Any:
-        checkpoint = tmp_path_factory.mktemp(f"spark-{scenario.name}")
-        return run_scenario(SparkEngine(request.getfixturevalue("spark")), scenario,
-                            str(checkpoint))
-
-    return GoldenRuns("test_stream_agg_vs_spark", run_spark)
-
-
-def _ember_session() -> Any:
-    import ember
-
-    session = ember.Session()
-    session.conf.set("spark.sql.shuffle.partitions", "2")
-    session.conf.set("spark.sql.session.timeZone", "UTC")
-    return session
+    return spark_golden_runs("test_stream_agg_vs_spark", request, tmp_path_factory)
 
 
 @pytest.mark.parametrize("scenario", ALL, ids=lambda s: s.name)
 def test_ember_matches_spark(spark_runs: Any, scenario: Scenario, tmp_path: Any) -> None:
     spark_results = spark_runs(scenario)
     assert any(sum(b.rows.values()) for r in spark_results for b in r.batches)
-    ember_results = run_scenario(EmberEngine(_ember_session()), scenario, str(tmp_path / "ck"))
+    ember_results = run_scenario(EmberEngine(ember_test_session()), scenario, str(tmp_path / "ck"))
     assert_same(scenario, _rounded(spark_results), _rounded(ember_results))
 
 
