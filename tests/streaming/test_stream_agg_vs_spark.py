@@ -10,7 +10,9 @@ window's end, a late row dropped, a restart from the checkpoint mid-stream), a s
 update mode, a window in SQL (``GROUP BY window(...)``), a keyed and a global
 aggregation in complete mode, and the three deduplications: ``dropDuplicates`` over the
 event-time column (evicted by the watermark), ``dropDuplicates`` without a watermark (state kept
-for ever, restarted mid-stream) and ``dropDuplicatesWithinWatermark``.  ``EMBER_STREAM_AGG_SWEEP=1``
+for ever, restarted mid-stream) and ``dropDuplicatesWithinWatermark``; and two chains of stateful
+operators (a time-range join then a windowed count, a deduplication then a windowed count: the
+aggregation's input watermark is the one the operator below propagates).  ``EMBER_STREAM_AGG_SWEEP=1``
 adds every window type x output mode and more aggregate functions (Spark must have written their
 goldens: ``EMBER_STREAM_AGG_SWEEP=1 EMBER_STREAM_GOLDEN=write``).
 
@@ -115,6 +117,32 @@ SCENARIOS = [
               DEDUP_STEPS),
 ]
 
+#: chained stateful operators (issue 26 item 3): a time-range inner join, then a windowed count
+CHAIN_STEPS = (
+    {"l": ((1, ts(1)), (2, ts(4)), (3, ts(12))), "r": ((1, ts(2)), (2, ts(30)), (3, ts(14)))},
+    {"l": ((4, ts(22)), (5, ts(26))), "r": ((4, ts(23)), (5, ts(27)), (1, ts(3)))},
+    {"l": ((6, ts(41)),), "r": ((6, ts(42)),)},
+    {"l": ((7, ts(60)),), "r": ((7, ts(61)),)},
+)
+CHAIN_SCENARIOS = [
+    Scenario("join_then_window_count_append", {"l": "lk INT, lt TIMESTAMP",
+                                               "r": "rk INT, rt TIMESTAMP"}, CHAIN_STEPS,
+             lambda F, s, st: _wm2(s["l"], "lt").join(
+                 _wm2(s["r"], "rt"), F.expr("lk = rk AND rt >= lt AND rt <= lt + interval 5 "
+                                            "seconds")).groupBy(F.window("lt", "10 seconds"))
+             .agg(F.count("*").alias("n"), F.sum("lk").alias("s")),
+             output_mode="append"),
+    _scenario("dedup_then_window_count_append",
+              lambda F, s, st: _wm(s["ev"]).dropDuplicates(["k", "t"]).groupBy(
+                  F.window("t", "10 seconds")).agg(F.count("*").alias("n"), F.sum("v")),
+              "append", DEDUP_STEPS),
+]
+
+
+def _wm2(df: Any, column: str) -> Any:
+    return df.withWatermark(column, "10 seconds")
+
+
 SWEEP_SCENARIOS = [
     _scenario("tumbling_update",
               lambda F, s, st: _wm(s["ev"]).groupBy(F.window("t", "10 seconds"), "k").agg(
@@ -141,7 +169,7 @@ SWEEP_SCENARIOS = [
               DEDUP_STEPS, restart_before=frozenset({1, 2, 3})),
 ]
 
-ALL = SCENARIOS + (SWEEP_SCENARIOS if SWEEP else [])
+ALL = SCENARIOS + CHAIN_SCENARIOS + (SWEEP_SCENARIOS if SWEEP else [])
 
 
 @pytest.fixture(scope="module")
