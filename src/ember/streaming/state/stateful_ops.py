@@ -119,8 +119,9 @@ def _commit(store: StateStore, m: dict[str, int], t0: float, t1: float) -> None:
 
 
 def restore_aggregation(at: StoreAt, rows: pa.Table, num_keys: int) -> pa.Table:
-    """``rows`` (keys then buffers, one row per key) followed by the stored rows of their keys
-    (Spark's ``StateStoreRestoreExec``)."""
+    """The stored rows of the keys of ``rows`` (keys then buffers, one row per key), followed
+    by ``rows`` (Spark's ``StateStoreRestoreExec``: the state first, so that ``first()`` keeps
+    the value of the earliest batch)."""
     layout = _AggregationLayout(rows.schema, num_keys)
     store = at.open(layout.key_schema, layout.value_schema)
     try:
@@ -130,7 +131,7 @@ def restore_aggregation(at: StoreAt, rows: pa.Table, num_keys: int) -> pa.Table:
         restored = layout.join(keys.take(idx), values.take(idx))
     finally:
         store.abort()
-    return pa.concat_tables([rows, restored])
+    return pa.concat_tables([restored, rows])
 
 
 def _late_mask(rows: pa.Table, ordinal: int | None, watermark_ms: int | None) -> np.ndarray | None:
