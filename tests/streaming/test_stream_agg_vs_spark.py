@@ -105,7 +105,8 @@ SCENARIOS = [
               lambda F, s, st: s["ev"].groupBy("k").agg(F.count("*"), F.avg("v"), F.min("v"),
                                                          F.stddev("v")), "complete"),
     _scenario("global_complete",
-              lambda F, s, st: s["ev"].groupBy().agg(F.sum("v"), F.max("t")), "complete"),
+              lambda F, s, st: s["ev"].groupBy().agg(F.sum("v"), F.max("t"),
+                                                     F.approx_count_distinct("v")), "complete"),
     _scenario("dedup_event_time_append",
               lambda F, s, st: _wm(s["ev"]).dropDuplicates(["k", "t"]), "append",
               DEDUP_STEPS),
@@ -207,7 +208,8 @@ STORABLE = ("count(v)", "count(1)", "sum(v)", "avg(d)", "min(d)", "max(v)", "fir
             "max_by(k, d)", "min_by(d, v)", "stddev(d)", "var_pop(v)", "skewness(d)",
             "kurtosis(v)", "covar_samp(v, d)", "corr(v, d)", "regr_slope(v, d)", "regr_r2(v, d)",
             "regr_sxx(v, d)", "bit_and(v)", "bit_or(v)", "bit_xor(v)",
-            "sum(cast(d as decimal(10, 2)))", "avg(cast(v as decimal(8, 1)))")
+            "sum(cast(d as decimal(10, 2)))", "avg(cast(v as decimal(8, 1)))",
+            "approx_count_distinct(v)", "collect_list(v)", "sort_array(collect_set(d))")
 
 
 def test_streaming_buffers_merge_to_the_batch_result(tmp_path: Any) -> None:
