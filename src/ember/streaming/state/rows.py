@@ -15,7 +15,9 @@ Struct columns (e.g. an event-time ``window``) are flattened into their leaves; 
 validity is one more null byte.  NULL leaves are zero bytes (and length 0), and floats are
 canonicalised (NaN, -0.0) when ``canonical=True``, so equal keys always have equal bytes.
 Supported leaves: booleans, integers, floats, decimals, dates, timestamps, durations, fixed-size
-binary, strings and binaries; other types raise ``UnsupportedError``.
+binary, strings and binaries, and lists of fixed-width numbers or times without NULL elements
+(aggregation buffers such as HLL registers: the list's value bytes, a variable-width leaf); other
+types raise ``UnsupportedError``.
 """
 
 from __future__ import annotations
