@@ -656,7 +656,7 @@ class UnaryPositive(_UnaryNumeric):
         if isinstance(self.child.data_type, (T.DayTimeIntervalType, T.YearMonthIntervalType,
                                              T.CalendarIntervalType)):
             return None
-        return super().check_input_types()
+        return _UnaryNumeric.check_input_types(self)
 
     def simple_string(self) -> str:
         return f"positive({self.child.simple_string()})"
