@@ -30,13 +30,14 @@ from ember.conf import COLUMN_NAME_OF_CORRUPT_RECORD, PARTITION_TYPE_INFERENCE
 from ember.execution.file_index import BASE_PATH_OPTION, discover_partitions
 from ember.execution.json_source import check_corrupt_column, infer_json_schema
 from ember.execution.scan import read_csv_strings, PARTITION_OPTION
-from ember.expressions.cast import cast_array
+from ember.execution.text_source import TEXT_SCHEMA, check_text_schema
+from ember.expressions.csv_functions import csv_value_types, merge_csv_types
 from ember.streaming.sinks.file import committed_files
 from ember.execution.file_commit import recover
 
 __all__ = ["file_relation", "infer_file_schema", "expand_paths", "option_string"]
 
-_FORMATS = ("parquet", "csv", "json")
+_FORMATS = ("parquet", "csv", "json", "text")
 
 
 def option_string(v: Any) -> str:
@@ -90,86 +91,6 @@ def expand_paths(paths: Sequence[str], fmt: str, must_exist: bool = True) -> tup
     return tuple(out)
 
 
-# -- CSV schema inference (Spark's CSVInferSchema, vectorized over the distinct values) --------
-
-_INT_RE = r"^[+-]?[0-9]+$"
-# java.lang.Double.parseDouble (surrounding whitespace, NaN/Infinity, a d/f suffix), or Spark's
-# default nanValue/positiveInf/negativeInf.
-_DOUBLE_RE = (r"^\s*[+-]?(NaN|Infinity|(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?[fFdD]?))\s*$"
-              r"|^(Inf|-Inf)$")
-_DATE_RE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
-
-
-def _value_types(values: pa.Array) -> set[T.DataType]:
-    """The set of Spark CSV types of the (distinct, non-null) string ``values``: int, bigint,
-    decimal(p,0) (integers beyond bigint), double, date (``yyyy-MM-dd``), timestamp (what
-    CAST accepts), boolean (``true``/``false`` in any case), string."""
-
-
-    out: set[T.DataType] = set()
-    rest = values
-    is_int = pc.match_substring_regex(rest, _INT_RE)
-    ints = rest.filter(is_int)
-    if len(ints):
-        digits = pc.utf8_ltrim(pc.utf8_ltrim(ints, "+-"), "0")
-        prec = pc.max(pc.utf8_length(digits)).as_py() or 1
-        if prec > 38:
-            out.add(T.DOUBLE)
-        else:
-            dec = pc.cast(pc.utf8_ltrim(ints, "+"), pa.decimal128(38, 0))
-            mm = pc.min_max(dec)
-            lo, hi = mm["min"].as_py(), mm["max"].as_py()
-            if T.INT.min_value <= lo and hi <= T.INT.max_value:
-                out.add(T.INT)
-            elif T.LONG.min_value <= lo and hi <= T.LONG.max_value:
-                out.add(T.LONG)
-            else:
-                out.add(T.DecimalType(max(prec, 20), 0))
-    rest = rest.filter(pc.invert(is_int))
-    for regex, dt in ((_DOUBLE_RE, T.DOUBLE), (_DATE_RE, T.DATE)):
-        if not len(rest):
-            return out
-        m = pc.match_substring_regex(rest, regex)
-        if dt is T.DATE:  # the pattern must also be a valid calendar date
-            m = pc.and_(m, cast_array(rest, T.STRING, T.DATE, ansi=False).is_valid())
-        if pc.any(m).as_py():
-            out.add(dt)
-        rest = rest.filter(pc.invert(m))
-    if not len(rest):
-        return out
-    m = pc.match_substring_regex(rest, r"^(true|false)$", ignore_case=True)
-    if pc.any(m).as_py():
-        out.add(T.BOOLEAN)
-    rest = rest.filter(pc.invert(m))
-    if not len(rest):
-        return out
-    m = cast_array(rest, T.STRING, T.TIMESTAMP, ansi=False).is_valid()
-    if pc.any(m).as_py():
-        out.add(T.TIMESTAMP)
-    if not pc.all(m).as_py():
-        out.add(T.STRING)
-    return out
-
-
-def _merge_csv_types(types: set[T.DataType]) -> T.DataType:
-    """Spark's ``CSVInferSchema.compatibleType`` folded over a column's value types."""
-    if not types:
-        return T.STRING  # a column of only NULLs
-    if len(types) == 1:
-        return next(iter(types))
-    if all(isinstance(t, (T.IntegerType, T.LongType, T.DecimalType, T.DoubleType))
-           for t in types):
-        if T.DOUBLE in types:
-            return T.DOUBLE
-        decs = [t.precision for t in types if isinstance(t, T.DecimalType)]
-        if decs:
-            return T.DecimalType(max(decs + [20 if T.LONG in types else 10]), 0)
-        return T.LONG
-    if types == {T.DATE, T.TIMESTAMP}:
-        return T.TIMESTAMP
-    return T.STRING
-
-
 def _csv_schema(paths: Sequence[str], opts: dict[str, str]) -> list[tuple[str, T.DataType]]:
     names, table, _malformed = read_csv_strings(paths, opts)
     if opts.get("inferschema", "false") != "true":
@@ -177,7 +98,7 @@ def _csv_schema(paths: Sequence[str], opts: dict[str, str]) -> list[tuple[str, T
     out = []
     for n, col in zip(names, table.columns):
         values = pc.unique(col.drop_null())
-        out.append((n, _merge_csv_types(_value_types(values))))
+        out.append((n, merge_csv_types(csv_value_types(values))))
     return out
 
 
@@ -190,6 +111,20 @@ def _partition_schema(roots: Sequence[str], files: Sequence[str]) -> list[tuple[
     return discover_partitions(roots, files)
 
 
+def _parquet_schema(path: str) -> list[tuple[str, T.DataType]]:
+    """Columns of a Parquet file as Spark's ``ParquetToSparkSchemaConverter`` types them: an
+    INT96 column (Spark's default ``outputTimestampType``) is a TIMESTAMP (an instant), an
+    INT64 timestamp with ``isAdjustedToUTC=false`` a TIMESTAMP_NTZ
+    (``spark.sql.parquet.inferTimestampNTZ.enabled``, on by default); Arrow reads both as
+    timestamps without a zone."""
+    file = pq.ParquetFile(path)
+    int96 = {c.path.split(".")[0] for c in (file.schema.column(i)
+                                             for i in range(len(file.schema)))
+             if c.physical_type == "INT96"}
+    return [(f.name, T.TIMESTAMP if f.name in int96 and pa.types.is_timestamp(f.type)
+             else T.from_arrow(f.type)) for f in file.schema_arrow]
+
+
 def infer_file_schema(fmt: str, paths: Sequence[str],
                       options: Sequence[tuple[str, str]] | dict[str, Any] = ()) -> list[
                           tuple[str, T.DataType]]:
@@ -198,14 +133,16 @@ def infer_file_schema(fmt: str, paths: Sequence[str],
     fmt = fmt.lower()
     if fmt == "parquet":
 
-        schema = pq.read_schema(paths[0])
-        return [(f.name, T.from_arrow(f.type)) for f in schema]
+        return _parquet_schema(paths[0])
     if fmt == "csv":
         return _csv_schema(paths, opts)
     if fmt == "json":
         return infer_json_schema(paths, opts)
+    if fmt == "text":
+        return list(TEXT_SCHEMA)
     raise UnsupportedError(
-        f"The data source '{fmt}' is not supported by Ember (supported: parquet, csv, json).",
+        f"The data source '{fmt}' is not supported by Ember (supported: parquet, csv, json, "
+        "text).",
         error_class="DATA_SOURCE_NOT_FOUND",
         parameters={"provider": fmt},
     )
@@ -235,7 +172,8 @@ def file_relation(fmt: str, paths: Sequence[str] | str,
     fmt = fmt.lower()
     if fmt not in _FORMATS:
         raise UnsupportedError(
-            f"The data source '{fmt}' is not supported by Ember (supported: parquet, csv, json).",
+            f"The data source '{fmt}' is not supported by Ember (supported: parquet, csv, json, "
+            "text).",
             error_class="DATA_SOURCE_NOT_FOUND",
             parameters={"provider": fmt},
         )
@@ -245,7 +183,7 @@ def file_relation(fmt: str, paths: Sequence[str] | str,
     opts.pop(PARTITION_OPTION.lower(), None)
     files = _sink_output_files(paths)
     if files is None:
-        files = expand_paths(paths, fmt, must_exist=schema is None)
+        files = expand_paths(paths, fmt, must_exist=schema is None and fmt != "text")
     elif not files and schema is None:
         expand_paths((), fmt)  # UNABLE_TO_INFER_SCHEMA, as for an empty directory
     if fmt == "json" and "columnnameofcorruptrecord" not in opts:
@@ -254,6 +192,8 @@ def file_relation(fmt: str, paths: Sequence[str] | str,
                                 PARTITION_TYPE_INFERENCE.read(conf)) if files else []
     if schema is not None:
         cols = [(f.name, f.data_type) for f in schema.fields]
+        if fmt == "text":
+            check_text_schema(cols)
         if parts:  # partition columns last, with the user schema's types where it names them
             given = {n.lower(): (n, t) for n, t in cols}
             names = {n.lower() for n, _ in parts}

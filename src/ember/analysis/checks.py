@@ -62,10 +62,12 @@ from ember.plans.logical.nodes import (
     Distinct,
     Intersect,
     Join,
+    LateralJoin,
     LogicalPlan,
     Sort,
     Union,
 )
+from ember.plans.logical.distinct_keys import max_rows
 from ember.expressions.subquery import (
     SubqueryExpression, OuterReference, ScalarSubquery, InSubquery,
 )
@@ -294,6 +296,20 @@ def _check_node(p: LogicalPlan, ctx) -> None:
         for sq in e.collect(lambda x: x if isinstance(x, SubqueryExpression) else None):
             _check_plan(sq.plan, ctx)
             _check_subquery_shape(sq)
+    if isinstance(p, LateralJoin):
+        _check_lateral_join(p, ctx)
+    if isinstance(p, Aggregate) and any(
+            g.find(lambda x: isinstance(x, OuterReference)) is not None
+            for g in p.grouping_expressions):
+        # Spark's checkCorrelationsInSubquery: no outer column in a subquery's GROUP BY
+        exprs = [e for e in (*p.grouping_expressions, *p.aggregate_expressions)
+                 if e.find(lambda x: isinstance(x, OuterReference)) is not None]
+        shown = ",".join(f'"{e.sql()}"' for e in exprs)
+        raise AnalysisError(
+            "Unsupported subquery expression: Expressions referencing the outer query are not "
+            f"supported outside of WHERE/HAVING clauses: {shown}.",
+            error_class="UNSUPPORTED_SUBQUERY_EXPRESSION_CATEGORY.CORRELATED_REFERENCE",
+            parameters={"sqlExprs": shown})
     match p:
         case Filter(condition=cond) if cond.resolved and cond.data_type != T.BOOLEAN and not (
             cond.exists(is_aggregate_expr)
@@ -447,6 +463,31 @@ def _check_missing_input(p: LogicalPlan) -> None:
         f"Resolved attribute(s) {missing_s} missing from {input_s} in operator {op}.",
         error_class="MISSING_ATTRIBUTES.RESOLVED_ATTRIBUTE_MISSING_FROM_INPUT",
         parameters={"missingAttributes": missing_s, "input": input_s, "operator": op})
+
+
+def _plan_deterministic(plan: LogicalPlan) -> bool:
+    return plan.find(lambda q: any(not e.deterministic for e in q.expressions())) is None
+
+
+def _check_lateral_join(p: LateralJoin, ctx) -> None:
+    """Spark's CheckAnalysis of a ``LateralJoin``: a non-deterministic subquery only over at most
+    one outer row; a deterministic join condition."""
+    if not _plan_deterministic(p.right.plan) and (max_rows(p.left) or 2) > 1:  # type: ignore[attr-defined]
+        tree = p.tree_string()
+        raise AnalysisError(
+            "Unsupported subquery expression: Non-deterministic lateral subqueries are not "
+            f"supported when joining with outer relations that produce more than one row:\n{tree}",
+            error_class="UNSUPPORTED_SUBQUERY_EXPRESSION_CATEGORY."
+                        "NON_DETERMINISTIC_LATERAL_SUBQUERIES",
+            parameters={"treeNode": tree})
+    if p.condition is not None and not p.condition.deterministic:
+        cond = pretty_sql(p.condition, ctx.implicit_casts)
+        raise AnalysisError(
+            f"Unsupported subquery expression: Lateral join condition cannot be "
+            f"non-deterministic: {cond}.",
+            error_class="UNSUPPORTED_SUBQUERY_EXPRESSION_CATEGORY."
+                        "LATERAL_JOIN_CONDITION_NON_DETERMINISTIC",
+            parameters={"condition": cond})
 
 
 def _check_subquery_shape(sq) -> None:

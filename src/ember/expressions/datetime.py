@@ -76,7 +76,8 @@ def _as_date(arr: pa.Array, t: T.DataType, tz: str) -> pa.Array:
 def _date_inputs(n_extra: tuple = ()):
     def inputs(types):
         t = types[0]
-        if not isinstance(t, (T.DateType, T.TimestampType, T.StringType, T.NullType)):
+        if not isinstance(t, (T.DateType, T.TimestampType, T.StringType, T.NullType,
+                              T.TimestampNTZType)):
             return None
         return (DATE,) + n_extra[: len(types) - 1]
     return inputs
@@ -107,6 +108,8 @@ def _ts_field(fn):
 
 def _ts_inputs(types):
     t = types[0]
+    if isinstance(t, T.TimestampNTZType):
+        return (None,)  # a wall-clock time already (``_local_naive`` keeps it)
     if not isinstance(t, (T.DateType, T.TimestampType, T.StringType, T.NullType)):
         return None
     return (TS,)

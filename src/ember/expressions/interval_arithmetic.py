@@ -47,6 +47,7 @@ from ember.expressions.common import (
 from ember.trees import node
 from ember.expressions.arithmetic import overflow_error
 from ember.expressions.registry import lookup_function
+from ember.expressions.intervals import interval_overflow
 
 __all__ = [
     "TimestampAddInterval", "DatetimeSub", "TimestampAddYMInterval", "SubtractTimestamps",
@@ -68,17 +69,6 @@ def _ansi_overflow(message: str) -> ArithmeticError_:
     return overflow_error(None, message)
 
 
-def _interval_overflow(try_fn: str | None) -> ArithmeticError_:
-    """Spark's ``INTERVAL_ARITHMETIC_OVERFLOW`` (``i + i``, ``i - i``, ``- i``)."""
-    if try_fn:
-        return ArithmeticError_(
-            f"Integer overflow while operating with intervals. Use `{try_fn}` to tolerate "
-            "overflow and return NULL instead.",
-            error_class="INTERVAL_ARITHMETIC_OVERFLOW.WITH_SUGGESTION",
-            parameters={"functionName": f"`{try_fn}`"})
-    return ArithmeticError_(
-        "Integer overflow while operating with intervals. Try devising appropriate values for "
-        "the interval parameters.", error_class="INTERVAL_ARITHMETIC_OVERFLOW.WITHOUT_SUGGESTION")
 
 
 def _micros(arr: pa.Array) -> pa.Array:
@@ -134,9 +124,20 @@ class _Binary(Expression):
 
 
 def _check_timestamp(e: Expression) -> TypeCheckFailure | None:
-    if isinstance(e.data_type, (T.TimestampType, T.NullType)):
+    if isinstance(e.data_type, (T.TimestampType, T.TimestampNTZType, T.NullType)):
         return None
     return unexpected_input_type(1, _TS_REQUIRED, e)
+
+
+def _start_type(e: Expression) -> T.DataType:
+    """The result type of timestamp +/- interval: the start's (TIMESTAMP_NTZ stays one)."""
+    return T.TIMESTAMP_NTZ if isinstance(e.data_type, T.TimestampNTZType) else T.TIMESTAMP
+
+
+def _zone_of(arr: pa.Array, time_zone: str) -> str:
+    """The zone arithmetic on ``arr`` runs in: none (UTC) for TIMESTAMP_NTZ values (Arrow
+    timestamps without a zone, wall-clock times already)."""
+    return "UTC" if pa.types.is_timestamp(arr.type) and arr.type.tz is None else time_zone
 
 
 # ---------------------------------------------------------------------------------------------
@@ -158,7 +159,7 @@ class TimestampAddInterval(_Binary):
 
     @property
     def data_type(self) -> T.DataType:
-        return T.TIMESTAMP
+        return _start_type(self.start)
 
     def check_input_types(self) -> str | None:
         bad = _check_timestamp(self.start)
@@ -168,7 +169,8 @@ class TimestampAddInterval(_Binary):
         return bad
 
     def _eval(self, a, b):
-        return _add_day_time(a, _micros(b), self.time_zone)
+        out = _add_day_time(a, _micros(b), _zone_of(a, self.time_zone))
+        return out.cast(self.data_type.to_arrow())
 
 
 def _is_utc(time_zone: str) -> bool:
@@ -252,13 +254,14 @@ class TimestampAddYMInterval(_Binary):
 
     @property
     def data_type(self) -> T.DataType:
-        return T.TIMESTAMP
+        return _start_type(self.timestamp)
 
     def check_input_types(self) -> str | None:
         return _check_timestamp(self.timestamp)
 
     def _eval(self, a, b):
-        return _add_months_micros(a, b, self.time_zone)
+        out = _add_months_micros(a, b, _zone_of(a, self.time_zone))
+        return out.cast(self.data_type.to_arrow())
 
 
 @node
@@ -278,7 +281,7 @@ class DatetimeSub(_Binary):
 
     @property
     def data_type(self) -> T.DataType:
-        return T.TIMESTAMP
+        return _start_type(self.left)
 
     def check_input_types(self) -> str | None:
         return _check_timestamp(self.left)
@@ -287,9 +290,11 @@ class DatetimeSub(_Binary):
         if isinstance(self.right.data_type, T.YearMonthIntervalType):
             neg = _checked(lambda x, _: pc.negate_checked(x), b.cast(pa.int32()), b,
                            lambda: _ansi_overflow("integer overflow"))
-            return _add_months_micros(a, neg, self.time_zone)
-        neg = _checked(lambda x, _: pc.negate_checked(x), _micros(b), b, _long_overflow)
-        return _add_day_time(a, neg, self.time_zone)
+            out = _add_months_micros(a, neg, _zone_of(a, self.time_zone))
+        else:
+            neg = _checked(lambda x, _: pc.negate_checked(x), _micros(b), b, _long_overflow)
+            out = _add_day_time(a, neg, _zone_of(a, self.time_zone))
+        return out.cast(self.data_type.to_arrow())
 
 
 @node
@@ -311,12 +316,12 @@ class SubtractTimestamps(_Binary):
 
     def check_input_types(self) -> str | None:
         for i, e in ((1, self.left), (2, self.right)):
-            if not isinstance(e.data_type, (T.TimestampType, T.NullType)):
+            if not isinstance(e.data_type, (T.TimestampType, T.TimestampNTZType, T.NullType)):
                 return unexpected_input_type(i, '"TIMESTAMP"', e)
         return None
 
     def _eval(self, a, b):
-        if _is_utc(self.time_zone):
+        if _is_utc(_zone_of(a, self.time_zone)):
             la, lb = _micros(a), _micros(b)
         else:  # Spark: ChronoUnit.MICROS.between the local date-times
             la, lb = _local(a, self.time_zone)[0], _local(b, self.time_zone)[0]
@@ -377,7 +382,7 @@ class _IntervalPair(_Binary):
     def _eval(self, a, b):
         fn = pc.add_checked if self.symbol == "+" else pc.subtract_checked
         try_fn = "try_add" if self.symbol == "+" else "try_subtract"
-        err = lambda: _interval_overflow(try_fn)  # noqa: E731
+        err = lambda: interval_overflow(try_fn)  # noqa: E731
         if isinstance(self.data_type, T.YearMonthIntervalType):
             return _checked(fn, a.cast(pa.int32()), b.cast(pa.int32()), err)
         out = _checked(fn, _micros(a), _micros(b), err)
@@ -420,7 +425,7 @@ class _IntervalUnary(Expression):
     def eval(self, batch: pa.RecordBatch) -> pa.Array:
         a = to_array(self.child.eval(batch), batch.num_rows)  # type: ignore[attr-defined]
         fn = getattr(pc, self.kernel)
-        err = lambda: _interval_overflow(None)  # noqa: E731
+        err = lambda: interval_overflow(None)  # noqa: E731
         if isinstance(self.data_type, T.YearMonthIntervalType):
             return _checked(lambda x, _: fn(x), a.cast(pa.int32()), a, err)
         return _checked(lambda x, _: fn(x), _micros(a), a, err).cast(pa.duration("us"))
@@ -541,8 +546,7 @@ class _IntervalByNumber(_Binary):
                 ivo, nvo = iv.astype(object), nv.astype(object)
                 res = np.where(valid, _half_up_div(ivo, nvo), 0)
                 if ((res < lo) | (res > hi)).any():
-                    raise _ansi_overflow("long overflow" if not self.year_month
-                                         else "integer overflow")
+                    raise interval_overflow("try_divide")
                 out = res.astype(np.int64)
             else:
                 try:
@@ -559,9 +563,10 @@ class _IntervalByNumber(_Binary):
             if not np.isfinite(x).all():
                 raise ArithmeticError_("input is infinite or NaN", error_class=None)
             r = _round_half_up(x)
-            if ((r < lo) | (r >= float(hi) + 1)).any():
+            out_of_range = (r < lo) | (r >= float(hi) + 1)
+            if out_of_range.any():
                 raise ArithmeticError_(
-                    f"rounded value is out of range for input {x[(r < lo) | (r > hi)][0]} and "
+                    f"rounded value is out of range for input {x[out_of_range][0]} and "
                     "rounding mode HALF_UP", error_class=None)
             out = r.astype(np.int64)
         at = self.data_type.to_arrow()
