@@ -68,6 +68,7 @@ CASES: dict[str, str] = {
     "space_huge": "SELECT space(2147483647)",
     "sequence_huge": "SELECT sequence(1, 3000000000)",
     "sequence_huge_step": "SELECT sequence(0L, 9000000000000000000L, 2L)",
+    "array_repeat_huge": "SELECT array_repeat(1, 2147483647)",
     "outer_in_select": "SELECT c, (SELECT c) FROM VALUES (1), (2) AS t(c)",
     "outer_expression": "SELECT c, (SELECT c + 1 AS d) FROM VALUES (1), (NULL) AS t(c)",
     "outer_in_where": "SELECT c FROM VALUES (1), (2) AS t(c) WHERE (SELECT c) > 1",

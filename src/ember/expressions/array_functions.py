@@ -748,6 +748,7 @@ def _repeat(a, node, b):
     c = pc.fill_null(count.cast(pa.int64()), 0).to_numpy(zero_copy_only=False)
     valid = _valid(count)
     lens = np.where(valid, np.maximum(c, 0), 0)
+    check_array_lengths(lens, "array_repeat")
     at = node.data_type.to_arrow()
     vals = v.cast(at.value_type).take(pa.array(np.repeat(np.arange(len(v)), lens), pa.int64()))
     return _lists(lens, vals, valid, at)
