@@ -6,7 +6,6 @@ timeout (its job group cancelled) runs with ``EMBER_LIMITS_SPARK=1``."""
 from __future__ import annotations
 
 import _thread
-import os
 import threading
 import time
 
@@ -14,6 +13,7 @@ import pytest
 
 import ember
 from ember.errors import ExecutionError
+from tests.full_run import run_all
 
 # minutes of work, one batch at a time: cancelled long before it ends
 SLOW = ("SELECT count(*) FROM range(4000) a CROSS JOIN range(4000) b CROSS JOIN range(400) c "
@@ -48,7 +48,7 @@ def test_keyboard_interrupt_cancels_collect_and_the_session_stays_usable():
                  ).collect()[0][0] == 1000
 
 
-@pytest.mark.skipif(os.environ.get("EMBER_LIMITS_SPARK") != "1",
+@pytest.mark.skipif(not run_all("EMBER_LIMITS_SPARK"),
                     reason="a minute on a busy machine: EMBER_LIMITS_SPARK=1")
 def test_timeout_on_the_spark_runtime():
     """The Spark runtime cancels the query's job group: past the timeout the query fails with
