@@ -56,6 +56,7 @@ from typing import Literal as _Lit
 from ember import types as T
 from ember.expressions.base import Expression, Literal
 from ember.expressions import arithmetic as A, conditional as C, predicates as P
+from ember.expressions import bitwise as B
 
 __all__ = [
     "find_tightest_common_type", "find_wider_type_for_two", "find_wider_type", "decimal_for_integral",
@@ -292,7 +293,7 @@ def can_cast(from_type: T.DataType, to_type: T.DataType, ansi: bool = True) -> b
     if isinstance(f, T.StringType):
         return isinstance(t, (T.NumericType, T.BooleanType, T.DateType, T.TimestampType,
                               T.BinaryType, T.DayTimeIntervalType, T.YearMonthIntervalType,
-                              T.TimestampNTZType))
+                              T.TimestampNTZType, T.CalendarIntervalType))
     if isinstance(f, T.TimestampNTZType) or isinstance(t, T.TimestampNTZType):
         # TIMESTAMP_NTZ <-> DATE / TIMESTAMP only (no numbers: Spark's Cast.canAnsiCast)
         return isinstance(f, (T.DateType, T.TimestampType, T.TimestampNTZType)) and isinstance(
@@ -531,6 +532,13 @@ def coerce_expression(e: Expression, legacy: bool = False) -> Expression:
         case A.BinaryArithmetic():
             left, right = coerce_binary_operands(e.left, e.right, "arithmetic", legacy)
             return _rebuild(e, left=left, right=right)
+        case B.BitwiseAnd() | B.BitwiseOr() | B.BitwiseXor():
+            # widened only to an integral type (the operators' input type): ``d | i`` stays
+            # DOUBLE and INT and fails with BINARY_OP_DIFF_TYPES, as in Spark
+            left, right = coerce_binary_operands(e.left, e.right, "arithmetic", legacy)
+            if left.data_type.is_integral or isinstance(left.data_type, T.NullType):
+                return _rebuild(e, left=left, right=right)
+            return e
         case A.UnaryMinus() | A.UnaryPositive() | A.Abs():
             t = e.child.data_type
             if isinstance(t, T.StringType):

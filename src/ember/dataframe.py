@@ -53,6 +53,7 @@ from ember.plans.logical.nodes import (
     Project, ResolvedHint, Sort, SubqueryAlias, Union, UnresolvedHint, Unpivot, EventTimeWatermark,
     Repartition, RepartitionByExpression, Sample,
 )
+from ember.plans.logical.nodes import Deduplicate, DeduplicateWithinWatermark
 from ember.query_execution import QueryExecution
 from ember.row import Row, make_row
 from ember.conf import PIVOT_MAX_VALUES
@@ -68,6 +69,7 @@ from ember.expressions.generators import MultiAlias
 from ember.expressions.cast import Cast
 from ember.expressions.grouping import Cube, GroupingSets, Rollup
 from ember.expressions.intervals import python_interval_string
+from ember.calendar_interval import interval_string
 from ember.expressions.predicates import And, EqualNullSafe, EqualTo
 from ember.sql import parse_expression
 from ember.streaming.api import DataStreamWriter
@@ -429,6 +431,14 @@ class DataFrame:
                                           self._session.sql_conf.case_sensitive))
         return self[colName]
 
+    def toJSON(self, use_unicode: bool = True) -> "DataFrame":  # noqa: N802
+        """Each row as a JSON object string, in one string column ``value`` (Spark's
+        ``to_json(struct(*))``: NULL fields left out).  PySpark's classic ``toJSON`` returns an
+        RDD of the strings, which Ember does not have; Spark Connect's, and PySpark's announced
+        future one, return this DataFrame."""
+        row = UnresolvedFunction("struct", (UnresolvedStar(()),))
+        return self.select(Column(Alias(UnresolvedFunction("to_json", (row,)), "value")))
+
     def to(self, schema: Any) -> "DataFrame":
         """The columns of ``schema`` (a StructType), matched by name, in its order, cast where
         an ANSI insert could (Spark's ``Dataset.to``; ``ember.dataframe_shape``)."""
@@ -530,10 +540,14 @@ class DataFrame:
     where = filter
 
     def distinct(self) -> "DataFrame":
+        if self._plan.is_streaming:  # PySpark's distinct() is dropDuplicates() (Deduplicate)
+            return self.dropDuplicates()
         return self._new(Distinct(self._plan))
 
     def dropDuplicates(self, subset: Sequence[str] | None = None) -> "DataFrame":  # noqa: N802
         """Distinct rows, or one row per distinct ``subset`` (the first values of the others)."""
+        if self._plan.is_streaming:
+            return self._new(Deduplicate(self._dedup_keys(subset), self._plan))
         if subset is None:
             return self.distinct()
         if isinstance(subset, str):
@@ -549,6 +563,12 @@ class DataFrame:
         return self._new(Aggregate(tuple(keys), tuple(aggs), self._plan))
 
     drop_duplicates = dropDuplicates
+
+    def _dedup_keys(self, subset: Sequence[str] | str | None) -> tuple[Any, ...]:
+        """The key attributes of a streaming deduplication: ``subset``'s, or every column."""
+        if subset is None:
+            return tuple(self._plan.output)
+        return tuple(self._resolve(n) for n in ([subset] if isinstance(subset, str) else subset))
 
     def orderBy(self, *cols: Any, ascending: bool | Sequence[bool] | None = None) -> "DataFrame":  # noqa: N802
         """Sort globally: ``orderBy("a", col("b").desc())``, ``orderBy("a", ascending=False)``."""
@@ -1050,12 +1070,10 @@ class DataFrame:
 
     def dropDuplicatesWithinWatermark(self, subset: Sequence[str] | None = None  # noqa: N802
                                       ) -> "DataFrame":
-        """Streaming deduplication within the watermark: not implemented for streams; on a
+        """Streaming deduplication within the watermark (``DeduplicateWithinWatermark``); on a
         batch DataFrame Spark's ``_LEGACY_ERROR_TEMP_3102`` (raised here, not at the action)."""
         if self._plan.is_streaming:
-            raise UnsupportedError("The feature is not supported: dropDuplicatesWithinWatermark "
-                                   "on a streaming DataFrame.",
-                                   error_class="UNSUPPORTED_FEATURE.PYSPARK_METHOD")
+            return self._new(DeduplicateWithinWatermark(self._dedup_keys(subset), self._plan))
         raise AnalysisError("dropDuplicatesWithinWatermark is not supported with batch "
                             "DataFrames/DataSets;", error_class="_LEGACY_ERROR_TEMP_3102")
 
@@ -1634,8 +1652,10 @@ def format_value(v: Any, dt: T.DataType, nested: bool = False) -> str:
             return format(v, "f")
         case T.DateType():
             return f"{v.year:04d}-{v.month:02d}-{v.day:02d}"
-        case T.TimestampType():
+        case T.TimestampType() | T.TimestampNTZType():
             return _fmt_ts(v)
+        case T.CalendarIntervalType():
+            return interval_string(v.months, v.days, v.nanoseconds // 1000)
         case T.BinaryType():
             return "[" + " ".join(f"{b:02X}" for b in v) + "]"
         case T.DayTimeIntervalType() | T.YearMonthIntervalType():
@@ -1736,6 +1756,17 @@ def _apply_in_arrow(self: GroupedData, func: Any, schema: Any) -> DataFrame:
     return _apply_in(self, func, schema, True)
 
 
+def _apply(self: GroupedData, udf: Any) -> DataFrame:
+    """PySpark's deprecated ``apply``: a ``pandas_udf(f, schema, PandasUDFType.GROUPED_MAP)``
+    applied as ``applyInPandas(f, schema)``."""
+    if getattr(udf, "evalType", None) != PythonEvalType.SQL_GROUPED_MAP_PANDAS_UDF:
+        raise AnalysisError(
+            "Eval type for UDF must be SQL_GROUPED_MAP_PANDAS_UDF.",
+            error_class="INVALID_UDF_EVAL_TYPE")
+    return _apply_in(self, udf.func, udf.returnType, False)
+
+
+GroupedData.apply = _apply  # type: ignore[attr-defined]
 GroupedData.applyInPandas = _apply_in_pandas  # type: ignore[attr-defined]
 GroupedData.applyInArrow = _apply_in_arrow  # type: ignore[attr-defined]
 

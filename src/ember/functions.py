@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import warnings
 from typing import TYPE_CHECKING, Any
 
 from ember import types as T
@@ -31,6 +32,7 @@ from ember.expressions.json_functions import OptionsLiteral, SchemaLiteral
 from ember.expressions.time_window import TimeWindow, window_durations
 from ember.session import Session
 from ember import udf as _udf
+from ember import udtf as _udtf
 from ember.sql import parse_expression
 from ember.sql.parser import parse_data_type
 from ember.sql.schema_ddl import parse_ddl_schema
@@ -49,7 +51,7 @@ __all__ = [
     "ifnull", "nvl", "regexp_extract", "regexp_replace", "rlike", "regexp_like", "ilike",
     "window", "grouping", "grouping_id", "row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag",
     "lead", "nth_value",
-    "udf", "pandas_udf", "PandasUDFType",
+    "udf", "pandas_udf", "PandasUDFType", "udtf", "call_function", "call_udf",
 ]
 
 def _call(name: str, *args: Any, is_distinct: bool = False, ignore_nulls: bool = False) -> Column:
@@ -795,6 +797,19 @@ udf = _udf.udf
 pandas_udf = _udf.pandas_udf
 PandasUDFType = _udf.PandasUDFType
 UserDefinedFunction = _udf.UserDefinedFunction
+udtf = _udtf.udtf
+UserDefinedTableFunction = _udtf.UserDefinedTableFunction
+
+
+def call_function(funcName: str, *cols: Any) -> Column:  # noqa: N803
+    """``funcName(cols...)``: a built-in or registered (``spark.udf.register``) function by
+    name; string arguments are column names (PySpark's ``call_function``)."""
+    return _call(funcName, *cols)
+
+
+def call_udf(udfName: str, *cols: Any) -> Column:  # noqa: N803
+    """A function registered with ``spark.udf.register``, by name (PySpark's ``call_udf``)."""
+    return _call(udfName, *cols)
 # -- scalar functions: math, bitwise, string, date/time, try_*, hash, misc (issue 22) -----------
 
 
@@ -1353,19 +1368,30 @@ def try_make_timestamp(years: Any = None, months: Any = None, days: Any = None,
 
 def timestamp_add(unit: str, quantity: Any, ts: Any) -> Column:
     """``timestampadd(unit, quantity, ts)``: ``unit`` YEAR ... MICROSECOND."""
-    return Column(UnresolvedFunction("(timestampadd)", (literal_expr(unit.upper()),
+    return Column(UnresolvedFunction("(timestampadd)", (literal_expr(unit),
                                                         _col_or_name(quantity),
                                                         _col_or_name(ts))))
 
 
 def timestamp_diff(unit: str, start: Any, end: Any) -> Column:
     """``timestampdiff(unit, start, end)``: whole ``unit``s from ``start`` to ``end``."""
-    return Column(UnresolvedFunction("(timestampdiff)", (literal_expr(unit.upper()),
+    return Column(UnresolvedFunction("(timestampdiff)", (literal_expr(unit),
                                                          _col_or_name(start),
                                                          _col_or_name(end))))
 
 
 __all__ += ["make_timestamp", "try_make_timestamp", "timestamp_add", "timestamp_diff"]
+
+
+def approxCountDistinct(col: Any, rsd: float | None = None) -> Column:  # noqa: N802, N803
+    """Deprecated PySpark alias of :func:`approx_count_distinct` (warns as PySpark does)."""
+    warnings.warn("Deprecated in 2.1, use approx_count_distinct instead.", FutureWarning)
+    return approx_count_distinct(col, rsd)
+
+
+__all__ += ["approxCountDistinct"]
+
+
 # -- TIMESTAMP_NTZ / TIMESTAMP_LTZ and interval constructors (issue 23, time types) -----------
 def to_timestamp_ntz(timestamp: Any, format: Any = None) -> Column:  # noqa: A002
     return _call("to_timestamp_ntz", timestamp, *(() if format is None else (format,)))
@@ -1409,3 +1435,54 @@ def make_ym_interval(years: Any = None, months: Any = None) -> Column:
 
 __all__ += ["to_timestamp_ntz", "to_timestamp_ltz", "make_timestamp_ntz", "try_make_timestamp_ntz",
             "make_timestamp_ltz", "try_make_timestamp_ltz", "localtimestamp", "make_ym_interval"]
+
+
+# -- issue 22 (helper F): try_sum, try_avg, product ---------------------------------------------
+try_sum = _sql_function("try_sum", "col")
+try_avg = _sql_function("try_avg", "col")
+product = _sql_function("product", "col", "(product)")
+__all__ += ["try_sum", "try_avg", "product"]
+def make_interval(years: Any = None, months: Any = None, weeks: Any = None, days: Any = None,
+                  hours: Any = None, mins: Any = None, secs: Any = None) -> Column:
+    """A CalendarInterval; a missing field is 0 (PySpark passes ``lit(0)``)."""
+    return Column(UnresolvedFunction("make_interval", tuple(
+        literal_expr(0) if v is None else _col_or_name(v)
+        for v in (years, months, weeks, days, hours, mins, secs))))
+
+
+def try_make_interval(years: Any = None, months: Any = None, weeks: Any = None, days: Any = None,
+                      hours: Any = None, mins: Any = None, secs: Any = None) -> Column:
+    return Column(UnresolvedFunction("try_make_interval", tuple(
+        literal_expr(0) if v is None else _col_or_name(v)
+        for v in (years, months, weeks, days, hours, mins, secs))))
+
+
+__all__ += ["make_interval", "try_make_interval"]
+
+
+def convert_timezone(sourceTz: Any, targetTz: Any, sourceTs: Any) -> Column:  # noqa: N803
+    """``sourceTz`` None: from the session time zone (``convert_timezone(targetTz, ts)``)."""
+    args = (targetTz, sourceTs) if sourceTz is None else (sourceTz, targetTz, sourceTs)
+    return Column(UnresolvedFunction("convert_timezone", tuple(
+        a._expr if isinstance(a, Column) else _col_or_name(a) for a in args)))
+
+
+__all__ += ["convert_timezone"]
+
+
+# -- issue 22 (helper F): randstr, uniform ------------------------------------------------------
+
+
+def randstr(length: Any, seed: Any = None) -> Column:
+    """A random string of ``length`` characters 0-9a-zA-Z (Spark's seeded generator)."""
+    args = (length,) + (() if seed is None else (seed,))
+    return Column(UnresolvedFunction("randstr", tuple(_lit_or_col(v)._expr for v in args)))
+
+
+def uniform(min: Any, max: Any, seed: Any = None) -> Column:  # noqa: A002 - PySpark's names
+    """A random value between ``min`` and ``max`` (Spark's seeded generator)."""
+    args = (min, max) + (() if seed is None else (seed,))
+    return Column(UnresolvedFunction("uniform", tuple(_lit_or_col(v)._expr for v in args)))
+
+
+__all__ += ["randstr", "uniform"]

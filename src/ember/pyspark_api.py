@@ -21,7 +21,6 @@ __all__ = ["MISSING", "unsupported_method", "missing_attribute"]
 _RDD = "it works on RDDs, which Ember does not have; use collect, toLocalIterator or toArrow"
 _CONNECT = "it exists only for Spark Connect clients"
 _STREAM = "a streaming feature Ember does not have yet"
-_UDF = "Python user-defined table functions (UDTFs) are not implemented yet"
 _NESTED = "struct, array and map element access is not implemented yet (issue 23)"
 _PANDAS = "pandas-on-Spark and plotting need pyspark.pandas, which Ember does not provide"
 
@@ -47,20 +46,13 @@ MISSING: dict[str, dict[str, str]] = {
         "zipWithIndex": "zipWithIndex is not implemented yet",
         "freqItems": "not implemented yet (Spark's answer keeps false positives in the order "
                      "of its hash maps)",
-        "observe": "observed metrics (Observation) are not implemented yet",
-        "toJSON": "PySpark returns an RDD of JSON strings; Ember has no RDDs (and to_json "
-                  "comes with issue 23)",
     },
     "Column": {
         "withField": _NESTED,
         "dropFields": _NESTED,
         "outer": "DataFrame subquery expressions are not implemented yet",
-        "bitwiseOR": "the | and ^ operators come with the bitwise functions (issue 22 item 1)",
-        "bitwiseXOR": "the | and ^ operators come with the bitwise functions (issue 22 item 1)",
-        "isNaN": "the isnan function comes with issue 22 item 1",
     },
     "GroupedData": {
-        "apply": "deprecated in PySpark (a GROUPED_MAP pandas_udf); use applyInPandas",
         "applyInPandasWithState": _STREAM,
         "transformWithState": _STREAM,
         "transformWithStateInPandas": _STREAM,
@@ -72,12 +64,9 @@ MISSING: dict[str, dict[str, str]] = {
         "changes": "change data feeds need a table format that records changes",
     },
     "SparkSession": {
-        "Builder": "use Session.builder",
         "sparkContext": _RDD,
-        "udtf": _UDF,
         "dataSource": "Python data sources are not implemented",
         "profile": "Python UDF profiling needs Python UDFs (issue 22 item 3)",
-        "tvf": "the tvf accessor is not implemented yet (call table-valued functions in SQL)",
         "addArtifact": _CONNECT,
         "addArtifacts": _CONNECT,
         "copyFromLocalToFs": _CONNECT,

@@ -22,6 +22,7 @@ import pytest
 from tests.conformance.normalize import (
     as_text_columns, describe_diff, mask_not_included, normalize_table, rows_equal,
 )
+from tests.full_run import FULL
 
 BATCH_SIZE_KEY = "ember.execution.batchSize"
 
@@ -53,9 +54,9 @@ class Outcome:
 #: Ember's physical plans executed on the test run's SparkSession (``ember.runtime.spark``).
 RUNTIMES = ("local", "spark")
 
-#: ``EMBER_SPARK_RUNTIME=all`` runs every case of the sampled differential sweeps on the Spark
-#: runtime too (see :func:`runtime_cases`).
-SPARK_RUNTIME_ALL = os.environ.get("EMBER_SPARK_RUNTIME") == "all"
+#: ``EMBER_SPARK_RUNTIME=all`` (or ``EMBER_FULL=1``) runs every case of the sampled
+#: differential sweeps on the Spark runtime too (see :func:`runtime_cases`).
+SPARK_RUNTIME_ALL = os.environ.get("EMBER_SPARK_RUNTIME") == "all" or FULL
 
 
 def runtime_cases(indices: Iterable[int], on_spark: Callable[[int], bool],

@@ -53,6 +53,8 @@ COLUMNS: dict[str, tuple[str, pa.DataType, list]] = {
 NUMERIC = ("k", "j", "d", "m")
 TABLE_NAMES = ("t1", "t2", "t3")
 QUERIES_PER_SCENARIO = 20
+#: Share of the queries from :meth:`QueryGen.lateral`.
+LATERAL_SHARE = 0.1
 
 
 def category(col: str) -> str:
@@ -994,6 +996,42 @@ class QueryGen:
         return f"WITH a AS ({cte(left)}), b AS ({cte(right)}) " \
                f"SELECT a.g, a.v, a.n, b.g AS bg, b.v AS bv, b.n AS bn FROM a {jt} b ON a.g <=> b.g"
 
+    def lateral(self) -> str:
+        """Issue 23's LATERAL subqueries and the correlated subqueries Spark 4 decorrelates with
+        domain joins: outer columns in projections, under aggregates (the COUNT bug), unions,
+        GROUP BY, derived tables of a correlated scalar subquery, EXISTS over a projection."""
+        ta, tb = self.pick_tables(2)
+        x, y = self.comparable_pair(ta, tb)
+        pred = f" AND {self.one_side_pred('b', tb)}" if self.r.random() < 0.3 else ""
+        op = self.r.choice(["=", "=", "<", ">="])
+        corr = f"b.{y} {op} a.{x}"
+        jt = self.r.choice([", LATERAL", " JOIN LATERAL", " LEFT JOIN LATERAL", " CROSS JOIN LATERAL"])
+        on = "" if jt in (", LATERAL", " CROSS JOIN LATERAL") else self.r.choice(
+            [" ON TRUE", " ON s.v IS NOT NULL", " ON a.k <= s.n"])
+        kind = self.r.choice(["filter", "project", "count", "group", "union", "scalar_derived",
+                              "exists_project"])
+        if kind == "filter":
+            sub = f"SELECT b.{y} AS v, b.k AS n FROM {tb} b WHERE {corr}{pred}"
+        elif kind == "project":
+            sub = f"SELECT a.{x} AS v, b.k + a.k AS n FROM {tb} b WHERE {corr}{pred}"
+        elif kind == "count":
+            sub = f"SELECT max(b.{y}) AS v, count(*) AS n FROM {tb} b WHERE {corr}{pred}"
+        elif kind == "group":
+            sub = f"SELECT b.{y} AS v, count(*) AS n FROM {tb} b WHERE {corr}{pred} GROUP BY b.{y}"
+        elif kind == "union":
+            sub = (f"SELECT b.{y} AS v, b.k AS n FROM {tb} b WHERE {corr}{pred} "
+                   f"{self.r.choice(['UNION ALL', 'UNION', 'INTERSECT', 'EXCEPT'])} "
+                   f"SELECT a.{x}, a.k")
+        elif kind == "scalar_derived":
+            agg = self.r.choice(["sum(n)", "count(*)", "max(n)", "count(n)"])
+            return (f"SELECT a.k, a.{x}, (SELECT {agg} FROM (SELECT b.k + a.k AS n FROM {tb} b "
+                    f"WHERE {corr}{pred})) AS sq FROM {ta} a{self.maybe_order(3)}")
+        else:
+            neg = self.r.choice(["", "NOT "])
+            return (f"SELECT a.k, a.{x} FROM {ta} a WHERE {neg}EXISTS (SELECT a.k + b.k AS z "
+                    f"FROM {tb} b WHERE {corr}{pred}){self.maybe_order(2)}")
+        return f"SELECT a.k, a.{x}, s.v, s.n FROM {ta} a{jt} ({sub}) s{on}{self.maybe_order(4)}"
+
     def query(self) -> str:
         if self.r.random() < REUSE_SHARE:
             return self.reuse()
@@ -1013,4 +1051,9 @@ def make_query(seed: int, index: int) -> tuple[int, str]:
     """``(scenario number, SQL)`` of query ``index`` for ``seed``."""
     scenario = index // QUERIES_PER_SCENARIO
     sc = make_scenario(seed, scenario)
-    return scenario, QueryGen(sc, random.Random(f"{seed}-query-{index}")).query()
+    gen = QueryGen(sc, random.Random(f"{seed}-query-{index}"))
+    # lateral joins and domain-join decorrelation (issue 23), drawn with their own generator so
+    # that the other queries of a seed stay what they were
+    if random.Random(f"{seed}-lateral-{index}").random() < LATERAL_SHARE:
+        return scenario, gen.lateral()
+    return scenario, gen.query()

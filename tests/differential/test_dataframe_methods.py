@@ -452,6 +452,174 @@ def p_col_regex(s, F):
             _table(df.select(df.colRegex("`[xy]`"), (F.col("x") + 1).alias("z"))))
 
 
+# -- observe, GroupedData.apply, Column.isNaN ---------------------------------------------------
+
+
+def _observation(F: Any) -> Any:
+    if F.__name__.startswith("ember"):
+        from ember import Observation
+    else:
+        from pyspark.sql import Observation
+    return Observation
+
+
+@program(spark_runtime=True)
+def p_observe(s, F):
+    Observation = _observation(F)
+    df = shape(s)
+    a, b, c = Observation("a"), Observation(), Observation("c")
+    seen = df.observe(a, F.count(F.lit(1)).alias("rows"), F.max("x").alias("mx"), F.sum("y"),
+                      (F.avg("x") * 2 + 1).alias("e"), F.sum(F.rand(3)).isNotNull().alias("r"))
+    rows = seen.where("x > 1").collect()
+    n = df.observe(b, F.count_if(F.col("k").isNull()).alias("nk"), F.lit(7).alias("seven"),
+                   F.min("k")).groupBy("k").count().count()
+    df.observe("named", F.count(F.lit(1))).count()
+    empty = df.where("x > 100").observe(c, F.count(F.lit(1)).alias("n"), F.sum("x").alias("s"))
+    return sorted(map(tuple, rows)), n, a.get, b.get, empty.count(), c.get
+
+
+@program()
+def p_observe_attribute_metric(s, F):
+    return shape(s).observe(_observation(F)(), F.col("x").alias("c")).count()
+
+
+@program()
+def p_observe_nondeterministic_metric(s, F):
+    return shape(s).observe(_observation(F)(), (F.rand(1) + F.sum("x")).alias("c")).count()
+
+
+@program()
+def p_observe_distinct_metric(s, F):
+    return shape(s).observe(_observation(F)(), F.count_distinct("x").alias("c")).count()
+
+
+@program()
+def p_observation_reused(s, F):
+    o = _observation(F)()
+    shape(s).observe(o, F.count(F.lit(1)).alias("c")).count()
+    return shape(s).observe(o, F.count(F.lit(1)).alias("c")).count()
+
+
+def _centered(pdf: Any) -> Any:
+    return pdf.assign(x=pdf.x - pdf.x.mean())
+
+
+@program(spark_runtime=True)
+def p_grouped_apply_and_isnan(s, F):
+    import warnings
+
+    from pyspark.sql.functions import PandasUDFType
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # GROUPED_MAP pandas UDFs are deprecated in PySpark
+        centered = F.pandas_udf(_centered, "k string, x double", PandasUDFType.GROUPED_MAP)
+    df = shape(s).where("k IS NOT NULL").select("k", F.col("x").cast("double").alias("x"))
+    nan = s.createDataFrame([(float("nan"),), (1.0,), (None,)], "d double")
+    return (_table(df.groupBy("k").apply(centered)),
+            _table(nan.select(F.col("d").isNaN().alias("n"), F.col("d"))),
+            _table(shape(s).select(F.col("x").bitwiseOR(6).alias("o"),
+                                   F.col("x").bitwiseXOR(F.lit(3)).alias("x"),
+                                   F.col("x").cast("bigint").bitwiseOR(F.col("x")))))
+
+
+# -- Python UDTFs (ember.udtf), call_function ------------------------------------------------
+
+
+class _Squares:
+    def eval(self, start: int, end: int):
+        for n in range(start, end + 1):
+            yield n, n * n
+
+
+class _Words:
+    def __init__(self):
+        self.calls = 0
+
+    def eval(self, text: str, sep: str):
+        self.calls += 1
+        if text is not None:
+            for w in text.split(sep):
+                yield w, len(w), None if not w else w[0]
+
+    def terminate(self):
+        yield "calls", self.calls, "t"
+
+
+class _Single:
+    def eval(self, x: float):
+        yield x * 2
+        yield None
+
+
+class _TooWide:
+    def eval(self):
+        yield 1, 2
+
+
+@program(spark_runtime=True)
+def p_python_udtf(s, F):
+    squares = F.udtf(_Squares, returnType="num int, sq bigint")
+    words = F.udtf(_Words, returnType="w string, n int, first string")
+    single = F.udtf(_Single, returnType="d double")
+    s.udtf.register("squares_u", squares)
+    s.udtf.register("words_u", words)
+    return [_table(x) for x in (
+        squares(F.lit(1), F.lit(4)), words(F.lit("a bb  ccc"), F.lit(" ")),
+        single(F.lit(1.5)), s.sql("SELECT * FROM squares_u(2, 3)"),
+        s.sql("SELECT sq * 2 AS d, num FROM squares_u(0, 5) WHERE sq > 3"),
+        s.sql("SELECT * FROM words_u('x-yy', '-') AS t(a, b, c)"),
+        s.sql("SELECT count(*), sum(n) FROM words_u(NULL, ',')"),
+        s.sql("SELECT * FROM squares_u(3, 1)"))]
+
+
+@program()
+def p_python_udtf_too_wide(s, F):
+    return F.udtf(_TooWide, returnType="a int")()
+
+
+@program()
+def p_python_udtf_alias_mismatch(s, F):
+    s.udtf.register("squares_a", F.udtf(_Squares, returnType="num int, sq bigint"))
+    return s.sql("SELECT * FROM squares_a(1, 2) AS t(a)")
+
+
+@program()
+def p_call_function(s, F):
+    s.udf.register("plus_one_u", lambda v: None if v is None else v + 1, "int")
+    df = shape(s)
+    return _table(df.select(F.call_function("upper", "k"), F.call_function("abs", F.col("x")),
+                            F.call_udf("plus_one_u", F.col("x")).alias("p"),
+                            F.call_function("plus_one_u", "x").alias("q")))
+
+
+@program()
+def p_to_json(s, F):
+    import datetime as dt
+
+    df = s.createDataFrame(
+        [(1, "a\"b", None, [1, None], {"k": 2.5}, dt.date(2024, 2, 29), (True, None))],
+        "i int, s string, n double, a array<int>, m map<string,double>, d date, "
+        "st struct<b: boolean, z: string>").union(shape(s).selectExpr(
+            "x", "k", "y", "array(x)", "map(coalesce(k, '-'), y)", "date'2020-01-01'",
+            "named_struct('b', x > 1, 'z', k)"))
+    out = df.toJSON()
+    # PySpark's classic toJSON is an RDD of strings; Ember's (as Spark Connect's) a DataFrame
+    return sorted(r if isinstance(r, str) else r.value for r in out.collect())
+
+
+@program()
+def p_tvf(s, F):
+    t = s.tvf
+    arr = F.array(F.lit(1), F.lit(None).cast("int"), F.lit(3))
+    structs = F.array(F.struct(F.lit(1).alias("a"), F.lit("x").alias("b")))
+    return [_table(x) for x in (
+        t.range(3), t.range(1, 7, 2), t.explode(arr), t.explode_outer(F.array().cast("array<int>")),
+        t.posexplode(arr), t.posexplode_outer(F.create_map(F.lit("k"), F.lit(2.5))),
+        t.inline(structs), t.inline_outer(structs),
+        t.json_tuple(F.lit('{"a": 1, "b": "q"}'), F.lit("a"), F.lit("b"), F.lit("c")),
+        t.stack(F.lit(2), F.lit(1), F.lit("u"), F.lit(2), F.lit("v")))]
+
+
 # -- the text source -------------------------------------------------------------------------
 
 TEXT_DIR = tempfile.mkdtemp(prefix="ember-text-")

@@ -80,7 +80,8 @@ IMPLEMENTED = {"distribute_by", "cluster_by", "distribute_by_sort_by", "distribu
                "tablesample_rows_alias", "group_by_with_rollup", "group_by_with_cube",
                "group_by_rollup", "group_by_cube", "grouping_sets", "group_by_all",
                "table_valued_function", "window_clause", "unused_window_clause",
-               "window_function", "qualify", "lateral_view", "lateral_view_outer"}
+               "window_function", "qualify", "lateral_view", "lateral_view_outer",
+               "lateral_subquery"}
 
 
 @pytest.fixture(scope="module")

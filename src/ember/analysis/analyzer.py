@@ -111,6 +111,9 @@ class AnalysisContext:
     conf: SQLConf
     analyzer: "Analyzer"
     outer_scopes: list[tuple[AttributeReference, ...]] = field(default_factory=list)
+    #: per entry of ``outer_scopes``: whether that subquery is a lateral one (whose ``t.*`` may
+    #: name an outer relation)
+    lateral_scopes: list[bool] = field(default_factory=list)
     implicit_casts: dict[int, object] = field(default_factory=dict)
     #: ``{rule name: {id(node): node}}``: subtrees a rule left unchanged during the current
     #: ``_run_batches`` call (``rules._util.transform_up_in_run``); None outside a run.
@@ -277,13 +280,15 @@ class Analyzer:
         return plan
 
     def analyze_subquery(
-        self, plan: LogicalPlan, outer: tuple[AttributeReference, ...], ctx: AnalysisContext
+        self, plan: LogicalPlan, outer: tuple[AttributeReference, ...], ctx: AnalysisContext,
+        lateral: bool = False,
     ) -> LogicalPlan:
         """Resolve a subquery's plan with ``outer`` as the enclosing scope (Spark's
         ``ResolveSubquery.resolveSubQuery``): resolve as far as possible alone, then turn the
         names still unresolved that the outer query provides into ``OuterReference`` s, repeat."""
 
         ctx.outer_scopes.append(outer)
+        ctx.lateral_scopes.append(lateral)
         try:
             current = plan
             while True:
@@ -295,3 +300,4 @@ class Analyzer:
                     return current
         finally:
             ctx.outer_scopes.pop()
+            ctx.lateral_scopes.pop()

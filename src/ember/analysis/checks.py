@@ -298,6 +298,18 @@ def _check_node(p: LogicalPlan, ctx) -> None:
             _check_subquery_shape(sq)
     if isinstance(p, LateralJoin):
         _check_lateral_join(p, ctx)
+    if isinstance(p, Aggregate) and any(
+            g.find(lambda x: isinstance(x, OuterReference)) is not None
+            for g in p.grouping_expressions):
+        # Spark's checkCorrelationsInSubquery: no outer column in a subquery's GROUP BY
+        exprs = [e for e in (*p.grouping_expressions, *p.aggregate_expressions)
+                 if e.find(lambda x: isinstance(x, OuterReference)) is not None]
+        shown = ",".join(f'"{e.sql()}"' for e in exprs)
+        raise AnalysisError(
+            "Unsupported subquery expression: Expressions referencing the outer query are not "
+            f"supported outside of WHERE/HAVING clauses: {shown}.",
+            error_class="UNSUPPORTED_SUBQUERY_EXPRESSION_CATEGORY.CORRELATED_REFERENCE",
+            parameters={"sqlExprs": shown})
     match p:
         case Filter(condition=cond) if cond.resolved and cond.data_type != T.BOOLEAN and not (
             cond.exists(is_aggregate_expr)

@@ -40,7 +40,12 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ember import types as T
-from ember.conf import JSON_IGNORE_NULL_FIELDS, MAX_RECORDS_PER_FILE, PARQUET_COMPRESSION
+from ember.conf import (
+    JSON_IGNORE_NULL_FIELDS,
+    MAX_RECORDS_PER_FILE,
+    MEMORY_BUDGET,
+    PARQUET_COMPRESSION,
+)
 from ember.errors import AnalysisError, UnsupportedError
 from ember.execution.scan import HIVE_NULL
 from ember.expressions.cast import cast_array
@@ -108,6 +113,9 @@ class WriteJob:
     max_records_per_file: int = 0
     default_parquet_codec: str = "snappy"
     ignore_null_fields: bool = True
+    #: bytes a Parquet task buffers per row group (:data:`ROW_GROUP_BYTES`, less under a small
+    #: ``ember.execution.memoryBudget``: each running task holds one such buffer)
+    row_group_bytes: int = ROW_GROUP_BYTES
 
     @property
     def option_map(self) -> dict[str, str]:
@@ -333,13 +341,14 @@ class _ParquetEncoder:
                                        store_decimal_as_integer=True)
         self.pending: list[pa.RecordBatch] = []
         self.pending_bytes = 0
+        self.row_group_bytes = job.row_group_bytes
 
     def write(self, batch: pa.RecordBatch) -> None:
-        """Batches are buffered into row groups of up to :data:`ROW_GROUP_BYTES` (an input
+        """Batches are buffered into row groups of up to ``job.row_group_bytes`` (an input
         batch per row group would make small, slow-to-read groups)."""
         self.pending.append(pa.RecordBatch.from_arrays(batch.columns, schema=self.schema))
         self.pending_bytes += batch.nbytes
-        if self.pending_bytes >= ROW_GROUP_BYTES:
+        if self.pending_bytes >= self.row_group_bytes:
             self._flush()
 
     def _flush(self) -> None:
@@ -502,4 +511,5 @@ def make_job(cmd: Any, input_attrs: tuple[Any, ...], directory: str, job_id: str
         max_records_per_file=int(limit) if limit is not None else int(
             conf.get(MAX_RECORDS_PER_FILE)),
         default_parquet_codec=str(conf.get(PARQUET_COMPRESSION)),
-        ignore_null_fields=bool(conf.get(JSON_IGNORE_NULL_FIELDS)))
+        ignore_null_fields=bool(conf.get(JSON_IGNORE_NULL_FIELDS)),
+        row_group_bytes=max(1 << 20, min(ROW_GROUP_BYTES, int(conf.get(MEMORY_BUDGET)) // 16)))

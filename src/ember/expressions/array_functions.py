@@ -23,7 +23,12 @@ from ember.coercion import find_wider_type
 from ember.errors import ExecutionError
 from ember.expressions.base import Literal
 from ember.expressions.cast import cast_array
-from ember.expressions.collections import _build_map, list_parts, lists_from_lengths
+from ember.expressions.collections import (
+    _build_map,
+    check_array_lengths,
+    list_parts,
+    lists_from_lengths,
+)
 from ember.expressions.common import unexpected_input_type
 from ember.expressions.misc import FunctionSpec, ScalarFunction, nullable_from_arguments, register
 from ember.expressions.regex import translate
@@ -466,6 +471,7 @@ def _sequence(a, node, b):
             error_class=None)
     safe = np.where(step == 0, 1, step)
     lens = np.where(valid, (e - s) // safe + 1, 0)
+    check_array_lengths(lens, "sequence")
     rows = np.repeat(np.arange(len(s)), lens)
     within = np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens)
     vals = s[rows] + within * step[rows]

@@ -38,10 +38,12 @@ from ember.expressions import text_functions as TXT
 from ember.expressions import misc_functions as MISCF
 from ember.expressions import timestamp_functions as TSF
 from ember.expressions import timestamp_ntz as NTZ
+from ember.expressions import calendar_intervals as CI
 from ember.expressions.arithmetic import (
     Abs, Add, Divide, Multiply, Pmod, Remainder, Subtract, UnaryMinus, UnaryPositive,
 )
 from ember.expressions.base import Expression, Literal, NamedExpression
+from ember.expressions.time_window import TimeWindow, window_durations
 from ember.expressions.cast import Cast
 from ember.expressions.collections import (
     CreateMap, ElementAt, GetArrayItem, MapFromArrays, MapKeys, MapValues, Size, extract_value,
@@ -425,6 +427,11 @@ for _name, (_lo, _hi) in IV.INTERVAL_FUNCTIONS.items():  # make_dt_interval, mak
     _BUILDERS[_name] = (_lo, _hi, IV.build_interval_function)
 for _name, (_key, _disp, _lo, _hi) in NTZ.NTZ_FUNCTIONS.items():  # to_timestamp_ntz, ...
     _BUILDERS[_name] = (_lo, _hi, _scalar(_key, _disp))
+_BUILDERS["convert_timezone"] = (2, 3, lambda n, a: ScalarFunction(n, (
+    (ScalarFunction("current_timezone", (), "current_timezone"),) if len(a) == 2 else ())
+    + tuple(a), "convert_timezone"))  # two arguments: from the session time zone
+for _name, (_lo, _hi) in CI.CALENDAR_FUNCTIONS.items():  # make_interval, try_make_interval
+    _BUILDERS[_name] = (_lo, _hi, CI.build_make_interval)
 _BUILDERS["e"] = (0, 0, lambda n, a: ScalarFunction("E", (), "e"))
 _BUILDERS["pi"] = (0, 0, lambda n, a: ScalarFunction("PI", (), "pi"))
 
@@ -644,6 +651,22 @@ def _map_zip_with(name, a):
     params = [(kt, False), (getattr(left.data_type, "value_type", T.NULL), True),
               (getattr(right.data_type, "value_type", T.NULL), True)]
     return HO.MapZipWith(left, right, bind_lambda(name, f, params))
+# -- event-time windows (streaming) ------------------------------------------------------------
+
+
+@_reg("window", 2, 4)
+def _time_window(name, a):
+    """SQL ``window(t, '10 seconds'[, slide[, start]])`` (Spark's ``TimeWindow``): the
+    durations are string literals; the analyzer's TimeWindowing computes the column."""
+    texts = []
+    for e in a[1:]:
+        if not isinstance(e, Literal) or not isinstance(e.value, str):
+            raise AnalysisError(
+                f"The window durations of {name}() must be string literals, got {e.sql()}.",
+                error_class="DATATYPE_MISMATCH.NON_FOLDABLE_INPUT")
+        texts.append(e.value)
+    texts += [None] * (3 - len(texts))
+    return TimeWindow(a[0], *window_durations(*texts))
 
 
 def lookup_function(name: str, args: tuple[Expression, ...]) -> Expression:

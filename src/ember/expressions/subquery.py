@@ -179,7 +179,7 @@ class LateralSubquery(SubqueryExpression, Unevaluable, LeafExpression):
         return False
 
     def simple_string(self) -> str:
-        outer = ", ".join(a.simple_string() for a in self.outer_attrs)
+        outer = " && ".join(a.simple_string() for a in self.outer_attrs)
         return f"lateral-subquery#{self.id} [{outer}]"
 
     def sql(self) -> str:

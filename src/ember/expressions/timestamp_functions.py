@@ -158,8 +158,16 @@ def _make_timestamp_inputs(types):
 
 
 def _make_timestamp_nullable(node) -> bool:
+    """Always for try_make_timestamp and legacy mode; else for a nullable argument, or seconds
+    cast from a type DECIMAL(16, 6) may not hold (Spark's Cast.forceNullable)."""
     if node.key == "try_make_timestamp" or not node.ansi_mode:
         return True
+    sec = node.arguments[5]
+    if isinstance(sec, Cast):
+        ft = sec.child.data_type
+        if isinstance(ft, (T.FloatType, T.DoubleType)) or (
+                isinstance(ft, T.DecimalType) and ft.precision - ft.scale > 10):
+            return True
     return any(x.nullable for x in node.arguments)
 
 
@@ -185,7 +193,7 @@ def _overflow(node, q: np.ndarray, start: np.ndarray, bad: np.ndarray) -> Arithm
     i = int(np.flatnonzero(bad)[0])
     ts = np.datetime64(int(start[i]), "us").astype(object)
     shown = f"TIMESTAMP '{ts:%Y-%m-%d %H:%M:%S}'" if ts is not None else "TIMESTAMP"
-    op = f"add {int(q[i])}L {node.arguments[0].value} to {shown}"
+    op = f"add {int(q[i])}L {node.arguments[0].value.upper()} to {shown}"
     return ArithmeticError_(f"Datetime operation overflow: {op}.",
                             error_class="DATETIME_OVERFLOW", parameters={"operation": op})
 
@@ -208,7 +216,7 @@ def _add_months_local(local: np.ndarray, months: np.ndarray) -> np.ndarray:
 
 
 def _timestampadd(a, node, b):
-    unit = node.arguments[0].value
+    unit = node.arguments[0].value.upper()
     a = a[1:]
     q = _ints(a[0])
     ts = a[1].cast(pa.timestamp("us", tz="UTC"))
@@ -239,7 +247,7 @@ def _timestampadd(a, node, b):
 
 
 def _timestampdiff(a, node, b):
-    unit = node.arguments[0].value
+    unit = node.arguments[0].value.upper()
     a = a[1:]
     tz = _session_tz(node)
     valid = all_valid(a)
@@ -298,8 +306,9 @@ def _unit_function(key: str, units: tuple[str, ...]) -> Callable:
                 error_class="INVALID_PARAMETER_VALUE.DATETIME_UNIT",
                 parameters={"parameter": "`unit`", "functionName": f"`{key}`",
                             "invalidValue": f"'{getattr(u, 'value', u)}'"})
-        # the unit stays the first argument, a literal (the column name shows it bare)
-        return ScalarFunction(key, (Literal(unit, T.STRING),) + tuple(a[1:]), key)
+        # the unit stays the first argument as written, a literal (the column name shows it
+        # bare: ``timestampadd(month, 1, ts)``)
+        return ScalarFunction(key, (u,) + tuple(a[1:]), key)
     return build
 
 

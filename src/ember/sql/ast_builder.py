@@ -46,6 +46,7 @@ from ember.expressions.base import (
     UnresolvedOrdinal,
     UnresolvedStar,
 )
+from ember.expressions import bitwise as _bitwise_module
 from ember.expressions.grouping import BaseGroupingSets, Cube, GroupingSets, Rollup
 from ember.expressions.generators import MultiAlias
 from ember.expressions.higher_order import LambdaFunction, UnresolvedNamedLambdaVariable
@@ -93,6 +94,13 @@ class _Lazy:
 
 
 _LAZY = tuple(_Lazy(m) for m in _MODULES)
+
+
+#: Spark's generator table functions (``TableFunctionRegistry``): ``LATERAL gen(...)`` is a
+#: lateral join with the generator's rows.
+GENERATOR_TABLE_FUNCTIONS = frozenset({
+    "explode", "explode_outer", "posexplode", "posexplode_outer", "inline", "inline_outer",
+    "stack", "json_tuple"})
 
 
 def _mods() -> tuple[Any, Any, Any, Any]:
@@ -838,8 +846,14 @@ class AstBuilder:
     def lateral_subquery(self, node: exp.Expr) -> L.LogicalPlan | None:
         """The plan of ``LATERAL (query) [alias]`` (aliased as any FROM subquery); None for any
         other FROM item."""
-        if not (isinstance(node, exp.Lateral) and isinstance(node.this, exp.Subquery)
-                and not node.args.get("view") and not node.args.get("outer")):
+        if not isinstance(node, exp.Lateral) or node.args.get("view") or node.args.get("outer"):
+            return None
+        if isinstance(node.this, exp.Anonymous) and node.this.name.lower() in GENERATOR_TABLE_FUNCTIONS:
+            # ``LATERAL explode(t.c) [t(x)]``: a generator over the preceding items' columns
+            self.mark_read(node)
+            return self.aliased(self.table_function(node.this, lateral=True),
+                                node.args.get("alias"))
+        if not isinstance(node.this, exp.Subquery):
             return None
         self.mark_read(node)
         plan = self.relation(node.this)
@@ -978,11 +992,21 @@ class AstBuilder:
     def values(self, node: exp.Values) -> L.LogicalPlan:
         """``VALUES (1, 'a'), (2, 'b') [AS] t(x, y)`` -> SubqueryAlias(t, UnresolvedInlineTable)."""
         rows = []
+        alias = node.args.get("alias")
+        last = node.expressions[-1] if node.expressions else None
+        if (isinstance(last, exp.Tuple) and last.expressions
+                and isinstance(last.expressions[-1], exp.Alias)
+                and (alias is None or not alias.name)):
+            # ``VALUES 0, 1, 2 AS t(id)``: sqlglot reads ``2 AS t`` as the last row's item;
+            # in Spark the alias names the inline table
+            named = last.expressions[-1]
+            columns = alias.columns if alias is not None else []
+            alias = exp.TableAlias(this=named.args["alias"], columns=columns)
+            last.expressions[-1] = named.this
         for row in node.expressions:
             items = row.expressions if isinstance(row, exp.Tuple) else [row]
             rows.append(tuple(self.expr(e) for e in items))
         width = len(rows[0]) if rows else 0
-        alias = node.args.get("alias")
         cols = tuple(c.name for c in alias.columns) if alias is not None and alias.columns else ()
         names = cols or tuple(f"col{i + 1}" for i in range(width))
         plan: L.LogicalPlan = L.UnresolvedInlineTable(names, tuple(rows))
@@ -1297,6 +1321,14 @@ class AstBuilder:
 
         return build
 
+    def _bitwise(cls_name: str) -> Callable[["AstBuilder", exp.Expr], Expression]:  # type: ignore[misc]
+        """``a & b`` / ``a | b`` / ``a ^ b`` (ember.expressions.bitwise)."""
+        def build(self: "AstBuilder", node: exp.Expr) -> Expression:
+            cls = getattr(_bitwise_module, cls_name)
+            return cls(self.expr(node.this), self.expr(node.expression))
+
+        return build
+
     # -- subqueries -----------------------------------------------------------------------------
     def _subquery(self, node: exp.Subquery) -> Expression:
         if not self._is_query(node.this):
@@ -1326,7 +1358,7 @@ class AstBuilder:
                 args[0].table:
             # ``timestampadd(YEAR, 1, ts)``: the unit is a keyword (Spark's grammar), passed on
             # as a literal to a name SQL text cannot call
-            unit = Literal(args[0].name.upper(), T.STRING)
+            unit = Literal(args[0].name, T.STRING)
             return UnresolvedFunction(unit_form, (unit,) + tuple(self.expr(a) for a in args[1:]),
                                       origin=self.origin_of(node))
         return self.function_call(name, args, node)
@@ -1395,8 +1427,8 @@ class AstBuilder:
 
         value, unit = node.this, node.args.get("unit")
         negate = False
-        while isinstance(value, exp.Neg):  # INTERVAL -'1' DAY
-            negate, value = not negate, value.this
+        while isinstance(value, (exp.Neg, UnaryPlus)):  # INTERVAL -'1' DAY, INTERVAL +'1' DAY
+            negate, value = negate != isinstance(value, exp.Neg), value.this
         if not isinstance(value, exp.Literal):
             raise self.unsupported("interval with a non-literal value", node)
         self.mark_read(value)  # ``INTERVAL '1' DAY`` and ``INTERVAL 1 DAY`` are the same
@@ -1405,6 +1437,9 @@ class AstBuilder:
             text = text[1:] if text.startswith("-") else "-" + text.lstrip("+")
         with self._interval_origin(node):
             if isinstance(unit, exp.IntervalSpan):
+                if not value.is_string:  # INTERVAL 1 YEAR TO MONTH
+                    raise ParseError("The value of from-to unit must be a string.",
+                                     error_class="_LEGACY_ERROR_TEMP_0027")
                 return interval_literal(text, unit.this.name, unit.expression.name)
             return interval_literal(text, unit.name if unit is not None else None)
 
@@ -1532,6 +1567,9 @@ _B._DISPATCH = {
     exp.In: _B._in,
     exp.Like: _B._like,
     exp.BitwiseNot: lambda self, node: self.function_call("~", [node.this], node),
+    exp.BitwiseAnd: _B._bitwise("BitwiseAnd"),
+    exp.BitwiseOr: _B._bitwise("BitwiseOr"),
+    exp.BitwiseXor: _B._bitwise("BitwiseXor"),
     exp.ILike: _B._ilike,
     exp.Escape: _B._escape,
     exp.Case: _B._case,

@@ -55,6 +55,7 @@ from ember.expressions.base import (
     UnresolvedStar,
 )
 from ember import types as T
+from ember.expressions.subquery import OuterReference
 from ember.plans.logical.nodes import (
     Aggregate,
     Except,
@@ -179,10 +180,28 @@ def expand_select_list(items: Sequence[Expression], child: LogicalPlan, ctx) -> 
     for item in items:
         inner = item.child if isinstance(item, UnresolvedAlias) else item
         if isinstance(inner, UnresolvedStar):
-            out.extend(expand_star(inner, child, ctx.case_sensitive))
+            outer = _lateral_outer_star(inner, child, ctx)
+            out.extend(outer if outer is not None else expand_star(inner, child, ctx.case_sensitive))
         else:
             out.append(_expand_in_functions(item, child, ctx))
     return tuple(out)
+
+
+def _lateral_outer_star(star: UnresolvedStar, child: LogicalPlan, ctx) -> list[Expression] | None:
+    """``t.*`` in a lateral subquery naming a relation of the enclosing FROM clause, not one of
+    its own: the outer columns, as outer references (Spark's lateral outer star expansion);
+    None when the star is the subquery's own."""
+    if not star.target or not ctx.lateral_scopes or not ctx.lateral_scopes[-1]:
+        return None
+    cs = ctx.case_sensitive
+    if any(a.qualifier and _qualifier_matches(a.qualifier, star.target, cs)
+           for a in (*metadata_output(child), *child.output)):
+        return None
+    outer = [a for a in ctx.outer_scopes[-1]
+             if a.qualifier and _qualifier_matches(a.qualifier, star.target, cs)]
+    if not outer:
+        return None
+    return [Alias(OuterReference(a), a.name) for a in outer]
 
 
 # ---------------------------------------------------------------------------------------------

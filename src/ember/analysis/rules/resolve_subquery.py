@@ -16,7 +16,7 @@ from __future__ import annotations
 from ember.analysis.resolution import find_candidates
 from ember.analysis.rules._util import transform_up_in_run
 from ember.expressions.base import Alias, AttributeReference, Expression, UnresolvedAttribute
-from ember.expressions.subquery import OuterReference, SubqueryExpression
+from ember.expressions.subquery import LateralSubquery, OuterReference, SubqueryExpression
 from ember.plans.logical.nodes import Aggregate, LogicalPlan, Project, UnresolvedHaving
 
 
@@ -45,7 +45,10 @@ def _outer_refs(plan: LogicalPlan) -> list[AttributeReference]:
 def resolve_outer_references(plan: LogicalPlan, ctx) -> LogicalPlan:
     """Names still unresolved in ``plan`` that an enclosing scope provides -> OuterReference."""
     cs = ctx.case_sensitive
-    scopes = list(reversed(ctx.outer_scopes))
+    # Spark resolves a subquery's names against the immediately enclosing query only
+    # (``ResolveSubquery`` with ``AnalysisContext.outerPlan``): a column of a query further out
+    # is UNRESOLVED_COLUMN, also inside a lateral subquery
+    scopes = ctx.outer_scopes[-1:]
 
     def resolve_attr(x: Expression) -> Expression | None:
         if isinstance(x, UnresolvedAttribute):
@@ -93,7 +96,8 @@ def resolve_subquery(plan: LogicalPlan, ctx) -> LogicalPlan:
     def fix(e: Expression, outer: tuple[AttributeReference, ...]) -> Expression:
         def rule(x: Expression) -> Expression | None:
             if isinstance(x, SubqueryExpression) and not x.plan.resolved:
-                new_plan = ctx.analyzer.analyze_subquery(x.plan, outer, ctx)
+                new_plan = ctx.analyzer.analyze_subquery(
+                    x.plan, outer, ctx, lateral=isinstance(x, LateralSubquery))
                 if new_plan == x.plan:
                     return None
                 outer_ids = {a.id for a in outer}

@@ -10,8 +10,14 @@ castable to bigint (int for ``numSlices``; NULL and booleans are ``UNEXPECTED_IN
 are cast with Spark's cast (``range('a')`` is ``CAST_INVALID_INPUT``, ``range(1.5)`` is
 ``range(1)``). A zero step is ``FAILED_FUNCTION_CALL``, as Spark reports it. ``range(3) AS
 t(x)`` renames the column (``NUM_TABLE_VALUE_ALIASES_MISMATCH`` for another number of names).
-Spark's other table functions (``explode`` ...) are refused with UNSUPPORTED_FEATURE, unknown
-names with ``UNRESOLVABLE_TABLE_VALUED_FUNCTION``.
+Spark's generator table functions (``explode``, ``inline``, ``posexplode``, ``stack``,
+``json_tuple`` and their ``_outer`` forms) become ``SELECT gen(args) [AS (names)]`` over one row
+(a ``Generate``, as Spark plans them); under ``LATERAL`` their arguments may read the preceding
+FROM items (outer references of the lateral subquery).
+A Python UDTF registered with ``spark.udtf.register`` is a ``Generate`` of its
+``PythonUDTF`` over one row (not under ``LATERAL`` with columns of an earlier FROM item yet).
+Spark's other table functions are refused with UNSUPPORTED_FEATURE, unknown names with
+``UNRESOLVABLE_TABLE_VALUED_FUNCTION``.
 """
 
 from __future__ import annotations
@@ -21,11 +27,14 @@ import pyarrow as pa
 from ember import types as T
 from ember.analysis.resolution import has_unresolved
 from ember.errors import AnalysisError, UnsupportedError
-from ember.expressions.base import Alias, AttributeReference, Expression, UnresolvedAttribute
+from ember.expressions.base import (Alias, AttributeReference, Expression, UnresolvedAlias,
+                                   UnresolvedAttribute, UnresolvedFunction)
+from ember.expressions.generators import MultiAlias
 from ember.expressions.cast import Cast
 from ember.expressions.common import sql_type
 from ember.expressions.registry import wrong_num_args
-from ember.plans.logical.nodes import LogicalPlan, Project, Range, UnresolvedTableValuedFunction
+from ember.plans.logical.nodes import (Generate, LogicalPlan, OneRowRelation, Project, Range,
+                                      UnresolvedTableValuedFunction)
 
 #: Spark's table-valued functions other than ``range`` (``TableFunctionRegistry``).
 _SPARK_TABLE_FUNCTIONS = frozenset({
@@ -90,7 +99,22 @@ def _range(args: tuple[Expression, ...]) -> Range:
     return Range(start, end, step, slices, (AttributeReference("id", T.LONG, False),))
 
 
+#: Spark's generator table functions: ``explode(a) [AS t(x)]`` in FROM is
+#: ``SELECT explode(a) [AS (x)]`` (a Generate over one row, built by ExtractGenerator).
+GENERATORS = frozenset({
+    "explode", "explode_outer", "posexplode", "posexplode_outer", "inline", "inline_outer",
+    "stack", "json_tuple"})
+
+
+def _generator(p: UnresolvedTableValuedFunction) -> LogicalPlan:
+    call = UnresolvedFunction(p.name, p.arguments, origin=p.origin)
+    item = MultiAlias(call, p.column_aliases) if p.column_aliases else UnresolvedAlias(call)
+    return Project((item,), OneRowRelation())
+
+
 def _build(p: UnresolvedTableValuedFunction) -> LogicalPlan:
+    if p.name in GENERATORS:
+        return _generator(p)
     if p.name != "range":
         if p.name in _SPARK_TABLE_FUNCTIONS:
             raise UnsupportedError(
@@ -99,17 +123,25 @@ def _build(p: UnresolvedTableValuedFunction) -> LogicalPlan:
         raise AnalysisError(f"Could not resolve `{p.name}` to a table-valued function.",
                             error_class="UNRESOLVABLE_TABLE_VALUED_FUNCTION",
                             parameters={"name": f"`{p.name}`"})
-    plan: LogicalPlan = _range(p.arguments)
+    return _aliased(p, _range(p.arguments))
+
+
+def _aliased(p: UnresolvedTableValuedFunction, plan: LogicalPlan) -> LogicalPlan:
+    """``plan`` with its columns renamed as ``name(...) AS t(x, y)`` asks."""
     if p.column_aliases:
         out = plan.output
         if len(p.column_aliases) != len(out):
-            raise AnalysisError(
-                "Number of given aliases does not match number of output columns.",
-                error_class="NUM_TABLE_VALUE_ALIASES_MISMATCH",
-                parameters={"funcName": f"`{p.name}`", "aliasesNum": str(len(p.column_aliases)),
-                            "outColsNum": str(len(out))})
+            raise _aliases_mismatch(p, len(out))
         plan = Project(tuple(Alias(a, n) for a, n in zip(out, p.column_aliases)), plan)
     return plan
+
+
+def _aliases_mismatch(p: UnresolvedTableValuedFunction, width: int) -> AnalysisError:
+    return AnalysisError(
+        "Number of given aliases does not match number of output columns.",
+        error_class="NUM_TABLE_VALUE_ALIASES_MISMATCH",
+        parameters={"funcName": f"`{p.name}`", "aliasesNum": str(len(p.column_aliases)),
+                    "outColsNum": str(width)})
 
 
 def resolve_table_valued_functions(plan: LogicalPlan, ctx) -> LogicalPlan:
@@ -117,6 +149,14 @@ def resolve_table_valued_functions(plan: LogicalPlan, ctx) -> LogicalPlan:
     def rule(p: LogicalPlan) -> LogicalPlan:
         if not isinstance(p, UnresolvedTableValuedFunction):
             return p
+        if p.name in GENERATORS:
+            return _generator(p)  # its arguments resolve in the Project (outer columns too)
+        udtf = ctx.catalog.lookup_python_table_function(p.name)
+        if udtf is not None and p.lateral and any(
+                a.exists(lambda x: isinstance(x, UnresolvedAttribute)) for a in p.arguments):
+            raise UnsupportedError(
+                f"The SQL construct LATERAL call of the Python UDTF {p.name} is not supported "
+                "by Ember.", parameters={"construct": f"LATERAL {p.name}"})
         if p.lateral and any(a.exists(lambda x: isinstance(x, UnresolvedAttribute))
                              for a in p.arguments):
             # a LATERAL argument reads a column of an earlier FROM item: not foldable
@@ -125,6 +165,12 @@ def resolve_table_valued_functions(plan: LogicalPlan, ctx) -> LogicalPlan:
             raise _non_foldable(i + (1 if len(p.arguments) == 1 else 0))
         if any(has_unresolved(a) or not a.resolved for a in p.arguments):
             return p
+        if udtf is not None:  # spark.udtf.register: a Generate of the UDTF over one row
+            width = len(udtf.returnType.fields)
+            if p.column_aliases and len(p.column_aliases) != width:
+                raise _aliases_mismatch(p, width)
+            return Generate(udtf.call(p.arguments), False, (), p.column_aliases, (),
+                            OneRowRelation())
         return _build(p)
 
     return plan.transform_up(rule)

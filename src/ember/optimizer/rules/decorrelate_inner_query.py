@@ -72,6 +72,7 @@ from ember.optimizer.rules.decorrelate import (
     is_null_literal,
     plan_has_outer,
     strip_outer,
+    substitute,
     try_fold,
 )
 from ember.plans.logical.join_type import JoinType
@@ -86,6 +87,7 @@ from ember.plans.logical.nodes import (
     LateralJoin,
     Limit,
     LogicalPlan,
+    OneRowRelation,
     Project,
     ResolvedHint,
     Sort,
@@ -301,11 +303,28 @@ class _Decorrelator:
 
 
 def decorrelate(plan: LogicalPlan, outer_plan: LogicalPlan,
-                outer_attrs: list[AttributeReference]) -> tuple[LogicalPlan, list[Expression]]:
+                outer_attrs: list[AttributeReference] | None = None
+                ) -> tuple[LogicalPlan, list[Expression]]:
     """``(plan', conds)``: ``plan`` without outer references to ``outer_attrs`` (columns of
-    ``outer_plan``) and the conditions, still holding ``outer(...)``, that select its rows for
-    one outer row (see the module doc)."""
+    ``outer_plan``; by default those ``plan`` reads) and the conditions, still holding
+    ``outer(...)``, that select its rows for one outer row (see the module doc).  Also the
+    general fallback of the subquery rewrites (``rewrite_subquery.py``) for the shapes that
+    predicate pull-up cannot decorrelate."""
+    if outer_attrs is None:
+        outer_attrs = used_outer_attrs(plan, outer_plan)
     return _Decorrelator(outer_plan, outer_attrs).run(plan)
+
+
+def used_outer_attrs(plan: LogicalPlan, outer_plan: LogicalPlan) -> list[AttributeReference]:
+    """The columns of ``outer_plan`` that ``plan`` reads as outer references, in output order."""
+    used: set[int] = set()
+
+    def visit(n: LogicalPlan) -> None:
+        for e in n.expressions():
+            e.foreach(lambda x: used.add(x.attr.id) if isinstance(x, OuterReference) else None)
+
+    plan.foreach(visit)
+    return [a for a in outer_plan.output if a.id in used]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -333,21 +352,38 @@ def rewrite_lateral_joins(plan: LogicalPlan) -> LogicalPlan:
     return plan.transform_up(rule)
 
 
+def _one_row_items(plan: LogicalPlan) -> tuple[Expression, ...] | None:
+    """The select list of ``SELECT <exprs>`` without FROM (through aliases and projections,
+    Spark's ``OneRowSubquery``): one row per outer row; None for any other plan."""
+    match plan:
+        case SubqueryAlias(child=child) | View(child=child):
+            return _one_row_items(child)
+        case Project(project_list=items, child=OneRowRelation()) if not any(
+                e.contains(SubqueryExpression) or not e.deterministic for e in items):
+            return items
+        case Project(project_list=items, child=child):
+            inner = _one_row_items(child)
+            if inner is None or any(e.contains(SubqueryExpression) for e in items):
+                return None
+            by_id = {i.to_attribute().id: i.child if isinstance(i, Alias) else i  # type: ignore
+                     for i in inner}
+            return tuple(
+                i.copy(child=substitute(i.child, by_id)) if isinstance(i, Alias)
+                else Alias(by_id.get(i.id, i), i.name, id=i.id)  # type: ignore[attr-defined]
+                for i in items)
+        case _:
+            return None
+
+
 def _rewrite_lateral_join(p: LateralJoin) -> LogicalPlan:
     sub = p.right
     assert isinstance(sub, LateralSubquery)
     right = rewrite_lateral_joins(sub.plan)
-    outer_ids = p.left.output_set
-    outer_attrs = [a for a in p.left.output if a.id in outer_ids]
-    used: set[int] = set()
-
-    def visit(n: LogicalPlan) -> None:
-        for e in n.expressions():
-            e.foreach(lambda x: used.add(x.attr.id) if isinstance(x, OuterReference) else None)
-
-    right.foreach(visit)
-    outer_attrs = [a for a in outer_attrs if a.id in used]
-    decorrelated, conds = decorrelate(right, p.left, outer_attrs)
+    items = _one_row_items(right) if p.condition is None else None
+    if items is not None:
+        # Spark's OptimizeOneRowRelationSubquery: ``t, LATERAL (SELECT f(t.c))`` is a projection
+        return Project(p.left.output + tuple(strip_outer(i) for i in items), p.left)
+    decorrelated, conds = decorrelate(right, p.left)
     cond = and_all([*(strip_outer(c) for c in conds),
                     *([p.condition] if p.condition is not None else [])])
     joined = Join(p.left, decorrelated, p.join_type, cond)

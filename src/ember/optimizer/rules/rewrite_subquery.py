@@ -107,6 +107,7 @@ from ember.expressions.subquery import (
     OuterReference,
 )
 from ember.optimizer.rule_executor import Rule
+from ember.optimizer.rules.decorrelate_inner_query import decorrelate
 from ember.optimizer.rules.decorrelate import (
     always_true_alias,
     empty_input_expression,
@@ -438,7 +439,7 @@ class _Joiner:
                 "the number of columns in the output of subquery.",
                 error_class="DATATYPE_MISMATCH.INVALID_IN_SUBQUERY_LENGTH",
             )
-        decorrelated, preds = pull_up_correlated_predicates(sub, self.outer_ids, self.outer_plan)
+        decorrelated, preds = _pull_up_or_decorrelate(sub, self.outer_ids, self.outer_plan)
         conds: list[Expression] = []
         for v, c in zip(values, out):
             conds.append(null_aware_anti_join_condition(v, c) if null_aware else EqualTo(v, c))
@@ -483,9 +484,19 @@ class _Joiner:
         agg, value, having = chain
         if not correlated:
             return self.unaggregated_scalar_join(sub, correlated)
-        decorrelated, preds = pull_up_correlated_predicates(
-            agg, self.outer_ids, self.outer_plan, top_aggregate=agg
-        )
+        try:
+            decorrelated, preds = pull_up_correlated_predicates(
+                agg, self.outer_ids, self.outer_plan, top_aggregate=agg
+            )
+        except UnsupportedError:
+            if agg.grouping_expressions or plan_has_outer(sub, self.outer_ids) and not (
+                    _at_most_one_row(sub)):
+                raise
+            # DecorrelateInnerQuery: at most one row per outer row, the COUNT bug handled
+            decorrelated, preds = decorrelate(sub, self.outer_plan)
+            joined = Join(self.plan, decorrelated, JoinType.LEFT_OUTER,
+                          and_all(strip_outer(pr) for pr in preds))
+            return self.add_value(joined, refresh_attributes(out0, joined), out0.name)
         cond = and_all(strip_outer(pr) for pr in preds)
         value = strip_outer(value)
         having = None if having is None else strip_outer(having)
@@ -524,7 +535,8 @@ class _Joiner:
 
         out0 = sub.output[0]
         if correlated:
-            decorrelated, preds = pull_up_correlated_predicates(sub, self.outer_ids, None)
+            decorrelated, preds = _pull_up_or_decorrelate(sub, self.outer_ids, None,
+                                                          self.outer_plan)
             grouping = _equality_keys(preds, decorrelated)
         else:
             decorrelated, preds, grouping = sub, [], ()
@@ -536,6 +548,22 @@ class _Joiner:
         value = CheckScalarSubqueryRows(count.to_attribute().with_nullability(True),
                                         first.to_attribute().with_nullability(True))
         return self.add_value(joined, value, out0.name)
+
+
+def _pull_up_or_decorrelate(sub: LogicalPlan, outer_ids: frozenset[int],
+                            domain_plan: LogicalPlan | None,
+                            outer_plan: LogicalPlan | None = None
+                            ) -> tuple[LogicalPlan, list[Expression]]:
+    """PullupCorrelatedPredicates, or, for the shapes it cannot decorrelate (an outer column in
+    a projection, correlation below a window, a union, a limit ...), DecorrelateInnerQuery's
+    domain joins over ``outer_plan`` (see decorrelate_inner_query.py)."""
+    try:
+        return pull_up_correlated_predicates(sub, outer_ids, domain_plan)
+    except UnsupportedError:
+        source = outer_plan if outer_plan is not None else domain_plan
+        if source is None:
+            raise
+        return decorrelate(sub, source)
 
 
 def _at_most_one_row(plan: LogicalPlan) -> bool:

@@ -959,6 +959,38 @@ class Distinct(UnaryNode):
 
 
 @node
+class Deduplicate(UnaryNode):
+    """``dropDuplicates(keys)`` of a streaming plan (Spark's ``Deduplicate``): the first row of
+    each distinct ``keys`` value, over the whole stream (planned as
+    ``StreamingDeduplicateExec``).  A batch ``dropDuplicates`` is an ``Aggregate`` instead."""
+
+    keys: tuple[AttributeReference, ...]
+    child: LogicalPlan
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return self.child.output
+
+    def simple_string(self) -> str:
+        return f"Deduplicate {_attrs_str(self.keys)}"
+
+
+@node
+class DeduplicateWithinWatermark(UnaryNode):
+    """``dropDuplicatesWithinWatermark(keys)`` (Spark's ``DeduplicateWithinWatermark``): a
+    duplicate is dropped while the first row's event time plus the watermark delay is ahead of
+    the watermark (planned as ``StreamingDeduplicateWithinWatermarkExec``)."""
+
+    keys: tuple[AttributeReference, ...]
+    child: LogicalPlan
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return self.child.output
+
+    def simple_string(self) -> str:
+        return f"DeduplicateWithinWatermark {_attrs_str(self.keys)}"
+
+
+@node
 class SubqueryAlias(UnaryNode):
     """Names a relation: its output attributes get ``identifier`` as qualifier."""
 
