@@ -234,9 +234,8 @@ def _two_arrays(types):
 def _set_op(a, node, b):
     left, right = (Flat(x) for x in a)
     et = _et(node.data_type)
-    lv, rv = left.values(), right.values()
-    if lv.type != rv.type:
-        rv = rv.cast(lv.type)
+    lv, rv = (cast_array(f.values(), _et(x.data_type), et)
+              for f, x in zip((left, right), node.arguments))
     key = node.spec.key
     valid = left.valid & right.valid
     if key == "array_union":
@@ -257,7 +256,7 @@ def _set_op(a, node, b):
 
 
 for _k in ("array_union", "array_intersect", "array_except"):
-    _spec(_k, _two_arrays, lambda t: T.ArrayType(find_wider_type(
+    _spec(_k, lambda t: None if _two_arrays(t) is None else (None, None), lambda t: T.ArrayType(find_wider_type(
         [_et(t[0]), _et(t[1])], string_promotion=False) or T.NULL), _set_op,
         expected='"ARRAY"')
 

@@ -24,7 +24,8 @@ from ember.expressions.cast import cast_array
 from ember.expressions.common import TypeCheckFailure, quoted_sql, sql_type
 from ember.expressions.foldable import is_foldable
 from ember.expressions.json_functions import (
-    OptionsLiteral, SchemaLiteral, foldable_input, options_argument, _distinct, _failfast,
+    OptionsLiteral, SchemaLiteral, foldable_input, options_argument, reject_intervals, _distinct,
+    _failfast,
 )
 from ember.expressions.misc import FunctionCall, FunctionSpec, ScalarFunction, register
 from ember.expressions.text_format import CsvGenerator
@@ -194,7 +195,9 @@ register(FunctionSpec(
 def build_from_csv(name: str, a: tuple[Expression, ...]) -> Expression:
     """``from_csv(csv, schema[, options])``, shown as ``from_csv(csv)``."""
     opts = options_argument(a[2] if len(a) > 2 else None)
-    impl = ScalarFunction(name, (a[0], _struct_schema(a[1]), opts), "from_csv")
+    schema = _struct_schema(a[1])
+    reject_intervals(name, schema.schema)
+    impl = ScalarFunction(name, (a[0], schema, opts), "from_csv")
     return FunctionCall.of(name, a[:1], impl)
 
 
@@ -258,4 +261,6 @@ register(FunctionSpec("to_csv", lambda t: (None, None), lambda t: T.STRING, _to_
 
 def build_to_csv(name: str, a: tuple[Expression, ...]) -> Expression:
     opts: OptionsLiteral = options_argument(a[1] if len(a) > 1 else None)
+    t = a[0].data_type if a[0].resolved else T.NULL
+    reject_intervals(name, t)
     return FunctionCall.of(name, a[:1], ScalarFunction(name, (a[0], opts), "to_csv"))

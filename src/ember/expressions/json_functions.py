@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ember import types as T
-from ember.errors import AnalysisError, ExecutionError
+from ember.errors import AnalysisError, ExecutionError, UnsupportedError
 from ember.expressions import json_path as JP
 from ember.expressions.base import Expression, LeafExpression, Literal
 from ember.expressions.cast import cast_array
@@ -45,7 +45,7 @@ from ember.expressions.text_format import JsonGenerator
 from ember.trees import node
 
 __all__ = ["SchemaLiteral", "OptionsLiteral", "JsonTuple", "build_from_json", "build_to_json",
-           "build_schema_of_json", "options_argument", "foldable_input"]
+           "build_schema_of_json", "options_argument", "foldable_input", "reject_intervals"]
 
 
 class _ConstantArgument(LeafExpression):
@@ -272,6 +272,18 @@ register(FunctionSpec(
     expected='"STRING"', node_result=_from_json_result, time_zone_aware=True))
 
 
+def reject_intervals(fn: str, t: T.DataType) -> None:
+    """INTERVAL fields (read from or written as their text) are not supported yet: a clear
+    ``UNSUPPORTED_FEATURE`` instead of a wrong value."""
+    if isinstance(t, (T.StructType, T.ArrayType, T.MapType)):
+        kids = [f.data_type for f in t.fields] if isinstance(t, T.StructType) else \
+            [t.element_type] if isinstance(t, T.ArrayType) else [t.key_type, t.value_type]
+        for k in kids:
+            reject_intervals(fn, k)
+    elif "interval" in t.simple_string():
+        raise UnsupportedError(f"{fn} with an INTERVAL field", error_class="UNSUPPORTED_FEATURE")
+
+
 def _schema_argument(e: Expression) -> SchemaLiteral:
     if isinstance(e, SchemaLiteral):
         return e
@@ -295,7 +307,9 @@ def build_from_json(name: str, a: tuple[Expression, ...]) -> Expression:
             f"The function `from_json` doesn't support the {mode} mode. Acceptable modes are "
             "PERMISSIVE and FAILFAST.", error_class="PARSE_MODE_UNSUPPORTED",
             parameters={"funcName": "`from_json`", "mode": mode})
-    impl = ScalarFunction(name, (a[0], _schema_argument(a[1]), opts), "from_json")
+    schema = _schema_argument(a[1])
+    reject_intervals(name, schema.schema)
+    impl = ScalarFunction(name, (a[0], schema, opts), "from_json")
     return FunctionCall.of(name, a[:1], impl)
 
 
@@ -325,7 +339,15 @@ register(FunctionSpec("to_json", lambda t: (None, None), lambda t: T.STRING, _to
 def build_to_json(name: str, a: tuple[Expression, ...]) -> Expression:
     """``to_json(value[, options])``, shown as ``to_json(value)``."""
     opts = options_argument(a[1] if len(a) > 1 else None)
+    reject_intervals(name, _type_or_null(a[0]))
     return FunctionCall.of(name, a[:1], ScalarFunction(name, (a[0], opts), "to_json"))
+
+
+def _type_or_null(e: Expression) -> T.DataType:
+    try:
+        return e.data_type
+    except Exception:  # noqa: BLE001 - not resolved yet: nothing to check
+        return T.NULL
 
 
 # -- schema_of_json -----------------------------------------------------------------------------

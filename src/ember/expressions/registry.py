@@ -600,6 +600,8 @@ for _name, (_lo, _hi, _) in TSF.TIMESTAMP_FUNCTIONS.items():
 
 _BUILDERS["regexp_extract_all"] = (2, 3, lambda n, a: ScalarFunction(
     n, tuple(a) + ((Literal(1, T.INT),) if len(a) == 2 else ()), "regexp_extract_all"))
+_BUILDERS["sort_array"] = (1, 2, lambda n, a: ScalarFunction(  # shown with its default order
+    n, tuple(a) + ((Literal(True, T.BOOLEAN),) if len(a) == 1 else ()), "sort_array"))
 _BUILDERS["str_to_map"] = (1, 3, lambda n, a: ScalarFunction(
     n, tuple(a) + (Literal(",", T.STRING), Literal(":", T.STRING))[len(a) - 1:], "str_to_map"))
 

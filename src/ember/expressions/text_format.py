@@ -188,6 +188,8 @@ class JsonGenerator:
         """Each value's JSON text; NULL stays NULL."""
         if isinstance(arr, pa.ChunkedArray):
             arr = arr.combine_chunks()
+        if arr.offset and isinstance(dt, (T.ArrayType, T.MapType)):
+            arr = pa.concat_arrays([arr])  # a slice: offsets from 0 (Arrow's list builder)
         if isinstance(dt, T.StringType):
             return json_string(arr)
         if isinstance(dt, (T.TimestampType, T.DateType)):
