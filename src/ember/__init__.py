@@ -16,6 +16,7 @@ from ember import errors, functions
 from ember.column import Column
 from ember.dataframe import DataFrame, GroupedData
 from ember.errors import AnalysisError, EmberError, ExecutionError, ParseError
+from ember.observation import Observation
 from ember.row import Row
 from ember.session import Session
 from ember.window import Window, WindowSpec
@@ -31,6 +32,7 @@ __all__ = [
     "Row",
     "Window",
     "WindowSpec",
+    "Observation",
     "functions",
     "errors",
     "EmberError",

@@ -56,6 +56,7 @@ from typing import Literal as _Lit
 from ember import types as T
 from ember.expressions.base import Expression, Literal
 from ember.expressions import arithmetic as A, conditional as C, predicates as P
+from ember.expressions import bitwise as B
 
 __all__ = [
     "find_tightest_common_type", "find_wider_type_for_two", "find_wider_type", "decimal_for_integral",
@@ -184,7 +185,10 @@ def find_tightest_common_type(t1: T.DataType, t2: T.DataType,
             return T.FLOAT if legacy else T.DOUBLE
         return wider()
     if t1.is_datetime and t2.is_datetime:
-        return T.TIMESTAMP
+        # Spark's findWiderDateTimeType: DATE < TIMESTAMP_NTZ < TIMESTAMP
+        if T.TIMESTAMP in (t1, t2) or T.DATE not in (t1, t2):
+            return T.TIMESTAMP
+        return T.TIMESTAMP_NTZ
     if isinstance(t1, (T.DayTimeIntervalType, T.YearMonthIntervalType)) and type(t1) is type(t2):
         # ANSI intervals of one kind: the smallest start field to the largest end field
         return type(t1)(min(t1.start_field, t2.start_field), max(t1.end_field, t2.end_field))
@@ -198,7 +202,7 @@ def string_promotion_type(other: T.DataType) -> T.DataType | None:
     if other.is_fractional:
         return T.DOUBLE
     if isinstance(other, (T.DateType, T.TimestampType, T.BooleanType, T.BinaryType,
-                          T.StringType)):
+                          T.StringType, T.TimestampNTZType)):
         return other
     if isinstance(other, T.NullType):
         return T.STRING
@@ -288,7 +292,12 @@ def can_cast(from_type: T.DataType, to_type: T.DataType, ansi: bool = True) -> b
         return not isinstance(f, (T.StructType, T.ArrayType)) or True
     if isinstance(f, T.StringType):
         return isinstance(t, (T.NumericType, T.BooleanType, T.DateType, T.TimestampType,
-                              T.BinaryType, T.DayTimeIntervalType, T.YearMonthIntervalType))
+                              T.BinaryType, T.DayTimeIntervalType, T.YearMonthIntervalType,
+                              T.TimestampNTZType))
+    if isinstance(f, T.TimestampNTZType) or isinstance(t, T.TimestampNTZType):
+        # TIMESTAMP_NTZ <-> DATE / TIMESTAMP only (no numbers: Spark's Cast.canAnsiCast)
+        return isinstance(f, (T.DateType, T.TimestampType, T.TimestampNTZType)) and isinstance(
+            t, (T.DateType, T.TimestampType, T.TimestampNTZType))
     if isinstance(f, (T.DayTimeIntervalType, T.YearMonthIntervalType)):
         # interval <-> interval of one kind; to a number of its end field's units (Spark's
         # Cast of an ANSI interval to an integral or decimal type)
@@ -342,11 +351,16 @@ def can_implicit_cast(from_type: T.DataType, to_type: T.DataType) -> bool:
         return _NUMERIC_RANK[type(f)] <= _NUMERIC_RANK[type(t)]
     if isinstance(t, T.StringType):
         return isinstance(f, (T.NumericType, T.BooleanType, T.DateType, T.TimestampType,
-                              T.BinaryType))
+                              T.BinaryType, T.TimestampNTZType))
     if isinstance(f, T.StringType):
         return isinstance(t, (T.NumericType, T.BooleanType, T.DateType, T.TimestampType,
-                              T.BinaryType))
+                              T.BinaryType, T.TimestampNTZType))
     if isinstance(f, T.DateType) and isinstance(t, T.TimestampType):
+        return True
+    if isinstance(f, (T.DateType, T.TimestampNTZType)) and isinstance(
+            t, (T.TimestampType, T.TimestampNTZType)):
+        return True  # AnsiTypeCoercion: DATE < TIMESTAMP_NTZ < TIMESTAMP
+    if isinstance(f, T.TimestampNTZType) and isinstance(t, T.DateType):
         return True
     if isinstance(f, (T.DayTimeIntervalType, T.YearMonthIntervalType)) and type(f) is type(t):
         return True
@@ -518,6 +532,13 @@ def coerce_expression(e: Expression, legacy: bool = False) -> Expression:
         case A.BinaryArithmetic():
             left, right = coerce_binary_operands(e.left, e.right, "arithmetic", legacy)
             return _rebuild(e, left=left, right=right)
+        case B.BitwiseAnd() | B.BitwiseOr() | B.BitwiseXor():
+            # widened only to an integral type (the operators' input type): ``d | i`` stays
+            # DOUBLE and INT and fails with BINARY_OP_DIFF_TYPES, as in Spark
+            left, right = coerce_binary_operands(e.left, e.right, "arithmetic", legacy)
+            if left.data_type.is_integral or isinstance(left.data_type, T.NullType):
+                return _rebuild(e, left=left, right=right)
+            return e
         case A.UnaryMinus() | A.UnaryPositive() | A.Abs():
             t = e.child.data_type
             if isinstance(t, T.StringType):

@@ -304,6 +304,10 @@ class Column:
         """``a & b``."""
         return self._bin("BitwiseAnd", "bitwise", other)
 
+    def isNaN(self) -> "Column":  # noqa: N802
+        """``isnan(self)``: true where the value is NaN (false for NULL)."""
+        return Column(_fn("isnan", self._expr))
+
     def transform(self, f: Any) -> "Column":
         """``f(self)``: a function of a Column applied to this one."""
         return f(self)

@@ -298,6 +298,9 @@ OPTIMIZER_ENABLED = _entry("ember.optimizer.enabled", True, _bool,
 PIVOT_MAX_VALUES = _entry("spark.sql.pivotMaxValues", 10000, int,
                           "Most distinct values GroupedData.pivot(col) collects when it is not "
                           "given the values (more raise an error).")
+TRANSPOSE_MAX_VALUES = _entry("spark.sql.transposeMaxValues", 500, int,
+                              "Most rows DataFrame.transpose turns into columns (more raise "
+                              "TRANSPOSE_EXCEED_ROW_LIMIT).")
 OPTIMIZER_MAX_ITERATIONS = _entry("spark.sql.optimizer.maxIterations", 100, int,
                                   "Max iterations of a fixed-point optimizer batch.")
 WINDOW_GROUP_LIMIT_THRESHOLD = _entry(
@@ -589,6 +592,12 @@ STORE_ASSIGNMENT_POLICY = _entry(
     "How INSERT and saveAsTable convert values to a table column's type: ANSI casts only "
     "between reasonable types and fails on overflow, LEGACY casts anything as a non-ANSI cast "
     "does, STRICT allows only casts that cannot lose information.")
+TIMESTAMP_TYPE = _entry(
+    "spark.sql.timestampType", "TIMESTAMP_LTZ",
+    _options("spark.sql.timestampType", ("TIMESTAMP_LTZ", "TIMESTAMP_NTZ")),
+    "What the type name TIMESTAMP (casts, DDL, TIMESTAMP '...' literals) and the inference of "
+    "naive Python datetimes mean: TIMESTAMP_LTZ (an instant) or TIMESTAMP_NTZ (a wall-clock "
+    "time without zone).")
 ALLOW_NON_EMPTY_LOCATION_IN_CTAS = _entry(
     "spark.sql.legacy.allowNonEmptyLocationInCTAS", False, _bool,
     "Legacy: CREATE TABLE ... LOCATION ... AS SELECT may write into a directory that holds "

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import re
 import unicodedata
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal as TLiteral
@@ -37,6 +38,7 @@ from ember.expressions.base import (
     UnresolvedAlias,
     UnresolvedAttribute,
     UnresolvedFunction,
+    UnresolvedRegex,
     UnresolvedStar,
 )
 from ember.plans.logical.join_type import (
@@ -51,6 +53,7 @@ from ember.plans.logical.nodes import (
     Project, ResolvedHint, Sort, SubqueryAlias, Union, UnresolvedHint, Unpivot, EventTimeWatermark,
     Repartition, RepartitionByExpression, Sample,
 )
+from ember.plans.logical.nodes import Deduplicate, DeduplicateWithinWatermark
 from ember.query_execution import QueryExecution
 from ember.row import Row, make_row
 from ember.conf import PIVOT_MAX_VALUES
@@ -59,6 +62,7 @@ from ember.pyspark_api import missing_attribute
 from ember.cache_manager import StorageLevel, same_plan
 from ember.dataframe_na import _NO_VALUE, DataFrameNaFunctions
 from ember.dataframe_stat import DataFrameStatFunctions, summary
+from ember.dataframe_shape import match_schema, transpose
 from ember.analysis.fresh import fresh_copy
 from ember.analysis.resolution import resolve_nested_name
 from ember.expressions.generators import MultiAlias
@@ -83,6 +87,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from ember.session import Session
 
 __all__ = ["DataFrame", "GroupedData"]
+
+#: ``colRegex`` patterns (Spark's ``ParserUtils.escapedIdentifier`` and
+#: ``qualifiedEscapedIdentifier``)
+_ESCAPED_IDENTIFIER = re.compile(r"`(.+)`", re.DOTALL)
+_QUALIFIED_ESCAPED_IDENTIFIER = re.compile(r"(.+)\.`(.+)`", re.DOTALL)
 
 ExplainModeArg = TLiteral["simple", "extended", "codegen", "cost", "formatted", "rules",
                           "analyze"]
@@ -408,6 +417,43 @@ class DataFrame:
         self._check_refs(*items)
         return self._new(Project(items, self._plan))
 
+    def colRegex(self, colName: str) -> Column:  # noqa: N802,N803
+        """The columns whose names match a regex in backquotes, in full: ``"`(a|b)_.*`"``, or
+        ``"t.`x.*`"`` for those of relation ``t`` (Spark's ``UnresolvedRegex``, case-insensitive
+        unless ``spark.sql.caseSensitive``); a name without backquotes is ``df[colName]``."""
+        m = _ESCAPED_IDENTIFIER.fullmatch(colName)
+        if m is not None:
+            return Column(UnresolvedRegex((), m.group(1), self._session.sql_conf.case_sensitive))
+        m = _QUALIFIED_ESCAPED_IDENTIFIER.fullmatch(colName)
+        if m is not None:
+            return Column(UnresolvedRegex((m.group(1),), m.group(2),
+                                          self._session.sql_conf.case_sensitive))
+        return self[colName]
+
+    def toJSON(self, use_unicode: bool = True) -> "DataFrame":  # noqa: N802
+        """Each row as a JSON object string, in one string column ``value`` (Spark's
+        ``to_json(struct(*))``: NULL fields left out).  PySpark's classic ``toJSON`` returns an
+        RDD of the strings, which Ember does not have; Spark Connect's, and PySpark's announced
+        future one, return this DataFrame."""
+        row = UnresolvedFunction("struct", (UnresolvedStar(()),))
+        return self.select(Column(Alias(UnresolvedFunction("to_json", (row,)), "value")))
+
+    def to(self, schema: Any) -> "DataFrame":
+        """The columns of ``schema`` (a StructType), matched by name, in its order, cast where
+        an ANSI insert could (Spark's ``Dataset.to``; ``ember.dataframe_shape``)."""
+        schema = T.as_ember_type(schema)
+        if not isinstance(schema, T.StructType):
+            raise AnalysisError(
+                f"Argument `schema` should be a StructType, got {type(schema).__name__}.",
+                error_class="NOT_STRUCT",
+                parameters={"arg_name": "schema", "arg_type": type(schema).__name__})
+        return match_schema(self, schema)
+
+    def transpose(self, indexColumn: Any = None) -> "DataFrame":  # noqa: N803
+        """Rows become columns: a row per non-index column and a column per index value
+        (Spark's ``Dataset.transpose``; ``ember.dataframe_shape.transpose``)."""
+        return transpose(self, indexColumn)
+
     def selectExpr(self, *exprs: str) -> "DataFrame":  # noqa: N802
         """``selectExpr("a + 1", "b AS bb", "*")``: SQL expression strings."""
 
@@ -493,10 +539,14 @@ class DataFrame:
     where = filter
 
     def distinct(self) -> "DataFrame":
+        if self._plan.is_streaming:  # PySpark's distinct() is dropDuplicates() (Deduplicate)
+            return self.dropDuplicates()
         return self._new(Distinct(self._plan))
 
     def dropDuplicates(self, subset: Sequence[str] | None = None) -> "DataFrame":  # noqa: N802
         """Distinct rows, or one row per distinct ``subset`` (the first values of the others)."""
+        if self._plan.is_streaming:
+            return self._new(Deduplicate(self._dedup_keys(subset), self._plan))
         if subset is None:
             return self.distinct()
         if isinstance(subset, str):
@@ -512,6 +562,12 @@ class DataFrame:
         return self._new(Aggregate(tuple(keys), tuple(aggs), self._plan))
 
     drop_duplicates = dropDuplicates
+
+    def _dedup_keys(self, subset: Sequence[str] | str | None) -> tuple[Any, ...]:
+        """The key attributes of a streaming deduplication: ``subset``'s, or every column."""
+        if subset is None:
+            return tuple(self._plan.output)
+        return tuple(self._resolve(n) for n in ([subset] if isinstance(subset, str) else subset))
 
     def orderBy(self, *cols: Any, ascending: bool | Sequence[bool] | None = None) -> "DataFrame":  # noqa: N802
         """Sort globally: ``orderBy("a", col("b").desc())``, ``orderBy("a", ascending=False)``."""
@@ -1013,12 +1069,10 @@ class DataFrame:
 
     def dropDuplicatesWithinWatermark(self, subset: Sequence[str] | None = None  # noqa: N802
                                       ) -> "DataFrame":
-        """Streaming deduplication within the watermark: not implemented for streams; on a
+        """Streaming deduplication within the watermark (``DeduplicateWithinWatermark``); on a
         batch DataFrame Spark's ``_LEGACY_ERROR_TEMP_3102`` (raised here, not at the action)."""
         if self._plan.is_streaming:
-            raise UnsupportedError("The feature is not supported: dropDuplicatesWithinWatermark "
-                                   "on a streaming DataFrame.",
-                                   error_class="UNSUPPORTED_FEATURE.PYSPARK_METHOD")
+            return self._new(DeduplicateWithinWatermark(self._dedup_keys(subset), self._plan))
         raise AnalysisError("dropDuplicatesWithinWatermark is not supported with batch "
                             "DataFrames/DataSets;", error_class="_LEGACY_ERROR_TEMP_3102")
 
@@ -1699,6 +1753,17 @@ def _apply_in_arrow(self: GroupedData, func: Any, schema: Any) -> DataFrame:
     return _apply_in(self, func, schema, True)
 
 
+def _apply(self: GroupedData, udf: Any) -> DataFrame:
+    """PySpark's deprecated ``apply``: a ``pandas_udf(f, schema, PandasUDFType.GROUPED_MAP)``
+    applied as ``applyInPandas(f, schema)``."""
+    if getattr(udf, "evalType", None) != PythonEvalType.SQL_GROUPED_MAP_PANDAS_UDF:
+        raise AnalysisError(
+            "Eval type for UDF must be SQL_GROUPED_MAP_PANDAS_UDF.",
+            error_class="INVALID_UDF_EVAL_TYPE")
+    return _apply_in(self, udf.func, udf.returnType, False)
+
+
+GroupedData.apply = _apply  # type: ignore[attr-defined]
 GroupedData.applyInPandas = _apply_in_pandas  # type: ignore[attr-defined]
 GroupedData.applyInArrow = _apply_in_arrow  # type: ignore[attr-defined]
 

@@ -30,13 +30,14 @@ from ember.conf import COLUMN_NAME_OF_CORRUPT_RECORD, PARTITION_TYPE_INFERENCE
 from ember.execution.file_index import BASE_PATH_OPTION, discover_partitions
 from ember.execution.json_source import check_corrupt_column, infer_json_schema
 from ember.execution.scan import read_csv_strings, PARTITION_OPTION
+from ember.execution.text_source import TEXT_SCHEMA, check_text_schema
 from ember.expressions.cast import cast_array
 from ember.streaming.sinks.file import committed_files
 from ember.execution.file_commit import recover
 
 __all__ = ["file_relation", "infer_file_schema", "expand_paths", "option_string"]
 
-_FORMATS = ("parquet", "csv", "json")
+_FORMATS = ("parquet", "csv", "json", "text")
 
 
 def option_string(v: Any) -> str:
@@ -190,6 +191,20 @@ def _partition_schema(roots: Sequence[str], files: Sequence[str]) -> list[tuple[
     return discover_partitions(roots, files)
 
 
+def _parquet_schema(path: str) -> list[tuple[str, T.DataType]]:
+    """Columns of a Parquet file as Spark's ``ParquetToSparkSchemaConverter`` types them: an
+    INT96 column (Spark's default ``outputTimestampType``) is a TIMESTAMP (an instant), an
+    INT64 timestamp with ``isAdjustedToUTC=false`` a TIMESTAMP_NTZ
+    (``spark.sql.parquet.inferTimestampNTZ.enabled``, on by default); Arrow reads both as
+    timestamps without a zone."""
+    file = pq.ParquetFile(path)
+    int96 = {c.path.split(".")[0] for c in (file.schema.column(i)
+                                             for i in range(len(file.schema)))
+             if c.physical_type == "INT96"}
+    return [(f.name, T.TIMESTAMP if f.name in int96 and pa.types.is_timestamp(f.type)
+             else T.from_arrow(f.type)) for f in file.schema_arrow]
+
+
 def infer_file_schema(fmt: str, paths: Sequence[str],
                       options: Sequence[tuple[str, str]] | dict[str, Any] = ()) -> list[
                           tuple[str, T.DataType]]:
@@ -198,14 +213,16 @@ def infer_file_schema(fmt: str, paths: Sequence[str],
     fmt = fmt.lower()
     if fmt == "parquet":
 
-        schema = pq.read_schema(paths[0])
-        return [(f.name, T.from_arrow(f.type)) for f in schema]
+        return _parquet_schema(paths[0])
     if fmt == "csv":
         return _csv_schema(paths, opts)
     if fmt == "json":
         return infer_json_schema(paths, opts)
+    if fmt == "text":
+        return list(TEXT_SCHEMA)
     raise UnsupportedError(
-        f"The data source '{fmt}' is not supported by Ember (supported: parquet, csv, json).",
+        f"The data source '{fmt}' is not supported by Ember (supported: parquet, csv, json, "
+        "text).",
         error_class="DATA_SOURCE_NOT_FOUND",
         parameters={"provider": fmt},
     )
@@ -235,7 +252,8 @@ def file_relation(fmt: str, paths: Sequence[str] | str,
     fmt = fmt.lower()
     if fmt not in _FORMATS:
         raise UnsupportedError(
-            f"The data source '{fmt}' is not supported by Ember (supported: parquet, csv, json).",
+            f"The data source '{fmt}' is not supported by Ember (supported: parquet, csv, json, "
+            "text).",
             error_class="DATA_SOURCE_NOT_FOUND",
             parameters={"provider": fmt},
         )
@@ -245,7 +263,7 @@ def file_relation(fmt: str, paths: Sequence[str] | str,
     opts.pop(PARTITION_OPTION.lower(), None)
     files = _sink_output_files(paths)
     if files is None:
-        files = expand_paths(paths, fmt, must_exist=schema is None)
+        files = expand_paths(paths, fmt, must_exist=schema is None and fmt != "text")
     elif not files and schema is None:
         expand_paths((), fmt)  # UNABLE_TO_INFER_SCHEMA, as for an empty directory
     if fmt == "json" and "columnnameofcorruptrecord" not in opts:
@@ -254,6 +272,8 @@ def file_relation(fmt: str, paths: Sequence[str] | str,
                                 PARTITION_TYPE_INFERENCE.read(conf)) if files else []
     if schema is not None:
         cols = [(f.name, f.data_type) for f in schema.fields]
+        if fmt == "text":
+            check_text_schema(cols)
         if parts:  # partition columns last, with the user schema's types where it names them
             given = {n.lower(): (n, t) for n, t in cols}
             names = {n.lower() for n, _ in parts}

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import warnings
 from typing import TYPE_CHECKING, Any
 
 from ember import types as T
@@ -24,13 +25,17 @@ from ember.column import (
     literal_expr,
     to_expr,
 )
-from ember.errors import AnalysisError
+from ember.errors import AnalysisError, EmberError, UnsupportedError
 from ember.expressions.base import Expression, Literal, UnresolvedFunction, UnresolvedStar
 from ember.expressions.higher_order import LambdaFunction, UnresolvedNamedLambdaVariable
+from ember.expressions.json_functions import OptionsLiteral, SchemaLiteral
 from ember.expressions.time_window import TimeWindow, window_durations
 from ember.session import Session
 from ember import udf as _udf
+from ember import udtf as _udtf
 from ember.sql import parse_expression
+from ember.sql.parser import parse_data_type
+from ember.sql.schema_ddl import parse_ddl_schema
 
 if TYPE_CHECKING:  # pragma: no cover
     from ember.dataframe import DataFrame
@@ -46,7 +51,7 @@ __all__ = [
     "ifnull", "nvl", "regexp_extract", "regexp_replace", "rlike", "regexp_like", "ilike",
     "window", "grouping", "grouping_id", "row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag",
     "lead", "nth_value",
-    "udf", "pandas_udf", "PandasUDFType",
+    "udf", "pandas_udf", "PandasUDFType", "udtf", "call_function", "call_udf",
 ]
 
 def _call(name: str, *args: Any, is_distinct: bool = False, ignore_nulls: bool = False) -> Column:
@@ -792,6 +797,19 @@ udf = _udf.udf
 pandas_udf = _udf.pandas_udf
 PandasUDFType = _udf.PandasUDFType
 UserDefinedFunction = _udf.UserDefinedFunction
+udtf = _udtf.udtf
+UserDefinedTableFunction = _udtf.UserDefinedTableFunction
+
+
+def call_function(funcName: str, *cols: Any) -> Column:  # noqa: N803
+    """``funcName(cols...)``: a built-in or registered (``spark.udf.register``) function by
+    name; string arguments are column names (PySpark's ``call_function``)."""
+    return _call(funcName, *cols)
+
+
+def call_udf(udfName: str, *cols: Any) -> Column:  # noqa: N803
+    """A function registered with ``spark.udf.register``, by name (PySpark's ``call_udf``)."""
+    return _call(udfName, *cols)
 # -- scalar functions: math, bitwise, string, date/time, try_*, hash, misc (issue 22) -----------
 
 
@@ -1146,3 +1164,263 @@ def zip_with(left: Any, right: Any, f: Any) -> Column:
 
 
 __all__ += ["transform", "filter", "exists", "forall", "aggregate", "reduce", "zip_with"]
+
+
+# -- issue 22 (helper F): formatting, conv, binary formats, hmac, mask, url, utf8 -------------
+
+
+def format_string(format: str, *cols: Any) -> Column:  # noqa: A002 - PySpark's name
+    """``format_string(format, cols...)``: Java's ``String.format`` (PySpark: a literal format,
+    column arguments)."""
+    return Column(UnresolvedFunction("format_string", (literal_expr(format),) + tuple(
+        _col_or_name(c) for c in cols)))
+
+
+printf = _sql_function("printf", "format *cols")
+conv = _sql_function("conv", "col fromBase= toBase=")
+to_binary = _sql_function("to_binary", "col format?")
+try_to_binary = _sql_function("try_to_binary", "col format?")
+to_base32 = _sql_function("to_base32", "col")
+from_base32 = _sql_function("from_base32", "col")
+hmac = _sql_function("hmac", "key message algorithm?")
+parse_url = _sql_function("parse_url", "url partToExtract key?")
+try_parse_url = _sql_function("try_parse_url", "url partToExtract key?")
+jaro_winkler_similarity = _sql_function("jaro_winkler_similarity", "left right")
+is_valid_utf8 = _sql_function("is_valid_utf8", "str")
+make_valid_utf8 = _sql_function("make_valid_utf8", "str")
+validate_utf8 = _sql_function("validate_utf8", "str")
+try_validate_utf8 = _sql_function("try_validate_utf8", "str")
+
+
+def mask(col: Any, upperChar: Any = None, lowerChar: Any = None, digitChar: Any = None,  # noqa: N803
+         otherChar: Any = None) -> Column:
+    """``mask(col, upper, lower, digit, other)``: PySpark passes its defaults X, x, n, NULL."""
+    chars = [lit(d) if v is None else v for v, d in (
+        (upperChar, "X"), (lowerChar, "x"), (digitChar, "n"), (otherChar, None))]
+    return Column(UnresolvedFunction("mask", tuple(_col_or_name(c) for c in (col, *chars))))
+
+
+__all__ += ["format_string", "printf", "conv", "to_binary", "try_to_binary", "to_base32",
+            "from_base32", "hmac", "parse_url", "try_parse_url", "jaro_winkler_similarity",
+            "is_valid_utf8", "make_valid_utf8", "validate_utf8", "try_validate_utf8", "mask"]
+# -- JSON functions over nested values (from_json, to_json, schema_of_json, json_tuple ...) ------
+
+
+def _json_options(options: dict[str, Any] | None) -> Expression:
+    """PySpark's options dict as the functions' options argument (values as PySpark's
+    ``to_str``: booleans lower-cased)."""
+    pairs = tuple((str(k).lower(), str(v).lower() if isinstance(v, bool) else str(v))
+                  for k, v in (options or {}).items())
+    text = "map(" + ", ".join(f"{k}, {v}" for k, v in pairs) + ")"
+    return OptionsLiteral(pairs, text)
+
+
+def _schema_arg(schema: Any) -> Expression:
+    """A schema given as a DDL string, a DataType (Ember's or PySpark's) or a Column."""
+    if isinstance(schema, Column):
+        return schema._expr
+    if isinstance(schema, str):
+        try:
+            return SchemaLiteral(parse_data_type(schema), schema)
+        except EmberError:
+            return SchemaLiteral(parse_ddl_schema(schema), schema)
+    dt = T.as_ember_type(schema)
+    return SchemaLiteral(dt, dt.sql())
+
+
+def from_json(col: Any, schema: Any, options: dict[str, Any] | None = None) -> Column:
+    """``from_json(col, schema[, options])``: JSON text parsed into ``schema``."""
+    return Column(UnresolvedFunction("from_json", (_col_or_name(col), _schema_arg(schema),
+                                                   _json_options(options))))
+
+
+def to_json(col: Any, options: dict[str, Any] | None = None) -> Column:
+    """``to_json(col[, options])``: a struct, array or map as JSON text."""
+    return Column(UnresolvedFunction("to_json", (_col_or_name(col), _json_options(options))))
+
+
+def schema_of_json(json: Any, options: dict[str, Any] | None = None) -> Column:
+    """``schema_of_json(json[, options])``: the DDL type inferred for a JSON literal."""
+    arg = lit(json)._expr if isinstance(json, str) else _col_or_name(json)
+    return Column(UnresolvedFunction("schema_of_json", (arg, _json_options(options))))
+
+
+def json_tuple(col: Any, *fields: str) -> Column:
+    """``json_tuple(col, f1, f2, ...)``: a generator of the top-level fields ``c0, c1, ...``."""
+    return Column(UnresolvedFunction("json_tuple", (_col_or_name(col),
+                                                    *(lit(f)._expr for f in fields))))
+
+
+json_object_keys = _sql_function("json_object_keys", "col")
+
+__all__ += ["from_json", "to_json", "schema_of_json", "json_tuple", "json_object_keys"]
+
+
+# -- collection functions over nested values (array_append ... str_to_map, map HOFs) -----------
+
+array_append = _sql_function("array_append", "col value=")
+array_prepend = _sql_function("array_prepend", "col value=")
+array_insert = _sql_function("array_insert", "arr pos= value=")
+array_compact = _sql_function("array_compact", "col")
+array_repeat = _sql_function("array_repeat", "col count=")
+array_size = _sql_function("array_size", "col")
+arrays_overlap = _sql_function("arrays_overlap", "a1 a2")
+map_contains_key = _sql_function("map_contains_key", "col value=")
+map_from_entries = _sql_function("map_from_entries", "col")
+str_to_map = _sql_function("str_to_map", "text pairDelim? keyValueDelim?")
+regexp_extract_all = _sql_function("regexp_extract_all", "str regexp idx=?")
+shuffle = _sql_function("shuffle", "col seed=?")
+
+
+def map_filter(col: Any, f: Any) -> Column:
+    return Column(UnresolvedFunction("map_filter", (_col_or_name(col), _lambda(f, 2))))
+
+
+def transform_keys(col: Any, f: Any) -> Column:
+    return Column(UnresolvedFunction("transform_keys", (_col_or_name(col), _lambda(f, 2))))
+
+
+def transform_values(col: Any, f: Any) -> Column:
+    return Column(UnresolvedFunction("transform_values", (_col_or_name(col), _lambda(f, 2))))
+
+
+def map_zip_with(col1: Any, col2: Any, f: Any) -> Column:
+    return Column(UnresolvedFunction("map_zip_with", (_col_or_name(col1), _col_or_name(col2),
+                                                      _lambda(f, 3))))
+
+
+__all__ += ["array_append", "array_prepend", "array_insert", "array_compact", "array_repeat",
+            "array_size", "arrays_overlap", "map_contains_key", "map_from_entries", "str_to_map",
+            "regexp_extract_all", "shuffle", "map_filter", "transform_keys", "transform_values",
+            "map_zip_with"]
+
+
+# -- issue 22 (helper F): raise_error, assert_true, session constants ---------------------------
+
+
+def raise_error(errMsg: Any) -> Column:  # noqa: N803 - PySpark's name
+    """Fails the query with ``USER_RAISED_EXCEPTION`` and ``errMsg`` (a str is the message)."""
+    return Column(UnresolvedFunction("raise_error", (to_expr(errMsg),)))
+
+
+def assert_true(col: Any, errMsg: Any = None) -> Column:  # noqa: N803 - PySpark's name
+    """NULL when ``col`` is true, else fails with ``USER_RAISED_EXCEPTION`` (``errMsg`` a str is
+    the message)."""
+    args = (_col_or_name(col),) + (() if errMsg is None else (to_expr(errMsg),))
+    return Column(UnresolvedFunction("assert_true", args))
+
+
+current_user = _sql_function("current_user", "")
+session_user = _sql_function("session_user", "")
+user = _sql_function("user", "")
+version = _sql_function("version", "")
+current_path = _sql_function("current_path", "")
+__all__ += ["raise_error", "assert_true", "current_user", "session_user", "user", "version",
+            "current_path"]
+
+
+# -- issue 22 (helper F): make_timestamp, timestamp_add / timestamp_diff -----------------------
+
+
+def _make_timestamp_call(name: str, years: Any, months: Any, days: Any, hours: Any, mins: Any,
+                         secs: Any, timezone: Any, date: Any, time: Any) -> Column:
+    if date is not None or time is not None:
+        raise UnsupportedError(f"{name}(date=..., time=...) needs the TIME type, which Ember "
+                               "does not have", error_class="UNSUPPORTED_FEATURE")
+    parts = [years, months, days, hours, mins, secs] + ([] if timezone is None else [timezone])
+    return Column(UnresolvedFunction(name, tuple(_col_or_name(p) for p in parts)))
+
+
+def make_timestamp(years: Any = None, months: Any = None, days: Any = None, hours: Any = None,
+                   mins: Any = None, secs: Any = None, timezone: Any = None, date: Any = None,
+                   time: Any = None) -> Column:
+    """A TIMESTAMP from its fields in ``timezone`` (default the session's); invalid fields
+    raise with ANSI on."""
+    return _make_timestamp_call("make_timestamp", years, months, days, hours, mins, secs,
+                                timezone, date, time)
+
+
+def try_make_timestamp(years: Any = None, months: Any = None, days: Any = None,
+                       hours: Any = None, mins: Any = None, secs: Any = None,
+                       timezone: Any = None, date: Any = None, time: Any = None) -> Column:
+    """``make_timestamp`` returning NULL for invalid fields."""
+    return _make_timestamp_call("try_make_timestamp", years, months, days, hours, mins, secs,
+                                timezone, date, time)
+
+
+def timestamp_add(unit: str, quantity: Any, ts: Any) -> Column:
+    """``timestampadd(unit, quantity, ts)``: ``unit`` YEAR ... MICROSECOND."""
+    return Column(UnresolvedFunction("(timestampadd)", (literal_expr(unit),
+                                                        _col_or_name(quantity),
+                                                        _col_or_name(ts))))
+
+
+def timestamp_diff(unit: str, start: Any, end: Any) -> Column:
+    """``timestampdiff(unit, start, end)``: whole ``unit``s from ``start`` to ``end``."""
+    return Column(UnresolvedFunction("(timestampdiff)", (literal_expr(unit),
+                                                         _col_or_name(start),
+                                                         _col_or_name(end))))
+
+
+__all__ += ["make_timestamp", "try_make_timestamp", "timestamp_add", "timestamp_diff"]
+
+
+def approxCountDistinct(col: Any, rsd: float | None = None) -> Column:  # noqa: N802, N803
+    """Deprecated PySpark alias of :func:`approx_count_distinct` (warns as PySpark does)."""
+    warnings.warn("Deprecated in 2.1, use approx_count_distinct instead.", FutureWarning)
+    return approx_count_distinct(col, rsd)
+
+
+__all__ += ["approxCountDistinct"]
+
+
+# -- TIMESTAMP_NTZ / TIMESTAMP_LTZ and interval constructors (issue 23, time types) -----------
+def to_timestamp_ntz(timestamp: Any, format: Any = None) -> Column:  # noqa: A002
+    return _call("to_timestamp_ntz", timestamp, *(() if format is None else (format,)))
+
+
+def to_timestamp_ltz(timestamp: Any, format: Any = None) -> Column:  # noqa: A002
+    return _call("to_timestamp_ltz", timestamp, *(() if format is None else (format,)))
+
+
+def make_timestamp_ntz(years: Any, months: Any, days: Any, hours: Any, mins: Any,
+                       secs: Any) -> Column:
+    return _call("make_timestamp_ntz", years, months, days, hours, mins, secs)
+
+
+def try_make_timestamp_ntz(years: Any, months: Any, days: Any, hours: Any, mins: Any,
+                           secs: Any) -> Column:
+    return _call("try_make_timestamp_ntz", years, months, days, hours, mins, secs)
+
+
+def make_timestamp_ltz(years: Any, months: Any, days: Any, hours: Any, mins: Any, secs: Any,
+                       timezone: Any = None) -> Column:
+    tz = () if timezone is None else (timezone,)
+    return _call("make_timestamp_ltz", years, months, days, hours, mins, secs, *tz)
+
+
+def try_make_timestamp_ltz(years: Any, months: Any, days: Any, hours: Any, mins: Any,
+                           secs: Any, timezone: Any = None) -> Column:
+    tz = () if timezone is None else (timezone,)
+    return _call("try_make_timestamp_ltz", years, months, days, hours, mins, secs, *tz)
+
+
+def localtimestamp() -> Column:
+    return Column(UnresolvedFunction("localtimestamp", ()))
+
+
+def make_ym_interval(years: Any = None, months: Any = None) -> Column:
+    """A year-month interval; a missing field is 0 (PySpark passes ``lit(0)``)."""
+    return Column(UnresolvedFunction("make_ym_interval", tuple(
+        literal_expr(0) if v is None else _col_or_name(v) for v in (years, months))))
+
+
+__all__ += ["to_timestamp_ntz", "to_timestamp_ltz", "make_timestamp_ntz", "try_make_timestamp_ntz",
+            "make_timestamp_ltz", "try_make_timestamp_ltz", "localtimestamp", "make_ym_interval"]
+
+
+# -- issue 22 (helper F): try_sum, try_avg, product ---------------------------------------------
+try_sum = _sql_function("try_sum", "col")
+try_avg = _sql_function("try_avg", "col")
+product = _sql_function("product", "col", "(product)")
+__all__ += ["try_sum", "try_avg", "product"]

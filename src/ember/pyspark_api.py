@@ -21,7 +21,6 @@ __all__ = ["MISSING", "unsupported_method", "missing_attribute"]
 _RDD = "it works on RDDs, which Ember does not have; use collect, toLocalIterator or toArrow"
 _CONNECT = "it exists only for Spark Connect clients"
 _STREAM = "a streaming feature Ember does not have yet"
-_UDF = "Python user-defined table functions (UDTFs) are not implemented yet"
 _NESTED = "struct, array and map element access is not implemented yet (issue 23)"
 _PANDAS = "pandas-on-Spark and plotting need pyspark.pandas, which Ember does not provide"
 
@@ -42,17 +41,11 @@ MISSING: dict[str, dict[str, str]] = {
         "repartitionById": "partitioning by a partition id column is not implemented yet",
         "exists": "DataFrame subquery expressions are not implemented yet (use SQL EXISTS)",
         "scalar": "DataFrame subquery expressions are not implemented yet (use a SQL subquery)",
-        "transpose": "transpose is not implemented yet",
-        "colRegex": "selecting columns by regular expression is not implemented yet",
         "withMetadata": "Ember keeps no column metadata",
-        "to": "reconciling a DataFrame to a schema is not implemented yet",
         "zip": "zip is not implemented yet",
         "zipWithIndex": "zipWithIndex is not implemented yet",
         "freqItems": "not implemented yet (Spark's answer keeps false positives in the order "
                      "of its hash maps)",
-        "observe": "observed metrics (Observation) are not implemented yet",
-        "toJSON": "PySpark returns an RDD of JSON strings; Ember has no RDDs (and to_json "
-                  "comes with issue 23)",
     },
     "Column": {
         "withField": _NESTED,
@@ -60,10 +53,8 @@ MISSING: dict[str, dict[str, str]] = {
         "outer": "DataFrame subquery expressions are not implemented yet",
         "bitwiseOR": "the | and ^ operators come with the bitwise functions (issue 22 item 1)",
         "bitwiseXOR": "the | and ^ operators come with the bitwise functions (issue 22 item 1)",
-        "isNaN": "the isnan function comes with issue 22 item 1",
     },
     "GroupedData": {
-        "apply": "deprecated in PySpark (a GROUPED_MAP pandas_udf); use applyInPandas",
         "applyInPandasWithState": _STREAM,
         "transformWithState": _STREAM,
         "transformWithStateInPandas": _STREAM,
@@ -72,13 +63,10 @@ MISSING: dict[str, dict[str, str]] = {
         "jdbc": "Ember has no JDBC source",
         "orc": "Ember has no ORC source",
         "xml": "Ember has no XML source",
-        "text": "Ember has no text source yet",
         "changes": "change data feeds need a table format that records changes",
     },
     "SparkSession": {
-        "Builder": "use Session.builder",
         "sparkContext": _RDD,
-        "udtf": _UDF,
         "dataSource": "Python data sources are not implemented",
         "profile": "Python UDF profiling needs Python UDFs (issue 22 item 3)",
         "tvf": "the tvf accessor is not implemented yet (call table-valued functions in SQL)",

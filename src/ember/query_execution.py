@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Literal
 
 import pyarrow as pa
 
-from ember.plans.logical.nodes import InMemoryRelation, LogicalPlan
+from ember.plans.logical.nodes import Aggregate, InMemoryRelation, LogicalPlan
 from ember.cache_manager import CacheManager, CachedData
 from ember.analysis.analyzer import Analyzer
 from ember.conf import OPTIMIZER_ENABLED
@@ -33,6 +33,7 @@ from ember.execution.write import make_job, partition_directory
 from ember.optimizer.rules.v1_writes import V1Writes
 from ember.physical.writes import DataWritingCommandExec
 from ember.plans.logical.writes import InsertIntoHadoopFsRelationCommand
+from ember.plans.logical.observe import pending_metrics, strip_collect_metrics
 
 if TYPE_CHECKING:  # pragma: no cover
     from ember.conf import SQLConf
@@ -101,7 +102,9 @@ class QueryExecution:
     def _optimize(self) -> LogicalPlan:
         conf = self.conf
         executor = Optimizer() if conf.get(OPTIMIZER_ENABLED) else MinimalOptimizer()
-        analyzed = self.with_cached_data()
+        # df.observe's CollectMetrics pass rows through; their metrics are computed after the
+        # run (report_metrics)
+        analyzed = strip_collect_metrics(self.with_cached_data())
         if isinstance(analyzed, InsertIntoHadoopFsRelationCommand):
             # a write optimizes its query as any query, then V1Writes wraps it
             query = executor.execute(analyzed.query, conf, metrics=self.rule_metrics)
@@ -150,7 +153,16 @@ class QueryExecution:
     def to_arrow(self) -> pa.Table:
         """Run the query on the local runtime; columns are named after the analyzed output
         (names may repeat)."""
-        return self.guard("execution", self._to_arrow)
+        table = self.guard("execution", self._to_arrow)
+        self.report_metrics()
+        return table
+
+    def report_metrics(self) -> None:
+        """After a run: the metrics of the plan's ``df.observe`` nodes that have none yet, each
+        an aggregate over the observed plan (``ember.observation``)."""
+        for n in pending_metrics(self.analyzed):
+            metrics = QueryExecution(self.session, Aggregate((), n.observed.metrics, n.child))
+            n.observed.sink.set_metrics(metrics.to_arrow())
 
     def _to_arrow(self) -> pa.Table:
         out = self.analyzed.output
@@ -226,9 +238,12 @@ class QueryExecution:
                 self.run_metrics = rt.metrics
             return sum(stats.column("num_rows").to_pylist())
 
-        return run_write_job(cmd.output_path, str(cmd.mode), run, static_prefix=static_prefix,
-                             dynamic_overwrite=cmd.dynamic_partition_overwrite,
-                             if_partition_not_exists=cmd.if_partition_not_exists)
+        outcome = run_write_job(cmd.output_path, str(cmd.mode), run,
+                                static_prefix=static_prefix,
+                                dynamic_overwrite=cmd.dynamic_partition_overwrite,
+                                if_partition_not_exists=cmd.if_partition_not_exists)
+        self.report_metrics()
+        return outcome
 
     # -- EXPLAIN ------------------------------------------------------------------------------
     def _stages(self) -> str:

@@ -114,6 +114,14 @@ class DataFrameReader:
         self.options(sep=sep, header=header, inferSchema=inferSchema, **options)
         return self.format("csv").load(path)
 
+    def text(self, paths: str | list[str], wholetext: bool = False,
+             lineSep: str | None = None, **options: Any) -> "DataFrame":  # noqa: N803
+        """Read text files: a string column ``value`` with a row per line (``lineSep``: the line
+        separator; default ``\\n``, ``\\r\\n`` or ``\\r``), or per file with ``wholetext``
+        (``ember.execution.text_source``)."""
+        self.options(wholetext=wholetext, lineSep=lineSep, **options)
+        return self.format("text").load(paths)
+
     def table(self, tableName: str) -> "DataFrame":  # noqa: N803
         """The table or view ``tableName`` (PySpark's ``spark.read.table``, as ``spark.table``)."""
         return self._session.table(tableName)

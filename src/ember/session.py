@@ -33,7 +33,7 @@ from ember.catalog_commands import (
     run_catalog_command, table_resolver,
 )
 from ember.conf import (
-    CATALOG_IMPLEMENTATION, SETOPS_PRECEDENCE_LEGACY, STATIC_KEYS, WAREHOUSE_DIR, SQLConf,
+    CATALOG_IMPLEMENTATION, SETOPS_PRECEDENCE_LEGACY, TIMESTAMP_TYPE, STATIC_KEYS, WAREHOUSE_DIR, SQLConf,
 )
 from ember.dataframe import DataFrame
 from ember.errors import AnalysisError, UnsupportedError
@@ -56,8 +56,10 @@ from ember.row import Row
 from ember.column import parse_column_name
 from ember.sql import parse_statement, parse_data_type
 from ember.sql.schema_ddl import parse_ddl_schema
+from ember.sql.datatypes import TIMESTAMP_IS_NTZ
 from ember.table_writes import create_table_as_select, run_insert
 from ember.udf import UDFRegistration
+from ember.udtf import UDTFRegistration
 from ember.plans.logical.ddl import CreateTable
 from ember.plans.logical.insert import InsertIntoStatement
 from ember.streaming.api import DataStreamReader, StreamingQueryManager
@@ -172,6 +174,8 @@ class Session:
     """
 
     builder = _BuilderDescriptor()
+    #: PySpark's ``SparkSession.Builder`` (``Session.Builder().getOrCreate()``)
+    Builder = Builder
 
     def __init__(self, conf: dict[str, Any] | None = None, *, runtime: str = "local",
                  master: str | None = None, spark: Any = None) -> None:
@@ -200,6 +204,8 @@ class Session:
         self.catalog = CatalogAPI(self)
         #: ``spark.udf``: registers Python functions for SQL
         self.udf = UDFRegistration(self)
+        #: ``spark.udtf``: registers Python table functions for SQL
+        self.udtf = UDTFRegistration(self)
         with _active_lock:
             _active = self
 
@@ -244,6 +250,10 @@ class Session:
             raise AttributeError(name)
         raise missing_attribute("SparkSession", "Session", name)
 
+    def _dataframe(self, plan: Any) -> DataFrame:
+        """A DataFrame of this session over the logical ``plan``."""
+        return DataFrame(self, plan)
+
     @property
     def version(self) -> str:
         return ember_version()
@@ -266,10 +276,15 @@ class Session:
         return run_stage("statement", lambda: self._sql(sqlQuery), sqlQuery)
 
     def _sql(self, sqlQuery: str) -> DataFrame:  # noqa: N803
-        plan = parse_statement(
-            sqlQuery, legacy_setops_precedence=bool(self.sql_conf.get(SETOPS_PRECEDENCE_LEGACY)),
-            time_zone=self.sql_conf.time_zone,
-        )
+        token = TIMESTAMP_IS_NTZ.set(self.sql_conf.get(TIMESTAMP_TYPE) == "TIMESTAMP_NTZ")
+        try:
+            plan = parse_statement(
+                sqlQuery,
+                legacy_setops_precedence=bool(self.sql_conf.get(SETOPS_PRECEDENCE_LEGACY)),
+                time_zone=self.sql_conf.time_zone,
+            )
+        finally:
+            TIMESTAMP_IS_NTZ.reset(token)
         if isinstance(plan, CATALOG_COMMANDS) and not (
                 isinstance(plan, CreateTable) and plan.query is not None):  # CTAS: a write
             return self._command_result(plan, run_catalog_command(self, plan))

@@ -21,6 +21,7 @@ interval ...   YearMonthIntervalType(s, e)   int32 (months)
 interval ...   DayTimeIntervalType(s, e)     duration[us] (microseconds)
 timestamp      TimestampType                 timestamp[us, tz=UTC] (instant; shown in the
                                              session time zone)
+timestamp_ntz  TimestampNTZType              timestamp[us] (wall-clock time, no zone)
 void           NullType                      null
 struct<...>    StructType                    struct
 array<...>     ArrayType                     large_list
@@ -87,7 +88,7 @@ class DataType:
 
     @property
     def is_datetime(self) -> bool:
-        return isinstance(self, (DateType, TimestampType))
+        return isinstance(self, (DateType, TimestampType, TimestampNTZType))
 
     @property
     def is_orderable(self) -> bool:
@@ -270,6 +271,16 @@ class TimestampType(AtomicType):
         return pa.timestamp("us", tz="UTC")
 
 
+class TimestampNTZType(AtomicType):
+    """Spark's ``TimestampNTZType``: a local date-time without a time zone (microseconds of the
+    wall clock since 1970-01-01 00:00:00), never shifted by the session time zone."""
+    __slots__ = ()
+    type_name = "timestamp_ntz"
+
+    def to_arrow(self) -> pa.DataType:
+        return pa.timestamp("us")
+
+
 @dataclass(frozen=True, slots=True)
 class StructField:
     name: str
@@ -429,6 +440,7 @@ STRING = StringType()
 BINARY = BinaryType()
 DATE = DateType()
 TIMESTAMP = TimestampType()
+TIMESTAMP_NTZ = TimestampNTZType()
 
 INTEGRAL_TYPES: tuple[IntegralType, ...] = (BYTE, SHORT, INT, LONG)
 
@@ -454,6 +466,7 @@ _BY_NAME: dict[str, DataType] = {
     "date": DATE,
     "timestamp": TIMESTAMP,
     "timestamp_ltz": TIMESTAMP,
+    "timestamp_ntz": TIMESTAMP_NTZ,
     "void": NULL,
     "null": NULL,
 }
@@ -507,7 +520,7 @@ def from_arrow(t: pa.DataType) -> DataType:
     if pa.types.is_date(t):
         return DATE
     if pa.types.is_timestamp(t):
-        return TIMESTAMP
+        return TIMESTAMP if t.tz is not None else TIMESTAMP_NTZ
     if pa.types.is_duration(t):
         return DayTimeIntervalType(0, 3)  # PySpark's DayTimeIntervalType() for timedelta
     if pa.types.is_struct(t):
@@ -528,6 +541,7 @@ _PYSPARK_ATOMIC = {
     "NullType": NULL, "BooleanType": BOOLEAN, "ByteType": BYTE, "ShortType": SHORT,
     "IntegerType": INT, "LongType": LONG, "FloatType": FLOAT, "DoubleType": DOUBLE,
     "BinaryType": BINARY, "DateType": DATE, "TimestampType": TIMESTAMP,
+    "TimestampNTZType": TIMESTAMP_NTZ,
 }
 
 
@@ -540,7 +554,7 @@ def is_pyspark_type(t: Any) -> bool:
 def from_pyspark(t: Any) -> DataType:
     """The Ember type of a PySpark ``pyspark.sql.types`` type, nested types included
     (``StructType`` keeps names and nullability, ``ArrayType`` its ``containsNull``).  A type
-    Ember does not have (``TimestampNTZType``, ``VariantType``, ``CharType``, a
+    Ember does not have (``VariantType``, ``CharType``, a
     collated string, a UDT ...) raises ``UNSUPPORTED_DATATYPE`` naming it."""
     name = type(t).__name__
     if name in _PYSPARK_ATOMIC:

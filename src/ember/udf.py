@@ -98,7 +98,14 @@ class UserDefinedFunction:
 
     def expression(self, args: tuple[Any, ...]) -> Expression:
         """The call of this UDF on ``args`` (Columns, names or expressions): a ``PythonUDF``, or
-        for a grouped aggregate pandas UDF an aggregate of a ``PythonUDAF``."""
+        for a grouped aggregate pandas UDF an aggregate of a ``PythonUDAF``.  A GROUPED_MAP
+        pandas UDF is no column function: it goes to ``GroupedData.apply``."""
+        if self.evalType == PythonEvalType.SQL_GROUPED_MAP_PANDAS_UDF:
+            raise AnalysisError(
+                "Eval type for UDF must be SQL_BATCHED_UDF, "
+                "SQL_ARROW_BATCHED_UDF, SQL_SCALAR_PANDAS_UDF, SQL_SCALAR_ARROW_UDF, "
+                "SQL_SCALAR_PANDAS_ITER_UDF, SQL_SCALAR_ARROW_ITER_UDF, SQL_GROUPED_AGG_PANDAS_UDF "
+                "or SQL_GROUPED_AGG_ARROW_UDF.", error_class="INVALID_UDF_EVAL_TYPE")
         if self.evalType == PythonEvalType.SQL_GROUPED_AGG_PANDAS_UDF:
             return AggregateExpression(PythonUDAF(
                 self._name, self.func, self.returnType, tuple(_col_or_name(a) for a in args),
@@ -114,11 +121,16 @@ class UserDefinedFunction:
         return f"UserDefinedFunction({self._name}, {self.returnType.simple_string()})"
 
 
-def _arrow_default() -> bool:
+def active_session() -> "Session | None":
+    """The active session (PySpark's ``SparkSession.getActiveSession``)."""
     # imported here: ember.session imports this module (spark.udf)
     from ember.session import Session
 
-    active = Session.getActiveSession()
+    return Session.getActiveSession()
+
+
+def _arrow_default() -> bool:
+    active = active_session()
     conf = active.sql_conf if active is not None else None
     return bool(conf.get(PYTHON_UDF_ARROW_ENABLED)) if conf is not None else bool(
         PYTHON_UDF_ARROW_ENABLED.default)
@@ -163,10 +175,6 @@ def _make_pandas_udf(f: Callable[..., Any], returnType: Any,  # noqa: N803
         raise AnalysisError("[CANNOT_BE_NONE] Argument `returnType` cannot be None.",
                             error_class="CANNOT_BE_NONE")
     kind = functionType if functionType is not None else _kind_from_hints(f)
-    if kind == PythonEvalType.SQL_GROUPED_MAP_PANDAS_UDF:
-        raise UnsupportedError(
-            "pandas_udf of type GROUPED_MAP is deprecated in PySpark; use "
-            "GroupedData.applyInPandas(func, schema).", error_class="UNSUPPORTED_FEATURE")
     return UserDefinedFunction(f, returnType, evalType=kind)
 
 

@@ -20,8 +20,9 @@ import pyarrow as pa
 import pytest
 
 from tests.conformance.normalize import (
-    describe_diff, mask_not_included, normalize_table, rows_equal,
+    as_text_columns, describe_diff, mask_not_included, normalize_table, rows_equal,
 )
+from tests.full_run import FULL
 
 BATCH_SIZE_KEY = "ember.execution.batchSize"
 
@@ -53,9 +54,9 @@ class Outcome:
 #: Ember's physical plans executed on the test run's SparkSession (``ember.runtime.spark``).
 RUNTIMES = ("local", "spark")
 
-#: ``EMBER_SPARK_RUNTIME=all`` runs every case of the sampled differential sweeps on the Spark
-#: runtime too (see :func:`runtime_cases`).
-SPARK_RUNTIME_ALL = os.environ.get("EMBER_SPARK_RUNTIME") == "all"
+#: ``EMBER_SPARK_RUNTIME=all`` (or ``EMBER_FULL=1``) runs every case of the sampled
+#: differential sweeps on the Spark runtime too (see :func:`runtime_cases`).
+SPARK_RUNTIME_ALL = os.environ.get("EMBER_SPARK_RUNTIME") == "all" or FULL
 
 
 def runtime_cases(indices: Iterable[int], on_spark: Callable[[int], bool],
@@ -173,8 +174,9 @@ def run_sql(session: Any, sql: str) -> Outcome:
         df = session.sql(sql)
         if df is None:  # a command that returns nothing
             return Outcome(schema=[], rows=[])
-        table = to_arrow(df)
-        return Outcome(schema=ember_schema(df, table), rows=normalize_table(table))
+        schema = ember_schema(df, None)
+        table = to_arrow(as_text_columns(df, [t for _, t in schema]) if schema else df)
+        return Outcome(schema=schema or ember_schema(df, table), rows=normalize_table(table))
     except EmberError as e:
         return Outcome(error_class=e.error_class, error=e)
     except Exception:  # noqa: BLE001 - a crash is a test failure, reported with its traceback

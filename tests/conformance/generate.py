@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.conformance.normalize import normalize_table, rows_equal, sorted_rows
+from tests.conformance.normalize import as_text_columns, normalize_table, rows_equal, sorted_rows
 from tests.conformance.sqlfile import SqlTestFile, all_input_files, input_roots, parse_sql_file
 
 GOLDEN_ROOT = Path(__file__).resolve().parent / "golden"
@@ -92,7 +92,7 @@ def run_statement(session: Any, sql: str) -> dict[str, Any]:
         ordered = (not command) and is_semantically_sorted(analyzed)
         schema = [[f.name, f.dataType.simpleString()] for f in df.schema.fields]
         if schema:
-            rows = normalize_table(df.toArrow())
+            rows = normalize_table(as_text_columns(df, [t for _, t in schema]).toArrow())
         else:
             rows = [[] for _ in df.collect()]
     except PySparkException as e:

@@ -14,6 +14,10 @@ PySpark by ``python tools/generate_goldens.py``) is one test, for every run vari
   forced join strategy (sort-merge with broadcasting off, shuffled hash forced, broadcast
   everything), each at both batch sizes.
 
+The default suite runs every file's core variants (local at both batch sizes, the Spark runtime
+at the default) and half of its other variants, alternating between neighbouring files
+(:func:`variants_for`); ``EMBER_CONFORMANCE_ALL=1`` runs them all.
+
 A variant runs all statements of the file in order in one fresh ``ember.Session()`` (views
 persist within the file); the run happens once, on the first test that needs it, and each test then
 checks its statement's outcome against the golden: same column names and types, same rows (sorted
@@ -39,6 +43,7 @@ import pytest
 
 from tests.conformance.ember_adapter import (BATCH_SIZE_KEY, RUNTIMES, Outcome, check_outcome,
                                             new_session, run_sql)
+from tests.full_run import run_all
 
 HERE = Path(__file__).resolve().parent
 GOLDEN_ROOT = HERE / "golden"
@@ -84,16 +89,36 @@ SPARK_VARIANTS = ("", "-noopt", "-smj", "-smj-bs2", "-shj", "-bhj")
 JOIN_FREE_FILES = ("window.sql", "group-analytics.sql", "grouping_set.sql", "ember/",
                    "show-tables.sql", "describe.sql", "null-handling.sql",
                    "decimalArithmeticOperations.sql", "postgreSQL/select_having.sql",
-                   "postgreSQL/insert.sql")
+                   "postgreSQL/insert.sql", "interval.sql", "timestamp-ntz.sql")
 JOIN_FREE_VARIANTS = ("", "-bs2", "-noopt")
 JOIN_FREE_SPARK_VARIANTS = ("", "-bs2")
 
 
-def variants_for(file: str, runtime: str) -> tuple[str, ...]:
-    """The run variants (``VARIANTS`` keys) of ``file`` on ``runtime``."""
+#: Variants every file runs in the default suite; the others are sampled (:func:`variants_for`).
+CORE_VARIANTS = {"local": ("", "-bs2"), "spark": ("",)}
+
+#: ``EMBER_CONFORMANCE_ALL=1`` (or ``EMBER_FULL=1``) runs every variant of every file.
+ALL_VARIANTS = run_all("EMBER_CONFORMANCE_ALL")
+
+
+def variants_for(file: str, runtime: str, position: int) -> tuple[str, ...]:
+    """The run variants (``VARIANTS`` keys) of ``file`` on ``runtime``.
+
+    In the default suite each file runs :data:`CORE_VARIANTS` and every other of its remaining
+    variants, alternating with the next file (``position`` among the golden files), so each
+    variant still runs on half the files of its kind and any two neighbouring files together run
+    all of them; ``EMBER_CONFORMANCE_ALL=1`` runs every variant of every file.
+    """
     if file.startswith(JOIN_FREE_FILES):
-        return JOIN_FREE_SPARK_VARIANTS if runtime == "spark" else JOIN_FREE_VARIANTS
-    return SPARK_VARIANTS if runtime == "spark" else tuple(VARIANTS)
+        variants = JOIN_FREE_SPARK_VARIANTS if runtime == "spark" else JOIN_FREE_VARIANTS
+    else:
+        variants = SPARK_VARIANTS if runtime == "spark" else tuple(VARIANTS)
+    if ALL_VARIANTS:
+        return variants
+    core = CORE_VARIANTS[runtime]
+    rest = [v for v in variants if v not in core]
+    return tuple(v for v in variants
+                 if v in core or (position + rest.index(v)) % 2 == 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,12 +157,12 @@ def distinct_config_indexes(config_sets: list[list[list[str]]]) -> list[int]:
 
 def all_cases() -> list[Case]:
     cases = []
-    for file in golden_files():
+    for position, file in enumerate(golden_files()):
         doc = load_golden(file)
         for ci in distinct_config_indexes(doc["config_sets"]):
             for extra in VARIANTS:
                 for runtime in RUNTIMES:
-                    if extra not in variants_for(file, runtime):
+                    if extra not in variants_for(file, runtime, position):
                         continue
                     cases.extend(Case(file, s["index"], f"c{ci}{extra}", ci, extra, runtime)
                                  for s in doc["statements"])

@@ -6,6 +6,10 @@ handful of jobs."""
 
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
+import tempfile
 from typing import Any
 
 import pytest
@@ -337,6 +341,296 @@ def p_sql_mixed_parameters(s, F):
 def p_sql_format_not_plain_column(s, F):
     t = emp(s)
     return s.sql("SELECT {c} FROM {t}", t=t, c=F.col("id") + 1)
+
+
+# -- transpose, to(schema), colRegex (ember.dataframe_shape) ------------------------------------
+
+SHAPE_S = "k string, x int, y double"
+SHAPE = [("b", 1, 2.0), ("a", 3, None), (None, 5, 6.5), ("c", None, 1.0), ("d", 2, -0.0)]
+
+
+def shape(s: Any) -> Any:
+    return s.createDataFrame(SHAPE, SHAPE_S)
+
+
+def _ordered(df: Any) -> Any:
+    return (df.columns, df.dtypes, [tuple(r) for r in df.collect()])
+
+
+@program()
+def p_transpose(s, F):
+    df = shape(s)
+    # equal index values make equally named columns (their order is Spark's sort's, so equal
+    # rows here)
+    dbl = s.createDataFrame([(1.5, 1), (float("nan"), 2), (None, 3), (1.5, 1), (-1.0, 5)],
+                            "i double, a int")
+    num = s.createDataFrame([(2, 1.5, 2, 7), (1, None, 3, None)], "i int, a double, b bigint, c int")
+    dates = s.createDataFrame([(2, "x", "y")], "d int, p string, q string").selectExpr(
+        "date_add(date'2024-01-01', d) AS d", "p", "q")
+    return [_ordered(x) for x in (
+        df.select("x", "y").transpose(), df.transpose("k").select("key"),
+        df.select("k", "x").transpose(), df.select("k", "x", "y").transpose(F.col("k")),
+        dbl.transpose(), dbl.select("i").transpose(), dbl.filter("a > 10").transpose(),
+        num.transpose(), num.transpose("b"), dates.transpose())]
+
+
+@program()
+def p_transpose_no_common_type(s, F):
+    return shape(s).transpose("x")
+
+
+@program()
+def p_transpose_index_not_atomic(s, F):
+    return shape(s).select(F.array("x").alias("q"), "y").transpose()
+
+
+@program()
+def p_transpose_too_many_rows(s, F):
+    return s.range(501).transpose()
+
+
+def _schema(ddl: list[tuple[str, Any, bool]]) -> Any:
+    from pyspark.sql import types as PT
+
+    return PT.StructType([PT.StructField(n, t, nullable) for n, t, nullable in ddl])
+
+
+@program()
+def p_to_schema(s, F):
+    from pyspark.sql import types as PT
+
+    df = shape(s)
+    nested = df.select(F.struct("x", "k").alias("st"), "y")
+    st = PT.StructType([PT.StructField("k", PT.StringType()), PT.StructField("x", PT.LongType())])
+    return [_table(x) for x in (
+        df.to(_schema([("y", PT.DoubleType(), True), ("x", PT.LongType(), True),
+                       ("k", PT.StringType(), True)])),
+        df.to(_schema([("y", PT.FloatType(), True), ("q", PT.IntegerType(), True)])),
+        df.to(_schema([("X", PT.ShortType(), True), ("K", PT.StringType(), True)])),
+        df.to(_schema([("x", PT.StringType(), True), ("y", PT.DecimalType(10, 2), True)])),
+        nested.to(_schema([("st", st, True), ("y", PT.DoubleType(), True)])),
+        df.where("x > 1").to(_schema([("k", PT.StringType(), True)])))]
+
+
+@program()
+def p_to_non_nullable_column(s, F):
+    from pyspark.sql import types as PT
+
+    return shape(s).to(_schema([("x", PT.IntegerType(), False)]))
+
+
+@program()
+def p_to_missing_non_nullable_column(s, F):
+    from pyspark.sql import types as PT
+
+    return shape(s).to(_schema([("zz", PT.IntegerType(), False)]))
+
+
+@program()
+def p_to_uncastable_type(s, F):
+    from pyspark.sql import types as PT
+
+    return shape(s).to(_schema([("k", PT.IntegerType(), True)]))
+
+
+@program()
+def p_to_ambiguous_column(s, F):
+    from pyspark.sql import types as PT
+
+    df = shape(s)
+    return df.select("x", F.col("y").alias("X")).to(_schema([("x", PT.DoubleType(), True)]))
+
+
+@program()
+def p_col_regex(s, F):
+    df = shape(s)
+    t = df.alias("t")
+    j = df.alias("l").join(df.alias("r"), "k")
+    return ([df.select(df.colRegex(p)).columns
+             for p in ("`(x|Y)`", "`.*`", "`x.`", "`zz`", "`k|y`", "x", "`[a-z]`")],
+            t.select(t.colRegex("t.`[kx]`")).columns, j.select(j.colRegex("r.`.*`")).columns,
+            _table(df.select(df.colRegex("`[xy]`"), (F.col("x") + 1).alias("z"))))
+
+
+# -- observe, GroupedData.apply, Column.isNaN ---------------------------------------------------
+
+
+def _observation(F: Any) -> Any:
+    if F.__name__.startswith("ember"):
+        from ember import Observation
+    else:
+        from pyspark.sql import Observation
+    return Observation
+
+
+@program(spark_runtime=True)
+def p_observe(s, F):
+    Observation = _observation(F)
+    df = shape(s)
+    a, b, c = Observation("a"), Observation(), Observation("c")
+    seen = df.observe(a, F.count(F.lit(1)).alias("rows"), F.max("x").alias("mx"), F.sum("y"),
+                      (F.avg("x") * 2 + 1).alias("e"), F.sum(F.rand(3)).isNotNull().alias("r"))
+    rows = seen.where("x > 1").collect()
+    n = df.observe(b, F.count_if(F.col("k").isNull()).alias("nk"), F.lit(7).alias("seven"),
+                   F.min("k")).groupBy("k").count().count()
+    df.observe("named", F.count(F.lit(1))).count()
+    empty = df.where("x > 100").observe(c, F.count(F.lit(1)).alias("n"), F.sum("x").alias("s"))
+    return sorted(map(tuple, rows)), n, a.get, b.get, empty.count(), c.get
+
+
+@program()
+def p_observe_attribute_metric(s, F):
+    return shape(s).observe(_observation(F)(), F.col("x").alias("c")).count()
+
+
+@program()
+def p_observe_nondeterministic_metric(s, F):
+    return shape(s).observe(_observation(F)(), (F.rand(1) + F.sum("x")).alias("c")).count()
+
+
+@program()
+def p_observe_distinct_metric(s, F):
+    return shape(s).observe(_observation(F)(), F.count_distinct("x").alias("c")).count()
+
+
+@program()
+def p_observation_reused(s, F):
+    o = _observation(F)()
+    shape(s).observe(o, F.count(F.lit(1)).alias("c")).count()
+    return shape(s).observe(o, F.count(F.lit(1)).alias("c")).count()
+
+
+def _centered(pdf: Any) -> Any:
+    return pdf.assign(x=pdf.x - pdf.x.mean())
+
+
+@program(spark_runtime=True)
+def p_grouped_apply_and_isnan(s, F):
+    import warnings
+
+    from pyspark.sql.functions import PandasUDFType
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # GROUPED_MAP pandas UDFs are deprecated in PySpark
+        centered = F.pandas_udf(_centered, "k string, x double", PandasUDFType.GROUPED_MAP)
+    df = shape(s).where("k IS NOT NULL").select("k", F.col("x").cast("double").alias("x"))
+    nan = s.createDataFrame([(float("nan"),), (1.0,), (None,)], "d double")
+    return (_table(df.groupBy("k").apply(centered)),
+            _table(nan.select(F.col("d").isNaN().alias("n"), F.col("d"))))
+
+
+# -- Python UDTFs (ember.udtf), call_function ------------------------------------------------
+
+
+class _Squares:
+    def eval(self, start: int, end: int):
+        for n in range(start, end + 1):
+            yield n, n * n
+
+
+class _Words:
+    def __init__(self):
+        self.calls = 0
+
+    def eval(self, text: str, sep: str):
+        self.calls += 1
+        if text is not None:
+            for w in text.split(sep):
+                yield w, len(w), None if not w else w[0]
+
+    def terminate(self):
+        yield "calls", self.calls, "t"
+
+
+class _Single:
+    def eval(self, x: float):
+        yield x * 2
+        yield None
+
+
+class _TooWide:
+    def eval(self):
+        yield 1, 2
+
+
+@program(spark_runtime=True)
+def p_python_udtf(s, F):
+    squares = F.udtf(_Squares, returnType="num int, sq bigint")
+    words = F.udtf(_Words, returnType="w string, n int, first string")
+    single = F.udtf(_Single, returnType="d double")
+    s.udtf.register("squares_u", squares)
+    s.udtf.register("words_u", words)
+    return [_table(x) for x in (
+        squares(F.lit(1), F.lit(4)), words(F.lit("a bb  ccc"), F.lit(" ")),
+        single(F.lit(1.5)), s.sql("SELECT * FROM squares_u(2, 3)"),
+        s.sql("SELECT sq * 2 AS d, num FROM squares_u(0, 5) WHERE sq > 3"),
+        s.sql("SELECT * FROM words_u('x-yy', '-') AS t(a, b, c)"),
+        s.sql("SELECT count(*), sum(n) FROM words_u(NULL, ',')"),
+        s.sql("SELECT * FROM squares_u(3, 1)"))]
+
+
+@program()
+def p_python_udtf_too_wide(s, F):
+    return F.udtf(_TooWide, returnType="a int")()
+
+
+@program()
+def p_python_udtf_alias_mismatch(s, F):
+    s.udtf.register("squares_a", F.udtf(_Squares, returnType="num int, sq bigint"))
+    return s.sql("SELECT * FROM squares_a(1, 2) AS t(a)")
+
+
+@program()
+def p_call_function(s, F):
+    s.udf.register("plus_one_u", lambda v: None if v is None else v + 1, "int")
+    df = shape(s)
+    return _table(df.select(F.call_function("upper", "k"), F.call_function("abs", F.col("x")),
+                            F.call_udf("plus_one_u", F.col("x")).alias("p"),
+                            F.call_function("plus_one_u", "x").alias("q")))
+
+
+@program()
+def p_to_json(s, F):
+    import datetime as dt
+
+    df = s.createDataFrame(
+        [(1, "a\"b", None, [1, None], {"k": 2.5}, dt.date(2024, 2, 29), (True, None))],
+        "i int, s string, n double, a array<int>, m map<string,double>, d date, "
+        "st struct<b: boolean, z: string>").union(shape(s).selectExpr(
+            "x", "k", "y", "array(x)", "map(coalesce(k, '-'), y)", "date'2020-01-01'",
+            "named_struct('b', x > 1, 'z', k)"))
+    out = df.toJSON()
+    # PySpark's classic toJSON is an RDD of strings; Ember's (as Spark Connect's) a DataFrame
+    return sorted(r if isinstance(r, str) else r.value for r in out.collect())
+
+
+# -- the text source -------------------------------------------------------------------------
+
+TEXT_DIR = tempfile.mkdtemp(prefix="ember-text-")
+atexit.register(shutil.rmtree, TEXT_DIR, True)
+for _name, _data in {"a.txt": b"hello\nworld\r\n\nlast", "b.txt": b"x|y|z\n", "e.txt": b"",
+                     "parted/p=1/c.txt": b"ab\xffc\r\rd\n\n", "parted/p=2/c.txt": b"q"}.items():
+    os.makedirs(os.path.dirname(os.path.join(TEXT_DIR, _name)), exist_ok=True)
+    with open(os.path.join(TEXT_DIR, _name), "wb") as _f:
+        _f.write(_data)
+
+
+@program(spark_runtime=True)
+def p_text_source(s, F):
+    d = TEXT_DIR
+    return [_table(x) for x in (
+        s.read.text(d + "/a.txt"), s.read.text(d + "/parted", wholetext=True),
+        s.read.text([d + "/a.txt", d + "/b.txt"], lineSep="|"),
+        s.read.format("text").load(d + "/parted"), s.read.text(d + "/parted/p=1"),
+        s.read.text([d + "/a.txt", d + "/b.txt", d + "/e.txt"], wholetext=True),
+        s.read.schema("line string").text(d + "/b.txt"),
+        s.sql(f"SELECT value, length(value) FROM text.`{d}/a.txt`"),
+        s.read.option("wholetext", "true").format("text").load(d + "/e.txt"))]
+
+
+@program()
+def p_text_source_bad_schema(s, F):
+    return s.read.schema("v int").text(TEXT_DIR + "/a.txt")
 
 
 # ---------------------------------------------------------------------------------------------

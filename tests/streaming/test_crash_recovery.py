@@ -45,6 +45,7 @@ import pytest
 
 import ember
 from ember.streaming.crash import CRASH_POINTS
+from tests.full_run import run_all
 
 SEED = 20261126
 NUM_FILES = 12            # per side: one micro-batch each
@@ -53,6 +54,9 @@ RUNS_PER_PROVIDER = 10    # random crash scenarios per provider (and one fixed)
 MAX_KILLS_PER_RUN = 3
 ATTEMPT_TIMEOUT_S = 120
 CRASH_EXIT = 137         # os._exit code of the crash points
+#: the stateful operators crashed beside the join (``EMBER_STREAM_CRASH_KINDS=agg,dedup``)
+STATEFUL_KINDS = [k for k in os.environ.get("EMBER_STREAM_CRASH_KINDS", "").split(",") if k]
+RUNS_PER_KIND = int(os.environ.get("EMBER_STREAM_CRASH_RUNS", "10"))
 
 PROVIDERS = {
     "hdfs": "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider",
@@ -81,7 +85,7 @@ DRIVER = textwrap.dedent('''
     from ember import functions as F
     from ember.streaming import crash
 
-    inp, provider = sys.argv[1:3]
+    inp, provider, kind = sys.argv[1:4]
     session = ember.Session({
         "spark.sql.shuffle.partitions": 3,
         "spark.sql.session.timeZone": "UTC",
@@ -99,6 +103,15 @@ DRIVER = textwrap.dedent('''
              .withWatermark("rt", "10 seconds"))
     joined = left.join(
         right, F.expr("k = k2 AND rt >= lt AND rt <= lt + interval 20 seconds"), "left_outer")
+    if kind == "agg":  # windowed counts, append mode: a window comes out once evicted
+        joined = (left.groupBy(F.window("lt", "10 seconds"), (F.col("k") % 5).alias("g"))
+                  .agg(F.count("*").alias("n"), F.max("lv").alias("mx"), F.sum("k").alias("s"))
+                  .select(F.col("window.start").alias("ws"), "g", "n", "mx", "s"))
+    elif kind == "dedup":  # the first row per (group, 20 s bucket), evicted by the watermark
+        joined = (left.withColumn("g", F.col("k") % 7)
+                  .withColumn("bucket", F.window("lt", "20 seconds"))
+                  .dropDuplicates(["g", "bucket"])
+                  .select("g", F.col("bucket.start").alias("bs"), "lv"))
 
 
     def child(d, crash_at):
@@ -192,12 +205,12 @@ def _write_input(root: str, rng: np.random.Generator) -> None:
 class _Driver:
     """The driver process of one provider (see ``DRIVER``); :meth:`run` runs one attempt."""
 
-    def __init__(self, root: str, provider_class: str, name: str) -> None:
-        self.stderr_path = os.path.join(root, f"driver-{name}.stderr")
+    def __init__(self, root: str, provider_class: str, name: str, kind: str = "join") -> None:
+        self.stderr_path = os.path.join(root, f"driver-{name}-{kind}.stderr")
         self.stderr = open(self.stderr_path, "w")  # noqa: SIM115 - closed in close()
         self.proc = subprocess.Popen(
             [sys.executable, os.path.join(root, "driver.py"), os.path.join(root, "input"),
-             provider_class],
+             provider_class, kind],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, text=True)
 
     def run(self, workdir: str, crash_at: str | None = None,
@@ -257,7 +270,12 @@ def root(tmp_path_factory) -> str:
     return root
 
 
-@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+#: The default suite kills the query under Spark's default state store provider; the RocksDB
+#: one runs with ``EMBER_CRASH_ALL=1`` (or ``EMBER_FULL=1``).
+CRASH_PROVIDERS = sorted(PROVIDERS) if run_all("EMBER_CRASH_ALL") else ["hdfs"]
+
+
+@pytest.mark.parametrize("provider", CRASH_PROVIDERS)
 def test_killed_and_restarted_query_writes_the_uninterrupted_output(root, provider) -> None:
     driver = _Driver(root, PROVIDERS[provider], provider)
     try:
@@ -266,14 +284,33 @@ def test_killed_and_restarted_query_writes_the_uninterrupted_output(root, provid
         driver.close()
 
 
-def _check_provider(root: str, provider: str, driver: _Driver) -> None:
+@pytest.mark.skipif(not STATEFUL_KINDS, reason="EMBER_STREAM_CRASH_KINDS names no kind")
+@pytest.mark.parametrize("kind", STATEFUL_KINDS)
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_killed_aggregation_and_dedup_write_the_uninterrupted_output(root, provider,
+                                                                     kind) -> None:
+    """The same kills on a windowed aggregation (append mode) and a deduplication over the left
+    input (``EMBER_STREAM_CRASH_KINDS=agg,dedup``, ``EMBER_STREAM_CRASH_RUNS`` runs each)."""
+    driver = _Driver(root, PROVIDERS[provider], provider, kind)
+    try:
+        _check_provider(root, provider, driver, kind)
+    finally:
+        driver.close()
+
+
+def _check_provider(root: str, provider: str, driver: _Driver, kind: str = "join") -> None:
     # the uninterrupted run: the reference output, how often each crash point is reached, and
     # how long a whole run takes (the range of the random SIGKILL delays)
-    ref = driver.run(os.path.join(root, f"{provider}-reference"), crash_at="none")
+    name = provider if kind == "join" else f"{provider}-{kind}"
+    ref = driver.run(os.path.join(root, f"{name}-reference"), crash_at="none")
     assert ref["code"] == 0
     hits, input_rows = ref["hits"], ref["inputRows"]
     assert set(hits) == set(CRASH_POINTS), hits
-    want = _rows(os.path.join(root, f"{provider}-reference", "out"))
+    want = _rows(os.path.join(root, f"{name}-reference", "out"))
+    if kind != "join":
+        _check_stateful_reference(kind, want, input_rows)
+        _crash_runs(root, name, driver, ref, want, RUNS_PER_KIND)
+        return
     # the reference exercises what recovery must preserve: one batch per file, matches,
     # NULL-padded left rows emitted on eviction, the last of them in a closing no-data batch
     data_batches = [i for i, n in enumerate(input_rows) if n]
@@ -284,12 +321,32 @@ def _check_provider(root: str, provider: str, driver: _Driver) -> None:
     print(f"\n[{provider}] reference: {len(input_rows)} batches, {matched} matched + "
           f"{unmatched} NULL-padded rows, {ref['seconds']:.1f} s; crash point hits {hits}")
 
+    _crash_runs(root, provider, driver, ref, want, RUNS_PER_PROVIDER)
+
+
+def _check_stateful_reference(kind: str, want: Counter, input_rows: list[int]) -> None:
+    """The aggregation / dedup reference exercises eviction: one batch per file, rows emitted
+    as the watermark passes windows, the last ones in the closing no-data batch."""
+    data_batches = [i for i, n in enumerate(input_rows) if n]
+    assert len(data_batches) == NUM_FILES and input_rows[-1] == 0, input_rows
+    if kind == "agg":
+        # the windows the final watermark (the last event time - 10 s) has passed
+        assert sum(want.values()) >= 15 and sum(r[2] for r in want) > NUM_FILES * 12, want
+    else:
+        # 7 groups in each of the three 20 s buckets of the 60 s of input, once each
+        assert sorted(Counter((r[0], r[1]) for r in want).values()) == [1] * 21, want
+
+
+def _crash_runs(root: str, provider: str, driver: _Driver, ref: dict, want: Counter,
+                runs: int) -> None:
+    hits = ref["hits"]
+    data_batches = [i for i, n in enumerate(ref["inputRows"]) if n]
     rng = random.Random(f"{SEED}-{provider}")
     # scenarios: a kill right after the last data batch committed (the restart must still run
     # the closing no-data batch), then random ones
     plans: list[list[tuple[str | None, float | None]]] = [
         [(f"after_commit_log@{data_batches[-1] + 1}", None)]]
-    for run in range(RUNS_PER_PROVIDER):
+    for run in range(runs):
         kills = rng.randint(1, MAX_KILLS_PER_RUN)
         if run % 3 == 2:
             plans.append([(None, rng.uniform(0.2, ref["seconds"])) for _ in range(kills)])

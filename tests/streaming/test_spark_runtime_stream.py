@@ -311,3 +311,19 @@ def test_runtime_option_and_pinned_partitions(tmp_path):
         '"spark.sql.shuffle.partitions":"3"}}\n{"logOffset":0}\n')
     (ck / "offsets" / ".0.crc").write_text("")
     assert pinned_partitions(str(ck), 7) == 3
+
+
+@pytest.mark.parametrize("build", [
+    lambda df: df.withWatermark("t", "10 seconds").groupBy(F.window("t", "10 seconds")).count(),
+    lambda df: df.withWatermark("t", "10 seconds").dropDuplicates(["k", "t"]),
+], ids=["aggregation", "dedup"])
+def test_stateful_operators_beyond_joins_are_refused_on_spark(spark, tmp_path, build):
+    """Streaming aggregation and deduplication run on the local runtime only: the Spark
+    runtime refuses them when the query starts, naming the operator."""
+    s = ember.Session(CONF, runtime="spark", spark=spark)
+    (tmp_path / "in").mkdir()
+    df = build(s.readStream.schema("k int, t timestamp").parquet(str(tmp_path / "in")))
+    with pytest.raises(UnsupportedError, match="(HashAggregate|StreamingDeduplicate) is not supported"):
+        (df.writeStream.format("memory").queryName("spark_rt_stateful")
+         .option("checkpointLocation", str(tmp_path / "ck")).start())
+    assert not s.streams.active

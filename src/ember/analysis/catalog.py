@@ -85,6 +85,9 @@ class Catalog:
         self._current_database = DEFAULT_DATABASE
         #: Python UDFs registered for SQL (``spark.udf.register``), by lower-case name
         self._python_functions: dict[str, Expression] = {}
+        #: Python UDTFs registered for SQL (``spark.udtf.register``), by lower-case name: each
+        #: has ``call(args) -> generator expression``
+        self._python_table_functions: dict[str, Any] = {}
 
     # -- Python functions (spark.udf.register) ----------------------------------------------
     def register_python_function(self, name: str, call: Expression) -> None:
@@ -95,6 +98,14 @@ class Catalog:
     def lookup_python_function(self, name: str) -> Expression | None:
         """The registered Python UDF call template of ``name``, if any."""
         return self._python_functions.get(name.lower())
+
+    def register_python_table_function(self, name: str, udtf: Any) -> None:
+        """Make ``name`` a table function of SQL calling the Python UDTF ``udtf``."""
+        self._python_table_functions[name.lower()] = udtf
+
+    def lookup_python_table_function(self, name: str) -> Any | None:
+        """The Python UDTF registered as ``name``, if any."""
+        return self._python_table_functions.get(name.lower())
 
     # -- views ------------------------------------------------------------------------------
     def create_temp_view(

@@ -63,10 +63,12 @@ from ember.plans.logical.nodes import (
     Distinct,
     Intersect,
     Join,
+    LateralJoin,
     LogicalPlan,
     Sort,
     Union,
 )
+from ember.plans.logical.distinct_keys import max_rows
 from ember.expressions.subquery import (
     SubqueryExpression, OuterReference, ScalarSubquery, InSubquery,
 )
@@ -309,6 +311,8 @@ def _check_node(p: LogicalPlan, ctx) -> None:
         for sq in e.collect(lambda x: x if isinstance(x, SubqueryExpression) else None):
             _check_plan(sq.plan, ctx)
             _check_subquery_shape(sq)
+    if isinstance(p, LateralJoin):
+        _check_lateral_join(p, ctx)
     match p:
         case Filter(condition=cond) if cond.resolved and cond.data_type != T.BOOLEAN and not (
             cond.contains(AggregateExpression)
@@ -463,6 +467,31 @@ def _check_missing_input(p: LogicalPlan) -> None:
         f"Resolved attribute(s) {missing_s} missing from {input_s} in operator {op}.",
         error_class="MISSING_ATTRIBUTES.RESOLVED_ATTRIBUTE_MISSING_FROM_INPUT",
         parameters={"missingAttributes": missing_s, "input": input_s, "operator": op})
+
+
+def _plan_deterministic(plan: LogicalPlan) -> bool:
+    return plan.find(lambda q: any(not e.deterministic for e in q.expressions())) is None
+
+
+def _check_lateral_join(p: LateralJoin, ctx) -> None:
+    """Spark's CheckAnalysis of a ``LateralJoin``: a non-deterministic subquery only over at most
+    one outer row; a deterministic join condition."""
+    if not _plan_deterministic(p.right.plan) and (max_rows(p.left) or 2) > 1:  # type: ignore[attr-defined]
+        tree = p.tree_string()
+        raise AnalysisError(
+            "Unsupported subquery expression: Non-deterministic lateral subqueries are not "
+            f"supported when joining with outer relations that produce more than one row:\n{tree}",
+            error_class="UNSUPPORTED_SUBQUERY_EXPRESSION_CATEGORY."
+                        "NON_DETERMINISTIC_LATERAL_SUBQUERIES",
+            parameters={"treeNode": tree})
+    if p.condition is not None and not p.condition.deterministic:
+        cond = pretty_sql(p.condition, ctx.implicit_casts)
+        raise AnalysisError(
+            f"Unsupported subquery expression: Lateral join condition cannot be "
+            f"non-deterministic: {cond}.",
+            error_class="UNSUPPORTED_SUBQUERY_EXPRESSION_CATEGORY."
+                        "LATERAL_JOIN_CONDITION_NON_DETERMINISTIC",
+            parameters={"condition": cond})
 
 
 def _check_subquery_shape(sq) -> None:

@@ -122,7 +122,7 @@ def _valid_range_type(order: T.DataType, bound: T.DataType) -> bool:
     if isinstance(order, T.DateType):
         return isinstance(bound, (T.IntegerType, T.YearMonthIntervalType)) or (
             isinstance(bound, T.DayTimeIntervalType) and bound.start_field == bound.end_field == 0)
-    if isinstance(order, T.TimestampType):
+    if isinstance(order, (T.TimestampType, T.TimestampNTZType)):
         return _is_interval(bound)
     return order == bound
 

@@ -36,12 +36,10 @@ patterns when given (also for ``inferTimestamp``), else with CAST's rules.
 
 from __future__ import annotations
 
-import decimal
 import io
 import json
-import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -49,137 +47,40 @@ import pyarrow.compute as pc
 import pyarrow.json as pajson
 
 from ember import types as T
-from ember.coercion import decimal_for_integral, find_tightest_common_type
 from ember.errors import AnalysisError, ExecutionError
 from ember.expressions.cast import cast_array
 from ember.expressions.datetime import parse_with_pattern
+from ember.expressions.json_values import (
+    WS, BadValue, JsonOptions, Malformed, canonical_type, compatible_type, infer_value,
+    parse_first, value_converter,
+)
 
 __all__ = ["infer_json_schema", "read_json", "check_corrupt_column", "compatible_type",
            "JsonOptions"]
 
 
-class JsonOptions:
-    """The JSON options of a relation (Spark's ``JSONOptions``), from its lower-cased options."""
-
-    def __init__(self, opts: dict[str, str], default_corrupt: str = "_corrupt_record") -> None:
-        def flag(k: str) -> bool:
-            return opts.get(k.lower(), "false").strip().lower() == "true"
-
-        self.primitives_as_string = flag("primitivesAsString")
-        self.prefers_decimal = flag("prefersDecimal")
-        self.infer_timestamp = flag("inferTimestamp")
-        self.multi_line = flag("multiLine")
-        self.drop_field_if_all_null = flag("dropFieldIfAllNull")
-        self.mode = opts.get("mode", "PERMISSIVE").upper()
-        if self.mode not in ("PERMISSIVE", "DROPMALFORMED", "FAILFAST"):
-            self.mode = "PERMISSIVE"  # Spark's ParseMode.fromString falls back likewise
-        self.corrupt = opts.get("columnnameofcorruptrecord", default_corrupt)
-        self.allow_single_quotes = opts.get("allowsinglequotes", "true").strip().lower() \
-            == "true"
-        #: ``dateFormat`` / ``timestampFormat``: Spark's patterns (None: CAST's parsing)
-        self.date_format = opts.get("dateformat")
-        self.timestamp_format = opts.get("timestampformat")
-
-    @property
-    def default_inference(self) -> bool:
-        return not (self.primitives_as_string or self.prefers_decimal or self.infer_timestamp)
-
-
-# -- JSON values with their token kind ---------------------------------------------------------
-
-
-class _Int(str):
-    """A JSON integer token (its text)."""
-
-
-class _Float(str):
-    """A JSON floating-point token (its text; also NaN / Infinity)."""
-
-
-_VALUE_DECODER = json.JSONDecoder(parse_int=_Int, parse_float=_Float, parse_constant=_Float,
-                                  object_pairs_hook=dict)
-
-
-def _loads(text: str, allow_single_quotes: bool = False) -> Any:
-    """The first JSON value of ``text`` (Jackson's parser, as Spark uses it, reads one value
-    from a record and ignores what follows it: ``{"a": 1}{"a": 2}`` is the row ``a = 1``);
-    with ``allow_single_quotes`` (Jackson's ``ALLOW_SINGLE_QUOTES``, on in Spark by default)
-    ``'...'`` strings and names too."""
-    start = _WS.match(text, 0).end()
-    try:
-        return _VALUE_DECODER.raw_decode(text, start)[0]
-    except ValueError:
-        if not allow_single_quotes or "'" not in text:
-            raise
-    return _VALUE_DECODER.raw_decode(_double_quoted(text), start)[0]
-
-
-def _double_quoted(text: str) -> str:
-    """``text`` with its single-quoted JSON strings written with double quotes (a ``"`` inside
-    one escaped, ``\\'`` unescaped)."""
-    out: list[str] = []
-    quote = None
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if quote is None:
-            if ch in "'\"":
-                quote = ch
-                out.append('"')
-            else:
-                out.append(ch)
-        elif ch == "\\" and i + 1 < len(text):
-            nxt = text[i + 1]
-            out.append(nxt if quote == "'" and nxt == "'" else ch + nxt)
-            i += 1
-        elif ch == quote:
-            quote = None
-            out.append('"')
-        else:
-            out.append('\\"' if ch == '"' else ch)
-        i += 1
-    return "".join(out)
-
-
-def _dump(v: Any) -> str:
-    """A value's JSON text as Jackson's generator writes it (compact; numbers as written)."""
-    if v is None:
-        return "null"
-    if v is True:
-        return "true"
-    if v is False:
-        return "false"
-    if isinstance(v, (_Int, _Float)):
-        return str(v)
-    if isinstance(v, str):
-        return json.dumps(v, ensure_ascii=False)
-    if isinstance(v, list):
-        return "[" + ",".join(_dump(x) for x in v) + "]"
-    return "{" + ",".join(json.dumps(k, ensure_ascii=False) + ":" + _dump(x)
-                          for k, x in v.items()) + "}"
 
 
 _DECODER = json.JSONDecoder()
-_WS = re.compile(r"[ \t\n\r]*")
 
 
 def _raw_field(text: str, name: str) -> str | None:
     """The text of the top-level field ``name`` of the JSON object ``text`` as written (Spark
     reads a nested value into a string column as its input text), or None."""
     try:
-        pos = _WS.match(text, 0).end()
+        pos = WS.match(text, 0).end()
         if text[pos] != "{":
             return None
         pos += 1
         while True:
-            pos = _WS.match(text, pos).end()
+            pos = WS.match(text, pos).end()
             key, pos = _DECODER.raw_decode(text, pos)
-            pos = _WS.match(text, pos).end() + 1  # past ':'
-            start = _WS.match(text, pos).end()
+            pos = WS.match(text, pos).end() + 1  # past ':'
+            start = WS.match(text, pos).end()
             _value, pos = _DECODER.raw_decode(text, start)
             if key == name:
                 return text[start:pos]
-            pos = _WS.match(text, pos).end()
+            pos = WS.match(text, pos).end()
             if text[pos] != ",":
                 return None
             pos += 1
@@ -187,13 +88,10 @@ def _raw_field(text: str, name: str) -> str | None:
         return None
 
 
-class _Malformed(Exception):
-    pass
-
 
 def _records(text: str, multi_line: bool, allow_single_quotes: bool = True
              ) -> list[tuple[str, Any]]:
-    """(record text, parsed value or a ``_Malformed``) of each non-blank record of ``text``."""
+    """(record text, parsed value or a ``Malformed``) of each non-blank record of ``text``."""
     if multi_line:
         chunks = [text] if text.strip() else []
     else:
@@ -202,121 +100,11 @@ def _records(text: str, multi_line: bool, allow_single_quotes: bool = True
     for c in chunks:
         c = c[:-1] if c.endswith("\r") else c
         try:
-            out.append((c, _loads(c, allow_single_quotes)))
+            out.append((c, parse_first(c, allow_single_quotes)))
         except ValueError as e:
-            out.append((c, _Malformed(str(e))))
+            out.append((c, Malformed(str(e))))
     return out
 
-
-# -- inference (JsonInferSchema) -----------------------------------------------------------------
-
-_LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
-
-
-def _decimal_type(d: decimal.Decimal) -> T.DataType:
-    """Spark's type of a BigDecimal: ``decimal(max(precision, scale), scale)``, or ``double``
-    when that exceeds 38 digits."""
-    sign, digits, exp = d.as_tuple()
-    scale = -exp if isinstance(exp, int) else 0
-    prec = len(digits)
-    if scale < 0:  # 1E+3: Spark's BigDecimal has negative scale -> disallowed; as a long-ish
-        prec, scale = prec - scale, 0
-    p = max(prec, scale)
-    if p > 38:
-        return T.DOUBLE
-    return T.DecimalType(max(p, 1), scale)
-
-
-def _infer_value(v: Any, o: JsonOptions) -> T.DataType:
-    if v is None:
-        return T.NullType()
-    if isinstance(v, bool):
-        return T.STRING if o.primitives_as_string else T.BOOLEAN
-    if isinstance(v, _Int):
-        if o.primitives_as_string:
-            return T.STRING
-        n = int(v)
-        if _LONG_MIN <= n <= _LONG_MAX:
-            return T.LONG
-        return _decimal_type(decimal.Decimal(v))
-    if isinstance(v, _Float):
-        if o.primitives_as_string:
-            return T.STRING
-        if o.prefers_decimal:
-            d = decimal.Decimal(v)
-            if not d.is_finite():
-                raise _Malformed(v)
-            return _decimal_type(d)
-        return T.DOUBLE
-    if isinstance(v, str):
-        if o.prefers_decimal:
-            try:
-                d = decimal.Decimal(v)
-                if d.is_finite() and v.strip() == v:
-                    return _decimal_type(d)
-            except decimal.InvalidOperation:
-                pass
-        if o.infer_timestamp and _is_timestamp(v, o.timestamp_format):
-            return T.TIMESTAMP
-        return T.STRING
-    if isinstance(v, list):
-        t: T.DataType = T.NullType()
-        for x in v:
-            t = compatible_type(t, _infer_value(x, o))
-        return T.ArrayType(t)
-    fields = sorted(((k, _infer_value(x, o)) for k, x in v.items()), key=lambda f: f[0])
-    return T.StructType(tuple(T.StructField(k, t) for k, t in fields))
-
-
-def _is_timestamp(s: str, pattern: str | None) -> bool:
-    if pattern is not None:
-        return parse_with_pattern(pa.array([s], pa.string()), pattern, False, "UTC")[0].is_valid
-    a = cast_array(pa.array([s], pa.large_string()), T.STRING, T.TIMESTAMP, ansi=False)
-    return a.is_valid()[0].as_py() and any(c in s for c in "T :")
-
-
-def compatible_type(t1: T.DataType, t2: T.DataType) -> T.DataType:
-    """Spark's ``JsonInferSchema.compatibleType``: the tightest common type, else decimals
-    widened (``double`` beyond 38 digits, or with a double), structs merged field by field,
-    arrays by element, and ``string`` for anything else."""
-    t = find_tightest_common_type(t1, t2, legacy=True)
-    if t is not None:
-        return t
-    if isinstance(t1, T.DecimalType) or isinstance(t2, T.DecimalType):
-        if isinstance(t1, T.DoubleType) or isinstance(t2, T.DoubleType):
-            return T.DOUBLE
-        if all(isinstance(x, T.DecimalType) or x.is_integral for x in (t1, t2)):
-            d1, d2 = decimal_for_integral(t1), decimal_for_integral(t2)
-            scale = max(d1.scale, d2.scale)
-            rng = max(d1.precision - d1.scale, d2.precision - d2.scale)
-            return T.DOUBLE if rng + scale > 38 else T.DecimalType(rng + scale, scale)
-    if isinstance(t1, T.StructType) and isinstance(t2, T.StructType):
-        merged: dict[str, T.DataType] = {f.name: f.data_type for f in t1.fields}
-        for f in t2.fields:
-            merged[f.name] = compatible_type(merged[f.name], f.data_type) \
-                if f.name in merged else f.data_type
-        return T.StructType(tuple(T.StructField(k, merged[k]) for k in sorted(merged)))
-    if isinstance(t1, T.ArrayType) and isinstance(t2, T.ArrayType):
-        return T.ArrayType(compatible_type(t1.element_type, t2.element_type))
-    return T.STRING
-
-
-def _canonical(t: T.DataType, o: JsonOptions) -> T.DataType | None:
-    """Spark's ``canonicalizeType``: NULL -> string (None with ``dropFieldIfAllNull``), empty
-    structs dropped."""
-    if isinstance(t, T.NullType):
-        return None if o.drop_field_if_all_null else T.STRING
-    if isinstance(t, T.ArrayType):
-        e = _canonical(t.element_type, o)
-        return None if e is None else T.ArrayType(e)
-    if isinstance(t, T.StructType):
-        fields = []
-        for f in t.fields:
-            c = _canonical(f.data_type, o)
-            if c is not None:
-                fields.append(T.StructField(f.name, c))
-        return T.StructType(tuple(fields)) if fields else None
-    return t
 
 
 def _corrupt_struct(o: JsonOptions) -> T.StructType:
@@ -335,12 +123,12 @@ def _failfast_inference(o: JsonOptions) -> ExecutionError:
 def _root_type(v: Any, o: JsonOptions) -> T.DataType | None:
     """The type a record contributes to the root (``compatibleRootType``): a struct, the
     corrupt-record struct, or None (skipped)."""
-    if isinstance(v, _Malformed):
+    if isinstance(v, Malformed):
         t = None
     else:
         try:
-            t = _infer_value(v, o)
-        except _Malformed:
+            t = infer_value(v, o)
+        except Malformed:
             t = None
         if isinstance(t, T.ArrayType):
             t = t.element_type
@@ -450,7 +238,7 @@ def infer_json_schema(paths: Sequence[str], opts: dict[str, str],
     t: T.DataType = T.NullType()
     for p in paths:
         t = compatible_type(t, _file_type(p, o))
-    c = _canonical(t, o) if isinstance(t, T.StructType) else None
+    c = canonical_type(t, o) if isinstance(t, T.StructType) else None
     if not isinstance(c, T.StructType):
         return []
     return [(f.name, f.data_type) for f in c.fields]
@@ -458,101 +246,6 @@ def infer_json_schema(paths: Sequence[str], opts: dict[str, str],
 
 # -- reading (JacksonParser) ------------------------------------------------------------------
 
-
-class _Bad(Exception):
-    """A value that does not convert to its field's type."""
-
-
-_SPECIAL = {"NaN": math.nan, "Infinity": math.inf, "+Infinity": math.inf, "-Infinity": -math.inf,
-            "INF": math.inf, "+INF": math.inf, "-INF": -math.inf}
-
-
-def _converter(t: T.DataType, failed: list[bool]) -> Callable[[Any], Any]:
-    """A function from a parsed JSON value (never None) to the Python value of type ``t``;
-    raises ``_Bad`` when it does not convert.  A struct's field that does not convert is NULL
-    and sets ``failed[0]`` (Spark's partial results)."""
-    if isinstance(t, T.StringType):
-        return lambda v: v if type(v) is str else _dump(v)
-    if isinstance(t, T.BooleanType):
-        def conv_bool(v):
-            if isinstance(v, bool):
-                return v
-            raise _Bad
-        return conv_bool
-    if isinstance(t, (T.LongType, T.IntegerType, T.ShortType, T.ByteType)):
-        lo, hi = t.min_value, t.max_value
-
-        def conv_int(v):
-            if isinstance(v, _Int):
-                n = int(v)
-                if lo <= n <= hi:
-                    return n
-            raise _Bad
-        return conv_int
-    if isinstance(t, (T.DoubleType, T.FloatType)):
-        def conv_float(v):
-            if isinstance(v, (_Int, _Float)):
-                return _SPECIAL[v] if v in _SPECIAL else float(v)
-            if type(v) is str and v in _SPECIAL:
-                return _SPECIAL[v]
-            raise _Bad
-        return conv_float
-    if isinstance(t, T.DecimalType):
-        q = decimal.Decimal(1).scaleb(-t.scale)
-
-        def conv_dec(v):
-            if isinstance(v, (_Int, _Float)) or (type(v) is str and v):
-                try:
-                    d = decimal.Decimal(v).quantize(q, rounding=decimal.ROUND_HALF_UP,
-                                                    context=decimal.Context(prec=80))
-                except (decimal.InvalidOperation, ValueError):
-                    raise _Bad from None
-                if d.is_finite() and len(d.as_tuple().digits) <= t.precision:
-                    return d
-            raise _Bad
-        return conv_dec
-    if isinstance(t, T.StructType):
-        convs = [(f.name, _converter(f.data_type, failed)) for f in t.fields]
-
-        def conv_struct(v):
-            if not isinstance(v, dict):
-                raise _Bad
-            out = {}
-            for n, c in convs:
-                x = v.get(n)
-                try:
-                    out[n] = None if x is None else c(x)
-                except _Bad:
-                    out[n] = None
-                    failed[0] = True
-            return out
-        return conv_struct
-    if isinstance(t, T.MapType):
-        # a JSON object as a map: its names are the keys (Spark's JacksonParser), Arrow takes
-        # (key, value) pairs
-        ck, cv = _converter(t.key_type, failed), _converter(t.value_type, failed)
-
-        def conv_map(v):
-            if not isinstance(v, dict):
-                raise _Bad
-            return [(ck(k), None if x is None else cv(x)) for k, x in v.items()]
-        return conv_map
-    if isinstance(t, T.ArrayType):
-        ce = _converter(t.element_type, failed)
-
-        def conv_array(v):
-            if not isinstance(v, list):
-                raise _Bad
-            return [None if x is None else ce(x) for x in v]
-        return conv_array
-    if isinstance(t, (T.DateType, T.TimestampType)):
-        # read as text, converted by CAST afterwards (``_text_typed``)
-        def conv_text(v):
-            if type(v) is str:
-                return v
-            raise _Bad
-        return conv_text
-    return lambda v: _dump(v)
 
 
 def _text_typed(t: T.DataType) -> bool:
@@ -569,7 +262,7 @@ def _python_read(data: bytes, fields: list[tuple[str, T.DataType]], o: JsonOptio
     """Columns of ``fields`` read line by line, with the boolean ``bad`` flags and the corrupt
     records' text."""
     failed = [False]
-    convs = [(n, _converter(t, failed)) for n, t in fields]
+    convs = [(n, value_converter(t, failed)) for n, t in fields]
     as_text = {n for n, t in fields if isinstance(t, T.StringType)}
     rows: list[list[Any]] = []
     bad: list[bool] = []
@@ -579,7 +272,7 @@ def _python_read(data: bytes, fields: list[tuple[str, T.DataType]], o: JsonOptio
         recs = v if isinstance(v, list) else [v]
         if isinstance(v, list) and not v:
             continue
-        if isinstance(v, _Malformed) or not all(isinstance(r, dict) for r in recs):
+        if isinstance(v, Malformed) or not all(isinstance(r, dict) for r in recs):
             rows.append([None] * len(convs))
             bad.append(True)
             texts.append(text)
@@ -599,7 +292,7 @@ def _python_read(data: bytes, fields: list[tuple[str, T.DataType]], o: JsonOptio
                         continue
                 try:
                     row.append(c(x))
-                except _Bad:
+                except BadValue:
                     row.append(None)
                     failed[0] = True
             rows.append(row)

@@ -64,6 +64,7 @@ from ember.expressions.predicates import IsNotNull
 from ember.execution.file_index import (HIVE_NULL, PARTITION_OPTION, FileSplit, partition_columns,
                                         partition_values, read_lines)
 from ember.execution.json_source import read_json
+from ember.execution.text_source import read_text, splittable
 
 __all__ = ["scan_file_relation", "read_csv_strings", "partition_values", "PARTITION_OPTION",
            "HIVE_NULL"]
@@ -342,22 +343,47 @@ def _partition_column(a, value: str | None, n: int, time_zone: str) -> pa.Array:
 
 
 def multi_line(rel) -> bool:
-    """Whether ``rel``'s files are read whole (``multiLine``), not splittable by lines."""
-    return _flag(_options(rel.options), "multiLine")
+    """Whether ``rel``'s files are read whole (``multiLine``; for text ``wholetext`` or a
+    ``lineSep``), not splittable by lines."""
+    opts = _options(rel.options)
+    if rel.format.lower() == "text":
+        return not splittable(opts)
+    return _flag(opts, "multiLine")
 
 
 def _scan_json(rel, opts: dict[str, str], time_zone: str,
                splits: Sequence[FileSplit] | None = None) -> pa.Table:
     """``rel``'s JSON files (or ``splits`` of them) with their partition columns."""
+    return _scan_lines(rel, opts, time_zone, splits, _flag(opts, "multiLine"),
+                       lambda path, data_attrs, data: read_json(path, data_attrs, opts,
+                                                                time_zone, data=data))
+
+
+def _scan_text(rel, opts: dict[str, str], time_zone: str,
+               splits: Sequence[FileSplit] | None = None) -> pa.Table:
+    """``rel``'s text files (or ``splits`` of them) with their partition columns."""
+    def read(path, data_attrs, data):
+        values = read_text(path, opts, data)
+        return pa.table([values] * len(data_attrs), names=[a.name for a in data_attrs]) \
+            if data_attrs else pa.table({"_": pa.nulls(len(values))}).drop(["_"])
+
+    return _scan_lines(rel, opts, time_zone, splits, not splittable(opts), read)
+
+
+def _scan_lines(rel, opts: dict[str, str], time_zone: str,
+                splits: Sequence[FileSplit] | None, whole: bool,
+                read: Callable[[str, list, bytes | None], pa.Table]) -> pa.Table:
+    """``rel``'s files of a line-based format (or ``splits`` of them, unless read ``whole``),
+    each read by ``read(path, data attributes, its lines or None)``, with the partition
+    columns."""
     parts = {a.id for a in partition_columns(rel)}
     data_attrs = [a for a in rel.attrs if a.id not in parts]
-    whole = _flag(opts, "multiLine")
     units = splits if splits is not None else [FileSplit(p, 0, -1) for p in rel.paths]
     schema = schema_of(rel.attrs)
     tables = []
     for u in units:
         data = None if whole or u.length < 0 else read_lines(u)
-        t = read_json(u.path, data_attrs, opts, time_zone, data=data)
+        t = read(u.path, data_attrs, data)
         n = t.num_rows
         if parts:
             vals = partition_values(u.path, [a.name for a in rel.attrs if a.id in parts])
@@ -399,6 +425,8 @@ def scan_file_relation(rel, batch_size: int, time_zone: str = "UTC",
             table = _scan_csv_partitioned(rel, opts, time_zone, splits)
         elif fmt == "json":
             table = _scan_json(rel, opts, time_zone, splits)
+        elif fmt == "text":
+            table = _scan_text(rel, opts, time_zone, splits)
         else:
             raise UnsupportedError(f"Data source {rel.format} is not supported")
     except FileNotFoundError as e:

@@ -330,9 +330,11 @@ def _bound_expression(key: Expression, offset: Expression, time_zone: str) -> Ex
         return lookup_function("date_add", (key, offset))
     if isinstance(kt, T.DateType) and isinstance(ot, T.YearMonthIntervalType):
         return DateAddYMInterval(key, offset)
-    if isinstance(kt, T.TimestampType) and isinstance(ot, T.DayTimeIntervalType):
+    if isinstance(kt, (T.TimestampType, T.TimestampNTZType)) and isinstance(
+            ot, T.DayTimeIntervalType):
         return TimestampAddInterval(key, offset, time_zone)
-    if isinstance(kt, T.TimestampType) and isinstance(ot, T.YearMonthIntervalType):
+    if isinstance(kt, (T.TimestampType, T.TimestampNTZType)) and isinstance(
+            ot, T.YearMonthIntervalType):
         return TimestampAddYMInterval(key, offset, time_zone)
     if isinstance(kt, T.NumericType) and ot != kt:
         offset = Cast(offset, kt)  # Spark's WindowFrameCoercion

@@ -26,7 +26,6 @@ objects unless ``ignoreNullFields`` is false.
 
 from __future__ import annotations
 
-import base64
 import bz2
 import gzip
 import os
@@ -44,9 +43,11 @@ from ember import types as T
 from ember.conf import JSON_IGNORE_NULL_FIELDS, MAX_RECORDS_PER_FILE, PARQUET_COMPRESSION
 from ember.errors import AnalysisError, UnsupportedError
 from ember.execution.scan import HIVE_NULL
-from ember.expressions.cast import _local_naive, cast_array
+from ember.expressions.cast import cast_array
 from ember.expressions.common import sql_type
-from ember.expressions.datetime import _STRFTIME_TOKENS, _format_token, _pattern_tokens
+from ember.expressions.text_format import (
+    DEFAULT_TIMESTAMP_FORMAT, JsonGenerator, text_values,
+)
 
 __all__ = ["WriteJob", "write_task", "escape_path_name", "partition_directory",
            "check_writable", "WRITE_FORMATS", "DEFAULT_TIMESTAMP_FORMAT"]
@@ -54,8 +55,6 @@ __all__ = ["WriteJob", "write_task", "escape_path_name", "partition_directory",
 WRITE_FORMATS = ("parquet", "csv", "json", "text")
 #: Arrow bytes a Parquet writer buffers before it writes them as one row group
 ROW_GROUP_BYTES = 64 << 20
-DEFAULT_TIMESTAMP_FORMAT = "yyyy-MM-dd'T'HH:mm:ss.SSSXXX"
-DEFAULT_DATE_FORMAT = "yyyy-MM-dd"
 
 #: Parquet codecs: option value -> (pyarrow codec, file-name extension)
 _PARQUET_CODECS = {"none": ("none", ""), "uncompressed": ("none", ""),
@@ -446,100 +445,11 @@ def _wrap(arr: pa.Array, left: str, right: str) -> pa.Array:
     return pc.binary_join_element_wise(_str(left), arr, _str(right), _str(""))
 
 
-def format_datetime(arr: pa.Array, dt: T.DataType, pattern: str, time_zone: str) -> pa.Array:
-    """Dates / timestamps as strings in a Spark datetime ``pattern`` (timestamps in
-    ``time_zone``; ``X`` / ``XXX`` / ``Z`` print the zone offset, ``XXX`` as ``Z`` for UTC)."""
-    if isinstance(dt, T.DateType):
-        utc = arr.cast(pa.timestamp("us"))
-        local = utc
-    else:
-        local = _local_naive(arr, time_zone)
-        utc = arr.cast(pa.timestamp("us"))
-    us = pc.fill_null(local.cast(pa.int64()), 0).to_numpy(zero_copy_only=False)
-    secs, frac = np.divmod(us, 1_000_000)
-    valid = pc.is_valid(arr).to_numpy(zero_copy_only=False)
-    local_s = pa.array(secs, mask=~valid).cast(pa.timestamp("s"))
-    frac_us = pa.array(frac, mask=~valid)
-    offset = (us - pc.fill_null(utc.cast(pa.int64()), 0).to_numpy(zero_copy_only=False)
-              ) // 1_000_000
-    parts = []
-    run = ""  # consecutive fields strftime prints as Spark does, formatted in one call
-    for tok in _pattern_tokens(pattern):
-        if tok.startswith("'"):
-            run += tok[1:].replace("%", "%%")
-            continue
-        if tok in _STRFTIME_TOKENS:
-            run += _STRFTIME_TOKENS[tok]
-            continue
-        if run:
-            parts.append(_strftime(local_s, run))
-            run = ""
-        if tok[0] in "XZx":
-            parts.append(_offsets(offset, tok))
-        else:
-            parts.append(_format_token(tok, local_s, frac_us).cast(pa.large_string()))
-    if run:
-        parts.append(_strftime(local_s, run))
-    out = parts[0] if len(parts) == 1 else pc.binary_join_element_wise(*parts, _str(""))
-    return pc.if_else(pc.is_valid(arr), out, pa.scalar(None, pa.large_string()))
-
-
-#: strftime formats Arrow's (much faster) cast to string prints, up to a character: the ISO
-#: layouts "YYYY-MM-DD HH:MM:SS" / "YYYY-MM-DD" (the 'T' put in place)
-_ISO_PREFIXES = {"%Y-%m-%d %H:%M:%S": None, "%Y-%m-%dT%H:%M:%S": "T", "%Y-%m-%d": None}
-
-
-def _strftime(local_s: pa.Array, fmt: str) -> pa.Array:
-    """``local_s`` (timestamp[s]) formatted with ``fmt``."""
-    for prefix, sep in _ISO_PREFIXES.items():
-        rest = fmt[len(prefix):]
-        if fmt.startswith(prefix) and "%" not in rest.replace("%%", ""):
-            text = local_s.cast(pa.string()).cast(pa.large_string())
-            if prefix == "%Y-%m-%d":
-                text = pc.utf8_slice_codeunits(text, 0, 10)
-            elif sep:
-                text = pc.utf8_replace_slice(text, 10, 11, sep)
-            if rest:
-                text = pc.binary_join_element_wise(text, _str(rest.replace("%%", "%")), _str(""))
-            return text
-    return pc.strftime(local_s, format=fmt).cast(pa.large_string())
-
-
-def _offsets(offset_s: np.ndarray, tok: str) -> pa.Array:
-    """Zone offsets (seconds) as pattern letter ``tok`` prints them; formatted once per
-    distinct offset (a zone has few)."""
-    if not len(offset_s) or offset_s.min() == offset_s.max():  # one offset (UTC): no search
-        distinct, index = offset_s[:1], np.zeros(len(offset_s), dtype=np.int64)
-    else:
-        distinct, index = np.unique(offset_s, return_inverse=True)
-    texts = []
-    for off in distinct.tolist():
-        sign = "-" if off < 0 else "+"
-        hh, mm = divmod(abs(off) // 60, 60)
-        if tok[0] == "X" and off == 0:
-            texts.append("Z")
-        elif tok in ("X", "x"):
-            texts.append(f"{sign}{hh:02d}" + (f"{mm:02d}" if mm else ""))
-        elif tok in ("XX", "xx", "Z", "ZZ", "ZZZ"):
-            texts.append(f"{sign}{hh:02d}{mm:02d}")
-        else:
-            texts.append(f"{sign}{hh:02d}:{mm:02d}")
-    return pc.take(pa.array(texts, pa.large_string()), pa.array(index.reshape(-1)))
-
-
 def _text_values(job: WriteJob, arr: pa.Array, dt: T.DataType, opts: dict[str, str]
                  ) -> pa.Array:
     """Scalar values as CSV / JSON text (before quoting), NULL stays NULL."""
-    if isinstance(dt, T.TimestampType):
-        return format_datetime(arr, dt, opts.get("timestampformat", DEFAULT_TIMESTAMP_FORMAT),
-                               job.time_zone)
-    if isinstance(dt, T.DateType):
-        return format_datetime(arr, dt, opts.get("dateformat", DEFAULT_DATE_FORMAT),
-                               job.time_zone)
-    if isinstance(dt, T.StringType):
-        return arr.cast(pa.large_string())
-    return cast_array(arr, dt, T.STRING, ansi=False, time_zone=job.time_zone
-                      ).cast(pa.large_string())
+    return text_values(arr, dt, opts, job.time_zone)
+
 
 
 class _CsvEncoder(_LineEncoder):
@@ -615,97 +525,19 @@ class _CsvEncoder(_LineEncoder):
         return _join(cells, self.sep)
 
 
-# JSON (Jackson's escapes: the named ones, other control characters as \u00XX)
-_JSON_NAMED = (("\\", "\\\\"), ('"', '\\"'), ("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t"),
-               ("\b", "\\b"), ("\f", "\\f"))
-_JSON_OTHER = tuple(chr(c) for c in range(32) if chr(c) not in "\n\r\t\b\f")
-
-
-def json_string(arr: pa.Array) -> pa.Array:
-    """Strings as JSON string literals (quoted, escaped as Jackson escapes them)."""
-    text = arr.cast(pa.large_string())
-    for raw, esc in _JSON_NAMED:
-        text = pc.replace_substring(text, raw, esc)
-    if pc.any(pc.match_substring_regex(text, "[\\x00-\\x1f]")).as_py():
-        for c in _JSON_OTHER:
-            text = pc.replace_substring(text, c, f"\\u{ord(c):04x}")
-    return _wrap(text, '"', '"')
-
-
 class _JsonEncoder(_LineEncoder):
     """Spark's JSON Lines writer (``JacksonGenerator``)."""
 
     def __init__(self, job: WriteJob, path: str) -> None:
         super().__init__(job, path)
         flag = self.opts.get("ignorenullfields")
-        self.ignore_nulls = job.ignore_null_fields if flag is None else flag.lower() == "true"
+        ignore_nulls = job.ignore_null_fields if flag is None else flag.lower() == "true"
+        self.generator = JsonGenerator(self.opts, job.time_zone, ignore_nulls)
 
     def encode(self, batch: pa.RecordBatch) -> pa.Array:
         fields = list(zip(self.job.data_names, self.job.data_types))
-        return self._object(list(batch.columns), fields, batch.num_rows, None)
+        return self.generator.object(list(batch.columns), fields, batch.num_rows, None)
 
-    def _object(self, columns: list[pa.Array], fields: list[tuple[str, T.DataType]], n: int,
-                valid: pa.Array | None) -> pa.Array:
-        frags = []
-        for arr, (name, dt) in zip(columns, fields):
-            value = self._value(arr, dt)
-            if not self.ignore_nulls:
-                value = pc.fill_null(value, _str("null"))
-            key = json_string(pa.array([name], pa.large_string()))[0].as_py() + ":"
-            frags.append(pc.binary_join_element_wise(_str(key), value, _str("")))
-        if not frags:
-            body = pa.repeat(_str(""), n)
-        else:
-            body = _join(frags, ",", skip_nulls=True)
-            if len(body) != n:  # Arrow's skip-nulls join of all-NULL fields comes back empty
-                body = pa.nulls(n, pa.large_string())
-            body = pc.fill_null(body, _str(""))
-        out = _wrap(body, "{", "}")
-        if valid is not None:
-            out = pc.if_else(valid, out, pa.scalar(None, pa.large_string()))
-        return out
-
-    def _value(self, arr: pa.Array, dt: T.DataType) -> pa.Array:
-        """Each value's JSON text; NULL stays NULL."""
-        if isinstance(arr, pa.ChunkedArray):
-            arr = arr.combine_chunks()
-        if isinstance(dt, T.StringType):
-            return json_string(arr)
-        if isinstance(dt, (T.TimestampType, T.DateType)):
-            return json_string(_text_values(self.job, arr, dt, self.opts))
-        if isinstance(dt, T.BinaryType):  # base64 per value (Arrow has no base64 kernel)
-            return json_string(pa.array(
-                [None if v is None else base64.b64encode(v).decode() for v in arr.to_pylist()],
-                pa.large_string()))
-        if isinstance(dt, (T.FloatType, T.DoubleType)):
-            text = _text_values(self.job, arr, dt, self.opts)
-            special = pc.is_in(text, pa.array(["NaN", "Infinity", "-Infinity"],
-                                               pa.large_string()))
-            return pc.if_else(special, _wrap(text, '"', '"'), text)
-        if isinstance(dt, T.ArrayType):
-            values = self._value(arr.values, dt.element_type)
-            values = pc.fill_null(values, _str("null"))
-            lists = pa.LargeListArray.from_arrays(
-                pc.cast(arr.offsets, pa.int64()), values, mask=pc.invert(pc.is_valid(arr)))
-            joined = pc.binary_join(lists, _str(","))
-            return _wrap(joined, "[", "]")
-        if isinstance(dt, T.MapType):
-            # a JSON object: the keys' text as names (Spark's JacksonGenerator)
-            keys = json_string(cast_array(arr.keys, dt.key_type, T.STRING))
-            items = pc.fill_null(self._value(arr.items, dt.value_type), _str("null"))
-            entries = pc.binary_join_element_wise(keys, items, _str(":"))
-            lists = pa.LargeListArray.from_arrays(
-                pc.cast(arr.offsets, pa.int64()), entries, mask=pc.invert(pc.is_valid(arr)))
-            return _wrap(pc.binary_join(lists, _str(",")), "{", "}")
-        if isinstance(dt, T.StructType):
-            # struct_field honours the struct's slice offset (``.field(i)`` does not)
-            columns = [pc.struct_field(arr, [i]) for i in range(len(dt.fields))]
-            return self._object(columns, [(f.name, f.data_type) for f in dt.fields], len(arr),
-                                pc.is_valid(arr))
-        text = _text_values(self.job, arr, dt, self.opts)
-        if isinstance(dt, (T.NumericType, T.BooleanType, T.NullType)):
-            return text
-        return json_string(text)  # intervals: their SQL text, as a string
 
 
 class _TextEncoder(_LineEncoder):

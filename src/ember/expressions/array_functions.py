@@ -24,7 +24,9 @@ from ember.errors import ExecutionError
 from ember.expressions.base import Literal
 from ember.expressions.cast import cast_array
 from ember.expressions.collections import _build_map, list_parts, lists_from_lengths
+from ember.expressions.common import unexpected_input_type
 from ember.expressions.misc import FunctionSpec, ScalarFunction, nullable_from_arguments, register
+from ember.expressions.regex import translate
 
 __all__ = ["ARRAY_FUNCTIONS", "zip_field_names"]
 
@@ -620,3 +622,259 @@ ARRAY_FUNCTIONS: dict[str, tuple[str, int, int]] = {
     "sequence": ("sequence", 2, 3), "map_entries": ("map_entries", 1, 1),
     "map_concat": ("map_concat", 0, 1 << 20), "split": ("split", 2, 3),
 }
+
+
+# ---------------------------------------------------------------------------------------------
+# array_append / array_prepend / array_insert / array_compact / array_repeat / array_size /
+# arrays_overlap / map_from_entries / str_to_map / shuffle
+
+
+def _placed(flat: Flat, new_lens: np.ndarray, dest: np.ndarray, extra: pa.Array,
+            extra_dest: np.ndarray, valid: np.ndarray, at: pa.DataType) -> pa.Array:
+    """Lists of ``new_lens`` elements: the old elements at positions ``dest`` (within their
+    row), the ``extra`` values at ``extra_dest`` (absolute) and NULL everywhere else."""
+    new_lens = np.where(valid, new_lens, 0)
+    starts = np.concatenate([[0], np.cumsum(new_lens)])[:-1]
+    total = int(new_lens.sum())
+    old = flat.values()
+    n_old = len(old)
+    src = np.full(total, n_old + len(extra), np.int64)  # the NULL appended last
+    keep = valid[flat.rows] if len(flat.rows) else np.zeros(0, bool)
+    src[starts[flat.rows[keep]] + dest[keep]] = np.flatnonzero(keep)
+    src[extra_dest] = n_old + np.arange(len(extra))
+    et = at.value_type
+    pool = pa.concat_arrays([old.cast(et), extra.cast(et), pa.nulls(1, et)])
+    return _lists(new_lens, pool.take(pa.array(src)), valid, at)
+
+
+def _append_like(a, node, b):
+    arr, v = a[0], a[-1]
+    flat = Flat(arr)
+    valid = flat.valid
+    rows = np.flatnonzero(valid)
+    new_lens = flat.lens + 1
+    starts = np.concatenate([[0], np.cumsum(np.where(valid, new_lens, 0))])[:-1]
+    if node.spec.key == "array_append":
+        dest, extra_dest = flat.within, starts[rows] + flat.lens[rows]
+    else:
+        dest, extra_dest = flat.within + 1, starts[rows]
+    return _placed(flat, new_lens, dest, v.take(pa.array(rows, pa.int64())), extra_dest, valid,
+                   node.data_type.to_arrow())
+
+
+def _append_result(t):
+    at = t[0]
+    if not isinstance(at, T.ArrayType):
+        return T.ArrayType(t[1])
+    wider = find_wider_type([at.element_type, t[1]], string_promotion=False) or at.element_type
+    return T.ArrayType(wider, True)
+
+
+def _element_only(types):
+    """``f(array, value)`` with the value cast to the wider element type and the array left
+    as it is (the kernel casts its elements)."""
+    t = _array_and_element(types)
+    return t if t is None else (None, t[1])
+
+
+for _k in ("array_append", "array_prepend"):
+    _spec(_k, _element_only, _append_result, _append_like, expected='"ARRAY"',
+          null_intolerant=False, nullable=lambda node: node.arguments[0].nullable)
+
+
+def _insert(a, node, b):
+    arr, pos, v = a
+    flat = Flat(arr)
+    p, p_ok = pc.fill_null(pos.cast(pa.int64()), 1).to_numpy(zero_copy_only=False), _valid(pos)
+    valid = flat.valid & p_ok
+    if np.any(valid & (p == 0)):
+        raise ExecutionError(
+            "The index 0 is invalid. An index shall be either < 0 or > 0 (the first element "
+            "has index 1).", error_class="INVALID_INDEX_OF_ZERO")
+    lens = flat.lens
+    k = np.where(p > 0, p - 1, lens + p + 1)  # the new element's index, before any padding
+    pad_front = np.where(k < 0, -k, 0)
+    idx = np.where(k < 0, 0, k)
+    new_lens = np.where(k < 0, lens + 1 + pad_front, np.maximum(lens + 1, idx + 1))
+    r = flat.rows
+    dest = np.where((k < 0)[r], flat.within + 1 + pad_front[r],
+                    flat.within + (flat.within >= idx[r]))
+    rows = np.flatnonzero(valid)
+    starts = np.concatenate([[0], np.cumsum(np.where(valid, new_lens, 0))])[:-1]
+    return _placed(flat, new_lens, dest, v.take(pa.array(rows, pa.int64())),
+                   starts[rows] + idx[rows], valid, node.data_type.to_arrow())
+
+
+def _insert_inputs(types):
+    at, pt, vt = types
+    t = _element_only((at, vt))
+    if t is None or not (pt.is_integral or isinstance(pt, T.NullType)):
+        return None
+    return (t[0], None if isinstance(pt, T.NullType) else T.INT, t[1])  # NULL: _insert_check
+
+
+def _insert_check(node) -> str | None:
+    p = node.arguments[1]
+    if not isinstance(p.data_type, T.IntegerType):
+        return unexpected_input_type(2, '"INT"', p)
+    return None
+
+
+_spec("array_insert", _insert_inputs, lambda t: _append_result((t[0], t[2])), _insert,
+      expected='"ARRAY"', null_intolerant=False, may_fail=True, check=_insert_check,
+      nullable=lambda node: node.arguments[0].nullable or node.arguments[1].nullable)
+
+
+def _compact(a, node, b):
+    flat = Flat(a[0])
+    vals = flat.values()
+    keep = _valid(vals)
+    lens = _rows_of(flat.rows[keep], flat.n)
+    return _lists(lens, vals.filter(pa.array(keep)), flat.valid, node.data_type.to_arrow())
+
+
+_spec("array_compact", _one_array, lambda t: T.ArrayType(_et(t[0]), False), _compact,
+      expected='"ARRAY"', nullable=nullable_from_arguments)
+
+
+def _repeat(a, node, b):
+    v, count = a
+    c = pc.fill_null(count.cast(pa.int64()), 0).to_numpy(zero_copy_only=False)
+    valid = _valid(count)
+    lens = np.where(valid, np.maximum(c, 0), 0)
+    at = node.data_type.to_arrow()
+    vals = v.cast(at.value_type).take(pa.array(np.repeat(np.arange(len(v)), lens), pa.int64()))
+    return _lists(lens, vals, valid, at)
+
+
+_spec("array_repeat", lambda t: (None, T.INT) if t[1].is_integral or isinstance(t[1], T.NullType)
+      else None, lambda t: T.ArrayType(t[0], True), _repeat, null_intolerant=False,
+      expected='"INT"', nullable=lambda node: node.arguments[1].nullable)
+
+
+def _array_size(a, node, b):
+    flat = Flat(a[0])
+    return pa.array(flat.lens.astype(np.int32), pa.int32(), mask=~flat.valid)
+
+
+_spec("array_size", _one_array, lambda t: T.INT, _array_size, expected='"ARRAY"',
+      nullable=nullable_from_arguments)
+
+
+def _overlap(a, node, b):
+    left, right = (Flat(x) for x in a)
+    et = find_wider_type([_et(x.data_type) for x in node.arguments], string_promotion=False)
+    lv, rv = (cast_array(f.values(), _et(x.data_type), et)
+              for f, x in zip((left, right), node.arguments))
+    lnull, rnull = ~_valid(lv), ~_valid(rv)
+    hit = _member(left.rows, _key(lv, et), right.rows, _key(rv, et)) & ~lnull
+    found = _rows_of(left.rows[hit], left.n) > 0
+    has_null = (_rows_of(left.rows[lnull], left.n) + _rows_of(right.rows[rnull], left.n)) > 0
+    both = (left.lens > 0) & (right.lens > 0)
+    valid = left.valid & right.valid & (found | ~(has_null & both))
+    return _bool_or_null(found, valid)
+
+
+def _overlap_nullable(node) -> bool:
+    return any(x.nullable or getattr(x.data_type, "contains_null", True) for x in node.arguments)
+
+
+_spec("arrays_overlap", lambda t: None if _two_arrays(t) is None else (None, None), lambda t: T.BOOLEAN, _overlap, expected='"ARRAY"',
+      nullable=_overlap_nullable)
+
+
+def _map_from_entries(a, node, b):
+    flat = Flat(a[0])
+    entries = flat.values()
+    bad_entry = ~_valid(entries)
+    bad_row = _rows_of(flat.rows[bad_entry], flat.n) > 0
+    valid = flat.valid & ~bad_row
+    keep = valid[flat.rows] if len(flat.rows) else np.zeros(0, bool)
+    entries = entries.filter(pa.array(keep))
+    lens = np.where(valid, flat.lens, 0)
+    offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+    keys = pc.struct_field(entries, [0]) if len(entries) else pa.array(
+        [], node.data_type.key_type.to_arrow())
+    items = pc.struct_field(entries, [1]) if len(entries) else pa.array(
+        [], node.data_type.value_type.to_arrow())
+    return _build_map(keys, items, offsets, ~valid, node.data_type)
+
+
+def _entries_inputs(types):
+    t = types[0]
+    if isinstance(t, T.ArrayType) and isinstance(t.element_type, T.StructType) and len(
+            t.element_type.fields) == 2:
+        return (None,)
+    return None
+
+
+def _entries_result(t):
+    st = t[0].element_type
+    k, v = st.fields
+    return T.MapType(k.data_type, v.data_type, v.nullable)
+
+
+_spec("map_from_entries", _entries_inputs, _entries_result, _map_from_entries, may_fail=True,
+      expected='"ARRAY" of pair "STRUCT"',
+      nullable=lambda node: node.arguments[0].nullable or node.arguments[0].data_type.contains_null)
+
+
+def _str_to_map(a, node, b):
+    text = a[0].cast(pa.large_string())
+    delims = []
+    for e in node.arguments[1:]:
+        if not isinstance(e, Literal) or e.value is None:
+            raise ExecutionError("str_to_map with a non-literal delimiter is not supported",
+                                 error_class="UNSUPPORTED_FEATURE")
+        delims.append(e.value)
+    pair_delim, kv_delim = delims
+    pairs = _java_split(text, pair_delim, None)
+    flat = Flat(pairs)
+    kv = _java_split(flat.values(), kv_delim, 1)
+    kv_flat = Flat(kv)
+    starts = np.concatenate([[0], np.cumsum(kv_flat.lens)])[:-1]
+    vals = kv_flat.values()
+    keys = vals.take(pa.array(starts, pa.int64()))
+    has_value = kv_flat.lens > 1
+    items = vals.take(pa.array(np.where(has_value, starts + 1, 0), mask=~has_value))
+    offsets = np.concatenate([[0], np.cumsum(flat.lens)]).astype(np.int64)
+    return _build_map(keys, items, offsets, ~flat.valid, node.data_type)
+
+
+def _java_split(s: pa.Array, delim: str, max_splits: int | None) -> pa.Array:
+    """Java's ``String.split(regex, -1 / 2)``: every piece kept (the empty pattern splits
+    characters)."""
+    if delim == "":
+        return _split_chars(s, max_splits)
+    tr = translate(delim)
+    if tr.re2 is None:
+        raise ExecutionError(f"Java regex feature not supported by Ember: '{delim}'",
+                             error_class="UNSUPPORTED_FEATURE")
+    return pc.split_pattern_regex(s, tr.re2, max_splits=max_splits).cast(
+        pa.large_list(pa.large_string()))
+
+
+_spec("str_to_map", lambda t: (T.STRING, T.STRING, T.STRING), lambda t: T.MapType(
+    T.STRING, T.STRING, True), _str_to_map, may_fail=True, expected='"STRING"',
+    nullable=lambda node: node.arguments[0].nullable)
+
+
+def _shuffle(a, node, b):
+    flat = Flat(a[0])
+    seed = node.arguments[1].value if len(node.arguments) > 1 else None
+    rng = np.random.default_rng(None if seed is None else int(seed) % (1 << 64))
+    order = np.lexsort((rng.random(len(flat.rows)), flat.rows))
+    return _lists(flat.lens, flat.values().take(pa.array(order, pa.int64())), flat.valid,
+                  node.data_type.to_arrow())
+
+
+_spec("shuffle", lambda t: (None,) + ((None,) if len(t) > 1 else ())
+      if isinstance(t[0], (T.ArrayType, T.NullType)) else None, lambda t: t[0], _shuffle,
+      expected='"ARRAY"', nullable=nullable_from_arguments)
+
+ARRAY_FUNCTIONS.update({
+    "array_append": ("array_append", 2, 2), "array_prepend": ("array_prepend", 2, 2),
+    "array_insert": ("array_insert", 3, 3), "array_compact": ("array_compact", 1, 1),
+    "array_repeat": ("array_repeat", 2, 2), "array_size": ("array_size", 1, 1),
+    "arrays_overlap": ("arrays_overlap", 2, 2), "map_from_entries": ("map_from_entries", 1, 1),
+})

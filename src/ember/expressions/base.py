@@ -16,8 +16,9 @@ Contract of an :class:`Expression`:
 from __future__ import annotations
 
 import itertools
+import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import field
 from typing import Any, ClassVar
 
@@ -465,7 +466,7 @@ def literal_to_string(value: Any, dtype: T.DataType) -> str:
         return "true" if value else "false"
     if isinstance(dtype, (T.FloatType, T.DoubleType)):
         return _float_str(float(value), isinstance(dtype, T.FloatType))
-    if isinstance(dtype, T.TimestampType):
+    if isinstance(dtype, (T.TimestampType, T.TimestampNTZType)):
         return value.strftime("%Y-%m-%d %H:%M:%S") + (
             f".{value.microsecond:06d}".rstrip("0") if value.microsecond else ""
         )
@@ -497,6 +498,8 @@ def literal_to_sql(value: Any, dtype: T.DataType) -> str:
             return f"DATE '{value}'"
         case T.TimestampType():
             return f"TIMESTAMP '{literal_to_string(value, dtype)}'"
+        case T.TimestampNTZType():
+            return f"TIMESTAMP_NTZ '{literal_to_string(value, dtype)}'"
         case _:
             return str(value)
 
@@ -550,6 +553,29 @@ class UnresolvedStar(Unevaluable, LeafExpression):
 
     def sql(self) -> str:
         return self.simple_string()
+
+
+@node
+class UnresolvedRegex(UnresolvedStar):
+    """``df.colRegex("`a.*`")``: the columns whose names match ``pattern`` in full (of the
+    relation ``target`` names, if any), expanded like ``*`` (Spark's ``UnresolvedRegex``);
+    ``case_sensitive`` is the session's setting when the Column was made."""
+
+    pattern: str = ""
+    case_sensitive: bool = False
+
+    def expand(self, output: Sequence["AttributeReference"]) -> list["AttributeReference"]:
+        """The attributes of ``output`` the regex selects (none is not an error)."""
+        flags = 0 if self.case_sensitive else re.IGNORECASE
+        regex = re.compile(self.pattern, flags)
+        if self.target:
+            t = self.target[-1] if self.case_sensitive else self.target[-1].lower()
+            output = [a for a in output if a.qualifier and (
+                a.qualifier[-1] if self.case_sensitive else a.qualifier[-1].lower()) == t]
+        return [a for a in output if regex.fullmatch(a.name)]
+
+    def simple_string(self) -> str:
+        return ".".join(self.target + (f"`{self.pattern}`",))
 
 
 @node

@@ -1,5 +1,5 @@
 """Bitwise operators over integral values (Spark's ``bitwiseExpressions.scala`` and
-``ShiftRight``): ``a & b`` and ``shiftright(a, n)``. ResolveGroupingAnalytics builds
+``ShiftRight``): ``a & b``, ``a | b``, ``a ^ b`` and ``shiftright(a, n)``. ResolveGroupingAnalytics builds
 ``grouping(col)`` from them: ``cast((shiftright(spark_grouping_id, n) & 1) as tinyint)``.
 """
 
@@ -10,10 +10,10 @@ import pyarrow.compute as pc
 
 from ember import types as T
 from ember.expressions.base import Expression
-from ember.expressions.common import eval_null_intolerant
+from ember.expressions.common import TypeCheckFailure, diff_types, eval_null_intolerant, sql_type
 from ember.trees import node
 
-__all__ = ["BitwiseAnd", "ShiftRight"]
+__all__ = ["BitwiseAnd", "BitwiseOr", "BitwiseXor", "ShiftRight"]
 
 
 class _IntegralBinary(Expression):
@@ -30,24 +30,6 @@ class _IntegralBinary(Expression):
     @property
     def nullable(self) -> bool:
         return self.left.nullable or self.right.nullable
-
-
-@node
-class BitwiseAnd(_IntegralBinary):
-    """``left & right`` over two values of one integral type (Spark's ``BitwiseAnd``)."""
-
-    left: Expression
-    right: Expression
-
-    def eval(self, batch: pa.RecordBatch) -> pa.Array:
-        left, right = eval_null_intolerant((self.left, self.right), batch)
-        return pc.bit_wise_and(left, right).cast(self.data_type.to_arrow())
-
-    def simple_string(self) -> str:
-        return f"({self.left.simple_string()} & {self.right.simple_string()})"
-
-    def sql(self) -> str:
-        return f"({self.left.sql()} & {self.right.sql()})"
 
 
 @node
@@ -70,3 +52,72 @@ class ShiftRight(_IntegralBinary):
 
     def sql(self) -> str:
         return f"shiftright({self.left.sql()}, {self.right.sql()})"
+
+
+class _BitwiseOperator(_IntegralBinary):
+    """``left op right`` over two values of one integral type, the operands widened by type
+    coercion (Spark's BinaryArithmetic with ``IntegralType`` inputs)."""
+
+    __slots__ = ()
+    symbol = "?"
+    kernel = staticmethod(pc.bit_wise_and)
+
+    def check_input_types(self) -> str | None:
+        lt, rt = self.left.data_type, self.right.data_type
+        if lt != rt and not isinstance(lt, T.NullType) and not isinstance(rt, T.NullType):
+            return diff_types(self.left, self.right)
+        t = rt if isinstance(lt, T.NullType) else lt
+        if not (t.is_integral or isinstance(t, T.NullType)):
+            return TypeCheckFailure(
+                f'the binary operator requires the input type "INTEGRAL", not {sql_type(t)}.',
+                "BINARY_OP_WRONG_TYPE",
+                {"inputType": '"INTEGRAL"', "actualDataType": sql_type(t)})
+        return None
+
+    @property
+    def data_type(self) -> T.DataType:
+        t = self.left.data_type
+        return self.right.data_type if isinstance(t, T.NullType) else t
+
+    def eval(self, batch: pa.RecordBatch) -> pa.Array:
+        left, right = eval_null_intolerant((self.left, self.right), batch)
+        at = self.data_type.to_arrow()
+        if pa.types.is_null(at):
+            return pa.nulls(len(left))
+        return type(self).kernel(left.cast(at), right.cast(at))
+
+    def simple_string(self) -> str:
+        return f"({self.left.simple_string()} {self.symbol} {self.right.simple_string()})"
+
+    def sql(self) -> str:
+        return f"({self.left.sql()} {self.symbol} {self.right.sql()})"
+
+
+@node
+class BitwiseAnd(_BitwiseOperator):
+    """``left & right`` (Spark's ``BitwiseAnd``)."""
+
+    left: Expression
+    right: Expression
+    symbol = "&"
+    kernel = staticmethod(pc.bit_wise_and)
+
+
+@node
+class BitwiseOr(_BitwiseOperator):
+    """``left | right`` (Spark's ``BitwiseOr``)."""
+
+    left: Expression
+    right: Expression
+    symbol = "|"
+    kernel = staticmethod(pc.bit_wise_or)
+
+
+@node
+class BitwiseXor(_BitwiseOperator):
+    """``left ^ right`` (Spark's ``BitwiseXor``)."""
+
+    left: Expression
+    right: Expression
+    symbol = "^"
+    kernel = staticmethod(pc.bit_wise_xor)

@@ -306,6 +306,8 @@ def cast_array(arr: pa.Array, from_t: T.DataType, to_t: T.DataType, ansi: bool =
             out = _string_to_date(arr, trimmed, fail)
         elif isinstance(to_t, T.TimestampType):
             out = _string_to_timestamp(arr, trimmed, fail, time_zone)
+        elif isinstance(to_t, T.TimestampNTZType):
+            out = _string_to_timestamp(arr, trimmed, fail, time_zone, ntz=True)
         elif isinstance(to_t, T.BinaryType):
             out = arr.cast(pa.large_binary())
         else:
@@ -353,6 +355,8 @@ def cast_array(arr: pa.Array, from_t: T.DataType, to_t: T.DataType, ansi: bool =
     if isinstance(to_t, T.DateType) and isinstance(from_t, T.TimestampType):
         local = _local_naive(arr, time_zone)
         return local.cast(pa.date32())
+    if isinstance(from_t, T.TimestampNTZType) or isinstance(to_t, T.TimestampNTZType):
+        return _ntz_cast(arr, from_t, to_t, time_zone)
     if isinstance(to_t, T.BinaryType):
         return arr.cast(at)
     if isinstance(to_t, T.StructType) and isinstance(from_t, T.StructType):
@@ -403,14 +407,30 @@ def _interval_units(arr: pa.Array, from_t: T.DataType) -> tuple[pa.Array, T.Data
 _MAX_TIMESTAMP_DAYS = (2 ** 63 - 1) // 86_400_000_000  # days * micros/day fits a long
 
 
+def _ntz_cast(arr: pa.Array, from_t: T.DataType, to_t: T.DataType, time_zone: str) -> pa.Array:
+    """Casts between TIMESTAMP_NTZ and DATE / TIMESTAMP (Spark's ``Cast`` with
+    ``DateTimeUtils.convertTz``): a TIMESTAMP becomes its wall-clock time in the session time
+    zone and back; a DATE is its midnight; an NTZ's date is the date of its wall-clock time."""
+    if isinstance(from_t, T.DateType):
+        return arr.cast(pa.date32()).cast(pa.timestamp("us"))
+    if isinstance(from_t, T.TimestampType):
+        return _local_naive(arr, time_zone)
+    if isinstance(to_t, T.DateType):
+        return arr.cast(pa.timestamp("us")).cast(pa.date32())
+    if isinstance(to_t, T.TimestampType):
+        return local_to_utc(arr.cast(pa.timestamp("us")), time_zone)
+    raise _unsupported(from_t, to_t)
+
+
 def _unsupported(from_t: T.DataType, to_t: T.DataType) -> CastError:
     return CastError(f"cannot cast {sql_type(from_t)} to {sql_type(to_t)}",
                      error_class="DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION")
 
 
 def _local_naive(arr: pa.Array, time_zone: str) -> pa.Array:
-    """Timestamps (UTC instants) as naive wall-clock timestamps in ``time_zone``."""
-    if time_zone.upper() in ("UTC", "Z", "+00:00", "GMT"):
+    """Timestamps (UTC instants) as naive wall-clock timestamps in ``time_zone``; TIMESTAMP_NTZ
+    values (Arrow timestamps without a zone) are wall-clock times already."""
+    if arr.type.tz is None or time_zone.upper() in ("UTC", "Z", "+00:00", "GMT"):
         return arr.cast(pa.timestamp("us"))
     return pc.local_timestamp(arr.cast(pa.timestamp("us", tz=time_zone)))
 
@@ -491,7 +511,7 @@ def _to_string(arr: pa.Array, from_t: T.DataType, time_zone: str) -> pa.Array:
         return format_double(arr)
     if isinstance(from_t, T.FloatType):
         return format_double(arr, is_float=True)
-    if isinstance(from_t, T.TimestampType):
+    if isinstance(from_t, (T.TimestampType, T.TimestampNTZType)):
         local = _local_naive(arr, time_zone)
         s = pc.strftime(local, format="%Y-%m-%d %H:%M:%S")
         s = pc.replace_substring_regex(s, r"(\.\d*?)0+$", r"\1")
@@ -747,7 +767,20 @@ def _string_to_date(arr, trimmed, fail: _Fail) -> pa.Array:
     return pa.array(days.astype(np.int32), type=pa.int32(), mask=~good).cast(pa.date32())
 
 
-def _string_to_timestamp(arr, trimmed, fail: _Fail, time_zone: str) -> pa.Array:
+def local_to_utc(naive: pa.Array, tz: str) -> pa.Array:
+    """Wall-clock times (``timestamp[us]``) in ``tz`` as instants (``timestamp[us, UTC]``), as
+    Java's ``ZonedDateTime.of``: an ambiguous wall time takes the earlier offset, one in a DST
+    gap the offset before the gap (so it moves forward by the gap: 02:30 -> 03:30)."""
+    if tz.upper() in ("UTC", "Z", "+00:00", "GMT"):
+        return naive.cast(pa.timestamp("us", tz="UTC"))
+    early = pc.assume_timezone(naive, timezone=tz, ambiguous="earliest",
+                               nonexistent="earliest")
+    offset = pc.subtract(pc.local_timestamp(early).cast(pa.int64()), early.cast(pa.int64()))
+    return pc.subtract(naive.cast(pa.int64()), offset).cast(pa.timestamp("us", tz="UTC"))
+
+
+def _string_to_timestamp(arr, trimmed, fail: _Fail, time_zone: str,
+                         ntz: bool = False) -> pa.Array:
     import datetime as _dt
     import zoneinfo
 
@@ -813,20 +846,16 @@ def _string_to_timestamp(arr, trimmed, fail: _Fail, time_zone: str) -> pa.Array:
                 offs[rows] = off
     valid = _valid_np(arr)
     bad = valid & ~(matched & ok)
-    fail.check(bad, arr, lambda v: _invalid_input(v, T.STRING, T.TIMESTAMP))
+    fail.check(bad, arr, lambda v: _invalid_input(v, T.STRING,
+                                                  T.TIMESTAMP_NTZ if ntz else T.TIMESTAMP))
     good = valid & ~bad
 
     def wall_to_utc(mask_rows: np.ndarray, tz: str) -> pa.Array:
-        naive = pa.array(micros, type=pa.int64(), mask=~(good & mask_rows)).cast(
-            pa.timestamp("us"))
-        if tz.upper() in ("UTC", "Z", "+00:00", "GMT"):
-            return naive.cast(pa.timestamp("us", tz="UTC"))
-        # Java's ZonedDateTime.of: an ambiguous wall time takes the earlier offset, one in a DST
-        # gap the offset before the gap (so it moves forward by the gap: 02:30 -> 03:30)
-        early = pc.assume_timezone(naive, timezone=tz, ambiguous="earliest",
-                                   nonexistent="earliest")
-        offset = pc.subtract(pc.local_timestamp(early).cast(pa.int64()), early.cast(pa.int64()))
-        return pc.subtract(naive.cast(pa.int64()), offset).cast(pa.timestamp("us", tz="UTC"))
+        return local_to_utc(pa.array(micros, type=pa.int64(), mask=~(good & mask_rows)).cast(
+            pa.timestamp("us")), tz)
+
+    if ntz:  # TIMESTAMP_NTZ: the wall-clock time, any zone in the text ignored
+        return pa.array(micros, type=pa.int64(), mask=~good).cast(pa.timestamp("us"))
 
     session_rows = ~(has_zone & good)
     out = wall_to_utc(session_rows, time_zone)

@@ -76,7 +76,8 @@ def _as_date(arr: pa.Array, t: T.DataType, tz: str) -> pa.Array:
 def _date_inputs(n_extra: tuple = ()):
     def inputs(types):
         t = types[0]
-        if not isinstance(t, (T.DateType, T.TimestampType, T.StringType, T.NullType)):
+        if not isinstance(t, (T.DateType, T.TimestampType, T.StringType, T.NullType,
+                              T.TimestampNTZType)):
             return None
         return (DATE,) + n_extra[: len(types) - 1]
     return inputs
@@ -107,9 +108,17 @@ def _ts_field(fn):
 
 def _ts_inputs(types):
     t = types[0]
+    if isinstance(t, T.TimestampNTZType):
+        return (None,)  # a wall-clock time already (``_local_naive`` keeps it)
     if not isinstance(t, (T.DateType, T.TimestampType, T.StringType, T.NullType)):
         return None
     return (TS,)
+
+
+def _ts_or_ntz(t: T.DataType) -> T.DataType:
+    """TIMESTAMP_NTZ for a TIMESTAMP_NTZ argument, else TIMESTAMP (the argument a function of
+    either kind takes, and returns: Spark's ``AnyTimestampType``)."""
+    return t if isinstance(t, T.TimestampNTZType) else TS
 
 
 for _key, _fn in [("hour", pc.hour), ("minute", pc.minute), ("second", pc.second)]:
@@ -405,7 +414,7 @@ def _format_token(tok: str, local: pa.Array, micros: pa.Array) -> pa.Array:
     return pc.utf8_lpad(text, width=len(tok), padding="0") if len(tok) > 1 else text
 
 
-register(FunctionSpec("date_format", lambda t: (TS, S), lambda t: S, _date_format,
+register(FunctionSpec("date_format", lambda t: (_ts_or_ntz(t[0]), S), lambda t: S, _date_format,
                       time_zone_aware=True))
 
 #: name -> (spec key, display name, min args, max args)
@@ -575,17 +584,20 @@ def _date_trunc(a, node, b):
     unit = _trunc_level(node, 0, False)
     ts = a[1]
     if unit is None:
-        return pa.nulls(len(ts), pa.timestamp("us", tz="UTC"))
+        return pa.nulls(len(ts), ts.type)
     tz = _tz(node)
     local = _local_naive(ts, tz)
     floored = pc.floor_temporal(local, unit=unit, week_starts_monday=True)
+    if ts.type.tz is None:  # TIMESTAMP_NTZ
+        return floored
     if tz.upper() in ("UTC", "Z", "GMT", "+00:00"):
         return floored.cast(pa.timestamp("us", tz="UTC"))
     return pc.assume_timezone(floored, timezone=tz, ambiguous="earliest",
                               nonexistent="earliest").cast(pa.timestamp("us", tz="UTC"))
 
 
-register(FunctionSpec("date_trunc", lambda t: (S, TS), lambda t: TS, _date_trunc,
+register(FunctionSpec("date_trunc", lambda t: (S, _ts_or_ntz(t[1])), lambda t: _ts_or_ntz(t[1]),
+                      _date_trunc,
                       time_zone_aware=True))
 
 

@@ -27,12 +27,14 @@ from ember import types as T
 from ember.errors import AnalysisError
 from ember.expressions.base import Expression, LeafExpression, Unevaluable, new_expr_id
 from ember.expressions.collections import check_arrays, list_parts, lists_from_lengths
+from ember.expressions.collections import _build_map
 from ember.expressions.common import to_array, unexpected_input_type
 from ember.trees import node
 
 __all__ = ["UnresolvedNamedLambdaVariable", "NamedLambdaVariable", "LambdaFunction",
            "ArrayTransform", "ArrayFilter", "ArrayExists", "ArrayForAll", "ArrayAggregate",
-           "ZipWith", "bind_lambda"]
+           "ZipWith", "bind_lambda", "MapFilter", "TransformKeys", "TransformValues",
+           "MapZipWith"]
 
 
 @node
@@ -432,3 +434,192 @@ class ZipWith(Expression):
 
     def sql(self) -> str:
         return f"zip_with({self.left.sql()}, {self.right.sql()}, {self.function.sql()})"
+
+
+# ---------------------------------------------------------------------------------------------
+# Map higher-order functions: map_filter, transform_keys, transform_values, map_zip_with
+
+
+class _MapEntries(_Elements):
+    """The flattened entries of a map array: ``keys`` and ``items`` (``values`` the items)."""
+
+    def __init__(self, arr: pa.Array, batch: pa.RecordBatch) -> None:
+        starts, lens, valid = list_parts(arr)
+        self.valid = valid
+        self.lens = np.where(valid, lens, 0)
+        self.rows = np.repeat(np.arange(len(arr)), self.lens)
+        first = np.repeat(np.cumsum(self.lens) - self.lens, self.lens)
+        self.within = np.arange(int(self.lens.sum())) - first
+        take = pa.array(np.repeat(starts, self.lens) + self.within, pa.int64())
+        self.keys = pc.take(arr.keys, take)
+        self.values = pc.take(arr.items, take)
+        self.batch = batch
+
+
+def _offsets(lens: np.ndarray) -> np.ndarray:
+    return np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+
+
+class _MapHOF(Expression):
+    """A higher-order function of one map and a ``(key, value) -> ...`` lambda."""
+
+    __slots__ = ()
+    fn_name = "?"
+
+    def check_input_types(self) -> str | None:
+        a = self.argument  # type: ignore[attr-defined]
+        if not isinstance(a.data_type, (T.MapType, T.NullType)):
+            return unexpected_input_type(1, '"MAP"', a)
+        return None
+
+    @property
+    def nullable(self) -> bool:
+        return self.argument.nullable  # type: ignore[attr-defined]
+
+    def _entries(self, batch: pa.RecordBatch) -> tuple[_MapEntries, pa.Array]:
+        f = self.function  # type: ignore[attr-defined]
+        arr = to_array(self.argument.eval(batch), batch.num_rows)  # type: ignore[attr-defined]
+        el = _MapEntries(arr, batch)
+        return el, el.eval(f, [el.keys, el.values])
+
+    def simple_string(self) -> str:
+        return (f"{self.fn_name}({self.argument.simple_string()}, "  # type: ignore[attr-defined]
+                f"{self.function.simple_string()})")  # type: ignore[attr-defined]
+
+    def sql(self) -> str:
+        return (f"{self.fn_name}({self.argument.sql()}, "  # type: ignore[attr-defined]
+                f"{self.function.sql()})")  # type: ignore[attr-defined]
+
+
+@node
+class MapFilter(_MapHOF):
+    """``map_filter(m, (k, v) -> pred)`` (Spark's ``MapFilter``)."""
+
+    argument: Expression
+    function: Expression
+    fn_name = "map_filter"
+
+    @property
+    def data_type(self) -> T.DataType:
+        return self.argument.data_type
+
+    def check_input_types(self) -> str | None:
+        return _MapHOF.check_input_types(self) or _boolean_lambda(self.function)
+
+    def eval(self, batch: pa.RecordBatch) -> pa.Array:
+        el, res = self._entries(batch)
+        keep = pc.fill_null(res, False)
+        k = keep.to_numpy(zero_copy_only=False).astype(bool)
+        lens = np.bincount(el.rows[k], minlength=len(el.valid))
+        at = self.data_type.to_arrow()
+        return pa.MapArray.from_arrays(pa.array(_offsets(lens).astype(np.int32)),
+                                       el.keys.filter(keep).cast(at.key_type),
+                                       el.values.filter(keep).cast(at.item_type), type=at,
+                                       mask=pa.array(~el.valid))
+
+
+@node
+class TransformValues(_MapHOF):
+    """``transform_values(m, (k, v) -> v2)`` (Spark's ``TransformValues``)."""
+
+    argument: Expression
+    function: Expression
+    fn_name = "transform_values"
+
+    @property
+    def data_type(self) -> T.DataType:
+        kt = getattr(self.argument.data_type, "key_type", T.NULL)
+        return T.MapType(kt, self.function.data_type, self.function.nullable)
+
+    def eval(self, batch: pa.RecordBatch) -> pa.Array:
+        el, res = self._entries(batch)
+        at = self.data_type.to_arrow()
+        return pa.MapArray.from_arrays(pa.array(_offsets(el.lens).astype(np.int32)),
+                                       el.keys.cast(at.key_type), res.cast(at.item_type),
+                                       type=at, mask=pa.array(~el.valid))
+
+
+@node
+class TransformKeys(_MapHOF):
+    """``transform_keys(m, (k, v) -> k2)`` (Spark's ``TransformKeys``): a NULL or repeated new
+    key fails as the map constructors do."""
+
+    argument: Expression
+    function: Expression
+    fn_name = "transform_keys"
+
+    @property
+    def data_type(self) -> T.DataType:
+        mt = self.argument.data_type
+        return T.MapType(self.function.data_type, getattr(mt, "value_type", T.NULL),
+                         getattr(mt, "value_contains_null", True))
+
+    def eval(self, batch: pa.RecordBatch) -> pa.Array:
+        el, res = self._entries(batch)
+        return _build_map(res, el.values, _offsets(el.lens), ~el.valid, self.data_type)
+
+
+@node
+class MapZipWith(Expression):
+    """``map_zip_with(m1, m2, (k, v1, v2) -> v)`` (Spark's ``MapZipWith``): over the union of
+    the keys (``m1``'s in order, then ``m2``'s others), a side's value NULL where it lacks the
+    key."""
+
+    left: Expression
+    right: Expression
+    function: Expression
+
+    @property
+    def data_type(self) -> T.DataType:
+        kt = getattr(self.left.data_type, "key_type", T.NULL)
+        return T.MapType(kt, self.function.data_type, self.function.nullable)
+
+    @property
+    def nullable(self) -> bool:
+        return self.left.nullable or self.right.nullable
+
+    def check_input_types(self) -> str | None:
+        for i, a in enumerate((self.left, self.right), 1):
+            if not isinstance(a.data_type, (T.MapType, T.NullType)):
+                return unexpected_input_type(i, '"MAP"', a)
+        return None
+
+    def eval(self, batch: pa.RecordBatch) -> pa.Array:
+        n = batch.num_rows
+        lm = _MapEntries(to_array(self.left.eval(batch), n), batch)
+        rm = _MapEntries(to_array(self.right.eval(batch), n), batch)
+        valid = lm.valid & rm.valid
+        kt = self.data_type.key_type.to_arrow()  # type: ignore[attr-defined]
+        nl = len(lm.rows)
+        t = pa.table({"r": pa.array(np.concatenate([lm.rows, rm.rows]).astype(np.int64)),
+                      "k": pa.concat_arrays([lm.keys.cast(kt), rm.keys.cast(kt)]),
+                      "i": pa.array(np.arange(nl + len(rm.rows)), pa.int64()),
+                      "l": pa.array(np.concatenate([np.arange(nl), np.full(len(rm.rows), -1)]),
+                                    pa.int64()),
+                      "rr": pa.array(np.concatenate([np.full(nl, -1),
+                                                     np.arange(len(rm.rows))]), pa.int64())})
+        t = t.filter(pa.array(valid[t.column("r").to_numpy()]))
+        g = t.group_by(["r", "k"], use_threads=False).aggregate(
+            [("i", "min"), ("l", "max"), ("rr", "max")]).sort_by([("r", "ascending"),
+                                                                  ("i_min", "ascending")])
+        rows = g.column("r").to_numpy()
+        li, ri = g.column("l_max").to_numpy(), g.column("rr_max").to_numpy()
+        v1 = lm.values.take(pa.array(np.where(li >= 0, li, 0), mask=li < 0)) if nl else \
+            pa.nulls(len(rows), lm.values.type)
+        v2 = rm.values.take(pa.array(np.where(ri >= 0, ri, 0), mask=ri < 0)) if len(rm.rows) \
+            else pa.nulls(len(rows), rm.values.type)
+        f = self.function
+        assert isinstance(f, LambdaFunction)
+        keys = g.column("k").combine_chunks()
+        out = lm.eval(f, [keys, v1, v2], rows)
+        lens = np.bincount(rows, minlength=n)
+        at = self.data_type.to_arrow()
+        return pa.MapArray.from_arrays(pa.array(_offsets(lens).astype(np.int32)), keys,
+                                       out.cast(at.item_type), type=at, mask=pa.array(~valid))
+
+    def simple_string(self) -> str:
+        return (f"map_zip_with({self.left.simple_string()}, {self.right.simple_string()}, "
+                f"{self.function.simple_string()})")
+
+    def sql(self) -> str:
+        return f"map_zip_with({self.left.sql()}, {self.right.sql()}, {self.function.sql()})"

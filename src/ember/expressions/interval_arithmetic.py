@@ -134,9 +134,20 @@ class _Binary(Expression):
 
 
 def _check_timestamp(e: Expression) -> TypeCheckFailure | None:
-    if isinstance(e.data_type, (T.TimestampType, T.NullType)):
+    if isinstance(e.data_type, (T.TimestampType, T.TimestampNTZType, T.NullType)):
         return None
     return unexpected_input_type(1, _TS_REQUIRED, e)
+
+
+def _start_type(e: Expression) -> T.DataType:
+    """The result type of timestamp +/- interval: the start's (TIMESTAMP_NTZ stays one)."""
+    return T.TIMESTAMP_NTZ if isinstance(e.data_type, T.TimestampNTZType) else T.TIMESTAMP
+
+
+def _zone_of(arr: pa.Array, time_zone: str) -> str:
+    """The zone arithmetic on ``arr`` runs in: none (UTC) for TIMESTAMP_NTZ values (Arrow
+    timestamps without a zone, wall-clock times already)."""
+    return "UTC" if pa.types.is_timestamp(arr.type) and arr.type.tz is None else time_zone
 
 
 # ---------------------------------------------------------------------------------------------
@@ -158,7 +169,7 @@ class TimestampAddInterval(_Binary):
 
     @property
     def data_type(self) -> T.DataType:
-        return T.TIMESTAMP
+        return _start_type(self.start)
 
     def check_input_types(self) -> str | None:
         bad = _check_timestamp(self.start)
@@ -168,7 +179,8 @@ class TimestampAddInterval(_Binary):
         return bad
 
     def _eval(self, a, b):
-        return _add_day_time(a, _micros(b), self.time_zone)
+        out = _add_day_time(a, _micros(b), _zone_of(a, self.time_zone))
+        return out.cast(self.data_type.to_arrow())
 
 
 def _is_utc(time_zone: str) -> bool:
@@ -252,13 +264,14 @@ class TimestampAddYMInterval(_Binary):
 
     @property
     def data_type(self) -> T.DataType:
-        return T.TIMESTAMP
+        return _start_type(self.timestamp)
 
     def check_input_types(self) -> str | None:
         return _check_timestamp(self.timestamp)
 
     def _eval(self, a, b):
-        return _add_months_micros(a, b, self.time_zone)
+        out = _add_months_micros(a, b, _zone_of(a, self.time_zone))
+        return out.cast(self.data_type.to_arrow())
 
 
 @node
@@ -278,7 +291,7 @@ class DatetimeSub(_Binary):
 
     @property
     def data_type(self) -> T.DataType:
-        return T.TIMESTAMP
+        return _start_type(self.left)
 
     def check_input_types(self) -> str | None:
         return _check_timestamp(self.left)
@@ -287,9 +300,11 @@ class DatetimeSub(_Binary):
         if isinstance(self.right.data_type, T.YearMonthIntervalType):
             neg = _checked(lambda x, _: pc.negate_checked(x), b.cast(pa.int32()), b,
                            lambda: _ansi_overflow("integer overflow"))
-            return _add_months_micros(a, neg, self.time_zone)
-        neg = _checked(lambda x, _: pc.negate_checked(x), _micros(b), b, _long_overflow)
-        return _add_day_time(a, neg, self.time_zone)
+            out = _add_months_micros(a, neg, _zone_of(a, self.time_zone))
+        else:
+            neg = _checked(lambda x, _: pc.negate_checked(x), _micros(b), b, _long_overflow)
+            out = _add_day_time(a, neg, _zone_of(a, self.time_zone))
+        return out.cast(self.data_type.to_arrow())
 
 
 @node
@@ -311,12 +326,12 @@ class SubtractTimestamps(_Binary):
 
     def check_input_types(self) -> str | None:
         for i, e in ((1, self.left), (2, self.right)):
-            if not isinstance(e.data_type, (T.TimestampType, T.NullType)):
+            if not isinstance(e.data_type, (T.TimestampType, T.TimestampNTZType, T.NullType)):
                 return unexpected_input_type(i, '"TIMESTAMP"', e)
         return None
 
     def _eval(self, a, b):
-        if _is_utc(self.time_zone):
+        if _is_utc(_zone_of(a, self.time_zone)):
             la, lb = _micros(a), _micros(b)
         else:  # Spark: ChronoUnit.MICROS.between the local date-times
             la, lb = _local(a, self.time_zone)[0], _local(b, self.time_zone)[0]

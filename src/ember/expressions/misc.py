@@ -336,7 +336,7 @@ def to_pretty_sql(e: Expression, implicit_casts: dict[int, object] | None = None
             case AttributeReference(attr_name=name, dtype=dt):
                 return PrettyAttribute(name, dt)
             case OuterReference(attr=a):
-                return PrettyAttribute(a.name, a.data_type)
+                return PrettyAttribute(x.sql(), a.data_type)
             case Literal(value=None, dtype=dt):
                 return PrettyAttribute("NULL", dt)
             case Literal(value=v, dtype=T.StringType() as dt):

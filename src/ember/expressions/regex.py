@@ -41,7 +41,7 @@ from ember import types as T
 from ember.errors import ExecutionError, UnsupportedError
 from ember.expressions.base import Literal
 from ember.expressions.common import TypeCheckFailure, to_mask
-from ember.expressions.misc import FunctionSpec, ScalarFunction, register
+from ember.expressions.misc import FunctionSpec, ScalarFunction, register, nullable_from_arguments
 
 __all__ = ["translate", "Translated", "REGEX_FUNCTIONS", "java_replacement"]
 
@@ -557,3 +557,39 @@ REGEX_FUNCTIONS.update({
     "regexp_count": ("regexp_count", "regexp_count", 2, 2),
     "regexp_substr": ("regexp_substr", "regexp_substr", 2, 2),
 })
+
+
+# -- regexp_extract_all (Spark's RegExpExtractAll) -------------------------------------------
+
+
+def _extract_all_one(s: pa.Array, pattern: str, idx: int) -> pa.Array:
+    tr, _, rx = _compiled("regexp_extract_all", pattern)
+    if not 0 <= idx <= tr.groups and pc.any(pc.is_valid(s)).as_py():
+        raise ExecutionError(
+            f"The value of parameter(s) `idx` in `regexp_extract_all` is invalid: Expects group "
+            f"index between 0 and {tr.groups}, but got {idx}.",
+            error_class="INVALID_PARAMETER_VALUE.REGEX_GROUP_INDEX",
+            parameters={"parameter": "`idx`", "functionName": "`regexp_extract_all`",
+                        "groupCount": str(tr.groups), "groupIndex": str(idx)})
+    if rx is None:
+        raise UnsupportedError(f"Java regex feature not supported by Ember: '{pattern}'",
+                               error_class="UNSUPPORTED_FEATURE")
+    return _per_distinct(s, lambda v: [m.group(idx) or "" for m in rx.finditer(v)],
+                         pa.large_list(pa.large_string()))
+
+
+def _regexp_extract_all(arrays, node, batch):
+    s = arrays[0]
+    okp, pat = _pattern_arg(node, arrays, 1)
+    oki, idx = _pattern_arg(node, arrays, 2)
+    if not (okp and oki):
+        raise UnsupportedError("regexp_extract_all with a column pattern or index is not "
+                               "supported", error_class="UNSUPPORTED_FEATURE")
+    if pat is None or idx is None:
+        return pa.nulls(len(s), pa.large_list(pa.large_string()))
+    return _extract_all_one(s, pat, idx)
+
+
+register(FunctionSpec("regexp_extract_all", lambda t: (S, S, _int_arg(t[2])),
+                      lambda t: T.ArrayType(S), _regexp_extract_all, may_fail=True,
+                      nullable=nullable_from_arguments))

@@ -22,19 +22,26 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ember import types as T
+from ember.coercion import find_wider_type
 from ember.errors import AnalysisError
 from ember.expressions import array_functions as AF
 from ember.expressions import datetime as DT
 from ember.expressions import hashes as HF
 from ember.expressions import json_path as JP
+from ember.expressions import json_functions as JF
 from ember.expressions import intervals as IV
 from ember.expressions import mathfuncs as MF
 from ember.expressions import regex as RX
 from ember.expressions import strings as SF
+from ember.expressions import text_functions as TXT
+from ember.expressions import misc_functions as MISCF
+from ember.expressions import timestamp_functions as TSF
+from ember.expressions import timestamp_ntz as NTZ
 from ember.expressions.arithmetic import (
     Abs, Add, Divide, Multiply, Pmod, Remainder, Subtract, UnaryMinus, UnaryPositive,
 )
 from ember.expressions.base import Expression, Literal, NamedExpression
+from ember.expressions.time_window import TimeWindow, window_durations
 from ember.expressions.cast import Cast
 from ember.expressions.collections import (
     CreateMap, ElementAt, GetArrayItem, MapFromArrays, MapKeys, MapValues, Size, extract_value,
@@ -416,6 +423,8 @@ _BUILDERS["regexp_replace"] = (3, 4, lambda n, a: ScalarFunction(
     n, tuple(a) + ((Literal(1, T.INT),) if len(a) == 3 else ()), "regexp_replace"))
 for _name, (_lo, _hi) in IV.INTERVAL_FUNCTIONS.items():  # make_dt_interval, make_ym_interval
     _BUILDERS[_name] = (_lo, _hi, IV.build_interval_function)
+for _name, (_key, _disp, _lo, _hi) in NTZ.NTZ_FUNCTIONS.items():  # to_timestamp_ntz, ...
+    _BUILDERS[_name] = (_lo, _hi, _scalar(_key, _disp))
 _BUILDERS["e"] = (0, 0, lambda n, a: ScalarFunction("E", (), "e"))
 _BUILDERS["pi"] = (0, 0, lambda n, a: ScalarFunction("PI", (), "pi"))
 
@@ -556,6 +565,96 @@ _BUILDERS["regexp_instr"] = (2, 3, lambda n, a: ScalarFunction(
 def _like_fn(name, a):
     """``like(s, p[, escape])``: the ``s LIKE p`` predicate."""
     return Like(a[0], a[1], _escape_char(a))
+
+
+# -- issue 22 (helper F): format_string, conv, to_binary, base32, hmac, mask, parse_url,
+# jaro_winkler_similarity, UTF-8 validation (ember.expressions.text_functions)
+for _name, (_lo, _hi, _) in TXT.TEXT_FUNCTIONS.items():
+    _BUILDERS[_name] = (_lo, _hi, TXT.build_text_function)
+# -- JSON functions over nested values (from_json, to_json, schema_of_json, json_tuple ...) ------
+
+_BUILDERS["from_json"] = (2, 3, JF.build_from_json)
+_BUILDERS["to_json"] = (1, 2, JF.build_to_json)
+_BUILDERS["schema_of_json"] = (1, 2, JF.build_schema_of_json)
+_BUILDERS["json_object_keys"] = (1, 1, _scalar("json_object_keys", ""))
+_BUILDERS["json_tuple"] = (2, _ANY, lambda n, a: JF.JsonTuple(tuple(a)))
+# raise_error, assert_true, current_user, session_user, user, version
+for _name, (_lo, _hi, _) in MISCF.MISC_FUNCTIONS.items():
+    _BUILDERS[_name] = (_lo, _hi, MISCF.build_misc_function)
+# make_timestamp, try_make_timestamp, (timestampadd), (timestampdiff)
+for _name, (_lo, _hi, _) in TSF.TIMESTAMP_FUNCTIONS.items():
+    _BUILDERS[_name] = (_lo, _hi, TSF.build_timestamp_function)
+
+
+# -- collection functions over nested values (array_append ... str_to_map, map HOFs) -----------
+
+_BUILDERS["regexp_extract_all"] = (2, 3, lambda n, a: ScalarFunction(
+    n, tuple(a) + ((Literal(1, T.INT),) if len(a) == 2 else ()), "regexp_extract_all"))
+_BUILDERS["str_to_map"] = (1, 3, lambda n, a: ScalarFunction(
+    n, tuple(a) + (Literal(",", T.STRING), Literal(":", T.STRING))[len(a) - 1:], "str_to_map"))
+
+
+@_reg("shuffle", 1, 2)
+def _shuffle(name, a):
+    """``shuffle(array[, seed])``, shown as ``shuffle(array)`` (a random seed when left out)."""
+    seed = a[1] if len(a) > 1 else Literal(ND.random_seed(), T.LONG)
+    return FunctionCall.of(name, a[:1], ScalarFunction(name, (a[0], seed), "shuffle"))
+
+
+@_reg("map_contains_key", 2, 2)
+def _map_contains_key(name, a):
+    """``map_contains_key(m, k)``: Spark's replacement ``array_contains(map_keys(m), k)``, the
+    keys and the value compared in their wider type."""
+    mt, vt = _type_of(a[0]), _type_of(a[1])
+    wider = find_wider_type([mt.key_type, vt], string_promotion=False) \
+        if isinstance(mt, T.MapType) else None
+    if wider is None:
+        raise AnalysisError(
+            f'Input to `map_contains_key` should have been "MAP" followed by a value with same '
+            f'key type, but it\'s ["{mt.sql()}", "{vt.sql()}"].',
+            error_class="DATATYPE_MISMATCH.MAP_FUNCTION_DIFF_TYPES",
+            parameters={"functionName": "`map_contains_key`", "dataType": '"MAP"',
+                        "leftType": f'"{mt.sql()}"', "rightType": f'"{vt.sql()}"'})
+    keys = MapKeys(a[0]) if wider == mt.key_type else Cast(MapKeys(a[0]), T.ArrayType(wider,
+                                                                                       False))
+    return FunctionCall.of(name, a, ScalarFunction("array_contains", (keys, a[1]),
+                                                   "array_contains"))
+
+
+@_reg("map_filter transform_keys transform_values", 2, 2)
+def _map_hof(name, a):
+    m, f = a
+    mt = m.data_type
+    params = [(getattr(mt, "key_type", T.NULL), False),
+              (getattr(mt, "value_type", T.NULL), getattr(mt, "value_contains_null", True))]
+    cls = {"map_filter": HO.MapFilter, "transform_keys": HO.TransformKeys,
+           "transform_values": HO.TransformValues}[name]
+    return cls(m, bind_lambda(name, f, params))
+
+
+@_reg("map_zip_with", 3, 3)
+def _map_zip_with(name, a):
+    left, right, f = a
+    kt = getattr(left.data_type, "key_type", T.NULL)
+    params = [(kt, False), (getattr(left.data_type, "value_type", T.NULL), True),
+              (getattr(right.data_type, "value_type", T.NULL), True)]
+    return HO.MapZipWith(left, right, bind_lambda(name, f, params))
+# -- event-time windows (streaming) ------------------------------------------------------------
+
+
+@_reg("window", 2, 4)
+def _time_window(name, a):
+    """SQL ``window(t, '10 seconds'[, slide[, start]])`` (Spark's ``TimeWindow``): the
+    durations are string literals; the analyzer's TimeWindowing computes the column."""
+    texts = []
+    for e in a[1:]:
+        if not isinstance(e, Literal) or not isinstance(e.value, str):
+            raise AnalysisError(
+                f"The window durations of {name}() must be string literals, got {e.sql()}.",
+                error_class="DATATYPE_MISMATCH.NON_FOLDABLE_INPUT")
+        texts.append(e.value)
+    texts += [None] * (3 - len(texts))
+    return TimeWindow(a[0], *window_durations(*texts))
 
 
 def lookup_function(name: str, args: tuple[Expression, ...]) -> Expression:

@@ -57,7 +57,8 @@ class OuterReference(LeafExpression):
         return f"outer({self.attr.simple_string()})"
 
     def sql(self) -> str:
-        return self.attr.sql()
+        # Spark's ``OuterReference.sql``: the qualified name, unquoted
+        return f"outer({'.'.join((*self.attr.qualifier, self.attr.name))})"
 
 
 class SubqueryExpression(Expression):
@@ -148,6 +149,41 @@ class Exists(SubqueryExpression, Unevaluable, LeafExpression):
 
     def sql(self) -> str:
         return f"exists({', '.join(a.sql() for a in self.outer_attrs)})"
+
+
+@node
+class LateralSubquery(SubqueryExpression, Unevaluable, LeafExpression):
+    """The right side of a ``LATERAL`` join (Spark's ``LateralSubquery``): a subquery whose plan
+    may read the columns of the FROM items before it (``outer_attrs``).  It is held by a
+    ``LateralJoin`` and never evaluated: RewriteLateralSubquery turns the join into a plain one."""
+
+    plan: Any
+    outer_attrs: tuple[Expression, ...] = ()
+    id: int = field(default_factory=new_expr_id)
+
+    @property
+    def children(self) -> tuple[Expression, ...]:
+        return ()
+
+    @property
+    def resolved(self) -> bool:
+        return bool(self.plan.resolved)
+
+    @property
+    def data_type(self) -> T.DataType:
+        return T.StructType(tuple(T.StructField(a.name, a.data_type, a.nullable)
+                                  for a in self.plan.output))
+
+    @property
+    def nullable(self) -> bool:
+        return False
+
+    def simple_string(self) -> str:
+        outer = ", ".join(a.simple_string() for a in self.outer_attrs)
+        return f"lateral-subquery#{self.id} [{outer}]"
+
+    def sql(self) -> str:
+        return f"lateralsubquery({', '.join(a.sql() for a in self.outer_attrs)})"
 
 
 @node

@@ -101,8 +101,9 @@ class TimeWindow(Expression):
                 f"{self.slide_duration}, {self.start_time})")
 
     def sql(self) -> str:
-        return (f"window({self.time_column.sql()}, {self.window_duration}, "
-                f"{self.slide_duration}, {self.start_time})")
+        # Spark's TimeWindowing replaces the call by its ``window`` column before the name of
+        # an unaliased SQL ``window(t, ...)`` is generated: the column is named ``window``
+        return "window"
 
 
 @node

@@ -85,6 +85,7 @@ from ember.optimizer.rules.reorder_join import ReorderJoin
 from ember.optimizer.rules.replace_operators import (
     ReplaceDistinctWithAggregate, ReplaceExceptWithAntiJoin, ReplaceIntersectWithSemiJoin,
 )
+from ember.optimizer.rules.decorrelate_inner_query import RewriteLateralSubquery
 from ember.optimizer.rules.rewrite_distinct_aggregates import RewriteDistinctAggregates
 from ember.optimizer.rules.rewrite_subquery import (
     RewriteCorrelatedScalarSubquery, RewritePredicateSubquery,
@@ -126,7 +127,8 @@ def default_batches(conf: "SQLConf") -> list[Batch]:
     fixed = _max_iterations(conf)
     op_rules = _operator_optimization_rules()
     return [
-        Batch("Finish Analysis", ONCE, (EliminateResolvedHint(), EliminateSubqueryAliases())),
+        Batch("Finish Analysis", ONCE, (EliminateResolvedHint(), EliminateSubqueryAliases(),
+                                         RewriteLateralSubquery())),
         Batch("Union", fixed, (RemoveNoopOperators(), CombineUnions())),
         Batch("LocalRelation early", fixed, (ConvertToLocalRelation(), PropagateEmptyRelation())),
         Batch("Subquery", FixedPoint(1), (OptimizeSubqueries(),)),
@@ -161,6 +163,7 @@ def minimal_batches(conf: "SQLConf") -> list[Batch]:
     """Only the rewrites execution requires: subquery expressions become joins."""
 
     return [
+        Batch("RewriteLateralSubquery", ONCE, (RewriteLateralSubquery(),)),
         Batch("RewriteSubquery", ONCE, (
             RewriteCorrelatedScalarSubquery(), RewritePredicateSubquery())),
         Batch("Extract Python UDFs", ONCE, (ExtractPythonUDFs(),)),

@@ -29,7 +29,7 @@ from ember.physical.partitioning import (
     AllTuples, BroadcastDistribution, BroadcastMode, BroadcastPartitioning, ClusteredDistribution,
     Distribution, HashedRelationBroadcastMode, HashPartitioning, OrderedDistribution, Partitioning,
     PartitioningCollection, RangePartitioning, SinglePartition, UnknownPartitioning,
-    UnspecifiedDistribution, IdentityBroadcastMode,
+    UnspecifiedDistribution, IdentityBroadcastMode, StatefulOpClusteredDistribution,
 )
 from ember.plans.logical.join_type import (  # BuildSide is also imported from here
     BuildSide,
@@ -469,6 +469,10 @@ class HashAggregateExec(UnaryExecNode):
     required_child_distribution_expressions: tuple[Expression, ...] | None = None
     aggregate_modes: tuple[AggregateMode, ...] = ()
     initial_input_buffer_offset: int = 0
+    #: a streaming aggregation's operator (Spark's ``isStreaming``): its clustering is the
+    #: state's, ``StatefulOpClusteredDistribution`` into this many partitions (0 until the
+    #: micro-batch engine fixes them); None: a batch aggregation
+    stateful_num_partitions: int | None = None
 
     @property
     def modes(self) -> tuple[AggregateMode, ...]:
@@ -490,6 +494,8 @@ class HashAggregateExec(UnaryExecNode):
             return (UnspecifiedDistribution(),)
         if not req:
             return (AllTuples(),)
+        if self.stateful_num_partitions:
+            return (StatefulOpClusteredDistribution(req, self.stateful_num_partitions),)
         return (ClusteredDistribution(req),)
 
     def _function_string(self, e: Expression, mode: AggregateMode | None = None) -> str:

@@ -198,3 +198,35 @@ def _rewrite_down(e: Expression, fn: Callable[[Expression], Expression | None]) 
     if not kids:
         return e
     return e.with_children(tuple(_rewrite_down(k, fn) for k in kids))
+
+
+def plan_streaming_aggregate(agg: Aggregate, plan_later: Callable[[LogicalPlan], SparkPlan],
+                             save: Callable[[tuple[AttributeReference, ...], SparkPlan],
+                                            SparkPlan],
+                             restore: Callable[[tuple[AttributeReference, ...], SparkPlan],
+                                               SparkPlan]) -> SparkPlan:
+    """A streaming aggregation as Spark's ``AggUtils.planStreamingAggregation`` lays it out
+    (``restore`` / ``save`` build the StateStoreRestore / StateStoreSave nodes)::
+
+        HashAggregate [Final] <- StateStoreSave <- HashAggregate [PartialMerge]
+          <- StateStoreRestore <- HashAggregate [PartialMerge] <- Exchange <- HashAggregate [Partial]
+
+    Every operator above the Partial one is clustered as the state is
+    (``stateful_num_partitions``, fixed by the micro-batch engine)."""
+    named_grouping, aggs, results = _physical_aggregation(agg)
+    keys = tuple(g.to_attribute() for g in named_grouping)
+    buffers = tuple(b for a in aggs for b in a.func.buffer_attributes())
+    merged = _no_filter(aggs)
+    partial = HashAggregateExec(AggregateMode.PARTIAL, tuple(named_grouping), tuple(aggs),
+                                keys + buffers, plan_later(agg.child))
+
+    def merge(child: SparkPlan) -> SparkPlan:
+        return HashAggregateExec(AggregateMode.PARTIAL_MERGE, keys, merged, keys + buffers, child,
+                                 required_child_distribution_expressions=keys,
+                                 initial_input_buffer_offset=len(keys),
+                                 stateful_num_partitions=0)
+
+    saved = save(keys, merge(restore(keys, merge(partial))))
+    return HashAggregateExec(AggregateMode.FINAL, keys, merged, tuple(results), saved,
+                             required_child_distribution_expressions=keys,
+                             initial_input_buffer_offset=len(keys), stateful_num_partitions=0)

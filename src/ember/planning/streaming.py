@@ -10,6 +10,11 @@
   (JoinSelection); the streaming side's statistics are unknown (a ``StreamingBatchRelation``
   reports ``spark.sql.defaultSizeInBytes``), so only the static side may be broadcast, as in
   Spark.
+* A streaming ``Aggregate`` (Spark's ``StatefulAggregationStrategy``): partial aggregate ->
+  StateStoreRestore -> merge -> StateStoreSave -> final aggregate
+  (:func:`ember.planning.aggregation.plan_streaming_aggregate`).
+* ``Deduplicate`` / ``DeduplicateWithinWatermark`` (Spark's ``StreamingDeduplicationStrategy``)
+  -> ``StreamingDeduplicateExec`` / ``StreamingDeduplicateWithinWatermarkExec``.
 * ``EventTimeWatermark`` -> ``EventTimeWatermarkExec``.
 * One micro-batch's ``StreamingBatchRelation`` -> ``LocalTableScanExec`` of its rows.
 * A ``StreamingRelation`` (a stream outside a started query, EXPLAIN only) ->
@@ -24,9 +29,14 @@ from ember.errors import AnalysisError
 from ember.physical import nodes as P
 from ember.physical.streaming.nodes import (
     EventTimeWatermarkExec,
+    StateStoreRestoreExec,
+    StateStoreSaveExec,
+    StreamingDeduplicateExec,
+    StreamingDeduplicateWithinWatermarkExec,
     StreamingRelationExec,
     StreamingSymmetricHashJoinExec,
 )
+from ember.planning.aggregation import plan_streaming_aggregate
 from ember.plans.logical import nodes as L
 from ember.plans.logical.join_type import JoinType
 from ember.plans.logical.patterns import extract_equi_join_keys
@@ -49,6 +59,14 @@ def streaming_operators(plan: L.LogicalPlan, plan_later: PlanLater) -> P.SparkPl
                                     parameters={})
             return StreamingSymmetricHashJoinExec(keys[0], keys[1], jt, keys[2],
                                                   plan_later(left), plan_later(right))
+        case L.Aggregate() if plan.is_streaming:
+            return plan_streaming_aggregate(
+                plan, plan_later, lambda keys, child: StateStoreSaveExec(keys, child),
+                lambda keys, child: StateStoreRestoreExec(keys, child))
+        case L.Deduplicate(keys=keys, child=child):
+            return StreamingDeduplicateExec(keys, plan_later(child))
+        case L.DeduplicateWithinWatermark(keys=keys, child=child):
+            return StreamingDeduplicateWithinWatermarkExec(keys, plan_later(child))
         case L.EventTimeWatermark(event_time=et, delay_ms=delay, child=child,
                                   delay_text=text, node_id=nid):
             return EventTimeWatermarkExec(et, delay, plan_later(child), text, nid)

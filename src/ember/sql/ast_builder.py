@@ -31,6 +31,7 @@ from functools import partial
 from typing import Any
 
 from sqlglot import exp
+from sqlglot.errors import SqlglotError
 
 from ember import types as T
 from ember.errors import AnalysisError, EmberError, ParseError, UnsupportedError, Origin
@@ -45,11 +46,13 @@ from ember.expressions.base import (
     UnresolvedOrdinal,
     UnresolvedStar,
 )
+from ember.expressions import bitwise as _bitwise_module
 from ember.expressions.grouping import BaseGroupingSets, Cube, GroupingSets, Rollup
 from ember.expressions.generators import MultiAlias
 from ember.expressions.higher_order import LambdaFunction, UnresolvedNamedLambdaVariable
+from ember.expressions.json_functions import SchemaLiteral
 from ember.expressions.registry import unresolved_routine
-from ember.expressions.subquery import Exists, InSubquery, ScalarSubquery
+from ember.expressions.subquery import Exists, InSubquery, LateralSubquery, ScalarSubquery
 from ember.expressions.windows import (
     CurrentRow,
     FrameType,
@@ -64,7 +67,7 @@ from ember.expressions.windows import (
 from ember.plans.logical import nodes as L
 from ember.plans.logical.join_type import JoinType, UsingJoin
 from ember.sql.datatypes import convert_data_type
-from ember.sql.dialect import UnaryPlus
+from ember.sql.dialect import EmberSpark, UnaryPlus
 from ember.sql.literals import number_literal, typed_literal
 from ember.expressions.intervals import interval_literal, multi_unit_interval
 
@@ -72,7 +75,7 @@ __all__ = ["AstBuilder", "AUTO_SUBQUERY_NAME"]
 
 AUTO_SUBQUERY_NAME = "__auto_generated_subquery_name"
 
-_TYPED_LITERAL_KEYWORD = re.compile(r"(?i)\b(date|timestamp|timestamp_ltz)\s*$")
+_TYPED_LITERAL_KEYWORD = re.compile(r"(?i)\b(date|timestamp|timestamp_ltz|timestamp_ntz)\s*$")
 
 
 _MODULES = ("predicates", "arithmetic", "conditional", "cast")
@@ -161,6 +164,17 @@ _UNSUPPORTED_EXPRESSIONS: dict[type, str] = {
 
 def _present(value: Any) -> bool:
     return value is not None and value is not False and value != []
+
+
+#: functions whose second argument is a schema in DDL form, parsed here (Spark's fromDDL)
+_SCHEMA_FUNCTIONS = frozenset({"from_json", "from_csv"})
+#: ``timestampadd(UNIT, q, ts)`` / ``timestampdiff(UNIT, s, e)`` and their synonyms: the
+#: registry's internal names for the forms whose first argument is a unit keyword
+_UNIT_FUNCTIONS: dict[str, str] = {
+    "timestampadd": "(timestampadd)", "dateadd": "(timestampadd)", "date_add": "(timestampadd)",
+    "timestampdiff": "(timestampdiff)", "datediff": "(timestampdiff)",
+    "date_diff": "(timestampdiff)",
+}
 
 
 class AstBuilder:
@@ -687,7 +701,9 @@ class AstBuilder:
         plan = self.relation(first)
         for j in joins:
             if j.meta.get("comma"):
-                plan = L.Join(plan, self.relation(j.this), JoinType.INNER)
+                lateral = self.lateral_subquery(j.this)
+                plan = (L.Join(plan, self.relation(j.this), JoinType.INNER) if lateral is None
+                        else L.LateralJoin(plan, LateralSubquery(lateral), JoinType.INNER))
             else:
                 plan = self.join(plan, j)
         return plan
@@ -794,6 +810,9 @@ class AstBuilder:
         on, using = j.args.get("on"), j.args.get("using")
         # ``t JOIN u PIVOT (...)``: sqlglot hangs the PIVOT on ``u`` (on the join when there is
         # an ON clause); in Spark it follows the join and pivots ``t JOIN u``.
+        lateral = self.lateral_subquery(j.this)
+        if lateral is not None:
+            return self.lateral_join(left, lateral, j, jt, method, on, using)
         late_pivots = j.this.args.get("pivots") if isinstance(j.this, exp.Expr) else None
         if late_pivots and (on is not None or using):
             raise self._syntax_error_at(late_pivots[0], "PIVOT before the join condition")
@@ -817,6 +836,52 @@ class AstBuilder:
         cond = self.expr(on) if on is not None else None
         return L.Join(left, right, jt, cond)
 
+    def lateral_subquery(self, node: exp.Expr) -> L.LogicalPlan | None:
+        """The plan of ``LATERAL (query) [alias]`` (aliased as any FROM subquery); None for any
+        other FROM item."""
+        if not (isinstance(node, exp.Lateral) and isinstance(node.this, exp.Subquery)
+                and not node.args.get("view") and not node.args.get("outer")):
+            return None
+        self.mark_read(node)
+        plan = self.relation(node.this)
+        alias = node.args.get("alias")
+        if alias is not None:
+            if isinstance(plan, L.SubqueryAlias) and plan.identifier == (AUTO_SUBQUERY_NAME,):
+                plan = plan.child
+            plan = self.aliased(plan, alias)
+        return plan
+
+    def lateral_join(self, left: L.LogicalPlan, right: L.LogicalPlan, j: exp.Join, jt: JoinType,
+                     method: str, on: exp.Expr | None, using: list | None) -> L.LogicalPlan:
+        """``left [INNER | CROSS | LEFT [OUTER]] JOIN LATERAL (query) [ON cond]`` (Spark's
+        ``AstBuilder.withJoinRelation``): a ``LateralJoin``; other join types raise
+        ``INVALID_LATERAL_JOIN_TYPE``, NATURAL and USING ``UNSUPPORTED_FEATURE``."""
+        if method == "NATURAL":
+            raise self._parse_error_at(j, "INCOMPATIBLE_JOIN_TYPES",
+                                       "The join types LATERAL and NATURAL are incompatible.",
+                                       {"joinType1": "LATERAL", "joinType2": "NATURAL"})
+        if using:
+            raise self._parse_error_at(j, "UNSUPPORTED_FEATURE.LATERAL_JOIN_USING",
+                                       "The feature is not supported: JOIN USING with LATERAL "
+                                       "correlation.", {})
+        if jt not in (JoinType.INNER, JoinType.CROSS, JoinType.LEFT_OUTER):
+            name = {JoinType.RIGHT_OUTER: "RIGHT OUTER", JoinType.FULL_OUTER: "FULL OUTER",
+                    JoinType.LEFT_SEMI: "LEFT SEMI", JoinType.LEFT_ANTI: "LEFT ANTI"}.get(jt, str(jt))
+            raise self._parse_error_at(
+                j, "INVALID_LATERAL_JOIN_TYPE",
+                f"The {name} JOIN with LATERAL correlation is not allowed because an OUTER "
+                "subquery cannot correlate to its join partner. Remove the LATERAL correlation "
+                "or use an INNER JOIN, or LEFT OUTER JOIN instead.", {"joinType": name})
+        join_type = JoinType.LEFT_OUTER if jt is JoinType.LEFT_OUTER else JoinType.INNER
+        cond = self.expr(on) if on is not None else None
+        return L.LateralJoin(left, LateralSubquery(right), join_type, cond)
+
+    def _parse_error_at(self, node: exp.Expr, error_class: str, message: str,
+                        parameters: dict) -> ParseError:
+        pos = self.origin_of(node)
+        return ParseError(message, error_class=error_class, parameters=parameters,
+                          origin=Origin(pos[0], pos[1], sql_text=self.text) if pos else None)
+
     def _syntax_error_at(self, node: exp.Expr, what: str) -> ParseError:
         pos = self.origin_of(node)
         return ParseError(f"Syntax error: {what}.", parameters={"error": what},
@@ -833,6 +898,11 @@ class AstBuilder:
                 if alias is not None and alias.columns:
                     plan = plan.copy(column_aliases=tuple(c.name for c in alias.columns))
                     alias = exp.TableAlias(this=alias.this) if alias.name else None
+            case exp.Lateral() if isinstance(node.this, exp.Subquery) and not (
+                    node.args.get("view") or node.args.get("outer")):
+                # ``FROM LATERAL (query)`` as the first FROM item: a plain subquery, as in Spark
+                plan = self.lateral_subquery(node)
+                alias = None
             case exp.Lateral() if isinstance(node.this, exp.Anonymous) and not (
                     node.args.get("view") or node.args.get("outer")):
                 self.mark_read(node)
@@ -1228,6 +1298,14 @@ class AstBuilder:
 
         return build
 
+    def _bitwise(cls_name: str) -> Callable[["AstBuilder", exp.Expr], Expression]:  # type: ignore[misc]
+        """``a & b`` / ``a | b`` / ``a ^ b`` (ember.expressions.bitwise)."""
+        def build(self: "AstBuilder", node: exp.Expr) -> Expression:
+            cls = getattr(_bitwise_module, cls_name)
+            return cls(self.expr(node.this), self.expr(node.expression))
+
+        return build
+
     # -- subqueries -----------------------------------------------------------------------------
     def _subquery(self, node: exp.Subquery) -> Expression:
         if not self._is_query(node.this):
@@ -1241,7 +1319,26 @@ class AstBuilder:
     # -- functions ------------------------------------------------------------------------------
     def _anonymous(self, node: exp.Anonymous) -> Expression:
         name = node.name.lower()
-        return self.function_call(name, list(node.expressions), node)
+        args = list(node.expressions)
+        unit_form = _UNIT_FUNCTIONS.get(name)
+        if unit_form and len(args) == 3 and isinstance(args[0], exp.Literal) and \
+                args[0].is_string:
+            kind = unit_form.strip("()")
+            raise ParseError(
+                f"The value of parameter(s) `unit` in `{kind}` is invalid: expects one of the "
+                "units without quotes YEAR, QUARTER, MONTH, WEEK, DAY, DAYOFYEAR, HOUR, MINUTE, "
+                f"SECOND, MILLISECOND, MICROSECOND, but got the string literal '{args[0].name}'.",
+                error_class="INVALID_PARAMETER_VALUE.DATETIME_UNIT",
+                parameters={"parameter": "`unit`", "functionName": f"`{kind}`",
+                            "invalidValue": f"'{args[0].name}'"})
+        if unit_form and len(args) == 3 and isinstance(args[0], exp.Column) and not \
+                args[0].table:
+            # ``timestampadd(YEAR, 1, ts)``: the unit is a keyword (Spark's grammar), passed on
+            # as a literal to a name SQL text cannot call
+            unit = Literal(args[0].name, T.STRING)
+            return UnresolvedFunction(unit_form, (unit,) + tuple(self.expr(a) for a in args[1:]),
+                                      origin=self.origin_of(node))
+        return self.function_call(name, args, node)
 
     def function_call(self, name: str, args: list[exp.Expr], node: exp.Expr,
                       is_distinct: bool = False) -> Expression:
@@ -1254,7 +1351,22 @@ class AstBuilder:
             if isinstance(a, exp.Distinct):
                 raise self._syntax_error_at(a, "DISTINCT must be the first argument")
             out.append(self.expr(a))
+        if name in _SCHEMA_FUNCTIONS and len(out) > 1 and isinstance(out[1], Literal) \
+                and isinstance(out[1].value, str):
+            out[1] = self._schema_literal(out[1].value, args[1])
         return UnresolvedFunction(name, tuple(out), is_distinct, None, False, self.origin_of(node))
+
+    def _schema_literal(self, text: str, node: exp.Expr) -> SchemaLiteral:
+        """A DDL schema argument (``'a INT, b STRING'``, ``'array<int>'``) parsed as Spark's
+        ``DataType.fromDDL``: a type, else the fields of a struct."""
+        for candidate in (text, f"STRUCT<{text}>"):
+            try:
+                dt = convert_data_type(exp.DataType.build(candidate, dialect=EmberSpark))
+            except (EmberError, ValueError, SqlglotError):
+                continue
+            if not (isinstance(dt, T.StructType) and not dt.fields and text.strip()):
+                return SchemaLiteral(dt, text)
+        raise self._syntax_error_at(node, f"invalid schema {text!r}")
 
     def _filter(self, node: exp.Filter) -> Expression:
         func = self.expr(node.this)
@@ -1429,6 +1541,9 @@ _B._DISPATCH = {
     exp.In: _B._in,
     exp.Like: _B._like,
     exp.BitwiseNot: lambda self, node: self.function_call("~", [node.this], node),
+    exp.BitwiseAnd: _B._bitwise("BitwiseAnd"),
+    exp.BitwiseOr: _B._bitwise("BitwiseOr"),
+    exp.BitwiseXor: _B._bitwise("BitwiseXor"),
     exp.ILike: _B._ilike,
     exp.Escape: _B._escape,
     exp.Case: _B._case,

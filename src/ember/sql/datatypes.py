@@ -9,6 +9,8 @@ array<struct<a:int,b:string>>
 
 from __future__ import annotations
 
+from contextvars import ContextVar
+
 from sqlglot import exp
 
 from ember import types as T
@@ -37,8 +39,14 @@ _SIMPLE: dict[object, T.DataType] = {
     _D.TIMESTAMP: T.TIMESTAMP,
     _D.TIMESTAMPTZ: T.TIMESTAMP,
     _D.TIMESTAMPLTZ: T.TIMESTAMP,
+    _D.TIMESTAMPNTZ: T.TIMESTAMP_NTZ,
     _D.NULL: T.NULL,
 }
+
+#: ``spark.sql.timestampType`` is TIMESTAMP_NTZ while a statement is parsed (set by the
+#: session, as Spark's parser reads ``SQLConf.get.timestampType``): the type name ``TIMESTAMP``
+#: (casts, DDL) and ``TIMESTAMP '...'`` literals then mean TIMESTAMP_NTZ.
+TIMESTAMP_IS_NTZ: ContextVar[bool] = ContextVar("ember_timestamp_is_ntz", default=False)
 
 
 def _int_param(p: exp.Expr) -> int:
@@ -89,6 +97,8 @@ def convert_data_type(dt: exp.DataType) -> T.DataType:
     kind = dt.this
     if isinstance(kind, exp.Interval):
         return _interval_type(kind)
+    if kind in (_D.TIMESTAMP, _D.TIMESTAMPTZ) and TIMESTAMP_IS_NTZ.get():
+        return T.TIMESTAMP_NTZ
     if kind in _SIMPLE:
         return _SIMPLE[kind]
     if kind in (_D.DECIMAL, _D.BIGDECIMAL):

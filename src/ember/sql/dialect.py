@@ -71,6 +71,22 @@ def _merge_suffixed_numbers(tokens: list[Token], sql: str) -> list[Token]:
     return out
 
 
+class _WindowCallAware(frozenset):
+    """Query modifier tokens without WINDOW when the token after it is ``(``."""
+
+    def __new__(cls, tokens: t.Any, parser: t.Any) -> "_WindowCallAware":
+        out = super().__new__(cls, tokens)
+        out.parser = parser
+        return out
+
+    def __contains__(self, token_type: object) -> bool:
+        nxt = self.parser._next
+        if (token_type is TokenType.WINDOW and nxt is not None
+                and nxt.token_type is TokenType.L_PAREN):
+            return False
+        return super().__contains__(token_type)
+
+
 class EmberSpark(Spark):
     """Spark SQL as written (see module docstring)."""
 
@@ -99,10 +115,35 @@ class EmberSpark(Spark):
         NO_PAREN_FUNCTION_PARSERS = {k: v for k, v in
                                      Spark.Parser.NO_PAREN_FUNCTION_PARSERS.items() if k != "ANY"}
 
+        # Spark's precedence of the bitwise operators: ``&`` binds tighter than ``^``, which
+        # binds tighter than ``|`` (sqlglot reads them at one level, left to right); the
+        # operators are parsed by _parse_bitwise below, the base level keeps shifts and ``||``
+        BITWISE: t.ClassVar = {}
+        _BITWISE_LEVELS = ((TokenType.PIPE, exp.BitwiseOr), (TokenType.CARET, exp.BitwiseXor),
+                           (TokenType.AMP, exp.BitwiseAnd))
+
+        def _parse_bitwise(self, level: int = 0) -> exp.Expression | None:
+            if level == len(self._BITWISE_LEVELS):
+                return super()._parse_bitwise()
+            this = self._parse_bitwise(level + 1)
+            token, cls = self._BITWISE_LEVELS[level]
+            while this is not None and self._match(token):
+                this = self.expression(cls(this=this, expression=self._parse_bitwise(level + 1)))
+            return this
+
         UNARY_PARSERS = {
             **Spark.Parser.UNARY_PARSERS,
             TokenType.PLUS: lambda self: self.expression(UnaryPlus(this=self._parse_unary())),
         }
+
+        def _parse_group(self, *args: t.Any, **kwargs: t.Any) -> exp.Group | None:
+            # ``GROUP BY window(t, '10 seconds')``: a WINDOW followed by ``(`` is the window
+            # function, not a WINDOW clause ending the grouping list
+            self.QUERY_MODIFIER_TOKENS = _WindowCallAware(type(self).QUERY_MODIFIER_TOKENS, self)
+            try:
+                return super()._parse_group(*args, **kwargs)
+            finally:
+                del self.QUERY_MODIFIER_TOKENS
 
         def _parse_interval(self, *args: t.Any, **kwargs: t.Any) -> exp.Expression | None:
             # ``INTERVAL 1 DAY 2 HOURS`` comes back as an Add of Intervals: mark it so the AST

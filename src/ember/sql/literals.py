@@ -32,6 +32,7 @@ from ember import types as T
 from ember.errors import CastError, ParseError, UnsupportedError
 from ember.expressions.base import Literal
 from ember.expressions.cast import cast_array
+from ember.sql.datatypes import TIMESTAMP_IS_NTZ
 
 __all__ = ["number_literal", "typed_literal"]
 
@@ -142,6 +143,12 @@ def typed_literal(kind: str, value: str, time_zone: str) -> Literal:
                 raise ValueError(value)
             y, mo, d = int(m.group(1)), int(m.group(2) or 1), int(m.group(3) or 1)
             return Literal(dt.date(y, mo, d), T.DATE)
+        if k == "TIMESTAMP_NTZ" or (k == "TIMESTAMP" and TIMESTAMP_IS_NTZ.get()):
+            try:
+                ts = cast_array(pa.array([value]), T.STRING, T.TIMESTAMP_NTZ, True, time_zone)
+                return Literal(ts.to_pylist()[0], T.TIMESTAMP_NTZ)
+            except (CastError, OverflowError) as e:  # invalid text; a year beyond 9999
+                raise ValueError(value) from e
         if k in ("TIMESTAMP", "TIMESTAMP_LTZ"):
             try:
                 ts = cast_array(pa.array([value]), T.STRING, T.TIMESTAMP, True, time_zone)

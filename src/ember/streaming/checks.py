@@ -26,9 +26,11 @@ rejected with one static side. A stream-stream join also needs an equality predi
 Ember raises that while planning the first micro-batch (``ember.planning.streaming``), so the
 query starts and then fails with ``STREAM_FAILED``.
 
+``dropDuplicatesWithinWatermark`` needs a watermarked column in its input.
+
 Beyond Spark's checks, Ember refuses what its micro-batch engine cannot run yet, with
-``UnsupportedError``: streaming aggregations and distinct (Spark supports them with a watermark
-or in update/complete mode), and limits on streams in append mode.
+``UnsupportedError``: a streaming aggregate function whose buffer the state store cannot hold
+(no partial buffers, or buffer columns of nested types), and limits on streams.
 """
 
 from __future__ import annotations
@@ -36,12 +38,16 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import pyarrow as pa
+
 from ember.conf import STREAM_CHECK_CORRECTNESS
 from ember.errors import AnalysisError, UnsupportedError
-from ember.expressions.base import AttributeReference, Expression
+from ember.expressions.base import AttributeReference, Expression, NamedExpression
 from ember.plans.logical.join_type import JoinType
-from ember.plans.logical.nodes import (Aggregate, Distinct, Except, Filter, Intersect, Join,
-                                       Limit, LogicalPlan, Offset, Sort, Union)
+from ember.plans.logical.nodes import (Aggregate, Deduplicate, DeduplicateWithinWatermark,
+                                       Distinct, Except, Filter, Intersect, Join, Limit,
+                                       LogicalPlan, Offset, Sort, Union)
+from ember.streaming.state.rows import RowCodec
 from ember.expressions.aggregates import AggregateExpression
 from ember.physical.streaming.state_watermark import state_value_watermark
 from ember.plans.logical.patterns import extract_equi_join_keys
@@ -88,7 +94,7 @@ def _grouping_has_watermark(agg: LogicalPlan) -> bool:
     if isinstance(agg, Distinct):
         return any(_is_event_time(a) for a in agg.child_plan.output)
     for g in agg.grouping_expressions:  # type: ignore[attr-defined]
-        if _is_event_time(g):
+        if _is_event_time(g.to_attribute() if isinstance(g, NamedExpression) else g):
             return True
         # window(t, ...) over an event-time column: Spark's TimeWindowing gives the window
         # column the watermark metadata of t
@@ -189,8 +195,10 @@ def _check_join(join: Join, mode: str) -> None:
 
 
 def _is_stateful(p: LogicalPlan) -> bool:
-    if isinstance(p, (Aggregate, Distinct)):
+    if isinstance(p, (Aggregate, Distinct, DeduplicateWithinWatermark)):
         return p.is_streaming
+    if isinstance(p, Deduplicate):  # only one that can evict by event time
+        return p.is_streaming and any(_is_event_time(k) for k in p.keys)
     return isinstance(p, Join) and p.left.is_streaming and p.right.is_streaming
 
 
@@ -256,6 +264,10 @@ def check_streaming_plan(plan: LogicalPlan, output_mode: str, conf: Any = None) 
                             "output mode")
             case Offset():
                 raise _fail("Offset is not supported on streaming DataFrames/Datasets")
+            case DeduplicateWithinWatermark() if not any(
+                    _is_event_time(a) for a in node.child_plan.output):
+                raise _fail("dropDuplicatesWithinWatermark is not supported on streaming "
+                            "DataFrames/DataSets without watermark")
             case Sort() if not contains_complete_data(node):
                 raise _fail("Sorting is not supported on streaming DataFrames/Datasets, unless it "
                             "is on aggregated DataFrame/Dataset in Complete output mode")
@@ -269,15 +281,28 @@ def check_streaming_plan(plan: LogicalPlan, output_mode: str, conf: Any = None) 
 
 def _check_engine_support(plan: LogicalPlan) -> None:
     """What Spark runs but Ember's micro-batch engine does not (yet)."""
-    agg = plan.find(lambda p: isinstance(p, (Aggregate, Distinct)) and p.is_streaming)
-    if agg is not None:
-        what = "Distinct" if isinstance(agg, Distinct) else "Aggregations"
-        raise UnsupportedError(
-            f"{what} on streaming DataFrames/Datasets are not supported by Ember's streaming "
-            "engine yet (stream-stream and stream-static joins, projections and filters are).",
-            error_class="UNSUPPORTED_FEATURE.STREAMING_AGGREGATION")
+    for agg in plan.collect(lambda p: p if isinstance(p, Aggregate) and p.is_streaming
+                            else None):
+        for e in agg.aggregate_expressions:
+            for a in e.collect(lambda x: x if isinstance(x, AggregateExpression) else None):
+                if not a.func.supports_buffers or not _storable(a.func.buffer_attributes()):
+                    raise UnsupportedError(
+                        f"The aggregate function {a.func.sql()} cannot run in a streaming "
+                        "aggregation on Ember's streaming engine yet: its aggregation buffer "
+                        "cannot be kept in the state store.",
+                        error_class="UNSUPPORTED_FEATURE.STREAMING_AGGREGATION")
     limit = plan.find(lambda p: isinstance(p, Limit) and p.is_streaming)
     if limit is not None:
         raise UnsupportedError(
             "Limits on streaming DataFrames/Datasets are not supported by Ember's streaming "
             "engine yet.", error_class="UNSUPPORTED_FEATURE.STREAMING_LIMIT")
+
+
+def _storable(buffers: Any) -> bool:
+    """Whether the state store's row encoding holds these buffer columns."""
+    try:
+        RowCodec(pa.schema([pa.field(f"b{i}", b.data_type.to_arrow())
+                            for i, b in enumerate(buffers)]))
+    except UnsupportedError:
+        return False
+    return True

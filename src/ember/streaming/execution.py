@@ -85,11 +85,13 @@ from ember.conf import (
     SQLConf,
 )
 from ember.errors import AnalysisError, EmberError, ExecutionError
-from ember.physical.nodes import SparkPlan
+from ember.physical.nodes import HashAggregateExec, SparkPlan
 from ember.physical.streaming.nodes import (
     EventTimeWatermarkExec,
     StatefulOperatorExec,
     StatefulOperatorStateInfo,
+    StateStoreRestoreExec,
+    StateStoreSaveExec,
     StreamingSymmetricHashJoinExec,
 )
 from ember.plans.logical.nodes import (
@@ -190,12 +192,13 @@ class IncrementalExecution(QueryExecution):
 
     __slots__ = ("_conf", "checkpoint", "run_id", "batch_id", "num_state_partitions",
                  "watermark_for_late_events", "watermark_for_eviction", "state_format_version",
-                 "batch_timestamp_ms")
+                 "batch_timestamp_ms", "output_mode")
 
     def __init__(self, session: "Session", conf: SQLConf, logical: LogicalPlan, *,
                  checkpoint: str, run_id: str, batch_id: int, num_state_partitions: int,
                  watermark_for_late_events: int, watermark_for_eviction: int,
-                 state_format_version: int, batch_timestamp_ms: int | None = None) -> None:
+                 state_format_version: int, batch_timestamp_ms: int | None = None,
+                 output_mode: str = "append") -> None:
         super().__init__(session, logical)
         self._conf = conf
         self.checkpoint = checkpoint
@@ -206,6 +209,7 @@ class IncrementalExecution(QueryExecution):
         self.watermark_for_eviction = watermark_for_eviction
         self.state_format_version = state_format_version
         self.batch_timestamp_ms = batch_timestamp_ms
+        self.output_mode = output_mode
 
     @property
     def conf(self) -> SQLConf:
@@ -225,17 +229,28 @@ class IncrementalExecution(QueryExecution):
         late = input_watermarks(physical, self.watermark_for_late_events)
         eviction = input_watermarks(physical, self.watermark_for_eviction)
 
+        n = self.num_state_partitions
+
         def assign(node: Any) -> Any:
-            if isinstance(node, StreamingSymmetricHashJoinExec) and node.state_info is None:
-                info = StatefulOperatorStateInfo(state_dir, self.run_id, next_id[0],
-                                                 self.batch_id, self.num_state_partitions)
-                next_id[0] += 1
-                return node.copy(state_info=info,
-                                 watermark_for_late_events=_clamp(late.get(node)),
-                                 watermark_for_eviction=_clamp(eviction.get(node)),
-                                 state_format_version=self.state_format_version,
+            if isinstance(node, HashAggregateExec) and node.stateful_num_partitions == 0:
+                return node.copy(stateful_num_partitions=n)
+            if not isinstance(node, StatefulOperatorExec) or node.state_info is not None:
+                return None
+            info = StatefulOperatorStateInfo(state_dir, self.run_id, next_id[0],
+                                             self.batch_id, n)
+            next_id[0] += 1
+            marks = {"state_info": info, "watermark_for_late_events": _clamp(late.get(node)),
+                     "watermark_for_eviction": _clamp(eviction.get(node))}
+            if isinstance(node, StreamingSymmetricHashJoinExec):
+                return node.copy(**marks, state_format_version=self.state_format_version,
                                  batch_timestamp_ms=self.batch_timestamp_ms)
-            return None
+            if isinstance(node, StateStoreSaveExec):
+                # its StateStoreRestore below reads the same state
+                child = node.child.transform_down(
+                    lambda c: c.copy(state_info=info) if isinstance(c, StateStoreRestoreExec)
+                    and c.state_info is None else None)
+                return node.copy(**marks, child=child, output_mode=self.output_mode.lower())
+            return node.copy(**marks)
 
         return physical.transform_down(assign)
 
@@ -735,7 +750,7 @@ class MicroBatchExecution:
             watermark_for_late_events=late_watermark_ms,
             watermark_for_eviction=eviction_watermark_ms,
             state_format_version=conf.get(STREAM_JOIN_STATE_FORMAT),
-            batch_timestamp_ms=batch_timestamp_ms)
+            batch_timestamp_ms=batch_timestamp_ms, output_mode=self.output_mode)
 
     def _finish_progress(self, p: dict[str, Any], start: float,
                          durations: dict[str, int]) -> None:

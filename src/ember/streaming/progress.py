@@ -66,7 +66,7 @@ def _rate(rows: int, seconds: float) -> float:
 
 def state_operator_progress(op: Any, metrics: dict[str, int]) -> dict[str, Any]:
     """One ``stateOperators`` entry of a stateful operator from its run metrics."""
-    out: dict[str, Any] = {"operatorName": "symmetricHashJoin"}
+    out: dict[str, Any] = {"operatorName": getattr(op, "operator_name", "symmetricHashJoin")}
     values = {name: 0 for name in _ORDER}
     for k, v in metrics.items():
         name = _STATE_METRICS.get(k)
@@ -75,8 +75,10 @@ def state_operator_progress(op: Any, metrics: dict[str, int]) -> dict[str, Any]:
     out.update(values)
     n = op.state_info.num_partitions if op.state_info is not None else 0
     out["numShufflePartitions"] = n
-    # summed over partitions: four stores per partition (two per side, state format 2)
-    out["numStateStoreInstances"] = int(metrics.get("numStateStoreInstances", n * 4))
+    # summed over partitions: a join has four stores per partition (two per side, state
+    # format 2), the other operators one
+    per_partition = 4 if not hasattr(op, "operator_name") else 1
+    out["numStateStoreInstances"] = int(metrics.get("numStateStoreInstances", n * per_partition))
     out["customMetrics"] = {k: int(v) for k, v in sorted(metrics.items())
                             if k not in _NOT_CUSTOM}
     return out

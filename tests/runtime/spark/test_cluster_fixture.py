@@ -15,6 +15,7 @@ import time
 
 import pytest
 
+from tests.full_run import run_all
 from tests.spark_cluster import ClusterError, StandaloneCluster, java_home, live_processes
 
 pytestmark = [
@@ -22,6 +23,9 @@ pytestmark = [
     pytest.mark.spark,
     pytest.mark.skipif(java_home() is None, reason="no Java available"),
     pytest.mark.skipif(not os.path.isdir("/proc"), reason="process checks read /proc (Linux)"),
+    pytest.mark.skipif(not run_all("EMBER_CLUSTER_ALL"),
+                       reason="checks of the cluster test helper itself (its own cluster and "
+                              "timeouts); EMBER_CLUSTER_ALL=1 runs them"),
 ]
 
 DRIVER = r"""

@@ -33,12 +33,17 @@ import json
 
 import pytest
 
+from tests.full_run import run_all
 from tests.spark_cluster import java_home
 
 pytestmark = [
     pytest.mark.spark_cluster,
     pytest.mark.spark,
     pytest.mark.skipif(java_home() is None, reason="no Java available"),
+    pytest.mark.skipif(not run_all("EMBER_CLUSTER_ALL"),
+                       reason="the streaming run on a standalone cluster takes a minute; "
+                              "EMBER_CLUSTER_ALL=1 runs it (test_cluster.py keeps a batch "
+                              "query on the cluster in the default suite)"),
 ]
 
 # (impressions, clicks) per step, event times in seconds.  Watermarks after each step (min of

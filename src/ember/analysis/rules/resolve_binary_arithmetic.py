@@ -80,7 +80,17 @@ def _is_date(e: Expression) -> bool:
 
 
 def _is_ts(e: Expression) -> bool:
-    return e.resolved and isinstance(e.data_type, T.TimestampType)
+    return e.resolved and isinstance(e.data_type, (T.TimestampType, T.TimestampNTZType))
+
+
+def _timestamp_kind(*es: Expression) -> T.DataType:
+    """TIMESTAMP_NTZ when an operand is one and none is a TIMESTAMP, else TIMESTAMP (the type
+    Spark casts the other datetime operands of a timestamp subtraction to)."""
+    types = [e.data_type for e in es]
+    if any(isinstance(t, T.TimestampNTZType) for t in types) and not any(
+            isinstance(t, T.TimestampType) for t in types):
+        return T.TIMESTAMP_NTZ
+    return T.TIMESTAMP
 
 
 def _is_day_count(e: Expression) -> bool:
@@ -111,7 +121,11 @@ class _Rewriter:
     def tz(self) -> str:
         return self.ctx.conf.time_zone if self.ctx is not None else "UTC"
 
-    def as_timestamp(self, e: Expression) -> Expression:
+    def as_timestamp(self, e: Expression, kind: T.DataType | None = None) -> Expression:
+        """``e`` as a timestamp: of type ``kind`` when given, else a TIMESTAMP or
+        TIMESTAMP_NTZ kept as it is (a date, string or NULL cast to TIMESTAMP)."""
+        if kind is not None:
+            return self.cast(e, kind)
         return self.cast(e, T.TIMESTAMP) if isinstance(
             e.data_type, (T.DateType, T.StringType, T.NullType)) else e
 
@@ -195,7 +209,9 @@ class _Rewriter:
                 return self.subtract(l, r)
             case Subtract(left=l, right=r) if (l.resolved and r.resolved and (
                     _is_ts(l) or _is_ts(r)) and not _is_interval(l)):
-                return IA.SubtractTimestamps(self.as_timestamp(l), self.as_timestamp(r), self.tz)
+                kind = _timestamp_kind(l, r)
+                return IA.SubtractTimestamps(self.as_timestamp(l, kind), self.as_timestamp(r, kind),
+                                             self.tz)
             case Subtract(left=l, right=r) if _is_date(r) and l.resolved and (
                     _is_date(l) or isinstance(l.data_type, T.NullType)):
                 return IA.SubtractDates(self.cast(l, T.DATE), r)

@@ -33,11 +33,13 @@ from ember.expressions.window_registry import lookup_window_function
 #: ``current_schema()``) and ``CurrentCatalog``: the session's current namespace, a constant of
 #: the query (Spark's ReplaceCurrentLike folds them at the start of optimization).
 _CURRENT_NAMESPACE = {"current_database": "current_schema", "current_schema": "current_schema",
-                      "current_catalog": "current_catalog"}
+                      "current_catalog": "current_catalog", "current_path": "current_path"}
 
 
 def _current_namespace(pretty: str, ctx) -> Expression:
     value = SESSION_CATALOG if pretty == "current_catalog" else ctx.catalog.current_database()
+    if pretty == "current_path":  # Spark's CurrentPath: the function resolution search path
+        value = f"system.builtin,system.session,{SESSION_CATALOG}.{value}"
     return FunctionCall.of(pretty, (), Literal(value, T.STRING))
 
 

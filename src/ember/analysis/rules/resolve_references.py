@@ -51,6 +51,7 @@ from ember.expressions.base import (
     UnresolvedAlias,
     UnresolvedAttribute,
     UnresolvedFunction,
+    UnresolvedRegex,
     UnresolvedStar,
 )
 from ember import types as T
@@ -60,6 +61,7 @@ from ember.plans.logical.nodes import (
     Filter,
     Intersect,
     Join,
+    LateralJoin,
     LogicalPlan,
     Project,
     UnresolvedHaving,
@@ -114,6 +116,8 @@ def child_attrs(plan: LogicalPlan) -> tuple[AttributeReference, ...]:
 
 def expand_star(star: UnresolvedStar, child: LogicalPlan, cs: bool) -> list[AttributeReference]:
     """Spark's ``UnresolvedStar.expand``."""
+    if isinstance(star, UnresolvedRegex):
+        return star.expand(child.output)
     if not star.target:
         return list(child.output)
     hidden = [a for a in metadata_output(child)]
@@ -222,6 +226,11 @@ def _resolve_node(p: LogicalPlan, ctx) -> LogicalPlan:
             left.resolved and right.resolved and (left.output_set & right.output_set)
         ):
             return p.copy(right=dedup_right(left, right))
+        case LateralJoin(left=left, condition=cond):
+            # the condition reads both sides: resolved once the subquery is
+            if cond is None or not p.right.resolved or not has_unresolved(cond):
+                return p
+            return p.copy(condition=resolve_expression(cond, left.output + p.right_output, cs))
         case Project(project_list=items, child=child) if _has_star(items):
             return p.copy(project_list=expand_select_list(items, child, ctx))
         case Aggregate(aggregate_expressions=items, child=child) if _has_star(items):

@@ -5,7 +5,7 @@ Before::  UnresolvedRelation [json, /data/events]
 After::   SubqueryAlias json.`/data/events` (Relation [a#1,b#2] json)
 
 It applies only to a two-part name whose first part is a file format Ember reads (``parquet``,
-``csv``, ``json``) and that names no table or view, so a database called ``json`` still wins.
+``csv``, ``json``, ``text``) and that names no table or view, so a database called ``json`` still wins.
 The relation is built by the file-source factory the surface layer registers
 (:func:`register_file_source`; ``ember.readers.file_relation``): the analyzer cannot import the
 readers, which sit above it.
@@ -23,7 +23,7 @@ from ember.plans.logical.nodes import LogicalPlan, SubqueryAlias, UnresolvedRela
 __all__ = ["resolve_sql_on_file", "register_file_source", "FILE_FORMATS"]
 
 #: formats a ``format.`path``` relation may name
-FILE_FORMATS = ("parquet", "csv", "json")
+FILE_FORMATS = ("parquet", "csv", "json", "text")
 
 _FACTORY: list[Callable[..., LogicalPlan]] = []
 

@@ -10,6 +10,8 @@ castable to bigint (int for ``numSlices``; NULL and booleans are ``UNEXPECTED_IN
 are cast with Spark's cast (``range('a')`` is ``CAST_INVALID_INPUT``, ``range(1.5)`` is
 ``range(1)``). A zero step is ``FAILED_FUNCTION_CALL``, as Spark reports it. ``range(3) AS
 t(x)`` renames the column (``NUM_TABLE_VALUE_ALIASES_MISMATCH`` for another number of names).
+A Python UDTF registered with ``spark.udtf.register`` is a ``Generate`` of its
+``PythonUDTF`` over one row (not under ``LATERAL`` with columns of an earlier FROM item yet).
 Spark's other table functions (``explode`` ...) are refused with UNSUPPORTED_FEATURE, unknown
 names with ``UNRESOLVABLE_TABLE_VALUED_FUNCTION``.
 """
@@ -25,7 +27,8 @@ from ember.expressions.base import Alias, AttributeReference, Expression, Unreso
 from ember.expressions.cast import Cast
 from ember.expressions.common import sql_type
 from ember.expressions.registry import wrong_num_args
-from ember.plans.logical.nodes import LogicalPlan, Project, Range, UnresolvedTableValuedFunction
+from ember.plans.logical.nodes import (Generate, LogicalPlan, OneRowRelation, Project, Range,
+                                      UnresolvedTableValuedFunction)
 
 #: Spark's table-valued functions other than ``range`` (``TableFunctionRegistry``).
 _SPARK_TABLE_FUNCTIONS = frozenset({
@@ -99,17 +102,25 @@ def _build(p: UnresolvedTableValuedFunction) -> LogicalPlan:
         raise AnalysisError(f"Could not resolve `{p.name}` to a table-valued function.",
                             error_class="UNRESOLVABLE_TABLE_VALUED_FUNCTION",
                             parameters={"name": f"`{p.name}`"})
-    plan: LogicalPlan = _range(p.arguments)
+    return _aliased(p, _range(p.arguments))
+
+
+def _aliased(p: UnresolvedTableValuedFunction, plan: LogicalPlan) -> LogicalPlan:
+    """``plan`` with its columns renamed as ``name(...) AS t(x, y)`` asks."""
     if p.column_aliases:
         out = plan.output
         if len(p.column_aliases) != len(out):
-            raise AnalysisError(
-                "Number of given aliases does not match number of output columns.",
-                error_class="NUM_TABLE_VALUE_ALIASES_MISMATCH",
-                parameters={"funcName": f"`{p.name}`", "aliasesNum": str(len(p.column_aliases)),
-                            "outColsNum": str(len(out))})
+            raise _aliases_mismatch(p, len(out))
         plan = Project(tuple(Alias(a, n) for a, n in zip(out, p.column_aliases)), plan)
     return plan
+
+
+def _aliases_mismatch(p: UnresolvedTableValuedFunction, width: int) -> AnalysisError:
+    return AnalysisError(
+        "Number of given aliases does not match number of output columns.",
+        error_class="NUM_TABLE_VALUE_ALIASES_MISMATCH",
+        parameters={"funcName": f"`{p.name}`", "aliasesNum": str(len(p.column_aliases)),
+                    "outColsNum": str(width)})
 
 
 def resolve_table_valued_functions(plan: LogicalPlan, ctx) -> LogicalPlan:
@@ -117,6 +128,12 @@ def resolve_table_valued_functions(plan: LogicalPlan, ctx) -> LogicalPlan:
     def rule(p: LogicalPlan) -> LogicalPlan:
         if not isinstance(p, UnresolvedTableValuedFunction):
             return p
+        udtf = ctx.catalog.lookup_python_table_function(p.name)
+        if udtf is not None and p.lateral and any(
+                a.exists(lambda x: isinstance(x, UnresolvedAttribute)) for a in p.arguments):
+            raise UnsupportedError(
+                f"The SQL construct LATERAL call of the Python UDTF {p.name} is not supported "
+                "by Ember.", parameters={"construct": f"LATERAL {p.name}"})
         if p.lateral and any(a.exists(lambda x: isinstance(x, UnresolvedAttribute))
                              for a in p.arguments):
             # a LATERAL argument reads a column of an earlier FROM item: not foldable
@@ -125,6 +142,12 @@ def resolve_table_valued_functions(plan: LogicalPlan, ctx) -> LogicalPlan:
             raise _non_foldable(i + (1 if len(p.arguments) == 1 else 0))
         if any(has_unresolved(a) or not a.resolved for a in p.arguments):
             return p
+        if udtf is not None:  # spark.udtf.register: a Generate of the UDTF over one row
+            width = len(udtf.returnType.fields)
+            if p.column_aliases and len(p.column_aliases) != width:
+                raise _aliases_mismatch(p, width)
+            return Generate(udtf.call(p.arguments), False, (), p.column_aliases, (),
+                            OneRowRelation())
         return _build(p)
 
     return plan.transform_up(rule)

@@ -23,7 +23,8 @@ from ember.plans.logical.nodes import LogicalPlan
 
 
 def _boundary(b: Expression, t: T.DataType, ctx) -> Expression:
-    if isinstance(b, SpecialFrameBoundary) or isinstance(t, (T.DateType, T.TimestampType)):
+    if isinstance(b, SpecialFrameBoundary) or isinstance(t, (T.DateType, T.TimestampType,
+                                                                     T.TimestampNTZType)):
         return b
     if not b.resolved or b.data_type == t or not can_cast(b.data_type, t, True):
         return b

@@ -77,6 +77,8 @@ approx_percentile               an array of percentages
 mode                            the input type
 approx_count_distinct           bigint, never NULL (0 on empty input)
 listagg/string_agg              string (binary for binary input); NULL on empty input
+try_sum, try_avg                sum's / avg's type; NULL where sum / avg would overflow
+product                         double; NULL on empty input
 ==============================  ==============================================================
 
 Aggregation buffers (Spark's ``aggBufferAttributes``, named as Spark 4 prints them in
@@ -124,6 +126,10 @@ approx_count_distinct      registers: array<int> (set registers    Spark: ``MS[0
                            only, index * 64 + value)               longs
 listagg                    buf: array<struct<v, o0, ...>> (value,
                            WITHIN GROUP keys)
+try_sum(integral)          sum: bigint, isEmpty                    sum NULL and not isEmpty =
+                                                                   overflow (the result NULL)
+try_sum (other), try_avg   sum's / avg's (legacy)
+product                    product: double                         NULL until a value
 =========================  ======================================  ===========================
 
 Implicit casts: the analyzer's type coercion asks :meth:`AggregateFunction.implicit_cast_targets`
@@ -170,6 +176,7 @@ from ember.expressions.aggregates.regression import (
     RegrSYY,
 )
 from ember.expressions.aggregates.hll import ApproxCountDistinct, approx_count_distinct
+from ember.expressions.aggregates.try_product import Product, TryAverage, TrySum
 from ember.expressions.aggregates.percentiles import (
     ApproxPercentile,
     Median,
@@ -274,6 +281,11 @@ _SIMPLE: dict[str, tuple[type, str | None]] = {
     "bit_and": (BitAndAgg, None),
     "bit_or": (BitOrAgg, None),
     "bit_xor": (BitXorAgg, None),
+    # issue 22 (helper F): try_sum, try_avg, product (aggregates.try_product); product is no
+    # SQL function in Spark, only pyspark.sql.functions.product: a name SQL text cannot call
+    "try_sum": (TrySum, None),
+    "try_avg": (TryAverage, None),
+    "(product)": (Product, "product"),
 }
 
 #: functions of two arguments (``regr_*(y, x)``, ``corr(x, y)`` ...)

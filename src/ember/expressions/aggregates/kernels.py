@@ -211,12 +211,23 @@ _I64_MAX = (1 << 63) - 1
 def _int_sums(v: np.ndarray, g: np.ndarray, n_groups: int) -> np.ndarray:
     """Per-group int64 sums, raising ARITHMETIC_OVERFLOW when any running sum (in row order)
     leaves the int64 range, as Spark's ANSI ``sum`` does."""
+    out, overflowed = running_int_sums(v, g, n_groups)
+    if overflowed.any():
+        raise _overflow("overflow. Use 'try_add' to tolerate overflow and return NULL instead.")
+    return out
+
+
+def running_int_sums(v: np.ndarray, g: np.ndarray, n_groups: int
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """Per-group int64 sums and, per group, whether a running sum (in row order) left the
+    int64 range (that group's sum is then meaningless)."""
     out = np.zeros(n_groups, dtype=np.int64)
+    overflowed = np.zeros(n_groups, dtype=bool)
     if len(v) == 0:
-        return out
+        return out, overflowed
     bound = max(abs(int(v.max())), abs(int(v.min())))
     if bound * len(v) <= _I64_MAX:  # no running sum can leave the int64 range
-        return _group_add(v, g, n_groups)
+        return _group_add(v, g, n_groups), overflowed
     # Exact running sums: split values into signed high and unsigned low 32-bit halves.
     order = np.argsort(g, kind="stable")
     gs, vs = g[order], v[order]
@@ -232,12 +243,12 @@ def _int_sums(v: np.ndarray, g: np.ndarray, n_groups: int) -> np.ndarray:
     p_lo = c_lo - base_lo
     p_hi = p_hi + (p_lo >> 32)
     p_lo = p_lo & 0xFFFFFFFF
-    if (p_hi < -(1 << 31)).any() or (p_hi > (1 << 31) - 1).any():
-        raise _overflow("overflow. Use 'try_add' to tolerate overflow and return NULL instead.")
+    bad = (p_hi < -(1 << 31)) | (p_hi > (1 << 31) - 1)
+    overflowed[gs[bad]] = True
     ends = np.r_[starts[1:] - 1, len(gs) - 1]
     totals = (p_hi[ends] << 32) + p_lo[ends]
     out[gs[starts]] = totals
-    return out
+    return out, overflowed
 
 
 def _decimal_words(arr: pa.Array) -> np.ndarray:

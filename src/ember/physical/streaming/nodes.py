@@ -43,6 +43,7 @@ from ember.physical.nodes import (
     shuffled_join_partitioning,
 )
 from ember.physical.partitioning import (
+    AllTuples,
     ClusteredDistribution,
     Distribution,
     Partitioning,
@@ -59,7 +60,9 @@ from ember.plans.logical.nodes import watermark_output
 from ember.trees import node
 
 __all__ = ["StatefulOperatorStateInfo", "EventTimeWatermarkExec",
-           "StreamingSymmetricHashJoinExec", "StreamingRelationExec", "StatefulOperatorExec"]
+           "StreamingSymmetricHashJoinExec", "StreamingRelationExec", "StatefulOperatorExec",
+           "StateStoreRestoreExec", "StateStoreSaveExec", "StreamingDeduplicateExec",
+           "StreamingDeduplicateWithinWatermarkExec", "event_time_key"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,3 +219,139 @@ class StreamingSymmetricHashJoinExec(JoinExec, StatefulOperatorExec):
         parts.append(f"state cleanup [ {cleanup('left', left)}, {cleanup('right', right)} ]")
         parts += [str(self.state_format_version), "Append"]
         return f"{self.node_name} " + ", ".join(parts)
+
+
+# ---------------------------------------------------------------------------------------------
+# Streaming aggregation and deduplication (Spark's StatefulAggregationStrategy and
+# StreamingDeduplicationStrategy)
+
+
+def event_time_key(keys: tuple[Expression, ...]) -> AttributeReference | None:
+    """The first key carrying a watermark delay (the event-time column or a window over it):
+    the column the state is evicted on (Spark's ``WatermarkSupport.watermarkExpression``)."""
+    return next((k for k in keys if isinstance(k, AttributeReference)
+                 and k.watermark_delay_ms is not None), None)
+
+
+def _stateful_distribution(keys: tuple[Expression, ...],
+                           state_info: StatefulOperatorStateInfo | None) -> Distribution:
+    if not keys:
+        return AllTuples()
+    if state_info is None:
+        return ClusteredDistribution(keys)
+    return StatefulOpClusteredDistribution(keys, state_info.num_partitions)
+
+
+def _state_parts(name: str, keys: tuple[Expression, ...],
+                 state_info: StatefulOperatorStateInfo | None) -> list[str]:
+    info = "state info [ N/A ]" if state_info is None else str(state_info)
+    return [f"{name} {_list(keys)}", info + " stateStoreCkptIds = None"]
+
+
+@node
+class StateStoreRestoreExec(UnaryExecNode):
+    """``StateStoreRestore [k#1], state info [...] stateStoreCkptIds = None, 2``: each input row
+    (one per key, partially merged) followed by the key's aggregation buffers from the state
+    of the previous batch, for the merge above to combine (Spark's ``StateStoreRestoreExec``).
+    It shares its ``StateStoreSaveExec``'s state (operator id)."""
+
+    keys: tuple[Expression, ...]
+    child: Any
+    state_info: StatefulOperatorStateInfo | None = None
+    state_format_version: int = 2
+
+    @property
+    def required_child_distribution(self) -> tuple[Distribution, ...]:
+        return (_stateful_distribution(self.keys, self.state_info),)
+
+    def simple_string(self) -> str:
+        parts = _state_parts("StateStoreRestore", self.keys, self.state_info)
+        return ", ".join(parts + [str(self.state_format_version)])
+
+
+@node
+class StateStoreSaveExec(UnaryExecNode, StatefulOperatorExec):
+    """``StateStoreSave [k#1], state info [...] stateStoreCkptIds = None, Append, 0, 1000, 2``
+    (Spark's ``StateStoreSaveExec``): stores each key's merged buffers and emits per output
+    mode -- complete: every key in state; update: the keys this batch changed, then evicts the
+    keys the watermark passed; append: only the keys the watermark passed (their final
+    values), removed from the state.  Rows of keys at or below the late-events watermark are
+    dropped first (append and update), counted as ``numRowsDroppedByWatermark``."""
+
+    keys: tuple[Expression, ...]
+    child: Any
+    state_info: StatefulOperatorStateInfo | None = None
+    output_mode: str | None = None
+    watermark_for_late_events: int | None = None
+    watermark_for_eviction: int | None = None
+    state_format_version: int = 2
+
+    operator_name = "stateStoreSave"
+
+    @property
+    def required_child_distribution(self) -> tuple[Distribution, ...]:
+        return (_stateful_distribution(self.keys, self.state_info),)
+
+    def output_watermark(self, input_watermark_ms: int) -> int | None:
+        return input_watermark_ms
+
+    def should_run_another_batch(self, new_watermark_ms: int) -> bool:
+        """Spark's: append or update mode, and the watermark moved past the eviction one."""
+        return (self.output_mode in ("append", "update")
+                and self.watermark_for_eviction is not None
+                and new_watermark_ms > self.watermark_for_eviction)
+
+    def simple_string(self) -> str:
+        parts = _state_parts("StateStoreSave", self.keys, self.state_info)
+        if self.output_mode is not None:
+            parts.append(self.output_mode.capitalize())
+        for w in (self.watermark_for_late_events, self.watermark_for_eviction):
+            if w is not None:
+                parts.append(str(w))
+        return ", ".join(parts + [str(self.state_format_version)])
+
+
+@node
+class StreamingDeduplicateExec(UnaryExecNode, StatefulOperatorExec):
+    """``StreamingDeduplicate [k#1, t#2-T10000ms], state info [...] stateStoreCkptIds = None,
+    0, 1000`` (Spark's ``StreamingDeduplicateExec``): the rows whose keys the state has not
+    seen, each key stored; with the event-time column among the keys, keys the watermark
+    passed are evicted.  Rows at or below the late-events watermark are dropped first."""
+
+    keys: tuple[Expression, ...]
+    child: Any
+    state_info: StatefulOperatorStateInfo | None = None
+    watermark_for_late_events: int | None = None
+    watermark_for_eviction: int | None = None
+
+    operator_name = "dedupe"
+    display_name = "StreamingDeduplicate"
+
+    @property
+    def required_child_distribution(self) -> tuple[Distribution, ...]:
+        return (_stateful_distribution(self.keys, self.state_info),)
+
+    def output_watermark(self, input_watermark_ms: int) -> int | None:
+        return input_watermark_ms
+
+    def should_run_another_batch(self, new_watermark_ms: int) -> bool:
+        return (self.watermark_for_eviction is not None
+                and new_watermark_ms > self.watermark_for_eviction)
+
+    def simple_string(self) -> str:
+        parts = _state_parts(self.display_name, self.keys, self.state_info)
+        for w in (self.watermark_for_late_events, self.watermark_for_eviction):
+            if w is not None:
+                parts.append(str(w))
+        return ", ".join(parts)
+
+
+@node
+class StreamingDeduplicateWithinWatermarkExec(StreamingDeduplicateExec):
+    """``StreamingDeduplicateWithinWatermark [k#1], ...`` (Spark's
+    ``StreamingDeduplicateWithinWatermarkExec``): as :class:`StreamingDeduplicateExec`, but
+    each key is stored with its expiry, the first row's event time plus the watermark delay,
+    and evicted once the watermark reaches it."""
+
+    operator_name = "dedupeWithinWatermark"
+    display_name = "StreamingDeduplicateWithinWatermark"

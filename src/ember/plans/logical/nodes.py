@@ -620,6 +620,47 @@ class Join(LogicalPlan):
 
 
 @node
+class LateralJoin(LogicalPlan):
+    """``left [LEFT] JOIN LATERAL (subquery) [ON condition]`` (Spark's ``LateralJoin``): the
+    subquery (``right``, a ``LateralSubquery`` expression) is evaluated for each row of ``left``
+    and may read its columns as outer references.  ``left`` is the only child; the condition
+    reads both sides.  ``join_type`` is Inner or LeftOuter.  The optimizer's
+    RewriteLateralSubquery turns it into a ``Join`` with the decorrelated subquery plan."""
+
+    left: LogicalPlan
+    right: Expression
+    join_type: JoinType
+    condition: Expression | None = None
+
+    @property
+    def resolved(self) -> bool:
+        return (self.left.resolved and bool(self.right.resolved)  # type: ignore[attr-defined]
+                and (self.condition is None or self.condition.resolved))
+
+    @property
+    def right_output(self) -> tuple[AttributeReference, ...]:
+        """The subquery plan's columns, as the join outputs them."""
+        out = self.right.plan.output  # type: ignore[attr-defined]
+        if self.join_type.right_nullable:
+            out = tuple(a.with_nullability(True) for a in out)
+        return out
+
+    @property
+    def missing_input(self) -> frozenset[int]:
+        have = self.left.output_set | frozenset(a.id for a in self.right_output)
+        return self.references - have
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return self.left.output + self.right_output
+
+    def simple_string(self) -> str:
+        parts = [f"LateralJoin {self.right.simple_string()}", str(self.join_type)]
+        if self.condition is not None:
+            parts.append(self.condition.simple_string())
+        return ", ".join(parts)
+
+
+@node
 class Aggregate(UnaryNode):
     """GROUP BY ``grouping_expressions``; ``aggregate_expressions`` are the output columns
     (aggregate functions and expressions over grouping expressions).  No grouping
@@ -915,6 +956,38 @@ class Distinct(UnaryNode):
 
     def simple_string(self) -> str:
         return "Distinct"
+
+
+@node
+class Deduplicate(UnaryNode):
+    """``dropDuplicates(keys)`` of a streaming plan (Spark's ``Deduplicate``): the first row of
+    each distinct ``keys`` value, over the whole stream (planned as
+    ``StreamingDeduplicateExec``).  A batch ``dropDuplicates`` is an ``Aggregate`` instead."""
+
+    keys: tuple[AttributeReference, ...]
+    child: LogicalPlan
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return self.child.output
+
+    def simple_string(self) -> str:
+        return f"Deduplicate {_attrs_str(self.keys)}"
+
+
+@node
+class DeduplicateWithinWatermark(UnaryNode):
+    """``dropDuplicatesWithinWatermark(keys)`` (Spark's ``DeduplicateWithinWatermark``): a
+    duplicate is dropped while the first row's event time plus the watermark delay is ahead of
+    the watermark (planned as ``StreamingDeduplicateWithinWatermarkExec``)."""
+
+    keys: tuple[AttributeReference, ...]
+    child: LogicalPlan
+
+    def _compute_output(self) -> tuple[AttributeReference, ...]:
+        return self.child.output
+
+    def simple_string(self) -> str:
+        return f"DeduplicateWithinWatermark {_attrs_str(self.keys)}"
 
 
 @node

@@ -264,17 +264,17 @@ class MapOutput:
             return
         with self._lock:
             items = list(zip(self.chunks, self.offsets))
-        readers: dict[int, Any] = {}
         for c, offs in items:
             lo, hi = int(offs[start]), int(offs[end])
             if hi <= lo:
                 continue
             if not isinstance(c, pa.RecordBatch):
+                # a spilled chunk: mapped for this one slice (only its pages are read) and the
+                # slice copied out, so neither the mapping nor the rest of the chunk outlives it
                 f, k = c
-                r = readers.get(id(f))
-                if r is None:
-                    r = readers[id(f)] = f.reader()
-                c = r.get_batch(k)
+                piece = f.reader(mapped=True).get_batch(k).slice(lo, hi - lo)
+                yield pa.concat_batches([piece]) if len(self.schema) else piece
+                continue
             yield c.slice(lo, hi - lo)
 
     def read(self, p: int) -> Iterator[pa.RecordBatch]:

@@ -85,8 +85,13 @@ class MemoryManager:
 
 
 class SpillFile:
-    """One Arrow IPC file of spilled batches; ``read(i)`` / iteration read them back
-    (memory-mapped, zero-copy)."""
+    """One Arrow IPC file of spilled batches; ``read(i)`` / iteration read them back.
+
+    By default batches are read into memory (freed with the batch), not memory-mapped: the
+    pages a mapping touched stay resident -- and count in the process's RSS -- for as long as
+    the mapping lives, so reading a whole spill run through one mapping would hold all of it
+    again.  ``reader(mapped=True)`` maps the file (zero-copy; only the pages read are loaded):
+    for reading a slice of a batch, copied out, with the mapping dropped right after."""
 
     __slots__ = ("path", "num_batches", "nbytes", "schema")
 
@@ -96,8 +101,9 @@ class SpillFile:
         self.num_batches = num_batches
         self.nbytes = nbytes
 
-    def reader(self) -> ipc.RecordBatchFileReader:
-        return ipc.open_file(pa.memory_map(self.path, "r"))
+    def reader(self, mapped: bool = False) -> ipc.RecordBatchFileReader:
+        return ipc.open_file(pa.memory_map(self.path, "r") if mapped
+                             else pa.OSFile(self.path, "rb"))
 
     def __iter__(self) -> Iterator[pa.RecordBatch]:
         r = self.reader()

@@ -116,7 +116,7 @@ def file_scan(rt: SparkRuntime, node: FileSourceScanExec, batch_rows_set: bool =
         from ember.runtime.spark.dynamic_filters import apply
 
         df = apply(df, dynamic)
-    exprs, unscaled = _shipped_columns(node.output)
+    exprs, unscaled = _shipped_columns(node.output, rel.format == "text")
     return dataframe_blobs(df.selectExpr(*exprs), schema_of(node.output),
                            None if batch_rows_set else int(rt.conf.get(SPARK_ARROW_BATCH_ROWS)),
                            unscaled)
@@ -300,11 +300,14 @@ def _unscaled_decimals(df: Any) -> tuple[Any, tuple[tuple[int, int, int], ...]]:
     return positional.select(*[c.alias(n) for c, n in zip(cols, names)]), unscaled
 
 
-def _shipped_columns(attrs: Any) -> tuple[list[str], tuple[tuple[int, int, int], ...]]:
+def _shipped_columns(attrs: Any, text: bool = False
+                     ) -> tuple[list[str], tuple[tuple[int, int, int], ...]]:
     """``selectExpr`` texts reading ``attrs`` from a relation's reader (by name) as positional
     columns ``c0, c1, ...``, each decimal of precision at most 18 as its unscaled BIGINT (see
     :func:`_unscaled_decimals`), and ``(position, precision, scale)`` of those: the scan's
-    columns and the decimals' conversion in one DataFrame call."""
+    columns and the decimals' conversion in one DataFrame call.  ``text``: the text source's
+    strings hold the files' bytes as they are, so invalid UTF-8 becomes U+FFFD
+    (``make_valid_utf8``), as Ember's own text reader decodes it."""
 
     exprs, unscaled = [], []
     for i, a in enumerate(attrs):
@@ -312,6 +315,8 @@ def _shipped_columns(attrs: Any) -> tuple[list[str], tuple[tuple[int, int, int],
         if isinstance(t, T.DecimalType) and t.precision <= 18:
             exprs.append(f"CAST({_quote(a.name)} * {10 ** t.scale} AS BIGINT) AS c{i}")
             unscaled.append((i, t.precision, t.scale))
+        elif text and isinstance(t, T.StringType):
+            exprs.append(f"make_valid_utf8({_quote(a.name)}) AS c{i}")
         else:
             exprs.append(f"{_quote(a.name)} AS c{i}")
     return exprs, tuple(unscaled)

@@ -157,7 +157,7 @@ def run_file_scan(node: FileSourceScanExec, rt: RunContext) -> list[PartitionFn]
 
         return run
 
-    if rel.format in ("json", "csv") and rel.paths:
+    if rel.format in ("json", "csv", "text") and rel.paths:
         conf = rt.ctx.conf
         splits = file_index.file_splits(
             rel.paths, not scan.multi_line(rel), conf.get(FILES_MAX_PARTITION_BYTES),

@@ -45,10 +45,24 @@ def run_generate(node: GenerateExec, rt) -> list[PartitionFn]:
     def part(fn: PartitionFn) -> PartitionFn:
         def run() -> Iterator[pa.RecordBatch]:
             gen = prepare(node.generator, child.output)
+            start = getattr(gen, "for_partition", None)  # a Python UDTF: an instance per part
+            if start is not None:
+                gen = start()
+            last = None
             for b in fn():
                 out = generate_batch(gen, node.outer, b, schema)
+                if b.num_rows:
+                    last = b.slice(b.num_rows - 1)
                 if out.num_rows:
                     yield out
+            tail = gen.terminate() if start is not None else None
+            if tail and len(tail[0]):
+                # a UDTF's terminate() rows go with the partition's last input row, as Spark's
+                n, k = len(tail[0]), len(child.output)
+                kept = [c.take(pa.array(np.zeros(n, np.int64))) for c in last.columns] \
+                    if last is not None else [pa.nulls(n, f.type) for f in list(schema)[:k]]
+                yield make_batch(kept + [c.cast(f.type) for c, f in zip(tail, list(schema)[k:])],
+                                 schema, n)
 
         return run
 

@@ -51,6 +51,41 @@ def _chunk_rows(batch: pa.RecordBatch, budget: int, batch_size: int) -> int:
     return int(min(max(budget // (16 * per_row), 64, min(batch_size, 4096)), 1 << 16))
 
 
+#: a sort emits its buffered rows in this many groups at least: each group is gathered from the
+#: buffered batches on its own, so sorting a buffer holds about ``1 + 2 / _GROUPS`` times it
+_GROUPS = 8
+
+
+def sorted_groups(buf: Sequence[pa.RecordBatch], schema: pa.Schema, bound: Sequence,
+                  orders: Sequence[SortOrder]) -> Iterator[pa.RecordBatch]:
+    """The rows of ``buf`` sorted (stable), in about ``_GROUPS`` consecutive batches, without
+    concatenating ``buf``: only the sort keys are concatenated; each group takes its rows from
+    every buffered batch (one ``take`` each, rows in batch order) and puts them in sorted order
+    with one more ``take``."""
+    if len(buf) == 1 or not len(schema):
+        whole = concat(buf, schema)
+        yield take(whole, _perm(whole, bound, orders))
+        return
+    keys = [pa.concat_arrays([to_array(e.eval(b), b.num_rows) for b in buf]) for e in bound]
+    perm = sort_indices(keys, [o.ascending for o in orders],
+                        [o.effective_nulls_first for o in orders])
+    del keys
+    starts = np.cumsum([0] + [b.num_rows for b in buf[:-1]]).astype(np.int64)
+    step = max(1, -(-len(perm) // _GROUPS))
+    for lo in range(0, len(perm), step):
+        idx = perm[lo:lo + step]
+        which = np.searchsorted(starts, idx, side="right") - 1
+        by_batch = np.argsort(which, kind="stable")
+        cuts = np.searchsorted(which[by_batch], np.arange(len(buf) + 1))
+        pieces = [take(buf[j], idx[by_batch[cuts[j]:cuts[j + 1]]] - starts[j])
+                  for j in range(len(buf)) if cuts[j + 1] > cuts[j]]
+        gathered = concat(pieces, schema)
+        del pieces
+        back = np.empty(len(idx), dtype=np.int64)
+        back[by_batch] = np.arange(len(idx), dtype=np.int64)
+        yield take(gathered, back)
+
+
 def sort_batches(batches: Iterator[pa.RecordBatch], attrs: Sequence, orders: Sequence[SortOrder],
                  rt: RunContext, metrics) -> Iterator[pa.RecordBatch]:
     """All of ``batches`` (columns ``attrs``) sorted by ``orders``, in batches of the run's batch
@@ -65,10 +100,9 @@ def sort_batches(batches: Iterator[pa.RecordBatch], attrs: Sequence, orders: Seq
 
     def spill() -> None:
         nonlocal buf, held
-        whole = concat(buf, schema)
-        ordered = take(whole, _perm(whole, bound, orders))
-        rows = _chunk_rows(whole, mem.budget, size)
-        f = rt.spill_dir.write(slices(ordered, rows), schema, prefix="sort")
+        rows = _chunk_rows(buf[0], mem.budget, size)
+        pieces = (p for g in sorted_groups(buf, schema, bound, orders) for p in slices(g, rows))
+        f = rt.spill_dir.write(pieces, schema, prefix="sort")
         runs.append(f)
         metrics.add(spill_size=f.nbytes)
         mem.release(held)
@@ -90,10 +124,8 @@ def sort_batches(batches: Iterator[pa.RecordBatch], attrs: Sequence, orders: Seq
         if not runs:
             if not buf:
                 return
-            whole = concat(buf, schema)
-            out = take(whole, _perm(whole, bound, orders))
-            buf = [out]
-            yield from slices(out, size)
+            for g in sorted_groups(buf, schema, bound, orders):
+                yield from slices(g, size)
             return
         if buf:
             spill()

@@ -11,6 +11,10 @@
   without new rows: eviction and outer rows may be due in a partition that received nothing.
   The join core's metrics (summed over partitions) go to the node's run metrics, where the
   micro-batch engine reads them for its progress report.
+* ``StateStoreRestoreExec`` / ``StateStoreSaveExec`` / ``StreamingDeduplicateExec`` (and its
+  ``WithinWatermark`` variant): partition ``i`` of the child (hash-partitioned into the state
+  partitions; one partition for a global aggregation) meets state partition ``i``
+  (:mod:`ember.streaming.state.stateful_ops`); the writers' metrics are summed on the node.
 * ``StreamingRelationExec`` cannot run: a stream is read only by a started query.
 """
 
@@ -18,7 +22,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -26,11 +30,22 @@ from ember.errors import AnalysisError, InternalError
 from ember.execution.kernels.batches import conform_batch, schema_of
 from ember.physical.streaming.nodes import (
     EventTimeWatermarkExec,
+    StateStoreRestoreExec,
+    StateStoreSaveExec,
+    StreamingDeduplicateExec,
+    StreamingDeduplicateWithinWatermarkExec,
     StreamingRelationExec,
     StreamingSymmetricHashJoinExec,
+    event_time_key,
 )
 from ember.runtime.local.registry import PartitionFn, operator
 from ember.streaming.join.operator import StateInfo, SymmetricHashJoin
+from ember.streaming.state.stateful_ops import (
+    StoreAt,
+    deduplicate,
+    restore_aggregation,
+    save_aggregation,
+)
 from ember.streaming.watermarks import EventTimeStats, event_time_millis
 
 if TYPE_CHECKING:
@@ -106,3 +121,95 @@ def run_streaming_symmetric_hash_join(node: StreamingSymmetricHashJoinExec,
         return run
 
     return [part(i) for i in range(n)]
+
+
+# -- streaming aggregation and deduplication (ember.streaming.state.stateful_ops) -------------
+
+
+def _store_at(node: Any, rt: RunContext, partition: int) -> StoreAt:
+    info = node.state_info
+    if info is None:
+        raise InternalError(f"{node.node_name} has no state info: it runs only inside a "
+                            "micro-batch (MicroBatchExecution)")
+    return StoreAt(info.checkpoint_location, info.operator_id, partition, info.store_version,
+                   rt.conf)
+
+
+def _ordinal(attrs: Any, target: Any) -> int | None:
+    if target is None:
+        return None
+    return next(i for i, a in enumerate(attrs) if a.id == target.id)
+
+
+def _stateful_partitions(node: Any, rt: RunContext, run_one: Any) -> list[PartitionFn]:
+    """Partition ``i`` of the child is state partition ``i``: each runs (eviction and output
+    may be due without input) and its metrics are summed on the node."""
+    parts = rt.execute(node.child)
+    _store_at(node, rt, 0)  # fail early without state info
+    schema = schema_of(node.child.output)
+    out_schema = schema_of(node.output)
+    metrics = rt.metrics.node(node)
+
+    def part(i: int) -> PartitionFn:
+        def run() -> Iterator[pa.RecordBatch]:
+            rows = _table(parts[i], schema)
+            t0 = time.perf_counter_ns()
+            out, m = run_one(_store_at(node, rt, i), rows)
+            metrics.add(stage_time_ns=time.perf_counter_ns() - t0,
+                        **{k: int(v) for k, v in m.items()})
+            for b in out.to_batches(max_chunksize=max(1, rt.ctx.batch_size)):
+                yield conform_batch(b, out_schema)
+
+        return run
+
+    return [part(i) for i in range(len(parts))]
+
+
+@operator(StateStoreRestoreExec)
+def run_state_store_restore(node: StateStoreRestoreExec, rt: RunContext) -> list[PartitionFn]:
+    n = len(node.keys)
+    parts = rt.execute(node.child)
+    schema = schema_of(node.child.output)
+
+    def part(i: int) -> PartitionFn:
+        def run() -> Iterator[pa.RecordBatch]:
+            out = restore_aggregation(_store_at(node, rt, i), _table(parts[i], schema), n)
+            for b in out.to_batches(max_chunksize=max(1, rt.ctx.batch_size)):
+                yield conform_batch(b, schema)
+
+        return run
+
+    return [part(i) for i in range(len(parts))]
+
+
+@operator(StateStoreSaveExec)
+def run_state_store_save(node: StateStoreSaveExec, rt: RunContext) -> list[PartitionFn]:
+    et = _ordinal(node.child.output, event_time_key(node.keys))
+
+    def one(at: StoreAt, rows: pa.Table) -> tuple[pa.Table, dict[str, int]]:
+        out, m = save_aggregation(at, rows, len(node.keys), node.output_mode or "append", et,
+                                  node.watermark_for_late_events, node.watermark_for_eviction)
+        m["numOutputRows"] = out.num_rows
+        return out, m
+
+    return _stateful_partitions(node, rt, one)
+
+
+@operator(StreamingDeduplicateExec)
+def run_streaming_deduplicate(node: StreamingDeduplicateExec,
+                              rt: RunContext) -> list[PartitionFn]:
+    attrs = node.child.output
+    keys = [_ordinal(attrs, k) for k in node.keys]
+    event_time = next((a for a in attrs if a.watermark_delay_ms is not None), None)
+    et = _ordinal(attrs, event_time)
+    within = (event_time.watermark_delay_ms
+              if isinstance(node, StreamingDeduplicateWithinWatermarkExec) and event_time
+              else None)
+
+    def one(at: StoreAt, rows: pa.Table) -> tuple[pa.Table, dict[str, int]]:
+        out, m = deduplicate(at, rows, keys, et, et in keys, node.watermark_for_late_events,
+                             node.watermark_for_eviction, within)
+        m["numOutputRows"] = out.num_rows
+        return out, m
+
+    return _stateful_partitions(node, rt, one)
