@@ -296,7 +296,13 @@ class TreeNode:
                         changes[n] = tuple(next(it) if isinstance(v, base) else v
                                            for v in value)
                         break
-        return _replace(self, changes)  # type: ignore[no-any-return]
+        new = _replace(self, changes)
+        for k in new_children:
+            if not isinstance(k, base):
+                break
+        else:  # the new node's children are exactly these: no need to find them again
+            object.__setattr__(new, "_kids", new_children)
+        return new  # type: ignore[no-any-return]
 
     # -- tree patterns (Spark's TreePatternBits) ----------------------------------------------
     @property
