@@ -72,10 +72,10 @@ def _generate(data: str, budget: int, scale: float) -> None:
     group_keys = max(1000, int(_GROUP_KEYS_AT_256M * budget / (256 * MiB)))
     specs = {
         "l": (side_rows, lambda n, s: {
-            "k": rng.integers(0, side_rows, n), "a": rng.integers(0, 1 << 40, n),
+            "k": rng.integers(0, side_rows, n), "a": rng.integers(0, 1 << 32, n),
             "b": np.arange(s, s + n)}),
         "r": (side_rows, lambda n, s: {
-            "k": np.arange(s, s + n)[::-1].copy(), "c": rng.integers(0, 1 << 40, n),
+            "k": np.arange(s, s + n)[::-1].copy(), "c": rng.integers(0, 1 << 32, n),
             "d": np.arange(s, s + n)}),
         "t": (t_rows, lambda n, s: {
             "k": rng.integers(0, 1 << 62, n), "g": rng.integers(0, group_keys, n),

@@ -293,7 +293,7 @@ def can_cast(from_type: T.DataType, to_type: T.DataType, ansi: bool = True) -> b
     if isinstance(f, T.StringType):
         return isinstance(t, (T.NumericType, T.BooleanType, T.DateType, T.TimestampType,
                               T.BinaryType, T.DayTimeIntervalType, T.YearMonthIntervalType,
-                              T.TimestampNTZType))
+                              T.TimestampNTZType, T.CalendarIntervalType))
     if isinstance(f, T.TimestampNTZType) or isinstance(t, T.TimestampNTZType):
         # TIMESTAMP_NTZ <-> DATE / TIMESTAMP only (no numbers: Spark's Cast.canAnsiCast)
         return isinstance(f, (T.DateType, T.TimestampType, T.TimestampNTZType)) and isinstance(

@@ -304,6 +304,14 @@ class Column:
         """``a & b``."""
         return self._bin("BitwiseAnd", "bitwise", other)
 
+    def bitwiseOR(self, other: Any) -> "Column":  # noqa: N802
+        """``a | b``."""
+        return self._bin("BitwiseOr", "bitwise", other)
+
+    def bitwiseXOR(self, other: Any) -> "Column":  # noqa: N802
+        """``a ^ b``."""
+        return self._bin("BitwiseXor", "bitwise", other)
+
     def isNaN(self) -> "Column":  # noqa: N802
         """``isnan(self)``: true where the value is NaN (false for NULL)."""
         return Column(_fn("isnan", self._expr))

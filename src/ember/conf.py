@@ -231,6 +231,10 @@ MEMORY_BUDGET = _entry("ember.execution.memoryBudget", 4 << 30, _bytes,
                        "Bytes the local runtime's blocking operators (sort, exchange and join "
                        "buffers) may hold at once, over all running partitions; past it they spill "
                        "to disk (Arrow IPC files in a temporary directory).")
+EXECUTION_TIMEOUT = _entry("ember.execution.timeout", 0, _time_ms,
+                           "Longest a query may run on the local runtime (a time string: 30s, "
+                           "5min; 0: no limit).  Past it the query is cancelled between two "
+                           "batches with OPERATION_CANCELED and the session stays usable.")
 PROGRESS_ENABLED = _entry("ember.execution.progress.enabled", True, _bool,
                           "Show a progress bar on stderr (only when it is a terminal) for local "
                           "queries running longer than a second.")

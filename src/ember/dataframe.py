@@ -69,6 +69,7 @@ from ember.expressions.generators import MultiAlias
 from ember.expressions.cast import Cast
 from ember.expressions.grouping import Cube, GroupingSets, Rollup
 from ember.expressions.intervals import python_interval_string
+from ember.calendar_interval import interval_string
 from ember.expressions.predicates import And, EqualNullSafe, EqualTo
 from ember.sql import parse_expression
 from ember.streaming.api import DataStreamWriter
@@ -1651,8 +1652,10 @@ def format_value(v: Any, dt: T.DataType, nested: bool = False) -> str:
             return format(v, "f")
         case T.DateType():
             return f"{v.year:04d}-{v.month:02d}-{v.day:02d}"
-        case T.TimestampType():
+        case T.TimestampType() | T.TimestampNTZType():
             return _fmt_ts(v)
+        case T.CalendarIntervalType():
+            return interval_string(v.months, v.days, v.nanoseconds // 1000)
         case T.BinaryType():
             return "[" + " ".join(f"{b:02X}" for b in v) + "]"
         case T.DayTimeIntervalType() | T.YearMonthIntervalType():

@@ -31,7 +31,7 @@ from ember.execution.file_index import BASE_PATH_OPTION, discover_partitions
 from ember.execution.json_source import check_corrupt_column, infer_json_schema
 from ember.execution.scan import read_csv_strings, PARTITION_OPTION
 from ember.execution.text_source import TEXT_SCHEMA, check_text_schema
-from ember.expressions.cast import cast_array
+from ember.expressions.csv_functions import csv_value_types, merge_csv_types
 from ember.streaming.sinks.file import committed_files
 from ember.execution.file_commit import recover
 
@@ -91,86 +91,6 @@ def expand_paths(paths: Sequence[str], fmt: str, must_exist: bool = True) -> tup
     return tuple(out)
 
 
-# -- CSV schema inference (Spark's CSVInferSchema, vectorized over the distinct values) --------
-
-_INT_RE = r"^[+-]?[0-9]+$"
-# java.lang.Double.parseDouble (surrounding whitespace, NaN/Infinity, a d/f suffix), or Spark's
-# default nanValue/positiveInf/negativeInf.
-_DOUBLE_RE = (r"^\s*[+-]?(NaN|Infinity|(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?[fFdD]?))\s*$"
-              r"|^(Inf|-Inf)$")
-_DATE_RE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
-
-
-def _value_types(values: pa.Array) -> set[T.DataType]:
-    """The set of Spark CSV types of the (distinct, non-null) string ``values``: int, bigint,
-    decimal(p,0) (integers beyond bigint), double, date (``yyyy-MM-dd``), timestamp (what
-    CAST accepts), boolean (``true``/``false`` in any case), string."""
-
-
-    out: set[T.DataType] = set()
-    rest = values
-    is_int = pc.match_substring_regex(rest, _INT_RE)
-    ints = rest.filter(is_int)
-    if len(ints):
-        digits = pc.utf8_ltrim(pc.utf8_ltrim(ints, "+-"), "0")
-        prec = pc.max(pc.utf8_length(digits)).as_py() or 1
-        if prec > 38:
-            out.add(T.DOUBLE)
-        else:
-            dec = pc.cast(pc.utf8_ltrim(ints, "+"), pa.decimal128(38, 0))
-            mm = pc.min_max(dec)
-            lo, hi = mm["min"].as_py(), mm["max"].as_py()
-            if T.INT.min_value <= lo and hi <= T.INT.max_value:
-                out.add(T.INT)
-            elif T.LONG.min_value <= lo and hi <= T.LONG.max_value:
-                out.add(T.LONG)
-            else:
-                out.add(T.DecimalType(max(prec, 20), 0))
-    rest = rest.filter(pc.invert(is_int))
-    for regex, dt in ((_DOUBLE_RE, T.DOUBLE), (_DATE_RE, T.DATE)):
-        if not len(rest):
-            return out
-        m = pc.match_substring_regex(rest, regex)
-        if dt is T.DATE:  # the pattern must also be a valid calendar date
-            m = pc.and_(m, cast_array(rest, T.STRING, T.DATE, ansi=False).is_valid())
-        if pc.any(m).as_py():
-            out.add(dt)
-        rest = rest.filter(pc.invert(m))
-    if not len(rest):
-        return out
-    m = pc.match_substring_regex(rest, r"^(true|false)$", ignore_case=True)
-    if pc.any(m).as_py():
-        out.add(T.BOOLEAN)
-    rest = rest.filter(pc.invert(m))
-    if not len(rest):
-        return out
-    m = cast_array(rest, T.STRING, T.TIMESTAMP, ansi=False).is_valid()
-    if pc.any(m).as_py():
-        out.add(T.TIMESTAMP)
-    if not pc.all(m).as_py():
-        out.add(T.STRING)
-    return out
-
-
-def _merge_csv_types(types: set[T.DataType]) -> T.DataType:
-    """Spark's ``CSVInferSchema.compatibleType`` folded over a column's value types."""
-    if not types:
-        return T.STRING  # a column of only NULLs
-    if len(types) == 1:
-        return next(iter(types))
-    if all(isinstance(t, (T.IntegerType, T.LongType, T.DecimalType, T.DoubleType))
-           for t in types):
-        if T.DOUBLE in types:
-            return T.DOUBLE
-        decs = [t.precision for t in types if isinstance(t, T.DecimalType)]
-        if decs:
-            return T.DecimalType(max(decs + [20 if T.LONG in types else 10]), 0)
-        return T.LONG
-    if types == {T.DATE, T.TIMESTAMP}:
-        return T.TIMESTAMP
-    return T.STRING
-
-
 def _csv_schema(paths: Sequence[str], opts: dict[str, str]) -> list[tuple[str, T.DataType]]:
     names, table, _malformed = read_csv_strings(paths, opts)
     if opts.get("inferschema", "false") != "true":
@@ -178,7 +98,7 @@ def _csv_schema(paths: Sequence[str], opts: dict[str, str]) -> list[tuple[str, T
     out = []
     for n, col in zip(names, table.columns):
         values = pc.unique(col.drop_null())
-        out.append((n, _merge_csv_types(_value_types(values))))
+        out.append((n, merge_csv_types(csv_value_types(values))))
     return out
 
 

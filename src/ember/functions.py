@@ -1253,7 +1253,25 @@ def json_tuple(col: Any, *fields: str) -> Column:
 
 json_object_keys = _sql_function("json_object_keys", "col")
 
-__all__ += ["from_json", "to_json", "schema_of_json", "json_tuple", "json_object_keys"]
+
+def from_csv(col: Any, schema: Any, options: dict[str, Any] | None = None) -> Column:
+    """``from_csv(col, schema[, options])``: a CSV record parsed into the struct ``schema``."""
+    return Column(UnresolvedFunction("from_csv", (_col_or_name(col), _schema_arg(schema),
+                                                  _json_options(options))))
+
+
+def to_csv(col: Any, options: dict[str, Any] | None = None) -> Column:
+    """``to_csv(col[, options])``: a struct as a CSV record."""
+    return Column(UnresolvedFunction("to_csv", (_col_or_name(col), _json_options(options))))
+
+
+def schema_of_csv(csv: Any, options: dict[str, Any] | None = None) -> Column:
+    """``schema_of_csv(csv[, options])``: the DDL struct inferred for a CSV literal."""
+    arg = lit(csv)._expr if isinstance(csv, str) else _col_or_name(csv)
+    return Column(UnresolvedFunction("schema_of_csv", (arg, _json_options(options))))
+
+__all__ += ["from_json", "to_json", "schema_of_json", "json_tuple", "json_object_keys",
+            "from_csv", "to_csv", "schema_of_csv"]
 
 
 # -- collection functions over nested values (array_append ... str_to_map, map HOFs) -----------
@@ -1424,3 +1442,47 @@ try_sum = _sql_function("try_sum", "col")
 try_avg = _sql_function("try_avg", "col")
 product = _sql_function("product", "col", "(product)")
 __all__ += ["try_sum", "try_avg", "product"]
+def make_interval(years: Any = None, months: Any = None, weeks: Any = None, days: Any = None,
+                  hours: Any = None, mins: Any = None, secs: Any = None) -> Column:
+    """A CalendarInterval; a missing field is 0 (PySpark passes ``lit(0)``)."""
+    return Column(UnresolvedFunction("make_interval", tuple(
+        literal_expr(0) if v is None else _col_or_name(v)
+        for v in (years, months, weeks, days, hours, mins, secs))))
+
+
+def try_make_interval(years: Any = None, months: Any = None, weeks: Any = None, days: Any = None,
+                      hours: Any = None, mins: Any = None, secs: Any = None) -> Column:
+    return Column(UnresolvedFunction("try_make_interval", tuple(
+        literal_expr(0) if v is None else _col_or_name(v)
+        for v in (years, months, weeks, days, hours, mins, secs))))
+
+
+__all__ += ["make_interval", "try_make_interval"]
+
+
+def convert_timezone(sourceTz: Any, targetTz: Any, sourceTs: Any) -> Column:  # noqa: N803
+    """``sourceTz`` None: from the session time zone (``convert_timezone(targetTz, ts)``)."""
+    args = (targetTz, sourceTs) if sourceTz is None else (sourceTz, targetTz, sourceTs)
+    return Column(UnresolvedFunction("convert_timezone", tuple(
+        a._expr if isinstance(a, Column) else _col_or_name(a) for a in args)))
+
+
+__all__ += ["convert_timezone"]
+
+
+# -- issue 22 (helper F): randstr, uniform ------------------------------------------------------
+
+
+def randstr(length: Any, seed: Any = None) -> Column:
+    """A random string of ``length`` characters 0-9a-zA-Z (Spark's seeded generator)."""
+    args = (length,) + (() if seed is None else (seed,))
+    return Column(UnresolvedFunction("randstr", tuple(_lit_or_col(v)._expr for v in args)))
+
+
+def uniform(min: Any, max: Any, seed: Any = None) -> Column:  # noqa: A002 - PySpark's names
+    """A random value between ``min`` and ``max`` (Spark's seeded generator)."""
+    args = (min, max) + (() if seed is None else (seed,))
+    return Column(UnresolvedFunction("uniform", tuple(_lit_or_col(v)._expr for v in args)))
+
+
+__all__ += ["randstr", "uniform"]

@@ -51,8 +51,6 @@ MISSING: dict[str, dict[str, str]] = {
         "withField": _NESTED,
         "dropFields": _NESTED,
         "outer": "DataFrame subquery expressions are not implemented yet",
-        "bitwiseOR": "the | and ^ operators come with the bitwise functions (issue 22 item 1)",
-        "bitwiseXOR": "the | and ^ operators come with the bitwise functions (issue 22 item 1)",
     },
     "GroupedData": {
         "applyInPandasWithState": _STREAM,
@@ -69,7 +67,6 @@ MISSING: dict[str, dict[str, str]] = {
         "sparkContext": _RDD,
         "dataSource": "Python data sources are not implemented",
         "profile": "Python UDF profiling needs Python UDFs (issue 22 item 3)",
-        "tvf": "the tvf accessor is not implemented yet (call table-valued functions in SQL)",
         "addArtifact": _CONNECT,
         "addArtifacts": _CONNECT,
         "copyFromLocalToFs": _CONNECT,

@@ -60,6 +60,7 @@ from ember.sql.datatypes import TIMESTAMP_IS_NTZ
 from ember.table_writes import create_table_as_select, run_insert
 from ember.udf import UDFRegistration
 from ember.udtf import UDTFRegistration
+from ember.tvf import TableValuedFunction
 from ember.plans.logical.ddl import CreateTable
 from ember.plans.logical.insert import InsertIntoStatement
 from ember.streaming.api import DataStreamReader, StreamingQueryManager
@@ -206,6 +207,8 @@ class Session:
         self.udf = UDFRegistration(self)
         #: ``spark.udtf``: registers Python table functions for SQL
         self.udtf = UDTFRegistration(self)
+        #: ``spark.tvf``: Spark's table-valued functions as DataFrames
+        self.tvf = TableValuedFunction(self)
         with _active_lock:
             _active = self
 
@@ -451,7 +454,12 @@ class Session:
         """
         if _is_pyspark_dataframe(data):
             return DataFrame(self, spark_dataframe_relation(data, schema))
-        table = _to_arrow_table(data, schema, self.sql_conf.time_zone)
+        # PySpark infers naive datetimes as TIMESTAMP_NTZ under spark.sql.timestampType
+        token = TIMESTAMP_IS_NTZ.set(self.sql_conf.get(TIMESTAMP_TYPE) == "TIMESTAMP_NTZ")
+        try:
+            table = _to_arrow_table(data, schema, self.sql_conf.time_zone)
+        finally:
+            TIMESTAMP_IS_NTZ.reset(token)
         attrs = tuple(
             AttributeReference(f.name, T.from_arrow(f.type), f.nullable) for f in table.schema
         )
@@ -512,7 +520,7 @@ def _from_rows(data: Any) -> bool:
     return not isinstance(data, pd.DataFrame)
 
 
-def _canonical(table: pa.Table, time_zone: str) -> pa.Table:
+def _canonical(table: pa.Table, time_zone: str, naive_is_local: bool = True) -> pa.Table:
     """Cast every column to the Arrow type of its SQL type (large_string, timestamp[us, UTC] ...).
     Naive timestamps are wall-clock times in the session time zone, as PySpark reads them."""
     import pyarrow.compute as pc
@@ -521,7 +529,7 @@ def _canonical(table: pa.Table, time_zone: str) -> pa.Table:
     for f, col in zip(table.schema, table.columns):
         if pa.types.is_dictionary(f.type):
             col = col.cast(f.type.value_type)
-        if pa.types.is_timestamp(col.type) and col.type.tz is None:
+        if pa.types.is_timestamp(col.type) and col.type.tz is None and naive_is_local:
             col = pc.assume_timezone(col, time_zone)
         st = T.from_arrow(col.type)
         target = st.to_arrow()
@@ -546,7 +554,7 @@ def _infer_type(v: Any) -> T.DataType:
     if isinstance(v, Decimal):
         return T.DecimalType(38, 18)
     if isinstance(v, _dt.datetime):
-        return T.TIMESTAMP
+        return T.TIMESTAMP_NTZ if v.tzinfo is None and TIMESTAMP_IS_NTZ.get() else T.TIMESTAMP
     if isinstance(v, _dt.date):
         return T.DATE
     if isinstance(v, _dt.timedelta):
@@ -792,5 +800,6 @@ def _to_arrow_table(data: Any, schema: Any, time_zone: str) -> pa.Table:
         return pa.Table.from_arrays(cols, schema=pa.schema(
             [pa.field(f.name, f.data_type.to_arrow(), f.nullable) for f in struct.fields]))
     if isinstance(data, Iterable) and not isinstance(data, (str, bytes)):
-        return _canonical(_rows_to_table(list(data), schema), time_zone)
+        # Python rows: a naive timestamp column here is a TIMESTAMP_NTZ (the types are set)
+        return _canonical(_rows_to_table(list(data), schema), time_zone, naive_is_local=False)
     raise TypeError(f"createDataFrame: unsupported data of type {type(data).__name__}")

@@ -29,6 +29,7 @@ rewrite.
 from __future__ import annotations
 
 import dataclasses
+from operator import attrgetter
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar, Self, TypeVar, dataclass_transform
 from ember.errors import InternalError
@@ -90,17 +91,44 @@ def _init_names(cls: type) -> tuple[str, ...] | None:
         return names
 
 
+#: ``{node class: (getter of all its field values as a tuple, {field name: position})}`` for
+#: the classes whose ``_init_names`` is not None: ``copy`` calls the constructor positionally.
+_POSITIONAL: dict[type, tuple[Callable[[Any], tuple[Any, ...]], dict[str, int]]] = {}
+
+
+def _positional(cls: type) -> tuple[Callable[[Any], tuple[Any, ...]], dict[str, int]] | None:
+    try:
+        return _POSITIONAL[cls]
+    except KeyError:
+        pass
+    names = _init_names(cls)
+    if names is None or not names:
+        return None
+    getter = attrgetter(*names) if len(names) > 1 else _single_getter(names[0])
+    entry = _POSITIONAL[cls] = (getter, {n: i for i, n in enumerate(names)})
+    return entry
+
+
+def _single_getter(name: str) -> Callable[[Any], tuple[Any, ...]]:
+    get = attrgetter(name)
+    return lambda obj: (get(obj),)
+
+
 def _replace(obj: Any, changes: dict[str, Any]) -> Any:
-    """``dataclasses.replace(obj, **changes)`` without re-reading the class's fields each time."""
-    names = _init_names(type(obj))
-    if names is None:
+    """``dataclasses.replace(obj, **changes)`` without re-reading the class's fields each time:
+    the constructor is called with every field positionally (no field is keyword-only)."""
+    cls = type(obj)
+    entry = _POSITIONAL.get(cls) or _positional(cls)
+    if entry is None:
         return dataclasses.replace(obj, **changes)
-    kwargs = {n: getattr(obj, n) for n in names}
-    for n in changes:
-        if n not in kwargs:
+    getter, index = entry
+    values = list(getter(obj))
+    for n, v in changes.items():
+        i = index.get(n)
+        if i is None:
             return dataclasses.replace(obj, **changes)  # let dataclasses raise its TypeError
-    kwargs.update(changes)
-    return type(obj)(**kwargs)
+        values[i] = v
+    return cls(*values)
 
 
 def _child_iter(value: Any, base: type) -> Iterator[Any]:
@@ -159,6 +187,22 @@ def pattern_mask(classes: tuple[type, ...]) -> int:
     return mask
 
 
+#: ``{node class: getter of (class qualname, *values of the compare fields)}``, the tuple a
+#: node's hash is computed from (one C call instead of a getattr per field).
+_HASH_KEYS: dict[type, Callable[[Any], tuple[Any, ...]]] = {}
+
+
+def _hash_key_getter(cls: type) -> Callable[[Any], tuple[Any, ...]]:
+    names = _compare_names(cls)
+    if names:
+        getter = attrgetter("__class__.__qualname__", *names)
+    else:
+        qualname = cls.__qualname__
+        getter = lambda obj: (qualname,)  # noqa: E731
+    _HASH_KEYS[cls] = getter
+    return getter
+
+
 class TreeNode:
     """Base of all tree nodes.  Subclasses set ``child_base`` to the type of their children."""
 
@@ -169,11 +213,13 @@ class TreeNode:
 
     # -- construction -------------------------------------------------------------------------
     def __post_init__(self) -> None:
-        values = [getattr(self, n) for n in _compare_names(type(self))]
+        cls = type(self)
+        getter = _HASH_KEYS.get(cls) or _hash_key_getter(cls)
+        key = getter(self)  # (qualified class name, *compare field values)
         try:
-            h = hash((type(self).__qualname__, *values))
+            h = hash(key)
         except TypeError:  # a list / dict field value (an ARRAY or STRUCT literal's value)
-            h = hash((type(self).__qualname__, *map(_hashable, values)))
+            h = hash(tuple(map(_hashable, key)))
         object.__setattr__(self, "_hash", h)
 
     def __hash__(self) -> int:
@@ -232,7 +278,10 @@ class TreeNode:
                 f"{type(self).__name__}.with_children: expected {len(old)} children, "
                 f"got {len(new_children)}"
             )
-        if all(a is b for a, b in zip(old, new_children)):
+        for a, b in zip(old, new_children):
+            if a is not b:
+                break
+        else:
             return self
         base = self.child_base
         it = iter(new_children)
@@ -241,9 +290,19 @@ class TreeNode:
             value = getattr(self, n)
             if isinstance(value, base):
                 changes[n] = next(it)
-            elif isinstance(value, tuple) and any(isinstance(v, base) for v in value):
-                changes[n] = tuple(next(it) if isinstance(v, base) else v for v in value)
-        return _replace(self, changes)  # type: ignore[no-any-return]
+            elif isinstance(value, tuple):
+                for v in value:
+                    if isinstance(v, base):
+                        changes[n] = tuple(next(it) if isinstance(v, base) else v
+                                           for v in value)
+                        break
+        new = _replace(self, changes)
+        for k in new_children:
+            if not isinstance(k, base):
+                break
+        else:  # the new node's children are exactly these: no need to find them again
+            object.__setattr__(new, "_kids", new_children)
+        return new  # type: ignore[no-any-return]
 
     # -- tree patterns (Spark's TreePatternBits) ----------------------------------------------
     @property

@@ -22,6 +22,7 @@ interval ...   DayTimeIntervalType(s, e)     duration[us] (microseconds)
 timestamp      TimestampType                 timestamp[us, tz=UTC] (instant; shown in the
                                              session time zone)
 timestamp_ntz  TimestampNTZType              timestamp[us] (wall-clock time, no zone)
+interval       CalendarIntervalType          month_day_nano_interval (nanoseconds = micros x 1000)
 void           NullType                      null
 struct<...>    StructType                    struct
 array<...>     ArrayType                     large_list
@@ -93,7 +94,7 @@ class DataType:
     @property
     def is_orderable(self) -> bool:
         """Spark's ``RowOrdering.isOrderable``: a MAP anywhere inside makes a type unorderable."""
-        if isinstance(self, MapType):
+        if isinstance(self, (MapType, CalendarIntervalType)):
             return False
         if isinstance(self, ArrayType):
             return self.element_type.is_orderable
@@ -281,6 +282,16 @@ class TimestampNTZType(AtomicType):
         return pa.timestamp("us")
 
 
+class CalendarIntervalType(AtomicType):
+    """Spark's ``CalendarIntervalType`` (``interval``): months, days and microseconds, kept
+    apart (``make_interval``, ``CAST(s AS INTERVAL)``).  Not comparable or orderable."""
+    __slots__ = ()
+    type_name = "interval"
+
+    def to_arrow(self) -> pa.DataType:
+        return pa.month_day_nano_interval()
+
+
 @dataclass(frozen=True, slots=True)
 class StructField:
     name: str
@@ -441,6 +452,7 @@ BINARY = BinaryType()
 DATE = DateType()
 TIMESTAMP = TimestampType()
 TIMESTAMP_NTZ = TimestampNTZType()
+CALENDAR_INTERVAL = CalendarIntervalType()
 
 INTEGRAL_TYPES: tuple[IntegralType, ...] = (BYTE, SHORT, INT, LONG)
 
@@ -521,6 +533,8 @@ def from_arrow(t: pa.DataType) -> DataType:
         return DATE
     if pa.types.is_timestamp(t):
         return TIMESTAMP if t.tz is not None else TIMESTAMP_NTZ
+    if pa.types.is_interval(t):
+        return CALENDAR_INTERVAL
     if pa.types.is_duration(t):
         return DayTimeIntervalType(0, 3)  # PySpark's DayTimeIntervalType() for timedelta
     if pa.types.is_struct(t):
@@ -541,7 +555,7 @@ _PYSPARK_ATOMIC = {
     "NullType": NULL, "BooleanType": BOOLEAN, "ByteType": BYTE, "ShortType": SHORT,
     "IntegerType": INT, "LongType": LONG, "FloatType": FLOAT, "DoubleType": DOUBLE,
     "BinaryType": BINARY, "DateType": DATE, "TimestampType": TIMESTAMP,
-    "TimestampNTZType": TIMESTAMP_NTZ,
+    "TimestampNTZType": TIMESTAMP_NTZ, "CalendarIntervalType": CALENDAR_INTERVAL,
 }
 
 

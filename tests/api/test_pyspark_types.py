@@ -98,8 +98,13 @@ def test_reader_schema_as_pyspark_struct_type(oracle, tmp_path):
     assert sorted(tuple(r) for r in got.collect()) == sorted(tuple(r) for r in want.collect())
 
 
+def test_timestamp_ntz_and_calendar_interval_map_to_embers():
+    assert T.from_pyspark(PT.TimestampNTZType()) == T.TIMESTAMP_NTZ
+    assert T.from_pyspark(PT.CalendarIntervalType()) == T.CALENDAR_INTERVAL
+
+
 @pytest.mark.parametrize("pytype", [
-    PT.TimestampNTZType(), PT.VariantType(),
+    PT.CharType(3), PT.VariantType(),
     PT.StructType([PT.StructField("m", PT.ArrayType(PT.VariantType()))]),
 ])
 def test_a_type_ember_lacks_is_refused_by_name(pytype):

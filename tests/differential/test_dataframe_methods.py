@@ -516,7 +516,10 @@ def p_grouped_apply_and_isnan(s, F):
     df = shape(s).where("k IS NOT NULL").select("k", F.col("x").cast("double").alias("x"))
     nan = s.createDataFrame([(float("nan"),), (1.0,), (None,)], "d double")
     return (_table(df.groupBy("k").apply(centered)),
-            _table(nan.select(F.col("d").isNaN().alias("n"), F.col("d"))))
+            _table(nan.select(F.col("d").isNaN().alias("n"), F.col("d"))),
+            _table(shape(s).select(F.col("x").bitwiseOR(6).alias("o"),
+                                   F.col("x").bitwiseXOR(F.lit(3)).alias("x"),
+                                   F.col("x").cast("bigint").bitwiseOR(F.col("x")))))
 
 
 # -- Python UDTFs (ember.udtf), call_function ------------------------------------------------
@@ -602,6 +605,19 @@ def p_to_json(s, F):
     out = df.toJSON()
     # PySpark's classic toJSON is an RDD of strings; Ember's (as Spark Connect's) a DataFrame
     return sorted(r if isinstance(r, str) else r.value for r in out.collect())
+
+
+@program()
+def p_tvf(s, F):
+    t = s.tvf
+    arr = F.array(F.lit(1), F.lit(None).cast("int"), F.lit(3))
+    structs = F.array(F.struct(F.lit(1).alias("a"), F.lit("x").alias("b")))
+    return [_table(x) for x in (
+        t.range(3), t.range(1, 7, 2), t.explode(arr), t.explode_outer(F.array().cast("array<int>")),
+        t.posexplode(arr), t.posexplode_outer(F.create_map(F.lit("k"), F.lit(2.5))),
+        t.inline(structs), t.inline_outer(structs),
+        t.json_tuple(F.lit('{"a": 1, "b": "q"}'), F.lit("a"), F.lit("b"), F.lit("c")),
+        t.stack(F.lit(2), F.lit(1), F.lit("u"), F.lit(2), F.lit("v")))]
 
 
 # -- the text source -------------------------------------------------------------------------

@@ -1,5 +1,6 @@
-"""Functions over nested values against PySpark on both runtimes (issues 22/23): the JSON
-functions (``from_json`` with DDL / ``schema_of_json`` schemas, options and modes, ``to_json``,
+"""Functions over nested values against PySpark on both runtimes (issues 22/23): ``hash`` /
+``xxhash64`` of arrays and structs (bit-exact, ``HASH_MAP_TYPE`` for maps), the CSV functions
+(``from_csv``, ``to_csv``, ``schema_of_csv``), the JSON functions (``from_json`` with DDL / ``schema_of_json`` schemas, options and modes, ``to_json``,
 ``schema_of_json``, ``json_object_keys``, the generator ``json_tuple``) and the collection
 functions added with them, in SQL and through ``ember.functions``, with Spark's errors.
 
@@ -77,6 +78,23 @@ QUERIES: dict[str, str] = {
                map_zip_with(m, map('k', id, 'z', 0), (k, v1, v2) -> coalesce(v1, 0) + v2),
                str_to_map(k), str_to_map('a=1;b=2;c', ';', '='), str_to_map(j, ',', ':')
         FROM nf WHERE id <> 5 ORDER BY id""",
+    "nested_hashes": """
+        SELECT id, hash(arr), xxhash64(arr), hash(st), xxhash64(st, arr, k),
+               hash(array(st, st)), xxhash64(array(array(1.5D, NULL), NULL, array())),
+               hash(named_struct('d', DATE'2020-01-01', 'e', 1.5BD, 'f', array(CAST('a' AS BINARY)))),
+               hash(array(CAST('-0.0' AS DOUBLE), CAST('NaN' AS FLOAT)))
+        FROM nf ORDER BY id""",
+    "csv_functions": """
+        SELECT id, from_csv(k, 'a STRING'), from_csv(j, 'a STRING, b INT, c DOUBLE'),
+               from_csv('1,abc, 2 ,2020-01-02', 'a INT, b STRING, c INT, d DATE'),
+               from_csv('1;x', 'a INT, b STRING', map('sep', ';')), from_csv('"x,y"', 'a STRING'),
+               to_csv(named_struct('a', id, 'b', k, 'c', CAST(NULL AS INT), 'd', '', 'e', 'q"r',
+                                   'f', TIMESTAMP'2020-01-01 00:00:00', 'g', ' x ')),
+               to_csv(named_struct('a', id, 'b', 2.5D), map('sep', ';')),
+               schema_of_csv('1,abc,2.5,true,2020-01-01,,9999999999'),
+               schema_of_csv('a;b', map('sep', ';')),
+               from_csv('7,8', schema_of_csv('1,2'))
+        FROM nf ORDER BY id""",
     "json_tuple_lateral_view": """
         SELECT id, x, y FROM nf LATERAL VIEW json_tuple(j, 'a', 'c') t AS x, y ORDER BY id""",
 }
@@ -100,6 +118,12 @@ ERRORS: dict[str, str] = {
     "transform_keys_duplicate": "SELECT transform_keys(map_concat(m, map('q', 1D)), (k, v) -> 1) FROM nf",
     "str_to_map_duplicate": "SELECT str_to_map('a:1,a:2')",
     "regexp_extract_all_group": "SELECT regexp_extract_all(j, '(a)', 2) FROM nf",
+    "from_csv_failfast": "SELECT from_csv(k, 'a INT', map('mode', 'FAILFAST')) FROM nf",
+    "from_csv_not_struct": "SELECT from_csv(k, 'array<int>') FROM nf",
+    "to_csv_array": "SELECT to_csv(arr) FROM nf",
+    "schema_of_csv_column": "SELECT schema_of_csv(k) FROM nf",
+    "hash_of_map": "SELECT hash(m) FROM nf",
+    "xxhash64_of_nested_map": "SELECT xxhash64(array(named_struct('m', m))) FROM nf",
     "map_filter_not_boolean": "SELECT map_filter(m, (k, v) -> v) FROM nf",
 }
 
@@ -125,7 +149,9 @@ def _functions_frames(F: Any, df: Any) -> list[Any]:
                   F.map_from_entries(F.array(F.struct("id", "k"))),
                   F.map_filter("m", lambda k, v: v > 1), F.transform_keys("m", lambda k, v: k),
                   F.transform_values("m", lambda k, v: v * 2),
-                  F.map_zip_with("m", "m", lambda k, a, b: a + b), F.size(F.shuffle("arr"))),
+                  F.map_zip_with("m", "m", lambda k, a, b: a + b), F.size(F.shuffle("arr")),
+                  F.from_csv("k", "a STRING"), F.to_csv(F.struct("id", "k")),
+                  F.schema_of_csv("1,a"), F.from_csv(F.lit("1,2"), F.schema_of_csv("3,4"))),
     ]
     return [([f.name for f in d.schema.fields], sorted(map(tuple, d.collect()), key=str))
             for d in frames]

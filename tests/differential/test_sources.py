@@ -481,10 +481,6 @@ def c_cdf_arrow(s, d):
 # they still differ there (and only there), so fixing one makes the test point at this list.
 
 KNOWN: dict[str, tuple[str, str]] = {
-    "parquet_ntz": (
-        "Ember has no TIMESTAMP_NTZ type: a Parquet timestamp that is not adjusted to UTC "
-        "(Spark 4: timestamp_ntz) reads as timestamp, its wall-clock value taken as UTC; with "
-        "the default UTC session time zone the values are equal", "dtypes"),
     "csv_doubled_quotes": (
         "Spark's univocity parser with the default escape '\\' returns a quoted field holding "
         "doubled quotes raw ('\"two \"\"q\"\"\"'); Ember's Arrow parser ends the field at the "

@@ -68,6 +68,11 @@ FAMILIES: dict[str, list[str]] = {
         "i & l", "i | n", "b ^ n", "l & l", "i | 2 & n ^ b", "(i ^ n) = 0", "b & b", "b | NULL",
         "CAST(n AS SMALLINT) ^ b",
     ],
+    "datetime_patterns": [
+        "date_format(ts, 'G GGGG yyyyy L LL LLL LLLL QQQ QQQQ q qq qqq F K KK k kk')",
+        "date_format(ts, 'VV O OOOO X XX XXX x xx xxx Z ZZ ZZZ ZZZZ ZZZZZ')",
+        "date_format(dt, 'yyyyyy-LL F k')",
+    ],
     "misc": [
         "assert_true(k >= 0)", "assert_true(k >= 0, 'never')", "if(k < 0, raise_error(s), k)",
         "typeof(assert_true(k >= 0))", "current_user()", "session_user()", "user()",
@@ -112,6 +117,13 @@ ERRORS: dict[str, str] = {
     "to_base32_type": "SELECT to_base32(i) FROM t",
     "hmac_empty_key": "SELECT hmac(s, s) FROM t",
     "bitwise_type": "SELECT d | i FROM t",
+    "pattern_week_year": "SELECT date_format(ts, 'YYYY') FROM t",
+    "pattern_week_day": "SELECT date_format(ts, 'e') FROM t",
+    "pattern_length": "SELECT date_format(ts, 'GGGGG') FROM t",
+    "randstr_length": "SELECT randstr(-1, 0) FROM t",
+    "randstr_foldable": "SELECT randstr(k, 0) FROM t",
+    "uniform_seed": "SELECT uniform(1, 2, k) FROM t",
+    "uniform_type": "SELECT uniform(s, 2, 0) FROM t",
     "assert_true": "SELECT assert_true(k < 3) FROM t",
     "assert_true_type": "SELECT assert_true(k) FROM t",
     "raise_error": "SELECT raise_error(concat('boom ', k)) FROM t",
@@ -134,14 +146,27 @@ _AGGREGATES = ("try_sum(i), try_sum(l), try_sum(b), try_sum(dec), try_sum(d), tr
                f"try_avg(l % 1000000), try_avg(dec), try_avg(d), try_avg(b), try_sum({_BIG}), "
                f"try_avg({_BIG}), try_sum(CAST(i AS BIGINT) * 4294967296)")
 QUERIES["aggregates"] = f"SELECT {_AGGREGATES} FROM t"
+#: the seeded generators over inputs both engines split alike: XORShiftRandom(seed + partition)
+QUERIES["generators"] = (
+    "SELECT id, randstr(5, 0), randstr(CAST(2 AS TINYINT), -7L), uniform(10, 20, 0), "
+    "uniform(5.5, 10.5, 3), uniform(-5L, 20, 1), uniform(1.5D, 2, 2), uniform(CAST(1 AS "
+    "SMALLINT), CAST(9 AS TINYINT), 0), uniform(1.5F, 9, 4), uniform(1, 2, NULL), "
+    "randstr(NULL, 0), uniform(NULL, 1, 0), uniform(10, 0, 5), uniform(0, 2.5, 9) "
+    f"FROM range(0, {3000 if SWEEP else 300}, 1, 3)")
 QUERIES["grouped_aggregates"] = f"SELECT k < 20, {_AGGREGATES} FROM t GROUP BY k < 20"
 
 
+#: the queries the Spark runtime also runs by default (the kernels are the local runtime's; the
+#: sweep runs them all there)
+_SPARK_RUNTIME_QUERIES = ("all", "generators")
+
+
 def _outcomes(session: Any, seed: int, is_spark: bool, ansi: bool,
-              errors: bool = True) -> dict[str, Any]:
+              errors: bool = True, only: tuple[str, ...] | None = None) -> dict[str, Any]:
     session.sql(table_sql(seed))
     session.conf.set("spark.sql.ansi.enabled", "true" if ansi else "false")
-    out = {f: sql_outcome(session.sql, q, is_spark=is_spark) for f, q in QUERIES.items()}
+    out = {f: sql_outcome(session.sql, q, is_spark=is_spark) for f, q in QUERIES.items()
+           if only is None or f in only}
     if ansi and errors:
         out.update({f"error:{name}": sql_outcome(session.sql, q, is_spark=is_spark)
                     for name, q in ERRORS.items()})
@@ -160,7 +185,8 @@ def spark_outcomes(spark: Any) -> dict[tuple[int, bool], dict[str, Any]]:
 def test_more_functions_match_spark(spark_outcomes, case, runtime: str) -> None:
     session = new_session(runtime=runtime)
     actual = _outcomes(session, case[0], is_spark=False, ansi=case[1],
-                       errors=runtime == "local" or SWEEP)
+                       errors=runtime == "local" or SWEEP,
+                       only=None if runtime == "local" or SWEEP else _SPARK_RUNTIME_QUERIES)
     for label, result in actual.items():
         _compare(spark_outcomes[case][label], result, label)
 
@@ -189,6 +215,7 @@ _CALLS = [
     lambda F: F.current_user(), lambda F: F.make_timestamp(F.lit(2020), "n", "n", "n", "n", "d"),
     lambda F: F.try_make_timestamp(F.lit(2020), "n", "n", "n", "n", "d", F.lit("Asia/Tokyo")),
     lambda F: F.timestamp_add("month", "n", "ts"), lambda F: F.timestamp_diff("DAY", "ts", "ts"),
+    lambda F: F.randstr(4, 1), lambda F: F.uniform(1, 9, 2), lambda F: F.uniform(F.lit(1.5), 2, F.lit(3)),
 ]
 _AGG_CALLS = [lambda F: F.product("n"), lambda F: F.product("d"), lambda F: F.try_sum("l"),
               lambda F: F.try_avg("d"), lambda F: F.approxCountDistinct("s")]
@@ -208,3 +235,23 @@ def test_python_calls_match_pyspark(spark: Any, runtime: str) -> None:
         actual = sql_outcome(lambda q: new_session(runtime=runtime).sql(q).select(
             *[c(E) for c in calls]), _SOURCE, is_spark=False)
         _compare(expected, actual, "python calls")
+
+
+_ZONE_PATTERN = ("SELECT date_format(ts, 'yyyy-MM-dd HH:mm VV O OOOO X XX XXX x xx xxx Z ZZZZ "
+                 "ZZZZZ k K F') FROM t")
+
+
+@pytest.mark.differential
+@pytest.mark.parametrize("runtime", RUNTIMES if SWEEP else ("local",))
+def test_zone_offset_patterns_match_spark(spark: Any, runtime: str) -> None:
+    """Offset and zone letters under session time zones with DST and a half-hour offset."""
+    ember = new_session(runtime=runtime)
+    oracle = spark.newSession()
+    for session in (ember, oracle):
+        session.sql(table_sql(2))
+    for zone in ("America/New_York", "Asia/Kolkata"):
+        oracle.conf.set("spark.sql.session.timeZone", zone)
+        ember.conf.set("spark.sql.session.timeZone", zone)
+        _compare(sql_outcome(oracle.sql, _ZONE_PATTERN.replace("ts", "ts2037"), is_spark=True),
+                 sql_outcome(ember.sql, _ZONE_PATTERN.replace("ts", "ts2037"), is_spark=False),
+                 zone)

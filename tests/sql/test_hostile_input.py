@@ -28,6 +28,8 @@ EMBER_CLASS = {
     "date_overflow": "DATETIME_OVERFLOW",
     "timestamp_overflow": "DATETIME_OVERFLOW",
     "lpad_huge": "_LEGACY_ERROR_TEMP_3199",
+    "repeat_huge": "_LEGACY_ERROR_TEMP_3199",  # Spark: ArithmeticException "integer overflow"
+    "space_huge": "_LEGACY_ERROR_TEMP_3199",
 }
 
 

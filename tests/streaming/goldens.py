@@ -24,7 +24,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
 
-from tests.streaming.spark_harness import At, BatchResult, Scenario, StepResult, rows_key
+from tests.streaming.spark_harness import (At, BatchResult, Scenario, SparkEngine, StepResult,
+                                           rows_key, run_scenario)
 
 GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
 MODE = os.environ.get("EMBER_STREAM_GOLDEN", "")
@@ -117,3 +118,15 @@ class GoldenRuns:
             assert encode_results(live) == entry["steps"], (
                 f"Spark's live results for {scenario.name!r} differ from {self.path.name}")
         return live
+
+
+def spark_golden_runs(name: str, request: Any, tmp_path_factory: Any) -> GoldenRuns:
+    """The :class:`GoldenRuns` of test module ``name`` whose live runs use the ``spark``
+    fixture (asked for only when Spark runs), each scenario in a fresh checkpoint."""
+
+    def run_spark(scenario: Scenario) -> list[StepResult]:
+        checkpoint = tmp_path_factory.mktemp(f"spark-{scenario.name}")
+        return run_scenario(SparkEngine(request.getfixturevalue("spark")), scenario,
+                            str(checkpoint))
+
+    return GoldenRuns(name, run_spark)

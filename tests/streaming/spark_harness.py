@@ -381,6 +381,16 @@ class EmberFileEngine(EmberEngine):
                                        batch_id).values())
 
 
+def ember_test_session() -> Any:
+    """The Ember session of the differential scenarios (2 state partitions, UTC)."""
+    import ember
+
+    session = ember.Session()
+    session.conf.set("spark.sql.shuffle.partitions", "2")
+    session.conf.set("spark.sql.session.timeZone", "UTC")
+    return session
+
+
 # ---------------------------------------------------------------------------------------------
 # Driver
 

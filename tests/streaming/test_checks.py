@@ -210,8 +210,10 @@ def test_full_outer_and_right_outer_range_directions(session):
 def test_engine_limits_are_unsupported_errors(session):
     Lw = stream(session, "l", True)
     check(Lw.groupBy("lt").count(), "append")  # a watermarked aggregation runs
-    with pytest.raises(UnsupportedError, match="collect_list"):  # a list buffer
-        check(Lw.groupBy("lt").agg(F.collect_list("lk")), "append")
+    with pytest.raises(UnsupportedError, match="percentile"):  # no storable buffer
+        check(Lw.groupBy("lt").agg(F.expr("percentile(lk, 0.5)")), "append")
+    with pytest.raises(UnsupportedError, match="collect_list"):  # a list of strings
+        check(Lw.groupBy("lt").agg(F.collect_list(F.col("lk").cast("string"))), "append")
     with pytest.raises(UnsupportedError):  # Spark runs a streaming limit in append mode
         check(stream(session, "l").limit(2), "append")
     with pytest.raises(AnalysisError, match="Queries without streaming sources"):

@@ -42,13 +42,13 @@ from tests.streaming.spark_harness import (
     EmberEngine,
     EmberFileEngine,
     Scenario,
-    SparkEngine,
     assert_expected,
     assert_same,
+    ember_test_session,
     run_scenario,
     ts,
 )
-from tests.streaming.goldens import GoldenRuns
+from tests.streaming.goldens import spark_golden_runs
 
 pytestmark = [pytest.mark.spark, pytest.mark.differential]
 
@@ -733,22 +733,7 @@ SPARK_RUNTIME_SCENARIOS = ("full_outer_non_time_conjunct_of_both_sides",
 @pytest.fixture(scope="module")
 def spark_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
     """Spark's results per scenario: stored goldens, or Spark run live (:mod:`tests.streaming.goldens`)."""
-
-    def run_spark(scenario: Scenario) -> Any:
-        checkpoint = tmp_path_factory.mktemp(f"spark-{scenario.name}")
-        return run_scenario(SparkEngine(request.getfixturevalue("spark")), scenario,
-                            str(checkpoint))
-
-    return GoldenRuns("test_stream_join_vs_spark", run_spark)
-
-
-def _ember_session() -> Any:
-    import ember
-
-    session = ember.Session()
-    session.conf.set("spark.sql.shuffle.partitions", "2")
-    session.conf.set("spark.sql.session.timeZone", "UTC")
-    return session
+    return spark_golden_runs("test_stream_join_vs_spark", request, tmp_path_factory)
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
@@ -761,7 +746,7 @@ def test_spark_does_what_the_scenario_is_designed_for(spark_runs: Any, scenario:
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
 def test_ember_matches_spark(spark_runs: Any, scenario: Scenario, tmp_path: Any) -> None:
     spark_results = spark_runs(scenario)
-    ember_results = run_scenario(EmberEngine(_ember_session()), scenario, str(tmp_path / "ck"))
+    ember_results = run_scenario(EmberEngine(ember_test_session()), scenario, str(tmp_path / "ck"))
     assert_same(scenario, spark_results, ember_results)
 
 

@@ -50,6 +50,7 @@ from ember.expressions.base import (
     UnresolvedAttribute,
     UnresolvedFunction,
     UnresolvedStar,
+    is_resolved,
 )
 from ember.plans.logical.nodes import (
     Limit,
@@ -137,7 +138,7 @@ def _check_expression_types(e: Expression, ctx) -> None:
             visit(c)
         if failure:
             return
-        if all(c.resolved for c in x.children):
+        if all(is_resolved(c) for c in x.children):  # cached on the node
             msg = x.check_input_types() or check_window_types(x)
             if msg is not None:
                 failure.append((x, msg))
@@ -163,6 +164,18 @@ def _is_window(x: Expression) -> bool:
 
 def _is_special(x: Expression) -> bool:
     return is_aggregate_expr(x) or isinstance(x, WindowExpression)
+
+
+#: The classes ``_is_special`` accepts, for ``Expression.contains`` (tree-pattern bits: no walk).
+_SPECIAL = (AggregateExpression, WindowExpression)
+
+
+def _find_kind(e: Expression, *classes: type) -> Expression | None:
+    """The first node of ``e`` (pre-order) that is an instance of one of ``classes``; the
+    tree-pattern bits answer "none" without walking ``e``."""
+    if not e.contains(*classes):
+        return None
+    return e.find(lambda x: isinstance(x, classes))
 
 
 def _unsupported_in_operator(p: LogicalPlan, exprs, ctx) -> None:
@@ -274,7 +287,7 @@ def _check_aggregate(agg: Aggregate, ctx) -> None:
 def _check_node(p: LogicalPlan, ctx) -> None:
     # unresolved names / functions
     for e in p.expressions():
-        u = e.find(lambda x: isinstance(x, (UnresolvedAttribute, UnresolvedStar)))
+        u = _find_kind(e, UnresolvedAttribute, UnresolvedStar)
         if isinstance(u, UnresolvedAttribute):
             cands: tuple[AttributeReference, ...] = ()
             for c in p.children:
@@ -285,14 +298,16 @@ def _check_node(p: LogicalPlan, ctx) -> None:
             raise AnalysisError(f"Invalid usage of '*' in expression {e.sql()}.",
                                 error_class="INVALID_USAGE_OF_STAR_OR_REGEX",
                                 parameters={"elem": "'*'", "prettyName": "expression"})
-        f = e.find(lambda x: isinstance(x, UnresolvedFunction))
+        f = _find_kind(e, UnresolvedFunction)
         if f is not None:
             raise InternalError(f"Function {f.fn_name} was not resolved in {p.simple_string()}")
-        if e.find(lambda x: isinstance(x, (Grouping, GroupingID))) is not None:
+        if e.contains(Grouping, GroupingID):
             # left by ResolveGroupingAnalytics: no GROUPING SETS / CUBE / ROLLUP below
             raise unsupported_grouping_expression()
     # subqueries
     for e in p.expressions():
+        if not e.contains(SubqueryExpression):
+            continue
         for sq in e.collect(lambda x: x if isinstance(x, SubqueryExpression) else None):
             _check_plan(sq.plan, ctx)
             _check_subquery_shape(sq)
@@ -312,7 +327,7 @@ def _check_node(p: LogicalPlan, ctx) -> None:
             parameters={"sqlExprs": shown})
     match p:
         case Filter(condition=cond) if cond.resolved and cond.data_type != T.BOOLEAN and not (
-            cond.exists(is_aggregate_expr)
+            cond.contains(AggregateExpression)
         ):
             e_sql = f'"{pretty_sql(cond, ctx.implicit_casts)}"'
             t = _sql_type(cond.data_type)
@@ -334,17 +349,18 @@ def _check_node(p: LogicalPlan, ctx) -> None:
                     error_class="INVALID_WHERE_CONDITION",
                     parameters={"condition": cond_sql, "expressionList": lst},
                 )
-        case Sort(order=order) if any(o.exists(_is_special) for o in order):
+        case Sort(order=order) if any(o.contains(*_SPECIAL) for o in order):
             # an aggregate ORDER BY no Aggregate below could take, or a window function (Spark's
             # specialExpressionsInUnsupportedOperator)
             _unsupported_in_operator(p, order, ctx)
-        case Aggregate(grouping_expressions=groups) if any(g.exists(_is_window) for g in groups):
+        case Aggregate(grouping_expressions=groups) if any(g.contains(WindowExpression)
+                                                           for g in groups):
             _unsupported_in_operator(p, groups, ctx)
-        case Join(condition=cond) if cond is not None and cond.exists(_is_special):
+        case Join(condition=cond) if cond is not None and cond.contains(*_SPECIAL):
             # an aggregate or a window in ON (Spark's specialExpressionsInUnsupportedOperator)
             _unsupported_in_operator(p, (cond,), ctx)
         case _ if not isinstance(p, (Project, Aggregate, Window)) and any(
-                e.exists(_is_window) for e in p.expressions()):
+                e.contains(WindowExpression) for e in p.expressions()):
             # a window anywhere else (a join condition ...)
             _unsupported_in_operator(p, p.expressions(), ctx)
         case Limit(limit=e) | Offset(offset=e):

@@ -41,7 +41,6 @@ the file (:func:`parquet_footer`, keyed by path, modification time and size), no
 
 from __future__ import annotations
 
-import csv
 import io
 import os
 import threading
@@ -60,6 +59,7 @@ from ember.execution.kernels.batches import conform, make_batch, schema_of
 from ember.expressions import predicates as Pr
 from ember.expressions.base import AttributeReference, Literal
 from ember.expressions.cast import cast_array
+from ember.expressions.csv_functions import parse_csv_record
 from ember.expressions.predicates import IsNotNull
 from ember.execution.file_index import (HIVE_NULL, PARTITION_OPTION, FileSplit, partition_columns,
                                         partition_values, read_lines)
@@ -127,17 +127,6 @@ def _header_names(first: list[str]) -> list[str]:
     names = [n if n else f"_c{i}" for i, n in enumerate(first)]
     lower = [n.lower() for n in names]
     return [f"{n}{i}" if lower.count(n.lower()) > 1 else n for i, n in enumerate(names)]
-
-
-def _python_record(text: str, opts: dict[str, str]) -> list[str | None]:
-    """One (malformed) record parsed with Python's csv module; empty fields are NULL."""
-    quote = _char(opts, "quote", '"')
-    escape = _char(opts, "escape", "\\")
-    reader = csv.reader(io.StringIO(text), delimiter=opts.get("sep", opts.get("delimiter", ",")),
-                        quotechar=quote or None, escapechar=escape or None, doublequote=False,
-                        quoting=csv.QUOTE_MINIMAL if quote else csv.QUOTE_NONE)
-    row = next(reader, [])
-    return [v if v != "" else None for v in row]
 
 
 def _spark_nulls(col: pa.ChunkedArray | pa.Array, opts: dict[str, str]) -> pa.ChunkedArray:
@@ -211,7 +200,7 @@ def read_csv_strings(paths: Sequence[str], opts: Sequence[tuple[str, str]] | dic
         tables.append(t)
         flags.append(pa.nulls(t.num_rows, pa.bool_()).fill_null(False))
         if bad:
-            recs = [_python_record(b, opts) for b in bad]
+            recs = [parse_csv_record(b, opts) for b in bad]
             recs = [(r + [None] * width)[:width] for r in recs]
             extra = pa.table({n: pa.array([r[i] for r in recs], pa.large_string())
                               for i, n in enumerate(internal)})

@@ -40,13 +40,18 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ember import types as T
-from ember.conf import JSON_IGNORE_NULL_FIELDS, MAX_RECORDS_PER_FILE, PARQUET_COMPRESSION
+from ember.conf import (
+    JSON_IGNORE_NULL_FIELDS,
+    MAX_RECORDS_PER_FILE,
+    MEMORY_BUDGET,
+    PARQUET_COMPRESSION,
+)
 from ember.errors import AnalysisError, UnsupportedError
 from ember.execution.scan import HIVE_NULL
 from ember.expressions.cast import cast_array
 from ember.expressions.common import sql_type
 from ember.expressions.text_format import (
-    DEFAULT_TIMESTAMP_FORMAT, JsonGenerator, text_values,
+    DEFAULT_TIMESTAMP_FORMAT, CsvGenerator, JsonGenerator,
 )
 
 __all__ = ["WriteJob", "write_task", "escape_path_name", "partition_directory",
@@ -64,8 +69,6 @@ _PARQUET_CODECS = {"none": ("none", ""), "uncompressed": ("none", ""),
 #: text codecs (CSV, JSON, text): option value -> file-name extension
 _TEXT_CODECS = {"none": "", "uncompressed": "", "gzip": ".gz", "bzip2": ".bz2",
                 "deflate": ".deflate", "zstd": ".zst"}
-#: what univocity trims from unquoted values (characters up to the space)
-_WHITESPACE = "".join(chr(c) for c in range(33))
 _EXTENSIONS = {"parquet": ".parquet", "csv": ".csv", "json": ".json", "text": ".txt"}
 
 
@@ -110,6 +113,9 @@ class WriteJob:
     max_records_per_file: int = 0
     default_parquet_codec: str = "snappy"
     ignore_null_fields: bool = True
+    #: bytes a Parquet task buffers per row group (:data:`ROW_GROUP_BYTES`, less under a small
+    #: ``ember.execution.memoryBudget``: each running task holds one such buffer)
+    row_group_bytes: int = ROW_GROUP_BYTES
 
     @property
     def option_map(self) -> dict[str, str]:
@@ -335,13 +341,14 @@ class _ParquetEncoder:
                                        store_decimal_as_integer=True)
         self.pending: list[pa.RecordBatch] = []
         self.pending_bytes = 0
+        self.row_group_bytes = job.row_group_bytes
 
     def write(self, batch: pa.RecordBatch) -> None:
-        """Batches are buffered into row groups of up to :data:`ROW_GROUP_BYTES` (an input
+        """Batches are buffered into row groups of up to ``job.row_group_bytes`` (an input
         batch per row group would make small, slow-to-read groups)."""
         self.pending.append(pa.RecordBatch.from_arrays(batch.columns, schema=self.schema))
         self.pending_bytes += batch.nbytes
-        if self.pending_bytes >= ROW_GROUP_BYTES:
+        if self.pending_bytes >= self.row_group_bytes:
             self._flush()
 
     def _flush(self) -> None:
@@ -434,95 +441,25 @@ def _str(value: str) -> pa.Scalar:
     return pa.scalar(value, pa.large_string())
 
 
-def _join(parts: list[pa.Array], sep: str, skip_nulls: bool = False) -> pa.Array:
-    if len(parts) == 1:
-        return parts[0]
-    return pc.binary_join_element_wise(*parts, _str(sep),
-                                       null_handling="skip" if skip_nulls else "emit_null")
-
-
-def _wrap(arr: pa.Array, left: str, right: str) -> pa.Array:
-    return pc.binary_join_element_wise(_str(left), arr, _str(right), _str(""))
-
-
-def _text_values(job: WriteJob, arr: pa.Array, dt: T.DataType, opts: dict[str, str]
-                 ) -> pa.Array:
-    """Scalar values as CSV / JSON text (before quoting), NULL stays NULL."""
-    return text_values(arr, dt, opts, job.time_zone)
-
-
 
 class _CsvEncoder(_LineEncoder):
-    """Spark's CSV writer (univocity): ``sep``, ``quote``, ``escape``, ``nullValue`` (''),
-    ``emptyValue`` (``""``), ``quoteAll``, ``escapeQuotes``, ``header``, leading and trailing
-    whitespace trimmed from unquoted values (``ignoreLeadingWhiteSpace`` /
-    ``ignoreTrailingWhiteSpace``, true when writing)."""
+    """Spark's CSV writer (univocity): the cells as :class:`CsvGenerator` prints them, and the
+    ``header`` line."""
 
     def __init__(self, job: WriteJob, path: str) -> None:
         super().__init__(job, path)
-        o = self.opts
-        self.sep = o.get("sep", o.get("delimiter", ","))
-        if self.sep == "\\t":
-            self.sep = "\t"
-        self.quote = o.get("quote", '"')
-        self.escape = o.get("escape", "\\")
-        self.escape_escape = o.get("chartoescapequoteescaping", self.escape)
-        self.null_value = o.get("nullvalue", "")
-        self.empty_value = o.get("emptyvalue", '""')
-        self.quote_all = o.get("quoteall", "false").lower() == "true"
-        self.escape_quotes = o.get("escapequotes", "true").lower() == "true"
-        self.trim_leading = o.get("ignoreleadingwhitespace", "true").lower() == "true"
-        self.trim_trailing = o.get("ignoretrailingwhitespace", "true").lower() == "true"
+        self.generator = CsvGenerator(self.opts, job.time_zone, self.line_sep)
 
     def header(self) -> bytes:
         if self.opts.get("header", "false").lower() != "true":
             return b""
         names = pa.array(list(self.job.data_names), pa.large_string())
-        cells = self._quoted(names)
-        return (self.sep.join(cells.to_pylist()) + self.line_sep).encode()
-
-    def _quoted(self, text: pa.Array) -> pa.Array:
-        """String cells: trimmed, '' as ``emptyValue``; quoted (the quote and escape characters
-        inside escaped) when they hold the separator, a line break or (``escapeQuotes``) the
-        quote, or always with ``quoteAll``."""
-        if self.trim_leading:
-            text = pc.utf8_ltrim(text, characters=_WHITESPACE)
-        if self.trim_trailing:
-            text = pc.utf8_rtrim(text, characters=_WHITESPACE)
-        empty = pc.equal(text, "")
-        if self.line_sep != "\n":  # univocity writes a value's line breaks as the separator
-            text = pc.replace_substring(text, "\n", self.line_sep)
-        q = self.quote
-        if not q:
-            return pc.if_else(empty, _str(self.empty_value), text)
-        escaped = text
-        if self.escape and self.escape != q:
-            escaped = pc.replace_substring(escaped, self.escape, self.escape_escape + self.escape)
-        if self.escape_quotes:
-            escaped = pc.replace_substring(escaped, q, self.escape + q)
-        if self.quote_all:
-            return _wrap(pc.if_else(empty, _str(self.empty_value), escaped), q, q)
-        needs = pc.or_(pc.match_substring(text, self.sep),
-                       pc.or_(pc.match_substring(text, "\n"), pc.match_substring(text, "\r")))
-        if self.escape_quotes:
-            needs = pc.or_(needs, pc.match_substring(text, q))
-        out = pc.if_else(needs, _wrap(escaped, q, q), text)
-        return pc.if_else(empty, _str(self.empty_value), out)
+        cells = self.generator.quoted(names)
+        return (self.generator.sep.join(cells.to_pylist()) + self.line_sep).encode()
 
     def encode(self, batch: pa.RecordBatch) -> pa.Array:
-        cells = []
-        for arr, dt in zip(batch.columns, self.job.data_types):
-            text = _text_values(self.job, arr, dt, self.opts)
-            if isinstance(dt, T.StringType):
-                text = self._quoted(text)
-            elif self.quote_all:
-                text = _wrap(text, self.quote, self.quote)
-            null = _wrap(pa.array([self.null_value], pa.large_string()), self.quote,
-                         self.quote)[0] if self.quote_all else _str(self.null_value)
-            cells.append(pc.fill_null(text, null))
-        if not cells:
-            return pa.repeat(_str(""), batch.num_rows)
-        return _join(cells, self.sep)
+        return self.generator.record(list(batch.columns), list(self.job.data_types),
+                                     batch.num_rows)
 
 
 class _JsonEncoder(_LineEncoder):
@@ -574,4 +511,5 @@ def make_job(cmd: Any, input_attrs: tuple[Any, ...], directory: str, job_id: str
         max_records_per_file=int(limit) if limit is not None else int(
             conf.get(MAX_RECORDS_PER_FILE)),
         default_parquet_codec=str(conf.get(PARQUET_COMPRESSION)),
-        ignore_null_fields=bool(conf.get(JSON_IGNORE_NULL_FIELDS)))
+        ignore_null_fields=bool(conf.get(JSON_IGNORE_NULL_FIELDS)),
+        row_group_bytes=max(1 << 20, min(ROW_GROUP_BYTES, int(conf.get(MEMORY_BUDGET)) // 16)))

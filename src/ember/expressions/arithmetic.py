@@ -651,6 +651,13 @@ class UnaryPositive(_UnaryNumeric):
     def eval(self, batch: pa.RecordBatch) -> pa.Array:
         return to_array(self.child.eval(batch), batch.num_rows)
 
+    def check_input_types(self) -> str | None:
+        # Spark's UnaryPositive takes NumericAndInterval: the ANSI and calendar intervals too
+        if isinstance(self.child.data_type, (T.DayTimeIntervalType, T.YearMonthIntervalType,
+                                             T.CalendarIntervalType)):
+            return None
+        return _UnaryNumeric.check_input_types(self)
+
     def simple_string(self) -> str:
         return f"positive({self.child.simple_string()})"
 

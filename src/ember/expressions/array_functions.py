@@ -23,7 +23,12 @@ from ember.coercion import find_wider_type
 from ember.errors import ExecutionError
 from ember.expressions.base import Literal
 from ember.expressions.cast import cast_array
-from ember.expressions.collections import _build_map, list_parts, lists_from_lengths
+from ember.expressions.collections import (
+    _build_map,
+    check_array_lengths,
+    list_parts,
+    lists_from_lengths,
+)
 from ember.expressions.common import unexpected_input_type
 from ember.expressions.misc import FunctionSpec, ScalarFunction, nullable_from_arguments, register
 from ember.expressions.regex import translate
@@ -229,9 +234,8 @@ def _two_arrays(types):
 def _set_op(a, node, b):
     left, right = (Flat(x) for x in a)
     et = _et(node.data_type)
-    lv, rv = left.values(), right.values()
-    if lv.type != rv.type:
-        rv = rv.cast(lv.type)
+    lv, rv = (cast_array(f.values(), _et(x.data_type), et)
+              for f, x in zip((left, right), node.arguments))
     key = node.spec.key
     valid = left.valid & right.valid
     if key == "array_union":
@@ -252,7 +256,7 @@ def _set_op(a, node, b):
 
 
 for _k in ("array_union", "array_intersect", "array_except"):
-    _spec(_k, _two_arrays, lambda t: T.ArrayType(find_wider_type(
+    _spec(_k, lambda t: None if _two_arrays(t) is None else (None, None), lambda t: T.ArrayType(find_wider_type(
         [_et(t[0]), _et(t[1])], string_promotion=False) or T.NULL), _set_op,
         expected='"ARRAY"')
 
@@ -467,6 +471,7 @@ def _sequence(a, node, b):
             error_class=None)
     safe = np.where(step == 0, 1, step)
     lens = np.where(valid, (e - s) // safe + 1, 0)
+    check_array_lengths(lens, "sequence")
     rows = np.repeat(np.arange(len(s)), lens)
     within = np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens)
     vals = s[rows] + within * step[rows]
@@ -742,6 +747,7 @@ def _repeat(a, node, b):
     c = pc.fill_null(count.cast(pa.int64()), 0).to_numpy(zero_copy_only=False)
     valid = _valid(count)
     lens = np.where(valid, np.maximum(c, 0), 0)
+    check_array_lengths(lens, "array_repeat")
     at = node.data_type.to_arrow()
     vals = v.cast(at.value_type).take(pa.array(np.repeat(np.arange(len(v)), lens), pa.int64()))
     return _lists(lens, vals, valid, at)

@@ -48,6 +48,7 @@ from ember.formatting import java_double_str, java_subnormal_str
 from ember.trees import node
 from ember.coercion import can_cast
 from ember.expressions.intervals import parse_interval_strings, truncate_interval, format_intervals
+from ember.expressions.calendar_intervals import calendar_to_strings, strings_to_calendar
 
 __all__ = ["Cast", "CheckOverflowInTableInsert", "cast_array", "format_double", "java_double_str"]
 
@@ -286,6 +287,8 @@ def cast_array(arr: pa.Array, from_t: T.DataType, to_t: T.DataType, ansi: bool =
             return _integral_to_binary(arr, from_t)
     if isinstance(to_t, T.StringType):
         return _to_string(arr, from_t, time_zone)
+    if isinstance(to_t, T.CalendarIntervalType) and isinstance(from_t, T.StringType):
+        return strings_to_calendar(arr)  # NULL for bad text, under ANSI too (Spark's Cast)
     if isinstance(to_t, (T.DayTimeIntervalType, T.YearMonthIntervalType)):
         if isinstance(from_t, T.StringType):
             return parse_interval_strings(arr, to_t, ansi)
@@ -523,6 +526,8 @@ def _to_string(arr: pa.Array, from_t: T.DataType, time_zone: str) -> pa.Array:
         return nested_to_string(arr, from_t, time_zone)
     if isinstance(from_t, (T.DayTimeIntervalType, T.YearMonthIntervalType)):
         return format_intervals(arr, from_t)
+    if isinstance(from_t, T.CalendarIntervalType):
+        return calendar_to_strings(arr)
     return arr.cast(pa.large_string())
 
 

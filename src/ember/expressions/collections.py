@@ -57,6 +57,23 @@ def lists_from_lengths(lens: np.ndarray, values: pa.Array, valid: np.ndarray,
                                          mask=pa.array(~valid))
 
 
+#: Spark's largest array, in elements (``ByteArrayMethods.MAX_ROUNDED_ARRAY_LENGTH``)
+MAX_ARRAY_LENGTH = 2**31 - 1 - 15
+
+
+def check_array_lengths(lens: np.ndarray, function: str, parameter: str = "count") -> None:
+    """Refuse, before allocating, an array longer than Spark can hold: Spark's
+    ``COLLECTION_SIZE_LIMIT_EXCEEDED.PARAMETER`` (``sequence``, ``array_repeat``)."""
+    if len(lens) and int(lens.max()) > MAX_ARRAY_LENGTH:
+        n = int(lens.max())
+        raise ExecutionError(
+            f"Can't create array with {n} elements which exceeding the array size limit "
+            f"{MAX_ARRAY_LENGTH}, the value of parameter(s) `{parameter}` in the function "
+            f"`{function}` is invalid.", error_class="COLLECTION_SIZE_LIMIT_EXCEEDED.PARAMETER",
+            parameters={"numberOfElements": str(n), "maxRoundedArrayLength": str(MAX_ARRAY_LENGTH),
+                        "parameter": f"`{parameter}`", "functionName": f"`{function}`"})
+
+
 def check_arrays(*args: Expression) -> str | None:
     """``UNEXPECTED_INPUT_TYPE`` for the first argument that is not an ARRAY (or NULL)."""
     for i, a in enumerate(args, 1):

@@ -115,12 +115,6 @@ def _ts_inputs(types):
     return (TS,)
 
 
-def _ts_or_ntz(t: T.DataType) -> T.DataType:
-    """TIMESTAMP_NTZ for a TIMESTAMP_NTZ argument, else TIMESTAMP (the argument a function of
-    either kind takes, and returns: Spark's ``AnyTimestampType``)."""
-    return t if isinstance(t, T.TimestampNTZType) else TS
-
-
 for _key, _fn in [("hour", pc.hour), ("minute", pc.minute), ("second", pc.second)]:
     register(FunctionSpec(_key, _ts_inputs, lambda t: I, _ts_field(_fn), expected='"TIMESTAMP"',
                           time_zone_aware=True))
@@ -347,7 +341,10 @@ def _date_format(a, node, b):
     valid = pc.is_valid(local_us).to_numpy(zero_copy_only=False)
     local = pa.array(secs, mask=~valid).cast(pa.timestamp("s"))
     frac_us = pa.array(frac, mask=~valid)
-    parts = [_format_token(tok, local, frac_us) for tok in _pattern_tokens(fmt.value)]
+    utc_us = pc.fill_null(a[0].cast(pa.timestamp("us", tz="UTC")).cast(pa.int64()), 0)
+    offset_s = (us - utc_us.to_numpy(zero_copy_only=False)) // 1_000_000
+    parts = [_format_token(tok, local, frac_us, (offset_s, _tz(node)))
+             for tok in _pattern_tokens(fmt.value)]
     if not parts:
         return pc.if_else(pc.is_valid(local), pa.scalar("", pa.large_string()),
                           pa.scalar(None, pa.large_string()))
@@ -389,13 +386,17 @@ _NUMERIC_FIELDS = {"M": pc.month, "d": pc.day, "H": pc.hour, "m": pc.minute, "s"
                    "D": pc.day_of_year, "Q": pc.quarter}
 
 
-def _format_token(tok: str, local: pa.Array, micros: pa.Array) -> pa.Array:
+def _format_token(tok: str, local: pa.Array, micros: pa.Array,
+                  zone: tuple[np.ndarray, str] | None = None) -> pa.Array:
     n = len(local)
     if tok.startswith("'"):
         return pa.repeat(pa.scalar(tok[1:], pa.large_string()), n)
     if tok in _STRFTIME_TOKENS:
         return pc.strftime(local, format=_STRFTIME_TOKENS[tok]).cast(pa.large_string())
     c = tok[0]
+    named = _named_token(tok, local, zone)
+    if named is not None:
+        return named
     if c == "h":  # clock hour 1-12
         v = pc.add(pc.hour(local).cast(pa.int64()), 11)
         v = pc.add(pc.subtract(v, pc.multiply(pc.divide(v, 12), 12)), 1)
@@ -407,6 +408,19 @@ def _format_token(tok: str, local: pa.Array, micros: pa.Array) -> pa.Array:
             v = pc.multiply(micros, 10 ** (digits - 6))
     elif c in _NUMERIC_FIELDS and len(tok) <= 3:
         v = _NUMERIC_FIELDS[c](local)
+    elif c == "y":  # five or more: the year zero-padded
+        v = pc.year(local)
+    elif c in "Lq" and len(tok) <= 2:  # stand-alone month / quarter
+        v = (pc.month if c == "L" else pc.quarter)(local)
+    elif c == "F" and len(tok) == 1:  # aligned day of week in month
+        d0 = pc.subtract(pc.day(local), 1).cast(pa.int64())
+        v = pc.add(pc.subtract(d0, pc.multiply(pc.divide(d0, 7), 7)), 1)
+    elif c == "K" and len(tok) <= 2:  # hour of am/pm 0-11
+        h = pc.hour(local).cast(pa.int64())
+        v = pc.subtract(h, pc.multiply(pc.divide(h, 12), 12))
+    elif c == "k" and len(tok) <= 2:  # clock hour of day 1-24
+        h = pc.hour(local).cast(pa.int64())
+        v = pc.if_else(pc.equal(h, 0), 24, h)
     else:
         raise ExecutionError(f"Unsupported datetime pattern letter(s) '{tok}'",
                              error_class="UNSUPPORTED_FEATURE")
@@ -414,7 +428,97 @@ def _format_token(tok: str, local: pa.Array, micros: pa.Array) -> pa.Array:
     return pc.utf8_lpad(text, width=len(tok), padding="0") if len(tok) > 1 else text
 
 
-register(FunctionSpec("date_format", lambda t: (_ts_or_ntz(t[0]), S), lambda t: S, _date_format,
+_ORDINALS = ("1st", "2nd", "3rd", "4th")
+#: letters Spark 3+ refuses in formatting patterns: letter -> error sub-class
+_REFUSED_LETTERS = {"Y": "DATETIME_PATTERN_RECOGNITION", "u": "DATETIME_PATTERN_RECOGNITION",
+                    "w": "DATETIME_PATTERN_RECOGNITION", "W": "DATETIME_PATTERN_RECOGNITION",
+                    "e": "DATETIME_WEEK_BASED_PATTERN", "c": "DATETIME_WEEK_BASED_PATTERN"}
+
+
+def _offset_text(off: int, colon: bool, seconds_optional: bool = True) -> str:
+    sign = "-" if off < 0 else "+"
+    h, rest = divmod(abs(off), 3600)
+    m, sec = divmod(rest, 60)
+    out = f"{sign}{h:02d}{':' if colon else ''}{m:02d}"
+    if sec or not seconds_optional:
+        out += f"{':' if colon else ''}{sec:02d}"
+    return out
+
+
+def _zone_token(tok: str, off: int, zone_id: str) -> str | None:
+    """java.time's offset / zone-id text of one offset (seconds east of UTC)."""
+    c, k = tok[0], len(tok)
+    if c == "V" and k == 2:
+        return zone_id
+    if c == "O" and k in (1, 4):
+        if off == 0:
+            return "GMT"
+        if k == 4:
+            return "GMT" + _offset_text(off, True)
+        sign = "-" if off < 0 else "+"
+        h, rest = divmod(abs(off), 3600)
+        m = rest // 60
+        return f"GMT{sign}{h}" + (f":{m:02d}" if m else "")
+    if c in "Xx" and k <= 3:
+        if c == "X" and off == 0:
+            return "Z"
+        if k == 1:
+            sign = "-" if off < 0 else "+"
+            h, rest = divmod(abs(off), 3600)
+            return f"{sign}{h:02d}" + (f"{rest // 60:02d}" if rest // 60 else "")
+        return _offset_text(off, k == 3)
+    if c == "Z":
+        if k <= 3:
+            return _offset_text(off, False)
+        if k == 4:
+            return "GMT" if off == 0 else "GMT" + _offset_text(off, True)
+        if k == 5:
+            return "Z" if off == 0 else _offset_text(off, True)
+    return None
+
+
+def _named_token(tok: str, local: pa.Array, zone: tuple[np.ndarray, str] | None
+                 ) -> pa.Array | None:
+    """Text fields java.time prints that strftime has no directive for: eras (``G``), quarter
+    names (``QQQ``/``QQQQ``), stand-alone month names (``LLL``/``LLLL``) and zone offsets
+    (``VV``, ``O``, ``X``, ``x``, ``Z``); Spark's refusal of week-based letters."""
+    c, k = tok[0], len(tok)
+    if c in _REFUSED_LETTERS:
+        sub = _REFUSED_LETTERS[c]
+        raise ExecutionError(
+            f"You may get a different result due to the upgrading to Spark >= 3.0: Fail to "
+            f"recognize '{tok}' pattern in the DateTimeFormatter.",
+            error_class=f"INCONSISTENT_BEHAVIOR_CROSS_VERSION.{sub}",
+            parameters={"pattern": f"'{tok}'"})
+    if c == "G":
+        if k > 4:  # Spark's formatter of a column fails to build (its literal-folding path
+            # reports INVALID_DATETIME_PATTERN.LENGTH instead)
+            raise ExecutionError(
+                f"You may get a different result due to the upgrading to Spark >= 3.0: Fail to "
+                f"recognize '{tok}' pattern in the DateTimeFormatter.",
+                error_class="INCONSISTENT_BEHAVIOR_CROSS_VERSION.DATETIME_PATTERN_RECOGNITION",
+                parameters={"pattern": f"'{tok}'"})
+        ad = pc.greater(pc.year(local), 0)
+        names = ("AD", "BC") if k <= 3 else ("Anno Domini", "Before Christ")
+        return pc.if_else(ad, names[0], names[1]).cast(pa.large_string())
+    if c in "Qq" and k in (3, 4):
+        q = pc.quarter(local).cast(pa.int64())
+        table = [f"Q{i}" for i in range(1, 5)] if k == 3 else [
+            f"{_ORDINALS[i]} quarter" for i in range(4)]
+        return pc.take(pa.array(table, pa.large_string()), pc.subtract(q, 1))
+    if c == "L" and k in (3, 4):
+        return pc.strftime(local, format="%b" if k == 3 else "%B").cast(pa.large_string())
+    if c in "VOXxZ" and zone is not None:
+        offsets, zone_id = zone
+        uniq, inverse = np.unique(offsets, return_inverse=True)
+        texts = [_zone_token(tok, int(o), zone_id) for o in uniq]
+        if any(t is None for t in texts):
+            return None
+        return pc.take(pa.array(texts, pa.large_string()), pa.array(inverse.reshape(-1)))
+    return None
+
+
+register(FunctionSpec("date_format", lambda t: (TS, S), lambda t: S, _date_format,
                       time_zone_aware=True))
 
 #: name -> (spec key, display name, min args, max args)
@@ -584,20 +688,17 @@ def _date_trunc(a, node, b):
     unit = _trunc_level(node, 0, False)
     ts = a[1]
     if unit is None:
-        return pa.nulls(len(ts), ts.type)
+        return pa.nulls(len(ts), pa.timestamp("us", tz="UTC"))
     tz = _tz(node)
     local = _local_naive(ts, tz)
     floored = pc.floor_temporal(local, unit=unit, week_starts_monday=True)
-    if ts.type.tz is None:  # TIMESTAMP_NTZ
-        return floored
     if tz.upper() in ("UTC", "Z", "GMT", "+00:00"):
         return floored.cast(pa.timestamp("us", tz="UTC"))
     return pc.assume_timezone(floored, timezone=tz, ambiguous="earliest",
                               nonexistent="earliest").cast(pa.timestamp("us", tz="UTC"))
 
 
-register(FunctionSpec("date_trunc", lambda t: (S, _ts_or_ntz(t[1])), lambda t: _ts_or_ntz(t[1]),
-                      _date_trunc,
+register(FunctionSpec("date_trunc", lambda t: (S, TS), lambda t: TS, _date_trunc,
                       time_zone_aware=True))
 
 

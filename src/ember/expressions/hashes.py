@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 from ember import types as T
 from ember.errors import UnsupportedError
 from ember.expressions import decimals as D
+from ember.expressions.common import TypeCheckFailure
 from ember.expressions.misc import FunctionSpec, register
 
 __all__ = ["HASH_FUNCTIONS", "murmur3_hash", "xxhash64"]
@@ -231,9 +232,28 @@ def _fold(arr: pa.Array, t: T.DataType, seed: np.ndarray, xx: bool) -> np.ndarra
             out = h_bytes(pc.fill_null(_big_decimal_bytes(arr), b""), seed)
     elif isinstance(t, (T.StringType, T.BinaryType)):
         out = h_bytes(arr, seed)
+    elif isinstance(t, T.StructType):  # the fields in order (Spark's hashing of an InternalRow)
+        out = seed
+        for i, f in enumerate(t.fields):
+            out = _fold(pc.struct_field(arr, [i]), f.data_type, out, xx)
+    elif isinstance(t, T.ArrayType):
+        out = _fold_elements(arr, t.element_type, seed, xx)
     else:
         raise UnsupportedError(f"hash of {t.simple_string()} values")
     return out if valid is None else np.where(valid, out, seed)
+
+
+def _fold_elements(arr: pa.Array, et: T.DataType, seed: np.ndarray, xx: bool) -> np.ndarray:
+    """``seed`` advanced by each array's elements in order, NULL elements skipped (Spark's
+    ``hashForArray``): one vectorized step per element position, over the rows that long."""
+    offsets = arr.offsets.to_numpy(zero_copy_only=False).astype(np.int64)
+    starts, lens = offsets[:-1], np.diff(offsets)
+    out = seed.copy()
+    for k in range(int(lens.max()) if len(lens) else 0):
+        rows = np.flatnonzero(lens > k)
+        values = arr.values.take(pa.array(starts[rows] + k, pa.int64()))
+        out[rows] = _fold(values, et, out[rows], xx)
+    return out
 
 
 def _fold_columns(arrays, types, seed: int, xx: bool) -> np.ndarray:
@@ -267,16 +287,35 @@ def _hash_kernel(xx: bool):
 
 
 def _hash_inputs(types):
-    for t in types:
-        if isinstance(t, (T.ArrayType, T.StructType)) or type(t).__name__ == "MapType":
-            return None
     return tuple(None for _ in types)
 
 
+def _has_map(t: T.DataType) -> bool:
+    if isinstance(t, T.MapType):
+        return True
+    if isinstance(t, T.ArrayType):
+        return _has_map(t.element_type)
+    if isinstance(t, T.StructType):
+        return any(_has_map(f.data_type) for f in t.fields)
+    return False
+
+
+def _no_map(node) -> TypeCheckFailure | None:
+    """Spark's ``HASH_MAP_TYPE``: equal maps may hash differently, so no MAP anywhere."""
+    if any(_has_map(t) for t in node.arg_types):
+        fn = node.fn_name
+        return TypeCheckFailure(
+            f'Input to the function `{fn}` cannot contain elements of the "MAP" type. In Spark, '
+            'same maps may have different hashcode, thus hash expressions are prohibited on "MAP" '
+            'elements. To restore previous behavior set "spark.sql.legacy.allowHashOnMapType" to '
+            '"true".', "HASH_MAP_TYPE", {"functionName": f"`{fn}`"})
+    return None
+
+
 register(FunctionSpec("hash", _hash_inputs, lambda t: T.INT, _hash_kernel(False),
-                      null_intolerant=False, nullable=lambda n: False, expected='"ATOMIC"'))
+                      null_intolerant=False, nullable=lambda n: False, check=_no_map))
 register(FunctionSpec("xxhash64", _hash_inputs, lambda t: T.LONG, _hash_kernel(True),
-                      null_intolerant=False, nullable=lambda n: False, expected='"ATOMIC"'))
+                      null_intolerant=False, nullable=lambda n: False, check=_no_map))
 
 
 # -- crc32 and the digests ----------------------------------------------------------------------------

@@ -175,8 +175,10 @@ class _Elements:
         self.rows = np.repeat(np.arange(len(arr)), self.lens)
         first = np.repeat(np.cumsum(self.lens) - self.lens, self.lens)
         self.within = np.arange(int(self.lens.sum())) - first
-        self.values = pc.take(arr.values, pa.array(np.repeat(starts, self.lens) + self.within,
-                                                   pa.int64()))
+        self.take = pa.array(np.repeat(starts, self.lens) + self.within, pa.int64())
+        # a map's elements are its values (its keys: _MapEntries.keys)
+        child = arr.items if isinstance(arr, pa.MapArray) else arr.values
+        self.values = pc.take(child, self.take)
         self.batch = batch
 
     def eval(self, fn: LambdaFunction, columns: list[pa.Array],
@@ -441,30 +443,21 @@ class ZipWith(Expression):
 
 
 class _MapEntries(_Elements):
-    """The flattened entries of a map array: ``keys`` and ``items`` (``values`` the items)."""
+    """The flattened entries of a map array: ``keys`` and ``values`` (the items)."""
 
     def __init__(self, arr: pa.Array, batch: pa.RecordBatch) -> None:
-        starts, lens, valid = list_parts(arr)
-        self.valid = valid
-        self.lens = np.where(valid, lens, 0)
-        self.rows = np.repeat(np.arange(len(arr)), self.lens)
-        first = np.repeat(np.cumsum(self.lens) - self.lens, self.lens)
-        self.within = np.arange(int(self.lens.sum())) - first
-        take = pa.array(np.repeat(starts, self.lens) + self.within, pa.int64())
-        self.keys = pc.take(arr.keys, take)
-        self.values = pc.take(arr.items, take)
-        self.batch = batch
+        _Elements.__init__(self, arr, batch)
+        self.keys = pc.take(arr.keys, self.take)
 
 
 def _offsets(lens: np.ndarray) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
 
 
-class _MapHOF(Expression):
+class _MapHOF(_ArrayHOF):
     """A higher-order function of one map and a ``(key, value) -> ...`` lambda."""
 
     __slots__ = ()
-    fn_name = "?"
 
     def check_input_types(self) -> str | None:
         a = self.argument  # type: ignore[attr-defined]
@@ -481,14 +474,6 @@ class _MapHOF(Expression):
         arr = to_array(self.argument.eval(batch), batch.num_rows)  # type: ignore[attr-defined]
         el = _MapEntries(arr, batch)
         return el, el.eval(f, [el.keys, el.values])
-
-    def simple_string(self) -> str:
-        return (f"{self.fn_name}({self.argument.simple_string()}, "  # type: ignore[attr-defined]
-                f"{self.function.simple_string()})")  # type: ignore[attr-defined]
-
-    def sql(self) -> str:
-        return (f"{self.fn_name}({self.argument.sql()}, "  # type: ignore[attr-defined]
-                f"{self.function.sql()})")  # type: ignore[attr-defined]
 
 
 @node

@@ -47,6 +47,7 @@ from ember.expressions.common import (
 from ember.trees import node
 from ember.expressions.arithmetic import overflow_error
 from ember.expressions.registry import lookup_function
+from ember.expressions.intervals import interval_overflow
 
 __all__ = [
     "TimestampAddInterval", "DatetimeSub", "TimestampAddYMInterval", "SubtractTimestamps",
@@ -68,17 +69,6 @@ def _ansi_overflow(message: str) -> ArithmeticError_:
     return overflow_error(None, message)
 
 
-def _interval_overflow(try_fn: str | None) -> ArithmeticError_:
-    """Spark's ``INTERVAL_ARITHMETIC_OVERFLOW`` (``i + i``, ``i - i``, ``- i``)."""
-    if try_fn:
-        return ArithmeticError_(
-            f"Integer overflow while operating with intervals. Use `{try_fn}` to tolerate "
-            "overflow and return NULL instead.",
-            error_class="INTERVAL_ARITHMETIC_OVERFLOW.WITH_SUGGESTION",
-            parameters={"functionName": f"`{try_fn}`"})
-    return ArithmeticError_(
-        "Integer overflow while operating with intervals. Try devising appropriate values for "
-        "the interval parameters.", error_class="INTERVAL_ARITHMETIC_OVERFLOW.WITHOUT_SUGGESTION")
 
 
 def _micros(arr: pa.Array) -> pa.Array:
@@ -392,7 +382,7 @@ class _IntervalPair(_Binary):
     def _eval(self, a, b):
         fn = pc.add_checked if self.symbol == "+" else pc.subtract_checked
         try_fn = "try_add" if self.symbol == "+" else "try_subtract"
-        err = lambda: _interval_overflow(try_fn)  # noqa: E731
+        err = lambda: interval_overflow(try_fn)  # noqa: E731
         if isinstance(self.data_type, T.YearMonthIntervalType):
             return _checked(fn, a.cast(pa.int32()), b.cast(pa.int32()), err)
         out = _checked(fn, _micros(a), _micros(b), err)
@@ -435,7 +425,7 @@ class _IntervalUnary(Expression):
     def eval(self, batch: pa.RecordBatch) -> pa.Array:
         a = to_array(self.child.eval(batch), batch.num_rows)  # type: ignore[attr-defined]
         fn = getattr(pc, self.kernel)
-        err = lambda: _interval_overflow(None)  # noqa: E731
+        err = lambda: interval_overflow(None)  # noqa: E731
         if isinstance(self.data_type, T.YearMonthIntervalType):
             return _checked(lambda x, _: fn(x), a.cast(pa.int32()), a, err)
         return _checked(lambda x, _: fn(x), _micros(a), a, err).cast(pa.duration("us"))
@@ -556,8 +546,7 @@ class _IntervalByNumber(_Binary):
                 ivo, nvo = iv.astype(object), nv.astype(object)
                 res = np.where(valid, _half_up_div(ivo, nvo), 0)
                 if ((res < lo) | (res > hi)).any():
-                    raise _ansi_overflow("long overflow" if not self.year_month
-                                         else "integer overflow")
+                    raise interval_overflow("try_divide")
                 out = res.astype(np.int64)
             else:
                 try:
@@ -574,9 +563,10 @@ class _IntervalByNumber(_Binary):
             if not np.isfinite(x).all():
                 raise ArithmeticError_("input is infinite or NaN", error_class=None)
             r = _round_half_up(x)
-            if ((r < lo) | (r >= float(hi) + 1)).any():
+            out_of_range = (r < lo) | (r >= float(hi) + 1)
+            if out_of_range.any():
                 raise ArithmeticError_(
-                    f"rounded value is out of range for input {x[(r < lo) | (r > hi)][0]} and "
+                    f"rounded value is out of range for input {x[out_of_range][0]} and "
                     "rounding mode HALF_UP", error_class=None)
             out = r.astype(np.int64)
         at = self.data_type.to_arrow()

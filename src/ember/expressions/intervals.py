@@ -35,8 +35,9 @@ in names).  Arithmetic (``ts +/- interval``, ``ts - ts``, ``date - date``, ``i +
 ``i * n``, ``i / n``, ``- i``, ``abs(i)``) lives in :mod:`ember.expressions.interval_arithmetic`,
 built by :mod:`ember.analysis.rules.resolve_binary_arithmetic`.
 
-Not supported: CalendarIntervalType (``make_interval``: UnsupportedError), TIMESTAMP_NTZ (no such
-Ember type), interval <-> numeric casts, ``sum``/``avg``/``extract`` over intervals.
+CalendarIntervalType (``make_interval``, ``CAST(s AS INTERVAL)``) lives in
+:mod:`ember.expressions.calendar_intervals`.  Not supported: ``sum``/``avg``/``extract`` over
+intervals.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ember import types as T
-from ember.errors import ParseError, CastError, ArithmeticError_, UnsupportedError
+from ember.errors import ParseError, CastError, ArithmeticError_
 from ember.expressions.base import Expression, LeafExpression, Literal
 from ember.expressions.common import to_array
 from ember.trees import node
@@ -295,6 +296,9 @@ _YM_PATTERNS = {
     ("MONTH", "MONTH"): (r"(?P<mo>\d+)", "[+|-]m"),
 }
 _RANGES = {"h": ("hour", 23), "m": ("minute", 59), "s": ("second", 59), "mo": ("month", 11)}
+#: Spark's bounds of a leading day-time field (``IntervalUtils.fromDayTimeString``)
+_LEAD_RANGES = {"d": ("day", 106751991), "h": ("hour", 2562047788),
+                "m": ("minute", 153722867280)}
 
 
 def _fields_value(groups: dict, lead: str, start: str, end: str) -> int:
@@ -302,6 +306,11 @@ def _fields_value(groups: dict, lead: str, start: str, end: str) -> int:
     for key, (name, hi) in _RANGES.items():
         if key != lead and groups.get(key) is not None and int(groups[key]) > hi:
             raise ValueError(f"requirement failed: {name} {int(groups[key])} outside range "
+                             f"[0, {hi}].")
+    if lead in _LEAD_RANGES and groups.get(lead) is not None:
+        name, hi = _LEAD_RANGES[lead]  # a leading field whose micros would overflow a long
+        if int(groups[lead]) > hi:
+            raise ValueError(f"requirement failed: {name} {int(groups[lead])} outside range "
                              f"[0, {hi}].")
     if start in YM_FIELDS:
         return int(groups.get("y") or 0) * 12 + int(groups.get("mo") or 0)
@@ -366,10 +375,15 @@ def interval_literal(text: str, unit: str | None, to_unit: str | None = None) ->
         if msg.startswith("requirement failed"):
             raise ParseError(msg, error_class="_LEGACY_ERROR_TEMP_0063",
                              parameters={"msg": msg}) from None
+        if start in YM_FIELDS:  # Spark's notice is about fromDayTimeString only
+            raise _format_error(text, msg, "UNMATCHED_FORMAT_STRING") from None
         raise _format_error(text, msg + ' Set "spark.sql.legacy.fromDayTimeString.enabled" to '
                             '"true" to restore the behavior before Spark 3.0.',
                             "UNMATCHED_FORMAT_STRING_WITH_NOTICE") from None
     if start in YM_FIELDS:
+        if not -(1 << 31) <= v < (1 << 31):
+            raise _format_error(text, f"Error parsing interval year-month string: integer "
+                                f"overflow", "INTERVAL_PARSING")
         return IntervalLiteral(v, start, end)
     return IntervalLiteral(v // _unit_micros(end), start, end)
 
@@ -380,7 +394,7 @@ _UNIT_ALIASES = {
     "MINUTE": ("MINUTE", MICROS["MINUTE"]), "SECOND": ("SECOND", _MICROS_PER_SECOND),
     "MILLISECOND": ("SECOND", 1000), "MICROSECOND": ("SECOND", 1),
 }
-_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)")
+_NUMBER = re.compile(r"[+-]?\s*(\d+(\.\d*)?|\.\d+)")
 
 
 def multi_unit_interval(pairs: list[tuple[str, str]], source: str) -> IntervalLiteral:
@@ -391,14 +405,19 @@ def multi_unit_interval(pairs: list[tuple[str, str]], source: str) -> IntervalLi
     for value, unit in pairs:
         u = unit.upper()
         base = u[:-1] if u.endswith("S") and u[:-1] in _UNIT_ALIASES else u
-        if base not in _UNIT_ALIASES:
+        if base not in _UNIT_ALIASES and base != "NANOSECOND":
             raise ParseError(f"Invalid interval unit: {unit}.", error_class="PARSE_SYNTAX_ERROR")
-        v = value.strip()
+        if base not in _UNIT_ALIASES:  # a unit of Spark's grammar it cannot build
+            err = _format_error(f" {value} {unit}", f"Invalid unit '{unit.lower()}'.",
+                                "INVALID_UNIT")
+            err.parameters["unit"] = unit.lower()
+            raise err
+        v = re.sub(r"^([+-])\s+", r"\1", value.strip())  # '-\t 1' is -1
         if not _NUMBER.fullmatch(v):
             raise ParseError(
                 "Can only use numbers in the interval value part for multiple unit value pairs "
                 f"interval form, but got invalid value: {value}.",
-                error_class="_LEGACY_ERROR_TEMP_0062", parameters={"value": value})
+                error_class="_LEGACY_ERROR_TEMP_0026", parameters={"value": value})
         field, factor = _UNIT_ALIASES[base]
         if "." in v:
             if base != "SECOND":
@@ -427,9 +446,24 @@ def multi_unit_interval(pairs: list[tuple[str, str]], source: str) -> IntervalLi
     idx = [DT_FIELDS.index(f) for f in fields]
     start, end = DT_FIELDS[min(idx)], DT_FIELDS[max(idx)]
     if not _LONG_MIN <= micros <= _LONG_MAX:
-        raise _overflow_literal(source)
+        # Spark's IntervalUtils: the microseconds overflow a long while the units are summed
+        raise interval_overflow(None)
     # the end field is the finest unit given (only SECOND takes fractions), so this is exact
     return IntervalLiteral(micros // _unit_micros(end), start, end)
+
+
+def interval_overflow(try_fn: str | None) -> ArithmeticError_:
+    """Spark's ``INTERVAL_ARITHMETIC_OVERFLOW`` (``i + i``, ``i - i``, ``- i``, ``i / n``,
+    ``make_dt_interval``, an out-of-range literal), naming ``try_fn`` when there is one."""
+    if try_fn:
+        return ArithmeticError_(
+            f"Integer overflow while operating with intervals. Use `{try_fn}` to tolerate "
+            "overflow and return NULL instead.",
+            error_class="INTERVAL_ARITHMETIC_OVERFLOW.WITH_SUGGESTION",
+            parameters={"functionName": f"`{try_fn}`"})
+    return ArithmeticError_(
+        "Integer overflow while operating with intervals. Try devising appropriate values for "
+        "the interval parameters.", error_class="INTERVAL_ARITHMETIC_OVERFLOW.WITHOUT_SUGGESTION")
 
 
 def _overflow_literal(source: str) -> ParseError:
@@ -449,7 +483,8 @@ def _string_multi_unit(text: str) -> IntervalLiteral:
     try:
         return multi_unit_interval(pairs, f"INTERVAL '{text}'")
     except ParseError as e:
-        if e.error_class in ("PARSE_SYNTAX_ERROR", "_LEGACY_ERROR_TEMP_0062"):
+        if e.error_class in ("PARSE_SYNTAX_ERROR", "INVALID_INTERVAL_FORMAT.INVALID_UNIT",
+                             "_LEGACY_ERROR_TEMP_0026"):
             raise _invalid_typed(text) from None
         raise
 
@@ -631,10 +666,6 @@ def _make_inputs(types: tuple[T.DataType, ...]) -> tuple[T.DataType | None, ...]
 def _make_dt_interval(arrays: list[pa.Array], fn, batch: pa.RecordBatch) -> pa.Array:
     """Spark's ``IntervalUtils.makeDayTimeInterval``: exact, overflow ->
     ``INTERVAL_ARITHMETIC_OVERFLOW.WITHOUT_SUGGESTION``."""
-    # imported here: at module level it would close the import cycle
-    # expressions.intervals -> expressions.interval_arithmetic -> expressions.registry ->
-    #   expressions.intervals
-    from ember.expressions.interval_arithmetic import _interval_overflow
 
     days, hours, mins = (a.cast(pa.int64()) for a in arrays[:3])
     secs, _ = D.unscaled(arrays[3])  # micros (scale 6), Python ints
@@ -644,19 +675,20 @@ def _make_dt_interval(arrays: list[pa.Array], fn, batch: pa.RecordBatch) -> pa.A
         total = pc.add_checked(total, pc.multiply_checked(mins, MICROS["MINUTE"]))
         total = pc.add_checked(total, pa.array(secs.astype(np.int64), pa.int64()))
     except pa.ArrowInvalid:
-        raise _interval_overflow(None) from None
+        raise interval_overflow(None) from None
     return total.cast(pa.duration("us"))
 
 
 def _make_ym_interval(arrays: list[pa.Array], fn, batch: pa.RecordBatch) -> pa.Array:
-    """Spark's ``makeYearMonthInterval``: ``years * 12 + months`` (Math.*Exact: a bare
-    ``integer overflow``)."""
+    """Spark's ``makeYearMonthInterval``: ``years * 12 + months``, overflow ->
+    ``INTERVAL_ARITHMETIC_OVERFLOW.WITHOUT_SUGGESTION``."""
 
-    years, months = (a.cast(pa.int32()) for a in arrays)
-    try:
-        return pc.add_checked(pc.multiply_checked(years, 12), months)
-    except pa.ArrowInvalid:
-        raise ArithmeticError_("integer overflow", error_class=None) from None
+
+    years, months = (a.cast(pa.int64()) for a in arrays)
+    total = pc.add(pc.multiply(years, 12), months)  # int64: no overflow for int inputs
+    if pc.any(pc.or_(pc.less(total, -(1 << 31)), pc.greater(total, (1 << 31) - 1))).as_py():
+        raise interval_overflow(None)
+    return total.cast(pa.int32())
 
 
 def _register() -> None:
@@ -670,22 +702,17 @@ def _register() -> None:
 _register()
 
 #: ``{name: (min args, max args)}`` of the functions :func:`build_interval_function` builds
-INTERVAL_FUNCTIONS = {"make_dt_interval": (0, 4), "make_ym_interval": (0, 2),
-                      "make_interval": (0, 7)}
+INTERVAL_FUNCTIONS = {"make_dt_interval": (0, 4), "make_ym_interval": (0, 2)}
 
 
 def build_interval_function(name: str, args: tuple[Expression, ...]) -> Expression:
     """``make_dt_interval(d, h, m, s)`` / ``make_ym_interval(y, m)`` with Spark's defaults shown
-    (``make_dt_interval(1, 0, 0, 0.000000)``).  ``make_interval`` returns a CalendarInterval,
-    which Ember does not have (``UnsupportedError``)."""
+    (``make_dt_interval(1, 0, 0, 0.000000)``); ``make_interval`` is in
+    :mod:`ember.expressions.calendar_intervals`."""
     from decimal import Decimal
 
 
     key = name.lower()
-    if key == "make_interval":
-        raise UnsupportedError("make_interval returns a CalendarIntervalType value, which Ember "
-                               "does not support; use make_dt_interval or make_ym_interval.",
-                               error_class="UNSUPPORTED_FEATURE")
     zero = Literal(0, T.INT)
     defaults = ((zero, zero, zero, Literal(Decimal("0.000000"), _SECS))
                 if key == "make_dt_interval" else (zero, zero))

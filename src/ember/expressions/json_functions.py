@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ember import types as T
-from ember.errors import AnalysisError, ExecutionError
+from ember.errors import AnalysisError, ExecutionError, UnsupportedError
 from ember.expressions import json_path as JP
 from ember.expressions.base import Expression, LeafExpression, Literal
 from ember.expressions.cast import cast_array
@@ -45,11 +45,32 @@ from ember.expressions.text_format import JsonGenerator
 from ember.trees import node
 
 __all__ = ["SchemaLiteral", "OptionsLiteral", "JsonTuple", "build_from_json", "build_to_json",
-           "build_schema_of_json", "options_argument"]
+           "build_schema_of_json", "options_argument", "foldable_input", "reject_intervals"]
+
+
+class _ConstantArgument(LeafExpression):
+    """An argument read once at analysis (a schema, an options map): never NULL, kept as it is
+    by constant folding (which would lose the parsed value), shown as ``text``."""
+
+    __slots__ = ()
+
+    @property
+    def nullable(self) -> bool:
+        return False
+
+    @property
+    def foldable(self) -> bool:
+        return False
+
+    def eval(self, batch: pa.RecordBatch) -> Any:
+        return pa.scalar(self.text, pa.large_string())  # type: ignore[attr-defined]
+
+    def simple_string(self) -> str:
+        return self.text  # type: ignore[attr-defined]
 
 
 @node
-class SchemaLiteral(LeafExpression):
+class SchemaLiteral(_ConstantArgument):
     """A schema argument given as a DDL string (``'a INT, b STRING'``), parsed by the front end:
     ``schema`` is the type, ``text`` the string as written (shown as a string literal)."""
 
@@ -60,26 +81,12 @@ class SchemaLiteral(LeafExpression):
     def data_type(self) -> T.DataType:
         return T.STRING
 
-    @property
-    def nullable(self) -> bool:
-        return False
-
-    @property
-    def foldable(self) -> bool:
-        return False  # kept as it is: constant folding would lose the parsed value
-
-    def eval(self, batch: pa.RecordBatch) -> Any:
-        return pa.scalar(self.text, pa.large_string())
-
-    def simple_string(self) -> str:
-        return self.text
-
     def sql(self) -> str:
         return "'" + self.text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 @node
-class OptionsLiteral(LeafExpression):
+class OptionsLiteral(_ConstantArgument):
     """The options map of a JSON/CSV function (``map('mode', 'FAILFAST')``), read once at
     analysis: ``options`` are its (lower-cased key, value) pairs, ``text`` its SQL."""
 
@@ -89,20 +96,6 @@ class OptionsLiteral(LeafExpression):
     @property
     def data_type(self) -> T.DataType:
         return T.MapType(T.STRING, T.STRING)
-
-    @property
-    def nullable(self) -> bool:
-        return False
-
-    @property
-    def foldable(self) -> bool:
-        return False  # kept as it is: constant folding would lose the parsed value
-
-    def eval(self, batch: pa.RecordBatch) -> Any:
-        return pa.scalar(self.text, pa.large_string())
-
-    def simple_string(self) -> str:
-        return self.text
 
     def sql(self) -> str:
         return self.text
@@ -143,22 +136,27 @@ def _distinct(arr: pa.Array) -> tuple[list[Any], pa.Array]:
 # -- from_json ----------------------------------------------------------------------------------
 
 
-def _text_leaves(t: T.DataType) -> T.DataType:
-    """``t`` with DATE / TIMESTAMP replaced by STRING: they are read as text and cast after."""
-    if isinstance(t, (T.DateType, T.TimestampType)):
-        return T.STRING
+def _nullable_with(t: T.DataType, leaf) -> T.DataType:
+    """``t`` nullable at every level (Spark's ``asNullable``), each non-nested type through
+    ``leaf``."""
     if isinstance(t, T.StructType):
-        return T.StructType(tuple(T.StructField(f.name, _text_leaves(f.data_type), True)
+        return T.StructType(tuple(T.StructField(f.name, _nullable_with(f.data_type, leaf), True)
                                   for f in t.fields))
     if isinstance(t, T.ArrayType):
-        return T.ArrayType(_text_leaves(t.element_type), True)
+        return T.ArrayType(_nullable_with(t.element_type, leaf), True)
     if isinstance(t, T.MapType):
-        return T.MapType(t.key_type, _text_leaves(t.value_type), True)
-    return t
+        return T.MapType(t.key_type, _nullable_with(t.value_type, leaf), True)
+    return leaf(t)
+
+
+def _text_leaves(t: T.DataType) -> T.DataType:
+    """``t`` with DATE / TIMESTAMP replaced by STRING: they are read as text and cast after."""
+    return _nullable_with(t, lambda x: T.STRING if isinstance(x, (T.DateType, T.TimestampType))
+                          else x)
 
 
 def _has_datetime(t: T.DataType) -> bool:
-    return _text_leaves(t) != t
+    return _text_leaves(t) != _nullable_with(t, lambda x: x)
 
 
 def _typed(arr: pa.Array, t: T.DataType, o: JsonOptions, tz: str) -> tuple[pa.Array, pa.Array]:
@@ -265,24 +263,25 @@ def _from_json(a, node, b):
 
 
 def _from_json_result(node: ScalarFunction) -> T.DataType:
-    return _as_nullable(node.arguments[1].schema)
-
-
-def _as_nullable(t: T.DataType) -> T.DataType:
-    if isinstance(t, T.StructType):
-        return T.StructType(tuple(T.StructField(f.name, _as_nullable(f.data_type), True)
-                                  for f in t.fields))
-    if isinstance(t, T.ArrayType):
-        return T.ArrayType(_as_nullable(t.element_type), True)
-    if isinstance(t, T.MapType):
-        return T.MapType(t.key_type, _as_nullable(t.value_type), True)
-    return t
+    return _nullable_with(node.arguments[1].schema, lambda x: x)
 
 
 register(FunctionSpec(
     "from_json", lambda t: (T.STRING, None, None) if isinstance(t[0], (T.StringType, T.NullType))
     else None, lambda t: T.NULL, _from_json, may_fail=True, null_intolerant=False,
     expected='"STRING"', node_result=_from_json_result, time_zone_aware=True))
+
+
+def reject_intervals(fn: str, t: T.DataType) -> None:
+    """INTERVAL fields (read from or written as their text) are not supported yet: a clear
+    ``UNSUPPORTED_FEATURE`` instead of a wrong value."""
+    if isinstance(t, (T.StructType, T.ArrayType, T.MapType)):
+        kids = [f.data_type for f in t.fields] if isinstance(t, T.StructType) else \
+            [t.element_type] if isinstance(t, T.ArrayType) else [t.key_type, t.value_type]
+        for k in kids:
+            reject_intervals(fn, k)
+    elif "interval" in t.simple_string():
+        raise UnsupportedError(f"{fn} with an INTERVAL field", error_class="UNSUPPORTED_FEATURE")
 
 
 def _schema_argument(e: Expression) -> SchemaLiteral:
@@ -308,7 +307,9 @@ def build_from_json(name: str, a: tuple[Expression, ...]) -> Expression:
             f"The function `from_json` doesn't support the {mode} mode. Acceptable modes are "
             "PERMISSIVE and FAILFAST.", error_class="PARSE_MODE_UNSUPPORTED",
             parameters={"funcName": "`from_json`", "mode": mode})
-    impl = ScalarFunction(name, (a[0], _schema_argument(a[1]), opts), "from_json")
+    schema = _schema_argument(a[1])
+    reject_intervals(name, schema.schema)
+    impl = ScalarFunction(name, (a[0], schema, opts), "from_json")
     return FunctionCall.of(name, a[:1], impl)
 
 
@@ -338,7 +339,15 @@ register(FunctionSpec("to_json", lambda t: (None, None), lambda t: T.STRING, _to
 def build_to_json(name: str, a: tuple[Expression, ...]) -> Expression:
     """``to_json(value[, options])``, shown as ``to_json(value)``."""
     opts = options_argument(a[1] if len(a) > 1 else None)
+    reject_intervals(name, _type_or_null(a[0]))
     return FunctionCall.of(name, a[:1], ScalarFunction(name, (a[0], opts), "to_json"))
+
+
+def _type_or_null(e: Expression) -> T.DataType:
+    try:
+        return e.data_type
+    except Exception:  # noqa: BLE001 - not resolved yet: nothing to check
+        return T.NULL
 
 
 # -- schema_of_json -----------------------------------------------------------------------------
@@ -366,20 +375,24 @@ def _schema_of_json(a, node, b):
     return pa.repeat(pa.scalar(_inferred(node).sql(), pa.large_string()), b.num_rows)
 
 
-def _schema_of_json_check(node: ScalarFunction) -> TypeCheckFailure | None:
-    e = node.arguments[0]
-    if not is_foldable(e):
-        return TypeCheckFailure(
-            f'the input `json` should be a foldable "STRING" expression; however, got '
-            f'{quoted_sql(e)}.', "NON_FOLDABLE_INPUT",
-            {"inputName": "`json`", "inputType": '"STRING"', "inputExpr": quoted_sql(e)})
-    return None
+def foldable_input(name: str):
+    """A :attr:`FunctionSpec.check`: the first argument must be foldable (``schema_of_json`` /
+    ``schema_of_csv``: ``NON_FOLDABLE_INPUT``)."""
+    def check(node: ScalarFunction) -> TypeCheckFailure | None:
+        e = node.arguments[0]
+        if not is_foldable(e):
+            return TypeCheckFailure(
+                f'the input `{name}` should be a foldable "STRING" expression; however, got '
+                f'{quoted_sql(e)}.', "NON_FOLDABLE_INPUT",
+                {"inputName": f"`{name}`", "inputType": '"STRING"', "inputExpr": quoted_sql(e)})
+        return None
+    return check
 
 
 register(FunctionSpec(
     "schema_of_json", lambda t: (T.STRING, None) if isinstance(t[0], (T.StringType, T.NullType))
     else None, lambda t: T.STRING, _schema_of_json, null_intolerant=False, may_fail=True,
-    expected='"STRING"', check=_schema_of_json_check, nullable=lambda node: False))
+    expected='"STRING"', check=foldable_input("json"), nullable=lambda node: False))
 
 
 def build_schema_of_json(name: str, a: tuple[Expression, ...]) -> Expression:

@@ -29,6 +29,7 @@ from ember.expressions import datetime as DT
 from ember.expressions import hashes as HF
 from ember.expressions import json_path as JP
 from ember.expressions import json_functions as JF
+from ember.expressions import csv_functions as CF
 from ember.expressions import intervals as IV
 from ember.expressions import mathfuncs as MF
 from ember.expressions import regex as RX
@@ -37,6 +38,7 @@ from ember.expressions import text_functions as TXT
 from ember.expressions import misc_functions as MISCF
 from ember.expressions import timestamp_functions as TSF
 from ember.expressions import timestamp_ntz as NTZ
+from ember.expressions import calendar_intervals as CI
 from ember.expressions.arithmetic import (
     Abs, Add, Divide, Multiply, Pmod, Remainder, Subtract, UnaryMinus, UnaryPositive,
 )
@@ -425,6 +427,11 @@ for _name, (_lo, _hi) in IV.INTERVAL_FUNCTIONS.items():  # make_dt_interval, mak
     _BUILDERS[_name] = (_lo, _hi, IV.build_interval_function)
 for _name, (_key, _disp, _lo, _hi) in NTZ.NTZ_FUNCTIONS.items():  # to_timestamp_ntz, ...
     _BUILDERS[_name] = (_lo, _hi, _scalar(_key, _disp))
+_BUILDERS["convert_timezone"] = (2, 3, lambda n, a: ScalarFunction(n, (
+    (ScalarFunction("current_timezone", (), "current_timezone"),) if len(a) == 2 else ())
+    + tuple(a), "convert_timezone"))  # two arguments: from the session time zone
+for _name, (_lo, _hi) in CI.CALENDAR_FUNCTIONS.items():  # make_interval, try_make_interval
+    _BUILDERS[_name] = (_lo, _hi, CI.build_make_interval)
 _BUILDERS["e"] = (0, 0, lambda n, a: ScalarFunction("E", (), "e"))
 _BUILDERS["pi"] = (0, 0, lambda n, a: ScalarFunction("PI", (), "pi"))
 
@@ -578,6 +585,9 @@ _BUILDERS["to_json"] = (1, 2, JF.build_to_json)
 _BUILDERS["schema_of_json"] = (1, 2, JF.build_schema_of_json)
 _BUILDERS["json_object_keys"] = (1, 1, _scalar("json_object_keys", ""))
 _BUILDERS["json_tuple"] = (2, _ANY, lambda n, a: JF.JsonTuple(tuple(a)))
+_BUILDERS["from_csv"] = (2, 3, CF.build_from_csv)
+_BUILDERS["to_csv"] = (1, 2, CF.build_to_csv)
+_BUILDERS["schema_of_csv"] = (1, 2, CF.build_schema_of_csv)
 # raise_error, assert_true, current_user, session_user, user, version
 for _name, (_lo, _hi, _) in MISCF.MISC_FUNCTIONS.items():
     _BUILDERS[_name] = (_lo, _hi, MISCF.build_misc_function)
@@ -590,6 +600,8 @@ for _name, (_lo, _hi, _) in TSF.TIMESTAMP_FUNCTIONS.items():
 
 _BUILDERS["regexp_extract_all"] = (2, 3, lambda n, a: ScalarFunction(
     n, tuple(a) + ((Literal(1, T.INT),) if len(a) == 2 else ()), "regexp_extract_all"))
+_BUILDERS["sort_array"] = (1, 2, lambda n, a: ScalarFunction(  # shown with its default order
+    n, tuple(a) + ((Literal(True, T.BOOLEAN),) if len(a) == 1 else ()), "sort_array"))
 _BUILDERS["str_to_map"] = (1, 3, lambda n, a: ScalarFunction(
     n, tuple(a) + (Literal(",", T.STRING), Literal(":", T.STRING))[len(a) - 1:], "str_to_map"))
 

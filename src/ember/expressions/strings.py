@@ -416,15 +416,18 @@ _spec("left", lambda t: (S, I), lambda t: S, _left)
 _spec("right", lambda t: (S, I), lambda t: S, _right)
 
 
-def _repeat(a, node, b):
+def _repeat(a, node, b, fn: str = "repeat"):
     n = pc.max_element_wise(a[1].cast(pa.int64()), pa.scalar(0, pa.int64()),
                             skip_nulls=False)
-    return pc.binary_repeat(a[0].cast(pa.large_string()), n)
+    s = a[0].cast(pa.large_string())
+    sizes = pc.multiply(pc.binary_length(s).fill_null(0), n.fill_null(0))
+    _check_string_size(sizes.to_numpy(zero_copy_only=False), fn)
+    return pc.binary_repeat(s, n)
 
 
 _spec("repeat", lambda t: (S, I), lambda t: S, _repeat)
 _spec("space", lambda t: (I,), lambda t: S, lambda a, n, b: _repeat(
-    [pa.repeat(pa.scalar(" ", pa.large_string()), len(a[0])), a[0]], n, b))
+    [pa.repeat(pa.scalar(" ", pa.large_string()), len(a[0])), a[0]], n, b, "space"))
 _spec("reverse", lambda t: (S,) if isinstance(t[0], (T.StringType, T.NullType)) or
       t[0].is_numeric or isinstance(t[0], (T.DateType, T.TimestampType)) else None,
       lambda t: S, lambda a, n, b: pc.utf8_reverse(a[0]), expected='("STRING" or "ARRAY")')

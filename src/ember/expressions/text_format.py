@@ -17,7 +17,7 @@ from ember.expressions.cast import _local_naive, cast_array
 from ember.expressions.datetime import _STRFTIME_TOKENS, _format_token, _pattern_tokens
 
 __all__ = ["DEFAULT_TIMESTAMP_FORMAT", "DEFAULT_DATE_FORMAT", "format_datetime", "text_values",
-           "json_string", "JsonGenerator"]
+           "json_string", "JsonGenerator", "CsvGenerator"]
 
 DEFAULT_TIMESTAMP_FORMAT = "yyyy-MM-dd'T'HH:mm:ss.SSSXXX"
 DEFAULT_DATE_FORMAT = "yyyy-MM-dd"
@@ -31,6 +31,10 @@ def _join(parts: list[pa.Array], sep: str) -> pa.Array:
     if len(parts) == 1:
         return parts[0]
     return pc.binary_join_element_wise(*parts, _str(sep))
+
+
+#: what univocity trims from unquoted values (characters up to the space)
+_WHITESPACE = "".join(chr(c) for c in range(33))
 
 
 def _wrap(arr: pa.Array, left: str, right: str) -> pa.Array:
@@ -184,6 +188,8 @@ class JsonGenerator:
         """Each value's JSON text; NULL stays NULL."""
         if isinstance(arr, pa.ChunkedArray):
             arr = arr.combine_chunks()
+        if arr.offset and isinstance(dt, (T.ArrayType, T.MapType)):
+            arr = pa.concat_arrays([arr])  # a slice: offsets from 0 (Arrow's list builder)
         if isinstance(dt, T.StringType):
             return json_string(arr)
         if isinstance(dt, (T.TimestampType, T.DateType)):
@@ -221,3 +227,73 @@ class JsonGenerator:
         if isinstance(dt, (T.NumericType, T.BooleanType, T.NullType)):
             return text
         return json_string(text)  # intervals: their SQL text, as a string
+
+
+class CsvGenerator:
+    """CSV records of Arrow values as Spark's univocity-based writer prints them (the CSV
+    writer and ``to_csv``): ``sep``, ``quote``, ``escape``, ``nullValue`` (''), ``emptyValue``
+    (``""``), ``quoteAll``, ``escapeQuotes``, leading and trailing whitespace trimmed from
+    unquoted values (``ignoreLeadingWhiteSpace`` / ``ignoreTrailingWhiteSpace``, true when
+    writing); ``opts`` are lower-cased."""
+
+    def __init__(self, opts: dict[str, str], time_zone: str, line_sep: str = "\n") -> None:
+        o = opts
+        self.opts = opts
+        self.time_zone = time_zone
+        self.line_sep = line_sep
+        self.sep = o.get("sep", o.get("delimiter", ","))
+        if self.sep == "\\t":
+            self.sep = "\t"
+        self.quote = o.get("quote", '"')
+        self.escape = o.get("escape", "\\")
+        self.escape_escape = o.get("chartoescapequoteescaping", self.escape)
+        self.null_value = o.get("nullvalue", "")
+        self.empty_value = o.get("emptyvalue", '""')
+        self.quote_all = o.get("quoteall", "false").lower() == "true"
+        self.escape_quotes = o.get("escapequotes", "true").lower() == "true"
+        self.trim_leading = o.get("ignoreleadingwhitespace", "true").lower() == "true"
+        self.trim_trailing = o.get("ignoretrailingwhitespace", "true").lower() == "true"
+
+    def quoted(self, text: pa.Array) -> pa.Array:
+        """String cells: trimmed, '' as ``emptyValue``; quoted (the quote and escape characters
+        inside escaped) when they hold the separator, a line break or (``escapeQuotes``) the
+        quote, or always with ``quoteAll``."""
+        if self.trim_leading:
+            text = pc.utf8_ltrim(text, characters=_WHITESPACE)
+        if self.trim_trailing:
+            text = pc.utf8_rtrim(text, characters=_WHITESPACE)
+        empty = pc.equal(text, "")
+        if self.line_sep != "\n":  # univocity writes a value's line breaks as the separator
+            text = pc.replace_substring(text, "\n", self.line_sep)
+        q = self.quote
+        if not q:
+            return pc.if_else(empty, _str(self.empty_value), text)
+        escaped = text
+        if self.escape and self.escape != q:
+            escaped = pc.replace_substring(escaped, self.escape, self.escape_escape + self.escape)
+        if self.escape_quotes:
+            escaped = pc.replace_substring(escaped, q, self.escape + q)
+        if self.quote_all:
+            return _wrap(pc.if_else(empty, _str(self.empty_value), escaped), q, q)
+        needs = pc.or_(pc.match_substring(text, self.sep),
+                       pc.or_(pc.match_substring(text, "\n"), pc.match_substring(text, "\r")))
+        if self.escape_quotes:
+            needs = pc.or_(needs, pc.match_substring(text, q))
+        out = pc.if_else(needs, _wrap(escaped, q, q), text)
+        return pc.if_else(empty, _str(self.empty_value), out)
+
+    def record(self, columns: list[pa.Array], types: list[T.DataType], n: int) -> pa.Array:
+        """One CSV record (without line separator) per row of ``columns``."""
+        cells = []
+        for arr, dt in zip(columns, types):
+            text = text_values(arr, dt, self.opts, self.time_zone)
+            if isinstance(dt, T.StringType):
+                text = self.quoted(text)
+            elif self.quote_all:
+                text = _wrap(text, self.quote, self.quote)
+            null = _wrap(pa.array([self.null_value], pa.large_string()), self.quote,
+                         self.quote)[0] if self.quote_all else _str(self.null_value)
+            cells.append(pc.fill_null(text, null))
+        if not cells:
+            return pa.repeat(_str(""), n)
+        return _join(cells, self.sep)

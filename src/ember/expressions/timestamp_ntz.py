@@ -174,3 +174,23 @@ def _localtimestamp(a, node, b):
 register(FunctionSpec("localtimestamp", lambda t: (), lambda t: NTZ, _localtimestamp,
                       null_intolerant=False, time_zone_aware=True, nullable=lambda n: False))
 NTZ_FUNCTIONS["localtimestamp"] = ("localtimestamp", "localtimestamp", 0, 0)
+
+
+def _convert_timezone(a, node, b):
+    """``convert_timezone(source_tz, target_tz, ts)`` (Spark's ``ConvertTimezone``): the
+    wall-clock time ``ts`` in ``source_tz`` as the wall-clock time of the same instant in
+    ``target_tz`` (once per distinct pair of zones)."""
+    src, tgt, ts = a
+    out = pa.nulls(len(ts), NTZ.to_arrow())
+    keys = pc.binary_join_element_wise(src.cast(pa.string()), tgt.cast(pa.string()), "\n")
+    for key in pc.unique(keys.drop_null()).to_pylist():
+        source, target = key.split("\n")
+        rows = pc.fill_null(pc.equal(keys, key), False)
+        moved = _local_naive(local_to_utc(ts.cast(pa.timestamp("us")), source), target)
+        out = pc.if_else(rows, moved.cast(NTZ.to_arrow()), out)
+    return out
+
+
+register(FunctionSpec("convert_timezone", lambda t: (S, S, NTZ), lambda t: NTZ, _convert_timezone,
+                      expected='"TIMESTAMP_NTZ"'))
+NTZ_FUNCTIONS["convert_timezone"] = ("convert_timezone", "convert_timezone", 2, 3)

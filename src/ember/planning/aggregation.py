@@ -209,7 +209,8 @@ def plan_streaming_aggregate(agg: Aggregate, plan_later: Callable[[LogicalPlan],
     (``restore`` / ``save`` build the StateStoreRestore / StateStoreSave nodes)::
 
         HashAggregate [Final] <- StateStoreSave <- HashAggregate [PartialMerge]
-          <- StateStoreRestore <- HashAggregate [PartialMerge] <- Exchange <- HashAggregate [Partial]
+          <- StateStoreRestore <- HashAggregate [PartialMerge] <- Exchange
+          <- HashAggregate [Partial]
 
     Every operator above the Partial one is clustered as the state is
     (``stateful_num_partitions``, fixed by the micro-batch engine)."""

@@ -38,6 +38,7 @@ from ember.conf import EXCHANGE_REUSE_ENABLED, SQLConf
 from ember.expressions.base import Expression
 from ember.physical.nodes import (
     BroadcastExchangeExec,
+    FileSourceScanExec,
     LocalTableScanExec,
     ReusedExchangeExec,
     ShuffleExchangeExec,
@@ -75,7 +76,8 @@ def reuse_exchange(plan: SparkPlan, conf: SQLConf,
             links[id(new)] = (new, hit[1])
 
     # A structural signature of every walked node, by id (the entry keeps the node alive):
-    # node classes in tree shape over the canonical forms of the leaves.  Equal canonical forms
+    # node classes in tree shape over the canonical forms of the leaves (a file scan: the parts
+    # of its canonical form that need no rebuilding).  Equal canonical forms
     # have equal signatures (canonicalizing keeps each node's class and children; a reused
     # exchange stands for the exchange it reads), so an exchange is canonicalized only when it
     # meets another of the same signature -- the same tables read through the same operators.
@@ -89,6 +91,10 @@ def reuse_exchange(plan: SparkPlan, conf: SQLConf,
             sig = signature(n.child)
         elif n.children:
             sig = hash((type(n), tuple(signature(k) for k in n.children)))
+        elif isinstance(n, FileSourceScanExec):
+            # what a scan's canonical form keeps as it is (format, files, output arity), without
+            # building that form: most scans meet no exchange of their shape
+            sig = hash((type(n), n.relation.format, n.relation.paths, len(n.output)))
         else:
             sig = hash(n.canonicalized)
         sigs[id(n)] = (n, sig)

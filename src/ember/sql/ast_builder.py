@@ -1427,8 +1427,8 @@ class AstBuilder:
 
         value, unit = node.this, node.args.get("unit")
         negate = False
-        while isinstance(value, exp.Neg):  # INTERVAL -'1' DAY
-            negate, value = not negate, value.this
+        while isinstance(value, (exp.Neg, UnaryPlus)):  # INTERVAL -'1' DAY, INTERVAL +'1' DAY
+            negate, value = negate != isinstance(value, exp.Neg), value.this
         if not isinstance(value, exp.Literal):
             raise self.unsupported("interval with a non-literal value", node)
         self.mark_read(value)  # ``INTERVAL '1' DAY`` and ``INTERVAL 1 DAY`` are the same
@@ -1437,6 +1437,9 @@ class AstBuilder:
             text = text[1:] if text.startswith("-") else "-" + text.lstrip("+")
         with self._interval_origin(node):
             if isinstance(unit, exp.IntervalSpan):
+                if not value.is_string:  # INTERVAL 1 YEAR TO MONTH
+                    raise ParseError("The value of from-to unit must be a string.",
+                                     error_class="_LEGACY_ERROR_TEMP_0027")
                 return interval_literal(text, unit.this.name, unit.expression.name)
             return interval_literal(text, unit.name if unit is not None else None)
 

@@ -248,6 +248,29 @@ def _state_parts(name: str, keys: tuple[Expression, ...],
     return [f"{name} {_list(keys)}", info + " stateStoreCkptIds = None"]
 
 
+class _KeyedStateWriter(StatefulOperatorExec):
+    """What the keyed state writers (StateStoreSave, the deduplications) share: clustered as
+    their state, output watermark = input watermark (Spark's ``StateStoreWriter`` default)."""
+
+    __slots__ = ()
+
+    @property
+    def required_child_distribution(self) -> tuple[Distribution, ...]:
+        return (_stateful_distribution(self.keys, self.state_info),)  # type: ignore[attr-defined]
+
+    def output_watermark(self, input_watermark_ms: int) -> int | None:
+        return input_watermark_ms
+
+    def _watermark_passed(self, new_watermark_ms: int) -> bool:
+        evict = self.watermark_for_eviction  # type: ignore[attr-defined]
+        return evict is not None and new_watermark_ms > evict
+
+    def _watermark_parts(self) -> list[str]:
+        return [str(w) for w in (self.watermark_for_late_events,  # type: ignore[attr-defined]
+                                 self.watermark_for_eviction)  # type: ignore[attr-defined]
+                if w is not None]
+
+
 @node
 class StateStoreRestoreExec(UnaryExecNode):
     """``StateStoreRestore [k#1], state info [...] stateStoreCkptIds = None, 2``: each input row
@@ -270,7 +293,7 @@ class StateStoreRestoreExec(UnaryExecNode):
 
 
 @node
-class StateStoreSaveExec(UnaryExecNode, StatefulOperatorExec):
+class StateStoreSaveExec(UnaryExecNode, _KeyedStateWriter):
     """``StateStoreSave [k#1], state info [...] stateStoreCkptIds = None, Append, 0, 1000, 2``
     (Spark's ``StateStoreSaveExec``): stores each key's merged buffers and emits per output
     mode -- complete: every key in state; update: the keys this batch changed, then evicts the
@@ -288,31 +311,20 @@ class StateStoreSaveExec(UnaryExecNode, StatefulOperatorExec):
 
     operator_name = "stateStoreSave"
 
-    @property
-    def required_child_distribution(self) -> tuple[Distribution, ...]:
-        return (_stateful_distribution(self.keys, self.state_info),)
-
-    def output_watermark(self, input_watermark_ms: int) -> int | None:
-        return input_watermark_ms
-
     def should_run_another_batch(self, new_watermark_ms: int) -> bool:
         """Spark's: append or update mode, and the watermark moved past the eviction one."""
-        return (self.output_mode in ("append", "update")
-                and self.watermark_for_eviction is not None
-                and new_watermark_ms > self.watermark_for_eviction)
+        return self.output_mode in ("append", "update") and self._watermark_passed(
+            new_watermark_ms)
 
     def simple_string(self) -> str:
         parts = _state_parts("StateStoreSave", self.keys, self.state_info)
         if self.output_mode is not None:
             parts.append(self.output_mode.capitalize())
-        for w in (self.watermark_for_late_events, self.watermark_for_eviction):
-            if w is not None:
-                parts.append(str(w))
-        return ", ".join(parts + [str(self.state_format_version)])
+        return ", ".join(parts + self._watermark_parts() + [str(self.state_format_version)])
 
 
 @node
-class StreamingDeduplicateExec(UnaryExecNode, StatefulOperatorExec):
+class StreamingDeduplicateExec(UnaryExecNode, _KeyedStateWriter):
     """``StreamingDeduplicate [k#1, t#2-T10000ms], state info [...] stateStoreCkptIds = None,
     0, 1000`` (Spark's ``StreamingDeduplicateExec``): the rows whose keys the state has not
     seen, each key stored; with the event-time column among the keys, keys the watermark
@@ -327,23 +339,12 @@ class StreamingDeduplicateExec(UnaryExecNode, StatefulOperatorExec):
     operator_name = "dedupe"
     display_name = "StreamingDeduplicate"
 
-    @property
-    def required_child_distribution(self) -> tuple[Distribution, ...]:
-        return (_stateful_distribution(self.keys, self.state_info),)
-
-    def output_watermark(self, input_watermark_ms: int) -> int | None:
-        return input_watermark_ms
-
     def should_run_another_batch(self, new_watermark_ms: int) -> bool:
-        return (self.watermark_for_eviction is not None
-                and new_watermark_ms > self.watermark_for_eviction)
+        return self._watermark_passed(new_watermark_ms)
 
     def simple_string(self) -> str:
-        parts = _state_parts(self.display_name, self.keys, self.state_info)
-        for w in (self.watermark_for_late_events, self.watermark_for_eviction):
-            if w is not None:
-                parts.append(str(w))
-        return ", ".join(parts)
+        return ", ".join(_state_parts(self.display_name, self.keys, self.state_info)
+                         + self._watermark_parts())
 
 
 @node

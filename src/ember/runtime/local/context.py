@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pyarrow as pa
 
-from ember.conf import MEMORY_BUDGET, PROGRESS_ENABLED, SQLConf
+from ember.conf import EXECUTION_TIMEOUT, MEMORY_BUDGET, PROGRESS_ENABLED, SQLConf
+from ember.errors import ExecutionError
 from ember.execution.context import ExecContext
 from ember.execution.prepare import prepare
 from ember.physical.partitioning import HashedRelationBroadcastMode
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
     from ember.physical.nodes import SparkPlan
     from ember.runtime.local.scan_cache import ScanCache
 
-__all__ = ["RunContext", "BroadcastValue"]
+__all__ = ["RunContext", "BroadcastValue", "timeout_error"]
 
 R = TypeVar("R")
 
@@ -78,6 +79,14 @@ class BroadcastValue:
         return self._relation
 
 
+def timeout_error(conf: SQLConf) -> ExecutionError:
+    """The error of a query cancelled past ``ember.execution.timeout`` (both runtimes):
+    Spark's ``OPERATION_CANCELED``."""
+    ms = int(conf.get(EXECUTION_TIMEOUT))
+    return ExecutionError(f"Operation has been canceled: the query ran longer than "
+                          f"ember.execution.timeout ({ms} ms).", error_class="OPERATION_CANCELED")
+
+
 class RunContext(ABC):
     """The state of one run that operators read and write (see the module docstring).
 
@@ -100,6 +109,11 @@ class RunContext(ABC):
         #: the index of this run's first partition (a Spark task's partition; 0 locally)
         self.partition_offset = 0
         self.memory = MemoryManager(int(self.conf.get(MEMORY_BUDGET)))
+        timeout_ms = int(self.conf.get(EXECUTION_TIMEOUT))
+        #: ``time.monotonic()`` past which the run is cancelled (``ember.execution.timeout``;
+        #: None: no limit), checked between batches by :meth:`check_deadline`
+        self.deadline: float | None = (time.monotonic() + timeout_ms / 1000
+                                       if timeout_ms > 0 else None)
         self.spill_dir = SpillDir()
         self.parallelism: int = parallelism or default_parallelism()
         #: the index of this run's first partition in the whole job (a Spark task's index, for
@@ -153,6 +167,12 @@ class RunContext(ABC):
     @abstractmethod
     def run_stage(self, name: str, tasks: Sequence[Callable[[], R]]) -> list[R]:
         """Run ``tasks`` (in parallel), results in task order."""
+
+    def check_deadline(self) -> None:
+        """Cancel the run (``OPERATION_CANCELED``, Spark's class for a cancelled operation) once
+        it is past ``ember.execution.timeout``."""
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise timeout_error(self.conf)
 
     # -- per-node helpers ------------------------------------------------------------------------
     def node_lock(self, node: Any) -> threading.Lock:

@@ -21,8 +21,9 @@ Reduce side and coalescing
     partition of targets ``[s, e)`` reads each map output's rows of all of them at once, map
     output after map output; range partitioning reads target after target).  As Spark's
     adaptive execution (CoalesceShufflePartitions), adjacent targets are grouped so that a group
-    holds about ``max(min(advisory, total / cores), minPartitionSize)`` bytes (and at most
-    ``maxPartitionRows`` rows): 200 shuffle partitions of small data become one.  Exchanges feeding
+    holds about ``max(min(advisory, budget / (4 x cores), total / cores), minPartitionSize)``
+    bytes (and at most ``maxPartitionRows`` rows): 200 shuffle partitions of small data become
+    one.  Exchanges feeding
     one operator that needs co-partitioned children (shuffled hash and sort-merge joins) form a
     *coalesce group* (found by :func:`analyze` before running): their sizes are added per target
     and they share one grouping, so output partition ``i`` of each side still holds the same keys.
@@ -373,7 +374,10 @@ def coalesce_ranges(rows: np.ndarray, nbytes: np.ndarray, rt: RunContext) -> lis
     total = int(nbytes.sum())
     advisory = int(rt.conf.get(ADVISORY_PARTITION_SIZE))
     min_size = int(rt.conf.get(COALESCE_MIN_PARTITION_SIZE))
-    target = max(min(advisory, math.ceil(total / max(1, rt.parallelism))), min_size, 1)
+    # each running task holds its partition (and a blocking operator's state over it): under a
+    # small memory budget, partitions hold at most a quarter of the budget's share per core
+    share = rt.memory.budget // (4 * max(1, rt.parallelism))
+    target = max(min(advisory, share, math.ceil(total / max(1, rt.parallelism))), min_size, 1)
     max_rows = max(1, int(rt.conf.get(COALESCE_MAX_PARTITION_ROWS)))
     ranges: list[tuple[int, int]] = []
     start, cb, cr = 0, 0, 0

@@ -160,6 +160,7 @@ class LocalRuntime(RunContext):
         m = self.metrics.node(node)
         m.add(num_partitions=len(parts))
         metrics = self.metrics
+        check_deadline = self.check_deadline
 
         def wrap(fn: PartitionFn) -> PartitionFn:
             def run() -> Iterator[pa.RecordBatch]:
@@ -174,6 +175,7 @@ class LocalRuntime(RunContext):
                         return
                     m._count(b.num_rows, clock() - t0)
                     metrics.sample_memory()
+                    check_deadline()
                     yield b
                     t0 = clock()
 

@@ -48,8 +48,9 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ember.conf import (ADAPTIVE_ENABLED, ADVISORY_PARTITION_SIZE, SPARK_COALESCE_PARTITIONS,
-                         SPARK_DYNAMIC_FILTER_MIN_SCAN, SPARK_DYNAMIC_FILTER_VALUES, SQLConf)
+from ember.conf import (ADAPTIVE_ENABLED, ADVISORY_PARTITION_SIZE, EXECUTION_TIMEOUT,
+                         SPARK_COALESCE_PARTITIONS, SPARK_DYNAMIC_FILTER_MIN_SCAN,
+                         SPARK_DYNAMIC_FILTER_VALUES, SQLConf)
 from ember.errors import InternalError
 from ember.execution.kernels.batches import schema_of
 from ember.physical.nodes import (BroadcastExchangeExec, BroadcastNestedLoopJoinExec, BuildSide,
@@ -60,6 +61,7 @@ from ember.physical.nodes import (BroadcastExchangeExec, BroadcastNestedLoopJoin
                                   SparkDataFrameScanExec, SparkPlan, TakeOrderedAndProjectExec,
                                   UnionExec)
 from ember.physical.partitioning import HashPartitioning, RangePartitioning, SinglePartition
+from ember.runtime.local.context import timeout_error
 from ember.runtime.local.node_state import NodeSet, NodeState
 from ember.runtime.spark import worker, sources
 from ember.runtime.spark.errors import task_errors
@@ -283,10 +285,37 @@ class SparkRuntime:
         plan = self.final_plan = convert_joins(plan, self)
         self._prefetch_scans(plan)
         self._prefetch_broadcasts(plan)
+        last = self._driver_region(plan)
+        if last is not None:
+            return last
         rdd = self._region_rdd(plan, worker.blobs)
         with task_errors("collecting the result"):
             blobs = rdd.collect()
         return worker.table_of(blobs, schema_of(plan.output))
+
+    def _driver_region(self, plan: SparkPlan) -> pa.Table | None:
+        """The result of a plan whose last region reads one single-partition shuffle (a global
+        aggregate's final step, a global limit, an unpartitioned window): the shuffle's input
+        is collected and the region runs on the driver, which receives the rows anyway,
+        instead of a shuffle stage and one more Spark task (each a round of Python workers).
+        None for other plans."""
+        if isinstance(plan, (*BOUNDARIES, ReusedExchangeExec)) or global_nested_loop(plan):
+            return None
+        region = cut_region(plan)
+        if len(region.inputs) != 1 or region.broadcasts:
+            return None
+        ex = region.inputs[0]
+        if not isinstance(ex, ShuffleExchangeExec) or not isinstance(
+                ex.output_partitioning, SinglePartition) or ex in self._partitioned or \
+                ex in self._measured or ex in self._reused:
+            return None
+        rdd = self._region_rdd(ex.child, worker.blobs)
+        with task_errors("collecting the result"):
+            blobs = rdd.collect()
+        spec = worker.RegionSpec(region.plan, self._conf_items, (), plan.simple_string())
+        batches = list(worker.execute_region(spec, SQLConf(dict(self._conf_items)),
+                                             [worker.decode_all(blobs)], 0))
+        return pa.Table.from_batches(batches, schema_of(plan.output))
 
     def rdd(self, plan: SparkPlan) -> Any:
         """``plan``'s output partitions as an RDD of Arrow IPC blobs (lazy; ``plan`` as
@@ -407,10 +436,37 @@ class SparkRuntime:
         self._release.clear()
 
     def __enter__(self) -> "SparkRuntime":
+        """Runs the query's jobs (those started from this thread) in a job group of their own,
+        cancelled on ``KeyboardInterrupt`` or once ``ember.execution.timeout`` has passed (then
+        the query fails with ``OPERATION_CANCELED``, as on the local runtime); the SparkContext
+        stays usable."""
+        self._group = f"ember-query-{uuid.uuid4().hex}"
+        self._timed_out = threading.Event()
+        self.sc.setJobGroup(self._group, "Ember query", interruptOnCancel=True)
+        ms = int(self.conf.get(EXECUTION_TIMEOUT))
+        self._timer = None
+        if ms > 0:
+            def expire() -> None:
+                self._timed_out.set()
+                self.sc.cancelJobGroup(self._group)
+
+            self._timer = threading.Timer(ms / 1000, expire)
+            self._timer.daemon = True
+            self._timer.start()
         return self
 
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        try:
+            if exc_type is not None and issubclass(exc_type, KeyboardInterrupt):
+                self.sc.cancelJobGroup(self._group)
+            self.sc._jsc.clearJobGroup()  # PySpark has no clearJobGroup of its own
+        finally:
+            self.close()
+        if exc is not None and self._timed_out.is_set() and not isinstance(
+                exc, KeyboardInterrupt):
+            raise timeout_error(self.conf) from exc
 
     # -- regions ---------------------------------------------------------------------------------
     def _start(self, plan: SparkPlan) -> None:

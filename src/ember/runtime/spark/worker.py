@@ -269,6 +269,13 @@ def _run_region(spec: RegionSpec, inputs: Sequence[Iterator[pa.RecordBatch]],
     freeze_loaded_heap()
     conf = SQLConf(dict(spec.conf))
     maybe_crash(conf, index)
+    yield from execute_region(spec, conf, inputs, index)
+
+
+def execute_region(spec: RegionSpec, conf: SQLConf, inputs: Sequence[Iterator[pa.RecordBatch]],
+                   index: int) -> Iterator[pa.RecordBatch]:
+    """The output batches of ``spec``'s region, as task ``index`` computes them (also run on
+    the driver for a last single-partition region, see ``SparkRuntime.collect``)."""
     with TaskRuntime(conf, inputs) as rt:
         rt.partition_offset = index
         rt.seed_broadcasts(spec.plan, dict(spec.broadcasts))

@@ -15,7 +15,9 @@ Struct columns (e.g. an event-time ``window``) are flattened into their leaves; 
 validity is one more null byte.  NULL leaves are zero bytes (and length 0), and floats are
 canonicalised (NaN, -0.0) when ``canonical=True``, so equal keys always have equal bytes.
 Supported leaves: booleans, integers, floats, decimals, dates, timestamps, durations, fixed-size
-binary, strings and binaries; other types raise ``UnsupportedError``.
+binary, strings and binaries, and lists of fixed-width numbers or times without NULL elements
+(aggregation buffers such as HLL registers: the list's value bytes, a variable-width leaf); other
+types raise ``UnsupportedError``.
 """
 
 from __future__ import annotations
@@ -60,6 +62,8 @@ def _leaf_for(t: pa.DataType) -> _Leaf:
         return _Leaf("var", t, 4, None)
     if pa.types.is_null(t):
         return _Leaf("null", t, 0, None)
+    if _is_fixed_list(t):  # its element bytes, as a variable-width leaf
+        return _Leaf("var", t, 4, None)
     raise UnsupportedError(f"Streaming state cannot store values of type {t} yet",
                            error_class="UNSUPPORTED_FEATURE")
 
@@ -109,6 +113,8 @@ class RowCodec:
             if leaf.kind == "fixed":
                 fixed[:, pos:pos + leaf.width] = _fixed_bytes(arr, leaf, valid, canonical)
             elif leaf.kind == "var":
+                if _is_fixed_list(leaf.arrow_type):
+                    arr = _list_bytes(arr)
                 lengths = _var_lengths(arr, valid)
                 fixed[:, pos:pos + 4] = lengths.astype("<u4").view(np.uint8).reshape(n, 4)
                 var_lengths.append(lengths)
@@ -189,7 +195,12 @@ class RowCodec:
             elif leaf.kind == "var":
                 lengths = np.ascontiguousarray(fixed[:, pos:pos + 4]).view("<u4").reshape(n)
                 lengths = lengths.astype(np.int64)
-                leaf_arrays.append(_gather_var(data, var_src, lengths, valid, leaf.arrow_type))
+                if _is_fixed_list(leaf.arrow_type):
+                    raw = _gather_var(data, var_src, lengths, valid, pa.large_binary())
+                    leaf_arrays.append(_bytes_list(raw, leaf.arrow_type, valid))
+                else:
+                    leaf_arrays.append(_gather_var(data, var_src, lengths, valid,
+                                                   leaf.arrow_type))
                 var_src = var_src + lengths
             else:
                 leaf_arrays.append(_NullLeaf(valid))  # type: ignore[arg-type]
@@ -269,6 +280,44 @@ def _from_fixed(raw: np.ndarray, leaf: _Leaf, valid: np.ndarray) -> pa.Array:
         return pa.array(v, type=t, mask=None if mask is None else ~valid)
     storage = pa.int32() if leaf.width == 4 else pa.int64()
     return pa.array(v, type=storage, mask=None if mask is None else ~valid).view(t)
+
+
+def _is_fixed_list(t: pa.DataType) -> bool:
+    """A list of fixed-width numbers or times (an aggregation buffer such as HLL registers)."""
+    if not (pa.types.is_list(t) or pa.types.is_large_list(t)):
+        return False
+    v = t.value_type
+    return (pa.types.is_integer(v) or pa.types.is_floating(v) or pa.types.is_date32(v)
+            or pa.types.is_timestamp(v))
+
+
+def _list_bytes(arr: pa.Array) -> pa.Array:
+    """A list array of fixed-width values as a binary array of each list's value bytes."""
+    values = arr.values
+    if values.null_count:
+        raise UnsupportedError("Streaming state cannot store lists with NULL elements yet",
+                               error_class="UNSUPPORTED_FEATURE")
+    w = values.type.bit_width // 8
+    offs = np.asarray(arr.offsets, dtype=np.int64) * w
+    raw = np.frombuffer(values.buffers()[1], np.uint8)[values.offset * w:
+                                                       (values.offset + len(values)) * w]
+    return pa.Array.from_buffers(pa.large_binary(), len(arr),
+                                 [None, pa.py_buffer(offs), pa.py_buffer(raw.copy())])
+
+
+def _bytes_list(raw: pa.Array, t: pa.DataType, valid: np.ndarray) -> pa.Array:
+    """The inverse of :func:`_list_bytes` (``valid``: which lists are not NULL)."""
+    w = t.value_type.bit_width // 8
+    n = len(raw)
+    offs = np.frombuffer(raw.buffers()[1], np.int64)[:n + 1] // w
+    data = raw.buffers()[2]
+    count = int(offs[-1]) if n else 0
+    values = pa.Array.from_buffers(t.value_type, count,
+                                   [None, data if data is not None else pa.py_buffer(b"")])
+    cls = pa.LargeListArray if pa.types.is_large_list(t) else pa.ListArray
+    off_arr = pa.array(offs if cls is pa.LargeListArray else offs.astype(np.int32))
+    return cls.from_arrays(off_arr, values, type=t,
+                           mask=None if valid.all() else pa.array(~valid))
 
 
 def _var_offsets(arr: pa.Array) -> np.ndarray:

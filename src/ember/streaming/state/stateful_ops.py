@@ -106,9 +106,22 @@ class _AggregationLayout:
                                      for c, f in zip(cols, self.schema)], schema=self.schema)
 
 
+def _commit(store: StateStore, m: dict[str, int], t0: float, t1: float) -> None:
+    """Commit ``store``; add to ``m`` the update (``t0``-``t1``), removal and commit times and
+    the state's size, as Spark's StateStoreWriter metrics."""
+    t2 = time.perf_counter()
+    metrics = store.metrics()
+    store.commit()
+    m.update(allUpdatesTimeMs=int((t1 - t0) * 1000), allRemovalsTimeMs=int((t2 - t1) * 1000),
+             commitTimeMs=int((time.perf_counter() - t2) * 1000),
+             numTotalStateRows=metrics["numKeys"],
+             stateMemory=metrics.get("memoryUsedBytes", 0))
+
+
 def restore_aggregation(at: StoreAt, rows: pa.Table, num_keys: int) -> pa.Table:
-    """``rows`` (keys then buffers, one row per key) followed by the stored rows of their keys
-    (Spark's ``StateStoreRestoreExec``)."""
+    """The stored rows of the keys of ``rows`` (keys then buffers, one row per key), followed
+    by ``rows`` (Spark's ``StateStoreRestoreExec``: the state first, so that ``first()`` keeps
+    the value of the earliest batch)."""
     layout = _AggregationLayout(rows.schema, num_keys)
     store = at.open(layout.key_schema, layout.value_schema)
     try:
@@ -118,7 +131,7 @@ def restore_aggregation(at: StoreAt, rows: pa.Table, num_keys: int) -> pa.Table:
         restored = layout.join(keys.take(idx), values.take(idx))
     finally:
         store.abort()
-    return pa.concat_tables([rows, restored])
+    return pa.concat_tables([restored, rows])
 
 
 def _late_mask(rows: pa.Table, ordinal: int | None, watermark_ms: int | None) -> np.ndarray | None:
@@ -163,16 +176,10 @@ def save_aggregation(at: StoreAt, rows: pa.Table, num_keys: int, output_mode: st
                 out = all_rows.take(idx)
         elif output_mode == "append":
             out = rows.slice(0, 0)
-        t2 = time.perf_counter()
-        metrics = store.metrics()
-        store.commit()
+        _commit(store, m, t0, t1)
     except BaseException:
         store.abort()
         raise
-    m.update(allUpdatesTimeMs=int((t1 - t0) * 1000), allRemovalsTimeMs=int((t2 - t1) * 1000),
-             commitTimeMs=int((time.perf_counter() - t2) * 1000),
-             numTotalStateRows=metrics["numKeys"],
-             stateMemory=metrics.get("memoryUsedBytes", 0))
     return out, m
 
 
@@ -223,14 +230,8 @@ def deduplicate(at: StoreAt, rows: pa.Table, key_ordinals: list[int],
             gone = pa.array(np.flatnonzero(evict))
             store.remove(all_keys.take(gone))
             m["numRemovedStateRows"] = len(gone)
-        t2 = time.perf_counter()
-        metrics = store.metrics()
-        store.commit()
+        _commit(store, m, t0, t1)
     except BaseException:
         store.abort()
         raise
-    m.update(allUpdatesTimeMs=int((t1 - t0) * 1000), allRemovalsTimeMs=int((t2 - t1) * 1000),
-             commitTimeMs=int((time.perf_counter() - t2) * 1000),
-             numTotalStateRows=metrics["numKeys"],
-             stateMemory=metrics.get("memoryUsedBytes", 0))
     return out, m

@@ -143,7 +143,7 @@ def _ordinal(attrs: Any, target: Any) -> int | None:
 
 def _stateful_partitions(node: Any, rt: RunContext, run_one: Any) -> list[PartitionFn]:
     """Partition ``i`` of the child is state partition ``i``: each runs (eviction and output
-    may be due without input) and its metrics are summed on the node."""
+    may be due without input) and its metrics (a state writer's) are summed on the node."""
     parts = rt.execute(node.child)
     _store_at(node, rt, 0)  # fail early without state info
     schema = schema_of(node.child.output)
@@ -167,19 +167,10 @@ def _stateful_partitions(node: Any, rt: RunContext, run_one: Any) -> list[Partit
 
 @operator(StateStoreRestoreExec)
 def run_state_store_restore(node: StateStoreRestoreExec, rt: RunContext) -> list[PartitionFn]:
-    n = len(node.keys)
-    parts = rt.execute(node.child)
-    schema = schema_of(node.child.output)
+    def one(at: StoreAt, rows: pa.Table) -> tuple[pa.Table, dict[str, int]]:
+        return restore_aggregation(at, rows, len(node.keys)), {}
 
-    def part(i: int) -> PartitionFn:
-        def run() -> Iterator[pa.RecordBatch]:
-            out = restore_aggregation(_store_at(node, rt, i), _table(parts[i], schema), n)
-            for b in out.to_batches(max_chunksize=max(1, rt.ctx.batch_size)):
-                yield conform_batch(b, schema)
-
-        return run
-
-    return [part(i) for i in range(len(parts))]
+    return _stateful_partitions(node, rt, one)
 
 
 @operator(StateStoreSaveExec)
