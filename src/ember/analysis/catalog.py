@@ -32,6 +32,7 @@ import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ember.errors import AnalysisError, Origin, UnsupportedError
 from ember.expressions.base import Alias, AttributeReference, Expression

@@ -446,7 +446,6 @@ def _to_binary_check(node) -> str | None:
         return _non_foldable("fmt", f)
     v = _constant(f)
     if v is not None and str(v).lower() not in _BINARY_FORMATS:
-        q = f'"{to_pretty_sql(node)}"'
         return TypeCheckFailure(
             "The fmt value must to be a case-insensitive \"STRING\" literal of 'hex', 'utf-8', "
             f"'utf8', or 'base64', but got '{v}'.", "INVALID_ARG_VALUE",
