@@ -1166,7 +1166,7 @@ def zip_with(left: Any, right: Any, f: Any) -> Column:
 __all__ += ["transform", "filter", "exists", "forall", "aggregate", "reduce", "zip_with"]
 
 
-# -- issue 22 (helper F): formatting, conv, binary formats, hmac, mask, url, utf8 -------------
+# -- issue 22: formatting, conv, binary formats, hmac, mask, url, utf8 -------------
 
 
 def format_string(format: str, *cols: Any) -> Column:  # noqa: A002 - PySpark's name
@@ -1313,7 +1313,7 @@ __all__ += ["array_append", "array_prepend", "array_insert", "array_compact", "a
             "map_zip_with"]
 
 
-# -- issue 22 (helper F): raise_error, assert_true, session constants ---------------------------
+# -- issue 22: raise_error, assert_true, session constants ---------------------------
 
 
 def raise_error(errMsg: Any) -> Column:  # noqa: N803 - PySpark's name
@@ -1337,7 +1337,7 @@ __all__ += ["raise_error", "assert_true", "current_user", "session_user", "user"
             "current_path"]
 
 
-# -- issue 22 (helper F): make_timestamp, timestamp_add / timestamp_diff -----------------------
+# -- issue 22: make_timestamp, timestamp_add / timestamp_diff -----------------------
 
 
 def _make_timestamp_call(name: str, years: Any, months: Any, days: Any, hours: Any, mins: Any,
@@ -1437,7 +1437,7 @@ __all__ += ["to_timestamp_ntz", "to_timestamp_ltz", "make_timestamp_ntz", "try_m
             "make_timestamp_ltz", "try_make_timestamp_ltz", "localtimestamp", "make_ym_interval"]
 
 
-# -- issue 22 (helper F): try_sum, try_avg, product ---------------------------------------------
+# -- issue 22: try_sum, try_avg, product ---------------------------------------------
 try_sum = _sql_function("try_sum", "col")
 try_avg = _sql_function("try_avg", "col")
 product = _sql_function("product", "col", "(product)")
@@ -1470,7 +1470,7 @@ def convert_timezone(sourceTz: Any, targetTz: Any, sourceTs: Any) -> Column:  # 
 __all__ += ["convert_timezone"]
 
 
-# -- issue 22 (helper F): randstr, uniform ------------------------------------------------------
+# -- issue 22: randstr, uniform ------------------------------------------------------
 
 
 def randstr(length: Any, seed: Any = None) -> Column:

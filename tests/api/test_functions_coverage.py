@@ -12,22 +12,22 @@ from tests.conformance.ember_adapter import new_session
 from tests.differential.compare import norm_value
 from tests.spark_session import get_spark
 
-_N = "issue 23 (helper N): takes or returns ARRAY/MAP/STRUCT"
+_N = "issue 23: takes or returns ARRAY/MAP/STRUCT"
 _SENTENCES = ("sentences: Java's locale-dependent BreakIterator (sentence and word boundaries) has "
               "no vectorized equivalent yet")
-_U = "issue 22 item 3 (helper U): user-defined functions"
+_U = "issue 22 item 3: user-defined functions"
 _SKETCH = "DataSketches/bitmap/HLL sketch functions: Spark-internal binary sketch formats"
 _VARIANT = "VARIANT type: Ember has no VARIANT type"
 _TIME = "TIME type (Spark 4.1): Ember has no TIME type"
 _GEO = "geospatial types (Spark 4.1): Ember has no GEOMETRY/GEOGRAPHY types"
 _XML = "XML functions: Ember has no XML support"
-_VECTOR = "vector functions over ARRAY<FLOAT>: issue 23 (helper N) owns ARRAY inputs"
+_VECTOR = "vector functions over ARRAY<FLOAT>: issue 23 (nested types)"
 _JVM = "calls JVM methods (reflect / java_method): no JVM in the local runtime"
 _PARTITION = ("partition transforms (years, months, days, hours, bucket) are only valid in "
               "DataFrameWriterV2.partitionedBy, which Ember does not have")
 _AGG = "aggregate function: not in this issue (aggregates issue)"
-_SESSION = "session/catalog functions: issue 21 (helper D) owns current_database & co"
-_TODO = "not implemented yet (issue 22 item 1, helper F)"
+_SESSION = "session/catalog functions: issue 21"
+_TODO = "not implemented yet (issue 22 item 1)"
 _AES = ("AES (aes_encrypt/aes_decrypt): needs an AES implementation (the `cryptography` "
         "package), not among the project's dependencies yet")
 _COLLATION = "collations (COLLATE, collation()): Ember's strings have the UTF8_BINARY collation only"

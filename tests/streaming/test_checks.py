@@ -166,7 +166,7 @@ def queries(session) -> dict[str, tuple[DataFrame, str]]:
         "ss_left_keywm": (Lw.join(Rw, eq & (F.col("lt") == F.col("rt")), "left"), "append"),
         "ss_inner_update": (L.join(R, eq), "update"),
         "stream_left_static_ok": (L.join(static, F.col("sk") == F.col("lk"), "left"), "append"),
-        # accepted by Spark 4.3 too (helper S's recording of streaming aggregation checks)
+        # accepted by Spark 4.3 too (recorded with the streaming aggregation checks)
         "window_agg_append_wm": (_timestamp_stream(session).groupBy(
             F.window("tt", "10 seconds")).count(), "append"),
         "agg_then_dedup_update": (Lw.groupBy("lk").count().dropDuplicates(), "update"),

@@ -574,7 +574,7 @@ def _like_fn(name, a):
     return Like(a[0], a[1], _escape_char(a))
 
 
-# -- issue 22 (helper F): format_string, conv, to_binary, base32, hmac, mask, parse_url,
+# -- issue 22: format_string, conv, to_binary, base32, hmac, mask, parse_url,
 # jaro_winkler_similarity, UTF-8 validation (ember.expressions.text_functions)
 for _name, (_lo, _hi, _) in TXT.TEXT_FUNCTIONS.items():
     _BUILDERS[_name] = (_lo, _hi, TXT.build_text_function)

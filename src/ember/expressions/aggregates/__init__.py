@@ -281,7 +281,7 @@ _SIMPLE: dict[str, tuple[type, str | None]] = {
     "bit_and": (BitAndAgg, None),
     "bit_or": (BitOrAgg, None),
     "bit_xor": (BitXorAgg, None),
-    # issue 22 (helper F): try_sum, try_avg, product (aggregates.try_product); product is no
+    # issue 22: try_sum, try_avg, product (aggregates.try_product); product is no
     # SQL function in Spark, only pyspark.sql.functions.product: a name SQL text cannot call
     "try_sum": (TrySum, None),
     "try_avg": (TryAverage, None),
