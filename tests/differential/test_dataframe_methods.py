@@ -13,6 +13,7 @@ import tempfile
 from typing import Any
 
 import pytest
+from pyspark.sql import types as PT
 
 from tests.conformance.ember_adapter import RUNTIMES, new_session
 from tests.differential.test_dataframe_api import EMP, EMP_S, Prog, compare, outcome
@@ -390,14 +391,12 @@ def p_transpose_too_many_rows(s, F):
 
 
 def _schema(ddl: list[tuple[str, Any, bool]]) -> Any:
-    from pyspark.sql import types as PT
 
     return PT.StructType([PT.StructField(n, t, nullable) for n, t, nullable in ddl])
 
 
 @program()
 def p_to_schema(s, F):
-    from pyspark.sql import types as PT
 
     df = shape(s)
     nested = df.select(F.struct("x", "k").alias("st"), "y")
@@ -414,28 +413,24 @@ def p_to_schema(s, F):
 
 @program()
 def p_to_non_nullable_column(s, F):
-    from pyspark.sql import types as PT
 
     return shape(s).to(_schema([("x", PT.IntegerType(), False)]))
 
 
 @program()
 def p_to_missing_non_nullable_column(s, F):
-    from pyspark.sql import types as PT
 
     return shape(s).to(_schema([("zz", PT.IntegerType(), False)]))
 
 
 @program()
 def p_to_uncastable_type(s, F):
-    from pyspark.sql import types as PT
 
     return shape(s).to(_schema([("k", PT.IntegerType(), True)]))
 
 
 @program()
 def p_to_ambiguous_column(s, F):
-    from pyspark.sql import types as PT
 
     df = shape(s)
     return df.select("x", F.col("y").alias("X")).to(_schema([("x", PT.DoubleType(), True)]))

@@ -14,6 +14,7 @@ import pytest
 import ember
 from ember.errors import ExecutionError
 from tests.full_run import run_all
+from tests.spark_session import get_spark
 
 # minutes of work, one batch at a time: cancelled long before it ends
 SLOW = ("SELECT count(*) FROM range(4000) a CROSS JOIN range(4000) b CROSS JOIN range(400) c "
@@ -53,7 +54,6 @@ def test_keyboard_interrupt_cancels_collect_and_the_session_stays_usable():
 def test_timeout_on_the_spark_runtime():
     """The Spark runtime cancels the query's job group: past the timeout the query fails with
     OPERATION_CANCELED, and the session (and its SparkContext) keeps running queries."""
-    from tests.spark_session import get_spark
 
     s = ember.Session(runtime="spark", spark=get_spark())
     s.conf.set("ember.execution.timeout", "2s")

@@ -46,6 +46,8 @@ from typing import Any, Callable, Iterator, Mapping
 
 import pyarrow as pa
 
+import ember
+
 #: Event times of the scripts are seconds after this instant.
 T0 = _dt.datetime(2024, 1, 1, tzinfo=_dt.timezone.utc)
 T0_MS = int(T0.timestamp() * 1000)
@@ -383,7 +385,6 @@ class EmberFileEngine(EmberEngine):
 
 def ember_test_session() -> Any:
     """The Ember session of the differential scenarios (2 state partitions, UTC)."""
-    import ember
 
     session = ember.Session()
     session.conf.set("spark.sql.shuffle.partitions", "2")
